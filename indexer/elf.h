@@ -1,0 +1,65 @@
+/*
+ * indexer/elf.h: what the server needs to know about an ELF file.
+ *
+ * Everything here reads with pread-backed libelf (never mmap: a file
+ * truncated under us must give an error, not SIGBUS), bounds every size it
+ * trusts, and runs on worker threads only.
+ */
+#ifndef INDEXER_ELF_H
+#define INDEXER_ELF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "indexer/buildid.h"
+
+/* Artifact kinds, as bits: an unstripped binary is both. */
+enum elf_kind {
+	ELF_KIND_DEBUGINFO = 1,
+	ELF_KIND_EXECUTABLE = 2,
+};
+#define ELF_KIND_ALL (ELF_KIND_DEBUGINFO | ELF_KIND_EXECUTABLE)
+
+/* Result of the readers besides 0 and -1. */
+#define ELF_NOTFOUND 1
+
+/* The longest .gnu_debugaltlink path kept. */
+#define ELF_ALTPATH_MAX 1024
+
+struct elf_info {
+	struct buildid id; /* len 0: no GNU build-id note */
+	unsigned kinds; /* ELF_KIND_* */
+	struct buildid alt_id; /* len 0: no .gnu_debugaltlink */
+	char alt_path[ELF_ALTPATH_MAX];
+};
+
+struct elf_section {
+	uint64_t offset; /* in the file */
+	uint64_t size;
+};
+
+/* Process-wide libelf set-up; call once before any thread uses the rest. */
+int elf_init(void);
+
+/* The name of a kind as the URL spells it ("debuginfo", "executable"). */
+const char *elf_kind_name(enum elf_kind kind);
+
+/* 1 when the first len bytes at buf start an ELF file. */
+int elf_has_magic(const void *buf, size_t len);
+
+/*
+ * Read fd's build-id, kinds and dwz alt link.  Returns 0; ELF_NOTFOUND when
+ * fd is not an ELF file at all; -1 when it is ELF but malformed or
+ * unreadable, with the reason in err.
+ */
+int elf_read_info(int fd, struct elf_info *info, char *err, size_t errlen);
+
+/*
+ * Find section name in fd and give its place in the file.  Only a section
+ * with bytes counts: SHT_NOBITS or empty sections are ELF_NOTFOUND, so the
+ * caller can fall back to another file.  -1 with err on a malformed file.
+ */
+int elf_find_section(int fd, const char *name, struct elf_section *sec,
+    char *err, size_t errlen);
+
+#endif /* INDEXER_ELF_H */
