@@ -1,0 +1,603 @@
+/*
+ * cache/index.c: the LMDB index.
+ *
+ * Three databases in one environment:
+ *
+ *   meta   "schema" -> uint32 version; "scan" -> struct index_scan
+ *   files  SHA-256(path) -> file record (fixed header, then path and NUL)
+ *   ids    kind byte + build-id -> SHA-256(path) of each file holding it
+ *          (MDB_DUPSORT | MDB_DUPFIXED: one key, many 32-byte values)
+ *
+ * Paths are keyed by their hash because LMDB keys are limited to 511 bytes
+ * and paths are not.  Records are stored in host byte order: an index is
+ * never moved between machines.
+ *
+ * The environment is opened MDB_NOTLS so that a reader's transaction is not
+ * tied to the thread that created it; each reader is still used by one
+ * thread at a time.  Writers follow LMDB's rule of one write transaction at
+ * a time, and must finish on the thread that began.
+ */
+#include "cache/index.h"
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <lmdb.h>
+#include <openssl/sha.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PATHKEY_LEN SHA256_DIGEST_LENGTH
+#define MAX_READERS 1024
+#define PATH_LEN_MAX 4095
+
+struct index {
+	MDB_env *env;
+	MDB_dbi meta;
+	MDB_dbi files;
+	MDB_dbi ids;
+};
+
+struct index_reader {
+	struct index *idx;
+	MDB_txn *txn;
+	int active;
+};
+
+struct index_batch {
+	struct index *idx;
+	MDB_txn *txn;
+	int rc; /* first LMDB error, 0 when none */
+};
+
+/* The stored file record: this header, then the path and its NUL. */
+struct file_hdr {
+	uint64_t size;
+	int64_t mtime_sec;
+	uint64_t ino;
+	uint64_t dev;
+	uint32_t mtime_nsec;
+	uint16_t pathlen;
+	uint8_t kinds;
+	uint8_t idlen;
+	uint8_t id[BUILDID_MAX];
+};
+
+static void
+seterr(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (errlen == 0)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+}
+
+static void
+path_key(const char *path, uint8_t key[PATHKEY_LEN])
+{
+	SHA256((const unsigned char *)path, strlen(path), key);
+}
+
+/* The ids key of (kind, id) into buf; returns its length. */
+static size_t
+id_key(enum elf_kind kind, const struct buildid *id,
+    uint8_t buf[1 + BUILDID_MAX])
+{
+	buf[0] = (uint8_t)kind;
+	memcpy(buf + 1, id->bytes, id->len);
+	return 1 + (size_t)id->len;
+}
+
+/* Decode a stored record; -1 when it is damaged. */
+static int
+file_decode(const MDB_val *v, struct index_file *f)
+{
+	struct file_hdr h;
+	const char *path;
+
+	if (v->mv_size < sizeof(h) + 1)
+		return -1;
+	memcpy(&h, v->mv_data, sizeof(h));
+	path = (const char *)v->mv_data + sizeof(h);
+	if (v->mv_size != sizeof(h) + h.pathlen + 1 ||
+	    path[h.pathlen] != '\0' || h.idlen > BUILDID_MAX)
+		return -1;
+	f->path = path;
+	f->size = h.size;
+	f->mtime_sec = h.mtime_sec;
+	f->mtime_nsec = h.mtime_nsec;
+	f->ino = h.ino;
+	f->dev = h.dev;
+	f->kinds = h.kinds;
+	f->id.len = h.idlen;
+	memcpy(f->id.bytes, h.id, h.idlen);
+	return 0;
+}
+
+static int
+schema_check(struct index *idx, MDB_txn *txn, unsigned flags, char *err,
+    size_t errlen)
+{
+	MDB_val k = { 6, "schema" }, v;
+	uint32_t version = INDEX_SCHEMA_VERSION, found = 0;
+	int rc;
+
+	rc = mdb_get(txn, idx->meta, &k, &v);
+	if (rc == 0 && v.mv_size == sizeof(found))
+		memcpy(&found, v.mv_data, sizeof(found));
+	else if (rc != 0 && rc != MDB_NOTFOUND)
+		goto lmdb;
+	if (found == version)
+		return 0;
+	if (flags & INDEX_RDONLY) {
+		seterr(err, errlen,
+		    found == 0 ? "index is empty (has the daemon run?)"
+			       : "index schema %u, this program reads %u",
+		    found, version);
+		return -1;
+	}
+	/* Another layout: start over; the next scan fills it again. */
+	if ((rc = mdb_drop(txn, idx->files, 0)) != 0 ||
+	    (rc = mdb_drop(txn, idx->ids, 0)) != 0 ||
+	    (rc = mdb_drop(txn, idx->meta, 0)) != 0)
+		goto lmdb;
+	v.mv_size = sizeof(version);
+	v.mv_data = &version;
+	if ((rc = mdb_put(txn, idx->meta, &k, &v, 0)) != 0)
+		goto lmdb;
+	return 0;
+lmdb:
+	seterr(err, errlen, "index schema: %s", mdb_strerror(rc));
+	return -1;
+}
+
+struct index *
+index_open(const char *dir, unsigned flags, uint64_t mapsize, char *err,
+    size_t errlen)
+{
+	struct index *idx;
+	unsigned envflags = MDB_NOTLS, dbflags = 0;
+	MDB_txn *txn = NULL;
+	int rc;
+
+	if ((idx = calloc(1, sizeof(*idx))) == NULL) {
+		seterr(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (flags & INDEX_RDONLY)
+		envflags |= MDB_RDONLY;
+	else {
+		dbflags = MDB_CREATE;
+		if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
+			seterr(err, errlen, "%s: %s", dir, strerror(errno));
+			goto fail;
+		}
+	}
+	if ((rc = mdb_env_create(&idx->env)) != 0 ||
+	    (rc = mdb_env_set_maxdbs(idx->env, 4)) != 0 ||
+	    (rc = mdb_env_set_maxreaders(idx->env, MAX_READERS)) != 0 ||
+	    (rc = mdb_env_set_mapsize(idx->env, (size_t)mapsize)) != 0 ||
+	    (rc = mdb_env_open(idx->env, dir, envflags, 0644)) != 0) {
+		seterr(err, errlen, "%s: %s", dir, mdb_strerror(rc));
+		goto fail;
+	}
+	/* Clear reader slots left by processes that died. */
+	mdb_reader_check(idx->env, NULL);
+	if ((rc = mdb_txn_begin(idx->env, NULL,
+		 flags & INDEX_RDONLY ? MDB_RDONLY : 0, &txn)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "meta", dbflags, &idx->meta)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "files", dbflags, &idx->files)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "ids", dbflags | MDB_DUPSORT | MDB_DUPFIXED,
+		 &idx->ids)) != 0) {
+		seterr(err, errlen, "%s: %s", dir,
+		    rc == MDB_NOTFOUND ? "index is empty (has the daemon run?)"
+				       : mdb_strerror(rc));
+		goto fail;
+	}
+	if (schema_check(idx, txn, flags, err, errlen) == -1)
+		goto fail;
+	if ((rc = mdb_txn_commit(txn)) != 0) {
+		txn = NULL;
+		seterr(err, errlen, "%s: %s", dir, mdb_strerror(rc));
+		goto fail;
+	}
+	return idx;
+fail:
+	if (txn != NULL)
+		mdb_txn_abort(txn);
+	if (idx->env != NULL)
+		mdb_env_close(idx->env);
+	free(idx);
+	return NULL;
+}
+
+void
+index_close(struct index *idx)
+{
+	if (idx == NULL)
+		return;
+	mdb_env_close(idx->env);
+	free(idx);
+}
+
+struct index_reader *
+index_reader_new(struct index *idx)
+{
+	struct index_reader *rd;
+
+	if ((rd = calloc(1, sizeof(*rd))) == NULL)
+		return NULL;
+	rd->idx = idx;
+	if (mdb_txn_begin(idx->env, NULL, MDB_RDONLY, &rd->txn) != 0) {
+		free(rd);
+		return NULL;
+	}
+	mdb_txn_reset(rd->txn);
+	return rd;
+}
+
+void
+index_reader_free(struct index_reader *rd)
+{
+	if (rd == NULL)
+		return;
+	mdb_txn_abort(rd->txn);
+	free(rd);
+}
+
+int
+index_reader_begin(struct index_reader *rd)
+{
+	if (rd->active)
+		return 0;
+	if (mdb_txn_renew(rd->txn) != 0)
+		return -1;
+	rd->active = 1;
+	return 0;
+}
+
+void
+index_reader_end(struct index_reader *rd)
+{
+	if (!rd->active)
+		return;
+	mdb_txn_reset(rd->txn);
+	rd->active = 0;
+}
+
+static int
+get_by_key(MDB_txn *txn, struct index *idx, const uint8_t key[PATHKEY_LEN],
+    struct index_file *out)
+{
+	MDB_val k = { PATHKEY_LEN, (void *)key }, v;
+	int rc;
+
+	rc = mdb_get(txn, idx->files, &k, &v);
+	if (rc == MDB_NOTFOUND)
+		return INDEX_NOTFOUND;
+	if (rc != 0 || file_decode(&v, out) == -1)
+		return -1;
+	return 0;
+}
+
+int
+index_find(struct index_reader *rd, const struct buildid *id,
+    enum elf_kind kind, index_file_cb cb, void *arg)
+{
+	uint8_t keybuf[1 + BUILDID_MAX];
+	MDB_val k, v;
+	MDB_cursor *cur;
+	struct index_file f;
+	int rc, ret = 0;
+
+	k.mv_size = id_key(kind, id, keybuf);
+	k.mv_data = keybuf;
+	if (mdb_cursor_open(rd->txn, rd->idx->ids, &cur) != 0)
+		return -1;
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
+	while (rc == 0) {
+		if (v.mv_size == PATHKEY_LEN &&
+		    get_by_key(rd->txn, rd->idx, v.mv_data, &f) == 0) {
+			if ((ret = cb(&f, arg)) != 0)
+				break;
+		}
+		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_DUP);
+	}
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		ret = -1;
+	mdb_cursor_close(cur);
+	return ret;
+}
+
+int
+index_get_file(struct index_reader *rd, const char *path,
+    struct index_file *out)
+{
+	uint8_t key[PATHKEY_LEN];
+
+	path_key(path, key);
+	return get_by_key(rd->txn, rd->idx, key, out);
+}
+
+/* Call cb on every decodable file record of txn. */
+static int
+foreach_file(MDB_txn *txn, struct index *idx, index_file_cb cb, void *arg)
+{
+	MDB_cursor *cur;
+	MDB_val k, v;
+	struct index_file f;
+	int rc, ret = 0;
+
+	if (mdb_cursor_open(txn, idx->files, &cur) != 0)
+		return -1;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if (file_decode(&v, &f) == -1)
+			continue;
+		if ((ret = cb(&f, arg)) != 0)
+			break;
+	}
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		ret = -1;
+	mdb_cursor_close(cur);
+	return ret;
+}
+
+int
+index_foreach_file(struct index_reader *rd, index_file_cb cb, void *arg)
+{
+	return foreach_file(rd->txn, rd->idx, cb, arg);
+}
+
+static int
+stats_file_cb(const struct index_file *f, void *arg)
+{
+	struct index_stats *st = arg;
+
+	st->files++;
+	if (f->kinds != 0)
+		st->bytes += f->size;
+	return 0;
+}
+
+int
+index_stats(struct index_reader *rd, struct index_stats *st)
+{
+	MDB_val k = { 4, "scan" }, v;
+	MDB_cursor *cur;
+	size_t dups;
+	int rc;
+
+	memset(st, 0, sizeof(*st));
+	if (foreach_file(rd->txn, rd->idx, stats_file_cb, st) == -1)
+		return -1;
+	if (mdb_cursor_open(rd->txn, rd->idx->ids, &cur) != 0)
+		return -1;
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_NODUP)) {
+		if (k.mv_size < 1 || mdb_cursor_count(cur, &dups) != 0)
+			continue;
+		if (((uint8_t *)k.mv_data)[0] == ELF_KIND_DEBUGINFO)
+			st->debuginfo++;
+		else if (((uint8_t *)k.mv_data)[0] == ELF_KIND_EXECUTABLE)
+			st->executable++;
+	}
+	mdb_cursor_close(cur);
+	if (rc != MDB_NOTFOUND)
+		return -1;
+	k.mv_size = 4;
+	k.mv_data = "scan";
+	rc = mdb_get(rd->txn, rd->idx->meta, &k, &v);
+	if (rc == 0 && v.mv_size == sizeof(st->scan))
+		memcpy(&st->scan, v.mv_data, sizeof(st->scan));
+	return 0;
+}
+
+struct index_batch *
+index_batch_begin(struct index *idx, char *err, size_t errlen)
+{
+	struct index_batch *b;
+	int rc;
+
+	if ((b = calloc(1, sizeof(*b))) == NULL) {
+		seterr(err, errlen, "out of memory");
+		return NULL;
+	}
+	b->idx = idx;
+	if ((rc = mdb_txn_begin(idx->env, NULL, 0, &b->txn)) != 0) {
+		seterr(err, errlen, "index write: %s", mdb_strerror(rc));
+		free(b);
+		return NULL;
+	}
+	return b;
+}
+
+/* Remember the first failure; later operations become no-ops. */
+static int
+batch_fail(struct index_batch *b, int rc)
+{
+	if (b->rc == 0)
+		b->rc = rc;
+	return -1;
+}
+
+/* Remove the ids entries that point at the record under key. */
+static int
+unlink_ids(struct index_batch *b, const uint8_t key[PATHKEY_LEN],
+    const struct index_file *old)
+{
+	uint8_t keybuf[1 + BUILDID_MAX];
+	MDB_val k, v = { PATHKEY_LEN, (void *)key };
+	unsigned kind;
+	int rc;
+
+	if (old->id.len == 0)
+		return 0;
+	for (kind = ELF_KIND_DEBUGINFO; kind <= ELF_KIND_EXECUTABLE;
+	     kind <<= 1) {
+		if ((old->kinds & kind) == 0)
+			continue;
+		k.mv_size = id_key(kind, &old->id, keybuf);
+		k.mv_data = keybuf;
+		rc = mdb_del(b->txn, b->idx->ids, &k, &v);
+		if (rc != 0 && rc != MDB_NOTFOUND)
+			return batch_fail(b, rc);
+	}
+	return 0;
+}
+
+int
+index_batch_put_file(struct index_batch *b, const struct index_file *f)
+{
+	uint8_t key[PATHKEY_LEN], keybuf[1 + BUILDID_MAX];
+	struct index_file old;
+	struct file_hdr h;
+	size_t pathlen = strlen(f->path);
+	MDB_val k = { PATHKEY_LEN, key }, v, idk;
+	unsigned kind;
+	int rc;
+
+	if (b->rc != 0)
+		return -1;
+	if (pathlen > PATH_LEN_MAX || f->id.len > BUILDID_MAX)
+		return batch_fail(b, EINVAL);
+	path_key(f->path, key);
+	rc = get_by_key(b->txn, b->idx, key, &old);
+	if (rc == -1)
+		return batch_fail(b, MDB_CORRUPTED);
+	if (rc == 0 && unlink_ids(b, key, &old) == -1)
+		return -1;
+
+	memset(&h, 0, sizeof(h));
+	h.size = f->size;
+	h.mtime_sec = f->mtime_sec;
+	h.mtime_nsec = f->mtime_nsec;
+	h.ino = f->ino;
+	h.dev = f->dev;
+	h.pathlen = (uint16_t)pathlen;
+	h.kinds = (uint8_t)(f->id.len > 0 ? f->kinds : 0);
+	h.idlen = f->id.len;
+	memcpy(h.id, f->id.bytes, f->id.len);
+	v.mv_size = sizeof(h) + pathlen + 1;
+	if ((rc = mdb_put(b->txn, b->idx->files, &k, &v, MDB_RESERVE)) != 0)
+		return batch_fail(b, rc);
+	memcpy(v.mv_data, &h, sizeof(h));
+	memcpy((char *)v.mv_data + sizeof(h), f->path, pathlen + 1);
+
+	for (kind = ELF_KIND_DEBUGINFO; kind <= ELF_KIND_EXECUTABLE;
+	     kind <<= 1) {
+		if ((h.kinds & kind) == 0)
+			continue;
+		idk.mv_size = id_key(kind, &f->id, keybuf);
+		idk.mv_data = keybuf;
+		v.mv_size = PATHKEY_LEN;
+		v.mv_data = key;
+		rc = mdb_put(b->txn, b->idx->ids, &idk, &v, MDB_NODUPDATA);
+		if (rc != 0 && rc != MDB_KEYEXIST)
+			return batch_fail(b, rc);
+	}
+	return 0;
+}
+
+int
+index_batch_del_file(struct index_batch *b, const char *path)
+{
+	uint8_t key[PATHKEY_LEN];
+	struct index_file old;
+	MDB_val k = { PATHKEY_LEN, key };
+	int rc;
+
+	if (b->rc != 0)
+		return -1;
+	path_key(path, key);
+	rc = get_by_key(b->txn, b->idx, key, &old);
+	if (rc != 0)
+		return rc == INDEX_NOTFOUND ? rc : batch_fail(b, MDB_CORRUPTED);
+	if (unlink_ids(b, key, &old) == -1)
+		return -1;
+	if ((rc = mdb_del(b->txn, b->idx->files, &k, NULL)) != 0)
+		return batch_fail(b, rc);
+	return 0;
+}
+
+int
+index_batch_prune(struct index_batch *b,
+    int (*keep)(const char *path, void *arg), void *arg, uint64_t *removed)
+{
+	MDB_cursor *cur;
+	MDB_val k, v;
+	struct index_file f;
+	int rc;
+
+	*removed = 0;
+	if (b->rc != 0)
+		return -1;
+	if ((rc = mdb_cursor_open(b->txn, b->idx->files, &cur)) != 0)
+		return batch_fail(b, rc);
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		/* A damaged record is pruned too: the next scan redoes it. */
+		if (file_decode(&v, &f) == 0) {
+			if (keep(f.path, arg))
+				continue;
+			if (k.mv_size == PATHKEY_LEN &&
+			    unlink_ids(b, k.mv_data, &f) == -1)
+				break;
+		}
+		/* LMDB leaves the cursor on the next record after a delete. */
+		if ((rc = mdb_cursor_del(cur, 0)) != 0) {
+			batch_fail(b, rc);
+			break;
+		}
+		(*removed)++;
+	}
+	mdb_cursor_close(cur);
+	if (rc != 0 && rc != MDB_NOTFOUND)
+		return batch_fail(b, rc);
+	return b->rc == 0 ? 0 : -1;
+}
+
+int
+index_batch_set_scan(struct index_batch *b, const struct index_scan *s)
+{
+	MDB_val k = { 4, "scan" }, v = { sizeof(*s), (void *)s };
+	int rc;
+
+	if (b->rc != 0)
+		return -1;
+	if ((rc = mdb_put(b->txn, b->idx->meta, &k, &v, 0)) != 0)
+		return batch_fail(b, rc);
+	return 0;
+}
+
+int
+index_batch_commit(struct index_batch *b, char *err, size_t errlen)
+{
+	int rc = b->rc;
+
+	/* mdb_txn_commit frees the transaction even when it fails. */
+	if (rc != 0)
+		mdb_txn_abort(b->txn);
+	else
+		rc = mdb_txn_commit(b->txn);
+	if (rc != 0)
+		seterr(err, errlen, "index write: %s",
+		    rc == EINVAL ? "path or build-id too long"
+				 : mdb_strerror(rc));
+	free(b);
+	return rc == 0 ? 0 : -1;
+}
+
+void
+index_batch_abort(struct index_batch *b)
+{
+	if (b == NULL)
+		return;
+	mdb_txn_abort(b->txn);
+	free(b);
+}

@@ -1,0 +1,118 @@
+/*
+ * cache/index.h: the LMDB index of everything the server can serve.
+ *
+ * One environment per cache directory, shared by every thread of the daemon
+ * and by the admin CLI in other processes.  Readers are cheap reusable read
+ * transactions, one per thread; writers batch many changes into one write
+ * transaction.  Lookups are by (build-id, kind) and may find several files
+ * (the same build-id under several paths); callers try them in order.
+ */
+#ifndef CACHE_INDEX_H
+#define CACHE_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "indexer/buildid.h"
+#include "indexer/elf.h"
+
+/* Bumped whenever the record layout changes; an old index is rebuilt. */
+#define INDEX_SCHEMA_VERSION 1
+
+/* index_open() flags. */
+#define INDEX_RDONLY 0x1
+
+/* Result besides 0 and -1: what was asked for is not there. */
+#define INDEX_NOTFOUND 1
+
+struct index;
+struct index_reader;
+struct index_batch;
+
+/*
+ * A local file the index knows.  kinds is 0 for an ELF file that has
+ * nothing to serve (no build-id, or malformed): it is remembered so that
+ * rescans skip it while it is unchanged.  In records handed out by the
+ * index, path points into the map and is valid until the reader ends.
+ */
+struct index_file {
+	const char *path;
+	uint64_t size;
+	int64_t mtime_sec;
+	uint32_t mtime_nsec;
+	uint64_t ino;
+	uint64_t dev;
+	unsigned kinds;
+	struct buildid id;
+};
+
+/* What the last scan did, as the scanner recorded it. */
+struct index_scan {
+	int64_t started; /* unix seconds */
+	int64_t finished; /* 0 while a scan runs */
+	uint64_t seen; /* files walked */
+	uint64_t read; /* files whose ELF headers were read */
+	uint64_t removed; /* records dropped */
+	uint64_t failed; /* unreadable or malformed files */
+};
+
+struct index_stats {
+	uint64_t files; /* records, servable or not */
+	uint64_t debuginfo; /* build-ids with a debuginfo */
+	uint64_t executable; /* build-ids with an executable */
+	uint64_t bytes; /* total size of servable files */
+	struct index_scan scan;
+};
+
+/*
+ * Open (creating when writable) the index in dir.  mapsize is the largest
+ * the index may grow.  An index of another schema version is emptied when
+ * opened writable and refused when read-only.
+ */
+struct index *index_open(const char *dir, unsigned flags, uint64_t mapsize,
+    char *err, size_t errlen);
+void index_close(struct index *idx);
+
+struct index_reader *index_reader_new(struct index *idx);
+void index_reader_free(struct index_reader *rd);
+/* Take a fresh snapshot; every lookup happens between begin and end. */
+int index_reader_begin(struct index_reader *rd);
+void index_reader_end(struct index_reader *rd);
+
+/*
+ * Call cb for each file indexed as (id, kind) until cb returns non-zero.
+ * Returns what cb returned when it stopped the walk, 0 when every file was
+ * visited (none at all included), -1 on error.
+ */
+typedef int (*index_file_cb)(const struct index_file *file, void *arg);
+int index_find(struct index_reader *rd, const struct buildid *id,
+    enum elf_kind kind, index_file_cb cb, void *arg);
+
+/* The record of path, or INDEX_NOTFOUND. */
+int index_get_file(struct index_reader *rd, const char *path,
+    struct index_file *out);
+
+/* Call cb for every file record until cb returns non-zero. */
+int index_foreach_file(struct index_reader *rd, index_file_cb cb, void *arg);
+
+int index_stats(struct index_reader *rd, struct index_stats *st);
+
+/*
+ * A write transaction.  Only one is open at a time in the whole
+ * environment; begin waits for the current writer.  A batch must be
+ * committed or aborted by the thread that began it.
+ */
+struct index_batch *index_batch_begin(struct index *idx, char *err,
+    size_t errlen);
+/* Add or replace the record for file->path. */
+int index_batch_put_file(struct index_batch *b, const struct index_file *f);
+/* Drop the record for path; INDEX_NOTFOUND when there is none. */
+int index_batch_del_file(struct index_batch *b, const char *path);
+/* Drop every record for which keep() returns 0; count them in *removed. */
+int index_batch_prune(struct index_batch *b,
+    int (*keep)(const char *path, void *arg), void *arg, uint64_t *removed);
+int index_batch_set_scan(struct index_batch *b, const struct index_scan *s);
+int index_batch_commit(struct index_batch *b, char *err, size_t errlen);
+void index_batch_abort(struct index_batch *b);
+
+#endif /* CACHE_INDEX_H */
