@@ -1,0 +1,1218 @@
+/*
+ * conf/config.c: the option schema, the config file and command-line
+ * parsers, and the defaults.
+ *
+ * The table options[] is the only place an option is described: its name,
+ * value type, default, help line, whether it may repeat, where it lives in
+ * struct config and, for numbers, its bounds.  Everything else walks it.
+ *
+ * Layers: config_init() stores the fixed defaults; config_load() then
+ * applies one file and the command line, each as a layer.  A layer
+ * remembers which options it has set (struct layer), so that the first
+ * value a layer gives a repeatable option replaces the list inherited from
+ * below instead of adding to it, and a file can say where an option was
+ * first set.  Defaults that depend on the machine (cache-dir, scan-dir) are
+ * computed last, only for options no layer set.
+ *
+ * Nothing is printed: every problem becomes one "where: what" string in a
+ * struct config_diag, and parsing goes on so that all are reported.  Runs at
+ * start-up on one thread; getpwuid() is not thread-safe.
+ */
+#include "conf/config.h"
+
+#include <sys/stat.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
+#include <errno.h>
+#include <pwd.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#define LINE_MAX_BYTES 4096 /* longest config file line, without '\n' */
+#define LISTEN_MAX 16 /* most listen addresses */
+#define SHOWN_MAX 80 /* most bytes of a bad value quoted back */
+#define DEFAULT_SCAN_DIR "/usr/lib/debug"
+#define DAY (24 * 60 * 60)
+
+enum opt_type {
+	T_LISTEN, /* IPv4:PORT or [IPv6]:PORT */
+	T_UNSIGNED, /* decimal digits */
+	T_DURATION, /* seconds, suffix s, m, h or d */
+	T_SIZE, /* bytes, suffix K, M, G or T */
+	T_BOOL, /* on/off, yes/no, true/false, 1/0 */
+	T_LOGLEVEL, /* warn, info, debug */
+	T_PATH, /* non-empty; made absolute by config_load() */
+	T_PATHLIST /* repeatable T_PATH; "none" empties the list */
+};
+
+struct opt {
+	const char *name;
+	enum opt_type type;
+	const char *def; /* set by config_init(); repeatable: blank-separated */
+	const char *shown; /* the default as --help says it, when def is NULL */
+	const char *help;
+	int repeatable;
+	size_t off; /* member of struct config */
+	size_t width; /* its size, to store numbers */
+	uint64_t min; /* bounds of numbers */
+	uint64_t max;
+};
+
+#define FIELD(m) offsetof(struct config, m), sizeof(((struct config *)0)->m)
+
+static const struct opt options[] = {
+	{ "listen", T_LISTEN, "127.0.0.1:8002 [::1]:8002", NULL,
+	    "address to listen on; repeatable", 1, FIELD(listen), 0, 0 },
+	{ "threads", T_UNSIGNED, "0", NULL,
+	    "event-loop threads, 0 = one per CPU", 0, FIELD(threads), 0, 256 },
+	{ "workers", T_UNSIGNED, "0", NULL,
+	    "worker-pool threads, 0 = one per CPU", 0, FIELD(workers), 0, 256 },
+	{ "cache-dir", T_PATH, NULL,
+	    "~/.cache/dbgmirror, as root /var/cache/dbgmirror",
+	    "index and cached files", 0, FIELD(cache_dir), 0, 0 },
+	{ "scan-dir", T_PATHLIST, NULL, "/usr/lib/debug if it exists",
+	    "debug files to index; repeatable, none = no scan", 1,
+	    FIELD(scan_dirs), 0, 0 },
+	{ "rescan-interval", T_DURATION, "300", NULL,
+	    "between rescans, 0 = never", 0, FIELD(rescan_interval), 0,
+	    365 * DAY },
+	{ "index-map-size", T_SIZE, "64G", NULL,
+	    "largest size of the index database", 0, FIELD(index_map_size),
+	    1ULL << 20, 1ULL << 40 },
+	{ "max-header-size", T_SIZE, "8192", NULL,
+	    "largest request line plus headers", 0, FIELD(max_header_size),
+	    1024, 65536 },
+	{ "max-connections", T_UNSIGNED, "4096", NULL,
+	    "most client connections open at once", 0, FIELD(max_connections),
+	    1, 1000000 },
+	{ "header-timeout", T_DURATION, "10", NULL, "to receive a request head",
+	    0, FIELD(header_timeout), 1, 365 * DAY },
+	{ "keepalive-timeout", T_DURATION, "60", NULL,
+	    "an idle connection is kept open", 0, FIELD(keepalive_timeout), 1,
+	    365 * DAY },
+	{ "send-timeout", T_DURATION, "60", NULL,
+	    "a response may make no sending progress", 0, FIELD(send_timeout),
+	    1, 365 * DAY },
+	{ "shutdown-timeout", T_DURATION, "10", NULL,
+	    "to finish responses on exit", 0, FIELD(shutdown_timeout), 0,
+	    3600 },
+	{ "access-log", T_BOOL, "on", NULL, "one line per request on stderr", 0,
+	    FIELD(access_log), 0, 0 },
+	{ "log-level", T_LOGLEVEL, "info", NULL,
+	    "least important messages logged: warn, info or debug", 0,
+	    FIELD(log_level), 0, 0 },
+};
+
+#define NOPTIONS (sizeof(options) / sizeof(options[0]))
+
+/*
+ * What one layer (a file, or the command line) has set: per option, the
+ * line that first set it, 0 when none did.  The command line uses 1.
+ */
+struct layer {
+	unsigned long first[NOPTIONS];
+};
+
+/* A number suffix and what it multiplies by. */
+struct suffix {
+	char c;
+	uint64_t mult;
+};
+
+static const struct suffix duration_suffixes[] = {
+	{ 's', 1 },
+	{ 'm', 60 },
+	{ 'h', 60 * 60 },
+	{ 'd', DAY },
+	{ '\0', 0 },
+};
+
+static const struct suffix size_suffixes[] = {
+	{ 'K', 1ULL << 10 },
+	{ 'M', 1ULL << 20 },
+	{ 'G', 1ULL << 30 },
+	{ 'T', 1ULL << 40 },
+	{ '\0', 0 },
+};
+
+static const struct suffix no_suffixes[] = {
+	{ '\0', 0 },
+};
+
+static void diag_add(struct config_diag *, const char *, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Append one message; a NULL diag (the embedded defaults) drops it. */
+static void
+diag_add(struct config_diag *diag, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg, **v;
+	int len;
+
+	if (diag == NULL)
+		return;
+	va_start(ap, fmt);
+	len = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (len < 0)
+		return;
+	v = realloc(diag->msgs, (diag->n + 1) * sizeof(*v));
+	if (v == NULL) {
+		free(msg);
+		return;
+	}
+	v[diag->n++] = msg;
+	diag->msgs = v;
+}
+
+/*
+ * Copy a value for quoting in a message: control characters become '?' so
+ * that a hostile file cannot drive the terminal, and long values are cut.
+ */
+static const char *
+shown(const char *value, char *buf, size_t size)
+{
+	size_t i;
+
+	for (i = 0; value[i] != '\0' && i + 4 < size; i++) {
+		unsigned char c = (unsigned char)value[i];
+
+		buf[i] = (c < 0x20 || c == 0x7f) ? '?' : (char)c;
+	}
+	if (value[i] != '\0') {
+		memcpy(buf + i, "...", 3);
+		i += 3;
+	}
+	buf[i] = '\0';
+	return buf;
+}
+
+static int
+opt_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NOPTIONS; i++)
+		if (strcmp(options[i].name, name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* "dir/name", without doubling a '/' that dir ends with. */
+static char *
+path_join(const char *dir, const char *name)
+{
+	size_t len = strlen(dir);
+	char *s;
+
+	if (asprintf(&s, "%s%s%s", dir,
+		(len > 0 && dir[len - 1] == '/') ? "" : "/", name) < 0)
+		return NULL;
+	return s;
+}
+
+/*
+ * Numbers: decimal digits, then at most one suffix from tab.  Signs, hex
+ * and blanks are refused; so is anything above UINT64_MAX after scaling.
+ */
+static int
+parse_number(const char *s, const struct suffix *tab, int nocase, uint64_t *out,
+    const char **why)
+{
+	uint64_t v = 0;
+	const struct suffix *sf;
+
+	if (*s == '-') {
+		*why = "must not be negative";
+		return -1;
+	}
+	if (*s < '0' || *s > '9') {
+		*why = NULL; /* the caller says what was expected */
+		return -1;
+	}
+	for (; *s >= '0' && *s <= '9'; s++) {
+		unsigned d = (unsigned)(*s - '0');
+
+		if (v > (UINT64_MAX - d) / 10) {
+			*why = "number too large";
+			return -1;
+		}
+		v = v * 10 + d;
+	}
+	if (*s != '\0') {
+		for (sf = tab; sf->c != '\0'; sf++)
+			if (*s == sf->c ||
+			    (nocase && (*s | 0x20) == (sf->c | 0x20)))
+				break;
+		if (sf->c == '\0' || s[1] != '\0') {
+			*why = NULL;
+			return -1;
+		}
+		if (v > UINT64_MAX / sf->mult) {
+			*why = "number too large";
+			return -1;
+		}
+		v *= sf->mult;
+	}
+	*out = v;
+	return 0;
+}
+
+/* The suffixes numbers of type t may have, and what to say if wrong. */
+static const struct suffix *
+number_syntax(enum opt_type t, const char **expect)
+{
+	switch (t) {
+	case T_DURATION:
+		*expect = "expected seconds, or a number with suffix s, m, h "
+			  "or d";
+		return duration_suffixes;
+	case T_SIZE:
+		*expect = "expected bytes, or a number with suffix K, M, G "
+			  "or T";
+		return size_suffixes;
+	default:
+		*expect = "expected a decimal number";
+		return no_suffixes;
+	}
+}
+
+static int
+parse_bool(const char *s, int *out)
+{
+	static const char *const yes[] = { "on", "yes", "true", "1" };
+	static const char *const no[] = { "off", "no", "false", "0" };
+	size_t i;
+
+	for (i = 0; i < sizeof(yes) / sizeof(yes[0]); i++) {
+		if (strcasecmp(s, yes[i]) == 0) {
+			*out = 1;
+			return 0;
+		}
+		if (strcasecmp(s, no[i]) == 0) {
+			*out = 0;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int
+parse_loglevel(const char *s, enum config_log_level *out)
+{
+	if (strcasecmp(s, "warn") == 0)
+		*out = CONFIG_LOG_WARN;
+	else if (strcasecmp(s, "info") == 0)
+		*out = CONFIG_LOG_INFO;
+	else if (strcasecmp(s, "debug") == 0)
+		*out = CONFIG_LOG_DEBUG;
+	else
+		return -1;
+	return 0;
+}
+
+/*
+ * A listen address: "IPv4:PORT" or "[IPv6]:PORT", numeric only, since
+ * resolving names at start-up would make the daemon depend on DNS.
+ */
+static int
+parse_listen(const char *s, struct config_listen *l, const char **why)
+{
+	char host[INET6_ADDRSTRLEN + 1];
+	const char *h, *end, *port;
+	size_t hlen;
+	unsigned long pn = 0;
+	int family;
+
+	if (strlen(s) >= sizeof(l->text)) {
+		*why = "too long";
+		return -1;
+	}
+	if (s[0] == '[') {
+		h = s + 1;
+		if ((end = strchr(h, ']')) == NULL) {
+			*why = "missing ']' after the IPv6 address";
+			return -1;
+		}
+		if (end[1] != ':') {
+			*why = "missing :PORT after ']'";
+			return -1;
+		}
+		hlen = (size_t)(end - h);
+		port = end + 2;
+		family = AF_INET6;
+	} else {
+		h = s;
+		if ((end = strrchr(s, ':')) == NULL) {
+			*why = "missing :PORT";
+			return -1;
+		}
+		if (memchr(s, ':', (size_t)(end - s)) != NULL) {
+			*why =
+			    "an IPv6 address needs brackets, as in [::1]:8002";
+			return -1;
+		}
+		hlen = (size_t)(end - h);
+		port = end + 1;
+		family = AF_INET;
+	}
+	if (*port == '\0') {
+		*why = "missing port after ':'";
+		return -1;
+	}
+	for (; *port != '\0'; port++) {
+		if (*port < '0' || *port > '9' || pn > 65535) {
+			*why = "port must be a number from 0 to 65535";
+			return -1;
+		}
+		pn = pn * 10 + (unsigned long)(*port - '0');
+	}
+	if (pn > 65535) {
+		*why = "port must be a number from 0 to 65535";
+		return -1;
+	}
+
+	memset(l, 0, sizeof(*l));
+	if (hlen >= sizeof(host))
+		goto notnumeric;
+	memcpy(host, h, hlen);
+	host[hlen] = '\0';
+	if (family == AF_INET) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)&l->addr;
+
+		if (inet_pton(AF_INET, host, &sin->sin_addr) != 1)
+			goto notnumeric;
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons((uint16_t)pn);
+		l->addrlen = sizeof(*sin);
+	} else {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)&l->addr;
+
+		if (inet_pton(AF_INET6, host, &sin6->sin6_addr) != 1)
+			goto notnumeric;
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons((uint16_t)pn);
+		l->addrlen = sizeof(*sin6);
+	}
+	strcpy(l->text, s);
+	return 0;
+
+notnumeric:
+	*why = "numeric address required, as in 127.0.0.1:8002 or [::1]:8002";
+	return -1;
+}
+
+static void
+store_number(void *p, size_t width, uint64_t v)
+{
+	if (width == sizeof(uint64_t))
+		*(uint64_t *)p = v;
+	else
+		*(unsigned *)p = (unsigned)v;
+}
+
+static void
+strlist_clear(struct config_strlist *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
+/* Append s to l, taking ownership of it (freed on failure). */
+static int
+strlist_add(struct config_strlist *l, char *s)
+{
+	char **v;
+
+	if ((v = realloc(l->v, (l->n + 1) * sizeof(*v))) == NULL) {
+		free(s);
+		return -1;
+	}
+	v[l->n++] = s;
+	l->v = v;
+	return 0;
+}
+
+/*
+ * Set option o from its text.  When layer is not NULL, the first value the
+ * layer gives a repeatable option replaces the list, and the option is
+ * marked as set at line.  Only a value that parses is stored or marks the
+ * option.  Bad values are reported as "where: name: "value": why".
+ */
+static int
+opt_set(struct config *cfg, size_t o, const char *value, const char *where,
+    struct config_diag *diag, struct layer *layer, unsigned long line)
+{
+	const struct opt *op = &options[o];
+	void *p = (char *)cfg + op->off;
+	int fresh = layer != NULL && layer->first[o] == 0;
+	const struct suffix *tab;
+	const char *why = NULL, *expect;
+	char buf[SHOWN_MAX];
+	uint64_t n;
+	char *s;
+
+	if (*value == '\0') {
+		diag_add(diag, "%s: %s: empty value", where, op->name);
+		return -1;
+	}
+	switch (op->type) {
+	case T_UNSIGNED:
+	case T_DURATION:
+	case T_SIZE:
+		tab = number_syntax(op->type, &expect);
+		if (parse_number(value, tab, op->type == T_SIZE, &n, &why) ==
+		    -1) {
+			if (why == NULL)
+				why = expect;
+			goto bad;
+		}
+		if (n < op->min || n > op->max) {
+			diag_add(diag,
+			    "%s: %s: \"%s\": must be from %llu to %llu", where,
+			    op->name, shown(value, buf, sizeof(buf)),
+			    (unsigned long long)op->min,
+			    (unsigned long long)op->max);
+			return -1;
+		}
+		store_number(p, op->width, n);
+		break;
+	case T_BOOL:
+		if (parse_bool(value, (int *)p) == -1) {
+			why = "expected on/off, yes/no, true/false or 1/0";
+			goto bad;
+		}
+		break;
+	case T_LOGLEVEL:
+		if (parse_loglevel(value, (enum config_log_level *)p) == -1) {
+			why = "expected warn, info or debug";
+			goto bad;
+		}
+		break;
+	case T_PATH:
+		if ((s = strdup(value)) == NULL)
+			goto nomem;
+		free(*(char **)p);
+		*(char **)p = s;
+		break;
+	case T_PATHLIST:
+		if (fresh || strcmp(value, "none") == 0)
+			strlist_clear(p);
+		if (strcmp(value, "none") == 0)
+			break;
+		if ((s = strdup(value)) == NULL || strlist_add(p, s) == -1)
+			goto nomem;
+		break;
+	case T_LISTEN: {
+		struct config_listen l, *v;
+
+		if (parse_listen(value, &l, &why) == -1)
+			goto bad;
+		if (fresh)
+			cfg->nlisten = 0;
+		if (cfg->nlisten >= LISTEN_MAX) {
+			diag_add(diag, "%s: %s: more than %d addresses", where,
+			    op->name, LISTEN_MAX);
+			return -1;
+		}
+		v = realloc(cfg->listen, (cfg->nlisten + 1) * sizeof(*v));
+		if (v == NULL)
+			goto nomem;
+		v[cfg->nlisten++] = l;
+		cfg->listen = v;
+		break;
+	}
+	}
+	if (fresh)
+		layer->first[o] = line;
+	return 0;
+
+bad:
+	diag_add(diag, "%s: %s: \"%s\": %s", where, op->name,
+	    shown(value, buf, sizeof(buf)), why);
+	return -1;
+nomem:
+	diag_add(diag, "%s: %s: out of memory", where, op->name);
+	return -1;
+}
+
+int
+config_set(struct config *cfg, const char *name, const char *value,
+    const char *where, struct config_diag *diag)
+{
+	char buf[SHOWN_MAX];
+	int o;
+
+	if ((o = opt_find(name)) == -1) {
+		diag_add(diag, "%s: %s: unknown option", where,
+		    shown(name, buf, sizeof(buf)));
+		return -1;
+	}
+	return opt_set(cfg, (size_t)o, value, where, diag, NULL, 0);
+}
+
+/* Set option o to its embedded default: each blank-separated word of it. */
+static int
+opt_set_default(struct config *cfg, size_t o, struct config_diag *diag)
+{
+	char *copy, *word, *save;
+	int rc = 0;
+
+	if (options[o].def == NULL)
+		return 0;
+	if ((copy = strdup(options[o].def)) == NULL) {
+		diag_add(diag, "%s: out of memory", __func__);
+		return -1;
+	}
+	for (word = strtok_r(copy, " ", &save); word != NULL;
+	     word = strtok_r(NULL, " ", &save))
+		if (opt_set(cfg, o, word, "default", diag, NULL, 0) == -1)
+			rc = -1;
+	free(copy);
+	return rc;
+}
+
+int
+config_init(struct config *cfg)
+{
+	size_t i;
+
+	memset(cfg, 0, sizeof(*cfg));
+	for (i = 0; i < NOPTIONS; i++) {
+		if (opt_set_default(cfg, i, NULL) == -1) {
+			config_free(cfg);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void
+config_free(struct config *cfg)
+{
+	free(cfg->config_file);
+	free(cfg->listen);
+	free(cfg->cache_dir);
+	strlist_clear(&cfg->scan_dirs);
+	memset(cfg, 0, sizeof(*cfg));
+}
+
+void
+config_diag_free(struct config_diag *diag)
+{
+	size_t i;
+
+	for (i = 0; i < diag->n; i++)
+		free(diag->msgs[i]);
+	free(diag->msgs);
+	diag->msgs = NULL;
+	diag->n = 0;
+}
+
+const char *
+config_option_name(size_t i)
+{
+	return i < NOPTIONS ? options[i].name : NULL;
+}
+
+/* ------------------------------------------------------------ the file */
+
+static int
+is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/*
+ * Read one line into buf (without its '\n').  Returns 1 for a line, 0 at
+ * the end of the file, or -1 for a line that is too long or holds a NUL
+ * byte; such a line is consumed to its end and *why says what was wrong.
+ */
+static int
+read_line(FILE *fp, char *buf, size_t size, const char **why)
+{
+	size_t len = 0;
+	int c, got = 0;
+
+	*why = NULL;
+	while ((c = getc(fp)) != EOF) {
+		got = 1;
+		if (c == '\n')
+			break;
+		if (c == '\0' && *why == NULL)
+			*why = "NUL byte in line";
+		if (len + 1 < size)
+			buf[len++] = (char)c;
+		else if (*why == NULL)
+			*why = "line longer than 4096 bytes";
+	}
+	buf[len] = '\0';
+	if (!got)
+		return 0;
+	return *why == NULL ? 1 : -1;
+}
+
+/*
+ * Take the value from the text after '=', in place.  A value in double
+ * quotes keeps blanks and '#', and knows the escapes \" and \\; otherwise
+ * a '#' after a blank starts a comment.  Outer blanks are dropped.
+ * Returns the value, or NULL with *why.
+ */
+static char *
+take_value(char *p, const char **why)
+{
+	char *v, *out, *end;
+
+	while (is_blank(*p))
+		p++;
+	if (*p == '"') {
+		v = out = ++p;
+		for (;; p++) {
+			if (*p == '\0') {
+				*why = "missing closing '\"'";
+				return NULL;
+			}
+			if (*p == '"')
+				break;
+			if (*p == '\\') {
+				if (p[1] != '"' && p[1] != '\\') {
+					*why = "only \\\" and \\\\ may follow "
+					       "'\\' in quotes";
+					return NULL;
+				}
+				p++;
+			}
+			*out++ = *p;
+		}
+		for (p++; is_blank(*p); p++)
+			continue;
+		if (*p != '\0' && !(*p == '#' && is_blank(p[-1]))) {
+			*why = "text after the closing '\"'";
+			return NULL;
+		}
+		*out = '\0';
+		return v;
+	}
+	for (v = p; *p != '\0'; p++)
+		if (*p == '#' && is_blank(p[-1]))
+			break;
+	for (end = p; end > v && is_blank(end[-1]); end--)
+		continue;
+	*end = '\0';
+	return v;
+}
+
+/*
+ * Parse one file as one layer.  Errors are reported with "path:line" and
+ * the next line is read, so one run finds every problem.
+ */
+static int
+parse_file(struct config *cfg, FILE *fp, const char *path,
+    struct config_diag *diag, struct layer *layer)
+{
+	char line[LINE_MAX_BYTES + 1], where[64 + FILENAME_MAX];
+	char buf[SHOWN_MAX];
+	unsigned long lineno = 0;
+	const char *why;
+	int rc = 0, r;
+
+	while ((r = read_line(fp, line, sizeof(line), &why)) != 0) {
+		char *p, *eq, *end, *value;
+		int o;
+
+		lineno++;
+		snprintf(where, sizeof(where), "%s:%lu", path, lineno);
+		if (r == -1) {
+			diag_add(diag, "%s: %s", where, why);
+			rc = -1;
+			continue;
+		}
+		for (p = line; is_blank(*p); p++)
+			continue;
+		if (*p == '\0' || *p == '#')
+			continue;
+		for (eq = p; *eq != '\0' && *eq != '='; eq++)
+			if (*eq == '#' && is_blank(eq[-1]))
+				break;
+		if (*eq != '=') {
+			diag_add(diag, "%s: expected name = value", where);
+			rc = -1;
+			continue;
+		}
+		for (end = eq; end > p && is_blank(end[-1]); end--)
+			continue;
+		*end = '\0';
+		if (*p == '\0') {
+			diag_add(diag, "%s: missing name before '='", where);
+			rc = -1;
+			continue;
+		}
+		if ((o = opt_find(p)) == -1) {
+			diag_add(diag, "%s: %s: unknown option", where,
+			    shown(p, buf, sizeof(buf)));
+			rc = -1;
+			continue;
+		}
+		if ((value = take_value(eq + 1, &why)) == NULL) {
+			diag_add(diag, "%s: %s: %s", where, options[o].name,
+			    why);
+			rc = -1;
+			continue;
+		}
+		if (!options[o].repeatable && layer->first[o] != 0) {
+			diag_add(diag, "%s: %s: set twice; first at line %lu",
+			    where, options[o].name, layer->first[o]);
+			rc = -1;
+			continue;
+		}
+		if (opt_set(cfg, (size_t)o, value, where, diag, layer,
+			lineno) == -1)
+			rc = -1;
+	}
+	if (ferror(fp)) {
+		diag_add(diag, "%s: %s", path, strerror(errno));
+		rc = -1;
+	}
+	return rc;
+}
+
+static FILE *
+open_file(const char *path, struct config_diag *diag)
+{
+	FILE *fp;
+
+	if ((fp = fopen(path, "re")) == NULL)
+		diag_add(diag, "%s: %s", path, strerror(errno));
+	return fp;
+}
+
+int
+config_load_file(struct config *cfg, const char *path, struct config_diag *diag)
+{
+	struct layer layer;
+	FILE *fp;
+	int rc;
+
+	memset(&layer, 0, sizeof(layer));
+	if ((fp = open_file(path, diag)) == NULL)
+		return -1;
+	rc = parse_file(cfg, fp, path, diag, &layer);
+	fclose(fp);
+	return rc;
+}
+
+/* ---------------------------------------------------- the command line */
+
+static int
+args_push(char ***v, size_t n, char *s)
+{
+	char **nv;
+
+	if ((nv = realloc(*v, (n + 1) * sizeof(*nv))) == NULL)
+		return -1;
+	nv[n] = s;
+	*v = nv;
+	return 0;
+}
+
+static int
+args_add_pair(struct config_args *args, const char *name, const char *value)
+{
+	char *n, *v;
+
+	if ((n = strdup(name)) == NULL)
+		return -1;
+	if ((v = strdup(value)) == NULL ||
+	    args_push(&args->pairs, 2 * args->npairs, n) == -1) {
+		free(n);
+		free(v);
+		return -1;
+	}
+	if (args_push(&args->pairs, 2 * args->npairs + 1, v) == -1) {
+		free(n);
+		free(v);
+		return -1;
+	}
+	args->npairs++;
+	return 0;
+}
+
+/* The flags of the programs themselves, besides the schema's options. */
+enum {
+	A_CONFIG,
+	A_NO_CONFIG,
+	A_CHECK_CONFIG,
+	A_VERBOSE,
+	A_VERSION,
+	A_HELP,
+	A_NONE
+};
+
+static int
+args_flag(const char *name, size_t len)
+{
+	static const char *const flags[] = { "config", "no-config",
+		"check-config", "verbose", "version", "help" };
+	size_t i;
+
+	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (strlen(flags[i]) == len &&
+		    strncmp(flags[i], name, len) == 0)
+			return (int)i;
+	return A_NONE;
+}
+
+static int
+opt_find_len(const char *name, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < NOPTIONS; i++)
+		if (strlen(options[i].name) == len &&
+		    strncmp(options[i].name, name, len) == 0)
+			return (int)i;
+	return -1;
+}
+
+/*
+ * Long options: "--name VALUE" or "--name=VALUE".  A boolean option alone
+ * means on and "--no-name" off; it takes the next argument as its value
+ * only when that argument is a boolean word, so "--access-log lookup"
+ * leaves "lookup" an operand.
+ */
+int
+config_parse_args(struct config_args *args, int argc, char **argv,
+    struct config_diag *diag)
+{
+	char buf[SHOWN_MAX];
+	int i, rc = 0, dummy;
+
+	memset(args, 0, sizeof(*args));
+	for (i = 1; i < argc; i++) {
+		char *a = argv[i], *eq;
+		const char *value;
+		size_t len;
+		int f, o, negated = 0;
+
+		if (a[0] != '-' || a[1] == '\0') {
+			if (args_push(&args->rest, args->nrest, a) == -1)
+				goto nomem;
+			args->nrest++;
+			continue;
+		}
+		if (strcmp(a, "--") == 0) {
+			for (i++; i < argc; i++) {
+				if (args_push(&args->rest, args->nrest,
+					argv[i]) == -1)
+					goto nomem;
+				args->nrest++;
+			}
+			break;
+		}
+		if (a[1] != '-') {
+			for (a++; *a != '\0'; a++) {
+				if (*a == 'v') {
+					args->verbose++;
+				} else if (*a == 'h') {
+					args->help = 1;
+				} else {
+					diag_add(diag,
+					    "command line: -%s: unknown option",
+					    shown((char[]){ *a, '\0' }, buf,
+						sizeof(buf)));
+					rc = -1;
+				}
+			}
+			continue;
+		}
+
+		a += 2;
+		eq = strchr(a, '=');
+		len = eq != NULL ? (size_t)(eq - a) : strlen(a);
+		f = args_flag(a, len);
+		o = f == A_NONE ? opt_find_len(a, len) : -1;
+		if (f == A_NONE && o == -1 && len > 3 &&
+		    strncmp(a, "no-", 3) == 0 &&
+		    (o = opt_find_len(a + 3, len - 3)) != -1) {
+			if (options[o].type == T_BOOL)
+				negated = 1;
+			else
+				o = -1;
+		}
+		if (f == A_NONE && o == -1) {
+			diag_add(diag, "command line: --%.*s: unknown option",
+			    (int)len, shown(a, buf, sizeof(buf)));
+			rc = -1;
+			continue;
+		}
+		if (eq != NULL && (negated || (f != A_NONE && f != A_CONFIG))) {
+			diag_add(diag, "command line: --%.*s: takes no value",
+			    (int)len, shown(a, buf, sizeof(buf)));
+			rc = -1;
+			continue;
+		}
+
+		/* Find the value of those that take one. */
+		value = NULL;
+		if (eq != NULL)
+			value = eq + 1;
+		else if (negated)
+			value = "off";
+		else if (o != -1 && options[o].type == T_BOOL) {
+			if (i + 1 < argc &&
+			    parse_bool(argv[i + 1], &dummy) == 0)
+				value = argv[++i];
+			else
+				value = "on";
+		} else if (f == A_CONFIG || o != -1) {
+			if (i + 1 >= argc) {
+				diag_add(diag,
+				    "command line: --%s: missing value",
+				    shown(a, buf, sizeof(buf)));
+				rc = -1;
+				continue;
+			}
+			value = argv[++i];
+		}
+		if (f == A_CONFIG && *value == '\0') {
+			diag_add(diag, "command line: --config: empty value");
+			rc = -1;
+			continue;
+		}
+
+		switch (f) {
+		case A_CONFIG:
+			args->config_file = value;
+			break;
+		case A_NO_CONFIG:
+			args->no_config = 1;
+			break;
+		case A_CHECK_CONFIG:
+			args->check_config = 1;
+			break;
+		case A_VERBOSE:
+			args->verbose++;
+			break;
+		case A_VERSION:
+			args->version = 1;
+			break;
+		case A_HELP:
+			args->help = 1;
+			break;
+		default:
+			if (args_add_pair(args, options[o].name, value) == -1)
+				goto nomem;
+			break;
+		}
+	}
+	return rc;
+
+nomem:
+	diag_add(diag, "command line: out of memory");
+	return -1;
+}
+
+void
+config_args_free(struct config_args *args)
+{
+	size_t i;
+
+	for (i = 0; i < 2 * args->npairs; i++)
+		free(args->pairs[i]);
+	free(args->pairs);
+	free(args->rest);
+	memset(args, 0, sizeof(*args));
+}
+
+/* ------------------------------------------------------------ loading */
+
+char *
+config_default_cache_dir(void)
+{
+	const char *dir;
+	struct passwd *pw;
+
+	if (geteuid() == 0)
+		return strdup("/var/cache/dbgmirror");
+	dir = getenv("XDG_CACHE_HOME");
+	if (dir != NULL && dir[0] == '/')
+		return path_join(dir, "dbgmirror");
+	dir = getenv("HOME");
+	if (dir == NULL || dir[0] != '/') {
+		pw = getpwuid(geteuid());
+		dir = pw != NULL ? pw->pw_dir : NULL;
+	}
+	if (dir == NULL || dir[0] != '/')
+		return NULL;
+	return path_join(dir, ".cache/dbgmirror");
+}
+
+/* Prefix a relative path with cwd; the path need not exist. */
+static int
+make_absolute(char **path, const char *cwd)
+{
+	char *s;
+
+	if ((*path)[0] == '/')
+		return 0;
+	if ((s = path_join(cwd, *path)) == NULL)
+		return -1;
+	free(*path);
+	*path = s;
+	return 0;
+}
+
+static int
+make_paths_absolute(struct config *cfg, struct config_diag *diag)
+{
+	char *cwd;
+	size_t i;
+	int rc = 0, relative;
+
+	relative = cfg->cache_dir != NULL && cfg->cache_dir[0] != '/';
+	for (i = 0; i < cfg->scan_dirs.n; i++)
+		if (cfg->scan_dirs.v[i][0] != '/')
+			relative = 1;
+	if (!relative)
+		return 0;
+	if ((cwd = getcwd(NULL, 0)) == NULL) {
+		diag_add(diag, "%s: current directory: %s", __func__,
+		    strerror(errno));
+		return -1;
+	}
+	if (cfg->cache_dir != NULL && make_absolute(&cfg->cache_dir, cwd) == -1)
+		rc = -1;
+	for (i = 0; i < cfg->scan_dirs.n; i++)
+		if (make_absolute(&cfg->scan_dirs.v[i], cwd) == -1)
+			rc = -1;
+	free(cwd);
+	if (rc == -1)
+		diag_add(diag, "%s: out of memory", __func__);
+	return rc;
+}
+
+int
+config_load(struct config *cfg, const struct config_args *args,
+    struct config_diag *diag)
+{
+	struct layer file, cmd;
+	const char *path = NULL;
+	size_t n0 = diag->n, i;
+	struct stat st;
+	FILE *fp;
+	int rc = 0, o;
+
+	memset(&file, 0, sizeof(file));
+	memset(&cmd, 0, sizeof(cmd));
+
+	if (args->config_file != NULL)
+		path = args->config_file;
+	else if (!args->no_config && access(CONFIG_DEFAULT_FILE, F_OK) == 0)
+		path = CONFIG_DEFAULT_FILE;
+	if (path != NULL) {
+		if ((fp = open_file(path, diag)) == NULL) {
+			rc = -1;
+		} else {
+			free(cfg->config_file);
+			if ((cfg->config_file = strdup(path)) == NULL)
+				rc = -1;
+			if (parse_file(cfg, fp, path, diag, &file) == -1)
+				rc = -1;
+			fclose(fp);
+		}
+	}
+
+	for (i = 0; i < args->npairs; i++) {
+		const char *name = args->pairs[2 * i];
+
+		if ((o = opt_find(name)) == -1) {
+			diag_add(diag, "command line: --%s: unknown option",
+			    name);
+			rc = -1;
+			continue;
+		}
+		if (opt_set(cfg, (size_t)o, args->pairs[2 * i + 1],
+			"command line", diag, &cmd, 1) == -1)
+			rc = -1;
+	}
+
+	/* The defaults that depend on the machine, unless a layer set them. */
+	if (cfg->cache_dir == NULL &&
+	    (cfg->cache_dir = config_default_cache_dir()) == NULL) {
+		diag_add(diag, "%s: no home directory for cache-dir", __func__);
+		rc = -1;
+	}
+	o = opt_find("scan-dir");
+	if (o != -1 && file.first[o] == 0 && cmd.first[o] == 0 &&
+	    cfg->scan_dirs.n == 0 && stat(DEFAULT_SCAN_DIR, &st) == 0 &&
+	    S_ISDIR(st.st_mode))
+		if (opt_set(cfg, (size_t)o, DEFAULT_SCAN_DIR, "default", diag,
+			NULL, 0) == -1)
+			rc = -1;
+	o = opt_find("listen");
+	if (o != -1 && cfg->nlisten == 0 && file.first[o] == 0 &&
+	    cmd.first[o] == 0 && opt_set_default(cfg, (size_t)o, diag) == -1)
+		rc = -1;
+
+	if (make_paths_absolute(cfg, diag) == -1)
+		rc = -1;
+	return (rc == -1 || diag->n > n0) ? -1 : 0;
+}
+
+/* --------------------------------------------------------------- usage */
+
+static const char *
+metavar(enum opt_type t)
+{
+	switch (t) {
+	case T_LISTEN:
+		return "ADDR:PORT";
+	case T_UNSIGNED:
+		return "N";
+	case T_DURATION:
+		return "TIME";
+	case T_SIZE:
+		return "SIZE";
+	case T_BOOL:
+		return "on|off";
+	case T_LOGLEVEL:
+		return "LEVEL";
+	case T_PATH:
+	case T_PATHLIST:
+		return "DIR";
+	}
+	return "VALUE";
+}
+
+void
+config_usage(FILE *fp)
+{
+	size_t i, w, width = 0;
+
+	for (i = 0; i < NOPTIONS; i++) {
+		w = strlen(options[i].name) + 1 +
+		    strlen(metavar(options[i].type));
+		if (w > width)
+			width = w;
+	}
+	for (i = 0; i < NOPTIONS; i++) {
+		const struct opt *op = &options[i];
+
+		fprintf(fp, "  --%s %-*s  %s (default: %s)\n", op->name,
+		    (int)(width - strlen(op->name) - 1), metavar(op->type),
+		    op->help, op->def != NULL ? op->def : op->shown);
+	}
+}

@@ -1,0 +1,128 @@
+/*
+ * conf/config.h: the configuration of dbgmirrord and dbgmirror.
+ *
+ * One schema (the option table in config.c) drives the config file parser,
+ * the command-line parser, the defaults and --help.  Every option is spelled
+ * the same in both places: "scan-dir = /x" in the file, "--scan-dir /x" or
+ * "--scan-dir=/x" on the command line.  Layers apply in order: embedded
+ * defaults, then the file, then the command line; for a repeatable option
+ * the first value from a later layer replaces the whole list.
+ *
+ * Problems are collected, never printed here, so --check-config can report
+ * every one with its file:line.
+ */
+#ifndef CONF_CONFIG_H
+#define CONF_CONFIG_H
+
+#include <sys/socket.h>
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum config_log_level {
+	CONFIG_LOG_WARN = 0,
+	CONFIG_LOG_INFO = 1,
+	CONFIG_LOG_DEBUG = 2,
+};
+
+struct config_listen {
+	char text[80]; /* as written, e.g. "127.0.0.1:8002" or "[::1]:8002" */
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+};
+
+struct config_strlist {
+	char **v;
+	size_t n;
+};
+
+struct config {
+	char *config_file; /* the file read, NULL when none */
+
+	struct config_listen *listen; /* listen ADDR:PORT, repeatable */
+	size_t nlisten;
+	unsigned threads; /* event-loop threads; 0 = one per CPU */
+	unsigned workers; /* worker-pool threads; 0 = one per CPU */
+
+	char *cache_dir; /* absolute */
+	struct config_strlist scan_dirs; /* absolute, repeatable */
+	unsigned rescan_interval; /* seconds; 0 = never */
+	uint64_t index_map_size; /* bytes */
+
+	unsigned max_header_size; /* bytes of request line + headers */
+	unsigned max_connections; /* open client connections, all threads */
+	unsigned header_timeout; /* seconds to receive a request head */
+	unsigned keepalive_timeout; /* seconds an idle connection is kept */
+	unsigned send_timeout; /* seconds without send progress */
+	unsigned shutdown_timeout; /* seconds to finish responses on exit */
+
+	int access_log; /* 1: one line per request on stderr */
+	enum config_log_level log_level;
+};
+
+/* Problems found while loading, one "where: what" string each. */
+struct config_diag {
+	char **msgs;
+	size_t n;
+};
+
+/* What a command line said, before any file is read. */
+struct config_args {
+	const char *config_file; /* --config FILE; NULL: the default file */
+	int no_config; /* --no-config: embedded defaults only */
+	int check_config; /* --check-config */
+	int verbose; /* number of -v */
+	int version; /* --version */
+	int help; /* -h, --help */
+	char **pairs; /* schema options: name, value, name, ... */
+	size_t npairs; /* number of (name, value) pairs */
+	char **rest; /* operands, in order (points into argv) */
+	size_t nrest;
+};
+
+/* The file read when the command line names none, if it exists. */
+#define CONFIG_DEFAULT_FILE SYSCONFDIR "/dbgmirror/dbgmirror.conf"
+
+/* Fill cfg with the embedded defaults. */
+int config_init(struct config *cfg);
+void config_free(struct config *cfg);
+
+/* Split a command line; bad flags are reported in diag, returns -1. */
+int config_parse_args(struct config_args *args, int argc, char **argv,
+    struct config_diag *diag);
+void config_args_free(struct config_args *args);
+
+/*
+ * Load cfg from the file args names (or CONFIG_DEFAULT_FILE when it
+ * exists, or nothing with --no-config), apply the command-line options on
+ * top, then compute the environment-dependent defaults and validate.
+ * Returns 0, or -1 with every problem in diag.
+ */
+int config_load(struct config *cfg, const struct config_args *args,
+    struct config_diag *diag);
+
+/* Parse one file into cfg (used by config_load; exposed for the tests). */
+int config_load_file(struct config *cfg, const char *path,
+    struct config_diag *diag);
+
+/*
+ * Set one option by name; where is "file:line" or "command line".  A
+ * repeatable option appends; config_load() resets the list when a later
+ * layer first sets it.
+ */
+int config_set(struct config *cfg, const char *name, const char *value,
+    const char *where, struct config_diag *diag);
+
+/* Print every option with its default and a line of help. */
+void config_usage(FILE *fp);
+
+/* The default cache directory for this user (root, XDG, HOME). */
+char *config_default_cache_dir(void);
+
+void config_diag_free(struct config_diag *diag);
+
+/* Iterate the schema: the name of option i, or NULL past the end. */
+const char *config_option_name(size_t i);
+
+#endif /* CONF_CONFIG_H */
