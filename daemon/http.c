@@ -1,0 +1,1111 @@
+/*
+ * daemon/http.c: listeners, event-loop threads and connections.
+ *
+ * Each thread runs one libevent loop with its own SO_REUSEPORT listening
+ * socket per address, so the kernel balances new connections and threads
+ * share nothing on the request path.  A connection moves through
+ *
+ *   READ   -> a complete head is parsed -> the handler answers at once
+ *             (WRITE), or later from a pool completion (WAIT -> WRITE)
+ *   WRITE  -> head, then the body by sendfile -> READ for the next request
+ *             on a kept-alive connection, else LINGER
+ *   LINGER -> our side shut down; input drained briefly so the client
+ *             reads the response rather than a reset; then closed
+ *
+ * Socket events are edge-triggered and registered once per connection, so
+ * a request costs no epoll_ctl calls; "drained" remembers whether the last
+ * read emptied the socket, which tells whether to read again or wait for
+ * the next edge.  Pipelined requests wait in the input buffer until the
+ * response before them is sent.
+ *
+ * A connection is freed only when none of its callbacks is on the stack
+ * (conn_enter/conn_leave), so a handler may answer, and the answer may fail,
+ * without anyone touching freed memory.
+ *
+ * Timeouts, one timer per connection: the whole head must arrive within
+ * header-timeout of its first byte (trickling bytes does not extend it); an
+ * idle kept-alive connection lasts keepalive-timeout; a response that makes
+ * no progress for send-timeout is abandoned.
+ */
+#include "daemon/http.h"
+
+#include <sys/sendfile.h>
+#include <sys/socket.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "conf/config.h"
+#include "daemon/httpdate.h"
+#include "daemon/log.h"
+#include "daemon/pool.h"
+
+#define ACCEPT_BURST 64
+#define LISTEN_BACKLOG 1024
+#define INBUF_MIN 1024
+#define OUT_FIXED 2048
+/* Room for a head without a long X-DEBUGINFOD-FILE. */
+#define HEAD_ROOM 1024
+/* Bytes sent per wake-up before yielding to other connections. */
+#define SEND_BUDGET (8u << 20)
+#define LINGER_SECONDS 2
+#define TICK_MS 250
+
+struct http_thread {
+	struct httpd *h;
+	pthread_t tid;
+	struct event_base *base;
+	int *lfds; /* one listening socket per address */
+	struct event **levs;
+	struct event *stop_ev;
+	struct event *tick_ev;
+	struct pool_inbox *inbox;
+	void *state; /* the handler's */
+	struct conn *conns;
+	int stopping;
+	time_t stop_deadline;
+	time_t clock_sec; /* the second the cached strings below are for */
+	char date[HTTPDATE_LEN];
+	char logtime[32];
+	const struct timeval *tv_header;
+	const struct timeval *tv_keepalive;
+	const struct timeval *tv_send;
+	const struct timeval *tv_linger;
+	struct logbuf log;
+};
+
+struct httpd {
+	const struct config *cfg;
+	struct http_handler handler;
+	unsigned nthreads;
+	struct http_thread *threads;
+	atomic_uint nconns;
+};
+
+enum conn_state {
+	CS_READ,
+	CS_WAIT,
+	CS_WRITE,
+	CS_LINGER,
+	CS_CLOSED,
+};
+
+struct conn {
+	struct http_thread *t;
+	struct conn *prev, *next;
+	int fd;
+	enum conn_state state;
+	int depth; /* callbacks of this connection on the stack */
+	int parsing; /* process_input is on the stack */
+	int drained; /* the socket had no more input at the last read */
+	struct event *rev, *wev, *tev;
+	char peer[INET6_ADDRSTRLEN + 8];
+
+	char *in;
+	size_t inlen, incap;
+	struct request req;
+	int have_req;
+	int keepalive;
+
+	char outfixed[OUT_FIXED];
+	char *out; /* outfixed, or a heap buffer for a larger head or body */
+	size_t outcap, outlen, outsent;
+	size_t outbody; /* of outlen, the bytes of an in-memory body */
+	int body_fd;
+	off_t body_off;
+	uint64_t body_left;
+
+	struct timespec t0;
+	int status;
+	uint64_t bytes; /* body bytes sent */
+	const char *result;
+	const char *source;
+};
+
+static void process_input(struct conn *c);
+static void write_some(struct conn *c);
+
+/* ---------------------------------------------------------------- clock */
+
+/* Refresh the per-second strings (Date header, log time stamp). */
+static void
+thread_clock(struct http_thread *t)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (now == t->clock_sec)
+		return;
+	t->clock_sec = now;
+	httpdate_format(now, t->date);
+	gmtime_r(&now, &tm);
+	strftime(t->logtime, sizeof(t->logtime), "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static double
+elapsed_ms(const struct timespec *since)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - since->tv_sec) * 1e3 +
+	    (double)(now.tv_nsec - since->tv_nsec) / 1e6;
+}
+
+/* ---------------------------------------------------------- connections */
+
+static void
+conn_free(struct conn *c)
+{
+	struct http_thread *t = c->t;
+
+	if (c->prev != NULL)
+		c->prev->next = c->next;
+	else
+		t->conns = c->next;
+	if (c->next != NULL)
+		c->next->prev = c->prev;
+	if (c->rev != NULL)
+		event_free(c->rev);
+	if (c->wev != NULL)
+		event_free(c->wev);
+	if (c->tev != NULL)
+		event_free(c->tev);
+	if (c->body_fd != -1)
+		close(c->body_fd);
+	close(c->fd);
+	if (c->out != c->outfixed)
+		free(c->out);
+	free(c->in);
+	free(c);
+	atomic_fetch_sub(&t->h->nconns, 1);
+}
+
+static void
+conn_enter(struct conn *c)
+{
+	c->depth++;
+}
+
+/* Leave a callback; the last one out frees a closed connection. */
+static void
+conn_leave(struct conn *c)
+{
+	if (--c->depth == 0 && c->state == CS_CLOSED)
+		conn_free(c);
+}
+
+static void
+conn_close(struct conn *c)
+{
+	event_del(c->rev);
+	event_del(c->wev);
+	event_del(c->tev);
+	c->state = CS_CLOSED;
+}
+
+static void
+conn_timer(struct conn *c, const struct timeval *tv)
+{
+	event_add(c->tev, tv);
+}
+
+static void
+exchange_begin(struct conn *c)
+{
+	clock_gettime(CLOCK_MONOTONIC, &c->t0);
+	c->status = 0;
+	c->bytes = 0;
+	c->outbody = 0;
+	c->result = "-";
+	c->source = "-";
+}
+
+/* The access-log line of the exchange that just ended. */
+static void
+log_exchange(struct conn *c)
+{
+	struct http_thread *t = c->t;
+	const struct request *r = &c->req;
+	char ua[256];
+	size_t i, n;
+	int tlen;
+
+	if (!t->h->cfg->access_log)
+		return;
+	n = r->user_agent.p == NULL ? 0 : r->user_agent.n;
+	if (n > sizeof(ua) - 1)
+		n = sizeof(ua) - 1;
+	for (i = 0; i < n; i++) {
+		char ch = r->user_agent.p[i];
+
+		ua[i] = (ch == '"' || ch == '\\' || (unsigned char)ch < 0x20)
+		    ? '_'
+		    : ch;
+	}
+	ua[n] = '\0';
+	tlen = r->target.p == NULL
+	    ? 1
+	    : (int)(r->target.n > 1024 ? 1024 : r->target.n);
+	thread_clock(t);
+	logbuf_printf(&t->log,
+	    "%s %s \"%.*s %.*s\" %d %llu %.3fms %s %s \"%s\"\n", t->logtime,
+	    c->peer, r->method_name.p != NULL ? (int)r->method_name.n : 1,
+	    r->method_name.p != NULL ? r->method_name.p : "-", tlen,
+	    r->target.p != NULL ? r->target.p : "-", c->status,
+	    (unsigned long long)c->bytes, elapsed_ms(&c->t0), c->result,
+	    c->source, n > 0 ? ua : "-");
+}
+
+/* The response is out: log it, then the next request or the close. */
+static void
+exchange_end(struct conn *c)
+{
+	c->bytes += c->outbody;
+	log_exchange(c);
+	if (c->body_fd != -1) {
+		close(c->body_fd);
+		c->body_fd = -1;
+	}
+	if (c->out != c->outfixed) {
+		free(c->out);
+		c->out = c->outfixed;
+		c->outcap = OUT_FIXED;
+	}
+	if (!c->keepalive || c->t->stopping) {
+		shutdown(c->fd, SHUT_WR);
+		c->state = CS_LINGER;
+		conn_timer(c, c->t->tv_linger);
+		if (!c->drained)
+			event_active(c->rev, EV_READ, 0);
+		return;
+	}
+	if (c->have_req) {
+		memmove(c->in, c->in + c->req.head_len,
+		    c->inlen - c->req.head_len);
+		c->inlen -= c->req.head_len;
+	}
+	c->have_req = 0;
+	memset(&c->req, 0, sizeof(c->req));
+	c->state = CS_READ;
+	conn_timer(c, c->inlen > 0 ? c->t->tv_header : c->t->tv_keepalive);
+	if (!c->parsing)
+		process_input(c);
+}
+
+/* The response cannot be completed: the client gets a cut connection. */
+static void
+exchange_abort(struct conn *c, const char *why)
+{
+	log_debug("%s: %s: %s", __func__, c->peer, why);
+	c->result = "ABORTED";
+	log_exchange(c);
+	conn_close(c);
+}
+
+/* --------------------------------------------------------------- output */
+
+static void
+write_some(struct conn *c)
+{
+	size_t budget = SEND_BUDGET, chunk;
+	ssize_t n;
+
+	while (c->outsent < c->outlen) {
+		n = send(c->fd, c->out + c->outsent, c->outlen - c->outsent,
+		    MSG_NOSIGNAL | (c->body_left > 0 ? MSG_MORE : 0));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			goto wait;
+		if (n <= 0) {
+			exchange_abort(c, strerror(errno));
+			return;
+		}
+		c->outsent += (size_t)n;
+	}
+	while (c->body_left > 0) {
+		if (budget == 0) {
+			/* Give other connections a turn. */
+			event_active(c->wev, EV_WRITE, 0);
+			conn_timer(c, c->t->tv_send);
+			return;
+		}
+		chunk = c->body_left < budget ? (size_t)c->body_left : budget;
+		n = sendfile(c->fd, c->body_fd, &c->body_off, chunk);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN)
+			goto wait;
+		if (n == 0) {
+			exchange_abort(c, "file shrank while being sent");
+			return;
+		}
+		if (n < 0) {
+			exchange_abort(c, strerror(errno));
+			return;
+		}
+		c->body_left -= (uint64_t)n;
+		c->bytes += (uint64_t)n;
+		budget -= (size_t)n;
+	}
+	exchange_end(c);
+	return;
+wait:
+	/* The next write edge resumes; no progress for send-timeout aborts. */
+	conn_timer(c, c->t->tv_send);
+}
+
+/* Get an output buffer of cap bytes; -1 when out of memory. */
+static int
+out_prepare(struct conn *c, size_t cap)
+{
+	if (c->out != c->outfixed)
+		free(c->out);
+	c->out = c->outfixed;
+	c->outcap = OUT_FIXED;
+	if (cap <= OUT_FIXED)
+		return 0;
+	if ((c->out = malloc(cap)) == NULL) {
+		c->out = c->outfixed;
+		return -1;
+	}
+	c->outcap = cap;
+	return 0;
+}
+
+/* Start a head of at most head bytes followed by body bytes in c->out. */
+static int
+head_begin(struct conn *c, struct hbuf *hb, int status, size_t head,
+    size_t body)
+{
+	int rc = out_prepare(c, head + body);
+
+	thread_clock(c->t);
+	if (c->t->stopping)
+		c->keepalive = 0;
+	c->status = status;
+	hbuf_start(hb, c->out, c->outcap - (rc == 0 ? body : 0), status,
+	    c->t->date);
+	return rc;
+}
+
+/* Send the finished head in hb, then len bytes of body (none for HEAD). */
+static void
+send_head(struct conn *c, struct hbuf *hb, const char *body, size_t len)
+{
+	c->outlen = hb->len;
+	c->outbody = 0;
+	if (c->req.method != METHOD_HEAD && len > 0) {
+		memcpy(c->out + c->outlen, body, len);
+		c->outlen += len;
+		c->outbody = len;
+	}
+	c->outsent = 0;
+	c->state = CS_WRITE;
+	write_some(c);
+}
+
+/* The last resort when a head cannot be built: a bare status, close. */
+static void
+send_bare(struct conn *c, int status)
+{
+	struct hbuf hb;
+
+	c->keepalive = 0;
+	head_begin(c, &hb, status, OUT_FIXED, 0);
+	hbuf_header(&hb, "Content-Length", "0");
+	hbuf_end(&hb, 0, c->req.minor == 0);
+	send_head(c, &hb, NULL, 0);
+}
+
+/* ------------------------------------------------------ handler answers */
+
+const struct request *
+conn_request(struct conn *c)
+{
+	return &c->req;
+}
+
+struct pool_inbox *
+conn_inbox(struct conn *c)
+{
+	return c->t->inbox;
+}
+
+void
+conn_set_result(struct conn *c, const char *result, const char *source)
+{
+	c->result = result;
+	c->source = source;
+}
+
+void
+conn_wait(struct conn *c)
+{
+	c->state = CS_WAIT;
+	/* Held until the answer: the completion calls a conn_send_*. */
+	conn_enter(c);
+}
+
+/* Every answer runs inside enter/leave; after conn_wait, the wait's hold. */
+static void
+answer_begin(struct conn *c)
+{
+	if (c->state == CS_WAIT)
+		c->state = CS_WRITE;
+	else
+		conn_enter(c);
+}
+
+void
+conn_send_error(struct conn *c, int status, const char *why)
+{
+	struct hbuf hb;
+	size_t n = strlen(why);
+
+	answer_begin(c);
+	if (n > 400)
+		n = 400;
+	head_begin(c, &hb, status, HEAD_ROOM, n + 1);
+	hbuf_header(&hb, "Content-Type", "text/plain");
+	hbuf_header_u64(&hb, "Content-Length", n + 1);
+	if (status == 405)
+		hbuf_header(&hb, "Allow", "GET, HEAD");
+	hbuf_end(&hb, c->keepalive, c->req.minor == 0);
+	c->outlen = hb.len;
+	if (c->req.method != METHOD_HEAD) {
+		memcpy(c->out + c->outlen, why, n);
+		c->out[c->outlen + n] = '\n';
+		c->outlen += n + 1;
+		c->outbody = n + 1;
+	}
+	c->outsent = 0;
+	c->state = CS_WRITE;
+	write_some(c);
+	conn_leave(c);
+}
+
+void
+conn_send_text(struct conn *c, int status, const char *content_type,
+    const char *body, size_t len)
+{
+	struct hbuf hb;
+
+	answer_begin(c);
+	if (head_begin(c, &hb, status, HEAD_ROOM, len) == -1) {
+		send_bare(c, 503);
+	} else {
+		hbuf_header(&hb, "Content-Type", content_type);
+		hbuf_header_u64(&hb, "Content-Length", len);
+		hbuf_end(&hb, c->keepalive, c->req.minor == 0);
+		send_head(c, &hb, body, len);
+	}
+	conn_leave(c);
+}
+
+void
+conn_send_file(struct conn *c, int fd, uint64_t offset,
+    const struct artifact *art)
+{
+	struct plan plan;
+	struct hbuf hb;
+	size_t why = 0, head = HEAD_ROOM;
+
+	answer_begin(c);
+	response_plan(&c->req, art, &plan);
+	if (plan.why != NULL)
+		why = strlen(plan.why);
+	/* Header values may be percent-escaped: up to three bytes each. */
+	if (art->file != NULL)
+		head += 3 * strlen(art->file);
+	if (art->archive != NULL)
+		head += 3 * strlen(art->archive);
+	if (head_begin(c, &hb, plan.status, head, why + 1) == -1) {
+		close(fd);
+		send_bare(c, 503);
+		conn_leave(c);
+		return;
+	}
+	response_artifact_head(&hb, &plan, art);
+	hbuf_end(&hb, c->keepalive, c->req.minor == 0);
+	if (hb.overflow) {
+		close(fd);
+		send_bare(c, 500);
+		conn_leave(c);
+		return;
+	}
+	if (c->req.method == METHOD_GET && plan.why == NULL &&
+	    plan.length > 0) {
+		c->body_fd = fd;
+		c->body_off = (off_t)(offset + plan.offset);
+		c->body_left = plan.length;
+	} else {
+		close(fd);
+	}
+	if (plan.why != NULL) {
+		memcpy(hb.buf + hb.len, plan.why, why);
+		hb.buf[hb.len + why] = '\n';
+	}
+	c->outlen = hb.len;
+	if (plan.why != NULL && c->req.method != METHOD_HEAD) {
+		c->outlen += why + 1;
+		c->outbody = why + 1;
+	}
+	c->outsent = 0;
+	c->state = CS_WRITE;
+	write_some(c);
+	conn_leave(c);
+}
+
+/* ---------------------------------------------------------------- input */
+
+/* Grow the input buffer up to the head limit; 0 when it is full. */
+static size_t
+in_room(struct conn *c)
+{
+	size_t max = c->t->h->cfg->max_header_size, cap;
+	char *p;
+
+	if (c->inlen < c->incap)
+		return c->incap - c->inlen;
+	if (c->incap >= max)
+		return 0;
+	cap = c->incap * 2 < max ? c->incap * 2 : max;
+	if ((p = realloc(c->in, cap)) == NULL)
+		return 0;
+	c->in = p;
+	c->incap = cap;
+	return c->incap - c->inlen;
+}
+
+/* Read what the socket has; 1 when bytes arrived, 0 to wait, -1 closed. */
+static int
+read_more(struct conn *c)
+{
+	size_t room;
+	ssize_t n;
+
+	if (c->drained)
+		return 0;
+	if ((room = in_room(c)) == 0)
+		return -1;
+	do {
+		n = recv(c->fd, c->in + c->inlen, room, 0);
+	} while (n == -1 && errno == EINTR);
+	if (n == -1 && errno == EAGAIN) {
+		c->drained = 1;
+		return 0;
+	}
+	if (n <= 0)
+		return -1;
+	if (c->inlen == 0)
+		conn_timer(c, c->t->tv_header);
+	c->inlen += (size_t)n;
+	if ((size_t)n < room)
+		c->drained = 1;
+	return 1;
+}
+
+/* Parse and dispatch every complete request, in order, while reading. */
+static void
+process_input(struct conn *c)
+{
+	struct http_thread *t = c->t;
+	const char *why = NULL;
+	int rc;
+
+	c->parsing = 1;
+	while (c->state == CS_READ) {
+		rc = request_parse(&c->req, c->in, c->inlen,
+		    t->h->cfg->max_header_size, &why);
+		if (rc == REQUEST_INCOMPLETE) {
+			rc = read_more(c);
+			if (rc == -1)
+				conn_close(c);
+			if (rc != 1)
+				break;
+			continue;
+		}
+		exchange_begin(c);
+		if (rc != REQUEST_OK) {
+			c->keepalive = 0;
+			conn_send_error(c, rc, why);
+			continue;
+		}
+		c->have_req = 1;
+		c->keepalive = c->req.keepalive && !c->req.has_body;
+		if (c->req.has_body)
+			conn_send_error(c, 400,
+			    "request bodies are not accepted");
+		else if (c->req.method == METHOD_OTHER)
+			conn_send_error(c, 405,
+			    "only GET and HEAD are allowed");
+		else
+			t->h->handler.request(c, t->state);
+	}
+	c->parsing = 0;
+}
+
+static void
+linger_drain(struct conn *c)
+{
+	char buf[4096];
+	ssize_t n;
+
+	do {
+		n = recv(c->fd, buf, sizeof(buf), 0);
+	} while (n > 0 || (n == -1 && errno == EINTR));
+	if (n == 0 || errno != EAGAIN)
+		conn_close(c);
+	c->drained = 1;
+}
+
+static void
+conn_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	conn_enter(c);
+	c->drained = 0;
+	if (c->state == CS_READ && !c->parsing)
+		process_input(c);
+	else if (c->state == CS_LINGER)
+		linger_drain(c);
+	conn_leave(c);
+}
+
+static void
+conn_write_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	conn_enter(c);
+	if (c->state == CS_WRITE)
+		write_some(c);
+	conn_leave(c);
+}
+
+static void
+conn_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct conn *c = arg;
+
+	conn_enter(c);
+	switch (c->state) {
+	case CS_READ:
+		if (c->inlen > 0) {
+			exchange_begin(c);
+			c->keepalive = 0;
+			conn_send_error(c, 408,
+			    "request head not received in time");
+		} else {
+			conn_close(c);
+		}
+		break;
+	case CS_WRITE:
+		exchange_abort(c, "send timeout");
+		break;
+	case CS_LINGER:
+		conn_close(c);
+		break;
+	case CS_WAIT:
+	case CS_CLOSED:
+		break;
+	}
+	conn_leave(c);
+}
+
+static void
+conn_new(struct http_thread *t, int fd, const struct sockaddr_storage *ss)
+{
+	struct conn *c;
+	char host[INET6_ADDRSTRLEN];
+	int one = 1;
+	unsigned port;
+
+	if ((c = calloc(1, sizeof(*c))) == NULL) {
+		log_warnx("%s: out of memory; connection dropped", __func__);
+		close(fd);
+		atomic_fetch_sub(&t->h->nconns, 1);
+		return;
+	}
+	c->t = t;
+	c->fd = fd;
+	c->body_fd = -1;
+	c->out = c->outfixed;
+	c->outcap = OUT_FIXED;
+	c->next = t->conns;
+	if (t->conns != NULL)
+		t->conns->prev = c;
+	t->conns = c;
+	c->in = malloc(INBUF_MIN);
+	c->incap = INBUF_MIN;
+	c->rev = event_new(t->base, fd, EV_READ | EV_ET | EV_PERSIST,
+	    conn_read_cb, c);
+	c->wev = event_new(t->base, fd, EV_WRITE | EV_ET | EV_PERSIST,
+	    conn_write_cb, c);
+	c->tev = evtimer_new(t->base, conn_timeout_cb, c);
+	if (c->in == NULL || c->rev == NULL || c->wev == NULL ||
+	    c->tev == NULL || event_add(c->rev, NULL) == -1 ||
+	    event_add(c->wev, NULL) == -1) {
+		log_warnx("%s: out of memory; connection dropped", __func__);
+		conn_free(c);
+		return;
+	}
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *s6 = (const void *)ss;
+
+		inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
+		port = ntohs(s6->sin6_port);
+		snprintf(c->peer, sizeof(c->peer), "[%s]:%u", host, port);
+	} else {
+		const struct sockaddr_in *s4 = (const void *)ss;
+
+		inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
+		port = ntohs(s4->sin_port);
+		snprintf(c->peer, sizeof(c->peer), "%s:%u", host, port);
+	}
+	c->state = CS_READ;
+	conn_timer(c, t->tv_header);
+	conn_enter(c);
+	process_input(c);
+	conn_leave(c);
+}
+
+/* ------------------------------------------------------------- threads */
+
+static void
+accept_cb(evutil_socket_t lfd, short what, void *arg)
+{
+	struct http_thread *t = arg;
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int i, fd;
+
+	for (i = 0; i < ACCEPT_BURST; i++) {
+		len = sizeof(ss);
+		fd = accept4(lfd, (struct sockaddr *)&ss, &len,
+		    SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd == -1) {
+			if (errno == EMFILE || errno == ENFILE)
+				log_warn("%s: accept", __func__);
+			return;
+		}
+		if (atomic_fetch_add(&t->h->nconns, 1) >=
+		    t->h->cfg->max_connections) {
+			atomic_fetch_sub(&t->h->nconns, 1);
+			close(fd);
+			continue;
+		}
+		conn_new(t, fd, &ss);
+	}
+}
+
+static void
+close_listeners(struct http_thread *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->h->cfg->nlisten; i++) {
+		if (t->levs[i] != NULL)
+			event_free(t->levs[i]);
+		t->levs[i] = NULL;
+		if (t->lfds[i] != -1)
+			close(t->lfds[i]);
+		t->lfds[i] = -1;
+	}
+}
+
+static void
+stop_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct http_thread *t = arg;
+	struct conn *c, *next;
+
+	t->stopping = 1;
+	t->stop_deadline = time(NULL) + t->h->cfg->shutdown_timeout;
+	close_listeners(t);
+	/* Idle connections go now; those with a request in flight finish. */
+	for (c = t->conns; c != NULL; c = next) {
+		next = c->next;
+		if (c->state == CS_READ && c->inlen == 0 && c->depth == 0) {
+			conn_close(c);
+			conn_free(c);
+		}
+	}
+}
+
+static void
+tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct http_thread *t = arg;
+
+	logbuf_flush(&t->log);
+	if (t->stopping && (t->conns == NULL || time(NULL) >= t->stop_deadline))
+		event_base_loopbreak(t->base);
+}
+
+static void *
+thread_main(void *arg)
+{
+	struct http_thread *t = arg;
+	struct httpd *h = t->h;
+
+	if (h->handler.thread_start != NULL)
+		t->state = h->handler.thread_start(h->handler.arg);
+	event_base_dispatch(t->base);
+	logbuf_flush(&t->log);
+	return NULL;
+}
+
+/* A common timeout of the base: O(1) to add however many are pending. */
+static const struct timeval *
+common_timeout(struct event_base *base, unsigned seconds)
+{
+	struct timeval tv = { (time_t)seconds, 0 };
+
+	return event_base_init_common_timeout(base, &tv);
+}
+
+static int
+thread_init(struct http_thread *t, struct httpd *h)
+{
+	const struct config *cfg = h->cfg;
+	struct timeval tick = { 0, TICK_MS * 1000 };
+	size_t i;
+
+	t->h = h;
+	if ((t->base = event_base_new()) == NULL ||
+	    (t->lfds = calloc(cfg->nlisten, sizeof(int))) == NULL ||
+	    (t->levs = calloc(cfg->nlisten, sizeof(*t->levs))) == NULL)
+		return -1;
+	for (i = 0; i < cfg->nlisten; i++)
+		t->lfds[i] = -1;
+	if ((t->inbox = pool_inbox_new(t->base)) == NULL ||
+	    (t->stop_ev = event_new(t->base, -1, 0, stop_cb, t)) == NULL ||
+	    (t->tick_ev = event_new(t->base, -1, EV_PERSIST, tick_cb, t)) ==
+		NULL ||
+	    event_add(t->tick_ev, &tick) == -1)
+		return -1;
+	t->tv_header = common_timeout(t->base, cfg->header_timeout);
+	t->tv_keepalive = common_timeout(t->base, cfg->keepalive_timeout);
+	t->tv_send = common_timeout(t->base, cfg->send_timeout);
+	t->tv_linger = common_timeout(t->base, LINGER_SECONDS);
+	if (t->tv_header == NULL || t->tv_keepalive == NULL ||
+	    t->tv_send == NULL || t->tv_linger == NULL)
+		return -1;
+	return 0;
+}
+
+/* ----------------------------------------------------------- listeners */
+
+static int
+listen_socket(const struct sockaddr *sa, socklen_t len, int reuseport)
+{
+	int fd, one = 1, defer = 1;
+
+	fd = socket(sa->sa_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0);
+	if (fd == -1)
+		return -1;
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (reuseport &&
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) == -1)
+		goto fail;
+	if (sa->sa_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, sa, len) == -1)
+		goto fail;
+	/* Wake us when the request has arrived, not at the handshake. */
+	setsockopt(fd, IPPROTO_TCP, TCP_DEFER_ACCEPT, &defer, sizeof(defer));
+	if (reuseport && listen(fd, LISTEN_BACKLOG) == -1)
+		goto fail;
+	return fd;
+fail:
+	close(fd);
+	return -1;
+}
+
+static unsigned
+sockaddr_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+}
+
+/*
+ * Bind address i on every thread.  A plain bind first proves the port is
+ * free: with SO_REUSEPORT alone, a second daemon of the same user would
+ * silently share the port instead of failing.  Port 0 becomes whatever the
+ * first thread's socket got, so all threads share one port.
+ */
+static int
+bind_address(struct httpd *h, size_t i, char *err, size_t errlen)
+{
+	const struct config_listen *l = &h->cfg->listen[i];
+	struct sockaddr_storage ss = l->addr;
+	socklen_t len = sizeof(ss);
+	unsigned k;
+	int probe;
+
+	if (sockaddr_port(&ss) != 0) {
+		probe = listen_socket((struct sockaddr *)&ss, l->addrlen, 0);
+		if (probe == -1) {
+			snprintf(err, errlen, "listen %s: %s", l->text,
+			    strerror(errno));
+			return -1;
+		}
+		close(probe);
+	}
+	for (k = 0; k < h->nthreads; k++) {
+		struct http_thread *t = &h->threads[k];
+
+		t->lfds[i] =
+		    listen_socket((struct sockaddr *)&ss, l->addrlen, 1);
+		if (t->lfds[i] == -1) {
+			snprintf(err, errlen, "listen %s: %s", l->text,
+			    strerror(errno));
+			return -1;
+		}
+		if (k == 0 && sockaddr_port(&ss) == 0) {
+			if (getsockname(t->lfds[i], (struct sockaddr *)&ss,
+				&len) == -1) {
+				snprintf(err, errlen, "listen %s: %s", l->text,
+				    strerror(errno));
+				return -1;
+			}
+		}
+		t->levs[i] = event_new(t->base, t->lfds[i],
+		    EV_READ | EV_PERSIST, accept_cb, t);
+		if (t->levs[i] == NULL || event_add(t->levs[i], NULL) == -1) {
+			snprintf(err, errlen, "listen %s: out of memory",
+			    l->text);
+			return -1;
+		}
+	}
+	if (ss.ss_family == AF_INET6) {
+		char host[INET6_ADDRSTRLEN];
+
+		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr,
+		    host, sizeof(host));
+		log_info("listening on [%s]:%u", host, sockaddr_port(&ss));
+	} else {
+		char host[INET_ADDRSTRLEN];
+
+		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host,
+		    sizeof(host));
+		log_info("listening on %s:%u", host, sockaddr_port(&ss));
+	}
+	return 0;
+}
+
+/* ------------------------------------------------------------- the API */
+
+struct httpd *
+httpd_new(const struct config *cfg, const struct http_handler *handler,
+    char *err, size_t errlen)
+{
+	struct httpd *h;
+	unsigned k;
+	size_t i;
+
+	if ((h = calloc(1, sizeof(*h))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	h->cfg = cfg;
+	h->handler = *handler;
+	h->nthreads = cfg->threads;
+	if ((h->threads = calloc(h->nthreads, sizeof(*h->threads))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		free(h);
+		return NULL;
+	}
+	for (k = 0; k < h->nthreads; k++) {
+		if (thread_init(&h->threads[k], h) == -1) {
+			snprintf(err, errlen, "event loop: out of memory");
+			goto fail;
+		}
+	}
+	for (i = 0; i < cfg->nlisten; i++)
+		if (bind_address(h, i, err, errlen) == -1)
+			goto fail;
+	return h;
+fail:
+	httpd_free(h);
+	return NULL;
+}
+
+int
+httpd_start(struct httpd *h)
+{
+	unsigned k;
+
+	for (k = 0; k < h->nthreads; k++) {
+		if (pthread_create(&h->threads[k].tid, NULL, thread_main,
+			&h->threads[k]) != 0) {
+			log_warn("%s: pthread_create", __func__);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+void
+httpd_stop(struct httpd *h)
+{
+	unsigned k;
+
+	for (k = 0; k < h->nthreads; k++)
+		event_active(h->threads[k].stop_ev, 0, 0);
+	for (k = 0; k < h->nthreads; k++)
+		pthread_join(h->threads[k].tid, NULL);
+}
+
+void
+httpd_free(struct httpd *h)
+{
+	struct http_thread *t;
+	unsigned k;
+
+	if (h == NULL)
+		return;
+	for (k = 0; k < h->nthreads; k++) {
+		t = &h->threads[k];
+		if (t->base == NULL)
+			continue;
+		/* Answers still queued by workers reach their connections. */
+		pool_inbox_free(t->inbox);
+		while (t->conns != NULL) {
+			t->conns->depth = 0;
+			conn_free(t->conns);
+		}
+		if (t->lfds != NULL && t->levs != NULL)
+			close_listeners(t);
+		if (t->state != NULL && h->handler.thread_stop != NULL)
+			h->handler.thread_stop(t->state);
+		if (t->stop_ev != NULL)
+			event_free(t->stop_ev);
+		if (t->tick_ev != NULL)
+			event_free(t->tick_ev);
+		logbuf_flush(&t->log);
+		event_base_free(t->base);
+		free(t->lfds);
+		free(t->levs);
+	}
+	free(h->threads);
+	free(h);
+}

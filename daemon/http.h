@@ -1,0 +1,69 @@
+/*
+ * daemon/http.h: the HTTP/1.1 front end.
+ *
+ * Several event-loop threads, each with its own listening sockets on the
+ * same addresses (SO_REUSEPORT lets the kernel spread connections), its own
+ * connections, and its own state for the request handler (e.g. an index
+ * reader).  Everything about one connection happens on its thread.
+ *
+ * Handlers answer with one of the conn_send_* calls, at once or later from
+ * a pool completion on the same thread (after conn_wait).
+ */
+#ifndef DAEMON_HTTP_H
+#define DAEMON_HTTP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon/request.h"
+#include "daemon/response.h"
+
+struct config;
+struct conn;
+struct httpd;
+struct pool_inbox;
+
+struct http_handler {
+	/* Per-thread handler state, created on the thread that uses it. */
+	void *(*thread_start)(void *arg);
+	void (*thread_stop)(void *state);
+	/* A parsed request of method GET or HEAD. */
+	void (*request)(struct conn *c, void *state);
+	void *arg;
+};
+
+/* Bind every listen address of cfg; nothing runs yet. */
+struct httpd *httpd_new(const struct config *cfg,
+    const struct http_handler *handler, char *err, size_t errlen);
+/* Start the event-loop threads. */
+int httpd_start(struct httpd *h);
+/*
+ * Stop accepting, let responses in flight finish (up to the configured
+ * shutdown timeout), and join the threads.
+ */
+void httpd_stop(struct httpd *h);
+/* After httpd_stop and after the pool has stopped: free everything. */
+void httpd_free(struct httpd *h);
+
+/* For handlers. */
+const struct request *conn_request(struct conn *c);
+struct pool_inbox *conn_inbox(struct conn *c);
+/* The access-log result ("HIT", "MISS", ...) and source ("local"). */
+void conn_set_result(struct conn *c, const char *result, const char *source);
+/* The handler will answer later, from a pool completion. */
+void conn_wait(struct conn *c);
+
+/* A one-line text/plain error body saying why. */
+void conn_send_error(struct conn *c, int status, const char *why);
+/* A short in-memory body (banners, small documents). */
+void conn_send_text(struct conn *c, int status, const char *content_type,
+    const char *body, size_t len);
+/*
+ * An artifact stored at offset in fd, which the connection takes over.
+ * Conditional requests, Range, HEAD and X-DEBUGINFOD-MAXSIZE are decided
+ * here; the bytes go out with sendfile.
+ */
+void conn_send_file(struct conn *c, int fd, uint64_t offset,
+    const struct artifact *art);
+
+#endif /* DAEMON_HTTP_H */

@@ -1,0 +1,48 @@
+/*
+ * daemon/log.h: the one logger, and buffered access-log lines.
+ *
+ * Messages go to stderr, one write(2) per line so that lines from several
+ * threads never interleave.  Messages start with "%s: ", __func__ by
+ * convention.  log_warn appends strerror(errno).
+ */
+#ifndef DAEMON_LOG_H
+#define DAEMON_LOG_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#define LOG_WARN 0
+#define LOG_INFO 1
+#define LOG_DEBUG 2
+
+void log_init(const char *progname, int level);
+int log_level(void);
+
+void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Start-up failures only: log and exit(1).  Only main.c and cli.c. */
+void fatal(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
+void fatalx(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2), noreturn));
+
+/*
+ * A per-thread buffer of access-log lines.  Appending never blocks for long:
+ * the buffer is written out when it fills, and the owner flushes it from a
+ * timer so lines are late by at most a fraction of a second.
+ */
+#define LOGBUF_SIZE 4096 /* PIPE_BUF: one flush is one atomic write */
+
+struct logbuf {
+	size_t len;
+	char buf[LOGBUF_SIZE];
+};
+
+void logbuf_printf(struct logbuf *lb, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void logbuf_flush(struct logbuf *lb);
+
+#endif /* DAEMON_LOG_H */

@@ -1,0 +1,341 @@
+/*
+ * daemon/main.c: dbgmirrord, the daemon's process life.
+ *
+ * Start-up reads the configuration, opens the index, binds every listen
+ * address (any failure here exits non-zero with a message), then starts the
+ * event-loop threads and the first scan.  The main thread keeps its own
+ * small event loop for signals and scan scheduling:
+ *
+ *   SIGTERM, SIGINT  stop accepting, finish responses in flight (bounded by
+ *                    shutdown-timeout), cancel a running scan, exit 0
+ *   SIGUSR1          rescan now (or right after the scan that is running)
+ *
+ * Scans run on the worker pool, one at a time; their completion comes back
+ * to this loop, which also runs the periodic rescan timer.
+ */
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <event2/event.h>
+#include <event2/thread.h>
+#include <limits.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cache/index.h"
+#include "conf/config.h"
+#include "config.h"
+#include "daemon/http.h"
+#include "daemon/log.h"
+#include "daemon/pool.h"
+#include "daemon/scan.h"
+#include "daemon/serve.h"
+#include "indexer/elf.h"
+
+struct daemon {
+	struct config cfg;
+	struct event_base *base;
+	struct pool *pool;
+	struct pool_inbox *inbox;
+	struct index *idx;
+	struct event *rescan_ev;
+	struct scan_opts opts;
+	atomic_int cancel;
+	int scanning;
+	int again; /* a rescan was asked for while one ran */
+	int scan_rc;
+	struct index_scan result;
+	struct timespec scan_t0;
+};
+
+static void scan_start(struct daemon *d);
+
+static unsigned
+cpu_count(void)
+{
+	cpu_set_t set;
+	long n;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+		return (unsigned)CPU_COUNT(&set);
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (unsigned)n : 1;
+}
+
+/* Allow as many open files as the hard limit: one per connection. */
+static void
+raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+/* mkdir -p for the cache directory. */
+static int
+mkdirs(const char *dir)
+{
+	char path[PATH_MAX];
+	char *p;
+
+	if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (p = path + 1; *p != '\0'; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(path, 0755) == -1 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(path, 0755) == -1 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+static void
+scan_work(void *arg)
+{
+	struct daemon *d = arg;
+
+	d->scan_rc = scan_run(d->idx, &d->opts, &d->result);
+}
+
+static void
+scan_done(void *arg)
+{
+	struct daemon *d = arg;
+	struct timespec now;
+	double secs;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	secs = (double)(now.tv_sec - d->scan_t0.tv_sec) +
+	    (double)(now.tv_nsec - d->scan_t0.tv_nsec) / 1e9;
+	d->scanning = 0;
+	if (atomic_load(&d->cancel))
+		return;
+	if (d->scan_rc == 0)
+		log_info("scan finished in %.2fs: %llu files seen, %llu read, "
+			 "%llu removed, %llu not indexable",
+		    secs, (unsigned long long)d->result.seen,
+		    (unsigned long long)d->result.read,
+		    (unsigned long long)d->result.removed,
+		    (unsigned long long)d->result.failed);
+	else
+		log_warnx("scan failed after %.2fs", secs);
+	if (d->again) {
+		d->again = 0;
+		scan_start(d);
+	}
+}
+
+static void
+scan_start(struct daemon *d)
+{
+	if (d->scanning) {
+		d->again = 1;
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &d->scan_t0);
+	d->scanning = 1;
+	if (pool_submit(d->pool, scan_work, d->inbox, scan_done, d) == -1) {
+		d->scanning = 0;
+		log_warnx("%s: cannot queue the scan", __func__);
+	}
+}
+
+static void
+rescan_cb(evutil_socket_t fd, short what, void *arg)
+{
+	scan_start(arg);
+}
+
+static void
+signal_cb(evutil_socket_t sig, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	if (sig == SIGUSR1) {
+		log_info("SIGUSR1: rescanning");
+		scan_start(d);
+		return;
+	}
+	log_info("%s: stopping", strsignal((int)sig));
+	atomic_store(&d->cancel, 1);
+	event_base_loopbreak(d->base);
+}
+
+static void
+usage(FILE *fp)
+{
+	fprintf(fp,
+	    "usage: dbgmirrord [options]\n"
+	    "\n"
+	    "A debuginfod-compatible server: point DEBUGINFOD_URLS at it.\n"
+	    "\n"
+	    "  --config FILE     read FILE instead of %s\n"
+	    "  --no-config       use the embedded defaults and the command "
+	    "line only\n"
+	    "  --check-config    report every problem in the configuration, "
+	    "then exit\n"
+	    "  -v, --verbose     log more (repeat for debug)\n"
+	    "  --version         print the version\n"
+	    "  -h, --help        this help\n"
+	    "\n"
+	    "Every option of the configuration file, also as --name VALUE:\n",
+	    CONFIG_DEFAULT_FILE);
+	config_usage(fp);
+}
+
+/* Read the configuration; exits on --help, --version and bad input. */
+static void
+configure(struct daemon *d, int argc, char **argv)
+{
+	struct config_args args = { 0 };
+	struct config_diag diag = { 0 };
+	size_t i;
+	int rc, level;
+
+	if (config_init(&d->cfg) == -1)
+		fatalx("out of memory");
+	rc = config_parse_args(&args, argc, argv, &diag);
+	if (rc == 0 && args.help) {
+		usage(stdout);
+		exit(0);
+	}
+	if (rc == 0 && args.version) {
+		printf("dbgmirrord %s\n", PACKAGE_VERSION);
+		exit(0);
+	}
+	if (rc == 0 && args.nrest > 0) {
+		fprintf(stderr, "dbgmirrord: unexpected argument \"%s\"\n",
+		    args.rest[0]);
+		rc = -1;
+	}
+	if (rc == 0)
+		rc = config_load(&d->cfg, &args, &diag);
+	for (i = 0; i < diag.n; i++)
+		fprintf(stderr, "dbgmirrord: %s\n", diag.msgs[i]);
+	if (args.check_config) {
+		if (rc == 0)
+			printf("%s: configuration OK\n",
+			    d->cfg.config_file != NULL ? d->cfg.config_file
+						       : "(defaults)");
+		else
+			fprintf(stderr, "dbgmirrord: %zu problem%s\n", diag.n,
+			    diag.n == 1 ? "" : "s");
+		exit(rc == 0 ? 0 : 1);
+	}
+	if (rc != 0) {
+		if (diag.n == 0)
+			usage(stderr);
+		exit(1);
+	}
+	level = (int)d->cfg.log_level + args.verbose;
+	log_init("dbgmirrord", level > LOG_DEBUG ? LOG_DEBUG : level);
+	config_diag_free(&diag);
+	config_args_free(&args);
+	if (d->cfg.threads == 0)
+		d->cfg.threads = cpu_count();
+	if (d->cfg.workers == 0)
+		d->cfg.workers = cpu_count();
+}
+
+int
+main(int argc, char **argv)
+{
+	struct daemon d;
+	struct http_handler handler;
+	struct serve *srv;
+	struct httpd *h;
+	struct event *sigs[3];
+	static const int signums[3] = { SIGTERM, SIGINT, SIGUSR1 };
+	struct timeval every;
+	char path[PATH_MAX], err[512];
+	size_t i;
+
+	memset(&d, 0, sizeof(d));
+	signal(SIGPIPE, SIG_IGN);
+	configure(&d, argc, argv);
+	raise_nofile();
+
+	if (evthread_use_pthreads() == -1)
+		fatalx("libevent without thread support");
+	if (elf_init() == -1)
+		fatalx("libelf: version mismatch");
+	if (mkdirs(d.cfg.cache_dir) == -1)
+		fatal("cache directory %s", d.cfg.cache_dir);
+	if (snprintf(path, sizeof(path), "%s/index", d.cfg.cache_dir) >=
+	    (int)sizeof(path))
+		fatalx("cache directory path too long");
+	if ((d.idx = index_open(path, 0, d.cfg.index_map_size, err,
+		 sizeof(err))) == NULL)
+		fatalx("%s", err);
+	if ((d.pool = pool_new(d.cfg.workers)) == NULL)
+		fatalx("cannot start %u workers", d.cfg.workers);
+	if ((srv = serve_new(d.idx, d.pool)) == NULL)
+		fatalx("out of memory");
+	serve_handler(srv, &handler);
+	if ((h = httpd_new(&d.cfg, &handler, err, sizeof(err))) == NULL)
+		fatalx("%s", err);
+
+	if ((d.base = event_base_new()) == NULL ||
+	    (d.inbox = pool_inbox_new(d.base)) == NULL)
+		fatalx("event loop: out of memory");
+	for (i = 0; i < 3; i++) {
+		sigs[i] = evsignal_new(d.base, signums[i], signal_cb, &d);
+		if (sigs[i] == NULL || event_add(sigs[i], NULL) == -1)
+			fatalx("cannot handle signals");
+	}
+	d.rescan_ev = event_new(d.base, -1, EV_PERSIST, rescan_cb, &d);
+	if (d.rescan_ev == NULL)
+		fatalx("event loop: out of memory");
+	if (d.cfg.rescan_interval > 0) {
+		every.tv_sec = (time_t)d.cfg.rescan_interval;
+		every.tv_usec = 0;
+		event_add(d.rescan_ev, &every);
+	}
+	d.opts.roots = d.cfg.scan_dirs.v;
+	d.opts.nroots = d.cfg.scan_dirs.n;
+	d.opts.threads = d.cfg.workers;
+	d.opts.cancel = &d.cancel;
+
+	if (httpd_start(h) == -1)
+		fatalx("cannot start the event-loop threads");
+	log_info("dbgmirrord %s: cache %s, %u threads, %u workers, %zu scan "
+		 "director%s",
+	    PACKAGE_VERSION, d.cfg.cache_dir, d.cfg.threads, d.cfg.workers,
+	    d.cfg.scan_dirs.n, d.cfg.scan_dirs.n == 1 ? "y" : "ies");
+	for (i = 0; i < d.cfg.scan_dirs.n; i++)
+		log_info("scanning %s", d.cfg.scan_dirs.v[i]);
+	scan_start(&d);
+
+	event_base_dispatch(d.base);
+
+	httpd_stop(h);
+	pool_free(d.pool);
+	httpd_free(h);
+	pool_inbox_free(d.inbox);
+	for (i = 0; i < 3; i++)
+		event_free(sigs[i]);
+	event_free(d.rescan_ev);
+	event_base_free(d.base);
+	serve_free(srv);
+	index_close(d.idx);
+	config_free(&d.cfg);
+	libevent_global_shutdown();
+	log_info("stopped");
+	return 0;
+}

@@ -1,0 +1,226 @@
+/*
+ * daemon/route.c: request-target parsing and validation.
+ *
+ * Order matters: the target is decoded first, so "%2e%2e" is caught as "..",
+ * and "%00" as a NUL.  A source path is the one place ".." may appear: it is
+ * only ever a key, canonicalised as RFC 3986 section 5.2.4 says, with "//"
+ * collapsed, exactly as clients and the reference server do.
+ */
+#include "daemon/route.h"
+
+#include <string.h>
+#include <strings.h>
+
+/* The longest target decoded; longer ones are refused before decoding. */
+#define TARGET_MAX 8192
+
+static int
+hexdigit(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* Percent-decode in[0..len) into out; returns the length or -1. */
+static long
+pct_decode(const char *in, size_t len, char *out, const char **why)
+{
+	size_t i, o = 0;
+	int hi, lo;
+
+	for (i = 0; i < len; i++) {
+		if (in[i] == '\0') {
+			*why = "NUL byte in the path";
+			return -1;
+		}
+		if (in[i] != '%') {
+			out[o++] = in[i];
+			continue;
+		}
+		if (len - i < 3) {
+			*why = "malformed percent escape";
+			return -1;
+		}
+		hi = hexdigit((unsigned char)in[i + 1]);
+		lo = hexdigit((unsigned char)in[i + 2]);
+		if (hi < 0 || lo < 0) {
+			*why = "malformed percent escape";
+			return -1;
+		}
+		out[o] = (char)(hi << 4 | lo);
+		if (out[o] == '\0') {
+			*why = "NUL byte in the path";
+			return -1;
+		}
+		o++;
+		i += 2;
+	}
+	out[o] = '\0';
+	return (long)o;
+}
+
+/*
+ * Canonicalise an absolute path in place: collapse "//", drop "." segments,
+ * let ".." remove the segment before it (never going above "/").
+ */
+static void
+canonicalise(char *path)
+{
+	char *in = path, *out = path;
+
+	while (*in != '\0') {
+		char *seg, *next;
+		size_t n;
+
+		while (*in == '/')
+			in++;
+		seg = in;
+		next = strchr(seg, '/');
+		n = next != NULL ? (size_t)(next - seg) : strlen(seg);
+		in = seg + n;
+		if (n == 0 || (n == 1 && seg[0] == '.'))
+			continue;
+		if (n == 2 && seg[0] == '.' && seg[1] == '.') {
+			while (out > path && *--out != '/')
+				;
+			continue;
+		}
+		*out++ = '/';
+		memmove(out, seg, n);
+		out += n;
+	}
+	if (out == path)
+		*out++ = '/';
+	*out = '\0';
+}
+
+static int
+valid_section_name(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (n == 0 || n > ROUTE_SECTION_MAX)
+		return 0;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)s[i] <= 0x20 ||
+		    (unsigned char)s[i] >= 0x7f || s[i] == '/')
+			return 0;
+	return 1;
+}
+
+/*
+ * Skip "http://authority" or "https://authority" in absolute-form.  The
+ * authority ends at the first '/', '?' or '#'; without a '/' the path is
+ * empty, which means "/".
+ */
+static void
+skip_absolute_form(const char **target, size_t *len)
+{
+	const char *p = *target, *end = p + *len, *q;
+	size_t skip;
+
+	if (*len >= 7 && strncasecmp(p, "http://", 7) == 0)
+		skip = 7;
+	else if (*len >= 8 && strncasecmp(p, "https://", 8) == 0)
+		skip = 8;
+	else
+		return;
+	for (q = p + skip; q < end && *q != '/' && *q != '?' && *q != '#'; q++)
+		;
+	if (q == end || *q != '/') {
+		*target = "/";
+		*len = 1;
+		return;
+	}
+	*len = (size_t)(end - q);
+	*target = q;
+}
+
+int
+route_parse(struct route *rt, const char *target, size_t len, const char **why)
+{
+	char path[TARGET_MAX + 1], *id, *type, *rest;
+	const char *q;
+
+	skip_absolute_form(&target, &len);
+	if ((q = memchr(target, '?', len)) != NULL)
+		len = (size_t)(q - target);
+	if (len == 0 || target[0] != '/') {
+		*why = "request target must be an absolute path";
+		return 400;
+	}
+	if (len > TARGET_MAX) {
+		*why = "request target too long";
+		return 414;
+	}
+	if (pct_decode(target, len, path, why) < 0)
+		return 400;
+
+	if (strcmp(path, "/") == 0) {
+		rt->endpoint = ROUTE_BANNER;
+		return 0;
+	}
+	if (strncmp(path, "/buildid/", 9) != 0) {
+		if (strstr(path, "..") != NULL) {
+			*why = "\"..\" in the path";
+			return 400;
+		}
+		*why = "no such endpoint";
+		return 404;
+	}
+
+	id = path + 9;
+	if ((type = strchr(id, '/')) == NULL) {
+		*why = "missing artifact type after the build-id";
+		return 400;
+	}
+	*type++ = '\0';
+	if (buildid_parse(&rt->id, id, strlen(id), why) == -1)
+		return 400;
+	if ((rest = strchr(type, '/')) != NULL)
+		*rest++ = '\0';
+
+	if (strcmp(type, "source") == 0) {
+		if (rest == NULL || *rest == '\0') {
+			*why = "missing source path";
+			return 400;
+		}
+		/* Keep the leading slash the split removed. */
+		rest[-1] = '/';
+		canonicalise(rest - 1);
+		if (strlen(rest - 1) > ROUTE_PATH_MAX) {
+			*why = "source path too long";
+			return 414;
+		}
+		strcpy(rt->arg, rest - 1);
+		rt->endpoint = ROUTE_SOURCE;
+		return 0;
+	}
+	if (rest != NULL && strstr(rest, "..") != NULL) {
+		*why = "\"..\" in the path";
+		return 400;
+	}
+	if (strcmp(type, "debuginfo") == 0) {
+		/* The reference ignores anything after the type; so do we. */
+		rt->endpoint = ROUTE_DEBUGINFO;
+	} else if (strcmp(type, "executable") == 0) {
+		rt->endpoint = ROUTE_EXECUTABLE;
+	} else if (strcmp(type, "section") == 0) {
+		if (rest == NULL || !valid_section_name(rest)) {
+			*why = "bad section name";
+			return 400;
+		}
+		strcpy(rt->arg, rest);
+		rt->endpoint = ROUTE_SECTION;
+	} else {
+		*why = strstr(type, "..") != NULL ? "\"..\" in the path"
+						  : "unknown artifact type";
+		return 400;
+	}
+	return 0;
+}

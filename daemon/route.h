@@ -1,0 +1,42 @@
+/*
+ * daemon/route.h: turn a request target into what is asked for.
+ *
+ * The target is percent-decoded once, checked (no NUL, no "..", no
+ * malformed escapes), and split into an endpoint and its arguments.  Pure
+ * function of its input: no I/O, no allocation.
+ */
+#ifndef DAEMON_ROUTE_H
+#define DAEMON_ROUTE_H
+
+#include <stddef.h>
+
+#include "indexer/buildid.h"
+
+/* The longest section name accepted. */
+#define ROUTE_SECTION_MAX 255
+/* The longest decoded path accepted (source paths). */
+#define ROUTE_PATH_MAX 4096
+
+enum route_endpoint {
+	ROUTE_BANNER, /* / */
+	ROUTE_DEBUGINFO, /* /buildid/ID/debuginfo */
+	ROUTE_EXECUTABLE, /* /buildid/ID/executable */
+	ROUTE_SECTION, /* /buildid/ID/section/NAME */
+	ROUTE_SOURCE, /* /buildid/ID/source/PATH */
+};
+
+struct route {
+	enum route_endpoint endpoint;
+	struct buildid id;
+	/* Section name, or the canonical absolute source path. */
+	char arg[ROUTE_PATH_MAX + 1];
+};
+
+/*
+ * Parse target[0..len).  Returns 0, or the HTTP status to answer (400 for a
+ * malformed request, 404 for a path that names no endpoint) with *why.
+ */
+int route_parse(struct route *rt, const char *target, size_t len,
+    const char **why);
+
+#endif /* DAEMON_ROUTE_H */

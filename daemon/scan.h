@@ -1,0 +1,47 @@
+/*
+ * daemon/scan.h: index the ELF files under the scan directories.
+ *
+ * scan_run() blocks for the whole walk and belongs on a worker thread; the
+ * daemon decides when scans run.  scan_identify() is the one way a local
+ * file becomes an index record, shared by the scan and by the request path
+ * when a file changed since it was indexed.
+ */
+#ifndef DAEMON_SCAN_H
+#define DAEMON_SCAN_H
+
+#include <sys/stat.h>
+
+#include <stdatomic.h>
+#include <stddef.h>
+
+#include "cache/index.h"
+
+struct scan_opts {
+	char **roots; /* absolute directories */
+	size_t nroots;
+	unsigned threads; /* files read in parallel */
+	atomic_int *cancel; /* non-zero: stop as soon as possible */
+};
+
+/*
+ * Walk every root, read the ELF headers of new and changed files, record
+ * them, and drop the records of files no longer found.  Dropping is skipped
+ * when a root could not be read (a missing root counts as empty).
+ * Returns 0, or -1 when the index could not be written or the scan was
+ * cancelled; *out has the counts either way.
+ */
+int scan_run(struct index *idx, const struct scan_opts *opts,
+    struct index_scan *out);
+
+/*
+ * Fill rec for the file open at fd (path, st from fstat).  Returns 0 (rec
+ * filled; kinds 0 when it has nothing to serve, with the reason in err),
+ * ELF_NOTFOUND when it is not ELF.
+ */
+int scan_identify(int fd, const char *path, const struct stat *st,
+    struct index_file *rec, char *err, size_t errlen);
+
+/* 1 when st still describes the file rec was made from. */
+int scan_unchanged(const struct index_file *rec, const struct stat *st);
+
+#endif /* DAEMON_SCAN_H */
