@@ -1,0 +1,68 @@
+#!/bin/bash
+# The admin CLI: lookup and stats read the daemon's index, while it runs and
+# after it stopped; bad usage and missing indexes get clear errors.
+. "$top_srcdir/tests/integration/lib.sh"
+
+build_fixtures
+start_daemon d --scan-dir "$FX"
+cli() {
+	"$DBGMIRROR" --no-config --cache-dir "$T/d-cache" "$@"
+}
+
+out=$(cli lookup "$ID_prog_c")
+ok $? "lookup of an indexed id exits 0"
+like "$out" "^debuginfo +$FX/usr/bin/prog_c +[0-9]+ bytes" \
+    "lookup shows the debuginfo with path and size"
+like "$out" "executable +$FX/usr/bin/prog_c " "... and the executable"
+out=$(cli lookup "$ID_prog_a")
+like "$out" "debuginfo +$FX/usr/lib/debug/prog_a.debug" \
+    "a split debuginfo by its real path"
+like "$out" "executable +$FX/usr/bin/prog_a" "and its stripped executable"
+out=$(cli lookup "$(echo "$ID_shapes" | tr a-f A-F)")
+like "$out" "^debuginfo +$FX/usr/lib/debug/.dwz/shapes.debug" \
+    "uppercase ids are folded; the dwz alt file is a debuginfo"
+
+out=$(cli lookup 00112233445566778899)
+is "$?" 1 "an unknown id exits 1"
+is "$out" "00112233445566778899: not indexed" "and says so"
+out=$(cli lookup xyz 2>&1)
+is "$?" 2 "a malformed id exits 2"
+like "$out" "build-id" "and says what is wrong"
+
+out=$(cli stats)
+ok $? "stats exits 0"
+like "$out" "files: +6" "stats counts the 6 files"
+like "$out" "debuginfo: +4 build-ids" "4 debuginfo build-ids (a, b, c, alt)"
+like "$out" "executable: +3 build-ids" "3 executable build-ids"
+like "$out" "bytes: +[1-9][0-9]*" "bytes"
+like "$out" "last scan: +[0-9T:Z-]+ to [0-9T:Z-]+: 8 seen, 6 read, 0 removed" \
+    "the last scan's counts"
+
+echo changed >>"$FX/usr/bin/prog_a"
+out=$(cli lookup "$ID_prog_a")
+like "$out" "executable .*\(changed since indexed\)" \
+    "lookup notices a file changed since it was indexed"
+rm "$FX/usr/lib/debug/prog_b.debug"
+out=$(cli lookup "$ID_prog_b")
+like "$out" "debuginfo .*\(file is gone\)" "... and a file that is gone"
+
+stop_daemon d
+out=$(cli stats)
+ok $? "stats works with the daemon stopped"
+
+out=$("$DBGMIRROR" --no-config --cache-dir "$T/nowhere" stats 2>&1)
+is "$?" 1 "no index: exit 1"
+like "$out" "$T/nowhere/index" "the message names the index directory"
+out=$("$DBGMIRROR" --no-config 2>&1)
+is "$?" 2 "no command: exit 2"
+like "$out" "usage: dbgmirror" "with the usage"
+out=$("$DBGMIRROR" --no-config frobnicate 2>&1)
+is "$?" 2 "unknown command: exit 2"
+out=$("$DBGMIRROR" --no-config --bogus stats 2>&1)
+is "$?" 2 "unknown option: exit 2"
+like "$out" "--bogus" "the message names the option"
+out=$("$DBGMIRROR" --help)
+is "$?" 0 "--help exits 0"
+like "$out" "lookup ID" "--help lists the commands"
+like "$("$DBGMIRROR" --version)" "^dbgmirror [0-9]+\.[0-9]+" "--version"
+done_testing

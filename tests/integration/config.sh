@@ -1,0 +1,118 @@
+#!/bin/bash
+# Configuration as a user meets it: --check-config on good and bad files,
+# the example config, settings from a file, the command line over the file,
+# --help/--version, and start-up failures that must be clear and non-zero.
+. "$top_srcdir/tests/integration/lib.sh"
+
+D=$DBGMIRRORD
+out=$("$D" --check-config --config "$top_srcdir/conf/dbgmirror.conf" 2>&1)
+is "$?" 0 "the example config passes --check-config"
+like "$out" "configuration OK" "and says so"
+
+cat >"$T/bad.conf" <<'CONF'
+# three problems
+threads = many
+listen = 127.0.0.1:8002
+no-such-option = 1
+rescan-interval = 10
+rescan-interval = 20
+CONF
+out=$("$D" --check-config --config "$T/bad.conf" 2>&1)
+is "$?" 1 "a bad config fails --check-config"
+like "$out" "$T/bad.conf:2: threads" "problem 1 with file:line"
+like "$out" "$T/bad.conf:4: no-such-option" "problem 2 with file:line"
+like "$out" "$T/bad.conf:6: rescan-interval.*set twice" "problem 3 with file:line"
+like "$out" "3 problems" "every problem is reported, and counted"
+out=$("$D" --config "$T/bad.conf" 2>&1)
+is "$?" 1 "the daemon refuses to start on a bad config"
+
+out=$("$D" --check-config --config "$T/missing.conf" 2>&1)
+is "$?" 1 "a missing config file is an error"
+like "$out" "missing.conf" "naming the file"
+
+mkdir -p "$T/scan"
+cp /bin/true "$T/scan/" 2>/dev/null
+cat >"$T/good.conf" <<CONF
+listen = 127.0.0.1:0
+cache-dir = $T/conf-cache
+scan-dir = $T/scan
+access-log = off
+threads = 1
+CONF
+"$D" --config "$T/good.conf" 2>"$T/c.log" &
+c_PID=$!
+DAEMON_PIDS="$DAEMON_PIDS $c_PID"
+c_LOG=$T/c.log
+wait_until 10 grep -q 'listening on' "$c_LOG"
+port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$c_LOG")
+like "$(cat "$c_LOG")" "cache $T/conf-cache, 1 threads" \
+    "cache-dir and threads come from the file"
+like "$(cat "$c_LOG")" "scanning $T/scan" "scan-dir from the file"
+is "$(code "http://127.0.0.1:$port/")" 200 "it serves"
+sleep 0.5
+if grep -q '"GET /"' "$c_LOG"; then r=1; else r=0; fi
+ok $r "access-log = off: no access-log line"
+stop_daemon c
+is "$STOP_RC" 0 "stops cleanly"
+
+"$D" --config "$T/good.conf" --access-log on --threads 2 2>"$T/c2.log" &
+c_PID=$!
+DAEMON_PIDS="$DAEMON_PIDS $c_PID"
+c_LOG=$T/c2.log
+wait_until 10 grep -q 'listening on' "$c_LOG"
+port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$c_LOG")
+like "$(cat "$c_LOG")" "2 threads" "the command line overrides the file"
+code "http://127.0.0.1:$port/" >/dev/null
+access_log_has c '"GET /" 200'
+ok $? "--access-log on overrides access-log = off"
+stop_daemon c
+
+out=$("$D" --no-config --threads -1 2>&1)
+is "$?" 1 "a bad command-line value exits 1"
+like "$out" "command line.*threads" "saying which option"
+out=$("$D" --no-config --frobnicate 2>&1)
+is "$?" 1 "an unknown flag exits 1"
+out=$("$D" --no-config extra-argument 2>&1)
+is "$?" 1 "a stray argument exits 1"
+like "$out" "extra-argument" "naming it"
+out=$("$D" --help)
+is "$?" 0 "--help exits 0"
+for opt in listen threads workers cache-dir scan-dir rescan-interval \
+    index-map-size max-header-size max-connections header-timeout \
+    keepalive-timeout send-timeout shutdown-timeout access-log log-level; do
+	like "$out" "--$opt" "--help lists --$opt"
+done
+like "$("$D" --version)" "^dbgmirrord [0-9]+\.[0-9]+" "--version"
+
+# A port in use is a start-up error, not a silent share.
+start_daemon a
+out=$("$D" --no-config --listen "127.0.0.1:$a_PORT" --cache-dir "$T/b-cache" \
+    2>&1)
+is "$?" 1 "a listen address in use: exit 1"
+like "$out" "listen 127.0.0.1:$a_PORT: Address already in use" \
+    "with the address and the reason"
+out=$("$D" --no-config --listen 127.0.0.1:0 --cache-dir /proc/forbidden 2>&1)
+is "$?" 1 "an unusable cache directory: exit 1"
+like "$out" "/proc/forbidden" "naming it"
+
+# Defaults: 127.0.0.1:8002 and [::1]:8002 when the port is free.
+if (exec 3<>/dev/tcp/127.0.0.1/8002) 2>/dev/null; then
+	skip "port 8002 is in use on this machine"
+	skip "port 8002 is in use on this machine"
+else
+	"$D" --no-config --cache-dir "$T/default-cache" 2>"$T/def.log" &
+	def_PID=$!
+	DAEMON_PIDS="$DAEMON_PIDS $def_PID"
+	wait_until 10 grep -q 'scan finished' "$T/def.log"
+	like "$(cat "$T/def.log")" "listening on 127.0.0.1:8002" \
+	    "listens on 127.0.0.1:8002 by default"
+	if grep -q '::1' /proc/net/if_inet6 2>/dev/null ||
+	    [ -n "$(ip -6 addr show lo 2>/dev/null)" ]; then
+		like "$(cat "$T/def.log")" "listening on \[::1\]:8002" \
+		    "and on [::1]:8002"
+	else
+		skip "no IPv6 loopback here"
+	fi
+	stop_daemon def
+fi
+done_testing

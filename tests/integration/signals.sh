@@ -1,0 +1,59 @@
+#!/bin/bash
+# Signals: SIGUSR1 rescans; SIGTERM and SIGINT stop accepting, let responses
+# in flight finish (bounded by shutdown-timeout) and exit 0.
+. "$top_srcdir/tests/integration/lib.sh"
+
+mkdir -p "$T/files"
+ID=c1b2c3d4e5f60718293a4b5c6d7e8f9001122336
+"$MKELF" --type rel --build-id "$ID" --debug .debug_info:24M "$T/files/mid.debug" ||
+    bail "mkelf failed"
+
+start_daemon d --scan-dir "$T/files" --rescan-interval 0 --shutdown-timeout 10
+kill -USR1 "$d_PID"
+wait_scan d 2
+grep -q 'SIGUSR1: rescanning' "$d_LOG"
+ok $? "SIGUSR1 starts a rescan"
+
+# A slow download in flight (8 MiB/s for 24 MiB: about 3 s), then SIGTERM.
+curl -s --limit-rate 8M "$d_URL/buildid/$ID/debuginfo" -o "$T/got" &
+cpid=$!
+wait_until 5 test -s "$T/got"
+t0=$SECONDS
+kill -TERM "$d_PID"
+wait_until 5 sh -c "! (exec 3<>/dev/tcp/127.0.0.1/$d_PORT) 2>/dev/null"
+ok $? "after SIGTERM, new connections are refused"
+wait "$cpid"
+is "$?" 0 "the download in flight completes"
+cmp -s "$T/got" "$T/files/mid.debug"
+ok $? "with every byte"
+stop_daemon d
+is "$STOP_RC" 0 "exit status 0 after SIGTERM"
+grep -q 'Terminated: stopping' "$d_LOG"
+ok $? "the log says why it stopped"
+
+# The bound: a download too slow to finish is cut at shutdown-timeout.
+start_daemon e --scan-dir "$T/files" --shutdown-timeout 1
+curl -s --limit-rate 1M "$e_URL/buildid/$ID/debuginfo" -o "$T/slow" &
+cpid=$!
+wait_until 5 test -s "$T/slow"
+t0=$SECONDS
+stop_daemon e
+is "$STOP_RC" 0 "exit status 0 when the shutdown timeout cuts a response"
+[ $((SECONDS - t0)) -le 4 ]
+ok $? "and the exit came within the timeout (+ slack)"
+wait "$cpid"
+[ "$(stat -c %s "$T/slow")" -lt "$(stat -c %s "$T/files/mid.debug")" ]
+ok $? "the slow client got a cut response, not a complete-looking one"
+
+# SIGINT, with an idle keep-alive connection open.
+start_daemon f --scan-dir "$T/files"
+exec 4<>"/dev/tcp/127.0.0.1/$f_PORT"
+printf 'GET / HTTP/1.1\r\nHost: x\r\n\r\n' >&4
+t0=$SECONDS
+kill -INT "$f_PID"
+wait "$f_PID"
+is "$?" 0 "exit status 0 after SIGINT"
+[ $((SECONDS - t0)) -le 3 ]
+ok $? "an idle keep-alive connection does not hold up the exit"
+exec 4>&-
+done_testing
