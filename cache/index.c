@@ -24,7 +24,6 @@
 #include <errno.h>
 #include <lmdb.h>
 #include <openssl/sha.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,18 +63,6 @@ struct file_hdr {
 	uint8_t idlen;
 	uint8_t id[BUILDID_MAX];
 };
-
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 static void
 path_key(const char *path, uint8_t key[PATHKEY_LEN])
@@ -135,7 +122,7 @@ schema_check(struct index *idx, MDB_txn *txn, unsigned flags, char *err,
 	if (found == version)
 		return 0;
 	if (flags & INDEX_RDONLY) {
-		seterr(err, errlen,
+		snprintf(err, errlen,
 		    found == 0 ? "index is empty (has the daemon run?)"
 			       : "index schema %u, this program reads %u",
 		    found, version);
@@ -152,7 +139,7 @@ schema_check(struct index *idx, MDB_txn *txn, unsigned flags, char *err,
 		goto lmdb;
 	return 0;
 lmdb:
-	seterr(err, errlen, "index schema: %s", mdb_strerror(rc));
+	snprintf(err, errlen, "index schema: %s", mdb_strerror(rc));
 	return -1;
 }
 
@@ -166,7 +153,7 @@ index_open(const char *dir, unsigned flags, uint64_t mapsize, char *err,
 	int rc;
 
 	if ((idx = calloc(1, sizeof(*idx))) == NULL) {
-		seterr(err, errlen, "out of memory");
+		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
 	if (flags & INDEX_RDONLY)
@@ -174,7 +161,7 @@ index_open(const char *dir, unsigned flags, uint64_t mapsize, char *err,
 	else {
 		dbflags = MDB_CREATE;
 		if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
-			seterr(err, errlen, "%s: %s", dir, strerror(errno));
+			snprintf(err, errlen, "%s: %s", dir, strerror(errno));
 			goto fail;
 		}
 	}
@@ -183,7 +170,7 @@ index_open(const char *dir, unsigned flags, uint64_t mapsize, char *err,
 	    (rc = mdb_env_set_maxreaders(idx->env, MAX_READERS)) != 0 ||
 	    (rc = mdb_env_set_mapsize(idx->env, (size_t)mapsize)) != 0 ||
 	    (rc = mdb_env_open(idx->env, dir, envflags, 0644)) != 0) {
-		seterr(err, errlen, "%s: %s", dir, mdb_strerror(rc));
+		snprintf(err, errlen, "%s: %s", dir, mdb_strerror(rc));
 		goto fail;
 	}
 	/* Clear reader slots left by processes that died. */
@@ -194,7 +181,7 @@ index_open(const char *dir, unsigned flags, uint64_t mapsize, char *err,
 	    (rc = mdb_dbi_open(txn, "files", dbflags, &idx->files)) != 0 ||
 	    (rc = mdb_dbi_open(txn, "ids", dbflags | MDB_DUPSORT | MDB_DUPFIXED,
 		 &idx->ids)) != 0) {
-		seterr(err, errlen, "%s: %s", dir,
+		snprintf(err, errlen, "%s: %s", dir,
 		    rc == MDB_NOTFOUND ? "index is empty (has the daemon run?)"
 				       : mdb_strerror(rc));
 		goto fail;
@@ -203,7 +190,7 @@ index_open(const char *dir, unsigned flags, uint64_t mapsize, char *err,
 		goto fail;
 	if ((rc = mdb_txn_commit(txn)) != 0) {
 		txn = NULL;
-		seterr(err, errlen, "%s: %s", dir, mdb_strerror(rc));
+		snprintf(err, errlen, "%s: %s", dir, mdb_strerror(rc));
 		goto fail;
 	}
 	return idx;
@@ -405,12 +392,12 @@ index_batch_begin(struct index *idx, char *err, size_t errlen)
 	int rc;
 
 	if ((b = calloc(1, sizeof(*b))) == NULL) {
-		seterr(err, errlen, "out of memory");
+		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
 	b->idx = idx;
 	if ((rc = mdb_txn_begin(idx->env, NULL, 0, &b->txn)) != 0) {
-		seterr(err, errlen, "index write: %s", mdb_strerror(rc));
+		snprintf(err, errlen, "index write: %s", mdb_strerror(rc));
 		free(b);
 		return NULL;
 	}
@@ -586,7 +573,7 @@ index_batch_commit(struct index_batch *b, char *err, size_t errlen)
 	else
 		rc = mdb_txn_commit(b->txn);
 	if (rc != 0)
-		seterr(err, errlen, "index write: %s",
+		snprintf(err, errlen, "index write: %s",
 		    rc == EINVAL ? "path or build-id too long"
 				 : mdb_strerror(rc));
 	free(b);

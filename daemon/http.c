@@ -135,6 +135,34 @@ struct conn {
 static void process_input(struct conn *c);
 static void write_some(struct conn *c);
 
+/* ------------------------------------------------------------ addresses */
+
+static unsigned
+sockaddr_port(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET6)
+		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
+	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
+}
+
+/* "host:port", or "[host]:port" for IPv6, as logs and peers show it. */
+static void
+sockaddr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN];
+
+	if (ss->ss_family == AF_INET6) {
+		inet_ntop(AF_INET6,
+		    &((const struct sockaddr_in6 *)ss)->sin6_addr, host,
+		    sizeof(host));
+		snprintf(buf, len, "[%s]:%u", host, sockaddr_port(ss));
+	} else {
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr,
+		    host, sizeof(host));
+		snprintf(buf, len, "%s:%u", host, sockaddr_port(ss));
+	}
+}
+
 /* ---------------------------------------------------------------- clock */
 
 /* Refresh the per-second strings (Date header, log time stamp). */
@@ -730,9 +758,7 @@ static void
 conn_new(struct http_thread *t, int fd, const struct sockaddr_storage *ss)
 {
 	struct conn *c;
-	char host[INET6_ADDRSTRLEN];
 	int one = 1;
-	unsigned port;
 
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		log_warnx("%s: out of memory; connection dropped", __func__);
@@ -764,19 +790,7 @@ conn_new(struct http_thread *t, int fd, const struct sockaddr_storage *ss)
 		return;
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	if (ss->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *s6 = (const void *)ss;
-
-		inet_ntop(AF_INET6, &s6->sin6_addr, host, sizeof(host));
-		port = ntohs(s6->sin6_port);
-		snprintf(c->peer, sizeof(c->peer), "[%s]:%u", host, port);
-	} else {
-		const struct sockaddr_in *s4 = (const void *)ss;
-
-		inet_ntop(AF_INET, &s4->sin_addr, host, sizeof(host));
-		port = ntohs(s4->sin_port);
-		snprintf(c->peer, sizeof(c->peer), "%s:%u", host, port);
-	}
+	sockaddr_text(ss, c->peer, sizeof(c->peer));
 	c->state = CS_READ;
 	conn_timer(c, t->tv_header);
 	conn_enter(c);
@@ -938,14 +952,6 @@ fail:
 	return -1;
 }
 
-static unsigned
-sockaddr_port(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET6)
-		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
-	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
-}
-
 /*
  * Bind address i on every thread.  A plain bind first proves the port is
  * free: with SO_REUSEPORT alone, a second daemon of the same user would
@@ -958,6 +964,7 @@ bind_address(struct httpd *h, size_t i, char *err, size_t errlen)
 	const struct config_listen *l = &h->cfg->listen[i];
 	struct sockaddr_storage ss = l->addr;
 	socklen_t len = sizeof(ss);
+	char text[INET6_ADDRSTRLEN + 8];
 	unsigned k;
 	int probe;
 
@@ -996,19 +1003,8 @@ bind_address(struct httpd *h, size_t i, char *err, size_t errlen)
 			return -1;
 		}
 	}
-	if (ss.ss_family == AF_INET6) {
-		char host[INET6_ADDRSTRLEN];
-
-		inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr,
-		    host, sizeof(host));
-		log_info("listening on [%s]:%u", host, sockaddr_port(&ss));
-	} else {
-		char host[INET_ADDRSTRLEN];
-
-		inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, host,
-		    sizeof(host));
-		log_info("listening on %s:%u", host, sockaddr_port(&ss));
-	}
+	sockaddr_text(&ss, text, sizeof(text));
+	log_info("listening on %s", text);
 	return 0;
 }
 

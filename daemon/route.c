@@ -14,18 +14,6 @@
 /* The longest target decoded; longer ones are refused before decoding. */
 #define TARGET_MAX 8192
 
-static int
-hexdigit(unsigned char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Percent-decode in[0..len) into out; returns the length or -1. */
 static long
 pct_decode(const char *in, size_t len, char *out, const char **why)
@@ -46,8 +34,8 @@ pct_decode(const char *in, size_t len, char *out, const char **why)
 			*why = "malformed percent escape";
 			return -1;
 		}
-		hi = hexdigit((unsigned char)in[i + 1]);
-		lo = hexdigit((unsigned char)in[i + 2]);
+		hi = buildid_hexval((unsigned char)in[i + 1]);
+		lo = buildid_hexval((unsigned char)in[i + 2]);
 		if (hi < 0 || lo < 0) {
 			*why = "malformed percent escape";
 			return -1;

@@ -5,8 +5,8 @@
 
 #include <string.h>
 
-static int
-hexval(unsigned char c)
+int
+buildid_hexval(unsigned char c)
 {
 	if (c >= '0' && c <= '9')
 		return c - '0';
@@ -35,8 +35,8 @@ buildid_parse(struct buildid *id, const char *s, size_t len, const char **why)
 		return -1;
 	}
 	for (i = 0; i < len; i += 2) {
-		int hi = hexval((unsigned char)s[i]);
-		int lo = hexval((unsigned char)s[i + 1]);
+		int hi = buildid_hexval((unsigned char)s[i]);
+		int lo = buildid_hexval((unsigned char)s[i + 1]);
 
 		if (hi < 0 || lo < 0) {
 			*why = "build-id is not hexadecimal";

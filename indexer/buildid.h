@@ -31,6 +31,9 @@ int buildid_parse(struct buildid *id, const char *s, size_t len,
 /* Write the lowercase hex spelling of id into out (BUILDID_HEX_MAX bytes). */
 void buildid_format(const struct buildid *id, char *out);
 
+/* The value of hex digit c (either case), or -1. */
+int buildid_hexval(unsigned char c);
+
 /* 1 when a and b are the same build-id. */
 int buildid_equal(const struct buildid *a, const struct buildid *b);
 

@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,18 +25,6 @@
 #ifndef NT_GNU_BUILD_ID
 #define NT_GNU_BUILD_ID 3
 #endif
-
-static void
-seterr(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (errlen == 0)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
-	va_end(ap);
-}
 
 int
 elf_init(void)
@@ -94,7 +81,7 @@ elf_file_open(struct elf_file *f, int fd, char *err, size_t errlen)
 
 	memset(f, 0, sizeof(*f));
 	if (fstat(fd, &st) == -1) {
-		seterr(err, errlen, "fstat: %s", strerror(errno));
+		snprintf(err, errlen, "fstat: %s", strerror(errno));
 		return -1;
 	}
 	if (!S_ISREG(st.st_mode))
@@ -106,17 +93,17 @@ elf_file_open(struct elf_file *f, int fd, char *err, size_t errlen)
 
 	f->elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (f->elf == NULL || elf_kind(f->elf) != ELF_K_ELF) {
-		seterr(err, errlen, "not a readable ELF file: %s",
+		snprintf(err, errlen, "not a readable ELF file: %s",
 		    elf_errmsg(-1));
 		goto fail;
 	}
 	if (gelf_getehdr(f->elf, &eh) == NULL) {
-		seterr(err, errlen, "bad ELF header: %s", elf_errmsg(-1));
+		snprintf(err, errlen, "bad ELF header: %s", elf_errmsg(-1));
 		goto fail;
 	}
 	if (elf_getshdrnum(f->elf, &f->shnum) != 0 ||
 	    elf_getshdrstrndx(f->elf, &f->shstrndx) != 0) {
-		seterr(err, errlen, "bad section header table: %s",
+		snprintf(err, errlen, "bad section header table: %s",
 		    elf_errmsg(-1));
 		goto fail;
 	}
@@ -128,14 +115,14 @@ elf_file_open(struct elf_file *f, int fd, char *err, size_t errlen)
 	if (eh.e_shoff != 0 &&
 	    (f->shnum == 0 ||
 		!table_in_file(f, eh.e_shoff, f->shnum, ELF_T_SHDR))) {
-		seterr(err, errlen,
+		snprintf(err, errlen,
 		    "section header table past the end of the "
 		    "file");
 		goto fail;
 	}
 	if (eh.e_phoff != 0 && eh.e_phnum != PN_XNUM &&
 	    !table_in_file(f, eh.e_phoff, eh.e_phnum, ELF_T_PHDR)) {
-		seterr(err, errlen,
+		snprintf(err, errlen,
 		    "program header table past the end of the "
 		    "file");
 		goto fail;
@@ -143,14 +130,15 @@ elf_file_open(struct elf_file *f, int fd, char *err, size_t errlen)
 	if (f->shnum > 0) {
 		scn = elf_getscn(f->elf, f->shstrndx);
 		if (scn == NULL || gelf_getshdr(scn, &sh) == NULL) {
-			seterr(err, errlen, "bad section name table: %s",
+			snprintf(err, errlen, "bad section name table: %s",
 			    elf_errmsg(-1));
 			goto fail;
 		}
 		if (sh.sh_type != SHT_STRTAB || sh.sh_size > STRTAB_MAX ||
 		    sh.sh_offset > f->filesize ||
 		    sh.sh_size > f->filesize - sh.sh_offset) {
-			seterr(err, errlen, "section name table out of bounds");
+			snprintf(err, errlen,
+			    "section name table out of bounds");
 			goto fail;
 		}
 	}
@@ -194,7 +182,7 @@ notes_find_buildid(Elf_Data *d, struct buildid *id, char *err, size_t errlen)
 		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
 		    memcmp((char *)d->d_buf + name_off, "GNU", 4) == 0) {
 			if (nh.n_descsz == 0 || nh.n_descsz > BUILDID_MAX) {
-				seterr(err, errlen,
+				snprintf(err, errlen,
 				    "build-id note has length %u",
 				    (unsigned)nh.n_descsz);
 				return -1;
@@ -218,13 +206,13 @@ parse_altlink(Elf_Data *d, struct elf_info *info, char *err, size_t errlen)
 	size_t pathlen, idlen;
 
 	if (nul == NULL) {
-		seterr(err, errlen, ".gnu_debugaltlink has no path");
+		snprintf(err, errlen, ".gnu_debugaltlink has no path");
 		return -1;
 	}
 	pathlen = (size_t)(nul - buf);
 	idlen = d->d_size - pathlen - 1;
 	if (idlen == 0 || idlen > BUILDID_MAX || pathlen >= ELF_ALTPATH_MAX) {
-		seterr(err, errlen, ".gnu_debugaltlink is malformed");
+		snprintf(err, errlen, ".gnu_debugaltlink is malformed");
 		return -1;
 	}
 	memcpy(info->alt_path, buf, pathlen + 1);
@@ -253,14 +241,14 @@ read_sections(struct elf_file *f, int is_program, struct elf_info *info,
 
 	while ((scn = elf_nextscn(f->elf, scn)) != NULL) {
 		if ((name = section_name(f, scn, &sh)) == NULL) {
-			seterr(err, errlen, "bad section header: %s",
+			snprintf(err, errlen, "bad section header: %s",
 			    elf_errmsg(-1));
 			return -1;
 		}
 		if (sh.sh_type == SHT_NOBITS || sh.sh_size == 0)
 			continue;
 		if (!section_in_file(f, &sh)) {
-			seterr(err, errlen,
+			snprintf(err, errlen,
 			    "section %s extends past the end "
 			    "of the file",
 			    name);
@@ -276,8 +264,8 @@ read_sections(struct elf_file *f, int is_program, struct elf_info *info,
 			if (sh.sh_size > NOTE_MAX)
 				continue;
 			if ((d = elf_getdata(scn, NULL)) == NULL) {
-				seterr(err, errlen, "note section %s: %s", name,
-				    elf_errmsg(-1));
+				snprintf(err, errlen, "note section %s: %s",
+				    name, elf_errmsg(-1));
 				return -1;
 			}
 			rc = notes_find_buildid(d, &info->id, err, errlen);
@@ -285,13 +273,13 @@ read_sections(struct elf_file *f, int is_program, struct elf_info *info,
 				return -1;
 		} else if (strcmp(name, ".gnu_debugaltlink") == 0) {
 			if (sh.sh_size > ELF_ALTPATH_MAX + BUILDID_MAX + 1) {
-				seterr(err, errlen,
+				snprintf(err, errlen,
 				    ".gnu_debugaltlink is too large");
 				return -1;
 			}
 			if ((d = elf_getdata(scn, NULL)) == NULL ||
 			    d->d_size == 0) {
-				seterr(err, errlen, ".gnu_debugaltlink: %s",
+				snprintf(err, errlen, ".gnu_debugaltlink: %s",
 				    elf_errmsg(-1));
 				return -1;
 			}
@@ -322,7 +310,7 @@ read_segments(struct elf_file *f, int is_program, struct elf_info *info,
 		if ((ph.p_type == PT_LOAD || ph.p_type == PT_NOTE) &&
 		    (ph.p_offset > f->filesize ||
 			ph.p_filesz > f->filesize - ph.p_offset)) {
-			seterr(err, errlen,
+			snprintf(err, errlen,
 			    "segment %zu extends past the end "
 			    "of the file",
 			    i);
@@ -354,7 +342,7 @@ elf_read_info(int fd, struct elf_info *info, char *err, size_t errlen)
 	if ((rc = elf_file_open(&f, fd, err, errlen)) != 0)
 		return rc;
 	if (gelf_getehdr(f.elf, &eh) == NULL) {
-		seterr(err, errlen, "bad ELF header: %s", elf_errmsg(-1));
+		snprintf(err, errlen, "bad ELF header: %s", elf_errmsg(-1));
 		rc = -1;
 		goto out;
 	}
@@ -383,7 +371,7 @@ elf_find_section(int fd, const char *name, struct elf_section *sec, char *err,
 	rc = ELF_NOTFOUND;
 	while ((scn = elf_nextscn(f.elf, scn)) != NULL) {
 		if ((n = section_name(&f, scn, &sh)) == NULL) {
-			seterr(err, errlen, "bad section header: %s",
+			snprintf(err, errlen, "bad section header: %s",
 			    elf_errmsg(-1));
 			rc = -1;
 			break;
@@ -392,7 +380,7 @@ elf_find_section(int fd, const char *name, struct elf_section *sec, char *err,
 		    sh.sh_size == 0)
 			continue;
 		if (!section_in_file(&f, &sh)) {
-			seterr(err, errlen,
+			snprintf(err, errlen,
 			    "section %s extends past the end "
 			    "of the file",
 			    name);

@@ -18,7 +18,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -29,29 +28,11 @@
 #include <unistd.h>
 
 #include "tests/tap.h"
+#include "tests/testdir.h"
 
 #define ERRLEN 256
 
-static char tmpdir[PATH_MAX];
 static char mkelf[PATH_MAX];
-
-/*
- * The path of name in the temporary directory.  Results live in a few
- * rotating buffers so that one call can use several of them.
- */
-static const char *
-at(const char *name)
-{
-	static char bufs[8][PATH_MAX];
-	static unsigned next;
-	char *b = bufs[next++ % 8];
-
-	if (snprintf(b, PATH_MAX, "%s/%s", tmpdir, name) >= PATH_MAX) {
-		printf("Bail out! path too long: %s/%s\n", tmpdir, name);
-		exit(1);
-	}
-	return b;
-}
 
 /* Run a shell command; 1 when it exits 0. */
 static int shell(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -252,14 +233,6 @@ static int
 id_is(const struct buildid *id, const uint8_t *bytes, size_t len)
 {
 	return id->len == len && memcmp(id->bytes, bytes, len) == 0;
-}
-
-static int
-rm_cb(const char *path, const struct stat *sb, int type, struct FTW *ftw)
-{
-	if (remove(path) == -1)
-		printf("# cannot remove %s: %s\n", path, strerror(errno));
-	return 0;
 }
 
 static void
@@ -1123,11 +1096,7 @@ find_mkelf(void)
 int
 main(void)
 {
-	const char *t = getenv("TMPDIR");
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/test_elf.XXXXXX",
-	    t != NULL && t[0] != '\0' ? t : "/tmp");
-	if (!ok(mkdtemp(tmpdir) != NULL, "make a temporary directory"))
+	if (!ok(testdir_make("test_elf") == 0, "make a temporary directory"))
 		return tap_done();
 	if (!ok(elf_init() == 0, "elf_init"))
 		return tap_done();
@@ -1149,6 +1118,6 @@ main(void)
 		test_fuzz();
 	}
 
-	nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	testdir_remove();
 	return tap_done();
 }

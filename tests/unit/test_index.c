@@ -13,7 +13,6 @@
 #include <sys/stat.h>
 
 #include <errno.h>
-#include <ftw.h>
 #include <limits.h>
 #include <lmdb.h>
 #include <stdint.h>
@@ -23,25 +22,10 @@
 #include <unistd.h>
 
 #include "tests/tap.h"
+#include "tests/testdir.h"
 
 #define MAPSIZE (64ull << 20)
 #define ERRLEN 256
-
-static char tmpdir[PATH_MAX];
-
-static const char *
-at(const char *name)
-{
-	static char bufs[4][PATH_MAX];
-	static unsigned next;
-	char *b = bufs[next++ % 4];
-
-	if (snprintf(b, PATH_MAX, "%s/%s", tmpdir, name) >= PATH_MAX) {
-		printf("Bail out! path too long: %s/%s\n", tmpdir, name);
-		exit(1);
-	}
-	return b;
-}
 
 static struct buildid
 make_id(size_t len, unsigned seed)
@@ -191,14 +175,6 @@ count_files(struct index_reader *rd)
 	if (index_foreach_file(rd, count_cb, &n) != 0)
 		return -1;
 	return n;
-}
-
-static int
-rm_cb(const char *path, const struct stat *sb, int type, struct FTW *ftw)
-{
-	if (remove(path) == -1)
-		printf("# cannot remove %s: %s\n", path, strerror(errno));
-	return 0;
 }
 
 static void
@@ -909,11 +885,7 @@ test_main(void)
 int
 main(void)
 {
-	const char *t = getenv("TMPDIR");
-
-	snprintf(tmpdir, sizeof(tmpdir), "%s/test_index.XXXXXX",
-	    t != NULL && t[0] != '\0' ? t : "/tmp");
-	if (!ok(mkdtemp(tmpdir) != NULL, "make a temporary directory"))
+	if (!ok(testdir_make("test_index") == 0, "make a temporary directory"))
 		return tap_done();
 
 	test_open_errors();
@@ -921,6 +893,6 @@ main(void)
 	test_schema();
 	test_bulk_prune();
 
-	nftw(tmpdir, rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	testdir_remove();
 	return tap_done();
 }

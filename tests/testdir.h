@@ -1,0 +1,64 @@
+/*
+ * tests/testdir.h: one temporary directory per unit test, under $TMPDIR
+ * (or /tmp), with at() to name files in it and a recursive removal at the
+ * end.  Header-only, like tap.h.
+ */
+#ifndef TESTS_TESTDIR_H
+#define TESTS_TESTDIR_H
+
+#include <sys/stat.h>
+
+#include <errno.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char tmpdir[PATH_MAX];
+
+/* Make the directory; 0, or -1 with errno. */
+static int
+testdir_make(const char *name)
+{
+	const char *t = getenv("TMPDIR");
+
+	snprintf(tmpdir, sizeof(tmpdir), "%s/%s.XXXXXX",
+	    t != NULL && t[0] != '\0' ? t : "/tmp", name);
+	return mkdtemp(tmpdir) == NULL ? -1 : 0;
+}
+
+/*
+ * The path of name in the directory.  Results live in a few rotating
+ * buffers so that one call can use several of them.
+ */
+static const char *
+at(const char *name)
+{
+	static char bufs[8][PATH_MAX];
+	static unsigned next;
+	char *b = bufs[next++ % 8];
+
+	if (snprintf(b, PATH_MAX, "%s/%s", tmpdir, name) >= PATH_MAX) {
+		printf("Bail out! path too long: %s/%s\n", tmpdir, name);
+		exit(1);
+	}
+	return b;
+}
+
+static int
+testdir_rm_cb(const char *path, const struct stat *sb, int type,
+    struct FTW *ftw)
+{
+	if (remove(path) == -1)
+		printf("# cannot remove %s: %s\n", path, strerror(errno));
+	return 0;
+}
+
+static void
+testdir_remove(void)
+{
+	nftw(tmpdir, testdir_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+#endif /* TESTS_TESTDIR_H */
