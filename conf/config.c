@@ -26,6 +26,7 @@
 #include <netinet/in.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -40,6 +41,7 @@
 #define SHOWN_MAX 80 /* most bytes of a bad value quoted back */
 #define DEFAULT_SCAN_DIR "/usr/lib/debug"
 #define DAY (24 * 60 * 60)
+#define UNSET UINT_MAX /* a per-upstream number taken from the global */
 
 enum opt_type {
 	T_LISTEN, /* IPv4:PORT or [IPv6]:PORT */
@@ -49,7 +51,11 @@ enum opt_type {
 	T_BOOL, /* on/off, yes/no, true/false, 1/0 */
 	T_LOGLEVEL, /* warn, info, debug */
 	T_PATH, /* non-empty; made absolute by config_load() */
-	T_PATHLIST /* repeatable T_PATH; "none" empties the list */
+	T_PATHLIST, /* repeatable T_PATH; "none" empties the list */
+	T_STRING, /* any text; "none" stores "" */
+	T_UPSTREAM, /* repeatable "URL [key=value ...]"; "none" empties */
+	T_HEADER, /* repeatable "URL|* Name: value"; "none" empties */
+	T_ADMIN /* none, loopback, any */
 };
 
 struct opt {
@@ -108,6 +114,72 @@ static const struct opt options[] = {
 	{ "log-level", T_LOGLEVEL, "info", NULL,
 	    "least important messages logged: warn, info or debug", 0,
 	    FIELD(log_level), 0, 0 },
+	{ "upstream", T_UPSTREAM, NULL, "DEBUGINFOD_URLS, else none",
+	    "upstream debuginfod URL [enabled=, connect-timeout=, "
+	    "first-byte-timeout=, negative-ttl=, error-ttl=]; repeatable",
+	    1, FIELD(upstreams), 0, 0 },
+	{ "upstream-header", T_HEADER, NULL, "none",
+	    "\"URL|* Name: value\" sent to that upstream; repeatable", 1,
+	    FIELD(upstream_headers), 0, 0 },
+	{ "upstream-connect-timeout", T_DURATION, "2", NULL,
+	    "to connect to an upstream", 0, FIELD(upstream_connect_timeout), 1,
+	    300 },
+	{ "upstream-first-byte-timeout", T_DURATION, "5", NULL,
+	    "from the request to an upstream's first answer byte", 0,
+	    FIELD(upstream_first_byte_timeout), 1, 3600 },
+	{ "upstream-stall-timeout", T_DURATION, "10", NULL,
+	    "an upstream transfer may receive nothing", 0,
+	    FIELD(upstream_stall_timeout), 1, 3600 },
+	{ "upstream-timeout", T_DURATION, "300", NULL,
+	    "for a whole upstream transfer", 0, FIELD(upstream_timeout), 1,
+	    DAY },
+	{ "upstream-retries", T_UNSIGNED, "2", NULL,
+	    "retries of an upstream transfer after a transport error", 0,
+	    FIELD(upstream_retries), 0, 10 },
+	{ "breaker-failures", T_UNSIGNED, "5", NULL,
+	    "failures in a row after which an upstream is skipped", 0,
+	    FIELD(breaker_failures), 1, 1000000 },
+	{ "breaker-backoff", T_DURATION, "30", NULL,
+	    "before a skipped upstream is first probed again", 0,
+	    FIELD(breaker_backoff), 1, DAY },
+	{ "max-forwarded-for", T_UNSIGNED, "8", NULL,
+	    "X-Forwarded-For entries beyond which a request is refused", 0,
+	    FIELD(max_forwarded_for), 1, 64 },
+	{ "ca-file", T_PATH, NULL, "none",
+	    "PEM certificates trusted besides the system store", 0,
+	    FIELD(ca_file), 0, 0 },
+	{ "proxy", T_STRING, NULL, "from https_proxy and no_proxy",
+	    "outbound proxy URL for upstreams, none = direct", 0, FIELD(proxy),
+	    0, 0 },
+	{ "user-agent", T_STRING, NULL, "dbgmirror/VERSION",
+	    "appended to the client's User-Agent upstream", 0,
+	    FIELD(user_agent), 0, 0 },
+	{ "max-object-size", T_SIZE, "4G", NULL,
+	    "largest object fetched from an upstream", 0,
+	    FIELD(max_object_size), 1024, 1ULL << 40 },
+	{ "max-fills", T_UNSIGNED, "64", NULL,
+	    "upstream transfers in flight at once", 0, FIELD(max_fills), 1,
+	    100000 },
+	{ "cache-size", T_SIZE, "10G", NULL, "cap on cached bytes, 0 = no cap",
+	    0, FIELD(cache_size), 0, 1ULL << 50 },
+	{ "cache-high-watermark", T_UNSIGNED, "90", NULL,
+	    "% of cache-size above which eviction starts", 0,
+	    FIELD(cache_high_watermark), 1, 100 },
+	{ "cache-low-watermark", T_UNSIGNED, "80", NULL,
+	    "% of cache-size eviction goes down to", 0,
+	    FIELD(cache_low_watermark), 0, 99 },
+	{ "min-free-disk", T_UNSIGNED, "5", NULL,
+	    "% of the cache's file system kept free by eviction", 0,
+	    FIELD(min_free_disk), 0, 99 },
+	{ "negative-ttl", T_DURATION, "600", NULL,
+	    "a not-found answer from every upstream is remembered", 0,
+	    FIELD(negative_ttl), 0, 365 * DAY },
+	{ "error-ttl", T_DURATION, "30", NULL,
+	    "an upstream failure is remembered", 0, FIELD(error_ttl), 0,
+	    365 * DAY },
+	{ "admin-access", T_ADMIN, "loopback", NULL,
+	    "who may use /admin/purge: none, loopback or any", 0,
+	    FIELD(admin_access), 0, 0 },
 };
 
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))
@@ -305,19 +377,27 @@ parse_bool(const char *s, int *out)
 	return -1;
 }
 
+/*
+ * A word of words[] (any case): *out is its index, which is the value of
+ * the enum the words spell.
+ */
 static int
-parse_loglevel(const char *s, enum config_log_level *out)
+parse_word(const char *s, const char *const words[], size_t n, int *out)
 {
-	if (strcasecmp(s, "warn") == 0)
-		*out = CONFIG_LOG_WARN;
-	else if (strcasecmp(s, "info") == 0)
-		*out = CONFIG_LOG_INFO;
-	else if (strcasecmp(s, "debug") == 0)
-		*out = CONFIG_LOG_DEBUG;
-	else
-		return -1;
-	return 0;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (strcasecmp(s, words[i]) == 0) {
+			*out = (int)i;
+			return 0;
+		}
+	}
+	return -1;
 }
+
+/* Indexed by enum config_log_level and enum config_admin. */
+static const char *const loglevel_words[] = { "warn", "info", "debug" };
+static const char *const admin_words[] = { "none", "loopback", "any" };
 
 /*
  * A listen address: "IPv4:PORT" or "[IPv6]:PORT", numeric only, since
@@ -446,6 +526,190 @@ strlist_add(struct config_strlist *l, char *s)
 	return 0;
 }
 
+static int
+is_blank(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/*
+ * An upstream base URL: http:// or https://, a host, no blanks or control
+ * characters, no query or fragment (the protocol paths are appended to
+ * it).  Trailing '/'s are dropped so that the same server is always
+ * spelled the same, in the cache's records and in purge --upstream.
+ */
+static char *
+parse_url(const char *s, size_t len, const char **why)
+{
+	const char *host;
+	size_t i;
+
+	if (len > 7 && strncmp(s, "http://", 7) == 0)
+		host = s + 7;
+	else if (len > 8 && strncmp(s, "https://", 8) == 0)
+		host = s + 8;
+	else {
+		*why = "expected an http:// or https:// URL";
+		return NULL;
+	}
+	for (i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)s[i];
+
+		if (c <= 0x20 || c == 0x7f || c == '?' || c == '#') {
+			*why = "URL with a blank, control character, "
+			       "query or fragment";
+			return NULL;
+		}
+	}
+	while (len > (size_t)(host - s) && s[len - 1] == '/')
+		len--;
+	if (len == (size_t)(host - s) || *host == '/') {
+		*why = "URL without a host";
+		return NULL;
+	}
+	if (len > 1024) {
+		*why = "URL longer than 1024 bytes";
+		return NULL;
+	}
+	return strndup(s, len);
+}
+
+static void
+upstream_clear(struct config_upstream *u)
+{
+	free(u->url);
+	strlist_clear(&u->headers);
+}
+
+static void
+upstreams_clear(struct config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nupstreams; i++)
+		upstream_clear(&cfg->upstreams[i]);
+	free(cfg->upstreams);
+	cfg->upstreams = NULL;
+	cfg->nupstreams = 0;
+}
+
+/* The settings an "upstream" line may give after its URL. */
+static int
+upstream_setting(struct config_upstream *u, const char *key, size_t klen,
+    const char *val, const char **why)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} nums[] = {
+		{ "connect-timeout",
+		    offsetof(struct config_upstream, connect_timeout) },
+		{ "first-byte-timeout",
+		    offsetof(struct config_upstream, first_byte_timeout) },
+		{ "negative-ttl",
+		    offsetof(struct config_upstream, negative_ttl) },
+		{ "error-ttl", offsetof(struct config_upstream, error_ttl) },
+	};
+	uint64_t n;
+	size_t i;
+
+	if (klen == 7 && strncmp(key, "enabled", 7) == 0) {
+		if (parse_bool(val, &u->enabled) == -1) {
+			*why = "enabled= expects on or off";
+			return -1;
+		}
+		return 0;
+	}
+	for (i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		if (strlen(nums[i].key) != klen ||
+		    strncmp(nums[i].key, key, klen) != 0)
+			continue;
+		if (parse_number(val, duration_suffixes, 0, &n, why) == -1 ||
+		    n > 365 * DAY) {
+			*why = "a duration from 0 to 365d expected after '='";
+			return -1;
+		}
+		*(unsigned *)(void *)((char *)u + nums[i].off) = (unsigned)n;
+		return 0;
+	}
+	*why = "unknown setting; expected enabled, connect-timeout, "
+	       "first-byte-timeout, negative-ttl or error-ttl";
+	return -1;
+}
+
+/* "URL [key=value ...]", blank-separated. */
+static int
+parse_upstream(const char *s, struct config_upstream *u, const char **why)
+{
+	const char *p, *end, *eq;
+	char val[64];
+
+	memset(u, 0, sizeof(*u));
+	u->enabled = 1;
+	u->connect_timeout = u->first_byte_timeout = UNSET;
+	u->negative_ttl = u->error_ttl = UNSET;
+	for (p = s; *p != '\0' && !is_blank(*p); p++)
+		continue;
+	if ((u->url = parse_url(s, (size_t)(p - s), why)) == NULL)
+		return -1;
+	for (;;) {
+		while (is_blank(*p))
+			p++;
+		if (*p == '\0')
+			return 0;
+		for (end = p; *end != '\0' && !is_blank(*end); end++)
+			continue;
+		eq = memchr(p, '=', (size_t)(end - p));
+		if (eq == NULL || eq == p || (size_t)(end - eq) > sizeof(val)) {
+			*why = "expected key=value after the URL";
+			break;
+		}
+		memcpy(val, eq + 1, (size_t)(end - eq - 1));
+		val[end - eq - 1] = '\0';
+		if (upstream_setting(u, p, (size_t)(eq - p), val, why) == -1)
+			break;
+		p = end;
+	}
+	upstream_clear(u);
+	return -1;
+}
+
+/*
+ * "URL|* Name: value": the URL of a listed upstream, or '*' for all; a
+ * header name of token characters; a value without control characters,
+ * so that no line can be split into two headers.
+ */
+static int
+check_header(const char *s, const char **why)
+{
+	const char *p, *name;
+
+	for (p = s; *p != '\0' && !is_blank(*p); p++)
+		continue;
+	while (is_blank(*p))
+		p++;
+	for (name = p; *p != '\0' && *p != ':'; p++) {
+		if (strchr("!#$%&'*+-.^_`|~", *p) == NULL &&
+		    !((*p >= '0' && *p <= '9') ||
+			((*p | 0x20) >= 'a' && (*p | 0x20) <= 'z'))) {
+			*why = "expected \"URL|* Name: value\" with a header "
+			       "name of letters, digits and -";
+			return -1;
+		}
+	}
+	if (*p != ':' || p == name) {
+		*why = "expected \"URL|* Name: value\"";
+		return -1;
+	}
+	for (; *p != '\0'; p++) {
+		if ((unsigned char)*p < 0x20 && *p != '\t') {
+			*why = "control character in the header value";
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /*
  * Set option o from its text.  When layer is not NULL, the first value the
  * layer gives a repeatable option replaces the list, and the option is
@@ -497,7 +761,7 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 		}
 		break;
 	case T_LOGLEVEL:
-		if (parse_loglevel(value, (enum config_log_level *)p) == -1) {
+		if (parse_word(value, loglevel_words, 3, (int *)p) == -1) {
 			why = "expected warn, info or debug";
 			goto bad;
 		}
@@ -516,6 +780,59 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 		if ((s = strdup(value)) == NULL || strlist_add(p, s) == -1)
 			goto nomem;
 		break;
+	case T_STRING:
+		if ((s = strdup(strcmp(value, "none") == 0 ? "" : value)) ==
+		    NULL)
+			goto nomem;
+		free(*(char **)p);
+		*(char **)p = s;
+		break;
+	case T_ADMIN:
+		if (parse_word(value, admin_words, 3, (int *)p) == -1) {
+			why = "expected none, loopback or any";
+			goto bad;
+		}
+		break;
+	case T_HEADER:
+		if (fresh || strcmp(value, "none") == 0)
+			strlist_clear(p);
+		if (strcmp(value, "none") == 0)
+			break;
+		if (check_header(value, &why) == -1)
+			goto bad;
+		if ((s = strdup(value)) == NULL || strlist_add(p, s) == -1)
+			goto nomem;
+		break;
+	case T_UPSTREAM: {
+		struct config_upstream u, *v;
+		size_t i;
+
+		if (fresh || strcmp(value, "none") == 0)
+			upstreams_clear(cfg);
+		if (strcmp(value, "none") == 0)
+			break;
+		if (parse_upstream(value, &u, &why) == -1)
+			goto bad;
+		for (i = 0; i < cfg->nupstreams; i++)
+			if (strcmp(cfg->upstreams[i].url, u.url) == 0)
+				break;
+		if (i < cfg->nupstreams ||
+		    cfg->nupstreams >= CONFIG_UPSTREAMS_MAX) {
+			diag_add(diag, "%s: %s: %s", where, op->name,
+			    i < cfg->nupstreams ? "this URL is already listed"
+						: "more than 32 upstreams");
+			upstream_clear(&u);
+			return -1;
+		}
+		v = realloc(cfg->upstreams, (cfg->nupstreams + 1) * sizeof(*v));
+		if (v == NULL) {
+			upstream_clear(&u);
+			goto nomem;
+		}
+		v[cfg->nupstreams++] = u;
+		cfg->upstreams = v;
+		break;
+	}
 	case T_LISTEN: {
 		struct config_listen l, *v;
 
@@ -607,6 +924,11 @@ config_free(struct config *cfg)
 	free(cfg->listen);
 	free(cfg->cache_dir);
 	strlist_clear(&cfg->scan_dirs);
+	upstreams_clear(cfg);
+	strlist_clear(&cfg->upstream_headers);
+	free(cfg->ca_file);
+	free(cfg->proxy);
+	free(cfg->user_agent);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -629,12 +951,6 @@ config_option_name(size_t i)
 }
 
 /* ------------------------------------------------------------ the file */
-
-static int
-is_blank(char c)
-{
-	return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
-}
 
 /*
  * Read one line into buf (without its '\n').  Returns 1 for a line, 0 at
@@ -1082,7 +1398,8 @@ make_paths_absolute(struct config *cfg, struct config_diag *diag)
 	size_t i;
 	int rc = 0, relative;
 
-	relative = cfg->cache_dir != NULL && cfg->cache_dir[0] != '/';
+	relative = (cfg->cache_dir != NULL && cfg->cache_dir[0] != '/') ||
+	    (cfg->ca_file != NULL && cfg->ca_file[0] != '/');
 	for (i = 0; i < cfg->scan_dirs.n; i++)
 		if (cfg->scan_dirs.v[i][0] != '/')
 			relative = 1;
@@ -1095,12 +1412,101 @@ make_paths_absolute(struct config *cfg, struct config_diag *diag)
 	}
 	if (cfg->cache_dir != NULL && make_absolute(&cfg->cache_dir, cwd) == -1)
 		rc = -1;
+	if (cfg->ca_file != NULL && make_absolute(&cfg->ca_file, cwd) == -1)
+		rc = -1;
 	for (i = 0; i < cfg->scan_dirs.n; i++)
 		if (make_absolute(&cfg->scan_dirs.v[i], cwd) == -1)
 			rc = -1;
 	free(cwd);
 	if (rc == -1)
 		diag_add(diag, "%s: out of memory", __func__);
+	return rc;
+}
+
+/*
+ * Without an upstream option, the upstreams are the ones the debuginfod
+ * clients use: DEBUGINFOD_URLS, URLs separated by blanks.
+ */
+static int
+upstreams_from_env(struct config *cfg, struct config_diag *diag)
+{
+	const char *env = getenv("DEBUGINFOD_URLS");
+	char *copy, *word, *save;
+	int rc = 0, o = opt_find("upstream");
+
+	if (env == NULL || o == -1)
+		return 0;
+	if ((copy = strdup(env)) == NULL) {
+		diag_add(diag, "DEBUGINFOD_URLS: out of memory");
+		return -1;
+	}
+	for (word = strtok_r(copy, " \t\n", &save); word != NULL;
+	     word = strtok_r(NULL, " \t\n", &save))
+		if (opt_set(cfg, (size_t)o, word, "DEBUGINFOD_URLS", diag, NULL,
+			0) == -1)
+			rc = -1;
+	free(copy);
+	cfg->upstreams_from_env = cfg->nupstreams > 0;
+	return rc;
+}
+
+/*
+ * Give each upstream the global numbers it did not set, and the
+ * upstream-header lines naming it (or '*').
+ */
+static int
+resolve_upstreams(struct config *cfg, struct config_diag *diag)
+{
+	size_t i, j, len;
+	int rc = 0;
+
+	for (i = 0; i < cfg->nupstreams; i++) {
+		struct config_upstream *u = &cfg->upstreams[i];
+
+		if (u->connect_timeout == UNSET)
+			u->connect_timeout = cfg->upstream_connect_timeout;
+		if (u->first_byte_timeout == UNSET)
+			u->first_byte_timeout =
+			    cfg->upstream_first_byte_timeout;
+		if (u->negative_ttl == UNSET)
+			u->negative_ttl = cfg->negative_ttl;
+		if (u->error_ttl == UNSET)
+			u->error_ttl = cfg->error_ttl;
+	}
+	for (j = 0; j < cfg->upstream_headers.n; j++) {
+		const char *h = cfg->upstream_headers.v[j], *line;
+		int found = 0;
+
+		for (len = 0; h[len] != '\0' && !is_blank(h[len]); len++)
+			continue;
+		for (line = h + len; is_blank(*line); line++)
+			continue;
+		while (len > 1 && h[len - 1] == '/')
+			len--;
+		for (i = 0; i < cfg->nupstreams; i++) {
+			struct config_upstream *u = &cfg->upstreams[i];
+			char *s;
+
+			if (!(len == 1 && h[0] == '*') &&
+			    !(strlen(u->url) == len &&
+				strncmp(u->url, h, len) == 0))
+				continue;
+			found = 1;
+			if ((s = strdup(line)) == NULL ||
+			    strlist_add(&u->headers, s) == -1) {
+				diag_add(diag,
+				    "upstream-header: out of memory");
+				return -1;
+			}
+		}
+		if (!found && !(len == 1 && h[0] == '*')) {
+			diag_add(diag,
+			    "upstream-header: \"%.*s\" is not a "
+			    "listed upstream",
+			    (int)(len > SHOWN_MAX ? SHOWN_MAX : len), h);
+			rc = -1;
+		}
+	}
 	return rc;
 }
 
@@ -1167,6 +1573,24 @@ config_load(struct config *cfg, const struct config_args *args,
 	    cmd.first[o] == 0 && opt_set_default(cfg, (size_t)o, diag) == -1)
 		rc = -1;
 
+	o = opt_find("upstream");
+	if (o != -1 && file.first[o] == 0 && cmd.first[o] == 0 &&
+	    cfg->nupstreams == 0 && upstreams_from_env(cfg, diag) == -1)
+		rc = -1;
+	if (resolve_upstreams(cfg, diag) == -1)
+		rc = -1;
+	if (cfg->cache_low_watermark >= cfg->cache_high_watermark) {
+		diag_add(diag,
+		    "cache-low-watermark (%u) must be below "
+		    "cache-high-watermark (%u)",
+		    cfg->cache_low_watermark, cfg->cache_high_watermark);
+		rc = -1;
+	}
+	if (cfg->cache_size != 0 && cfg->cache_size < (1ULL << 20)) {
+		diag_add(diag, "cache-size: must be 0 (no cap) or at least 1M");
+		rc = -1;
+	}
+
 	if (make_paths_absolute(cfg, diag) == -1)
 		rc = -1;
 	return (rc == -1 || diag->n > n0) ? -1 : 0;
@@ -1193,6 +1617,14 @@ metavar(enum opt_type t)
 	case T_PATH:
 	case T_PATHLIST:
 		return "DIR";
+	case T_STRING:
+		return "TEXT";
+	case T_UPSTREAM:
+		return "URL";
+	case T_HEADER:
+		return "HEADER";
+	case T_ADMIN:
+		return "WHO";
 	}
 	return "VALUE";
 }

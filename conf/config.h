@@ -37,6 +37,30 @@ struct config_strlist {
 	size_t n;
 };
 
+/* Who may use the admin endpoint (/admin/purge). */
+enum config_admin {
+	CONFIG_ADMIN_NONE = 0,
+	CONFIG_ADMIN_LOOPBACK = 1,
+	CONFIG_ADMIN_ANY = 2,
+};
+
+/*
+ * One upstream debuginfod server: "upstream = URL [key=value ...]".  The
+ * numbers a line does not set are the global ones (upstream-*-timeout,
+ * negative-ttl, error-ttl), filled in by config_load().
+ */
+struct config_upstream {
+	char *url; /* http:// or https://, without a trailing '/' */
+	int enabled;
+	unsigned connect_timeout; /* seconds */
+	unsigned first_byte_timeout; /* seconds */
+	unsigned negative_ttl; /* seconds a 404 from all is remembered */
+	unsigned error_ttl; /* seconds a failure is remembered */
+	struct config_strlist headers; /* "Name: value" sent with requests */
+};
+
+#define CONFIG_UPSTREAMS_MAX 32
+
 struct config {
 	char *config_file; /* the file read, NULL when none */
 
@@ -59,6 +83,33 @@ struct config {
 
 	int access_log; /* 1: one line per request on stderr */
 	enum config_log_level log_level;
+
+	struct config_upstream *upstreams; /* upstream, repeatable */
+	size_t nupstreams;
+	int upstreams_from_env; /* 1: taken from DEBUGINFOD_URLS */
+	struct config_strlist upstream_headers; /* "URL|* Name: value" */
+	unsigned upstream_connect_timeout; /* seconds */
+	unsigned upstream_first_byte_timeout; /* seconds */
+	unsigned upstream_stall_timeout; /* seconds without a body byte */
+	unsigned upstream_timeout; /* seconds for a whole transfer */
+	unsigned upstream_retries; /* after a transport error */
+	unsigned breaker_failures; /* in a row that open the breaker */
+	unsigned breaker_backoff; /* seconds before the first probe */
+	unsigned max_forwarded_for; /* X-Forwarded-For entries accepted */
+	char *ca_file; /* trusted besides the system store; NULL: none */
+	char *proxy; /* NULL: from the environment; "": none */
+	char *user_agent; /* NULL: dbgmirror/VERSION */
+	uint64_t max_object_size; /* bytes of one fetched object */
+	unsigned max_fills; /* upstream transfers in flight */
+
+	uint64_t cache_size; /* bytes of cached blobs; 0 = no cap */
+	unsigned
+	    cache_high_watermark; /* % of cache-size that starts eviction */
+	unsigned cache_low_watermark; /* % it evicts down to */
+	unsigned min_free_disk; /* % of the file system kept free */
+	unsigned negative_ttl; /* seconds; per upstream too */
+	unsigned error_ttl; /* seconds; per upstream too */
+	enum config_admin admin_access;
 };
 
 /* Problems found while loading, one "where: what" string each. */

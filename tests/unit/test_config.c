@@ -1240,6 +1240,203 @@ test_example_and_man(void)
 	free(text);
 }
 
+/* Load argv (NULL-terminated) on top of the defaults; config_load's result. */
+static int
+load_argv(struct config *cfg, struct config_diag *diag, char **argv)
+{
+	struct config_args args;
+	int rc;
+
+	config_free(cfg);
+	config_diag_free(diag);
+	if (config_init(cfg) == -1)
+		abort();
+	if (parse(&args, diag, argv) == -1) {
+		config_args_free(&args);
+		return -1;
+	}
+	rc = config_load(cfg, &args, diag);
+	config_args_free(&args);
+	return rc;
+}
+
+static void
+test_upstreams(void)
+{
+	struct config cfg;
+	struct config_diag diag = { 0 };
+	char url[64];
+	int i;
+
+	config_init(&cfg);
+	unsetenv("DEBUGINFOD_URLS");
+	{
+		char *argv[] = { "dbgmirrord", "--no-config", "--upstream",
+			"https://a.example/// negative-ttl=1h enabled=off",
+			"--upstream", "http://b.example:8002/x",
+			"--upstream-connect-timeout", "7", "--negative-ttl",
+			"9", "--upstream-header", "* X-All: 1",
+			"--upstream-header",
+			"http://b.example:8002/x/ Authorization: "
+			"Bearer t",
+			NULL };
+
+		is_int(load_argv(&cfg, &diag, argv), 0, "upstreams load");
+		is_int(cfg.nupstreams, 2, "two upstreams");
+		is_int(cfg.upstreams_from_env, 0, "not from the environment");
+	}
+	if (cfg.nupstreams == 2) {
+		const struct config_upstream *a = &cfg.upstreams[0];
+		const struct config_upstream *b = &cfg.upstreams[1];
+
+		is_str(a->url, "https://a.example", "trailing slashes dropped");
+		is_int(a->enabled, 0, "enabled=off");
+		is_int(a->negative_ttl, 3600, "per-upstream negative-ttl");
+		is_int(a->connect_timeout, 7, "the global connect timeout");
+		is_int(a->first_byte_timeout, 5, "the default first-byte one");
+		is_int(a->error_ttl, 30, "the default error-ttl");
+		is_str(b->url, "http://b.example:8002/x", "a URL with a path");
+		is_int(b->enabled, 1, "enabled by default");
+		is_int(b->negative_ttl, 9, "the global negative-ttl");
+		is_int(a->headers.n, 1, "'*' header for the first");
+		is_int(b->headers.n, 2, "'*' and its own for the second");
+		if (b->headers.n == 2)
+			is_str(b->headers.v[1], "Authorization: Bearer t",
+			    "the header line, without the URL");
+	}
+
+	/* Bad upstream lines, each with its reason. */
+	{
+		static const struct {
+			const char *value, *msg;
+		} bad[] = {
+			{ "ftp://x", "http:// or https://" },
+			{ "http://", "http:// or https://" },
+			{ "https:///path", "without a host" },
+			{ "http://a?q=1", "query or fragment" },
+			{ "http://a junk", "key=value" },
+			{ "http://a frob=1", "unknown setting" },
+			{ "http://a enabled=maybe", "on or off" },
+			{ "http://a error-ttl=-1", "duration" },
+			{ "http://a connect-timeout=400d", "duration" },
+		};
+		size_t k;
+
+		for (k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+			char what[128];
+
+			snprintf(what, sizeof(what), "upstream \"%s\" refused",
+			    bad[k].value);
+			is_int(set1(&cfg, &diag, "upstream", bad[k].value), -1,
+			    what);
+			snprintf(what, sizeof(what), "... saying \"%s\"",
+			    bad[k].msg);
+			ok(find_msg(&diag, bad[k].msg) != -1, what);
+		}
+	}
+	set1(&cfg, &diag, "upstream", "http://a");
+	is_int(config_set(&cfg, "upstream", "http://a/", "test", &diag), -1,
+	    "the same upstream twice is refused");
+	ok(find_msg(&diag, "already listed") != -1, "... saying so");
+	for (i = 1; i < CONFIG_UPSTREAMS_MAX; i++) {
+		snprintf(url, sizeof(url), "http://h%d", i);
+		config_set(&cfg, "upstream", url, "test", &diag);
+	}
+	is_int(cfg.nupstreams, CONFIG_UPSTREAMS_MAX, "32 upstreams");
+	is_int(config_set(&cfg, "upstream", "http://h99", "test", &diag), -1,
+	    "a 33rd is refused");
+	is_int(config_set(&cfg, "upstream", "none", "test", &diag), 0,
+	    "upstream none");
+	is_int(cfg.nupstreams, 0, "... empties the list");
+
+	is_int(set1(&cfg, &diag, "upstream-header", "* Bad Name: v"), -1,
+	    "a header name with a blank is refused");
+	is_int(set1(&cfg, &diag, "upstream-header", "* NoColon"), -1,
+	    "a header without ':' is refused");
+	{
+		char *argv[] = { "dbgmirrord", "--no-config", "--upstream",
+			"http://a", "--upstream-header", "http://zz X: 1",
+			NULL };
+
+		is_int(load_argv(&cfg, &diag, argv), -1,
+		    "a header for an unlisted upstream fails to load");
+		ok(find_msg(&diag, "not a listed upstream") != -1,
+		    "... saying so");
+	}
+
+	/* DEBUGINFOD_URLS when no layer names an upstream. */
+	setenv("DEBUGINFOD_URLS", "http://e1.example  https://e2.example/", 1);
+	{
+		char *argv[] = { "dbgmirrord", "--no-config", NULL };
+
+		is_int(load_argv(&cfg, &diag, argv), 0, "env upstreams load");
+		is_int(cfg.nupstreams, 2, "two from DEBUGINFOD_URLS");
+		is_int(cfg.upstreams_from_env, 1, "marked as from the env");
+		is_str(cfg.nupstreams == 2 ? cfg.upstreams[1].url : NULL,
+		    "https://e2.example", "... normalised");
+	}
+	{
+		char *argv[] = { "dbgmirrord", "--no-config", "--upstream",
+			"none", NULL };
+
+		is_int(load_argv(&cfg, &diag, argv), 0,
+		    "--upstream none loads");
+		is_int(cfg.nupstreams, 0, "--upstream none: not the env's");
+	}
+	{
+		char *argv[] = { "dbgmirrord", "--no-config", "--upstream",
+			"http://c.example", NULL };
+
+		load_argv(&cfg, &diag, argv);
+		is_int(cfg.nupstreams, 1, "--upstream replaces the env's");
+	}
+	setenv("DEBUGINFOD_URLS", "not-a-url", 1);
+	{
+		char *argv[] = { "dbgmirrord", "--no-config", NULL };
+
+		is_int(load_argv(&cfg, &diag, argv), -1,
+		    "a bad DEBUGINFOD_URLS is an error");
+		ok(find_msg(&diag, "DEBUGINFOD_URLS") != -1, "... naming it");
+	}
+	unsetenv("DEBUGINFOD_URLS");
+
+	/* The other new words. */
+	is_int(set1(&cfg, &diag, "admin-access", "any"), 0, "admin-access any");
+	is_int(cfg.admin_access, CONFIG_ADMIN_ANY, "... is any");
+	is_int(set1(&cfg, &diag, "admin-access", "all"), -1,
+	    "admin-access all is refused");
+	is_int(set1(&cfg, &diag, "proxy", "none"), 0, "proxy none");
+	is_str(cfg.proxy, "", "... is the empty string (direct)");
+	is_int(set1(&cfg, &diag, "proxy", "http://p:3128"), 0, "a proxy");
+	is_str(cfg.proxy, "http://p:3128", "... kept as written");
+	{
+		char *argv[] = { "dbgmirrord", "--no-config",
+			"--cache-low-watermark", "90", NULL };
+
+		is_int(load_argv(&cfg, &diag, argv), -1,
+		    "low watermark not below high: error");
+		ok(find_msg(&diag, "cache-low-watermark") != -1,
+		    "... naming it");
+	}
+	{
+		char *argv[] = { "dbgmirrord", "--no-config", "--cache-size",
+			"512K", NULL };
+
+		is_int(load_argv(&cfg, &diag, argv), -1,
+		    "cache-size 512K: error");
+	}
+	{
+		char *argv[] = { "dbgmirrord", "--no-config", "--cache-size",
+			"0", "--ca-file", "ca.pem", NULL };
+
+		is_int(load_argv(&cfg, &diag, argv), 0, "cache-size 0 loads");
+		ok(cfg.ca_file != NULL && cfg.ca_file[0] == '/',
+		    "a relative ca-file is made absolute");
+	}
+	config_free(&cfg);
+	config_diag_free(&diag);
+}
+
 static void
 test_schema_and_usage(void)
 {
@@ -1250,7 +1447,7 @@ test_schema_and_usage(void)
 
 	for (i = 0; config_option_name(i) != NULL; i++)
 		continue;
-	is_int(i, 15, "fifteen options");
+	is_int(i, 37, "thirty-seven options");
 	is_str(config_option_name(0), "listen", "option 0 is listen");
 	ok(config_option_name(1000) == NULL, "NULL far past the end");
 
@@ -1296,6 +1493,7 @@ main(void)
 	test_numbers();
 	test_words();
 	test_listen();
+	test_upstreams();
 	test_file_syntax();
 	test_file_errors();
 	test_args();
