@@ -1,12 +1,15 @@
 /*
  * cache/index.c: the LMDB index.
  *
- * Three databases in one environment:
+ * Seven databases in one environment:
  *
- *   meta   "schema" -> uint32 version; "scan" -> struct index_scan
+ *   meta   "schema" -> uint32 version; "scan" -> struct index_scan;
+ *          counters (e.g. the cache's blob bytes) -> uint64
  *   files  SHA-256(path) -> file record (fixed header, then path and NUL)
  *   ids    kind byte + build-id -> SHA-256(path) of each file holding it
  *          (MDB_DUPSORT | MDB_DUPFIXED: one key, many 32-byte values)
+ *   blobs, lru, neg, negexp   the cache's tables (enum index_table), whose
+ *          records cache/blobstore.c and cache/negative.c lay out
  *
  * Paths are keyed by their hash because LMDB keys are limited to 511 bytes
  * and paths are not.  Records are stored in host byte order: an index is
@@ -31,12 +34,18 @@
 #define PATHKEY_LEN SHA256_DIGEST_LENGTH
 #define MAX_READERS 1024
 #define PATH_LEN_MAX 4095
+#define NTABLES 4
+
+/* The LMDB names of enum index_table, in its order. */
+static const char *const table_names[NTABLES] = { "blobs", "lru", "neg",
+	"negexp" };
 
 struct index {
 	MDB_env *env;
 	MDB_dbi meta;
 	MDB_dbi files;
 	MDB_dbi ids;
+	MDB_dbi tables[NTABLES];
 };
 
 struct index_reader {
@@ -106,41 +115,40 @@ file_decode(const MDB_val *v, struct index_file *f)
 	return 0;
 }
 
+/* The schema version stored in txn; 0 when there is none. */
 static int
-schema_check(struct index *idx, MDB_txn *txn, unsigned flags, char *err,
-    size_t errlen)
+schema_read(struct index *idx, MDB_txn *txn, uint32_t *found)
 {
 	MDB_val k = { 6, "schema" }, v;
-	uint32_t version = INDEX_SCHEMA_VERSION, found = 0;
 	int rc;
 
+	*found = 0;
 	rc = mdb_get(txn, idx->meta, &k, &v);
-	if (rc == 0 && v.mv_size == sizeof(found))
-		memcpy(&found, v.mv_data, sizeof(found));
+	if (rc == 0 && v.mv_size == sizeof(*found))
+		memcpy(found, v.mv_data, sizeof(*found));
 	else if (rc != 0 && rc != MDB_NOTFOUND)
-		goto lmdb;
-	if (found == version)
-		return 0;
-	if (flags & INDEX_RDONLY) {
-		snprintf(err, errlen,
-		    found == 0 ? "index is empty (has the daemon run?)"
-			       : "index schema %u, this program reads %u",
-		    found, version);
-		return -1;
-	}
-	/* Another layout: start over; the next scan fills it again. */
+		return rc;
+	return 0;
+}
+
+/* Another layout: start over; the next scan fills it again. */
+static int
+schema_reset(struct index *idx, MDB_txn *txn)
+{
+	MDB_val k = { 6, "schema" }, v;
+	uint32_t version = INDEX_SCHEMA_VERSION;
+	int i, rc;
+
 	if ((rc = mdb_drop(txn, idx->files, 0)) != 0 ||
 	    (rc = mdb_drop(txn, idx->ids, 0)) != 0 ||
 	    (rc = mdb_drop(txn, idx->meta, 0)) != 0)
-		goto lmdb;
+		return rc;
+	for (i = 0; i < NTABLES; i++)
+		if ((rc = mdb_drop(txn, idx->tables[i], 0)) != 0)
+			return rc;
 	v.mv_size = sizeof(version);
 	v.mv_data = &version;
-	if ((rc = mdb_put(txn, idx->meta, &k, &v, 0)) != 0)
-		goto lmdb;
-	return 0;
-lmdb:
-	snprintf(err, errlen, "index schema: %s", mdb_strerror(rc));
-	return -1;
+	return mdb_put(txn, idx->meta, &k, &v, 0);
 }
 
 struct index *
@@ -149,8 +157,10 @@ index_open(const char *dir, unsigned flags, uint64_t mapsize, char *err,
 {
 	struct index *idx;
 	unsigned envflags = MDB_NOTLS, dbflags = 0;
+	int keep = (flags & (INDEX_RDONLY | INDEX_EXISTING)) != 0;
 	MDB_txn *txn = NULL;
-	int rc;
+	uint32_t found;
+	int i, rc;
 
 	if ((idx = calloc(1, sizeof(*idx))) == NULL) {
 		snprintf(err, errlen, "out of memory");
@@ -158,7 +168,7 @@ index_open(const char *dir, unsigned flags, uint64_t mapsize, char *err,
 	}
 	if (flags & INDEX_RDONLY)
 		envflags |= MDB_RDONLY;
-	else {
+	else if (!keep) {
 		dbflags = MDB_CREATE;
 		if (mkdir(dir, 0755) == -1 && errno != EEXIST) {
 			snprintf(err, errlen, "%s: %s", dir, strerror(errno));
@@ -166,7 +176,7 @@ index_open(const char *dir, unsigned flags, uint64_t mapsize, char *err,
 		}
 	}
 	if ((rc = mdb_env_create(&idx->env)) != 0 ||
-	    (rc = mdb_env_set_maxdbs(idx->env, 4)) != 0 ||
+	    (rc = mdb_env_set_maxdbs(idx->env, 3 + NTABLES)) != 0 ||
 	    (rc = mdb_env_set_maxreaders(idx->env, MAX_READERS)) != 0 ||
 	    (rc = mdb_env_set_mapsize(idx->env, (size_t)mapsize)) != 0 ||
 	    (rc = mdb_env_open(idx->env, dir, envflags, 0644)) != 0) {
@@ -177,23 +187,37 @@ index_open(const char *dir, unsigned flags, uint64_t mapsize, char *err,
 	mdb_reader_check(idx->env, NULL);
 	if ((rc = mdb_txn_begin(idx->env, NULL,
 		 flags & INDEX_RDONLY ? MDB_RDONLY : 0, &txn)) != 0 ||
-	    (rc = mdb_dbi_open(txn, "meta", dbflags, &idx->meta)) != 0 ||
-	    (rc = mdb_dbi_open(txn, "files", dbflags, &idx->files)) != 0 ||
+	    (rc = mdb_dbi_open(txn, "meta", dbflags, &idx->meta)) != 0)
+		goto lmdb;
+	/* The version first, so that an old index is named as such. */
+	if ((rc = schema_read(idx, txn, &found)) != 0)
+		goto lmdb;
+	if (found != INDEX_SCHEMA_VERSION && keep) {
+		snprintf(err, errlen,
+		    found == 0 ? "%s: index is empty (has the daemon run?)"
+			       : "%s: index schema %u, this program reads %u",
+		    dir, found, INDEX_SCHEMA_VERSION);
+		goto fail;
+	}
+	if ((rc = mdb_dbi_open(txn, "files", dbflags, &idx->files)) != 0 ||
 	    (rc = mdb_dbi_open(txn, "ids", dbflags | MDB_DUPSORT | MDB_DUPFIXED,
-		 &idx->ids)) != 0) {
-		snprintf(err, errlen, "%s: %s", dir,
-		    rc == MDB_NOTFOUND ? "index is empty (has the daemon run?)"
-				       : mdb_strerror(rc));
-		goto fail;
-	}
-	if (schema_check(idx, txn, flags, err, errlen) == -1)
-		goto fail;
-	if ((rc = mdb_txn_commit(txn)) != 0) {
-		txn = NULL;
-		snprintf(err, errlen, "%s: %s", dir, mdb_strerror(rc));
-		goto fail;
-	}
+		 &idx->ids)) != 0)
+		goto lmdb;
+	for (i = 0; i < NTABLES; i++)
+		if ((rc = mdb_dbi_open(txn, table_names[i], dbflags,
+			 &idx->tables[i])) != 0)
+			goto lmdb;
+	if (found != INDEX_SCHEMA_VERSION && (rc = schema_reset(idx, txn)) != 0)
+		goto lmdb;
+	rc = mdb_txn_commit(txn);
+	txn = NULL;
+	if (rc != 0)
+		goto lmdb;
 	return idx;
+lmdb:
+	snprintf(err, errlen, "%s: %s", dir,
+	    rc == MDB_NOTFOUND ? "index is empty (has the daemon run?)"
+			       : mdb_strerror(rc));
 fail:
 	if (txn != NULL)
 		mdb_txn_abort(txn);
@@ -587,4 +611,229 @@ index_batch_abort(struct index_batch *b)
 		return;
 	mdb_txn_abort(b->txn);
 	free(b);
+}
+
+/* ------------------------------------------------------ the cache tables */
+
+static int
+rec_get(MDB_txn *txn, MDB_dbi dbi, const void *key, size_t keylen,
+    struct index_rec *out)
+{
+	MDB_val k = { keylen, (void *)key }, v;
+	int rc;
+
+	if (keylen == 0 || keylen > INDEX_KEY_MAX)
+		return -1;
+	rc = mdb_get(txn, dbi, &k, &v);
+	if (rc == MDB_NOTFOUND)
+		return INDEX_NOTFOUND;
+	if (rc != 0)
+		return -1;
+	out->key = key;
+	out->keylen = keylen;
+	out->val = v.mv_data;
+	out->vallen = v.mv_size;
+	return 0;
+}
+
+/*
+ * Call cb on every record of dbi.  In a write transaction (del set) cb may
+ * ask for the record to be deleted; LMDB's cursor then moves on by itself
+ * and its next MDB_NEXT yields the record that followed.  *lmdb receives an
+ * LMDB failure, for the batch to remember.
+ */
+static int
+rec_walk(MDB_txn *txn, MDB_dbi dbi, int del, index_rec_cb cb, void *arg,
+    int *lmdb)
+{
+	MDB_cursor *cur;
+	MDB_val k, v;
+	struct index_rec r;
+	int rc, ret = 0;
+
+	*lmdb = 0;
+	if ((rc = mdb_cursor_open(txn, dbi, &cur)) != 0) {
+		*lmdb = rc;
+		return -1;
+	}
+	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		r.key = k.mv_data;
+		r.keylen = k.mv_size;
+		r.val = v.mv_data;
+		r.vallen = v.mv_size;
+		ret = cb(&r, arg);
+		if (ret == INDEX_WALK_DELETE && del) {
+			if ((rc = mdb_cursor_del(cur, 0)) != 0)
+				break;
+			ret = 0;
+		} else if (ret != 0) {
+			break;
+		}
+	}
+	mdb_cursor_close(cur);
+	if (rc != 0 && rc != MDB_NOTFOUND) {
+		*lmdb = rc;
+		return -1;
+	}
+	return ret == INDEX_WALK_DELETE ? -1 : ret;
+}
+
+static int
+counter_get(MDB_txn *txn, struct index *idx, const char *name, uint64_t *v)
+{
+	MDB_val k = { strlen(name), (void *)name }, val;
+	int rc;
+
+	*v = 0;
+	rc = mdb_get(txn, idx->meta, &k, &val);
+	if (rc == MDB_NOTFOUND)
+		return 0;
+	if (rc != 0)
+		return -1;
+	/* A damaged counter reads as 0; the next recovery rewrites it. */
+	if (val.mv_size == sizeof(*v))
+		memcpy(v, val.mv_data, sizeof(*v));
+	return 0;
+}
+
+int
+index_get_rec(struct index_reader *rd, enum index_table t, const void *key,
+    size_t keylen, struct index_rec *out)
+{
+	return rec_get(rd->txn, rd->idx->tables[t], key, keylen, out);
+}
+
+int
+index_walk(struct index_reader *rd, enum index_table t, index_rec_cb cb,
+    void *arg)
+{
+	int lmdb;
+
+	return rec_walk(rd->txn, rd->idx->tables[t], 0, cb, arg, &lmdb);
+}
+
+int
+index_count(struct index_reader *rd, enum index_table t, uint64_t *n)
+{
+	MDB_stat st;
+
+	if (mdb_stat(rd->txn, rd->idx->tables[t], &st) != 0)
+		return -1;
+	*n = st.ms_entries;
+	return 0;
+}
+
+int
+index_get_counter(struct index_reader *rd, const char *name, uint64_t *v)
+{
+	return counter_get(rd->txn, rd->idx, name, v);
+}
+
+int
+index_batch_get_rec(struct index_batch *b, enum index_table t, const void *key,
+    size_t keylen, struct index_rec *out)
+{
+	int rc;
+
+	if (b->rc != 0)
+		return -1;
+	rc = rec_get(b->txn, b->idx->tables[t], key, keylen, out);
+	return rc == -1 ? batch_fail(b, MDB_BAD_VALSIZE) : rc;
+}
+
+int
+index_batch_walk(struct index_batch *b, enum index_table t, index_rec_cb cb,
+    void *arg)
+{
+	int lmdb, ret;
+
+	if (b->rc != 0)
+		return -1;
+	ret = rec_walk(b->txn, b->idx->tables[t], 1, cb, arg, &lmdb);
+	if (lmdb != 0)
+		return batch_fail(b, lmdb);
+	return ret;
+}
+
+int
+index_batch_get_counter(struct index_batch *b, const char *name, uint64_t *v)
+{
+	if (b->rc != 0)
+		return -1;
+	if (counter_get(b->txn, b->idx, name, v) == -1)
+		return batch_fail(b, MDB_CORRUPTED);
+	return 0;
+}
+
+int
+index_batch_put_rec(struct index_batch *b, enum index_table t, const void *key,
+    size_t keylen, const void *val, size_t vallen)
+{
+	MDB_val k = { keylen, (void *)key }, v = { vallen, (void *)val };
+	int rc;
+
+	if (b->rc != 0)
+		return -1;
+	if (keylen == 0 || keylen > INDEX_KEY_MAX)
+		return batch_fail(b, MDB_BAD_VALSIZE);
+	if ((rc = mdb_put(b->txn, b->idx->tables[t], &k, &v, 0)) != 0)
+		return batch_fail(b, rc);
+	return 0;
+}
+
+int
+index_batch_del_rec(struct index_batch *b, enum index_table t, const void *key,
+    size_t keylen)
+{
+	MDB_val k = { keylen, (void *)key };
+	int rc;
+
+	if (b->rc != 0)
+		return -1;
+	if (keylen == 0 || keylen > INDEX_KEY_MAX)
+		return batch_fail(b, MDB_BAD_VALSIZE);
+	rc = mdb_del(b->txn, b->idx->tables[t], &k, NULL);
+	if (rc == MDB_NOTFOUND)
+		return INDEX_NOTFOUND;
+	if (rc != 0)
+		return batch_fail(b, rc);
+	return 0;
+}
+
+int
+index_batch_set_counter(struct index_batch *b, const char *name, uint64_t v)
+{
+	MDB_val k = { strlen(name), (void *)name }, val = { sizeof(v), &v };
+	int rc;
+
+	if (b->rc != 0)
+		return -1;
+	if ((rc = mdb_put(b->txn, b->idx->meta, &k, &val, 0)) != 0)
+		return batch_fail(b, rc);
+	return 0;
+}
+
+/* Big-endian with the sign bit flipped: memcmp order is numeric order. */
+void
+index_time_encode(int64_t t, uint8_t out[INDEX_TIME_LEN])
+{
+	uint64_t u = (uint64_t)t ^ (1ull << 63);
+	int i;
+
+	for (i = INDEX_TIME_LEN - 1; i >= 0; i--) {
+		out[i] = (uint8_t)u;
+		u >>= 8;
+	}
+}
+
+int64_t
+index_time_decode(const uint8_t in[INDEX_TIME_LEN])
+{
+	uint64_t u = 0;
+	int i;
+
+	for (i = 0; i < INDEX_TIME_LEN; i++)
+		u = u << 8 | in[i];
+	return (int64_t)(u ^ (1ull << 63));
 }

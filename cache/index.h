@@ -13,14 +13,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cache/key.h"
 #include "indexer/buildid.h"
 #include "indexer/elf.h"
 
 /* Bumped whenever the record layout changes; an old index is rebuilt. */
-#define INDEX_SCHEMA_VERSION 1
+#define INDEX_SCHEMA_VERSION 2
 
 /* index_open() flags. */
 #define INDEX_RDONLY 0x1
+/* Writable, but refuse (like INDEX_RDONLY) an index that is missing or of
+ * another schema instead of creating or emptying it: for the admin CLI. */
+#define INDEX_EXISTING 0x2
 
 /* Result besides 0 and -1: what was asked for is not there. */
 #define INDEX_NOTFOUND 1
@@ -114,5 +118,65 @@ int index_batch_prune(struct index_batch *b,
 int index_batch_set_scan(struct index_batch *b, const struct index_scan *s);
 int index_batch_commit(struct index_batch *b, char *err, size_t errlen);
 void index_batch_abort(struct index_batch *b);
+
+/*
+ * The cache's tables.  Keys are byte strings of 1 to INDEX_KEY_MAX bytes,
+ * kept in memcmp order; values are bytes that the owning module encodes
+ * and must check when it reads them back (the index does not).
+ */
+enum index_table {
+	INDEX_BLOBS, /* cache key -> blob record */
+	INDEX_LRU, /* atime, stored, cache key -> nothing */
+	INDEX_NEG, /* cache key -> negative entry */
+	INDEX_NEG_EXPIRY, /* expiry time, cache key -> nothing */
+};
+#define INDEX_KEY_MAX 64
+
+/* A record handed out: both point into the map, valid until the reader
+ * ends or the batch changes that table. */
+struct index_rec {
+	const void *key;
+	size_t keylen;
+	const void *val;
+	size_t vallen;
+};
+
+/* What a walk callback returns besides 0 (go on) and anything else (stop,
+ * and the walk returns it): delete this record, then go on. */
+#define INDEX_WALK_DELETE (-2)
+typedef int (*index_rec_cb)(const struct index_rec *rec, void *arg);
+
+/* 0 and *out, INDEX_NOTFOUND, or -1. */
+int index_get_rec(struct index_reader *rd, enum index_table t, const void *key,
+    size_t keylen, struct index_rec *out);
+/* Records of t in key order until cb stops; cb must not return
+ * INDEX_WALK_DELETE on a reader.  0 when every record was visited. */
+int index_walk(struct index_reader *rd, enum index_table t, index_rec_cb cb,
+    void *arg);
+int index_count(struct index_reader *rd, enum index_table t, uint64_t *n);
+/* A uint64 kept under name in the meta table; 0 when never set. */
+int index_get_counter(struct index_reader *rd, const char *name, uint64_t *v);
+
+/* The same inside a write transaction.  A walk's callback may change other
+ * tables of the batch, but t only by returning INDEX_WALK_DELETE. */
+int index_batch_get_rec(struct index_batch *b, enum index_table t,
+    const void *key, size_t keylen, struct index_rec *out);
+int index_batch_walk(struct index_batch *b, enum index_table t, index_rec_cb cb,
+    void *arg);
+int index_batch_get_counter(struct index_batch *b, const char *name,
+    uint64_t *v);
+/* Add or replace the record of key; val is copied. */
+int index_batch_put_rec(struct index_batch *b, enum index_table t,
+    const void *key, size_t keylen, const void *val, size_t vallen);
+/* 0, INDEX_NOTFOUND when there was none, or -1. */
+int index_batch_del_rec(struct index_batch *b, enum index_table t,
+    const void *key, size_t keylen);
+int index_batch_set_counter(struct index_batch *b, const char *name,
+    uint64_t v);
+
+/* A time as 8 key bytes that sort as the times do, and back. */
+#define INDEX_TIME_LEN 8
+void index_time_encode(int64_t t, uint8_t out[INDEX_TIME_LEN]);
+int64_t index_time_decode(const uint8_t in[INDEX_TIME_LEN]);
 
 #endif /* CACHE_INDEX_H */

@@ -3,7 +3,9 @@
  *
  * Reads the daemon's index directly (LMDB allows readers in other processes
  * while the daemon writes), so it works whether or not dbgmirrord runs.
- * The cache directory comes from the same configuration as the daemon's.
+ * purge writes it too: LMDB orders its write transactions with the
+ * daemon's.  The cache directory comes from the same configuration as the
+ * daemon's.
  */
 #include <sys/stat.h>
 
@@ -14,7 +16,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "cache/blobstore.h"
 #include "cache/index.h"
+#include "cache/negative.h"
 #include "conf/config.h"
 #include "config.h"
 #include "daemon/scan.h"
@@ -28,6 +32,9 @@ usage(FILE *fp)
 	    "\n"
 	    "  lookup ID   what the index holds for build-id ID, every kind\n"
 	    "  stats       index entries, bytes, and the last scan\n"
+	    "  purge ID    drop the cached files and misses of build-id ID\n"
+	    "  purge --negative        drop every remembered miss\n"
+	    "  purge --upstream URL    drop the files fetched from URL\n"
 	    "\n"
 	    "Exit status: 0 done; 1 not found or error; 2 bad usage.\n");
 }
@@ -127,6 +134,124 @@ cmd_stats(struct index_reader *rd, const char *path)
 	return 0;
 }
 
+/* The options of purge, which are its own and not configuration. */
+struct purge_opts {
+	int negative; /* --negative */
+	const char *upstream; /* --upstream URL */
+	int bad; /* repeated, or --upstream without its URL */
+};
+
+/*
+ * Copy argv into out (argc + 1 entries), leaving out purge's options when
+ * they follow the word purge.  That word is found by a first parse: the
+ * operands it returns point into argv.  Returns the new argc.
+ */
+static int
+purge_split(int argc, char **argv, char **out, struct purge_opts *po)
+{
+	struct config_args probe;
+	struct config_diag diag = { 0 };
+	int i, n = 0, cmd = argc;
+
+	memset(po, 0, sizeof(*po));
+	config_parse_args(&probe, argc, argv, &diag);
+	if (probe.nrest > 0 && strcmp(probe.rest[0], "purge") == 0)
+		for (cmd = 1; cmd < argc && argv[cmd] != probe.rest[0]; cmd++)
+			;
+	config_args_free(&probe);
+	config_diag_free(&diag);
+	for (i = 0; i < argc; i++) {
+		if (i <= cmd) {
+			out[n++] = argv[i];
+		} else if (strcmp(argv[i], "--") == 0) {
+			/* Operands from here on. */
+			cmd = argc;
+			out[n++] = argv[i];
+		} else if (strcmp(argv[i], "--negative") == 0) {
+			po->bad |= po->negative++;
+		} else if (strcmp(argv[i], "--upstream") == 0 ||
+		    strncmp(argv[i], "--upstream=", 11) == 0) {
+			po->bad |= po->upstream != NULL;
+			if (argv[i][10] == '=')
+				po->upstream = argv[i] + 11;
+			else if (i + 1 < argc)
+				po->upstream = argv[++i];
+			else
+				po->bad = 1;
+		} else {
+			out[n++] = argv[i];
+		}
+	}
+	out[n] = NULL;
+	return n;
+}
+
+static int
+cmd_purge(struct index *idx, const char *cache_dir, const char *hex,
+    const struct purge_opts *po)
+{
+	static const struct blob_limits nolimits = { 0, 0, 0, 0 };
+	struct blobstore *bs;
+	struct buildid id;
+	const char *why;
+	char url[4096], err[512];
+	size_t len;
+	uint64_t blobs = 0, negs = 0;
+	int rc = 0;
+
+	if (hex != NULL && buildid_parse(&id, hex, strlen(hex), &why) == -1) {
+		fprintf(stderr, "dbgmirror: %s: %s\n", hex, why);
+		return 2;
+	}
+	if (po->upstream != NULL) {
+		len = strlen(po->upstream);
+		while (len > 0 && po->upstream[len - 1] == '/')
+			len--;
+		if (len == 0 || len >= sizeof(url)) {
+			fprintf(stderr, "dbgmirror: --upstream: bad URL\n");
+			return 2;
+		}
+		memcpy(url, po->upstream, len);
+		url[len] = '\0';
+	}
+	if ((bs = blobstore_new(idx, cache_dir, &nolimits, err, sizeof(err))) ==
+	    NULL) {
+		fprintf(stderr, "dbgmirror: %s\n", err);
+		return 1;
+	}
+	if (hex != NULL)
+		rc = blob_purge(bs, &id, NULL, &blobs, err, sizeof(err));
+	else if (po->upstream != NULL)
+		rc = blob_purge(bs, NULL, url, &blobs, err, sizeof(err));
+	if (rc == 0 && (hex != NULL || po->negative))
+		rc = neg_purge(idx, hex != NULL ? &id : NULL, &negs, err,
+		    sizeof(err));
+	blobstore_free(bs);
+	if (rc == -1) {
+		fprintf(stderr, "dbgmirror: purge: %s\n", err);
+		return 1;
+	}
+	printf("purged %" PRIu64 " entries, %" PRIu64 " negative\n", blobs,
+	    negs);
+	return 0;
+}
+
+/* 1 when the operands and purge's options make a command. */
+static int
+command_ok(const struct config_args *args, const struct purge_opts *po)
+{
+	const char *cmd = args->nrest > 0 ? args->rest[0] : NULL;
+	int purge_opts = po->negative + (po->upstream != NULL);
+
+	if (cmd == NULL || po->bad)
+		return 0;
+	if (strcmp(cmd, "purge") == 0)
+		return args->nrest == 2 ? purge_opts == 0
+					: args->nrest == 1 && purge_opts == 1;
+	return (strcmp(cmd, "lookup") == 0 && args->nrest == 2) ||
+	    (strcmp(cmd, "stats") == 0 && args->nrest == 1);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -135,16 +260,20 @@ main(int argc, char **argv)
 	struct config_diag diag = { 0 };
 	struct index *idx = NULL;
 	struct index_reader *rd = NULL;
-	char path[PATH_MAX], err[512];
+	struct purge_opts po;
+	char path[PATH_MAX], err[512], **av;
 	const char *cmd;
 	size_t i;
-	int rc;
+	int rc, ac;
 
-	if (config_init(&cfg) == -1) {
+	if ((av = calloc((size_t)argc + 1, sizeof(*av))) == NULL ||
+	    config_init(&cfg) == -1) {
 		fprintf(stderr, "dbgmirror: out of memory\n");
+		free(av);
 		return 1;
 	}
-	rc = config_parse_args(&args, argc, argv, &diag);
+	ac = purge_split(argc, argv, av, &po);
+	rc = config_parse_args(&args, ac, av, &diag);
 	if (rc == 0 && args.help) {
 		usage(stdout);
 		rc = 0;
@@ -162,20 +291,24 @@ main(int argc, char **argv)
 		rc = 2;
 		goto out;
 	}
-	cmd = args.nrest > 0 ? args.rest[0] : NULL;
-	if (cmd == NULL ||
-	    !((strcmp(cmd, "lookup") == 0 && args.nrest == 2) ||
-		(strcmp(cmd, "stats") == 0 && args.nrest == 1))) {
+	if (!command_ok(&args, &po)) {
 		usage(stderr);
 		rc = 2;
 		goto out;
 	}
+	cmd = args.rest[0];
 
 	snprintf(path, sizeof(path), "%s/index", cfg.cache_dir);
-	if ((idx = index_open(path, INDEX_RDONLY, cfg.index_map_size, err,
-		 sizeof(err))) == NULL) {
+	if ((idx = index_open(path,
+		 strcmp(cmd, "purge") == 0 ? INDEX_EXISTING : INDEX_RDONLY,
+		 cfg.index_map_size, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "dbgmirror: %s\n", err);
 		rc = 1;
+		goto out;
+	}
+	if (strcmp(cmd, "purge") == 0) {
+		rc = cmd_purge(idx, cfg.cache_dir,
+		    args.nrest == 2 ? args.rest[1] : NULL, &po);
 		goto out;
 	}
 	if ((rd = index_reader_new(idx)) == NULL ||
@@ -194,5 +327,6 @@ out:
 	config_diag_free(&diag);
 	config_args_free(&args);
 	config_free(&cfg);
+	free(av);
 	return rc;
 }

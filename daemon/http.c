@@ -48,6 +48,7 @@
 #include "conf/config.h"
 #include "daemon/httpdate.h"
 #include "daemon/log.h"
+#include "daemon/metrics.h"
 #include "daemon/pool.h"
 
 #define ACCEPT_BURST 64
@@ -110,6 +111,7 @@ struct conn {
 	int drained; /* the socket had no more input at the last read */
 	struct event *rev, *wev, *tev;
 	char peer[INET6_ADDRSTRLEN + 8];
+	char peer_addr[INET6_ADDRSTRLEN];
 
 	char *in;
 	size_t inlen, incap;
@@ -124,6 +126,10 @@ struct conn {
 	int body_fd;
 	off_t body_off;
 	uint64_t body_left;
+	int (*stream_avail)(void *arg, uint64_t *n); /* a growing body */
+	void *stream_arg;
+	void (*on_end)(void *arg);
+	void *on_end_arg;
 
 	struct timespec t0;
 	int status;
@@ -192,10 +198,24 @@ elapsed_ms(const struct timespec *since)
 
 /* ---------------------------------------------------------- connections */
 
+/* The exchange is over: let go of what its response used. */
+static void
+exchange_release(struct conn *c)
+{
+	void (*fn)(void *) = c->on_end;
+
+	c->stream_avail = NULL;
+	c->on_end = NULL;
+	if (fn != NULL)
+		fn(c->on_end_arg);
+}
+
 static void
 conn_free(struct conn *c)
 {
 	struct http_thread *t = c->t;
+
+	exchange_release(c);
 
 	if (c->prev != NULL)
 		c->prev->next = c->next;
@@ -300,7 +320,9 @@ static void
 exchange_end(struct conn *c)
 {
 	c->bytes += c->outbody;
+	metrics_bytes_sent(c->bytes);
 	log_exchange(c);
+	exchange_release(c);
 	if (c->body_fd != -1) {
 		close(c->body_fd);
 		c->body_fd = -1;
@@ -337,7 +359,9 @@ exchange_abort(struct conn *c, const char *why)
 {
 	log_debug("%s: %s: %s", __func__, c->peer, why);
 	c->result = "ABORTED";
+	metrics_bytes_sent(c->bytes);
 	log_exchange(c);
+	exchange_release(c);
 	conn_close(c);
 }
 
@@ -370,6 +394,21 @@ write_some(struct conn *c)
 			return;
 		}
 		chunk = c->body_left < budget ? (size_t)c->body_left : budget;
+		if (c->stream_avail != NULL) {
+			uint64_t avail = 0;
+
+			if (c->stream_avail(c->stream_arg, &avail) == -1) {
+				exchange_abort(c, "the fill failed");
+				return;
+			}
+			if (avail <= (uint64_t)c->body_off) {
+				/* conn_stream_wake resumes. */
+				event_del(c->tev);
+				return;
+			}
+			if (avail - (uint64_t)c->body_off < chunk)
+				chunk = (size_t)(avail - (uint64_t)c->body_off);
+		}
 		n = sendfile(c->fd, c->body_fd, &c->body_off, chunk);
 		if (n == -1 && errno == EINTR)
 			continue;
@@ -481,9 +520,30 @@ conn_set_result(struct conn *c, const char *result, const char *source)
 void
 conn_wait(struct conn *c)
 {
+	if (c->state == CS_WAIT)
+		return;
 	c->state = CS_WAIT;
 	/* Held until the answer: the completion calls a conn_send_*. */
 	conn_enter(c);
+}
+
+struct event_base *
+conn_base(struct conn *c)
+{
+	return c->t->base;
+}
+
+const char *
+conn_peer_addr(struct conn *c)
+{
+	return c->peer_addr;
+}
+
+void
+conn_on_end(struct conn *c, void (*fn)(void *), void *arg)
+{
+	c->on_end = fn;
+	c->on_end_arg = arg;
 }
 
 /* Every answer runs inside enter/leave; after conn_wait, the wait's hold. */
@@ -496,11 +556,12 @@ answer_begin(struct conn *c)
 		conn_enter(c);
 }
 
-void
-conn_send_error(struct conn *c, int status, const char *why)
+static void
+send_error(struct conn *c, int status, const char *why, unsigned max_age)
 {
 	struct hbuf hb;
 	size_t n = strlen(why);
+	char cc[40];
 
 	answer_begin(c);
 	if (n > 400)
@@ -510,6 +571,10 @@ conn_send_error(struct conn *c, int status, const char *why)
 	hbuf_header_u64(&hb, "Content-Length", n + 1);
 	if (status == 405)
 		hbuf_header(&hb, "Allow", "GET, HEAD");
+	if (max_age > 0) {
+		snprintf(cc, sizeof(cc), "max-age=%u", max_age);
+		hbuf_header(&hb, "Cache-Control", cc);
+	}
 	hbuf_end(&hb, c->keepalive, c->req.minor == 0);
 	c->outlen = hb.len;
 	if (c->req.method != METHOD_HEAD) {
@@ -522,6 +587,18 @@ conn_send_error(struct conn *c, int status, const char *why)
 	c->state = CS_WRITE;
 	write_some(c);
 	conn_leave(c);
+}
+
+void
+conn_send_error(struct conn *c, int status, const char *why)
+{
+	send_error(c, status, why, 0);
+}
+
+void
+conn_send_miss(struct conn *c, const char *why, unsigned max_age)
+{
+	send_error(c, 404, why, max_age);
 }
 
 void
@@ -539,6 +616,25 @@ conn_send_text(struct conn *c, int status, const char *content_type,
 		hbuf_end(&hb, c->keepalive, c->req.minor == 0);
 		send_head(c, &hb, body, len);
 	}
+	conn_leave(c);
+}
+
+void
+conn_send_stream(struct conn *c, int fd, const struct artifact *art,
+    int (*avail)(void *arg, uint64_t *n), void *arg)
+{
+	c->stream_avail = avail;
+	c->stream_arg = arg;
+	conn_send_file(c, fd, 0, art);
+}
+
+void
+conn_stream_wake(struct conn *c)
+{
+	if (c->state != CS_WRITE || c->stream_avail == NULL)
+		return;
+	conn_enter(c);
+	write_some(c);
 	conn_leave(c);
 }
 
@@ -791,6 +887,13 @@ conn_new(struct http_thread *t, int fd, const struct sockaddr_storage *ss)
 	}
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	sockaddr_text(ss, c->peer, sizeof(c->peer));
+	if (ss->ss_family == AF_INET6)
+		inet_ntop(AF_INET6,
+		    &((const struct sockaddr_in6 *)ss)->sin6_addr, c->peer_addr,
+		    sizeof(c->peer_addr));
+	else
+		inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr,
+		    c->peer_addr, sizeof(c->peer_addr));
 	c->state = CS_READ;
 	conn_timer(c, t->tv_header);
 	conn_enter(c);
@@ -1058,6 +1161,12 @@ httpd_start(struct httpd *h)
 		}
 	}
 	return 0;
+}
+
+unsigned
+httpd_connections(struct httpd *h)
+{
+	return atomic_load(&h->nconns);
 }
 
 void

@@ -37,6 +37,8 @@ struct httpd *httpd_new(const struct config *cfg,
     const struct http_handler *handler, char *err, size_t errlen);
 /* Start the event-loop threads. */
 int httpd_start(struct httpd *h);
+/* Client connections open now, over all threads. */
+unsigned httpd_connections(struct httpd *h);
 /*
  * Stop accepting, let responses in flight finish (up to the configured
  * shutdown timeout), and join the threads.
@@ -53,8 +55,19 @@ void conn_set_result(struct conn *c, const char *result, const char *source);
 /* The handler will answer later, from a pool completion. */
 void conn_wait(struct conn *c);
 
+/* The loop the connection runs on, and the peer's address as text. */
+struct event_base *conn_base(struct conn *c);
+const char *conn_peer_addr(struct conn *c);
+/*
+ * fn(arg) runs once when the exchange ends: its response sent, cut, or the
+ * connection gone.  For resources the response uses (pins, streams).
+ */
+void conn_on_end(struct conn *c, void (*fn)(void *), void *arg);
+
 /* A one-line text/plain error body saying why. */
 void conn_send_error(struct conn *c, int status, const char *why);
+/* 404 with "Cache-Control: max-age=max_age": a remembered miss. */
+void conn_send_miss(struct conn *c, const char *why, unsigned max_age);
 /* A short in-memory body (banners, small documents). */
 void conn_send_text(struct conn *c, int status, const char *content_type,
     const char *body, size_t len);
@@ -65,5 +78,17 @@ void conn_send_text(struct conn *c, int status, const char *content_type,
  */
 void conn_send_file(struct conn *c, int fd, uint64_t offset,
     const struct artifact *art);
+
+/*
+ * An artifact still being written to fd (from offset 0).  avail(arg, &n)
+ * says how many of its bytes may be sent now: -1 when it failed (the
+ * response is cut), 0 otherwise.  When sending catches up with avail, the
+ * connection waits for conn_stream_wake.  Set conn_on_end first to learn
+ * when the connection is done with arg.
+ */
+void conn_send_stream(struct conn *c, int fd, const struct artifact *art,
+    int (*avail)(void *arg, uint64_t *n), void *arg);
+/* More bytes may be available: called on the connection's thread. */
+void conn_stream_wake(struct conn *c);
 
 #endif /* DAEMON_HTTP_H */

@@ -12,6 +12,11 @@
  *
  * Scans run on the worker pool, one at a time; their completion comes back
  * to this loop, which also runs the periodic rescan timer.
+ *
+ * This loop also drives the fills from upstreams (daemon/fill.c: libcurl
+ * runs here), and every MAINTAIN_SECONDS a maintenance job on the pool
+ * writes the access times of cache hits, evicts beyond the cache's
+ * watermarks and drops expired negative entries.
  */
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -29,15 +34,23 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache/blobstore.h"
+#include "cache/flight.h"
 #include "cache/index.h"
+#include "cache/negative.h"
 #include "conf/config.h"
 #include "config.h"
+#include "daemon/fill.h"
 #include "daemon/http.h"
 #include "daemon/log.h"
+#include "daemon/metrics.h"
 #include "daemon/pool.h"
 #include "daemon/scan.h"
 #include "daemon/serve.h"
+#include "fetchers/upstream.h"
 #include "indexer/elf.h"
+
+#define MAINTAIN_SECONDS 5
 
 struct daemon {
 	struct config cfg;
@@ -45,6 +58,12 @@ struct daemon {
 	struct pool *pool;
 	struct pool_inbox *inbox;
 	struct index *idx;
+	struct blobstore *bs;
+	struct flight_table *ft;
+	struct fill *fill;
+	struct httpd *httpd;
+	struct event *maintain_ev;
+	int maintaining;
 	struct event *rescan_ev;
 	struct scan_opts opts;
 	atomic_int cancel;
@@ -56,6 +75,75 @@ struct daemon {
 };
 
 static void scan_start(struct daemon *d);
+
+/* ---------------------------------------------------------- maintenance */
+
+static void
+maintain_work(void *arg)
+{
+	struct daemon *d = arg;
+	uint64_t n = 0, bytes = 0;
+	char err[256];
+
+	if (blob_flush_touches(d->bs, err, sizeof(err)) == -1)
+		log_warnx("%s: %s", __func__, err);
+	if (blob_evict(d->bs, &n, &bytes, err, sizeof(err)) == -1)
+		log_warnx("%s: %s", __func__, err);
+	else if (n > 0)
+		log_info("evicted %llu cache entries, %llu bytes",
+		    (unsigned long long)n, (unsigned long long)bytes);
+	if (neg_expire(d->idx, time(NULL), &n, err, sizeof(err)) == -1)
+		log_warnx("%s: %s", __func__, err);
+}
+
+static void
+maintain_done(void *arg)
+{
+	struct daemon *d = arg;
+
+	d->maintaining = 0;
+}
+
+static void
+maintain_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	if (d->maintaining)
+		return;
+	d->maintaining = 1;
+	if (pool_submit(d->pool, maintain_work, d->inbox, maintain_done, d) ==
+	    -1)
+		d->maintaining = 0;
+}
+
+/* The gauges /metrics shows, asked for when it is rendered. */
+static void
+gauges(struct metrics_gauges *g, void *arg)
+{
+	struct daemon *d = arg;
+	struct index_reader *rd;
+	struct index_stats is;
+	struct blob_stats bs;
+
+	flight_table_counts(d->ft, &g->fills, &g->fill_waiters);
+	g->connections = httpd_connections(d->httpd);
+	if ((rd = index_reader_new(d->idx)) == NULL)
+		return;
+	if (index_reader_begin(rd) == 0) {
+		if (blob_stats(rd, d->bs, &bs) == 0) {
+			g->cache_entries = bs.entries;
+			g->cache_bytes = bs.bytes;
+			g->negative_entries = bs.negatives;
+			g->evictions = bs.evictions;
+			g->evicted_bytes = bs.evicted_bytes;
+		}
+		if (index_stats(rd, &is) == 0)
+			g->index_files = is.files;
+		index_reader_end(rd);
+	}
+	index_reader_free(rd);
+}
 
 static unsigned
 cpu_count(void)
@@ -258,8 +346,11 @@ main(int argc, char **argv)
 {
 	struct daemon d;
 	struct http_handler handler;
+	struct serve_deps sd;
+	struct fill_deps fd;
+	struct blob_limits lim;
+	uint64_t orphans = 0, dangling = 0;
 	struct serve *srv;
-	struct httpd *h;
 	struct event *sigs[3];
 	static const int signums[3] = { SIGTERM, SIGINT, SIGUSR1 };
 	struct timeval every;
@@ -283,16 +374,55 @@ main(int argc, char **argv)
 	if ((d.idx = index_open(path, 0, d.cfg.index_map_size, err,
 		 sizeof(err))) == NULL)
 		fatalx("%s", err);
+	lim.max_bytes = d.cfg.cache_size;
+	lim.high_pct = d.cfg.cache_high_watermark;
+	lim.low_pct = d.cfg.cache_low_watermark;
+	lim.min_free_pct = d.cfg.min_free_disk;
+	if ((d.bs = blobstore_new(d.idx, d.cfg.cache_dir, &lim, err,
+		 sizeof(err))) == NULL)
+		fatalx("%s", err);
+	if (blobstore_recover(d.bs, &orphans, &dangling, err, sizeof(err)) ==
+	    -1)
+		fatalx("%s", err);
+	if (orphans > 0 || dangling > 0)
+		log_info("cache: removed %llu orphan files, %llu entries "
+			 "without their file",
+		    (unsigned long long)orphans, (unsigned long long)dangling);
+	if ((d.ft = flight_table_new(d.cfg.max_fills)) == NULL)
+		fatalx("out of memory");
+	metrics_init();
+	metrics_set_gauges(gauges, &d);
 	if ((d.pool = pool_new(d.cfg.workers)) == NULL)
 		fatalx("cannot start %u workers", d.cfg.workers);
-	if ((srv = serve_new(d.idx, d.pool)) == NULL)
-		fatalx("out of memory");
-	serve_handler(srv, &handler);
-	if ((h = httpd_new(&d.cfg, &handler, err, sizeof(err))) == NULL)
-		fatalx("%s", err);
-
 	if ((d.base = event_base_new()) == NULL ||
 	    (d.inbox = pool_inbox_new(d.base)) == NULL)
+		fatalx("event loop: out of memory");
+	if (upstream_init() == -1)
+		fatalx("libcurl cannot start");
+	fd.cfg = &d.cfg;
+	fd.idx = d.idx;
+	fd.bs = d.bs;
+	fd.ft = d.ft;
+	fd.pool = d.pool;
+	fd.inbox = d.inbox;
+	fd.base = d.base;
+	if ((d.fill = fill_new(&fd, err, sizeof(err))) == NULL)
+		fatalx("%s", err);
+	sd.cfg = &d.cfg;
+	sd.idx = d.idx;
+	sd.pool = d.pool;
+	sd.bs = d.bs;
+	sd.ft = d.ft;
+	sd.fill = d.fill;
+	if ((srv = serve_new(&sd)) == NULL)
+		fatalx("out of memory");
+	serve_handler(srv, &handler);
+	if ((d.httpd = httpd_new(&d.cfg, &handler, err, sizeof(err))) == NULL)
+		fatalx("%s", err);
+	every.tv_sec = MAINTAIN_SECONDS;
+	every.tv_usec = 0;
+	d.maintain_ev = event_new(d.base, -1, EV_PERSIST, maintain_cb, &d);
+	if (d.maintain_ev == NULL || event_add(d.maintain_ev, &every) == -1)
 		fatalx("event loop: out of memory");
 	for (i = 0; i < 3; i++) {
 		sigs[i] = evsignal_new(d.base, signums[i], signal_cb, &d);
@@ -312,7 +442,7 @@ main(int argc, char **argv)
 	d.opts.threads = d.cfg.workers;
 	d.opts.cancel = &d.cancel;
 
-	if (httpd_start(h) == -1)
+	if (httpd_start(d.httpd) == -1)
 		fatalx("cannot start the event-loop threads");
 	log_info("dbgmirrord %s: cache %s, %u threads, %u workers, %zu scan "
 		 "director%s",
@@ -320,21 +450,32 @@ main(int argc, char **argv)
 	    d.cfg.scan_dirs.n, d.cfg.scan_dirs.n == 1 ? "y" : "ies");
 	for (i = 0; i < d.cfg.scan_dirs.n; i++)
 		log_info("scanning %s", d.cfg.scan_dirs.v[i]);
+	for (i = 0; i < d.cfg.nupstreams; i++)
+		log_info("upstream %s%s%s", d.cfg.upstreams[i].url,
+		    d.cfg.upstreams_from_env ? " (from DEBUGINFOD_URLS)" : "",
+		    d.cfg.upstreams[i].enabled ? "" : " (disabled)");
 	scan_start(&d);
 
 	event_base_dispatch(d.base);
 
-	httpd_stop(h);
+	httpd_stop(d.httpd);
 	pool_free(d.pool);
-	httpd_free(h);
+	/* Fills that finished on the pool end before their readers go. */
 	pool_inbox_free(d.inbox);
+	httpd_free(d.httpd);
+	fill_free(d.fill);
+	upstream_shutdown();
 	for (i = 0; i < 3; i++)
 		event_free(sigs[i]);
 	event_free(d.rescan_ev);
+	event_free(d.maintain_ev);
 	event_base_free(d.base);
 	serve_free(srv);
+	flight_table_free(d.ft);
+	blobstore_free(d.bs);
 	index_close(d.idx);
 	config_free(&d.cfg);
+	metrics_free();
 	libevent_global_shutdown();
 	log_info("stopped");
 	return 0;

@@ -200,6 +200,7 @@ header_slot(struct request *req, struct slice name)
 		{ "x-debuginfod-maxsize", offsetof(struct request, maxsize) },
 		{ "user-agent", offsetof(struct request, user_agent) },
 		{ "x-forwarded-for", offsetof(struct request, forwarded_for) },
+		{ "via", offsetof(struct request, via) },
 	};
 	size_t i;
 

@@ -43,6 +43,7 @@ struct request {
 	struct slice maxsize; /* X-DEBUGINFOD-MAXSIZE */
 	struct slice user_agent;
 	struct slice forwarded_for; /* X-Forwarded-For */
+	struct slice via; /* Via: the proxies the request went through */
 	size_t head_len; /* bytes of the head, including the blank line */
 };
 

@@ -337,12 +337,18 @@ response_artifact_head(struct hbuf *hb, const struct plan *plan,
 		hbuf_header(hb, "X-DEBUGINFOD-FILE", art->file);
 	if (art->archive != NULL)
 		hbuf_header(hb, "X-DEBUGINFOD-ARCHIVE", art->archive);
+	if (art->extra != NULL)
+		hbuf_append(hb, art->extra, art->extra_len);
 	hbuf_header(hb, "Last-Modified", lm);
 	hbuf_header(hb, "ETag", art->etag);
 	hbuf_header(hb, "Accept-Ranges", "bytes");
 	/* 406 depends on a request header: no shared cache may keep it. */
-	if (plan->why == NULL)
+	if (plan->why == NULL && art->max_age > 0) {
+		snprintf(cr, sizeof(cr), "public, max-age=%u", art->max_age);
+		hbuf_header(hb, "Cache-Control", cr);
+	} else if (plan->why == NULL) {
 		hbuf_header(hb, "Cache-Control", "public");
+	}
 	if (art->cache != NULL)
 		hbuf_header(hb, "X-Cache", art->cache);
 }

@@ -30,6 +30,9 @@ struct artifact {
 	const char *file; /* X-DEBUGINFOD-FILE, or NULL */
 	const char *archive; /* X-DEBUGINFOD-ARCHIVE, or NULL */
 	const char *cache; /* X-Cache: HIT, MISS, ... */
+	const char *extra; /* more header lines "Name: value\r\n", or NULL */
+	size_t extra_len;
+	unsigned max_age; /* Cache-Control max-age; 0: just "public" */
 };
 
 /* The answer decided for a request of an artifact. */

@@ -134,10 +134,14 @@ route_parse(struct route *rt, const char *target, size_t len, const char **why)
 {
 	char path[TARGET_MAX + 1], *id, *type, *rest;
 	const char *q;
+	size_t qlen = 0;
 
+	rt->arg[0] = '\0'; /* part of the cache key even where unused */
 	skip_absolute_form(&target, &len);
-	if ((q = memchr(target, '?', len)) != NULL)
+	if ((q = memchr(target, '?', len)) != NULL) {
+		qlen = len - (size_t)(q - target) - 1;
 		len = (size_t)(q - target);
+	}
 	if (len == 0 || target[0] != '/') {
 		*why = "request target must be an absolute path";
 		return 400;
@@ -151,6 +155,22 @@ route_parse(struct route *rt, const char *target, size_t len, const char **why)
 
 	if (strcmp(path, "/") == 0) {
 		rt->endpoint = ROUTE_BANNER;
+		return 0;
+	}
+	if (strcmp(path, "/metrics") == 0) {
+		rt->endpoint = ROUTE_METRICS;
+		return 0;
+	}
+	if (strcmp(path, "/admin/purge") == 0) {
+		if (q == NULL || qlen > ROUTE_PATH_MAX) {
+			*why = q == NULL ? "purge what? id=ID, negative or "
+					   "upstream=URL"
+					 : "query too long";
+			return 400;
+		}
+		memcpy(rt->arg, q + 1, qlen);
+		rt->arg[qlen] = '\0';
+		rt->endpoint = ROUTE_PURGE;
 		return 0;
 	}
 	if (strncmp(path, "/buildid/", 9) != 0) {

@@ -23,12 +23,14 @@ enum route_endpoint {
 	ROUTE_EXECUTABLE, /* /buildid/ID/executable */
 	ROUTE_SECTION, /* /buildid/ID/section/NAME */
 	ROUTE_SOURCE, /* /buildid/ID/source/PATH */
+	ROUTE_METRICS, /* /metrics */
+	ROUTE_PURGE, /* /admin/purge?QUERY; arg is the raw query */
 };
 
 struct route {
 	enum route_endpoint endpoint;
 	struct buildid id;
-	/* Section name, or the canonical absolute source path. */
+	/* Section name, canonical absolute source path, query, or "". */
 	char arg[ROUTE_PATH_MAX + 1];
 };
 

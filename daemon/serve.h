@@ -6,12 +6,25 @@
 
 #include "daemon/http.h"
 
+struct blobstore;
+struct config;
+struct fill;
+struct flight_table;
 struct index;
 struct pool;
 struct serve;
 
-/* idx and pool must outlive the server. */
-struct serve *serve_new(struct index *idx, struct pool *pool);
+/* What the server answers from; all must outlive it. */
+struct serve_deps {
+	const struct config *cfg;
+	struct index *idx;
+	struct pool *pool;
+	struct blobstore *bs;
+	struct flight_table *ft;
+	struct fill *fill; /* NULL: no upstreams */
+};
+
+struct serve *serve_new(const struct serve_deps *deps);
 void serve_free(struct serve *srv);
 
 /* Fill in the handler to give httpd_new(). */

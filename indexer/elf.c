@@ -51,6 +51,106 @@ elf_has_magic(const void *buf, size_t len)
 }
 
 /*
+ * Walk the notes in p[0..n) looking for the GNU build-id; align is the
+ * padding of names and descriptors (4, or 8 for 8-aligned segments).
+ */
+static int
+prefix_notes(const unsigned char *p, size_t n, size_t align,
+    const struct buildid *want)
+{
+	Elf32_Nhdr nh; /* the same layout in both classes */
+	size_t off = 0, name, desc;
+
+	while (n - off >= sizeof(nh)) {
+		memcpy(&nh, p + off, sizeof(nh));
+		off += sizeof(nh);
+		name = ((size_t)nh.n_namesz + align - 1) & ~(align - 1);
+		desc = ((size_t)nh.n_descsz + align - 1) & ~(align - 1);
+		if (name > n - off || desc > n - off - name)
+			return 0;
+		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
+		    memcmp(p + off, "GNU", 4) == 0)
+			return nh.n_descsz == want->len &&
+				memcmp(p + off + name, want->bytes,
+				    want->len) == 0
+			    ? 1
+			    : -1;
+		off += name + desc;
+	}
+	return 0;
+}
+
+int
+elf_prefix_check(const void *buf, size_t len, const struct buildid *want)
+{
+	const unsigned char *p = buf;
+	uint64_t phoff, off, size, align;
+	size_t phentsize, phnum, i;
+	int wide, rc;
+
+	if (memcmp(p, ELFMAG, len < SELFMAG ? len : SELFMAG) != 0)
+		return -1;
+	if (len < EI_NIDENT)
+		return 0;
+	if (p[EI_CLASS] != ELFCLASS32 && p[EI_CLASS] != ELFCLASS64)
+		return -1;
+	if (p[EI_DATA] !=
+	    (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? ELFDATA2LSB
+						       : ELFDATA2MSB))
+		return 0;
+	wide = p[EI_CLASS] == ELFCLASS64;
+	if (len < (wide ? sizeof(Elf64_Ehdr) : sizeof(Elf32_Ehdr)))
+		return 0;
+	if (wide) {
+		Elf64_Ehdr eh;
+
+		memcpy(&eh, p, sizeof(eh));
+		phoff = eh.e_phoff;
+		phentsize = eh.e_phentsize;
+		phnum = eh.e_phnum;
+	} else {
+		Elf32_Ehdr eh;
+
+		memcpy(&eh, p, sizeof(eh));
+		phoff = eh.e_phoff;
+		phentsize = eh.e_phentsize;
+		phnum = eh.e_phnum;
+	}
+	if (phentsize < (wide ? sizeof(Elf64_Phdr) : sizeof(Elf32_Phdr)))
+		return 0;
+	for (i = 0; i < phnum; i++) {
+		if (phoff > len || (len - phoff) / phentsize <= i)
+			return 0;
+		if (wide) {
+			Elf64_Phdr ph;
+
+			memcpy(&ph, p + phoff + i * phentsize, sizeof(ph));
+			if (ph.p_type != PT_NOTE)
+				continue;
+			off = ph.p_offset;
+			size = ph.p_filesz;
+			align = ph.p_align;
+		} else {
+			Elf32_Phdr ph;
+
+			memcpy(&ph, p + phoff + i * phentsize, sizeof(ph));
+			if (ph.p_type != PT_NOTE)
+				continue;
+			off = ph.p_offset;
+			size = ph.p_filesz;
+			align = ph.p_align;
+		}
+		if (off > len || size > len - off)
+			continue;
+		rc = prefix_notes(p + off, (size_t)size, align == 8 ? 8 : 4,
+		    want);
+		if (rc != 0)
+			return rc;
+	}
+	return 0;
+}
+
+/*
  * An open ELF file with what every reader needs first: its size (to bound
  * offsets) and the index of the section-name string table.
  */

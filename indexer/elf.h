@@ -48,6 +48,15 @@ const char *elf_kind_name(enum elf_kind kind);
 int elf_has_magic(const void *buf, size_t len);
 
 /*
+ * Check the first len bytes of a file that should carry GNU build-id want,
+ * before the rest has arrived.  -1 when they are not ELF, or when a build-id
+ * note they contain names another id; 1 when such a note matches; 0 when
+ * nothing can be told yet (the note lies beyond the prefix, or the file is
+ * of the other byte order).
+ */
+int elf_prefix_check(const void *buf, size_t len, const struct buildid *want);
+
+/*
  * Read fd's build-id, kinds and dwz alt link.  Returns 0; ELF_NOTFOUND when
  * fd is not an ELF file at all; -1 when it is ELF but malformed or
  * unreadable, with the reason in err.

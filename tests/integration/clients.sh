@@ -15,44 +15,9 @@ start_daemon none --scan-dir "$T/empty"
 # Everything but the dwz alt file.
 cp "$dbg/prog_a.debug" "$dbg/prog_b.debug" "$T/noalt/usr/lib/debug/"
 start_daemon noalt --scan-dir "$T/noalt"
-export HOME=$T DEBUGINFOD_TIMEOUT=10
-unset DEBUGINFOD_PROGRESS DEBUGINFOD_VERBOSE DEBUGINFOD_MAXSIZE \
-    DEBUGINFOD_MAXTIME DEBUGINFOD_HEADERS_FILE
-
-# dfind NAME ARGS...: debuginfod-find against daemon NAME with a fresh
-# client cache; the path it prints in $FOUND, its exit status returned.
-nfind=0
-dfind() {
-	local name=$1 url rc
-	shift
-	eval "url=\$${name}_URL"
-	nfind=$((nfind + 1))
-	FOUND=$(DEBUGINFOD_URLS=$url \
-	    DEBUGINFOD_CACHE_PATH=$T/client-cache-$nfind \
-	    timeout 30 debuginfod-find "$@" 2>"$T/find.err")
-	rc=$?
-	[ "$rc" -eq 0 ] || sed 's/^/#   debuginfod-find: /' "$T/find.err"
-	return "$rc"
-}
+client_env
 
 # ------------------------------------------------------------------- gdb
-
-# gdb_run NAME BINARY COMMANDS...: gdb in batch mode with debuginfod on,
-# against daemon NAME, a fresh cache; output in $OUT.
-ngdb=0
-gdb_run() {
-	local name=$1 bin=$2 url c
-	local -a ex=()
-	shift 2
-	eval "url=\$${name}_URL"
-	ngdb=$((ngdb + 1))
-	for c in "$@"; do
-		ex+=(-ex "$c")
-	done
-	OUT=$(DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH=$T/gdb-cache-$ngdb \
-	    timeout 60 gdb -nx -batch -iex 'set debuginfod enabled on' \
-	    "${ex[@]}" "$bin" 2>&1 </dev/null)
-}
 
 gdb_run d "$FX/usr/bin/prog_a" 'info line perimeter_a' \
     'info functions perimeter' 'ptype struct shape'
@@ -151,7 +116,7 @@ check_find "prog_c, its own debuginfo" "$FX/usr/bin/prog_c" \
     debuginfo "$ID_prog_c"
 check_find "prog_c, its own executable" "$FX/usr/bin/prog_c" \
     executable "$ID_prog_c"
-objcopy --dump-section ".debug_info=$T/debug_info" "$dbg/prog_a.debug"
+dump_section "$dbg/prog_a.debug" .debug_info "$T/debug_info"
 check_find "the .debug_info section of prog_a" "$T/debug_info" \
     section "$ID_prog_a" .debug_info
 

@@ -8,39 +8,12 @@
 command -v debuginfod >/dev/null || bail "elfutils debuginfod is not installed"
 build_fixtures
 
-# The reference server as a client would forward misses to DEBUGINFOD_URLS:
-# make sure it has none, and keeps its own files under $T.
-unset DEBUGINFOD_URLS
-export HOME=$T
-
-# listening PORT: something accepts connections on 127.0.0.1:PORT.
-listening() {
-	bash -c ">/dev/tcp/127.0.0.1/$1" 2>/dev/null
-}
-
-# debuginfod has no "port 0": try a few random free ports.  -F scans the
-# tree for ELF files; it does not follow symlinks (no -L), so it indexes the
-# real files and not the .build-id links to them.
-ref_port=
-for try in 1 2 3 4 5; do
-	p=$((20000 + RANDOM % 40000))
-	listening "$p" && continue
-	debuginfod -F -p "$p" -d "$T/debuginfod-$try.sqlite" -v "$FX" \
-	    >"$T/debuginfod.log" 2>&1 &
-	ref_pid=$!
-	DAEMON_PIDS="$DAEMON_PIDS $ref_pid"
-	# Up (listening) or gone (bind failed): 20 s at most.
-	wait_until 20 sh -c "! kill -0 $ref_pid || bash -c '>/dev/tcp/127.0.0.1/$p'"
-	if kill -0 "$ref_pid" 2>/dev/null && listening "$p"; then
-		ref_port=$p
-		break
-	fi
-	kill -KILL "$ref_pid" 2>/dev/null
-	wait "$ref_pid" 2>/dev/null
-done
-[ -n "$ref_port" ] || { cat "$T/debuginfod.log"; bail "debuginfod did not start"; }
-REF=http://127.0.0.1:$ref_port
-diag "debuginfod $(debuginfod --version | head -n 1 | awk '{ print $NF }') on port $ref_port"
+# -F scans the tree for ELF files; it does not follow symlinks (no -L), so
+# it indexes the real files and not the .build-id links to them.
+start_debuginfod ref -F "$FX"
+REF=$ref_URL
+client_env
+diag "debuginfod $(debuginfod --version | head -n 1 | awk '{ print $NF }') on port $ref_PORT"
 
 # The reference scans in the background: wait until it serves every
 # fixture (debuginfo of all four, executables of the three programs).
@@ -53,7 +26,7 @@ ref_indexed() {
 		[ "$(code "$REF/buildid/$id/executable")" = 200 ] || return 1
 	done
 }
-wait_until 60 ref_indexed || { cat "$T/debuginfod.log"; bail "debuginfod did not index the fixtures"; }
+wait_until 60 ref_indexed || { cat "$ref_LOG"; bail "debuginfod did not index the fixtures"; }
 diag "debuginfod metrics: $(curl -s "$REF/metrics" |
     grep -E '^(found_debuginfo_total|found_executable_total|scanned_files_total)' |
     tr '\n' ' ')"
@@ -161,12 +134,12 @@ for url in "$REF" "$OURS"; do
 	DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH=$T/cc-${url##*:} \
 	    timeout 30 debuginfod-find debuginfo "$ID_shapes" >"$T/found" 2>/dev/null
 done
-cmp -s "$T/cc-$ref_port/$ID_shapes/debuginfo" "$T/cc-$d_PORT/$ID_shapes/debuginfo"
+cmp -s "$T/cc-$ref_PORT/$ID_shapes/debuginfo" "$T/cc-$d_PORT/$ID_shapes/debuginfo"
 ok $? "debuginfod-find gets the same alt file from either server"
 
-kill -TERM "$ref_pid"
-wait_until 20 sh -c "! kill -0 $ref_pid" || kill -KILL "$ref_pid" 2>/dev/null
-wait "$ref_pid" 2>/dev/null
+kill -TERM "$ref_PID"
+wait_until 20 sh -c "! kill -0 $ref_PID" || kill -KILL "$ref_PID" 2>/dev/null
+wait "$ref_PID" 2>/dev/null
 stop_daemon d
 is "$STOP_RC" 0 "dbgmirrord: SIGTERM, exit status 0"
 done_testing

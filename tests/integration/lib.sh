@@ -24,7 +24,12 @@ cleanup() {
 		kill -KILL "$pid" 2>/dev/null
 	done
 	wait 2>/dev/null
-	rm -rf "$T"
+	# KEEP=1 keeps the test directory, its logs included, for debugging.
+	if [ -n "${KEEP:-}" ]; then
+		echo "# kept $T" >&2
+	else
+		rm -rf "$T"
+	fi
 }
 trap cleanup EXIT
 
@@ -114,8 +119,10 @@ build_fixtures() {
 start_daemon() {
 	local name=$1 log=$T/$1.log port pid
 	shift
-	"$DBGMIRRORD" --no-config --listen 127.0.0.1:0 --threads 2 \
-	    --workers 2 --cache-dir "$T/$name-cache" "$@" 2>"$log" &
+	# No upstreams but those a test names: never the caller's.
+	env -u DEBUGINFOD_URLS "$DBGMIRRORD" --no-config \
+	    --listen 127.0.0.1:0 --threads 2 --workers 2 \
+	    --cache-dir "$T/$name-cache" "$@" 2>"$log" &
 	pid=$!
 	DAEMON_PIDS="$DAEMON_PIDS $pid"
 	if ! wait_until 20 grep -q 'listening on 127.0.0.1:' "$log"; then
@@ -185,4 +192,139 @@ access_log_has() {
 	local log
 	eval "log=\$${1}_LOG"
 	wait_until 5 grep -Eq -- "$2" "$log"
+}
+
+# listening PORT: something accepts connections on 127.0.0.1:PORT.
+listening() {
+	bash -c ">/dev/tcp/127.0.0.1/$1" 2>/dev/null
+}
+
+# start_debuginfod NAME ARGS...: elfutils debuginfod (e.g. -F DIR) on a free
+# port, with no upstreams of its own and its database under $T.  Sets
+# NAME_PID, NAME_PORT, NAME_LOG and NAME_URL.  debuginfod has no "port 0":
+# a few random free ports are tried.
+start_debuginfod() {
+	local name=$1 log=$T/$1.log p pid try
+	shift
+	command -v debuginfod >/dev/null ||
+	    bail "elfutils debuginfod is not installed"
+	for try in 1 2 3 4 5; do
+		p=$((20000 + RANDOM % 40000))
+		listening "$p" && continue
+		env -u DEBUGINFOD_URLS HOME="$T" debuginfod -p "$p" \
+		    -d "$T/$name-$try.sqlite" -v "$@" >"$log" 2>&1 &
+		pid=$!
+		DAEMON_PIDS="$DAEMON_PIDS $pid"
+		# Up (listening) or gone (bind failed): 20 s at most.
+		wait_until 20 sh -c "! kill -0 $pid || bash -c '>/dev/tcp/127.0.0.1/$p'"
+		if kill -0 "$pid" 2>/dev/null && listening "$p"; then
+			eval "${name}_PID=$pid ${name}_PORT=$p ${name}_LOG=$log"
+			eval "${name}_URL=http://127.0.0.1:$p"
+			return 0
+		fi
+		kill -KILL "$pid" 2>/dev/null
+		wait "$pid" 2>/dev/null
+	done
+	cat "$log"
+	bail "debuginfod did not start"
+}
+
+# start_fake NAME ARGS...: tests/fakeupstream on a free port, logging the
+# requests it gets to NAME_LOG.  Sets NAME_PID, NAME_PORT, NAME_LOG and
+# NAME_URL.
+start_fake() {
+	local name=$1 pid port
+	shift
+	rm -f "$T/$name.port"
+	"$top_builddir/tests/fakeupstream" --port-file "$T/$name.port" \
+	    --log "$T/$name.requests" "$@" >/dev/null 2>"$T/$name.err" &
+	pid=$!
+	DAEMON_PIDS="$DAEMON_PIDS $pid"
+	wait_until 10 test -s "$T/$name.port" ||
+	    { cat "$T/$name.err"; bail "fakeupstream $name did not start"; }
+	port=$(cat "$T/$name.port")
+	touch "$T/$name.requests"
+	eval "${name}_PID=$pid ${name}_PORT=$port"
+	eval "${name}_LOG=$T/$name.requests"
+	eval "${name}_URL=http://127.0.0.1:$port"
+}
+
+# requests_to NAME REGEX: how many requests fake NAME logged matching REGEX.
+requests_to() {
+	local log
+	eval "log=\$${1}_LOG"
+	grep -Ec -- "$2" "$log"
+}
+
+# dfind NAME ARGS...: debuginfod-find against server NAME with a fresh
+# client cache; the path it prints in $FOUND, its exit status returned.
+nfind=0
+dfind() {
+	local name=$1 url rc
+	shift
+	eval "url=\$${name}_URL"
+	nfind=$((nfind + 1))
+	FOUND=$(DEBUGINFOD_URLS=$url \
+	    DEBUGINFOD_CACHE_PATH=$T/client-cache-$nfind \
+	    timeout 30 debuginfod-find "$@" 2>"$T/find.err")
+	rc=$?
+	[ "$rc" -eq 0 ] || sed 's/^/#   debuginfod-find: /' "$T/find.err"
+	return "$rc"
+}
+
+# gdb_run NAME BINARY COMMANDS...: gdb in batch mode with debuginfod on,
+# against server NAME, a fresh cache; output in $OUT.
+ngdb=0
+gdb_run() {
+	local name=$1 bin=$2 url c
+	local -a ex=()
+	shift 2
+	eval "url=\$${name}_URL"
+	ngdb=$((ngdb + 1))
+	for c in "$@"; do
+		ex+=(-ex "$c")
+	done
+	OUT=$(DEBUGINFOD_URLS=$url DEBUGINFOD_CACHE_PATH=$T/gdb-cache-$ngdb \
+	    timeout 60 gdb -nx -batch -iex 'set debuginfod enabled on' \
+	    "${ex[@]}" "$bin" 2>&1 </dev/null)
+}
+
+# client_env: what the client tools read, set for the tests.
+client_env() {
+	export HOME=$T DEBUGINFOD_TIMEOUT=10
+	unset DEBUGINFOD_PROGRESS DEBUGINFOD_VERBOSE DEBUGINFOD_MAXSIZE \
+	    DEBUGINFOD_MAXTIME DEBUGINFOD_HEADERS_FILE
+}
+
+# dump_section FILE SECTION OUT: the bytes of SECTION of FILE into OUT.
+# objcopy writes its input back when given no output file, changing the
+# file the servers index; a scratch output keeps FILE as it is.
+dump_section() {
+	objcopy --dump-section "$2=$3" "$1" "$T/objcopy.scratch"
+}
+
+# mkbin HEXID [PADDING_BYTES]: print the path of an unstripped program
+# (debuginfo and executable at once) whose GNU build-id is HEXID, made in
+# $T/bins; PADDING_BYTES of initialised data make it larger.
+mkbin() {
+	local id=$1 pad=${2:-0} dir=$T/bins
+	mkdir -p "$dir"
+	if [ ! -f "$dir/pad$pad.o" ]; then
+		printf 'static char pad[%d + 1] = { 1 };\nint main(void) { return pad[0] - 1; }\n' \
+		    "$pad" >"$dir/pad$pad.c"
+		cc -g -c -o "$dir/pad$pad.o" "$dir/pad$pad.c" || bail "cc failed"
+	fi
+	cc -g -o "$dir/$id" "$dir/pad$pad.o" "-Wl,--build-id=0x$id" ||
+	    bail "cannot link a program with build-id $id"
+	echo "$dir/$id"
+}
+
+# metric NAME_AND_LABELS URL: the value of one sample of URL/metrics.
+metric() {
+	curl -s "$2/metrics" | awk -v k="$1" '$1 == k { print $2; exit }'
+}
+
+# lt A B: true when the number A is less than B (decimals allowed).
+lt() {
+	awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 < b + 0) }'
 }

@@ -413,7 +413,7 @@ ok $? "... and the connection closes at once (${RAW_MS} ms)"
 # A pipelined section request (answered by a worker) keeps the order too.
 printf 'GET /buildid/%s/section/.debug_info HTTP/1.1\r\nHost: x\r\n\r\nGET /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' \
     "$A" | send "$P"
-objcopy --dump-section ".debug_info=$T/ref" "$ADBG"
+dump_section "$ADBG" .debug_info "$T/ref"
 is "$(split_responses "$T/r")" 2 "a pipelined section then a 404: two responses"
 cmp -s "$T/r.1.body" "$T/ref"
 ok $? "... the section first"

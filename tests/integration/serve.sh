@@ -56,14 +56,14 @@ cmp -s "$T/body" "$dbg/prog_a.debug"
 ok $? "an uppercase build-id is folded to lowercase"
 
 for sec in .debug_info .debug_line .debug_abbrev .gnu_debugaltlink; do
-	objcopy --dump-section "$sec=$T/ref" "$dbg/prog_a.debug"
+	dump_section "$dbg/prog_a.debug" "$sec" "$T/ref"
 	get "$d_URL/buildid/$ID_prog_a/section/$sec"
 	cmp -s "$T/body" "$T/ref"
 	ok $? "section $sec equals objcopy --dump-section"
 	is "$(header x-debuginfod-size)" "$(stat -c %s "$T/ref")" \
 	    "section $sec: X-DEBUGINFOD-SIZE is the section size"
 done
-objcopy --dump-section ".text=$T/ref" "$FX/usr/bin/prog_a"
+dump_section "$FX/usr/bin/prog_a" .text "$T/ref"
 get "$d_URL/buildid/$ID_prog_a/section/.text"
 cmp -s "$T/body" "$T/ref"
 ok $? ".text (NOBITS in the debuginfo) comes from the executable"

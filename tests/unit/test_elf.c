@@ -1093,6 +1093,55 @@ find_mkelf(void)
 	return 1;
 }
 
+/*
+ * elf_prefix_check on the opening bytes of real files: the program and its
+ * split debug file carry their note early, so a prefix tells the id; a
+ * wrong id is refused, as are HTML and a few bytes that are not ELF.
+ */
+static void
+test_prefix(void)
+{
+	static const char *const files[] = { "prog", "prog.debug",
+		"prog.stripped" };
+	static const char html[] = "<html><body>Service unavailable</body>";
+	struct elf_info info;
+	struct buildid other;
+	char err[ERRLEN], what[160];
+	uint8_t *buf;
+	size_t i, len, cut;
+
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		if (info_of(files[i], &info, err) != 0 ||
+		    (buf = slurp(at(files[i]), &len)) == NULL) {
+			snprintf(what, sizeof(what), "prefix: %s readable",
+			    files[i]);
+			ok(0, what);
+			continue;
+		}
+		other = info.id;
+		other.bytes[0] ^= 0xff;
+		cut = len < 4096 ? len : 4096;
+		snprintf(what, sizeof(what), "prefix: 4 KB of %s: its id",
+		    files[i]);
+		is_int(elf_prefix_check(buf, cut, &info.id), 1, what);
+		snprintf(what, sizeof(what), "prefix: 4 KB of %s: other id",
+		    files[i]);
+		is_int(elf_prefix_check(buf, cut, &other), -1, what);
+		snprintf(what, sizeof(what), "prefix: 40 bytes of %s",
+		    files[i]);
+		is_int(elf_prefix_check(buf, 40, &other), 0, what);
+		is_int(elf_prefix_check(buf, 3, &other), 0,
+		    "prefix: 3 bytes of ELF magic cannot tell");
+		free(buf);
+	}
+	is_int(elf_prefix_check(html, sizeof(html) - 1, &info.id), -1,
+	    "prefix: HTML is not ELF");
+	is_int(elf_prefix_check("\177EL", 3, &info.id), 0,
+	    "prefix: part of the magic cannot tell");
+	is_int(elf_prefix_check("\177EX", 3, &info.id), -1,
+	    "prefix: a wrong magic byte is refused at once");
+}
+
 int
 main(void)
 {
@@ -1103,6 +1152,7 @@ main(void)
 
 	test_helpers();
 	test_compiled();
+	test_prefix();
 	test_dwz();
 	test_not_elf();
 	if (ok(find_mkelf(), "mkelf is there")) {

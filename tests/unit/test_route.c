@@ -141,10 +141,11 @@ static void
 test_endpoints(void)
 {
 	check_route("/", ROUTE_BANNER, NULL, NULL, "banner");
-	check_route("/buildid/" ID20 "/debuginfo", ROUTE_DEBUGINFO, ID20, NULL,
+	/* The argument is part of the cache key: empty, never left over. */
+	check_route("/buildid/" ID20 "/debuginfo", ROUTE_DEBUGINFO, ID20, "",
 	    "debuginfo");
-	check_route("/buildid/" ID20 "/executable", ROUTE_EXECUTABLE, ID20,
-	    NULL, "executable");
+	check_route("/buildid/" ID20 "/executable", ROUTE_EXECUTABLE, ID20, "",
+	    "executable");
 	check_route("/buildid/" ID20 "/section/.debug_info", ROUTE_SECTION,
 	    ID20, ".debug_info", "section");
 	check_route("/buildid/" ID20 "/source/usr/src/debug/a.c", ROUTE_SOURCE,

@@ -1,0 +1,942 @@
+/*
+ * cache/blobstore.c: blob files on disk, their entries in the index.
+ *
+ * Three things change together in one write transaction of the index: the
+ * entry (table blobs: cache key -> struct blob_hdr, then arg, source and
+ * headers, each with a NUL), its place in the LRU order (table lru: atime,
+ * stored, cache key -> nothing), and the byte total (counter "blob_bytes").
+ * Files are renamed into place and unlinked while the writer holds that
+ * transaction, so that publishes, evictions and purges of one key, from
+ * any thread or process, are ordered by LMDB's writer lock and never
+ * unlink a file that a later entry names.  The order in each is chosen for
+ * crashes: publish renames, then commits (a file without entry is an
+ * orphan that recovery deletes); eviction and purge unlink, then commit
+ * (an entry without file is found by recovery, and until then a lookup
+ * finds no file and refetches).
+ *
+ * Hits do not write: blob_touch appends to a bounded buffer under a mutex
+ * held for a copy, and blob_flush_touches moves the atimes of many hits in
+ * one transaction.  Pins are atomic counters in hashed buckets.
+ *
+ * Everything read back from the index is checked before use; a damaged
+ * entry is an error for a lookup, is skipped by eviction and removed by
+ * recovery.
+ */
+#include "cache/blobstore.h"
+
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache/index.h"
+#include "cache/negative.h"
+
+#define TOUCH_MAX 4096
+#define PIN_BUCKETS 1024
+/* The longest arg, source and headers an entry keeps. */
+#define BLOB_STR_MAX 65536
+#define LRUKEY_LEN (2 * INDEX_TIME_LEN + CACHE_KEY_LEN)
+#define BYTES_COUNTER "blob_bytes"
+
+/* The stored entry: this header, then arg, source and headers, each with
+ * a NUL after it. */
+struct blob_hdr {
+	uint64_t size;
+	int64_t mtime;
+	int64_t stored;
+	int64_t atime;
+	uint32_t arglen;
+	uint32_t sourcelen;
+	uint32_t headerslen;
+	uint8_t kind;
+	uint8_t idlen;
+	uint8_t id[BUILDID_MAX];
+};
+
+struct touch {
+	struct cache_key k;
+	int64_t t;
+};
+
+struct blobstore {
+	struct index *idx;
+	char *dir;
+	struct blob_limits lim;
+
+	pthread_mutex_t touch_lock; /* touches, ntouches */
+	struct touch *touches;
+	size_t ntouches;
+	pthread_mutex_t flush_lock; /* one flusher; spare */
+	struct touch *spare;
+
+	atomic_uint pins[PIN_BUCKETS];
+	atomic_uint_fast64_t evictions;
+	atomic_uint_fast64_t evicted_bytes;
+};
+
+/* ---------------------------------------------------------------- paths */
+
+static void
+blob_path(const struct blobstore *bs, const uint8_t hash[CACHE_KEY_LEN],
+    char path[PATH_MAX])
+{
+	struct cache_key k;
+	char hex[CACHE_KEY_HEX];
+
+	memcpy(k.hash, hash, CACHE_KEY_LEN);
+	cache_key_hex(&k, hex);
+	/* blobstore_new made sure that it fits. */
+	snprintf(path, PATH_MAX, "%s/blobs/%.2s/%s", bs->dir, hex, hex);
+}
+
+/* 0 when name is the hex of a key (lowercase); the key in *k. */
+static int
+parse_hex_key(const char *name, struct cache_key *k)
+{
+	char hex[CACHE_KEY_HEX];
+	size_t i;
+	int hi, lo;
+
+	if (strlen(name) != 2 * CACHE_KEY_LEN)
+		return -1;
+	/* buildid_hexval() folds case; a blob name is spelt lowercase. */
+	for (i = 0; i < CACHE_KEY_LEN; i++) {
+		hi = buildid_hexval((unsigned char)name[2 * i]);
+		lo = buildid_hexval((unsigned char)name[2 * i + 1]);
+		if (hi == -1 || lo == -1)
+			return -1;
+		k->hash[i] = (uint8_t)(hi << 4 | lo);
+	}
+	cache_key_hex(k, hex);
+	return strcmp(hex, name) == 0 ? 0 : -1;
+}
+
+/* ------------------------------------------------------------- entries */
+
+static void
+lru_key(int64_t atime, int64_t stored, const uint8_t hash[CACHE_KEY_LEN],
+    uint8_t out[LRUKEY_LEN])
+{
+	index_time_encode(atime, out);
+	index_time_encode(stored, out + INDEX_TIME_LEN);
+	memcpy(out + 2 * INDEX_TIME_LEN, hash, CACHE_KEY_LEN);
+}
+
+/*
+ * Decode a stored entry into *h and, when info is not NULL, *info (whose
+ * strings then point into the record).  -1 when it is damaged: every
+ * length is checked against the record's size and every string must end
+ * with its NUL.
+ */
+static int
+blob_decode(const struct index_rec *r, struct blob_hdr *h,
+    struct blob_info *info)
+{
+	const char *p = (const char *)r->val + sizeof(*h);
+	uint64_t src, hdrs, end;
+
+	if (r->keylen != CACHE_KEY_LEN || r->vallen < sizeof(*h))
+		return -1;
+	memcpy(h, r->val, sizeof(*h));
+	/* Offsets after the header, in 64 bits: no sum of them wraps. */
+	src = (uint64_t)h->arglen + 1;
+	hdrs = src + h->sourcelen + 1;
+	end = hdrs + h->headerslen + 1;
+	if (end != r->vallen - sizeof(*h) || h->idlen > BUILDID_MAX ||
+	    cache_kind_name((enum cache_kind)h->kind) == NULL ||
+	    p[src - 1] != '\0' || p[hdrs - 1] != '\0' || p[end - 1] != '\0')
+		return -1;
+	if (info == NULL)
+		return 0;
+	memset(info, 0, sizeof(*info));
+	info->size = h->size;
+	info->mtime = h->mtime;
+	info->stored = h->stored;
+	info->atime = h->atime;
+	info->id.len = h->idlen;
+	memcpy(info->id.bytes, h->id, h->idlen);
+	info->kind = (enum cache_kind)h->kind;
+	info->arg = p;
+	info->source = p + src;
+	info->headers = p + hdrs;
+	info->headers_len = h->headerslen;
+	return 0;
+}
+
+/* Encode info as an entry in a new buffer of *len bytes; NULL when a
+ * string is too long (or no memory). */
+static uint8_t *
+blob_encode(const struct blob_info *info, int64_t now, size_t *len)
+{
+	const char *arg = info->arg != NULL ? info->arg : "";
+	const char *source = info->source != NULL ? info->source : "";
+	const char *headers = info->headers != NULL ? info->headers : "";
+	size_t arglen = strlen(arg), sourcelen = strlen(source);
+	size_t hlen = info->headers != NULL ? info->headers_len : 0;
+	struct blob_hdr h;
+	uint8_t *buf, *p;
+
+	if (arglen > BLOB_STR_MAX || sourcelen > BLOB_STR_MAX ||
+	    hlen > BLOB_STR_MAX || info->id.len > BUILDID_MAX ||
+	    cache_kind_name(info->kind) == NULL)
+		return NULL;
+	memset(&h, 0, sizeof(h));
+	h.size = info->size;
+	h.mtime = info->mtime;
+	h.stored = now;
+	h.atime = now;
+	h.arglen = (uint32_t)arglen;
+	h.sourcelen = (uint32_t)sourcelen;
+	h.headerslen = (uint32_t)hlen;
+	h.kind = (uint8_t)info->kind;
+	h.idlen = info->id.len;
+	memcpy(h.id, info->id.bytes, info->id.len);
+	*len = sizeof(h) + arglen + sourcelen + hlen + 3;
+	if ((buf = malloc(*len)) == NULL)
+		return NULL;
+	memcpy(buf, &h, sizeof(h));
+	p = buf + sizeof(h);
+	memcpy(p, arg, arglen + 1);
+	p += arglen + 1;
+	memcpy(p, source, sourcelen + 1);
+	p += sourcelen + 1;
+	memcpy(p, headers, hlen);
+	p[hlen] = '\0';
+	return buf;
+}
+
+/* Drop the LRU key of the entry of hash, decoded as h. */
+static int
+lru_del(struct index_batch *b, const uint8_t hash[CACHE_KEY_LEN],
+    const struct blob_hdr *h)
+{
+	uint8_t lk[LRUKEY_LEN];
+
+	lru_key(h->atime, h->stored, hash, lk);
+	return index_batch_del_rec(b, INDEX_LRU, lk, sizeof(lk)) == -1 ? -1 : 0;
+}
+
+/* Unlink the file of hash; 0 also when it was gone. */
+static int
+file_del(const struct blobstore *bs, const uint8_t hash[CACHE_KEY_LEN])
+{
+	char path[PATH_MAX];
+
+	blob_path(bs, hash, path);
+	return unlink(path) == -1 && errno != ENOENT ? -1 : 0;
+}
+
+/* Add plus and take minus bytes from the stored total, now *total. */
+static int
+bytes_add(struct index_batch *b, uint64_t plus, uint64_t minus, uint64_t *total)
+{
+	*total = 0;
+	if (index_batch_get_counter(b, BYTES_COUNTER, total) == -1)
+		return -1;
+	/* Never below 0, even when a damaged counter was read as 0. */
+	*total = (*total > minus ? *total - minus : 0) + plus;
+	return index_batch_set_counter(b, BYTES_COUNTER, *total);
+}
+
+/* ----------------------------------------------------------- life cycle */
+
+static unsigned
+clamp_pct(unsigned pct)
+{
+	return pct > 100 ? 100 : pct;
+}
+
+struct blobstore *
+blobstore_new(struct index *idx, const char *cache_dir,
+    const struct blob_limits *lim, char *err, size_t errlen)
+{
+	struct blobstore *bs;
+	static const char *const subdirs[] = { "", "/blobs", "/tmp" };
+	char path[PATH_MAX];
+	size_t i;
+
+	/* The longest name: DIR/blobs/xx/<64 hex>. */
+	if (strlen(cache_dir) + 10 + 2 * CACHE_KEY_LEN >= PATH_MAX) {
+		snprintf(err, errlen, "%s: path too long", cache_dir);
+		return NULL;
+	}
+	for (i = 0; i < sizeof(subdirs) / sizeof(subdirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s%s", cache_dir, subdirs[i]);
+		if (mkdir(path, 0755) == -1 && errno != EEXIST) {
+			snprintf(err, errlen, "%s: %s", path, strerror(errno));
+			return NULL;
+		}
+	}
+	if ((bs = calloc(1, sizeof(*bs))) == NULL ||
+	    (bs->dir = strdup(cache_dir)) == NULL ||
+	    (bs->touches = calloc(TOUCH_MAX, sizeof(struct touch))) == NULL ||
+	    (bs->spare = calloc(TOUCH_MAX, sizeof(struct touch))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		blobstore_free(bs);
+		return NULL;
+	}
+	bs->idx = idx;
+	bs->lim = *lim;
+	bs->lim.high_pct = clamp_pct(lim->high_pct);
+	bs->lim.min_free_pct = clamp_pct(lim->min_free_pct);
+	/* Evicting down to above the high mark would make no room. */
+	bs->lim.low_pct = clamp_pct(lim->low_pct) < bs->lim.high_pct
+	    ? clamp_pct(lim->low_pct)
+	    : bs->lim.high_pct;
+	pthread_mutex_init(&bs->touch_lock, NULL);
+	pthread_mutex_init(&bs->flush_lock, NULL);
+	for (i = 0; i < PIN_BUCKETS; i++)
+		atomic_init(&bs->pins[i], 0);
+	atomic_init(&bs->evictions, 0);
+	atomic_init(&bs->evicted_bytes, 0);
+	return bs;
+}
+
+void
+blobstore_free(struct blobstore *bs)
+{
+	if (bs == NULL)
+		return;
+	if (bs->touches != NULL && bs->spare != NULL) {
+		pthread_mutex_destroy(&bs->touch_lock);
+		pthread_mutex_destroy(&bs->flush_lock);
+	}
+	free(bs->touches);
+	free(bs->spare);
+	free(bs->dir);
+	free(bs);
+}
+
+/* ------------------------------------------------------------- recovery */
+
+struct recover {
+	struct blobstore *bs;
+	struct index_batch *b;
+	uint64_t files, entries, bytes;
+};
+
+/* Walk of blobs: keep the entries whose file is there with its size. */
+static int
+recover_entry_cb(const struct index_rec *r, void *arg)
+{
+	struct recover *rv = arg;
+	struct blob_hdr h;
+	uint8_t hash[CACHE_KEY_LEN];
+	char path[PATH_MAX];
+	struct stat st;
+
+	/* A damaged entry's LRU key goes in the walk of lru. */
+	if (blob_decode(r, &h, NULL) == -1) {
+		rv->entries++;
+		return INDEX_WALK_DELETE;
+	}
+	memcpy(hash, r->key, sizeof(hash));
+	blob_path(rv->bs, hash, path);
+	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	    (uint64_t)st.st_size == h.size) {
+		rv->bytes += h.size;
+		return 0;
+	}
+	if (lru_del(rv->b, hash, &h) == -1)
+		return -1;
+	rv->entries++;
+	return INDEX_WALK_DELETE;
+}
+
+/*
+ * The entry an LRU key stands for, decoded into *h, when the key is still
+ * its key; INDEX_NOTFOUND for a stale or damaged key; -1.
+ */
+static int
+lru_entry(struct index_batch *b, const struct index_rec *r,
+    uint8_t hash[CACHE_KEY_LEN], struct blob_hdr *h)
+{
+	struct index_rec e;
+	uint8_t lk[LRUKEY_LEN];
+	int rc;
+
+	if (r->keylen != LRUKEY_LEN)
+		return INDEX_NOTFOUND;
+	memcpy(lk, r->key, sizeof(lk));
+	memcpy(hash, lk + 2 * INDEX_TIME_LEN, CACHE_KEY_LEN);
+	rc = index_batch_get_rec(b, INDEX_BLOBS, hash, CACHE_KEY_LEN, &e);
+	if (rc != 0)
+		return rc;
+	if (blob_decode(&e, h, NULL) == -1 ||
+	    h->atime != index_time_decode(lk) ||
+	    h->stored != index_time_decode(lk + INDEX_TIME_LEN))
+		return INDEX_NOTFOUND;
+	return 0;
+}
+
+/* Walk of lru: drop the keys that no entry has. */
+static int
+recover_lru_cb(const struct index_rec *r, void *arg)
+{
+	struct recover *rv = arg;
+	uint8_t hash[CACHE_KEY_LEN];
+	struct blob_hdr h;
+	int rc;
+
+	rc = lru_entry(rv->b, r, hash, &h);
+	return rc == INDEX_NOTFOUND ? INDEX_WALK_DELETE : rc;
+}
+
+/*
+ * Remove from the directory fd what keep() does not want (everything when
+ * keep is NULL), directories aside; count them in *n.
+ */
+static int
+sweep_dir(int fd, int (*keep)(struct recover *, const char *, const char *),
+    struct recover *rv, const char *sub, uint64_t *n)
+{
+	DIR *d;
+	struct dirent *de;
+	struct stat st;
+	int ret = 0;
+
+	if ((d = fdopendir(fd)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 ||
+		    strcmp(de->d_name, "..") == 0)
+			continue;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ==
+			-1 ||
+		    S_ISDIR(st.st_mode))
+			continue;
+		if (keep != NULL && keep(rv, sub, de->d_name))
+			continue;
+		if (unlinkat(dirfd(d), de->d_name, 0) == -1)
+			ret = -1;
+		else
+			(*n)++;
+	}
+	closedir(d);
+	return ret;
+}
+
+/* Keep a file of blobs/sub/ when it is the blob of an entry. */
+static int
+keep_blob(struct recover *rv, const char *sub, const char *name)
+{
+	struct cache_key k;
+	struct index_rec r;
+
+	return parse_hex_key(name, &k) == 0 && strncmp(sub, name, 2) == 0 &&
+	    index_batch_get_rec(rv->b, INDEX_BLOBS, k.hash, CACHE_KEY_LEN,
+		&r) == 0;
+}
+
+/* Delete the blob files without entry, in every blobs/xx/. */
+static int
+sweep_blobs(struct recover *rv)
+{
+	char path[PATH_MAX];
+	DIR *d;
+	struct dirent *de;
+	int fd, ret = 0;
+
+	snprintf(path, sizeof(path), "%s/blobs", rv->bs->dir);
+	if ((d = opendir(path)) == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL) {
+		if (strlen(de->d_name) != 2 ||
+		    buildid_hexval((unsigned char)de->d_name[0]) == -1 ||
+		    buildid_hexval((unsigned char)de->d_name[1]) == -1)
+			continue;
+		fd = openat(dirfd(d), de->d_name,
+		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd == -1 ||
+		    sweep_dir(fd, keep_blob, rv, de->d_name, &rv->files) == -1)
+			ret = -1;
+	}
+	closedir(d);
+	return ret;
+}
+
+int
+blobstore_recover(struct blobstore *bs, uint64_t *removed_files,
+    uint64_t *removed_entries, char *err, size_t errlen)
+{
+	struct recover rv = { bs, NULL, 0, 0, 0 };
+	char path[PATH_MAX];
+	int fd;
+
+	*removed_files = *removed_entries = 0;
+	snprintf(path, sizeof(path), "%s/tmp", bs->dir);
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd == -1 || sweep_dir(fd, NULL, &rv, NULL, &rv.files) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return -1;
+	}
+	if ((rv.b = index_batch_begin(bs->idx, err, errlen)) == NULL)
+		return -1;
+	/* Entries first, so that the files of dropped ones go too. */
+	index_batch_walk(rv.b, INDEX_BLOBS, recover_entry_cb, &rv);
+	index_batch_walk(rv.b, INDEX_LRU, recover_lru_cb, &rv);
+	if (sweep_blobs(&rv) == -1) {
+		snprintf(err, errlen, "%s/blobs: %s", bs->dir, strerror(errno));
+		index_batch_abort(rv.b);
+		return -1;
+	}
+	index_batch_set_counter(rv.b, BYTES_COUNTER, rv.bytes);
+	if (index_batch_commit(rv.b, err, errlen) == -1)
+		return -1;
+	*removed_files = rv.files;
+	*removed_entries = rv.entries;
+	return 0;
+}
+
+/* ------------------------------------------------------ the arithmetic */
+
+/* pct% of v, rounded down, without overflow (pct <= 100). */
+static uint64_t
+pct_of(uint64_t v, unsigned pct)
+{
+	return v / 100 * pct + v % 100 * pct / 100;
+}
+
+/*
+ * How many bytes eviction must free: down to low_pct% of max_bytes once
+ * bytes passed high_pct%, and enough for the filesystem to have
+ * min_free_pct% of total free (avail of total free now; total 0 when
+ * unknown).  0: nothing to do.
+ */
+static uint64_t
+evict_need(const struct blob_limits *lim, uint64_t bytes, uint64_t avail,
+    uint64_t total)
+{
+	uint64_t need = 0, want;
+
+	if (lim->max_bytes != 0 &&
+	    bytes > pct_of(lim->max_bytes, lim->high_pct))
+		need = bytes - pct_of(lim->max_bytes, lim->low_pct);
+	want = pct_of(total, lim->min_free_pct);
+	if (avail < want && want - avail > need)
+		need = want - avail;
+	return need;
+}
+
+/* -------------------------------------------------------------- publish */
+
+int
+blob_tmp_new(struct blobstore *bs, char *path, size_t pathlen, char *err,
+    size_t errlen)
+{
+	int fd;
+
+	if ((size_t)snprintf(path, pathlen, "%s/tmp/fill-XXXXXX", bs->dir) >=
+	    pathlen) {
+		snprintf(err, errlen, "%s/tmp: path too long", bs->dir);
+		return -1;
+	}
+	if ((fd = mkostemp(path, O_CLOEXEC)) == -1)
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	return fd;
+}
+
+/* fsync the temp file after checking that it has size bytes. */
+static int
+tmp_sync(const char *tmp_path, uint64_t size, char *err, size_t errlen)
+{
+	struct stat st;
+	int fd, rc = -1;
+
+	if ((fd = open(tmp_path, O_RDONLY | O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "%s: %s", tmp_path, strerror(errno));
+		return -1;
+	}
+	if (fstat(fd, &st) == -1 || fsync(fd) == -1)
+		snprintf(err, errlen, "%s: %s", tmp_path, strerror(errno));
+	else if ((uint64_t)st.st_size != size)
+		snprintf(err, errlen, "%s: %lld bytes, expected %llu", tmp_path,
+		    (long long)st.st_size, (unsigned long long)size);
+	else
+		rc = 0;
+	close(fd);
+	return rc;
+}
+
+/* rename(2) into blobs/xx/, making the directory on first use. */
+static int
+rename_in(const char *from, char *to)
+{
+	char *slash;
+	int rc;
+
+	if (rename(from, to) == 0)
+		return 0;
+	if (errno != ENOENT || (slash = strrchr(to, '/')) == NULL)
+		return -1;
+	*slash = '\0';
+	rc = mkdir(to, 0755);
+	*slash = '/';
+	if (rc == -1 && errno != EEXIST)
+		return -1;
+	return rename(from, to);
+}
+
+int
+blob_publish(struct blobstore *bs, const struct cache_key *k,
+    const char *tmp_path, const struct blob_info *info, int64_t now, char *err,
+    size_t errlen)
+{
+	struct index_batch *b;
+	struct index_rec old;
+	struct blob_hdr oh;
+	uint8_t *rec = NULL, lk[LRUKEY_LEN];
+	uint64_t minus = 0, total, n, evicted;
+	size_t reclen;
+	char path[PATH_MAX], evict_err[256];
+	int rc;
+
+	if (bs->lim.max_bytes != 0 && info->size > bs->lim.max_bytes) {
+		unlink(tmp_path);
+		return BLOB_TOO_BIG;
+	}
+	if ((rec = blob_encode(info, now, &reclen)) == NULL) {
+		snprintf(err, errlen, "cache entry: %s",
+		    cache_kind_name(info->kind) == NULL
+			? "bad kind"
+			: "string too long (or out of memory)");
+		goto fail;
+	}
+	if (tmp_sync(tmp_path, info->size, err, errlen) == -1)
+		goto fail;
+	blob_path(bs, k->hash, path);
+	if ((b = index_batch_begin(bs->idx, err, errlen)) == NULL)
+		goto fail;
+	rc = index_batch_get_rec(b, INDEX_BLOBS, k->hash, CACHE_KEY_LEN, &old);
+	if (rc == 0 && blob_decode(&old, &oh, NULL) == 0) {
+		minus = oh.size;
+		lru_del(b, k->hash, &oh);
+	}
+	/* Under the writer lock: see the top of the file. */
+	if (rename_in(tmp_path, path) == -1) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		index_batch_abort(b);
+		goto fail;
+	}
+	lru_key(now, now, k->hash, lk);
+	index_batch_put_rec(b, INDEX_BLOBS, k->hash, CACHE_KEY_LEN, rec,
+	    reclen);
+	index_batch_put_rec(b, INDEX_LRU, lk, sizeof(lk), "", 0);
+	neg_batch_del(b, k);
+	bytes_add(b, info->size, minus, &total);
+	free(rec);
+	if (index_batch_commit(b, err, errlen) == -1) {
+		unlink(path);
+		return -1;
+	}
+	/* Published; an eviction failure is the next maintenance's. */
+	if (evict_need(&bs->lim, total, 0, 0) > 0 || bs->lim.min_free_pct > 0)
+		blob_evict(bs, &n, &evicted, evict_err, sizeof(evict_err));
+	return 0;
+fail:
+	free(rec);
+	unlink(tmp_path);
+	return -1;
+}
+
+/* ----------------------------------------------------------- hot path */
+
+int
+blob_lookup(struct index_reader *rd, const struct cache_key *k,
+    struct blob_info *info)
+{
+	struct index_rec r;
+	struct blob_hdr h;
+	int rc;
+
+	rc = index_get_rec(rd, INDEX_BLOBS, k->hash, CACHE_KEY_LEN, &r);
+	if (rc != 0)
+		return rc;
+	return blob_decode(&r, &h, info);
+}
+
+int
+blob_open(struct blobstore *bs, const struct cache_key *k)
+{
+	char path[PATH_MAX];
+
+	blob_path(bs, k->hash, path);
+	return open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+}
+
+void
+blob_touch(struct blobstore *bs, const struct cache_key *k, int64_t now)
+{
+	pthread_mutex_lock(&bs->touch_lock);
+	if (bs->ntouches < TOUCH_MAX) {
+		bs->touches[bs->ntouches].k = *k;
+		bs->touches[bs->ntouches].t = now;
+		bs->ntouches++;
+	}
+	pthread_mutex_unlock(&bs->touch_lock);
+}
+
+/*
+ * Move the entry of t->k to atime t->t unless it is there already.  buf
+ * is scratch space for the rewritten entry, grown as needed.  -1 when out
+ * of memory; an LMDB failure is kept by the batch for its commit.
+ */
+static int
+touch_one(struct index_batch *b, const struct touch *t, uint8_t **buf,
+    size_t *cap)
+{
+	struct index_rec r;
+	struct blob_hdr h;
+	uint8_t lk[LRUKEY_LEN], *nb;
+	int rc;
+
+	rc = index_batch_get_rec(b, INDEX_BLOBS, t->k.hash, CACHE_KEY_LEN, &r);
+	if (rc != 0 || blob_decode(&r, &h, NULL) == -1 || h.atime >= t->t)
+		return 0;
+	if (r.vallen > *cap) {
+		if ((nb = realloc(*buf, r.vallen)) == NULL)
+			return -1;
+		*buf = nb;
+		*cap = r.vallen;
+	}
+	/* Copied before the writes below, which may move r's page. */
+	memcpy(*buf, r.val, r.vallen);
+	lru_del(b, t->k.hash, &h);
+	h.atime = t->t;
+	memcpy(*buf, &h, sizeof(h));
+	lru_key(h.atime, h.stored, t->k.hash, lk);
+	index_batch_put_rec(b, INDEX_BLOBS, t->k.hash, CACHE_KEY_LEN, *buf,
+	    r.vallen);
+	index_batch_put_rec(b, INDEX_LRU, lk, sizeof(lk), "", 0);
+	return 0;
+}
+
+int
+blob_flush_touches(struct blobstore *bs, char *err, size_t errlen)
+{
+	struct index_batch *b;
+	struct touch *t;
+	uint8_t *buf = NULL;
+	size_t n, i, cap = 0;
+	int rc = 0;
+
+	pthread_mutex_lock(&bs->flush_lock);
+	pthread_mutex_lock(&bs->touch_lock);
+	t = bs->touches;
+	n = bs->ntouches;
+	bs->touches = bs->spare;
+	bs->ntouches = 0;
+	pthread_mutex_unlock(&bs->touch_lock);
+	bs->spare = t;
+	if (n > 0) {
+		if ((b = index_batch_begin(bs->idx, err, errlen)) == NULL) {
+			rc = -1;
+		} else {
+			for (i = 0; i < n; i++)
+				if (touch_one(b, &t[i], &buf, &cap) == -1)
+					break;
+			if (i < n) {
+				snprintf(err, errlen, "touch: out of memory");
+				index_batch_abort(b);
+				rc = -1;
+			} else {
+				rc = index_batch_commit(b, err, errlen);
+			}
+		}
+	}
+	pthread_mutex_unlock(&bs->flush_lock);
+	free(buf);
+	return rc;
+}
+
+static atomic_uint *
+pin_bucket(struct blobstore *bs, const uint8_t hash[CACHE_KEY_LEN])
+{
+	uint32_t h;
+
+	/* The key is a SHA-256: any of its bytes are well spread. */
+	memcpy(&h, hash, sizeof(h));
+	return &bs->pins[h % PIN_BUCKETS];
+}
+
+void
+blob_pin(struct blobstore *bs, const struct cache_key *k)
+{
+	atomic_fetch_add_explicit(pin_bucket(bs, k->hash), 1,
+	    memory_order_relaxed);
+}
+
+void
+blob_unpin(struct blobstore *bs, const struct cache_key *k)
+{
+	atomic_fetch_sub_explicit(pin_bucket(bs, k->hash), 1,
+	    memory_order_relaxed);
+}
+
+/* ------------------------------------------------------------- eviction */
+
+struct evict {
+	struct blobstore *bs;
+	struct index_batch *b;
+	uint64_t need; /* bytes still to free */
+	uint64_t entries, bytes;
+	int unlink_errno;
+};
+
+/* Walk of lru, least recently used first: remove until enough is freed. */
+static int
+evict_cb(const struct index_rec *r, void *arg)
+{
+	struct evict *ev = arg;
+	uint8_t hash[CACHE_KEY_LEN];
+	struct blob_hdr h;
+	int rc;
+
+	if (ev->bytes >= ev->need)
+		return 1;
+	if ((rc = lru_entry(ev->b, r, hash, &h)) != 0)
+		return rc == INDEX_NOTFOUND ? INDEX_WALK_DELETE : rc;
+	if (atomic_load_explicit(pin_bucket(ev->bs, hash),
+		memory_order_relaxed) != 0)
+		return 0;
+	if (file_del(ev->bs, hash) == -1) {
+		ev->unlink_errno = errno;
+		return 0;
+	}
+	if (index_batch_del_rec(ev->b, INDEX_BLOBS, hash, CACHE_KEY_LEN) == -1)
+		return -1;
+	ev->entries++;
+	ev->bytes += h.size;
+	return INDEX_WALK_DELETE;
+}
+
+int
+blob_evict(struct blobstore *bs, uint64_t *entries, uint64_t *bytes, char *err,
+    size_t errlen)
+{
+	struct evict ev = { bs, NULL, 0, 0, 0, 0 };
+	struct statvfs vfs;
+	uint64_t avail = 0, total = 0, cur;
+
+	*entries = *bytes = 0;
+	if (bs->lim.max_bytes == 0 && bs->lim.min_free_pct == 0)
+		return 0;
+	if (bs->lim.min_free_pct != 0 && statvfs(bs->dir, &vfs) == 0) {
+		avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+		total = (uint64_t)vfs.f_blocks * vfs.f_frsize;
+	}
+	if ((ev.b = index_batch_begin(bs->idx, err, errlen)) == NULL)
+		return -1;
+	if (index_batch_get_counter(ev.b, BYTES_COUNTER, &cur) == -1 ||
+	    (ev.need = evict_need(&bs->lim, cur, avail, total)) == 0) {
+		/* Nothing to do, or the error for the commit to tell. */
+		return index_batch_commit(ev.b, err, errlen);
+	}
+	index_batch_walk(ev.b, INDEX_LRU, evict_cb, &ev);
+	bytes_add(ev.b, 0, ev.bytes, &cur);
+	if (index_batch_commit(ev.b, err, errlen) == -1)
+		return -1;
+	atomic_fetch_add(&bs->evictions, ev.entries);
+	atomic_fetch_add(&bs->evicted_bytes, ev.bytes);
+	*entries = ev.entries;
+	*bytes = ev.bytes;
+	if (ev.unlink_errno != 0) {
+		snprintf(err, errlen, "evict: cannot remove a blob: %s",
+		    strerror(ev.unlink_errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- purge */
+
+struct purge {
+	struct blobstore *bs;
+	struct index_batch *b;
+	const struct buildid *id;
+	const char *source;
+	uint64_t n, bytes;
+	int unlink_errno;
+};
+
+/* Walk of blobs: remove the entries that match (damaged ones only when
+ * everything goes). */
+static int
+purge_cb(const struct index_rec *r, void *arg)
+{
+	struct purge *p = arg;
+	struct blob_info info;
+	struct blob_hdr h;
+	uint8_t hash[CACHE_KEY_LEN];
+	int ok;
+
+	ok = blob_decode(r, &h, &info) == 0;
+	if (!ok && (p->id != NULL || p->source != NULL))
+		return 0;
+	if (ok &&
+	    ((p->id != NULL && !buildid_equal(&info.id, p->id)) ||
+		(p->source != NULL && strcmp(info.source, p->source) != 0)))
+		return 0;
+	if (r->keylen == CACHE_KEY_LEN) {
+		memcpy(hash, r->key, sizeof(hash));
+		if (file_del(p->bs, hash) == -1) {
+			p->unlink_errno = errno;
+			return 0;
+		}
+		if (ok && lru_del(p->b, hash, &h) == -1)
+			return -1;
+	}
+	p->n++;
+	p->bytes += ok ? h.size : 0;
+	return INDEX_WALK_DELETE;
+}
+
+int
+blob_purge(struct blobstore *bs, const struct buildid *id, const char *source,
+    uint64_t *n, char *err, size_t errlen)
+{
+	struct purge p = { bs, NULL, id, source, 0, 0, 0 };
+	uint64_t total;
+
+	*n = 0;
+	if ((p.b = index_batch_begin(bs->idx, err, errlen)) == NULL)
+		return -1;
+	index_batch_walk(p.b, INDEX_BLOBS, purge_cb, &p);
+	bytes_add(p.b, 0, p.bytes, &total);
+	if (index_batch_commit(p.b, err, errlen) == -1)
+		return -1;
+	*n = p.n;
+	if (p.unlink_errno != 0) {
+		snprintf(err, errlen, "purge: cannot remove a blob: %s",
+		    strerror(p.unlink_errno));
+		return -1;
+	}
+	return 0;
+}
+
+int
+blob_stats(struct index_reader *rd, struct blobstore *bs, struct blob_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (index_count(rd, INDEX_BLOBS, &st->entries) == -1 ||
+	    index_count(rd, INDEX_NEG, &st->negatives) == -1 ||
+	    index_get_counter(rd, BYTES_COUNTER, &st->bytes) == -1)
+		return -1;
+	if (bs != NULL) {
+		st->evictions = atomic_load(&bs->evictions);
+		st->evicted_bytes = atomic_load(&bs->evicted_bytes);
+	}
+	return 0;
+}

@@ -1,0 +1,142 @@
+/*
+ * cache/blobstore.h: the files the cache holds, and their index entries.
+ *
+ * A blob is one cached answer (a debuginfo, an executable, a section, a
+ * source file) stored as CACHE_DIR/blobs/<hex[0..2]>/<hex of its key>;
+ * fills are written in CACHE_DIR/tmp/ and published by a rename followed by
+ * the index commit, so an entry is absent or complete.  The index (one
+ * LMDB environment, cache/index.h) keeps with each blob what a response
+ * needs, the total of blob bytes, and a least-recently-used order that
+ * eviction follows.  Upstream URLs are opaque strings here.
+ *
+ * Threads: blob_lookup takes the calling thread's reader (begun by the
+ * caller); blob_open, blob_touch, blob_pin and blob_unpin are cheap and
+ * safe on any thread, the event loops included.  Everything that writes
+ * the index (publish, flush, evict, purge, recover) blocks on LMDB's single
+ * writer and belongs on a worker or in the admin CLI.  Times are unix
+ * seconds passed in by the caller.
+ */
+#ifndef CACHE_BLOBSTORE_H
+#define CACHE_BLOBSTORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache/key.h"
+
+struct index;
+struct index_reader;
+struct blobstore;
+
+struct blob_limits {
+	uint64_t max_bytes; /* cap on blob bytes; 0 = none */
+	unsigned high_pct; /* eviction starts above this % of max_bytes */
+	unsigned low_pct; /* and removes LRU entries down to this % */
+	unsigned min_free_pct; /* also evict while the fs has less free space */
+};
+
+/*
+ * What the index keeps with a blob.  Strings point into the LMDB map when
+ * handed out by blob_lookup (valid until index_reader_end) and are
+ * caller-owned when given to blob_publish.
+ */
+struct blob_info {
+	uint64_t size;
+	int64_t mtime; /* unix s, the Last-Modified to send */
+	int64_t stored; /* unix s when published */
+	int64_t atime; /* unix s of the last hit, as last flushed */
+	struct buildid id;
+	enum cache_kind kind;
+	const char *arg; /* "" or section name / source path */
+	const char *source; /* where it came from (upstream URL), may be "" */
+	const char
+	    *headers; /* "Name: value\r\n"... lines to replay, may be "" */
+	size_t headers_len;
+};
+
+/* Percentages above 100 are taken as 100. */
+struct blobstore *blobstore_new(struct index *idx, const char *cache_dir,
+    const struct blob_limits *lim, char *err, size_t errlen);
+void blobstore_free(struct blobstore *bs);
+
+/*
+ * Start-up, before any fill: empty tmp/, delete blob files that have no
+ * entry and entries whose blob file is gone or has the wrong size (or
+ * cannot be decoded), and recount the byte total.  removed_files counts
+ * the temp and blob files deleted.
+ */
+int blobstore_recover(struct blobstore *bs, uint64_t *removed_files,
+    uint64_t *removed_entries, char *err, size_t errlen);
+
+/*
+ * A new temp file for a fill, O_RDWR|O_CLOEXEC, unique name in tmp/;
+ * path receives its name.  -1 with err on failure.
+ */
+int blob_tmp_new(struct blobstore *bs, char *path, size_t pathlen, char *err,
+    size_t errlen);
+
+/*
+ * On a worker thread: fsync the temp file, rename it into blobs/, write the
+ * entry (replacing an older one for k, fixing the byte total), delete any
+ * negative entry for k, all so that a crash at any point leaves either no
+ * entry or a complete one (rename before the index commit; recovery deletes
+ * a blob without entry).  Then evict if over the high watermark.  The
+ * entry's stored and atime are now (info's are ignored); the temp file
+ * must hold exactly info->size bytes.  Returns 0; BLOB_TOO_BIG (> 0) when
+ * info->size alone exceeds max_bytes (temp file removed, nothing stored);
+ * -1 on error (temp file removed).
+ */
+#define BLOB_TOO_BIG 2
+int blob_publish(struct blobstore *bs, const struct cache_key *k,
+    const char *tmp_path, const struct blob_info *info, int64_t now, char *err,
+    size_t errlen);
+
+/* Hot path, any thread: 0 and *info when k is cached, INDEX_NOTFOUND, -1
+ * (also for an entry that cannot be decoded). */
+int blob_lookup(struct index_reader *rd, const struct cache_key *k,
+    struct blob_info *info);
+/* Open the blob file of k read-only (O_CLOEXEC); -1 when missing. */
+int blob_open(struct blobstore *bs, const struct cache_key *k);
+
+/*
+ * Any thread, no LMDB write, no syscall, no blocking lock held long: note
+ * a hit; the time is written later by blob_flush_touches in one write
+ * transaction for many hits.  A bounded buffer; when full, drop (LRU is
+ * approximate).
+ */
+void blob_touch(struct blobstore *bs, const struct cache_key *k, int64_t now);
+int blob_flush_touches(struct blobstore *bs, char *err, size_t errlen);
+
+/*
+ * Pinned keys (a response streaming the blob, a fill) are never evicted.
+ * Counters in hashed buckets: keys sharing a bucket pin each other, which
+ * only delays an eviction.  Pins are per process: the CLI's purge does
+ * not see the daemon's (an open file stays readable after its unlink).
+ */
+void blob_pin(struct blobstore *bs, const struct cache_key *k);
+void blob_unpin(struct blobstore *bs, const struct cache_key *k);
+
+/*
+ * On a worker: when bytes > high_pct% of max_bytes, or the filesystem's
+ * free space < min_free_pct%, delete least-recently-used (atime, then
+ * stored) unpinned entries until bytes <= low_pct% and free space is
+ * enough, or nothing evictable is left.  Counts what it removed.
+ */
+int blob_evict(struct blobstore *bs, uint64_t *entries, uint64_t *bytes,
+    char *err, size_t errlen);
+
+/*
+ * Delete entries (and files) matching: id NULL = any id; source NULL = any
+ * source (exact string match otherwise).  *n = entries removed.
+ */
+int blob_purge(struct blobstore *bs, const struct buildid *id,
+    const char *source, uint64_t *n, char *err, size_t errlen);
+
+struct blob_stats {
+	uint64_t entries, bytes, negatives, evictions, evicted_bytes;
+};
+/* bs may be NULL: no eviction counts. */
+int blob_stats(struct index_reader *rd, struct blobstore *bs,
+    struct blob_stats *st);
+
+#endif /* CACHE_BLOBSTORE_H */

@@ -1,0 +1,412 @@
+/*
+ * cache/flight.c: the table of fills in flight (see flight.h for the
+ * rules).
+ *
+ * The table is a small open hash of linked flights under one mutex: it is
+ * touched once per miss, never per hit.  Readers are woken with
+ * event_active, which libevent allows from any thread once
+ * evthread_use_pthreads has run.  Progress wakes readers at most every
+ * NOTIFY_BYTES or NOTIFY_NS, whichever comes first, so a 100 MB fill with
+ * hundreds of readers does not turn into millions of wake-ups.
+ */
+#include "cache/flight.h"
+
+#include <event2/event.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BUCKETS 256
+#define NOTIFY_BYTES (256u << 10)
+#define NOTIFY_NS (20 * 1000 * 1000)
+#define WHY_MAX 200
+
+struct watcher {
+	struct event *ev;
+	struct watcher *next;
+};
+
+struct flight {
+	struct flight_table *ft;
+	struct flight *next; /* in its bucket */
+	struct cache_key key;
+	int in_table;
+	unsigned refs;
+	pthread_mutex_t mu;
+	enum flight_state state;
+	int fd;
+	char *tmp_path;
+	uint64_t length;
+	uint64_t written;
+	uint64_t notified; /* written at the last wake-up */
+	int64_t notified_ns;
+	int64_t mtime;
+	char *headers;
+	size_t headers_len;
+	char *source;
+	char why[WHY_MAX];
+	struct watcher *watchers;
+	unsigned nwatchers;
+};
+
+struct flight_table {
+	pthread_mutex_t mu;
+	unsigned max;
+	unsigned n;
+	uint64_t watchers;
+	struct flight *b[BUCKETS];
+};
+
+static int64_t
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+struct flight_table *
+flight_table_new(unsigned max)
+{
+	struct flight_table *ft;
+
+	if ((ft = calloc(1, sizeof(*ft))) == NULL)
+		return NULL;
+	pthread_mutex_init(&ft->mu, NULL);
+	ft->max = max;
+	return ft;
+}
+
+void
+flight_table_free(struct flight_table *ft)
+{
+	if (ft == NULL)
+		return;
+	pthread_mutex_destroy(&ft->mu);
+	free(ft);
+}
+
+void
+flight_table_counts(struct flight_table *ft, uint64_t *flights,
+    uint64_t *watchers)
+{
+	pthread_mutex_lock(&ft->mu);
+	*flights = ft->n;
+	*watchers = ft->watchers;
+	pthread_mutex_unlock(&ft->mu);
+}
+
+static unsigned
+bucket_of(const struct cache_key *k)
+{
+	return k->hash[0];
+}
+
+struct flight *
+flight_join(struct flight_table *ft, const struct cache_key *k, int *created)
+{
+	struct flight *f;
+	unsigned b = bucket_of(k);
+
+	*created = 0;
+	pthread_mutex_lock(&ft->mu);
+	for (f = ft->b[b]; f != NULL; f = f->next) {
+		if (cache_key_equal(&f->key, k)) {
+			pthread_mutex_lock(&f->mu);
+			f->refs++;
+			pthread_mutex_unlock(&f->mu);
+			pthread_mutex_unlock(&ft->mu);
+			return f;
+		}
+	}
+	if ((ft->max > 0 && ft->n >= ft->max) ||
+	    (f = calloc(1, sizeof(*f))) == NULL) {
+		pthread_mutex_unlock(&ft->mu);
+		return NULL;
+	}
+	pthread_mutex_init(&f->mu, NULL);
+	f->ft = ft;
+	f->key = *k;
+	f->refs = 1;
+	f->fd = -1;
+	f->length = UINT64_MAX;
+	f->mtime = -1;
+	f->state = FLIGHT_WAITING;
+	f->in_table = 1;
+	f->next = ft->b[b];
+	ft->b[b] = f;
+	ft->n++;
+	pthread_mutex_unlock(&ft->mu);
+	*created = 1;
+	return f;
+}
+
+void
+flight_ref(struct flight *f)
+{
+	pthread_mutex_lock(&f->mu);
+	f->refs++;
+	pthread_mutex_unlock(&f->mu);
+}
+
+void
+flight_detach(struct flight *f)
+{
+	struct flight_table *ft = f->ft;
+	struct flight **pp;
+
+	pthread_mutex_lock(&ft->mu);
+	if (f->in_table) {
+		for (pp = &ft->b[bucket_of(&f->key)]; *pp != NULL;
+		     pp = &(*pp)->next) {
+			if (*pp == f) {
+				*pp = f->next;
+				break;
+			}
+		}
+		f->in_table = 0;
+		ft->n--;
+	}
+	pthread_mutex_unlock(&ft->mu);
+}
+
+void
+flight_unref(struct flight *f)
+{
+	unsigned refs;
+
+	pthread_mutex_lock(&f->mu);
+	refs = --f->refs;
+	pthread_mutex_unlock(&f->mu);
+	if (refs > 0)
+		return;
+	flight_detach(f);
+	if (f->fd != -1)
+		close(f->fd);
+	/* A fill that did not publish leaves no temp file behind. */
+	if (f->tmp_path != NULL && f->state != FLIGHT_READY)
+		unlink(f->tmp_path);
+	free(f->tmp_path);
+	free(f->headers);
+	free(f->source);
+	pthread_mutex_destroy(&f->mu);
+	free(f);
+}
+
+const struct cache_key *
+flight_key(const struct flight *f)
+{
+	return &f->key;
+}
+
+void
+flight_set_file(struct flight *f, int fd, const char *tmp_path)
+{
+	f->fd = fd;
+	f->tmp_path = strdup(tmp_path);
+}
+
+int
+flight_fd(const struct flight *f)
+{
+	return f->fd;
+}
+
+const char *
+flight_tmp_path(const struct flight *f)
+{
+	return f->tmp_path;
+}
+
+/* Wake every reader; f->mu held. */
+static void
+wake_locked(struct flight *f)
+{
+	struct watcher *w;
+
+	f->notified = f->written;
+	f->notified_ns = now_ns();
+	for (w = f->watchers; w != NULL; w = w->next)
+		event_active(w->ev, EV_READ, 1);
+}
+
+int
+flight_set_head(struct flight *f, uint64_t length, int64_t mtime,
+    const char *headers, size_t headers_len, const char *source)
+{
+	char *h = malloc(headers_len + 1), *s = strdup(source);
+
+	if (h == NULL || s == NULL) {
+		free(h);
+		free(s);
+		return -1;
+	}
+	memcpy(h, headers, headers_len);
+	h[headers_len] = '\0';
+	pthread_mutex_lock(&f->mu);
+	free(f->headers);
+	free(f->source);
+	f->headers = h;
+	f->headers_len = headers_len;
+	f->source = s;
+	f->length = length;
+	f->mtime = mtime;
+	/* Without a length, readers wait for the end to learn it. */
+	if (length != UINT64_MAX) {
+		f->state = FLIGHT_STREAMING;
+		wake_locked(f);
+	}
+	pthread_mutex_unlock(&f->mu);
+	return 0;
+}
+
+void
+flight_set_length(struct flight *f, uint64_t length)
+{
+	pthread_mutex_lock(&f->mu);
+	if (f->state == FLIGHT_WAITING) {
+		f->length = length;
+		f->state = FLIGHT_STREAMING;
+		wake_locked(f);
+	}
+	pthread_mutex_unlock(&f->mu);
+}
+
+void
+flight_progress(struct flight *f, uint64_t written)
+{
+	pthread_mutex_lock(&f->mu);
+	f->written = written;
+	if (f->state == FLIGHT_STREAMING &&
+	    (written - f->notified >= NOTIFY_BYTES ||
+		now_ns() - f->notified_ns >= NOTIFY_NS))
+		wake_locked(f);
+	pthread_mutex_unlock(&f->mu);
+}
+
+uint64_t
+flight_written(struct flight *f)
+{
+	uint64_t w;
+
+	pthread_mutex_lock(&f->mu);
+	w = f->written;
+	pthread_mutex_unlock(&f->mu);
+	return w;
+}
+
+void
+flight_end(struct flight *f, enum flight_state state, const char *why)
+{
+	pthread_mutex_lock(&f->mu);
+	f->state = state;
+	if (state == FLIGHT_READY)
+		f->length = f->written;
+	snprintf(f->why, sizeof(f->why), "%s", why != NULL ? why : "");
+	wake_locked(f);
+	pthread_mutex_unlock(&f->mu);
+}
+
+void
+flight_watch(struct flight *f, struct event *ev)
+{
+	struct watcher *w;
+
+	if ((w = malloc(sizeof(*w))) == NULL) {
+		/* Without a watcher slot, poll: wake it now and then. */
+		event_active(ev, EV_READ, 1);
+		return;
+	}
+	w->ev = ev;
+	pthread_mutex_lock(&f->mu);
+	w->next = f->watchers;
+	f->watchers = w;
+	f->nwatchers++;
+	pthread_mutex_unlock(&f->mu);
+	pthread_mutex_lock(&f->ft->mu);
+	f->ft->watchers++;
+	pthread_mutex_unlock(&f->ft->mu);
+}
+
+void
+flight_unwatch(struct flight *f, struct event *ev)
+{
+	struct watcher **pp, *w;
+	int found = 0;
+
+	pthread_mutex_lock(&f->mu);
+	for (pp = &f->watchers; *pp != NULL; pp = &(*pp)->next) {
+		if ((*pp)->ev == ev) {
+			w = *pp;
+			*pp = w->next;
+			free(w);
+			f->nwatchers--;
+			found = 1;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&f->mu);
+	if (found) {
+		pthread_mutex_lock(&f->ft->mu);
+		f->ft->watchers--;
+		pthread_mutex_unlock(&f->ft->mu);
+	}
+}
+
+void
+flight_view(struct flight *f, struct flight_view *v)
+{
+	pthread_mutex_lock(&f->mu);
+	v->state = f->state;
+	v->length = f->length;
+	v->why = f->why;
+	switch (f->state) {
+	case FLIGHT_STREAMING:
+		/* Never the last byte before verification. */
+		v->sendable =
+		    f->written < f->length ? f->written : f->length - 1;
+		break;
+	case FLIGHT_READY:
+		v->sendable = f->written;
+		break;
+	default:
+		v->sendable = 0;
+		break;
+	}
+	pthread_mutex_unlock(&f->mu);
+}
+
+int64_t
+flight_mtime(const struct flight *f)
+{
+	return f->mtime;
+}
+
+const char *
+flight_headers(const struct flight *f, size_t *len)
+{
+	*len = f->headers_len;
+	return f->headers != NULL ? f->headers : "";
+}
+
+const char *
+flight_source(const struct flight *f)
+{
+	return f->source != NULL ? f->source : "";
+}
+
+int
+flight_open(struct flight *f)
+{
+	int fd;
+
+	pthread_mutex_lock(&f->mu);
+	fd = f->fd == -1 ? -1 : fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
+	pthread_mutex_unlock(&f->mu);
+	return fd;
+}

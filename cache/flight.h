@@ -1,0 +1,100 @@
+/*
+ * cache/flight.h: fills in flight, one per cache key.
+ *
+ * The first request for a key that is neither cached nor remembered as
+ * missing creates a flight and starts the fill; later requests for the key
+ * join it.  The filler writes the bytes to a temp file and reports its
+ * progress here; every joined request watches with a libevent event of its
+ * own loop, which is activated (from whatever thread reports) when there is
+ * something new to read: the head, more bytes, the end.
+ *
+ * Streaming before the content is verified is allowed, but never the last
+ * byte: a reader may send at most length - 1 bytes until the filler marks
+ * the flight verified, so a client of a fill that fails verification gets
+ * a cut connection, never a complete-looking wrong file.
+ *
+ * Locking: the table has one mutex; each flight has its own.  Head fields
+ * (length, mtime, headers, source) are written once, before the state
+ * leaves FLIGHT_WAITING, and are read-only afterwards.
+ */
+#ifndef CACHE_FLIGHT_H
+#define CACHE_FLIGHT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache/key.h"
+
+struct event;
+struct flight;
+struct flight_table;
+
+enum flight_state {
+	FLIGHT_WAITING, /* no head yet */
+	FLIGHT_STREAMING, /* length known; bytes arriving */
+	FLIGHT_READY, /* complete and verified */
+	FLIGHT_NOTFOUND, /* every source said it does not exist */
+	FLIGHT_FAILED, /* no source gave it; why says what happened */
+};
+
+/* A consistent snapshot for a reader. */
+struct flight_view {
+	enum flight_state state;
+	uint64_t length; /* once STREAMING */
+	uint64_t sendable; /* bytes a reader may send now */
+	const char *why; /* FAILED and NOTFOUND */
+};
+
+/* The most flights at once; 0 means no limit. */
+struct flight_table *flight_table_new(unsigned max);
+void flight_table_free(struct flight_table *ft);
+/* Flights in the table, and the readers watching them. */
+void flight_table_counts(struct flight_table *ft, uint64_t *flights,
+    uint64_t *watchers);
+
+/*
+ * Find the flight of k or create it (*created = 1: the caller starts the
+ * fill).  Returns a reference, or NULL when the table is full or out of
+ * memory.
+ */
+struct flight *flight_join(struct flight_table *ft, const struct cache_key *k,
+    int *created);
+void flight_ref(struct flight *f);
+void flight_unref(struct flight *f);
+const struct cache_key *flight_key(const struct flight *f);
+
+/* ---- the filler */
+
+/* The temp file the bytes go to; the flight owns fd from now on. */
+void flight_set_file(struct flight *f, int fd, const char *tmp_path);
+int flight_fd(const struct flight *f);
+const char *flight_tmp_path(const struct flight *f);
+/*
+ * The answer's head; length UINT64_MAX when unknown or not yet to be told:
+ * readers wait until flight_set_length() or the end.
+ */
+int flight_set_head(struct flight *f, uint64_t length, int64_t mtime,
+    const char *headers, size_t headers_len, const char *source);
+/* Let readers start streaming an answer of length bytes. */
+void flight_set_length(struct flight *f, uint64_t length);
+/* written bytes are now in the temp file. */
+void flight_progress(struct flight *f, uint64_t written);
+uint64_t flight_written(struct flight *f);
+/* The end; READY marks the bytes verified.  Wakes every reader. */
+void flight_end(struct flight *f, enum flight_state state, const char *why);
+/* Take the flight out of the table: new requests will not join it. */
+void flight_detach(struct flight *f);
+
+/* ---- readers */
+
+/* ev is activated whenever the view may have changed. */
+void flight_watch(struct flight *f, struct event *ev);
+void flight_unwatch(struct flight *f, struct event *ev);
+void flight_view(struct flight *f, struct flight_view *v);
+/* After the head: its fields, and a descriptor of the file to read. */
+int64_t flight_mtime(const struct flight *f);
+const char *flight_headers(const struct flight *f, size_t *len);
+const char *flight_source(const struct flight *f);
+int flight_open(struct flight *f);
+
+#endif /* CACHE_FLIGHT_H */

@@ -1,0 +1,225 @@
+/*
+ * cache/negative.c: remembered misses, kept in two tables of the index.
+ *
+ *   neg     cache key -> struct neg_rec (expiry, kind, build-id)
+ *   negexp  expiry time, cache key -> nothing
+ *
+ * The second orders entries by expiry so that neg_expire reads only what
+ * has expired.  Both change together in one write transaction; a negexp
+ * key whose neg record has another expiry (or none) is stale and is just
+ * dropped when its time comes.  Records are checked when read back: a
+ * damaged one is an error for neg_get and is removed by a purge of all.
+ */
+#include "cache/negative.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cache/index.h"
+
+struct neg_rec {
+	int64_t expires;
+	uint8_t kind;
+	uint8_t idlen;
+	uint8_t id[BUILDID_MAX];
+};
+
+#define EXPKEY_LEN (INDEX_TIME_LEN + CACHE_KEY_LEN)
+
+/* Decode a stored record; -1 when it is damaged. */
+static int
+neg_decode(const struct index_rec *r, struct neg_rec *out)
+{
+	if (r->vallen != sizeof(*out))
+		return -1;
+	memcpy(out, r->val, sizeof(*out));
+	if ((out->kind != NEG_NOTFOUND && out->kind != NEG_ERROR) ||
+	    out->idlen > BUILDID_MAX)
+		return -1;
+	return 0;
+}
+
+static void
+expkey(int64_t expires, const uint8_t hash[CACHE_KEY_LEN],
+    uint8_t out[EXPKEY_LEN])
+{
+	index_time_encode(expires, out);
+	memcpy(out + INDEX_TIME_LEN, hash, CACHE_KEY_LEN);
+}
+
+int
+neg_get(struct index_reader *rd, const struct cache_key *k, int64_t now,
+    struct neg_entry *out)
+{
+	struct index_rec r;
+	struct neg_rec nr;
+	int rc;
+
+	rc = index_get_rec(rd, INDEX_NEG, k->hash, CACHE_KEY_LEN, &r);
+	if (rc != 0)
+		return rc;
+	if (neg_decode(&r, &nr) == -1)
+		return -1;
+	if (nr.expires <= now)
+		return INDEX_NOTFOUND;
+	out->expires = nr.expires;
+	out->kind = (enum neg_kind)nr.kind;
+	return 0;
+}
+
+/* Drop the entry under hash and its expiry key; 0 also when none. */
+static int
+neg_forget(struct index_batch *b, const uint8_t hash[CACHE_KEY_LEN])
+{
+	struct index_rec r;
+	struct neg_rec nr;
+	uint8_t ek[EXPKEY_LEN];
+	int rc;
+
+	rc = index_batch_get_rec(b, INDEX_NEG, hash, CACHE_KEY_LEN, &r);
+	if (rc == INDEX_NOTFOUND)
+		return 0;
+	if (rc != 0)
+		return -1;
+	if (neg_decode(&r, &nr) == 0) {
+		expkey(nr.expires, hash, ek);
+		if (index_batch_del_rec(b, INDEX_NEG_EXPIRY, ek, sizeof(ek)) ==
+		    -1)
+			return -1;
+	}
+	return index_batch_del_rec(b, INDEX_NEG, hash, CACHE_KEY_LEN) == -1 ? -1
+									    : 0;
+}
+
+int
+neg_batch_del(struct index_batch *b, const struct cache_key *k)
+{
+	return neg_forget(b, k->hash);
+}
+
+int
+neg_put(struct index *idx, const struct cache_key *k, const struct buildid *id,
+    enum neg_kind kind, int64_t expires, char *err, size_t errlen)
+{
+	struct index_batch *b;
+	struct neg_rec nr;
+	uint8_t ek[EXPKEY_LEN];
+
+	if ((kind != NEG_NOTFOUND && kind != NEG_ERROR) ||
+	    id->len > BUILDID_MAX) {
+		snprintf(err, errlen, "negative entry: bad kind or build-id");
+		return -1;
+	}
+	memset(&nr, 0, sizeof(nr));
+	nr.expires = expires;
+	nr.kind = (uint8_t)kind;
+	nr.idlen = id->len;
+	memcpy(nr.id, id->bytes, id->len);
+	expkey(expires, k->hash, ek);
+	if ((b = index_batch_begin(idx, err, errlen)) == NULL)
+		return -1;
+	/* A failure is kept by the batch and reported by its commit. */
+	neg_forget(b, k->hash);
+	index_batch_put_rec(b, INDEX_NEG, k->hash, CACHE_KEY_LEN, &nr,
+	    sizeof(nr));
+	index_batch_put_rec(b, INDEX_NEG_EXPIRY, ek, sizeof(ek), "", 0);
+	return index_batch_commit(b, err, errlen);
+}
+
+struct purge {
+	struct index_batch *b;
+	const struct buildid *id;
+	uint64_t n;
+};
+
+/* Walk of neg: delete the entries of p->id, or all (damaged ones too). */
+static int
+purge_cb(const struct index_rec *r, void *arg)
+{
+	struct purge *p = arg;
+	struct neg_rec nr;
+	uint8_t ek[EXPKEY_LEN];
+	int ok = neg_decode(r, &nr) == 0;
+
+	if (p->id != NULL &&
+	    (!ok || nr.idlen != p->id->len ||
+		memcmp(nr.id, p->id->bytes, nr.idlen) != 0))
+		return 0;
+	if (ok && r->keylen == CACHE_KEY_LEN) {
+		expkey(nr.expires, r->key, ek);
+		if (index_batch_del_rec(p->b, INDEX_NEG_EXPIRY, ek,
+			sizeof(ek)) == -1)
+			return -1;
+	}
+	p->n++;
+	return INDEX_WALK_DELETE;
+}
+
+int
+neg_purge(struct index *idx, const struct buildid *id, uint64_t *n, char *err,
+    size_t errlen)
+{
+	struct purge p = { NULL, id, 0 };
+
+	*n = 0;
+	if ((p.b = index_batch_begin(idx, err, errlen)) == NULL)
+		return -1;
+	index_batch_walk(p.b, INDEX_NEG, purge_cb, &p);
+	if (index_batch_commit(p.b, err, errlen) == -1)
+		return -1;
+	*n = p.n;
+	return 0;
+}
+
+struct expire {
+	struct index_batch *b;
+	int64_t now;
+	uint64_t n;
+};
+
+/* Walk of negexp, oldest first: drop what expired, stop at the rest. */
+static int
+expire_cb(const struct index_rec *r, void *arg)
+{
+	struct expire *e = arg;
+	struct index_rec cur;
+	struct neg_rec nr;
+	uint8_t hash[CACHE_KEY_LEN];
+	int64_t t;
+	int rc;
+
+	if (r->keylen != EXPKEY_LEN)
+		return INDEX_WALK_DELETE;
+	/* Copied: r points into pages the writes below may move. */
+	memcpy(hash, (const uint8_t *)r->key + INDEX_TIME_LEN, sizeof(hash));
+	t = index_time_decode(r->key);
+	if (t > e->now)
+		return 1;
+	rc = index_batch_get_rec(e->b, INDEX_NEG, hash, CACHE_KEY_LEN, &cur);
+	if (rc == -1)
+		return -1;
+	/* Only when the entry still expires then; else the key is stale. */
+	if (rc == 0 && neg_decode(&cur, &nr) == 0 && nr.expires == t) {
+		if (index_batch_del_rec(e->b, INDEX_NEG, hash, CACHE_KEY_LEN) ==
+		    -1)
+			return -1;
+		e->n++;
+	}
+	return INDEX_WALK_DELETE;
+}
+
+int
+neg_expire(struct index *idx, int64_t now, uint64_t *n, char *err,
+    size_t errlen)
+{
+	struct expire e = { NULL, now, 0 };
+
+	*n = 0;
+	if ((e.b = index_batch_begin(idx, err, errlen)) == NULL)
+		return -1;
+	index_batch_walk(e.b, INDEX_NEG_EXPIRY, expire_cb, &e);
+	if (index_batch_commit(e.b, err, errlen) == -1)
+		return -1;
+	*n = e.n;
+	return 0;
+}

@@ -1,0 +1,56 @@
+/*
+ * cache/negative.h: remembered misses.
+ *
+ * When every source said "not found" (NEG_NOTFOUND) or some source failed
+ * (NEG_ERROR), the key is remembered until an expiry time, so that the
+ * next requests are answered at once.  Entries live in the index (one
+ * table by key, one by expiry time for neg_expire); publishing a blob for
+ * the key deletes its negative entry (cache/blobstore.c).
+ *
+ * Threads: neg_get takes the calling thread's reader and is for the hot
+ * path; the others write the index and belong on a worker or in the CLI.
+ */
+#ifndef CACHE_NEGATIVE_H
+#define CACHE_NEGATIVE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache/key.h"
+
+struct index;
+struct index_reader;
+struct index_batch;
+
+enum neg_kind {
+	NEG_NOTFOUND = 1,
+	NEG_ERROR = 2,
+};
+
+struct neg_entry {
+	int64_t expires;
+	enum neg_kind kind;
+};
+
+/*
+ * 0 and *out when k has a negative entry still valid at now (expires >
+ * now); INDEX_NOTFOUND when none or expired; -1 (also for an entry that
+ * cannot be decoded).  Hot path, any thread.
+ */
+int neg_get(struct index_reader *rd, const struct cache_key *k, int64_t now,
+    struct neg_entry *out);
+/* Worker: remember a miss for k until expires.  Keeps id for purges. */
+int neg_put(struct index *idx, const struct cache_key *k,
+    const struct buildid *id, enum neg_kind kind, int64_t expires, char *err,
+    size_t errlen);
+/* Worker: delete negatives of id (NULL: all); *n = entries removed. */
+int neg_purge(struct index *idx, const struct buildid *id, uint64_t *n,
+    char *err, size_t errlen);
+/* Worker: delete the entries expired at now. */
+int neg_expire(struct index *idx, int64_t now, uint64_t *n, char *err,
+    size_t errlen);
+
+/* Inside a batch of the caller (blob_publish): forget k's entry. */
+int neg_batch_del(struct index_batch *b, const struct cache_key *k);
+
+#endif /* CACHE_NEGATIVE_H */

@@ -1,0 +1,62 @@
+/*
+ * daemon/fill.h: fill the cache from upstreams, one fill per key.
+ *
+ * Request handlers on any event-loop thread find or create the flight of a
+ * key (cache/flight.h) and, when they created it, hand it here.  Fills run
+ * on the main thread's event loop, which drives libcurl; verification and
+ * publishing (ELF parsing, fsync, rename, LMDB writes) run on the worker
+ * pool and report back to that loop.
+ */
+#ifndef DAEMON_FILL_H
+#define DAEMON_FILL_H
+
+#include <stddef.h>
+
+#include "cache/key.h"
+#include "daemon/route.h"
+#include "indexer/buildid.h"
+
+struct blobstore;
+struct config;
+struct event_base;
+struct flight;
+struct flight_table;
+struct index;
+struct pool;
+struct pool_inbox;
+struct fill;
+
+/* What a fill fetches, and on whose behalf. */
+struct fill_what {
+	struct buildid id;
+	enum cache_kind kind;
+	char arg[ROUTE_PATH_MAX + 1]; /* section name or source path */
+	char path[3 * ROUTE_PATH_MAX + 64]; /* to ask upstreams, escaped */
+	char xff[2048]; /* X-Forwarded-For to send; "" for none */
+	char via[1024]; /* Via to send */
+	char ua[256]; /* the client's User-Agent; "" for none */
+};
+
+struct fill_deps {
+	const struct config *cfg;
+	struct index *idx;
+	struct blobstore *bs;
+	struct flight_table *ft;
+	struct pool *pool;
+	struct pool_inbox *inbox; /* of base's loop */
+	struct event_base *base; /* the loop fills run on */
+};
+
+struct fill *fill_new(const struct fill_deps *deps, char *err, size_t errlen);
+/* On the fills' loop thread, after it stopped: cancel and free. */
+void fill_free(struct fill *fl);
+/* 1 when there are upstreams to ask. */
+int fill_enabled(const struct fill *fl);
+
+/*
+ * Any thread: fill flight f, just created by flight_join, whose reference
+ * the fill takes over.
+ */
+void fill_start(struct fill *fl, struct flight *f, const struct fill_what *w);
+
+#endif /* DAEMON_FILL_H */

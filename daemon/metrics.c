@@ -1,0 +1,429 @@
+/*
+ * daemon/metrics.c: counters for /metrics and their Prometheus text
+ * exposition (version 0.0.4).
+ *
+ * Every counter is an atomic_uint_fast64_t updated with relaxed ordering:
+ * event-loop and worker threads bump them without locks, and a render sees
+ * each value as of some recent moment, which is all a scrape needs.  The
+ * upstream names, the gauges callback and the start time are plain
+ * variables written only by the start-up calls (metrics_init(),
+ * metrics_upstream_name(), metrics_set_gauges()) before other threads run,
+ * and only read afterwards, so they need no lock.
+ *
+ * The latency histogram keeps one non-cumulative count per bucket; the
+ * render adds them up, so _count always equals the +Inf bucket.  Its sum
+ * is kept in whole microseconds so that it can be an atomic integer.
+ */
+#include "daemon/metrics.h"
+
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NENDPOINTS (METRICS_EP_OTHER + 1)
+#define NRESULTS (METRICS_BAD + 1)
+#define NUPERRS (METRICS_UPERR_BREAKER + 1)
+#define NBUCKETS (sizeof(buckets) / sizeof(buckets[0]))
+/* Beyond this an observation is clamped so its microseconds fit. */
+#define MAX_SECONDS 1e9
+
+static const char *const endpoint_names[NENDPOINTS] = { "debuginfo",
+	"executable", "section", "source", "other" };
+static const char *const result_names[NRESULTS] = { "hit", "miss", "negative",
+	"joined", "error", "notfound", "bad" };
+static const char *const uperr_names[NUPERRS] = { "connect", "timeout", "http",
+	"transfer", "content", "breaker" };
+
+/* Upper bounds of the latency buckets; the last one is +Inf. */
+static const struct {
+	double le;
+	const char *label;
+} buckets[] = {
+	{ 0.005, "0.005" },
+	{ 0.01, "0.01" },
+	{ 0.025, "0.025" },
+	{ 0.05, "0.05" },
+	{ 0.1, "0.1" },
+	{ 0.25, "0.25" },
+	{ 0.5, "0.5" },
+	{ 1, "1" },
+	{ 2.5, "2.5" },
+	{ 5, "5" },
+	{ 10, "10" },
+	{ 30, "30" },
+	{ 0, "+Inf" },
+};
+
+struct upstream_counters {
+	atomic_uint_fast64_t requests;
+	atomic_uint_fast64_t latency[NBUCKETS];
+	atomic_uint_fast64_t latency_us;
+	atomic_uint_fast64_t errors[NUPERRS];
+	atomic_uint_fast64_t verify_failures;
+	atomic_int breaker;
+};
+
+static atomic_uint_fast64_t requests[NENDPOINTS][NRESULTS];
+static atomic_uint_fast64_t bytes_sent;
+static struct upstream_counters upstreams[METRICS_MAX_UPSTREAMS];
+
+/* Start-up state, see above. */
+static char *upstream_names[METRICS_MAX_UPSTREAMS];
+static void (*gauges_fn)(struct metrics_gauges *, void *);
+static void *gauges_arg;
+static time_t start_time;
+
+static void
+add(atomic_uint_fast64_t *c, uint64_t n)
+{
+	atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
+
+static uint64_t
+get(atomic_uint_fast64_t *c)
+{
+	return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+static void
+zero(atomic_uint_fast64_t *c)
+{
+	atomic_store_explicit(c, 0, memory_order_relaxed);
+}
+
+void
+metrics_init(void)
+{
+	size_t e, r, i, k;
+
+	for (e = 0; e < NENDPOINTS; e++)
+		for (r = 0; r < NRESULTS; r++)
+			zero(&requests[e][r]);
+	zero(&bytes_sent);
+	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++) {
+		struct upstream_counters *u = &upstreams[i];
+
+		zero(&u->requests);
+		for (k = 0; k < NBUCKETS; k++)
+			zero(&u->latency[k]);
+		zero(&u->latency_us);
+		for (k = 0; k < NUPERRS; k++)
+			zero(&u->errors[k]);
+		zero(&u->verify_failures);
+		atomic_store_explicit(&u->breaker, 0, memory_order_relaxed);
+	}
+	metrics_free();
+	gauges_fn = NULL;
+	gauges_arg = NULL;
+	start_time = time(NULL);
+}
+
+void
+metrics_request(enum metrics_endpoint ep, enum metrics_result res)
+{
+	if ((unsigned)ep >= NENDPOINTS || (unsigned)res >= NRESULTS)
+		return;
+	add(&requests[ep][res], 1);
+}
+
+void
+metrics_bytes_sent(uint64_t n)
+{
+	add(&bytes_sent, n);
+}
+
+void
+metrics_upstream_name(unsigned i, const char *url)
+{
+	if (i >= METRICS_MAX_UPSTREAMS)
+		return;
+	free(upstream_names[i]);
+	/* Out of memory only leaves the upstream out of the render. */
+	upstream_names[i] = url != NULL ? strdup(url) : NULL;
+}
+
+void
+metrics_upstream_request(unsigned i)
+{
+	if (i >= METRICS_MAX_UPSTREAMS)
+		return;
+	add(&upstreams[i].requests, 1);
+}
+
+void
+metrics_upstream_latency(unsigned i, double seconds)
+{
+	size_t k;
+
+	if (i >= METRICS_MAX_UPSTREAMS)
+		return;
+	/* Also catches NaN; a clock step back is not a negative latency. */
+	if (!(seconds >= 0))
+		seconds = 0;
+	if (seconds > MAX_SECONDS)
+		seconds = MAX_SECONDS;
+	for (k = 0; k < NBUCKETS - 1; k++)
+		if (seconds <= buckets[k].le)
+			break;
+	add(&upstreams[i].latency[k], 1);
+	add(&upstreams[i].latency_us, (uint64_t)(seconds * 1e6 + 0.5));
+}
+
+void
+metrics_upstream_error(unsigned i, enum metrics_uperr kind)
+{
+	if (i >= METRICS_MAX_UPSTREAMS || (unsigned)kind >= NUPERRS)
+		return;
+	add(&upstreams[i].errors[kind], 1);
+}
+
+void
+metrics_upstream_verify_failure(unsigned i)
+{
+	if (i >= METRICS_MAX_UPSTREAMS)
+		return;
+	add(&upstreams[i].verify_failures, 1);
+}
+
+void
+metrics_upstream_breaker(unsigned i, int state)
+{
+	if (i >= METRICS_MAX_UPSTREAMS)
+		return;
+	atomic_store_explicit(&upstreams[i].breaker, state,
+	    memory_order_relaxed);
+}
+
+void
+metrics_set_gauges(void (*fn)(struct metrics_gauges *g, void *arg), void *arg)
+{
+	gauges_fn = fn;
+	gauges_arg = arg;
+}
+
+/* "# HELP" and "# TYPE" lines of one metric. */
+static void
+put_header(FILE *fp, const char *name, const char *type, const char *help)
+{
+	fprintf(fp, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* A label value, escaped as the text format asks. */
+static void
+put_label(FILE *fp, const char *s)
+{
+	for (; *s != '\0'; s++) {
+		switch (*s) {
+		case '\\':
+			fputs("\\\\", fp);
+			break;
+		case '"':
+			fputs("\\\"", fp);
+			break;
+		case '\n':
+			fputs("\\n", fp);
+			break;
+		default:
+			putc(*s, fp);
+		}
+	}
+}
+
+/* A metric without labels, with its header. */
+static void
+put_single(FILE *fp, const char *name, const char *type, const char *help,
+    uint64_t v)
+{
+	put_header(fp, name, type, help);
+	fprintf(fp, "%s %llu\n", name, (unsigned long long)v);
+}
+
+/* name{upstream="URL"} v, for a named upstream i. */
+static void
+put_upstream(FILE *fp, const char *name, unsigned i, uint64_t v)
+{
+	fprintf(fp, "%s{upstream=\"", name);
+	put_label(fp, upstream_names[i]);
+	fprintf(fp, "\"} %llu\n", (unsigned long long)v);
+}
+
+/* Microseconds as seconds, without trailing zeros. */
+static void
+put_seconds(FILE *fp, uint64_t us)
+{
+	char frac[8];
+	size_t n;
+
+	fprintf(fp, "%llu", (unsigned long long)(us / 1000000));
+	if (us % 1000000 == 0)
+		return;
+	snprintf(frac, sizeof(frac), "%06u", (unsigned)(us % 1000000));
+	for (n = strlen(frac); frac[n - 1] == '0'; n--)
+		frac[n - 1] = '\0';
+	fprintf(fp, ".%s", frac);
+}
+
+static void
+render_requests(FILE *fp)
+{
+	size_t e, r;
+
+	put_header(fp, "dbgmirror_requests_total", "counter",
+	    "Requests answered, by endpoint and cache result.");
+	for (e = 0; e < NENDPOINTS; e++)
+		for (r = 0; r < NRESULTS; r++)
+			fprintf(fp,
+			    "dbgmirror_requests_total{endpoint=\"%s\","
+			    "result=\"%s\"} %llu\n",
+			    endpoint_names[e], result_names[r],
+			    (unsigned long long)get(&requests[e][r]));
+	put_single(fp, "dbgmirror_bytes_sent_total", "counter",
+	    "Bytes of response bodies sent.", get(&bytes_sent));
+}
+
+static void
+render_latency(FILE *fp)
+{
+	const char *name = "dbgmirror_upstream_latency_seconds";
+	uint64_t total;
+	unsigned i;
+	size_t k;
+
+	put_header(fp, name, "histogram",
+	    "Time to a complete answer from an upstream.");
+	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++) {
+		struct upstream_counters *u = &upstreams[i];
+
+		if (upstream_names[i] == NULL)
+			continue;
+		total = 0;
+		for (k = 0; k < NBUCKETS; k++) {
+			total += get(&u->latency[k]);
+			fprintf(fp, "%s_bucket{upstream=\"", name);
+			put_label(fp, upstream_names[i]);
+			fprintf(fp, "\",le=\"%s\"} %llu\n", buckets[k].label,
+			    (unsigned long long)total);
+		}
+		fprintf(fp, "%s_sum{upstream=\"", name);
+		put_label(fp, upstream_names[i]);
+		fputs("\"} ", fp);
+		put_seconds(fp, get(&u->latency_us));
+		putc('\n', fp);
+		put_upstream(fp, "dbgmirror_upstream_latency_seconds_count", i,
+		    total);
+	}
+}
+
+static void
+render_upstreams(FILE *fp)
+{
+	unsigned i;
+	size_t k;
+
+	put_header(fp, "dbgmirror_upstream_requests_total", "counter",
+	    "Requests sent to each upstream.");
+	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++)
+		if (upstream_names[i] != NULL)
+			put_upstream(fp, "dbgmirror_upstream_requests_total", i,
+			    get(&upstreams[i].requests));
+	render_latency(fp);
+	put_header(fp, "dbgmirror_upstream_errors_total", "counter",
+	    "Failed upstream requests, by kind of failure.");
+	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++) {
+		if (upstream_names[i] == NULL)
+			continue;
+		for (k = 0; k < NUPERRS; k++) {
+			fputs("dbgmirror_upstream_errors_total{upstream=\"",
+			    fp);
+			put_label(fp, upstream_names[i]);
+			fprintf(fp, "\",kind=\"%s\"} %llu\n", uperr_names[k],
+			    (unsigned long long)get(&upstreams[i].errors[k]));
+		}
+	}
+	put_header(fp, "dbgmirror_upstream_verify_failures_total", "counter",
+	    "Upstream answers that failed verification.");
+	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++)
+		if (upstream_names[i] != NULL)
+			put_upstream(fp,
+			    "dbgmirror_upstream_verify_failures_total", i,
+			    get(&upstreams[i].verify_failures));
+	put_header(fp, "dbgmirror_upstream_breaker_state", "gauge",
+	    "Circuit breaker of each upstream: 0 closed, 1 open, 2 probing.");
+	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++) {
+		if (upstream_names[i] == NULL)
+			continue;
+		fputs("dbgmirror_upstream_breaker_state{upstream=\"", fp);
+		put_label(fp, upstream_names[i]);
+		fprintf(fp, "\"} %d\n",
+		    atomic_load_explicit(&upstreams[i].breaker,
+			memory_order_relaxed));
+	}
+}
+
+static void
+render_gauges(FILE *fp)
+{
+	struct metrics_gauges g;
+
+	memset(&g, 0, sizeof(g));
+	if (gauges_fn != NULL)
+		gauges_fn(&g, gauges_arg);
+	put_single(fp, "dbgmirror_fills_in_flight", "gauge",
+	    "Upstream fills in progress.", g.fills);
+	put_single(fp, "dbgmirror_fill_waiters", "gauge",
+	    "Requests waiting on a fill in progress.", g.fill_waiters);
+	put_single(fp, "dbgmirror_cache_entries", "gauge",
+	    "Entries in the cache.", g.cache_entries);
+	put_single(fp, "dbgmirror_cache_bytes", "gauge",
+	    "Bytes of cached files.", g.cache_bytes);
+	put_single(fp, "dbgmirror_negative_entries", "gauge",
+	    "Negative cache entries.", g.negative_entries);
+	put_single(fp, "dbgmirror_index_files", "gauge",
+	    "Files in the local index.", g.index_files);
+	put_single(fp, "dbgmirror_connections", "gauge",
+	    "Open client connections.", g.connections);
+	put_single(fp, "dbgmirror_cache_evictions_total", "counter",
+	    "Cache entries evicted.", g.evictions);
+	put_single(fp, "dbgmirror_cache_evicted_bytes_total", "counter",
+	    "Bytes of cache entries evicted.", g.evicted_bytes);
+}
+
+char *
+metrics_render(size_t *len)
+{
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *fp;
+	int failed;
+
+	if ((fp = open_memstream(&buf, &size)) == NULL)
+		return NULL;
+	render_requests(fp);
+	render_upstreams(fp);
+	render_gauges(fp);
+	put_header(fp, "dbgmirror_start_time_seconds", "gauge",
+	    "Start time of the process since the Unix epoch in seconds.");
+	fprintf(fp, "dbgmirror_start_time_seconds %lld\n",
+	    (long long)start_time);
+	failed = ferror(fp);
+	if (fclose(fp) != 0 || failed) {
+		free(buf);
+		return NULL;
+	}
+	if (len != NULL)
+		*len = size;
+	return buf;
+}
+
+void
+metrics_free(void)
+{
+	unsigned i;
+
+	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++) {
+		free(upstream_names[i]);
+		upstream_names[i] = NULL;
+	}
+}

@@ -1,0 +1,97 @@
+/*
+ * daemon/metrics.h: the counters and gauges behind /metrics, rendered in the
+ * Prometheus text exposition format (version 0.0.4).
+ *
+ * Updates are lock-free and may come from any thread.  metrics_init(),
+ * metrics_upstream_name() and metrics_set_gauges() are start-up calls: make
+ * them before other threads start using the module.  Upstreams are known by
+ * their index in the configuration; indices of METRICS_MAX_UPSTREAMS and
+ * above are ignored everywhere, and only named upstreams are rendered.
+ */
+#ifndef DAEMON_METRICS_H
+#define DAEMON_METRICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define METRICS_MAX_UPSTREAMS 32
+
+/* Label endpoint="debuginfo|executable|section|source|other". */
+enum metrics_endpoint {
+	METRICS_EP_DEBUGINFO,
+	METRICS_EP_EXECUTABLE,
+	METRICS_EP_SECTION,
+	METRICS_EP_SOURCE,
+	METRICS_EP_OTHER,
+};
+
+/* Label result="hit|miss|negative|joined|error|notfound|bad". */
+enum metrics_result {
+	METRICS_HIT,
+	METRICS_MISS,
+	METRICS_NEGATIVE,
+	METRICS_JOINED,
+	METRICS_ERROR,
+	METRICS_NOTFOUND,
+	METRICS_BAD,
+};
+
+/*
+ * Label kind="connect|timeout|http|transfer|content|breaker".  Same order as
+ * enum upstream_err in fetchers/upstream.h, so callers may cast.
+ */
+enum metrics_uperr {
+	METRICS_UPERR_CONNECT,
+	METRICS_UPERR_TIMEOUT,
+	METRICS_UPERR_HTTP,
+	METRICS_UPERR_TRANSFER,
+	METRICS_UPERR_CONTENT,
+	METRICS_UPERR_BREAKER,
+};
+
+/*
+ * What the gauges callback fills in; it is handed a zeroed one.  The
+ * eviction counts are counters kept by the cache, read like the gauges.
+ */
+struct metrics_gauges {
+	uint64_t fills, fill_waiters, cache_entries, cache_bytes,
+	    negative_entries, index_files, connections;
+	uint64_t evictions, evicted_bytes;
+};
+
+/*
+ * Zero every counter, forget upstream names and the gauges callback, and
+ * record the start time.  Once before threads start; tests may call it again.
+ */
+void metrics_init(void);
+
+void metrics_request(enum metrics_endpoint ep, enum metrics_result res);
+void metrics_bytes_sent(uint64_t n);
+
+/* Start-up: name upstream i after url (copied); NULL forgets the name. */
+void metrics_upstream_name(unsigned i, const char *url);
+void metrics_upstream_request(unsigned i);
+/* One observation of the latency histogram, in seconds. */
+void metrics_upstream_latency(unsigned i, double seconds);
+void metrics_upstream_error(unsigned i, enum metrics_uperr kind);
+void metrics_upstream_verify_failure(unsigned i);
+/* Breaker state gauge: 0 closed, 1 open, 2 probing. */
+void metrics_upstream_breaker(unsigned i, int state);
+
+/*
+ * Start-up: fn is called on the rendering thread at each render with g
+ * zeroed, to fill in the gauges.  Without it they are rendered as 0.
+ */
+void metrics_set_gauges(void (*fn)(struct metrics_gauges *g, void *arg),
+    void *arg);
+
+/*
+ * The exposition text, malloc'd and NUL-terminated, its strlen in *len;
+ * NULL when out of memory.  The caller frees it.
+ */
+char *metrics_render(size_t *len);
+
+/* Free the upstream name copies, for a leak-free exit. */
+void metrics_free(void);
+
+#endif /* DAEMON_METRICS_H */

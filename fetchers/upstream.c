@@ -1,0 +1,861 @@
+/*
+ * fetchers/upstream.c: parallel fetches from upstream debuginfod servers.
+ *
+ * A fetch starts one attempt (a curl easy handle) per usable upstream.
+ * An attempt's first body bytes are held back in a small buffer until
+ * there are UPSTREAM_PREFIX of them (or the body ended); then the sink
+ * decides.  The first accepted attempt wins: the others are marked lost
+ * and removed from the multi handle by a deferred event, because libcurl
+ * forbids removing handles from inside its callbacks.
+ *
+ * Deadlines: connect (CURLOPT_CONNECTTIMEOUT), first byte (our timer per
+ * attempt, disarmed by the first header line), a stall (no byte for
+ * upstream-stall-timeout: CURLOPT_LOW_SPEED_*), and the whole fetch
+ * (upstream-timeout).  A transport error is retried after a backoff of
+ * 100 ms doubling, up to upstream-retries times; the winner resumes with
+ * "Range: bytes=N-", and when the upstream answers 200 anyway, its first
+ * N bytes are skipped.
+ *
+ * Breakers count failures in a row per upstream (a 404 or a good answer
+ * resets the count).  An open breaker makes fetches skip the upstream at
+ * once; a timer probes "GET /" after the backoff and closes the breaker on
+ * any answer below 500.
+ */
+#include "fetchers/upstream.h"
+
+#include <ctype.h>
+#include <event2/event.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include "conf/config.h"
+#include "config.h"
+#include "fetchers/curlev.h"
+
+#define RETRY_BASE_MS 100
+#define BACKOFF_MAX 3600
+#define PROBE_TIMEOUT 5
+#define MAX_REDIRS 6
+
+struct upstream {
+	struct upstream_set *us;
+	unsigned index;
+	const struct config_upstream *cu;
+	struct curl_slist *extra; /* configured request headers */
+	enum upstream_breaker state;
+	unsigned failures; /* in a row */
+	unsigned backoff; /* seconds, doubling while probes fail */
+	struct event *probe_timer;
+	CURL *probe;
+};
+
+struct upstream_set {
+	const struct config *cfg;
+	struct event_base *base;
+	struct curlev *cv;
+	struct upstream_observer obs;
+	struct upstream *v;
+	unsigned n;
+	struct upstream_fetch *fetches;
+	char ua[128];
+};
+
+struct attempt {
+	struct upstream_fetch *f;
+	struct upstream *u;
+	struct attempt *next;
+	CURL *easy;
+	struct curl_slist *hdrs;
+	struct event *fb_timer; /* first byte */
+	struct event *retry_timer;
+	struct timespec t0;
+	unsigned tries;
+	int got_head; /* a header line arrived */
+	int lost; /* another attempt won, or it was given up */
+	int refused; /* the sink refused its content */
+	int timed_out; /* our first-byte timer fired */
+	long code; /* HTTP status of the final answer */
+	uint64_t length;
+	int64_t mtime;
+	int64_t range_start; /* of a 206 answer; -1 when none */
+	uint64_t skip; /* bytes to drop from a 200 answer to a resume */
+	char keep[UPSTREAM_HEADERS_MAX];
+	size_t keeplen;
+	char prefix[UPSTREAM_PREFIX];
+	size_t prefixlen;
+};
+
+struct upstream_fetch {
+	struct upstream_set *us;
+	struct upstream_fetch *prev, *next;
+	struct upstream_sink sink;
+	void *arg;
+	char *path;
+	char *xff;
+	char *via;
+	char *ua;
+	uint64_t max_size;
+	struct attempt *attempts;
+	struct attempt *winner;
+	uint64_t delivered; /* body bytes given to the sink */
+	struct event *deadline;
+	struct event *reap; /* removes lost attempts outside curl callbacks */
+	int failed; /* some attempt failed (not 404) */
+	char why[160];
+};
+
+static void attempt_start(struct attempt *a);
+static void fetch_check_end(struct upstream_fetch *f);
+static void fetch_free(struct upstream_fetch *f);
+
+/* ------------------------------------------------------------- breaker */
+
+static void
+breaker_set(struct upstream *u, enum upstream_breaker state)
+{
+	u->state = state;
+	if (u->us->obs.breaker != NULL)
+		u->us->obs.breaker(u->index, state);
+}
+
+static void probe_start(struct upstream *u);
+
+static void
+upstream_probe_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	probe_start(arg);
+}
+
+static void
+breaker_open(struct upstream *u)
+{
+	struct timeval tv = { (time_t)u->backoff, 0 };
+
+	breaker_set(u, UPSTREAM_OPEN);
+	evtimer_add(u->probe_timer, &tv);
+}
+
+static void
+upstream_failed(struct upstream *u, enum upstream_err kind)
+{
+	const struct config *cfg = u->us->cfg;
+
+	if (u->us->obs.error != NULL)
+		u->us->obs.error(u->index, kind);
+	if (u->state != UPSTREAM_CLOSED)
+		return;
+	if (++u->failures >= cfg->breaker_failures) {
+		u->backoff = cfg->breaker_backoff;
+		breaker_open(u);
+	}
+}
+
+static void
+upstream_answered(struct upstream *u)
+{
+	u->failures = 0;
+}
+
+static void
+upstream_probe_done_cb(CURL *easy, CURLcode rc, void *arg)
+{
+	struct upstream *u = arg;
+	long code = 0;
+
+	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_cleanup(easy);
+	u->probe = NULL;
+	if (code > 0 && code < 500) {
+		u->failures = 0;
+		breaker_set(u, UPSTREAM_CLOSED);
+		return;
+	}
+	u->backoff =
+	    u->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : u->backoff * 2;
+	breaker_open(u);
+}
+
+static size_t
+discard_cb(char *p, size_t size, size_t n, void *arg)
+{
+	return size * n;
+}
+
+static void
+probe_start(struct upstream *u)
+{
+	char url[1024];
+
+	breaker_set(u, UPSTREAM_PROBING);
+	snprintf(url, sizeof(url), "%s/", u->cu->url);
+	if ((u->probe = curl_easy_init()) == NULL) {
+		breaker_open(u);
+		return;
+	}
+	curl_easy_setopt(u->probe, CURLOPT_URL, url);
+	curl_easy_setopt(u->probe, CURLOPT_TIMEOUT, (long)PROBE_TIMEOUT);
+	curl_easy_setopt(u->probe, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(u->probe, CURLOPT_WRITEFUNCTION, discard_cb);
+	curl_easy_setopt(u->probe, CURLOPT_USERAGENT, u->us->ua);
+	if (u->us->cfg->proxy != NULL)
+		curl_easy_setopt(u->probe, CURLOPT_PROXY, u->us->cfg->proxy);
+	if (u->us->cfg->ca_file != NULL)
+		curl_easy_setopt(u->probe, CURLOPT_CAINFO, u->us->cfg->ca_file);
+	if (curlev_add(u->us->cv, u->probe, upstream_probe_done_cb, u) == -1) {
+		curl_easy_cleanup(u->probe);
+		u->probe = NULL;
+		breaker_open(u);
+	}
+}
+
+/* ------------------------------------------------------------ attempts */
+
+static double
+seconds_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) +
+	    (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* End the curl side of an attempt (not its place in the fetch). */
+static void
+attempt_stop(struct attempt *a)
+{
+	if (a->easy != NULL) {
+		curlev_remove(a->f->us->cv, a->easy);
+		curl_easy_cleanup(a->easy);
+		a->easy = NULL;
+	}
+	curl_slist_free_all(a->hdrs);
+	a->hdrs = NULL;
+	evtimer_del(a->fb_timer);
+	evtimer_del(a->retry_timer);
+}
+
+static void
+attempt_free(struct attempt *a)
+{
+	attempt_stop(a);
+	event_free(a->fb_timer);
+	event_free(a->retry_timer);
+	free(a);
+}
+
+/* Mark every attempt but w lost; the reap event removes them. */
+static void
+fetch_lose_others(struct upstream_fetch *f, struct attempt *w)
+{
+	struct attempt *a;
+
+	for (a = f->attempts; a != NULL; a = a->next)
+		if (a != w)
+			a->lost = 1;
+	event_active(f->reap, 0, 0);
+}
+
+static void
+keep_header(struct attempt *a, const char *line, size_t n)
+{
+	static const char prefix[] = "x-debuginfod-";
+	size_t i;
+
+	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		n--;
+	if (n < sizeof(prefix) ||
+	    strncasecmp(line, prefix, sizeof(prefix) - 1) != 0)
+		return;
+	/* Our own X-DEBUGINFOD-SIZE is sent from the bytes we have. */
+	if (strncasecmp(line, "x-debuginfod-size:", 18) == 0)
+		return;
+	for (i = 0; i < n; i++)
+		if ((unsigned char)line[i] < 0x20 && line[i] != '\t')
+			return;
+	if (memchr(line, ':', n) == NULL ||
+	    a->keeplen + n + 2 > sizeof(a->keep))
+		return;
+	memcpy(a->keep + a->keeplen, line, n);
+	memcpy(a->keep + a->keeplen + n, "\r\n", 2);
+	a->keeplen += n + 2;
+}
+
+static size_t
+attempt_header_cb(char *p, size_t size, size_t nitems, void *arg)
+{
+	struct attempt *a = arg;
+	size_t n = size * nitems;
+	char buf[128];
+
+	if (!a->got_head) {
+		a->got_head = 1;
+		evtimer_del(a->fb_timer);
+	}
+	if (n >= 5 && strncmp(p, "HTTP/", 5) == 0) {
+		/* A new answer (after a redirect or a 100): start over. */
+		a->keeplen = 0;
+		a->mtime = -1;
+		a->range_start = -1;
+		return n;
+	}
+	if (n > 14 && strncasecmp(p, "last-modified:", 14) == 0 &&
+	    n - 14 < sizeof(buf)) {
+		memcpy(buf, p + 14, n - 14);
+		buf[n - 14] = '\0';
+		buf[strcspn(buf, "\r\n")] = '\0';
+		a->mtime = (int64_t)curl_getdate(buf, NULL);
+	} else if (n > 20 && strncasecmp(p, "content-range: bytes ", 20) == 0) {
+		a->range_start = strtoll(p + 20, NULL, 10);
+	}
+	keep_header(a, p, n);
+	return n;
+}
+
+/* Hand bytes of the winner to the sink; 0 when it refused them. */
+static int
+deliver(struct upstream_fetch *f, const char *p, size_t n)
+{
+	if (n == 0)
+		return 1;
+	if (f->delivered + n > f->max_size) {
+		snprintf(f->why, sizeof(f->why), "%s: larger than %" PRIu64,
+		    f->winner->u->cu->url, f->max_size);
+		f->winner->refused = 1;
+		return 0;
+	}
+	if (f->sink.data(f->arg, p, n) == -1) {
+		f->winner->refused = 1;
+		return 0;
+	}
+	f->delivered += n;
+	return 1;
+}
+
+/* The announced body length of the answer, once its head is in. */
+static void
+attempt_length(struct attempt *a)
+{
+	curl_off_t cl = -1;
+
+	curl_easy_getinfo(a->easy, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl);
+	a->length = cl >= 0 ? (uint64_t)cl : UINT64_MAX;
+}
+
+/* Offer the prefix to the sink; 1 when this attempt now wins. */
+static int
+attempt_offer(struct attempt *a)
+{
+	struct upstream_fetch *f = a->f;
+	struct upstream_head h;
+
+	h.upstream = a->u->index;
+	h.url = a->u->cu->url;
+	h.length = a->length;
+	h.mtime = a->mtime;
+	h.headers = a->keep;
+	h.headers_len = a->keeplen;
+	if (f->sink.accept(f->arg, &h, a->prefix, a->prefixlen) == -1) {
+		a->refused = 1;
+		return 0;
+	}
+	f->winner = a;
+	fetch_lose_others(f, a);
+	return deliver(f, a->prefix, a->prefixlen);
+}
+
+static size_t
+attempt_write_cb(char *p, size_t size, size_t nitems, void *arg)
+{
+	struct attempt *a = arg;
+	struct upstream_fetch *f = a->f;
+	size_t n = size * nitems, take;
+
+	if (a->lost || a->refused)
+		return 0;
+	if (a->code == 0) {
+		curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &a->code);
+		attempt_length(a);
+		/* A resumed transfer must go on where the last one broke. */
+		if (f->winner == a && a->code == 206 &&
+		    a->range_start != (int64_t)f->delivered)
+			return 0;
+	}
+	if (f->winner == a) {
+		if (a->code == 200 && a->skip > 0) {
+			take = a->skip < n ? (size_t)a->skip : n;
+			a->skip -= take;
+			p += take;
+			n -= take;
+		}
+		return deliver(f, p, n) ? size * nitems : 0;
+	}
+	if (f->winner != NULL)
+		return 0;
+	take = sizeof(a->prefix) - a->prefixlen;
+	if (take > n)
+		take = n;
+	memcpy(a->prefix + a->prefixlen, p, take);
+	a->prefixlen += take;
+	if (a->prefixlen < sizeof(a->prefix))
+		return n;
+	if (!attempt_offer(a))
+		return 0;
+	return deliver(f, p + take, n - take) ? n : 0;
+}
+
+static void
+attempt_fb_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct attempt *a = arg;
+
+	/* Removing here is safe: this is not a curl callback. */
+	a->timed_out = 1;
+	attempt_stop(a);
+	upstream_failed(a->u, UPSTREAM_ERR_TIMEOUT);
+	a->lost = 1;
+	a->f->failed = 1;
+	snprintf(a->f->why, sizeof(a->f->why), "%s: no answer within %us",
+	    a->u->cu->url, a->u->cu->first_byte_timeout);
+	fetch_check_end(a->f);
+}
+
+static void
+attempt_retry_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	attempt_start(arg);
+}
+
+static enum upstream_err
+classify(CURLcode rc)
+{
+	switch (rc) {
+	case CURLE_COULDNT_RESOLVE_HOST:
+	case CURLE_COULDNT_RESOLVE_PROXY:
+	case CURLE_COULDNT_CONNECT:
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+		return UPSTREAM_ERR_CONNECT;
+	case CURLE_OPERATION_TIMEDOUT:
+		return UPSTREAM_ERR_TIMEOUT;
+	case CURLE_HTTP_RETURNED_ERROR:
+	case CURLE_TOO_MANY_REDIRECTS:
+		return UPSTREAM_ERR_HTTP;
+	default:
+		return UPSTREAM_ERR_TRANSFER;
+	}
+}
+
+/* Try again later if the error is worth it and time allows; 1 if so. */
+static int
+attempt_retry(struct attempt *a, CURLcode rc)
+{
+	const struct config *cfg = a->f->us->cfg;
+	struct timeval tv;
+	unsigned ms;
+
+	if (a->tries >= cfg->upstream_retries || a->refused ||
+	    rc == CURLE_HTTP_RETURNED_ERROR || rc == CURLE_TOO_MANY_REDIRECTS ||
+	    rc == CURLE_PEER_FAILED_VERIFICATION || a->timed_out ||
+	    rc == CURLE_OPERATION_TIMEDOUT)
+		return 0;
+	ms = RETRY_BASE_MS << a->tries;
+	tv.tv_sec = ms / 1000;
+	tv.tv_usec = (ms % 1000) * 1000;
+	a->tries++;
+	if (a->f->winner == a && a->f->delivered > 0) {
+		a->skip = a->f->delivered;
+	} else {
+		/* Not won yet: the prefix is read again. */
+		a->prefixlen = 0;
+	}
+	return evtimer_add(a->retry_timer, &tv) == 0;
+}
+
+static void
+attempt_done_cb(CURL *easy, CURLcode rc, void *arg)
+{
+	struct attempt *a = arg;
+	struct upstream_fetch *f = a->f;
+	long code = 0;
+
+	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
+	if (a->code == 0)
+		attempt_length(a);
+	/* curlev has already taken the handle out of the multi. */
+	curl_easy_cleanup(easy);
+	a->easy = NULL;
+	evtimer_del(a->fb_timer);
+	curl_slist_free_all(a->hdrs);
+	a->hdrs = NULL;
+	if (a->lost)
+		goto end;
+	if (code > 0 && f->us->obs.latency != NULL)
+		f->us->obs.latency(a->u->index, seconds_since(&a->t0));
+	/* A body shorter than the prefix is offered when it ends. */
+	if (rc == CURLE_OK && !a->refused &&
+	    (f->winner == a || (f->winner == NULL && attempt_offer(a)))) {
+		upstream_answered(a->u);
+		f->sink.done(f->arg, UPSTREAM_OK, NULL);
+		fetch_free(f);
+		return;
+	}
+	if (a->refused) {
+		upstream_failed(a->u, UPSTREAM_ERR_CONTENT);
+		if (f->why[0] == '\0' || f->winner != a)
+			snprintf(f->why, sizeof(f->why), "%s: wrong content",
+			    a->u->cu->url);
+	} else if (rc == CURLE_HTTP_RETURNED_ERROR &&
+	    (code == 404 || code == 410)) {
+		upstream_answered(a->u);
+		a->lost = 1;
+		goto end;
+	} else if (attempt_retry(a, rc)) {
+		return;
+	} else {
+		upstream_failed(a->u, classify(rc));
+		if (rc == CURLE_HTTP_RETURNED_ERROR)
+			snprintf(f->why, sizeof(f->why), "%s: HTTP %ld",
+			    a->u->cu->url, code);
+		else
+			snprintf(f->why, sizeof(f->why), "%s: %s",
+			    a->u->cu->url, curl_easy_strerror(rc));
+	}
+	if (f->winner == a) {
+		/* The winner broke: the others are gone already. */
+		f->sink.done(f->arg, UPSTREAM_FAILED, f->why);
+		fetch_free(f);
+		return;
+	}
+	a->lost = 1;
+	f->failed = 1;
+end:
+	fetch_check_end(f);
+}
+
+static void
+attempt_start(struct attempt *a)
+{
+	struct upstream_fetch *f = a->f;
+	struct upstream_set *us = f->us;
+	const struct config *cfg = us->cfg;
+	struct timeval tv = { (time_t)a->u->cu->first_byte_timeout, 0 };
+	const struct curl_slist *h;
+	char url[4096], line[1024], range[48];
+	CURL *e;
+
+	a->got_head = 0;
+	a->code = 0;
+	a->keeplen = 0;
+	a->mtime = -1;
+	a->range_start = -1;
+	snprintf(url, sizeof(url), "%s%s", a->u->cu->url, f->path);
+	if ((e = a->easy = curl_easy_init()) == NULL)
+		goto fail;
+	if (f->xff != NULL) {
+		snprintf(line, sizeof(line), "X-Forwarded-For: %s", f->xff);
+		a->hdrs = curl_slist_append(a->hdrs, line);
+	}
+	if (f->via != NULL) {
+		snprintf(line, sizeof(line), "Via: %s", f->via);
+		a->hdrs = curl_slist_append(a->hdrs, line);
+	}
+	for (h = a->u->extra; h != NULL; h = h->next)
+		a->hdrs = curl_slist_append(a->hdrs, h->data);
+	if (f->ua != NULL)
+		snprintf(line, sizeof(line), "%s %s", f->ua, us->ua);
+	else
+		snprintf(line, sizeof(line), "%s", us->ua);
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, line);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, a->hdrs);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_FAILONERROR, 1L);
+	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
+	curl_easy_setopt(e, CURLOPT_MAXREDIRS, (long)MAX_REDIRS);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT,
+	    (long)a->u->cu->connect_timeout);
+	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME,
+	    (long)cfg->upstream_stall_timeout);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, attempt_header_cb);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, a);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, attempt_write_cb);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, a);
+	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 256L * 1024);
+	if (cfg->proxy != NULL)
+		curl_easy_setopt(e, CURLOPT_PROXY, cfg->proxy);
+	if (cfg->ca_file != NULL) {
+		curl_easy_setopt(e, CURLOPT_CAPATH, "/etc/ssl/certs");
+		curl_easy_setopt(e, CURLOPT_CAINFO, cfg->ca_file);
+	}
+	if (a->skip > 0) {
+		snprintf(range, sizeof(range), "%" PRIu64 "-", a->skip);
+		curl_easy_setopt(e, CURLOPT_RANGE, range);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &a->t0);
+	if (curlev_add(us->cv, e, attempt_done_cb, a) == -1)
+		goto fail;
+	if (us->obs.request != NULL)
+		us->obs.request(a->u->index);
+	evtimer_add(a->fb_timer, &tv);
+	return;
+fail:
+	if (a->easy != NULL) {
+		curl_easy_cleanup(a->easy);
+		a->easy = NULL;
+	}
+	a->lost = 1;
+	f->failed = 1;
+	snprintf(f->why, sizeof(f->why), "out of memory");
+	event_active(f->reap, 0, 0);
+}
+
+/* -------------------------------------------------------------- fetches */
+
+static void
+fetch_free(struct upstream_fetch *f)
+{
+	struct attempt *a, *next;
+
+	for (a = f->attempts; a != NULL; a = next) {
+		next = a->next;
+		attempt_free(a);
+	}
+	if (f->prev != NULL)
+		f->prev->next = f->next;
+	else
+		f->us->fetches = f->next;
+	if (f->next != NULL)
+		f->next->prev = f->prev;
+	if (f->deadline != NULL)
+		event_free(f->deadline);
+	if (f->reap != NULL)
+		event_free(f->reap);
+	free(f->path);
+	free(f->xff);
+	free(f->via);
+	free(f->ua);
+	free(f);
+}
+
+/* When no attempt is left running and none won: the verdict. */
+static void
+fetch_check_end(struct upstream_fetch *f)
+{
+	struct attempt *a;
+	enum upstream_result res;
+
+	if (f->winner != NULL)
+		return;
+	for (a = f->attempts; a != NULL; a = a->next)
+		if (!a->lost)
+			return;
+	res = f->failed ? UPSTREAM_FAILED : UPSTREAM_NOTFOUND;
+	f->sink.done(f->arg, res, res == UPSTREAM_FAILED ? f->why : NULL);
+	fetch_free(f);
+}
+
+static void
+fetch_reap_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct upstream_fetch *f = arg;
+	struct attempt *a;
+
+	for (a = f->attempts; a != NULL; a = a->next)
+		if (a->lost)
+			attempt_stop(a);
+	fetch_check_end(f);
+}
+
+static void
+fetch_deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct upstream_fetch *f = arg;
+
+	snprintf(f->why, sizeof(f->why), "no upstream answered within %us",
+	    f->us->cfg->upstream_timeout);
+	f->sink.done(f->arg, UPSTREAM_FAILED, f->why);
+	fetch_free(f);
+}
+
+struct upstream_fetch *
+upstream_fetch(struct upstream_set *us, const char *path, const char *xff,
+    const char *via, const char *ua, uint64_t max_size,
+    const struct upstream_sink *sink, void *arg, enum upstream_result *res)
+{
+	struct upstream_fetch *f;
+	struct attempt *a;
+	struct timeval tv = { (time_t)us->cfg->upstream_timeout, 0 };
+	unsigned i, usable = 0, enabled = 0;
+
+	for (i = 0; i < us->n; i++) {
+		if (!us->v[i].cu->enabled)
+			continue;
+		enabled++;
+		if (us->v[i].state == UPSTREAM_CLOSED)
+			usable++;
+		else if (us->obs.error != NULL)
+			us->obs.error(i, UPSTREAM_ERR_BREAKER);
+	}
+	if (usable == 0) {
+		*res = enabled == 0 ? UPSTREAM_NOTFOUND : UPSTREAM_FAILED;
+		return NULL;
+	}
+	if ((f = calloc(1, sizeof(*f))) == NULL)
+		goto nomem;
+	f->us = us;
+	f->sink = *sink;
+	f->arg = arg;
+	f->max_size = max_size;
+	f->path = strdup(path);
+	f->xff = xff != NULL ? strdup(xff) : NULL;
+	f->via = via != NULL ? strdup(via) : NULL;
+	f->ua = ua != NULL ? strdup(ua) : NULL;
+	f->deadline = evtimer_new(us->base, fetch_deadline_cb, f);
+	f->reap = event_new(us->base, -1, 0, fetch_reap_cb, f);
+	f->next = us->fetches;
+	if (us->fetches != NULL)
+		us->fetches->prev = f;
+	us->fetches = f;
+	if (f->path == NULL || (xff != NULL && f->xff == NULL) ||
+	    (ua != NULL && f->ua == NULL) || (via != NULL && f->via == NULL) ||
+	    f->deadline == NULL || f->reap == NULL)
+		goto fail;
+	for (i = 0; i < us->n; i++) {
+		if (!us->v[i].cu->enabled || us->v[i].state != UPSTREAM_CLOSED)
+			continue;
+		if ((a = calloc(1, sizeof(*a))) == NULL)
+			goto fail;
+		a->f = f;
+		a->u = &us->v[i];
+		a->fb_timer = evtimer_new(us->base, attempt_fb_timer_cb, a);
+		a->retry_timer =
+		    evtimer_new(us->base, attempt_retry_timer_cb, a);
+		a->next = f->attempts;
+		f->attempts = a;
+		if (a->fb_timer == NULL || a->retry_timer == NULL)
+			goto fail;
+	}
+	evtimer_add(f->deadline, &tv);
+	for (a = f->attempts; a != NULL; a = a->next)
+		attempt_start(a);
+	return f;
+fail:
+	fetch_free(f);
+nomem:
+	*res = UPSTREAM_FAILED;
+	return NULL;
+}
+
+void
+upstream_cancel(struct upstream_fetch *f)
+{
+	fetch_free(f);
+}
+
+void
+upstream_blame(struct upstream_set *us, unsigned i)
+{
+	if (i < us->n)
+		upstream_failed(&us->v[i], UPSTREAM_ERR_CONTENT);
+}
+
+/* ----------------------------------------------------------------- set */
+
+int
+upstream_init(void)
+{
+	return curl_global_init(CURL_GLOBAL_DEFAULT) == CURLE_OK ? 0 : -1;
+}
+
+void
+upstream_shutdown(void)
+{
+	curl_global_cleanup();
+}
+
+struct upstream_set *
+upstream_set_new(const struct config *cfg, struct event_base *base,
+    const struct upstream_observer *obs, char *err, size_t errlen)
+{
+	struct upstream_set *us;
+	struct upstream *u;
+	size_t i, j;
+
+	if ((us = calloc(1, sizeof(*us))) == NULL)
+		goto nomem;
+	us->cfg = cfg;
+	us->base = base;
+	if (obs != NULL)
+		us->obs = *obs;
+	snprintf(us->ua, sizeof(us->ua), "%s",
+	    cfg->user_agent != NULL ? cfg->user_agent
+				    : PACKAGE_NAME "/" PACKAGE_VERSION);
+	if ((us->cv = curlev_new(base)) == NULL)
+		goto nomem;
+	if (cfg->nupstreams > 0 &&
+	    (us->v = calloc(cfg->nupstreams, sizeof(*us->v))) == NULL)
+		goto nomem;
+	us->n = (unsigned)cfg->nupstreams;
+	for (i = 0; i < cfg->nupstreams; i++) {
+		u = &us->v[i];
+		u->us = us;
+		u->index = (unsigned)i;
+		u->cu = &cfg->upstreams[i];
+		u->probe_timer = evtimer_new(base, upstream_probe_timer_cb, u);
+		if (u->probe_timer == NULL)
+			goto nomem;
+		for (j = 0; j < u->cu->headers.n; j++)
+			if ((u->extra = curl_slist_append(u->extra,
+				 u->cu->headers.v[j])) == NULL)
+				goto nomem;
+		breaker_set(u, UPSTREAM_CLOSED);
+	}
+	return us;
+nomem:
+	snprintf(err, errlen, "upstreams: out of memory");
+	upstream_set_free(us);
+	return NULL;
+}
+
+void
+upstream_set_free(struct upstream_set *us)
+{
+	unsigned i;
+
+	if (us == NULL)
+		return;
+	while (us->fetches != NULL)
+		fetch_free(us->fetches);
+	for (i = 0; i < us->n; i++) {
+		if (us->v[i].probe != NULL) {
+			curlev_remove(us->cv, us->v[i].probe);
+			curl_easy_cleanup(us->v[i].probe);
+		}
+		if (us->v[i].probe_timer != NULL)
+			event_free(us->v[i].probe_timer);
+		curl_slist_free_all(us->v[i].extra);
+	}
+	free(us->v);
+	curlev_free(us->cv);
+	free(us);
+}
+
+unsigned
+upstream_count(const struct upstream_set *us)
+{
+	return us->n;
+}
+
+const char *
+upstream_url(const struct upstream_set *us, unsigned i)
+{
+	return i < us->n ? us->v[i].cu->url : NULL;
+}

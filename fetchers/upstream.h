@@ -1,0 +1,113 @@
+/*
+ * fetchers/upstream.h: ask upstream debuginfod servers, in parallel.
+ *
+ * One upstream_fetch asks every usable upstream for the same path at once.
+ * The first answer whose opening bytes the caller accepts wins and the
+ * others are cancelled; its body is handed over in order, resumed with
+ * Range (or re-read and skipped) when the connection breaks.  All upstreams
+ * said 404 → NOTFOUND; none answered usefully and one failed → FAILED.
+ *
+ * Each upstream has a circuit breaker: after breaker-failures failures in
+ * a row it is skipped without waiting, and probed in the background after
+ * breaker-backoff (doubling while the probes fail).
+ *
+ * Everything runs on the thread of the event base given to
+ * upstream_set_new; callbacks run there too.
+ */
+#ifndef FETCHERS_UPSTREAM_H
+#define FETCHERS_UPSTREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct config;
+struct event_base;
+struct upstream_set;
+struct upstream_fetch;
+
+/* Bytes of an answer shown to the sink's accept() before it wins. */
+#define UPSTREAM_PREFIX 64
+/* Most bytes of X-DEBUGINFOD-* headers kept from one answer. */
+#define UPSTREAM_HEADERS_MAX 2048
+
+enum upstream_result {
+	UPSTREAM_OK,
+	UPSTREAM_NOTFOUND,
+	UPSTREAM_FAILED,
+};
+
+/* What failed, for metrics; the same order as the daemon's metrics. */
+enum upstream_err {
+	UPSTREAM_ERR_CONNECT,
+	UPSTREAM_ERR_TIMEOUT,
+	UPSTREAM_ERR_HTTP,
+	UPSTREAM_ERR_TRANSFER,
+	UPSTREAM_ERR_CONTENT,
+	UPSTREAM_ERR_BREAKER,
+};
+
+enum upstream_breaker {
+	UPSTREAM_CLOSED,
+	UPSTREAM_OPEN,
+	UPSTREAM_PROBING,
+};
+
+/* The head of the winning answer. */
+struct upstream_head {
+	unsigned upstream; /* its index in the configuration */
+	const char *url; /* its base URL */
+	uint64_t length; /* body bytes; UINT64_MAX when not announced */
+	int64_t mtime; /* Last-Modified; -1 when none */
+	const char *headers; /* X-DEBUGINFOD-* lines "Name: value\r\n" */
+	size_t headers_len;
+};
+
+struct upstream_sink {
+	/*
+	 * The first UPSTREAM_PREFIX bytes of an answer (fewer when the body
+	 * is shorter).  0 takes the answer, -1 refuses it as wrong content.
+	 */
+	int (*accept)(void *arg, const struct upstream_head *h, const void *buf,
+	    size_t len);
+	/* The accepted body, in order from its first byte; -1 aborts. */
+	int (*data)(void *arg, const void *buf, size_t len);
+	/* The end; the fetch is freed after this returns. */
+	void (*done)(void *arg, enum upstream_result res, const char *why);
+};
+
+/* Hooks for metrics; any may be NULL. */
+struct upstream_observer {
+	void (*request)(unsigned i);
+	void (*latency)(unsigned i, double seconds);
+	void (*error)(unsigned i, enum upstream_err kind);
+	void (*breaker)(unsigned i, enum upstream_breaker state);
+};
+
+/* Process-wide set-up of libcurl, before any thread starts; and after. */
+int upstream_init(void);
+void upstream_shutdown(void);
+
+struct upstream_set *upstream_set_new(const struct config *cfg,
+    struct event_base *base, const struct upstream_observer *obs, char *err,
+    size_t errlen);
+/* Cancels every fetch without calling back. */
+void upstream_set_free(struct upstream_set *us);
+unsigned upstream_count(const struct upstream_set *us);
+const char *upstream_url(const struct upstream_set *us, unsigned i);
+
+/*
+ * Ask for path ("/buildid/ID/debuginfo", already escaped).  xff and via
+ * are the X-Forwarded-For and Via values to send and ua the client's
+ * User-Agent (each NULL for none).  Returns NULL without calling back when
+ * no upstream can be asked; *res then says NOTFOUND (none enabled) or
+ * FAILED (all breakers open).
+ */
+struct upstream_fetch *upstream_fetch(struct upstream_set *us, const char *path,
+    const char *xff, const char *via, const char *ua, uint64_t max_size,
+    const struct upstream_sink *sink, void *arg, enum upstream_result *res);
+/* Stop a fetch before its done callback; none will run. */
+void upstream_cancel(struct upstream_fetch *f);
+/* The accepted answer of upstream i turned out wrong after all. */
+void upstream_blame(struct upstream_set *us, unsigned i);
+
+#endif /* FETCHERS_UPSTREAM_H */

@@ -1,0 +1,173 @@
+#!/bin/bash
+# The cache around the fills: negative and error TTLs, purge (CLI and admin
+# endpoint), the circuit breaker opening and closing, request loops between
+# two mirrors, eviction under a small cap, and a crash during a fill.
+. "$top_srcdir/tests/integration/lib.sh"
+
+id_a=a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1
+id_err=e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0
+id_gone=0000000000000000000000000000000000000001
+bin_a=$(mkbin $id_a)
+start_fake up "$id_a=ok:$bin_a" "$id_err=status:503"
+
+# ------------------------------------------------------ negative vs error
+
+start_daemon d --scan-dir none --upstream "$up_URL" --negative-ttl 4 \
+    --error-ttl 1 --breaker-failures 100
+is "$(code "$d_URL/buildid/$id_gone/debuginfo")" 404 "missing id: 404"
+is "$(code "$d_URL/buildid/$id_err/debuginfo")" 502 "failing upstream: 502"
+is "$(code "$d_URL/buildid/$id_gone/debuginfo")" 404 "again: 404 ..."
+is "$(code "$d_URL/buildid/$id_err/debuginfo")" 404 "... and a remembered error: 404"
+is "$(requests_to up "$id_gone")/$(requests_to up "$id_err")" 1/1 \
+    "... neither asked upstream again"
+curl -s -D "$T/h" -o /dev/null "$d_URL/buildid/$id_err/debuginfo"
+like "$(tr -d '\r' <"$T/h" | grep -i '^Cache-Control')" 'max-age=[01]$' \
+    "the error entry's max-age is at most error-ttl"
+sleep 1.5
+code "$d_URL/buildid/$id_err/debuginfo" >/dev/null
+code "$d_URL/buildid/$id_gone/debuginfo" >/dev/null
+is "$(requests_to up "$id_err")" 2 "after error-ttl the failing id is asked again"
+is "$(requests_to up "$id_gone")" 1 "... but not the missing one (negative-ttl)"
+
+# ------------------------------------------------------------------ purge
+
+is "$(code "$d_URL/buildid/$id_a/debuginfo")" 200 "a good id is fetched"
+code "$d_URL/buildid/$id_a/debuginfo" >/dev/null
+is "$(requests_to up "$id_a")" 1 "... and then served from the cache"
+out=$("$DBGMIRROR" --no-config --cache-dir "$T/d-cache" purge "$id_a" 2>&1)
+ok $? "dbgmirror purge ID: exit 0"
+like "$out" 'purged 1 ' "... says what it removed: $out"
+code "$d_URL/buildid/$id_a/debuginfo" >/dev/null
+is "$(requests_to up "$id_a")" 2 "... the next request goes upstream"
+
+"$DBGMIRROR" --no-config --cache-dir "$T/d-cache" purge --negative >/dev/null
+ok $? "dbgmirror purge --negative: exit 0"
+code "$d_URL/buildid/$id_gone/debuginfo" >/dev/null
+is "$(requests_to up "$id_gone")" 2 "... the missing id is asked again"
+
+out=$(curl -s "$d_URL/admin/purge?upstream=$up_URL")
+like "$out" '^purged [1-9]' "admin endpoint: purge --upstream: $out"
+code "$d_URL/buildid/$id_a/debuginfo" >/dev/null
+is "$(requests_to up "$id_a")" 3 "... the next request goes upstream"
+is "$(code "$d_URL/admin/purge?id=$id_a")" 200 "admin endpoint: purge by id"
+is "$(code "$d_URL/admin/purge?bogus")" 400 "admin endpoint: a bad query: 400"
+stop_daemon d
+
+start_daemon open --scan-dir none --upstream "$up_URL" --admin-access none
+is "$(code "$open_URL/admin/purge?negative")" 403 \
+    "admin-access none: the endpoint answers 403"
+stop_daemon open
+
+# ---------------------------------------------------------------- breaker
+
+start_fake flaky "*=status:503"
+start_daemon b --scan-dir none --upstream "$flaky_URL" --error-ttl 0 \
+    --breaker-failures 3 --breaker-backoff 2
+for i in 1 2 3; do
+	code "$b_URL/buildid/00000000000000000000000000000000000000a$i/debuginfo" >/dev/null
+done
+n=$(requests_to flaky /buildid/)
+is "$n" 3 "three failures in a row reach the upstream"
+like "$(metric "dbgmirror_upstream_breaker_state{upstream=\"$flaky_URL\"}" "$b_URL")" \
+    '^1$' "... and open its breaker"
+t0=$(date +%s%N)
+is "$(code "$b_URL/buildid/00000000000000000000000000000000000000b1/debuginfo")" 502 \
+    "with the breaker open: 502 ..."
+ms=$((($(date +%s%N) - t0) / 1000000))
+lt "$ms" 500
+ok $? "... at once (${ms} ms)"
+is "$(requests_to flaky /buildid/)" 3 "... without asking the upstream"
+# The probe (GET /) closes it: fakeupstream answers / with 200.
+wait_until 8 sh -c "[ \$(grep -c '^GET / ' '$flaky_LOG') -ge 1 ]"
+ok $? "after the backoff the breaker probes the upstream"
+wait_until 5 sh -c "curl -s '$b_URL/metrics' | grep -q '^dbgmirror_upstream_breaker_state{upstream=\"$flaky_URL\"} 0'"
+ok $? "... and closes"
+code "$b_URL/buildid/00000000000000000000000000000000000000b2/debuginfo" >/dev/null
+is "$(requests_to flaky /buildid/)" 4 "... requests reach the upstream again"
+stop_daemon b
+
+# ------------------------------------------------------------------- loops
+
+# Two mirrors, each the other's upstream: a miss must end, not bounce.  x
+# also listens on a port chosen here, so that y can name it first.
+xport=
+for try in 1 2 3 4 5 6 7 8; do
+	p=$((20000 + RANDOM % 40000))
+	listening "$p" || { xport=$p; break; }
+done
+start_daemon y --scan-dir none --upstream "http://127.0.0.1:$xport"
+start_daemon x --scan-dir none --upstream "$y_URL" --listen "127.0.0.1:$xport"
+t0=$(date +%s%N)
+is "$(code "$x_URL/buildid/$id_gone/executable")" 404 \
+    "a loop between two mirrors ends with 404"
+ms=$((($(date +%s%N) - t0) / 1000000))
+lt "$ms" 3000
+ok $? "... promptly (${ms} ms)"
+access_log_has x 'MISS loop'
+ok $? "... the loop is seen and logged"
+xff="1.1.1.1, 2.2.2.2, 3.3.3.3, 4.4.4.4, 5.5.5.5, 6.6.6.6, 7.7.7.7, 8.8.8.8"
+is "$(code "$y_URL/buildid/$id_gone/debuginfo" -H "X-Forwarded-For: $xff")" 404 \
+    "8 X-Forwarded-For entries: 404 without forwarding"
+access_log_has y '404 .*MISS loop'
+ok $? "... logged"
+stop_daemon x
+stop_daemon y
+start_daemon z --scan-dir none --upstream "$up_URL"
+code "$z_URL/buildid/$id_a/debuginfo" -H "X-Forwarded-For: 9.9.9.9" >/dev/null
+like "$(grep "/buildid/$id_a/" "$up_LOG" | tail -n 1)" 'xff="9\.9\.9\.9, 127\.0\.0\.1"' \
+    "X-Forwarded-For is extended with the client's address"
+like "$(grep "/buildid/$id_a/" "$up_LOG" | tail -n 1)" 'ua="curl/[^"]* dbgmirror/' \
+    "User-Agent is the client's with ours appended"
+stop_daemon z
+
+# ---------------------------------------------------------------- eviction
+
+ids=""
+for i in 1 2 3 4 5 6 7 8; do
+	ids="$ids 5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e0$i"
+done
+rules=""
+for i in $ids; do
+	rules="$rules $i=ok:$(mkbin "$i" 300000)"
+done
+# shellcheck disable=SC2086
+start_fake big $rules
+start_daemon e --scan-dir none --upstream "$big_URL" --cache-size 1M \
+    --cache-high-watermark 100 --cache-low-watermark 70
+good=0
+for i in $ids; do
+	curl -s -o "$T/evict.body" "$e_URL/buildid/$i/debuginfo"
+	cmp -s "$T/evict.body" "$T/bins/$i" && good=$((good + 1))
+	total=$(find "$T/e-cache/blobs" -type f -printf '%s\n' |
+	    awk '{ s += $1 } END { print s + 0 }')
+	[ "$total" -le 1048576 ] || diag "over the cap after $i: $total"
+done
+is "$good" 8 "8 files of 300+ KB through a 1 MB cache: every body right"
+wait_until 15 sh -c "[ \$(find '$T/e-cache/blobs' -type f -printf '%s\n' | awk '{ s += \$1 } END { print s + 0 }') -le 1048576 ]"
+ok $? "... and the cache stays within its cap"
+like "$(metric dbgmirror_cache_evictions_total "$e_URL")" '^[1-9]' \
+    "... by evicting (metrics)"
+stop_daemon e
+
+# ------------------------------------------------------ crash during a fill
+
+id_slow=5105105105105105105105105105105105105105
+bin_slow=$(mkbin $id_slow 200000)
+start_fake slow --rate 20000 "$id_slow=trickle:$bin_slow"
+start_daemon k --scan-dir none --upstream "$slow_URL"
+curl -s -o /dev/null -m 30 "$k_URL/buildid/$id_slow/debuginfo" &
+wait_until 10 sh -c "find '$T/k-cache/tmp' -type f -size +1k | grep -q ."
+ok $? "a slow fill is being written to a temp file"
+kill -KILL "$k_PID"
+wait "$k_PID" 2>/dev/null
+start_daemon k --scan-dir none --upstream "$slow_URL"
+is "$(find "$T/k-cache/tmp" -type f | wc -l)" 0 \
+    "after kill -9 and a restart: no temp file left"
+is "$(find "$T/k-cache/blobs" -type f | wc -l)" 0 \
+    "... and no partial entry"
+curl -s -o "$T/slow" -m 30 "$k_URL/buildid/$id_slow/debuginfo"
+cmp -s "$T/slow" "$bin_slow"
+ok $? "... the id is fetched whole afterwards"
+stop_daemon k
+is "$STOP_RC" 0 "SIGTERM: exit 0"
+done_testing

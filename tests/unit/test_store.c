@@ -1,0 +1,818 @@
+/*
+ * tests/unit/test_store.c: cache/blobstore.c and cache/negative.c, the
+ * blob store and the remembered misses, over a real LMDB index.
+ *
+ * It #includes blobstore.c to reach the eviction arithmetic (the free-space
+ * half of eviction cannot be driven from a test).  Every part opens its own
+ * cache directory in one mkdtemp directory, removed at the end.  Time is
+ * passed in, never slept: "now" moves by hand.  Damaged records are written
+ * through the index's own record functions, under the store's API.  All of
+ * it runs on one thread.
+ */
+#include "cache/blobstore.c"
+
+#include <sys/stat.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache/index.h"
+#include "cache/negative.h"
+#include "tests/tap.h"
+#include "tests/testdir.h"
+
+#define MAPSIZE (64ull << 20)
+#define ERRLEN 256
+
+/* One cache directory: its index, its store, a reader. */
+struct store {
+	char dir[PATH_MAX];
+	struct index *idx;
+	struct blobstore *bs;
+	struct index_reader *rd;
+};
+
+static int
+store_open(struct store *s, const char *name, const struct blob_limits *lim)
+{
+	char path[PATH_MAX], err[ERRLEN];
+
+	memset(s, 0, sizeof(*s));
+	snprintf(s->dir, sizeof(s->dir), "%s", at(name));
+	mkdir(s->dir, 0755);
+	if (snprintf(path, sizeof(path), "%s/index", s->dir) >=
+	    (int)sizeof(path))
+		return -1;
+	if ((s->idx = index_open(path, 0, MAPSIZE, err, sizeof(err))) == NULL ||
+	    (s->bs = blobstore_new(s->idx, s->dir, lim, err, sizeof(err))) ==
+		NULL ||
+	    (s->rd = index_reader_new(s->idx)) == NULL) {
+		printf("# %s: %s\n", name, err);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+store_close(struct store *s)
+{
+	index_reader_free(s->rd);
+	blobstore_free(s->bs);
+	index_close(s->idx);
+}
+
+static struct buildid
+make_id(unsigned seed)
+{
+	struct buildid id;
+	size_t i;
+
+	memset(&id, 0, sizeof(id));
+	id.len = 20;
+	for (i = 0; i < id.len; i++)
+		id.bytes[i] = (uint8_t)(seed * 131 + i * 7 + 3);
+	return id;
+}
+
+/* What a test publishes: the blob's fields besides its bytes. */
+static struct blob_info
+make_info(const struct buildid *id, enum cache_kind kind, const char *arg,
+    const char *source)
+{
+	struct blob_info bi;
+
+	memset(&bi, 0, sizeof(bi));
+	bi.mtime = 1600000000;
+	bi.id = *id;
+	bi.kind = kind;
+	bi.arg = arg;
+	bi.source = source;
+	bi.headers = "X-Debuginfod-Size: 1\r\n";
+	bi.headers_len = strlen(bi.headers);
+	return bi;
+}
+
+/* Fill a temp file with len bytes of c; its path in tmp. */
+static int
+fill_tmp(struct store *s, char c, size_t len, char tmp[PATH_MAX])
+{
+	char err[ERRLEN], buf[4096];
+	size_t n;
+	int fd;
+
+	if ((fd = blob_tmp_new(s->bs, tmp, PATH_MAX, err, sizeof(err))) == -1) {
+		printf("# tmp: %s\n", err);
+		return -1;
+	}
+	memset(buf, c, sizeof(buf));
+	for (; len > 0; len -= n) {
+		n = len < sizeof(buf) ? len : sizeof(buf);
+		if (write(fd, buf, n) != (ssize_t)n) {
+			close(fd);
+			return -1;
+		}
+	}
+	close(fd);
+	return 0;
+}
+
+/* Publish len bytes of c as (id, kind, arg) from source at now. */
+static int
+put_blob(struct store *s, struct cache_key *k, unsigned seed, char c,
+    size_t len, const char *source, int64_t now)
+{
+	struct buildid id = make_id(seed);
+	struct blob_info bi = make_info(&id, CACHE_DEBUGINFO, "", source);
+	char tmp[PATH_MAX], err[ERRLEN];
+	int rc;
+
+	cache_key_make(k, &id, CACHE_DEBUGINFO, "");
+	if (fill_tmp(s, c, len, tmp) == -1)
+		return -1;
+	bi.size = len;
+	rc = blob_publish(s->bs, k, tmp, &bi, now, err, sizeof(err));
+	if (rc == -1)
+		printf("# publish: %s\n", err);
+	return rc;
+}
+
+static struct blob_stats
+stats(struct store *s)
+{
+	struct blob_stats st;
+
+	memset(&st, 0xff, sizeof(st));
+	if (index_reader_begin(s->rd) == 0) {
+		if (blob_stats(s->rd, s->bs, &st) == -1)
+			printf("# blob_stats failed\n");
+		index_reader_end(s->rd);
+	}
+	return st;
+}
+
+/* blob_lookup in a fresh snapshot; INDEX_NOTFOUND, 0 or -1. */
+static int
+lookup(struct store *s, const struct cache_key *k)
+{
+	struct blob_info bi;
+	int rc;
+
+	if (index_reader_begin(s->rd) == -1)
+		return -2;
+	rc = blob_lookup(s->rd, k, &bi);
+	index_reader_end(s->rd);
+	return rc;
+}
+
+static int
+neg_lookup(struct store *s, const struct cache_key *k, int64_t now,
+    struct neg_entry *ne)
+{
+	int rc;
+
+	if (index_reader_begin(s->rd) == -1)
+		return -2;
+	rc = neg_get(s->rd, k, now, ne);
+	index_reader_end(s->rd);
+	return rc;
+}
+
+static int
+exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+static const char *
+blob_file(struct store *s, const struct cache_key *k)
+{
+	static char path[PATH_MAX];
+
+	blob_path(s->bs, k->hash, path);
+	return path;
+}
+
+/* Files in DIR/tmp. */
+static int
+count_tmp(struct store *s)
+{
+	char path[PATH_MAX];
+	DIR *d;
+	struct dirent *de;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/tmp", s->dir);
+	if ((d = opendir(path)) == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n;
+}
+
+/* Write val under key in table t with the index's record functions. */
+static int
+raw_put(struct store *s, enum index_table t, const void *key, size_t keylen,
+    const void *val, size_t vallen)
+{
+	struct index_batch *b;
+	char err[ERRLEN];
+
+	if ((b = index_batch_begin(s->idx, err, sizeof(err))) == NULL)
+		return -1;
+	index_batch_put_rec(b, t, key, keylen, val, vallen);
+	return index_batch_commit(b, err, sizeof(err));
+}
+
+static const struct blob_limits nolimits = { 0, 90, 70, 0 };
+
+static void
+test_publish(void)
+{
+	struct store s;
+	struct buildid id = make_id(1);
+	struct blob_info bi =
+	    make_info(&id, CACHE_SECTION, ".debug_line", "http://up.example/");
+	struct cache_key k, k2;
+	struct blob_stats st;
+	char tmp[PATH_MAX], err[ERRLEN], buf[64];
+	ssize_t n;
+	int fd;
+
+	if (!ok(store_open(&s, "publish", &nolimits) == 0, "publish: open"))
+		return;
+	cache_key_make(&k, &id, CACHE_SECTION, ".debug_line");
+	is_int(lookup(&s, &k), INDEX_NOTFOUND, "nothing cached at first");
+	ok(blob_open(s.bs, &k) == -1, "and no file to open");
+
+	fill_tmp(&s, 'a', 5, tmp);
+	ok(strncmp(tmp, s.dir, strlen(s.dir)) == 0 && strstr(tmp, "/tmp/"),
+	    "the temp file is in DIR/tmp");
+	bi.size = 5;
+	bi.stored = bi.atime = 7; /* ignored: now is what counts */
+	is_int(blob_publish(s.bs, &k, tmp, &bi, 1000, err, sizeof(err)), 0,
+	    "publish 5 bytes");
+	ok(!exists(tmp), "the temp file is gone");
+	ok(exists(blob_file(&s, &k)), "the blob is in blobs/xx/");
+
+	memset(&bi, 0, sizeof(bi));
+	index_reader_begin(s.rd);
+	is_int(blob_lookup(s.rd, &k, &bi), 0, "lookup finds it");
+	is_int(bi.size, 5, "size");
+	is_int(bi.mtime, 1600000000, "mtime");
+	is_int(bi.stored, 1000, "stored is now");
+	is_int(bi.atime, 1000, "atime is now");
+	ok(buildid_equal(&bi.id, &id), "build-id");
+	is_int(bi.kind, CACHE_SECTION, "kind");
+	is_str(bi.arg, ".debug_line", "arg");
+	is_str(bi.source, "http://up.example/", "source");
+	is_int(bi.headers_len, strlen("X-Debuginfod-Size: 1\r\n"),
+	    "headers length");
+	ok(bi.headers != NULL &&
+		memcmp(bi.headers, "X-Debuginfod-Size: 1\r\n",
+		    bi.headers_len) == 0,
+	    "headers");
+	index_reader_end(s.rd);
+
+	fd = blob_open(s.bs, &k);
+	ok(fd != -1, "blob_open");
+	n = fd == -1 ? -1 : read(fd, buf, sizeof(buf));
+	ok(n == 5 && memcmp(buf, "aaaaa", 5) == 0, "the bytes are the same");
+	if (fd != -1)
+		close(fd);
+	st = stats(&s);
+	is_int(st.entries, 1, "one entry");
+	is_int(st.bytes, 5, "of 5 bytes");
+
+	/* Replace: the total counts the new size only. */
+	is_int(put_blob(&s, &k2, 2, 'b', 300, "", 1001), 0, "another blob");
+	fill_tmp(&s, 'c', 11, tmp);
+	bi = make_info(&id, CACHE_SECTION, ".debug_line", "");
+	bi.size = 11;
+	is_int(blob_publish(s.bs, &k, tmp, &bi, 1002, err, sizeof(err)), 0,
+	    "replace the first with 11 bytes");
+	st = stats(&s);
+	is_int(st.entries, 2, "two entries");
+	is_int(st.bytes, 311, "300 + 11 bytes");
+	fd = blob_open(s.bs, &k);
+	n = fd == -1 ? -1 : read(fd, buf, sizeof(buf));
+	ok(n == 11 && buf[0] == 'c', "the new bytes are served");
+	if (fd != -1)
+		close(fd);
+
+	/* A temp file of the wrong size is refused and removed. */
+	fill_tmp(&s, 'd', 10, tmp);
+	bi.size = 12;
+	err[0] = '\0';
+	is_int(blob_publish(s.bs, &k, tmp, &bi, 1003, err, sizeof(err)), -1,
+	    "a short temp file is refused");
+	printf("#   %s\n", err);
+	ok(!exists(tmp), "and removed");
+	is_int(stats(&s).bytes, 311, "the total is unchanged");
+	is_int(count_tmp(&s), 0, "tmp/ is empty");
+	store_close(&s);
+}
+
+static void
+test_too_big(void)
+{
+	struct blob_limits lim = { 100, 90, 50, 0 };
+	struct store s;
+	struct cache_key k;
+	char tmp[PATH_MAX], err[ERRLEN];
+	struct buildid id = make_id(3);
+	struct blob_info bi = make_info(&id, CACHE_DEBUGINFO, "", "");
+
+	if (!ok(store_open(&s, "big", &lim) == 0, "big: open"))
+		return;
+	cache_key_make(&k, &id, CACHE_DEBUGINFO, "");
+	fill_tmp(&s, 'x', 101, tmp);
+	bi.size = 101;
+	is_int(blob_publish(s.bs, &k, tmp, &bi, 1000, err, sizeof(err)),
+	    BLOB_TOO_BIG, "101 bytes in a cache of 100: BLOB_TOO_BIG");
+	ok(!exists(tmp), "the temp file is removed");
+	is_int(lookup(&s, &k), INDEX_NOTFOUND, "nothing stored");
+	is_int(stats(&s).bytes, 0, "no bytes counted");
+	is_int(put_blob(&s, &k, 3, 'x', 100, "", 1000), 0,
+	    "exactly 100 bytes are stored");
+	store_close(&s);
+}
+
+static void
+test_recover(void)
+{
+	struct store s;
+	struct cache_key keep, gone, resized, orphan;
+	struct buildid oid = make_id(99);
+	char tmp[PATH_MAX], junk[PATH_MAX], subdir[PATH_MAX], err[ERRLEN];
+	char misplaced[PATH_MAX], *slash;
+	uint64_t files = 0, entries = 0;
+	int fd;
+
+	if (!ok(store_open(&s, "recover", &nolimits) == 0, "recover: open"))
+		return;
+	put_blob(&s, &keep, 10, 'k', 10, "", 1000);
+	put_blob(&s, &gone, 11, 'g', 20, "", 1000);
+	put_blob(&s, &resized, 12, 'r', 40, "", 1000);
+	is_int(stats(&s).bytes, 70, "three blobs, 70 bytes");
+
+	fill_tmp(&s, 't', 3, tmp); /* a fill that never finished */
+	unlink(blob_file(&s, &gone));
+	ok(truncate(blob_file(&s, &resized), 39) == 0, "shorten a blob");
+	/* A blob renamed in, the crash before its commit. */
+	cache_key_make(&orphan, &oid, CACHE_EXECUTABLE, "");
+	snprintf(subdir, sizeof(subdir), "%s", blob_file(&s, &orphan));
+	*strrchr(subdir, '/') = '\0';
+	mkdir(subdir, 0755);
+	fd = open(blob_file(&s, &orphan), O_WRONLY | O_CREAT, 0644);
+	close(fd);
+	if (snprintf(junk, sizeof(junk), "%s/junk", subdir) < (int)sizeof(junk))
+		close(open(junk, O_WRONLY | O_CREAT, 0644));
+	/* The good blob's name, in another blobs/xx/. */
+	snprintf(misplaced, sizeof(misplaced), "%s", blob_file(&s, &keep));
+	slash = strrchr(misplaced, '/');
+	slash[-2] = slash[-2] == '0' ? '1' : '0';
+	*slash = '\0';
+	mkdir(misplaced, 0755);
+	*slash = '/';
+	close(open(misplaced, O_WRONLY | O_CREAT, 0644));
+
+	is_int(blobstore_recover(s.bs, &files, &entries, err, sizeof(err)), 0,
+	    "recover");
+	is_int(files, 5,
+	    "removed the temp, orphan, junk, misplaced and resized files");
+	is_int(entries, 2, "removed the entries of the gone and resized");
+	ok(!exists(tmp), "the temp file is gone");
+	ok(!exists(blob_file(&s, &orphan)), "the orphan blob is gone");
+	ok(!exists(junk), "the junk is gone");
+	ok(!exists(misplaced), "the misplaced copy is gone");
+	ok(!exists(blob_file(&s, &resized)), "the resized blob is gone");
+	ok(exists(blob_file(&s, &keep)), "the good blob stays");
+	is_int(lookup(&s, &keep), 0, "and its entry");
+	is_int(lookup(&s, &gone), INDEX_NOTFOUND, "the gone entry is gone");
+	is_int(lookup(&s, &resized), INDEX_NOTFOUND,
+	    "the resized entry is gone");
+	is_int(stats(&s).entries, 1, "one entry left");
+	is_int(stats(&s).bytes, 10, "of 10 bytes");
+
+	is_int(blobstore_recover(s.bs, &files, &entries, err, sizeof(err)), 0,
+	    "recover again");
+	ok(files == 0 && entries == 0, "removes nothing more");
+	store_close(&s);
+}
+
+/* Flush the touches; 0 or -1. */
+static int
+flush(struct store *s)
+{
+	char err[ERRLEN];
+
+	if (blob_flush_touches(s->bs, err, sizeof(err)) == -1) {
+		printf("# flush: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static void
+test_evict(void)
+{
+	struct blob_limits lim = { 1000, 90, 50, 0 };
+	struct store s;
+	struct cache_key k[6];
+	struct blob_stats st;
+	struct blob_info bi;
+	char err[ERRLEN];
+	uint8_t lk[LRUKEY_LEN];
+	uint64_t n, bytes;
+	int i;
+
+	if (!ok(store_open(&s, "evict", &lim) == 0, "evict: open"))
+		return;
+	/* Published a second apart: 0 is the oldest. */
+	for (i = 0; i < 5; i++)
+		put_blob(&s, &k[i], 20 + (unsigned)i, 'e', 150, "", 1000 + i);
+	is_int(stats(&s).bytes, 750, "5 x 150 bytes, under the high mark");
+	ok(pin_bucket(s.bs, k[1].hash) != pin_bucket(s.bs, k[2].hash) &&
+		pin_bucket(s.bs, k[1].hash) != pin_bucket(s.bs, k[3].hash) &&
+		pin_bucket(s.bs, k[1].hash) != pin_bucket(s.bs, k[4].hash),
+	    "the test's keys do not share a pin bucket");
+
+	/* The oldest is used again; the next oldest is being sent. */
+	blob_touch(s.bs, &k[0], 2000);
+	blob_touch(s.bs, &k[0], 1500); /* older: does not move it back */
+	is_int(flush(&s), 0, "flush the touches");
+	index_reader_begin(s.rd);
+	ok(blob_lookup(s.rd, &k[0], &bi) == 0 && bi.atime == 2000,
+	    "the hit's atime is written");
+	index_reader_end(s.rd);
+	blob_pin(s.bs, &k[1]);
+
+	is_int(blob_evict(s.bs, &n, &bytes, err, sizeof(err)), 0,
+	    "evict under the high mark");
+	is_int(n, 0, "removes nothing");
+
+	/* 950 > 900: down to 500, least recently used first. */
+	is_int(put_blob(&s, &k[5], 25, 'f', 200, "", 1005), 0,
+	    "publish past the high mark");
+	is_int(lookup(&s, &k[0]), 0, "the touched one stays");
+	is_int(lookup(&s, &k[1]), 0, "the pinned one stays");
+	ok(exists(blob_file(&s, &k[1])), "with its file");
+	for (i = 2; i < 5; i++) {
+		is_int(lookup(&s, &k[i]), INDEX_NOTFOUND,
+		    "an old unpinned one is evicted");
+		ok(!exists(blob_file(&s, &k[i])), "with its file");
+	}
+	is_int(lookup(&s, &k[5]), 0, "the new one stays");
+	st = stats(&s);
+	is_int(st.bytes, 500, "500 bytes left");
+	ok(st.bytes <= lim.max_bytes * lim.low_pct / 100, "at the low mark");
+	is_int(st.entries, 3, "3 entries");
+	is_int(st.evictions, 3, "3 evictions counted");
+	is_int(st.evicted_bytes, 450, "of 450 bytes");
+
+	/* Nothing evictable: all pinned; eviction stops, no loop. */
+	blob_unpin(s.bs, &k[1]);
+	blob_pin(s.bs, &k[0]);
+	blob_pin(s.bs, &k[1]);
+	blob_pin(s.bs, &k[5]);
+	is_int(put_blob(&s, &k[2], 22, 'g', 450, "", 3000), 0,
+	    "publish 450 more with the rest pinned");
+	is_int(lookup(&s, &k[2]), INDEX_NOTFOUND,
+	    "the newest unpinned is the one evicted");
+	is_int(stats(&s).bytes, 500, "500 bytes again");
+	blob_unpin(s.bs, &k[0]);
+	blob_unpin(s.bs, &k[1]);
+	blob_unpin(s.bs, &k[5]);
+
+	/* A full touch buffer drops, it does not grow or crash. */
+	for (i = 0; i < TOUCH_MAX + 10; i++)
+		blob_touch(s.bs, &k[5], 4000 + i);
+	is_int(s.bs->ntouches, TOUCH_MAX, "the touch buffer is bounded");
+	is_int(flush(&s), 0, "flush a full buffer");
+	index_reader_begin(s.rd);
+	ok(blob_lookup(s.rd, &k[5], &bi) == 0 &&
+		bi.atime == 4000 + TOUCH_MAX - 1,
+	    "the last kept touch wins");
+	index_reader_end(s.rd);
+	is_int(flush(&s), 0, "flush with nothing to do");
+
+	/* An LRU key that no longer matches its entry is not followed. */
+	lru_key(1, 1005, k[5].hash, lk); /* its stored, an old atime */
+	is_int(raw_put(&s, INDEX_LRU, lk, sizeof(lk), "", 0), 0,
+	    "write a stale LRU key for the newest");
+	s.bs->lim.high_pct = 50;
+	s.bs->lim.low_pct = 40;
+	is_int(put_blob(&s, &k[3], 23, 'h', 10, "", 5000), 0,
+	    "publish past a high mark of 500");
+	is_int(lookup(&s, &k[5]), 0, "the stale key's entry stays");
+	is_int(lookup(&s, &k[1]), INDEX_NOTFOUND, "the real LRU one goes");
+	is_int(stats(&s).bytes, 360, "150 + 200 + 10 bytes left");
+	store_close(&s);
+}
+
+static void
+test_arithmetic(void)
+{
+	struct blob_limits lim = { 1000, 90, 50, 0 };
+	struct blob_limits fs = { 0, 90, 50, 10 };
+
+	is_int(pct_of(1000, 90), 900, "90% of 1000");
+	is_int(pct_of(199, 50), 99, "50% of 199 rounds down");
+	ok(pct_of(UINT64_MAX, 100) == UINT64_MAX, "100% of 2^64-1");
+	ok(pct_of(UINT64_MAX, 50) == UINT64_MAX / 2, "50% of 2^64-1");
+	is_int(evict_need(&lim, 900, 0, 0), 0, "at the high mark: nothing");
+	is_int(evict_need(&lim, 901, 0, 0), 401, "past it: down to the low");
+	is_int(evict_need(&fs, 1u << 30, 0, 0), 0,
+	    "no cap, fs size unknown: nothing");
+	is_int(evict_need(&fs, 0, 10, 100), 0, "10% free of 10%: nothing");
+	is_int(evict_need(&fs, 0, 4, 100), 6, "4% free of 10%: 6 bytes");
+	fs.max_bytes = 1000;
+	is_int(evict_need(&fs, 950, 4, 100), 450,
+	    "both: the larger need (the cap's)");
+	is_int(evict_need(&fs, 950, 4, 10000), 996,
+	    "both: the larger need (the fs's)");
+}
+
+static void
+test_negative(void)
+{
+	struct store s;
+	struct buildid id = make_id(40), other = make_id(41);
+	struct cache_key k, k2, k3;
+	struct neg_entry ne;
+	char err[ERRLEN];
+	uint8_t ek[INDEX_TIME_LEN + CACHE_KEY_LEN];
+	uint64_t n;
+
+	if (!ok(store_open(&s, "neg", &nolimits) == 0, "negative: open"))
+		return;
+	cache_key_make(&k, &id, CACHE_DEBUGINFO, "");
+	cache_key_make(&k2, &id, CACHE_SOURCE, "/usr/src/a.c");
+	cache_key_make(&k3, &other, CACHE_DEBUGINFO, "");
+	is_int(neg_lookup(&s, &k, 1000, &ne), INDEX_NOTFOUND, "no entry");
+	is_int(neg_put(s.idx, &k, &id, NEG_NOTFOUND, 1100, err, sizeof(err)), 0,
+	    "remember a miss until 1100");
+	memset(&ne, 0, sizeof(ne));
+	is_int(neg_lookup(&s, &k, 1000, &ne), 0, "valid at 1000");
+	is_int(ne.kind, NEG_NOTFOUND, "kind");
+	is_int(ne.expires, 1100, "expires");
+	is_int(neg_lookup(&s, &k, 1099, &ne), 0, "valid at 1099");
+	is_int(neg_lookup(&s, &k, 1100, &ne), INDEX_NOTFOUND,
+	    "expired at 1100");
+	is_int(stats(&s).negatives, 1, "one negative");
+
+	is_int(neg_expire(s.idx, 1099, &n, err, sizeof(err)), 0, "expire 1099");
+	is_int(n, 0, "removes nothing");
+	is_int(neg_expire(s.idx, 1100, &n, err, sizeof(err)), 0, "expire 1100");
+	is_int(n, 1, "removes it");
+	is_int(neg_lookup(&s, &k, 0, &ne), INDEX_NOTFOUND, "it is gone");
+	is_int(stats(&s).negatives, 0, "no negatives");
+
+	/* Replaced: the old expiry key must not drop the new entry. */
+	neg_put(s.idx, &k, &id, NEG_ERROR, 1200, err, sizeof(err));
+	neg_put(s.idx, &k, &id, NEG_ERROR, 1300, err, sizeof(err));
+	is_int(neg_expire(s.idx, 1250, &n, err, sizeof(err)), 0, "expire 1250");
+	is_int(n, 0, "the replaced entry's old time removes nothing");
+	is_int(neg_lookup(&s, &k, 1250, &ne), 0, "the new one holds");
+	is_int(ne.kind, NEG_ERROR, "an error entry");
+	/* An expiry key left by a damaged record: only the key goes. */
+	index_time_encode(1260, ek);
+	memcpy(ek + INDEX_TIME_LEN, k.hash, CACHE_KEY_LEN);
+	is_int(raw_put(&s, INDEX_NEG_EXPIRY, ek, sizeof(ek), "", 0), 0,
+	    "write a stale expiry key");
+	is_int(neg_expire(s.idx, 1270, &n, err, sizeof(err)), 0, "expire 1270");
+	is_int(n, 0, "the stale key removes nothing");
+	is_int(neg_lookup(&s, &k, 1270, &ne), 0, "the entry holds");
+
+	/* Publishing the key forgets the miss. */
+	is_int(put_blob(&s, &k, 40, 'p', 8, "", 1280), 0, "publish k");
+	is_int(neg_lookup(&s, &k, 1280, &ne), INDEX_NOTFOUND,
+	    "publish clears the negative");
+	is_int(neg_expire(s.idx, 1300, &n, err, sizeof(err)), 0,
+	    "its expiry time comes");
+	is_int(n, 0, "nothing left to expire");
+
+	/* Purges: by id, then all. */
+	neg_put(s.idx, &k, &id, NEG_NOTFOUND, 5000, err, sizeof(err));
+	neg_put(s.idx, &k2, &id, NEG_NOTFOUND, 5000, err, sizeof(err));
+	neg_put(s.idx, &k3, &other, NEG_ERROR, 5000, err, sizeof(err));
+	is_int(neg_purge(s.idx, &id, &n, err, sizeof(err)), 0, "purge id");
+	is_int(n, 2, "both of its entries");
+	is_int(neg_lookup(&s, &k2, 1000, &ne), INDEX_NOTFOUND, "gone");
+	is_int(neg_lookup(&s, &k3, 1000, &ne), 0, "the other id's stays");
+	is_int(neg_purge(s.idx, NULL, &n, err, sizeof(err)), 0, "purge all");
+	is_int(n, 1, "the last one");
+	is_int(stats(&s).negatives, 0, "no negatives");
+	is_int(neg_expire(s.idx, 9999, &n, err, sizeof(err)), 0,
+	    "expire after the purges");
+	is_int(n, 0, "finds only stale keys");
+	is_int(neg_put(s.idx, &k, &id, 7, 5000, err, sizeof(err)), -1,
+	    "a bad kind is refused");
+	store_close(&s);
+}
+
+static void
+test_purge(void)
+{
+	struct store s;
+	struct buildid a = make_id(50);
+	struct blob_info bi = make_info(&a, CACHE_EXECUTABLE, "", "http://a");
+	struct cache_key ka1, ka2, kb, kc;
+	char tmp[PATH_MAX], err[ERRLEN];
+	uint64_t n;
+
+	if (!ok(store_open(&s, "purge", &nolimits) == 0, "purge: open"))
+		return;
+	put_blob(&s, &ka1, 50, '1', 10, "http://a", 1000);
+	cache_key_make(&ka2, &a, CACHE_EXECUTABLE, "");
+	fill_tmp(&s, '2', 20, tmp);
+	bi.size = 20;
+	blob_publish(s.bs, &ka2, tmp, &bi, 1000, err, sizeof(err));
+	put_blob(&s, &kb, 51, '3', 40, "http://b", 1000);
+	put_blob(&s, &kc, 52, '4', 80, "http://b/x", 1000);
+	is_int(stats(&s).entries, 4, "four entries");
+
+	is_int(blob_purge(s.bs, &a, NULL, &n, err, sizeof(err)), 0,
+	    "purge an id");
+	is_int(n, 2, "both of its kinds");
+	ok(!exists(blob_file(&s, &ka1)) && !exists(blob_file(&s, &ka2)),
+	    "their files are gone");
+	is_int(lookup(&s, &ka2), INDEX_NOTFOUND, "and their entries");
+	is_int(stats(&s).bytes, 120, "120 bytes left");
+
+	is_int(blob_purge(s.bs, NULL, "http://b", &n, err, sizeof(err)), 0,
+	    "purge a source");
+	is_int(n, 1, "only the exact source");
+	is_int(lookup(&s, &kb), INDEX_NOTFOUND, "its entry is gone");
+	is_int(lookup(&s, &kc), 0, "another source stays");
+	is_int(stats(&s).bytes, 80, "80 bytes left");
+
+	is_int(blob_purge(s.bs, NULL, NULL, &n, err, sizeof(err)), 0,
+	    "purge all");
+	is_int(n, 1, "the last one");
+	is_int(stats(&s).bytes, 0, "no bytes");
+	is_int(stats(&s).entries, 0, "no entries");
+	store_close(&s);
+}
+
+static void
+test_corrupt(void)
+{
+	struct store s;
+	struct cache_key k, good;
+	struct blob_hdr h;
+	struct neg_entry ne;
+	struct blob_info bi;
+	struct buildid id = make_id(60);
+	uint8_t rec[sizeof(h) + 8], lk[LRUKEY_LEN];
+	static const uint8_t nuls[] = { 2, 4, 7 };
+	char err[ERRLEN];
+	uint64_t n, bytes, files, entries;
+	int rc, fails = 0;
+	size_t i;
+
+	if (!ok(store_open(&s, "corrupt", &nolimits) == 0, "corrupt: open"))
+		return;
+	put_blob(&s, &good, 61, 'g', 10, "", 1000);
+	cache_key_make(&k, &id, CACHE_DEBUGINFO, "");
+
+	is_int(raw_put(&s, INDEX_BLOBS, k.hash, CACHE_KEY_LEN, "junk", 4), 0,
+	    "write a short blob record");
+	is_int(lookup(&s, &k), -1, "lookup says error");
+	/* Lengths that point past the record, then missing NULs. */
+	memset(&h, 0, sizeof(h));
+	h.kind = CACHE_DEBUGINFO;
+	h.arglen = 0xffffffffu;
+	h.sourcelen = 2;
+	memcpy(rec, &h, sizeof(h));
+	memset(rec + sizeof(h), 'x', 8);
+	raw_put(&s, INDEX_BLOBS, k.hash, CACHE_KEY_LEN, rec, sizeof(rec));
+	is_int(lookup(&s, &k), -1, "huge lengths: error");
+	h.arglen = 2;
+	h.sourcelen = 1;
+	h.headerslen = 2;
+	memcpy(rec, &h, sizeof(h));
+	raw_put(&s, INDEX_BLOBS, k.hash, CACHE_KEY_LEN, rec, sizeof(rec));
+	is_int(lookup(&s, &k), -1, "lengths right, no NULs: error");
+	/* "aa\0s\0hh\0" is valid; each NUL replaced is not. */
+	memcpy(rec + sizeof(h), "aa\0s\0hh\0", 8);
+	raw_put(&s, INDEX_BLOBS, k.hash, CACHE_KEY_LEN, rec, sizeof(rec));
+	index_reader_begin(s.rd);
+	rc = blob_lookup(s.rd, &k, &bi);
+	ok(rc == 0 && strcmp(bi.arg, "aa") == 0 &&
+		strcmp(bi.source, "s") == 0 && bi.headers_len == 2 &&
+		memcmp(bi.headers, "hh", 2) == 0,
+	    "a hand-made record reads back");
+	index_reader_end(s.rd);
+	for (i = 0; i < sizeof(nuls); i++) {
+		rec[sizeof(h) + nuls[i]] = 'x';
+		raw_put(&s, INDEX_BLOBS, k.hash, CACHE_KEY_LEN, rec,
+		    sizeof(rec));
+		is_int(lookup(&s, &k), -1, "a string without its NUL: error");
+		rec[sizeof(h) + nuls[i]] = '\0';
+	}
+	h.kind = 9;
+	memcpy(rec, &h, sizeof(h));
+	raw_put(&s, INDEX_BLOBS, k.hash, CACHE_KEY_LEN, rec, sizeof(rec));
+	is_int(lookup(&s, &k), -1, "a bad kind: error");
+	/* Each single byte of a valid record's header flipped: no crash. */
+	h.kind = CACHE_DEBUGINFO;
+	h.idlen = 20;
+	for (i = 0; i < sizeof(h); i++) {
+		memcpy(rec, &h, sizeof(h));
+		rec[i] ^= 0xa5;
+		raw_put(&s, INDEX_BLOBS, k.hash, CACHE_KEY_LEN, rec,
+		    sizeof(rec));
+		index_reader_begin(s.rd);
+		rc = blob_lookup(s.rd, &k, &bi);
+		index_reader_end(s.rd);
+		fails += rc == -1;
+	}
+	ok(fails > 0, "flipped headers are found out, no crash");
+	printf("#   %d of %zu flips caught\n", fails, sizeof(h));
+	raw_put(&s, INDEX_BLOBS, k.hash, CACHE_KEY_LEN, "junk", 4);
+
+	raw_put(&s, INDEX_NEG, k.hash, CACHE_KEY_LEN, "junk", 4);
+	is_int(neg_lookup(&s, &k, 1000, &ne), -1, "a short negative: error");
+	/* LRU keys of the wrong length or for no entry. */
+	raw_put(&s, INDEX_LRU, "x", 1, "", 0);
+	lru_key(5, 5, k.hash, lk);
+	raw_put(&s, INDEX_LRU, lk, sizeof(lk), "", 0);
+	raw_put(&s, INDEX_NEG_EXPIRY, "y", 1, "", 0);
+
+	blob_touch(s.bs, &k, 2000);
+	is_int(flush(&s), 0, "touching a damaged entry is harmless");
+	is_int(neg_expire(s.idx, 1000, &n, err, sizeof(err)), 0,
+	    "expire over a damaged key");
+	s.bs->lim.max_bytes = 5;
+	s.bs->lim.high_pct = 0;
+	s.bs->lim.low_pct = 0;
+	is_int(blob_evict(s.bs, &n, &bytes, err, sizeof(err)), 0,
+	    "evict over damaged keys");
+	is_int(n, 1, "evicts the good entry only");
+	s.bs->lim = nolimits;
+	is_int(put_blob(&s, &good, 61, 'g', 10, "", 1000), 0, "publish again");
+	is_int(blobstore_recover(s.bs, &files, &entries, err, sizeof(err)), 0,
+	    "recover");
+	is_int(entries, 1, "drops the damaged entry");
+	is_int(lookup(&s, &k), INDEX_NOTFOUND, "it is gone");
+	is_int(lookup(&s, &good), 0, "the good one stays");
+	is_int(stats(&s).bytes, 10, "the total is recounted");
+	raw_put(&s, INDEX_BLOBS, k.hash, CACHE_KEY_LEN, "junk", 4);
+	is_int(blob_purge(s.bs, &id, NULL, &n, err, sizeof(err)), 0,
+	    "purge an id over a damaged entry");
+	is_int(n, 0, "it does not match");
+	is_int(blob_purge(s.bs, NULL, NULL, &n, err, sizeof(err)), 0,
+	    "purge all");
+	is_int(n, 2, "takes the damaged one too");
+	is_int(neg_purge(s.idx, NULL, &n, err, sizeof(err)), 0,
+	    "purge all negatives");
+	is_int(n, 1, "the damaged one too");
+	store_close(&s);
+}
+
+/* The schema number and a read-only index of a cache the store wrote. */
+static void
+test_index_flags(void)
+{
+	struct index *idx;
+	char err[ERRLEN];
+
+	err[0] = '\0';
+	idx = index_open(at("nocache/index"), INDEX_EXISTING, MAPSIZE, err,
+	    sizeof(err));
+	ok(idx == NULL, "INDEX_EXISTING does not create an index");
+	printf("#   %s\n", err);
+	index_close(idx);
+	idx = index_open(at("publish/index"), INDEX_EXISTING, MAPSIZE, err,
+	    sizeof(err));
+	ok(idx != NULL, "and opens an existing one writable");
+	index_close(idx);
+}
+
+int
+main(void)
+{
+	if (!ok(testdir_make("test_store") == 0, "make a temporary directory"))
+		return tap_done();
+
+	test_publish();
+	test_too_big();
+	test_recover();
+	test_evict();
+	test_arithmetic();
+	test_negative();
+	test_purge();
+	test_corrupt();
+	test_index_flags();
+
+	testdir_remove();
+	return tap_done();
+}
