@@ -11,7 +11,9 @@
  * Streaming before the content is verified is allowed, but never the last
  * byte: a reader may send at most length - 1 bytes until the filler marks
  * the flight verified, so a client of a fill that fails verification gets
- * a cut connection, never a complete-looking wrong file.
+ * a cut connection, never a complete-looking wrong file.  Readers start
+ * only once the filler tells them the length, which it may hold back
+ * until a first check of the opening bytes passed.
  *
  * Locking: the table has one mutex; each flight has its own.  Head fields
  * (length, mtime, headers, source) are written once, before the state

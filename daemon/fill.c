@@ -8,17 +8,21 @@
  * asks every upstream (fetchers/upstream.c).  Bytes go to the temp file and
  * the flight tells its readers; readers stream them as they arrive.
  *
- * Verification happens twice.  Early, on the loop: the opening bytes must be
- * ELF, and a build-id note among the first PREFIX_CHECK bytes (executables
- * and split debug files usually have one there) must name the requested id,
- * else the answer is refused before it goes further.  Finally, on a worker
- * once the body is complete: libelf reads the whole file, which must carry
- * the requested build-id and be of the requested kind (debuginfo: .debug_*
- * sections, which dwz alt files have too).  Only then is the flight marked
- * verified, letting readers send the last byte, and only then is the file
- * published.  Sections and sources forwarded from upstream are raw bytes
- * that cannot be checked this way; they are cached as the upstream sent
- * them.
+ * Verification happens twice.  Early, on the loop, as the opening bytes
+ * arrive: they must be ELF, and the build-id note among the first
+ * PREFIX_CHECK bytes (executables and split debug files have it in the
+ * first few KB) must name the requested id, else the answer is refused.
+ * Readers are not told the length, so send nothing, until this check has
+ * passed (or PREFIX_CHECK bytes came without a note to check): a wrong
+ * build-id is then a clean 502, never a started 200.  Finally,
+ * on a worker once the body is complete: libelf reads the whole file, which
+ * must carry the requested build-id and be of the requested kind
+ * (debuginfo: .debug_* sections, which dwz alt files have too).  Until then
+ * readers may stream all but the last byte (cache/flight.h), so a file that
+ * fails this check reaches its clients as a cut connection, never as a
+ * complete-looking wrong file; only a verified file is published.  Sections
+ * and sources forwarded from upstream are raw bytes that cannot be checked
+ * this way; they are cached as the upstream sent them.
  *
  * The end of a fill that found nothing writes a negative entry, on a worker,
  * before the flight leaves the table, so that the next request for the key

@@ -15,6 +15,8 @@
  *   html           200 text/html with a short "service unavailable" page
  *   truncate:PATH  as ok, half the body, then a clean close (FIN)
  *   reset:PATH     as ok, half the body, then a close with RST
+ *   resumable:PATH as truncate without a Range header, as ok with one: a
+ *                  transfer that breaks once and is resumed
  *   status:CODE    CODE with a short text body
  *   redirect:TGT   302 to TGT (a path or a full URL)
  *   redirectloop   302 to the very target requested
@@ -64,6 +66,7 @@ enum mode {
 	M_HTML,
 	M_TRUNCATE,
 	M_RESET,
+	M_RESUMABLE,
 	M_STATUS,
 	M_REDIRECT,
 	M_REDIRECTLOOP,
@@ -81,6 +84,7 @@ static const struct {
 	{ "html", M_HTML, 0 },
 	{ "truncate", M_TRUNCATE, 1 },
 	{ "reset", M_RESET, 1 },
+	{ "resumable", M_RESUMABLE, 1 },
 	{ "status", M_STATUS, 1 },
 	{ "redirect", M_REDIRECT, 1 },
 	{ "redirectloop", M_REDIRECTLOOP, 0 },
@@ -134,7 +138,8 @@ usage(FILE *f)
 	    "                    [--delay MS] [--rate BYTES_PER_SEC] "
 	    "ID=MODE[:ARG] ...\n"
 	    "modes: ok:PATH hang stall:PATH trickle:PATH html truncate:PATH\n"
-	    "       reset:PATH status:CODE redirect:TARGET redirectloop\n"
+	    "       reset:PATH resumable:PATH status:CODE redirect:TARGET\n"
+	    "       redirectloop\n"
 	    "ID is a hex build-id or * for every id not listed.\n");
 }
 
@@ -584,7 +589,8 @@ serve_file(struct conn *c, const struct request *rq, const struct rule *r)
 		close(fd);
 		return -1;
 	}
-	switch (r->mode) {
+	switch (r->mode == M_RESUMABLE ? (rq->range != NULL ? M_OK : M_TRUNCATE)
+				       : r->mode) {
 	case M_STALL:
 		wait_peer_close(c);
 		rc = -1;

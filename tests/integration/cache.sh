@@ -1,7 +1,8 @@
 #!/bin/bash
 # The cache around the fills: negative and error TTLs, purge (CLI and admin
 # endpoint), the circuit breaker opening and closing, request loops between
-# two mirrors, eviction under a small cap, and a crash during a fill.
+# two mirrors, eviction under a small cap, fills whose clients all left,
+# the limit on fills in flight, and a crash during a fill.
 . "$top_srcdir/tests/integration/lib.sh"
 
 id_a=a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1
@@ -12,8 +13,8 @@ start_fake up "$id_a=ok:$bin_a" "$id_err=status:503"
 
 # ------------------------------------------------------ negative vs error
 
-start_daemon d --scan-dir none --upstream "$up_URL" --negative-ttl 4 \
-    --error-ttl 1 --breaker-failures 100
+start_daemon d --scan-dir none --upstream "$up_URL" --negative-ttl 60 \
+    --error-ttl 3 --breaker-failures 100
 is "$(code "$d_URL/buildid/$id_gone/debuginfo")" 404 "missing id: 404"
 is "$(code "$d_URL/buildid/$id_err/debuginfo")" 502 "failing upstream: 502"
 is "$(code "$d_URL/buildid/$id_gone/debuginfo")" 404 "again: 404 ..."
@@ -21,9 +22,9 @@ is "$(code "$d_URL/buildid/$id_err/debuginfo")" 404 "... and a remembered error:
 is "$(requests_to up "$id_gone")/$(requests_to up "$id_err")" 1/1 \
     "... neither asked upstream again"
 curl -s -D "$T/h" -o /dev/null "$d_URL/buildid/$id_err/debuginfo"
-like "$(tr -d '\r' <"$T/h" | grep -i '^Cache-Control')" 'max-age=[01]$' \
+like "$(tr -d '\r' <"$T/h" | grep -i '^Cache-Control')" 'max-age=[0-3]$' \
     "the error entry's max-age is at most error-ttl"
-sleep 1.5
+sleep 4
 code "$d_URL/buildid/$id_err/debuginfo" >/dev/null
 code "$d_URL/buildid/$id_gone/debuginfo" >/dev/null
 is "$(requests_to up "$id_err")" 2 "after error-ttl the failing id is asked again"
@@ -169,5 +170,30 @@ curl -s -o "$T/slow" -m 30 "$k_URL/buildid/$id_slow/debuginfo"
 cmp -s "$T/slow" "$bin_slow"
 ok $? "... the id is fetched whole afterwards"
 stop_daemon k
+
+# ------------------------------------------- clients leave; fills limited
+
+id_left=1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e1e
+id_other=2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e
+bin_left=$(mkbin $id_left 100000)
+start_fake drip --rate 50000 "$id_left=trickle:$bin_left" "*=hang"
+start_daemon m --scan-dir none --upstream "$drip_URL" --max-fills 1 \
+    --upstream-first-byte-timeout 3
+pids=""
+for i in 1 2; do
+	curl -s -o /dev/null -m 0.5 "$m_URL/buildid/$id_left/debuginfo" &
+	pids="$pids $!"
+done
+# shellcheck disable=SC2086
+wait $pids
+is "$(code "$m_URL/buildid/$id_other/debuginfo")" 503 \
+    "max-fills 1: a second fill at once is refused with 503"
+wait_until 10 sh -c "curl -s -D - -o /dev/null '$m_URL/buildid/$id_left/debuginfo' | grep -qi '^X-Cache: HIT'"
+ok $? "both clients left after 0.5 s, yet the fill completed into the cache"
+curl -s -o "$T/left" "$m_URL/buildid/$id_left/debuginfo"
+cmp -s "$T/left" "$bin_left"
+ok $? "... with the right bytes"
+is "$(requests_to drip "$id_left")" 1 "... from one upstream request"
+stop_daemon m
 is "$STOP_RC" 0 "SIGTERM: exit 0"
 done_testing

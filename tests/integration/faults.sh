@@ -20,10 +20,12 @@ id_redir2=bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb2
 id_loop=cccccccccccccccccccccccccccccccccccccccc
 id_huge=dddddddddddddddddddddddddddddddddddddddd
 id_short=eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee
+id_resume=ffffffffffffffffffffffffffffffffffffffff
 bin_ok=$(mkbin $id_ok)
 bin_trickle=$(mkbin $id_trickle 60000)
 bin_trunc=$(mkbin $id_trunc 60000)
 bin_reset=$(mkbin $id_reset 60000)
+bin_resume=$(mkbin $id_resume 60000)
 bin_redir=$(mkbin $id_redir)
 bin_stall=$(mkbin $id_stall)
 truncate -s 3G "$T/huge"
@@ -39,6 +41,7 @@ start_fake up --rate 40000 \
     "$id_trickle=trickle:$bin_trickle" \
     "$id_trunc=truncate:$bin_trunc" \
     "$id_reset=reset:$bin_reset" \
+    "$id_resume=resumable:$bin_resume" \
     "$id_500=status:500" \
     "$id_503=status:503" \
     "$id_redir=redirect:/buildid/$id_redir2/debuginfo" \
@@ -132,6 +135,16 @@ ok $? "... resuming with Range where the first answer broke"
 ! cached $id_trunc
 ok $? "... not cached"
 
+fetch resume $id_resume
+is "$CODE" 200 "a body cut once, then resumable: 200"
+cmp -s "$T/resume" "$bin_resume"
+ok $? "... the right bytes, joined from two transfers"
+is "$(requests_to up "$id_resume")" 2 "... the second one a resume"
+grep -q "$id_resume.*range=\"bytes=[1-9][0-9]*-\"" "$up_LOG"
+ok $? "... with Range from where the first broke"
+cached $id_resume
+ok $? "... and the file is cached"
+
 fetch reset $id_reset
 [ "$CURL_RC" -ne 0 ] || [ "$CODE" != 200 ]
 ok $? "a connection reset mid-body: the client sees an error"
@@ -164,7 +177,7 @@ is "$CODE" 502 "4 bytes of ELF magic: 502"
 
 is "$(find "$T/d-cache/tmp" -type f | wc -l)" 0 \
     "no temp files are left behind"
-is "$(blobs)" 3 "the cache holds the three good files only"
+is "$(blobs)" 4 "the cache holds the four good files only"
 
 # Many requests for the cases that must not hang, at once: all answered.
 for i in $(seq 1 10); do

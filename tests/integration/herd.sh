@@ -53,7 +53,7 @@ like "$(metric 'dbgmirror_requests_total{endpoint="debuginfo",result="negative"}
     '^[1-9][0-9]+$' "... counted as negative hits"
 like "$(metric dbgmirror_negative_entries "$d_URL")" '^[1-9]' \
     "... one negative entry"
-sleep 3.5
+sleep 4
 is "$(code "$d_URL/buildid/$missing/debuginfo")" 404 "after the negative TTL ..."
 is "$(requests_to up "$missing")" 2 "... the upstream is asked again"
 
