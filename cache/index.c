@@ -1,15 +1,16 @@
 /*
  * cache/index.c: the LMDB index.
  *
- * Seven databases in one environment:
+ * Ten databases in one environment:
  *
  *   meta   "schema" -> uint32 version; "scan" -> struct index_scan;
  *          counters (e.g. the cache's blob bytes) -> uint64
  *   files  SHA-256(path) -> file record (fixed header, then path and NUL)
  *   ids    kind byte + build-id -> SHA-256(path) of each file holding it
  *          (MDB_DUPSORT | MDB_DUPFIXED: one key, many 32-byte values)
- *   blobs, lru, neg, negexp   the cache's tables (enum index_table), whose
- *          records cache/blobstore.c and cache/negative.c lay out
+ *   blobs, lru, neg, negexp, pkgs, members, pkgmembers   the generic
+ *          tables (enum index_table), whose records cache/blobstore.c,
+ *          cache/negative.c and cache/pkgindex.c lay out
  *
  * Paths are keyed by their hash because LMDB keys are limited to 511 bytes
  * and paths are not.  Records are stored in host byte order: an index is
@@ -31,14 +32,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define PATHKEY_LEN SHA256_DIGEST_LENGTH
+#define PATHKEY_LEN INDEX_PATHKEY_LEN
 #define MAX_READERS 1024
 #define PATH_LEN_MAX 4095
-#define NTABLES 4
+#define NTABLES 7
 
 /* The LMDB names of enum index_table, in its order. */
 static const char *const table_names[NTABLES] = { "blobs", "lru", "neg",
-	"negexp" };
+	"negexp", "pkgs", "members", "pkgmembers" };
+
+_Static_assert(PATHKEY_LEN == SHA256_DIGEST_LENGTH, "path keys are SHA-256");
 
 struct index {
 	MDB_env *env;
@@ -73,8 +76,8 @@ struct file_hdr {
 	uint8_t id[BUILDID_MAX];
 };
 
-static void
-path_key(const char *path, uint8_t key[PATHKEY_LEN])
+void
+index_path_key(const char *path, uint8_t key[INDEX_PATHKEY_LEN])
 {
 	SHA256((const unsigned char *)path, strlen(path), key);
 }
@@ -89,19 +92,42 @@ id_key(enum elf_kind kind, const struct buildid *id,
 	return 1 + (size_t)id->len;
 }
 
-/* Decode a stored record; -1 when it is damaged. */
-static int
-file_decode(const MDB_val *v, struct index_file *f)
+size_t
+index_file_encode(const struct index_file *f, void *buf, size_t cap)
+{
+	size_t pathlen = strlen(f->path);
+	struct file_hdr h;
+
+	if (pathlen > PATH_LEN_MAX || f->id.len > BUILDID_MAX ||
+	    cap < sizeof(h) + pathlen + 1)
+		return 0;
+	memset(&h, 0, sizeof(h));
+	h.size = f->size;
+	h.mtime_sec = f->mtime_sec;
+	h.mtime_nsec = f->mtime_nsec;
+	h.ino = f->ino;
+	h.dev = f->dev;
+	h.pathlen = (uint16_t)pathlen;
+	h.kinds = (uint8_t)f->kinds;
+	h.idlen = f->id.len;
+	memcpy(h.id, f->id.bytes, f->id.len);
+	memcpy(buf, &h, sizeof(h));
+	memcpy((char *)buf + sizeof(h), f->path, pathlen + 1);
+	return sizeof(h) + pathlen + 1;
+}
+
+int
+index_file_decode(const void *val, size_t len, struct index_file *f)
 {
 	struct file_hdr h;
 	const char *path;
 
-	if (v->mv_size < sizeof(h) + 1)
+	if (len < sizeof(h) + 1)
 		return -1;
-	memcpy(&h, v->mv_data, sizeof(h));
-	path = (const char *)v->mv_data + sizeof(h);
-	if (v->mv_size != sizeof(h) + h.pathlen + 1 ||
-	    path[h.pathlen] != '\0' || h.idlen > BUILDID_MAX)
+	memcpy(&h, val, sizeof(h));
+	path = (const char *)val + sizeof(h);
+	if (len != sizeof(h) + h.pathlen + 1 || path[h.pathlen] != '\0' ||
+	    h.idlen > BUILDID_MAX || (h.kinds & ~ELF_KIND_ALL) != 0)
 		return -1;
 	f->path = path;
 	f->size = h.size;
@@ -113,6 +139,12 @@ file_decode(const MDB_val *v, struct index_file *f)
 	f->id.len = h.idlen;
 	memcpy(f->id.bytes, h.id, h.idlen);
 	return 0;
+}
+
+static int
+file_decode(const MDB_val *v, struct index_file *f)
+{
+	return index_file_decode(v->mv_data, v->mv_size, f);
 }
 
 /* The schema version stored in txn; 0 when there is none. */
@@ -331,7 +363,7 @@ index_get_file(struct index_reader *rd, const char *path,
 {
 	uint8_t key[PATHKEY_LEN];
 
-	path_key(path, key);
+	index_path_key(path, key);
 	return get_by_key(rd->txn, rd->idx, key, out);
 }
 
@@ -466,8 +498,7 @@ int
 index_batch_put_file(struct index_batch *b, const struct index_file *f)
 {
 	uint8_t key[PATHKEY_LEN], keybuf[1 + BUILDID_MAX];
-	struct index_file old;
-	struct file_hdr h;
+	struct index_file old, rec = *f;
 	size_t pathlen = strlen(f->path);
 	MDB_val k = { PATHKEY_LEN, key }, v, idk;
 	unsigned kind;
@@ -477,32 +508,24 @@ index_batch_put_file(struct index_batch *b, const struct index_file *f)
 		return -1;
 	if (pathlen > PATH_LEN_MAX || f->id.len > BUILDID_MAX)
 		return batch_fail(b, EINVAL);
-	path_key(f->path, key);
+	index_path_key(f->path, key);
 	rc = get_by_key(b->txn, b->idx, key, &old);
 	if (rc == -1)
 		return batch_fail(b, MDB_CORRUPTED);
 	if (rc == 0 && unlink_ids(b, key, &old) == -1)
 		return -1;
 
-	memset(&h, 0, sizeof(h));
-	h.size = f->size;
-	h.mtime_sec = f->mtime_sec;
-	h.mtime_nsec = f->mtime_nsec;
-	h.ino = f->ino;
-	h.dev = f->dev;
-	h.pathlen = (uint16_t)pathlen;
-	h.kinds = (uint8_t)(f->id.len > 0 ? f->kinds : 0);
-	h.idlen = f->id.len;
-	memcpy(h.id, f->id.bytes, f->id.len);
-	v.mv_size = sizeof(h) + pathlen + 1;
+	v.mv_size = sizeof(struct file_hdr) + pathlen + 1;
 	if ((rc = mdb_put(b->txn, b->idx->files, &k, &v, MDB_RESERVE)) != 0)
 		return batch_fail(b, rc);
-	memcpy(v.mv_data, &h, sizeof(h));
-	memcpy((char *)v.mv_data + sizeof(h), f->path, pathlen + 1);
+	/* Kinds without a build-id mean nothing to serve. */
+	if (rec.id.len == 0)
+		rec.kinds = 0;
+	index_file_encode(&rec, v.mv_data, v.mv_size);
 
 	for (kind = ELF_KIND_DEBUGINFO; kind <= ELF_KIND_EXECUTABLE;
 	     kind <<= 1) {
-		if ((h.kinds & kind) == 0)
+		if ((rec.kinds & kind) == 0)
 			continue;
 		idk.mv_size = id_key(kind, &f->id, keybuf);
 		idk.mv_data = keybuf;
@@ -525,7 +548,7 @@ index_batch_del_file(struct index_batch *b, const char *path)
 
 	if (b->rc != 0)
 		return -1;
-	path_key(path, key);
+	index_path_key(path, key);
 	rc = get_by_key(b->txn, b->idx, key, &old);
 	if (rc != 0)
 		return rc == INDEX_NOTFOUND ? rc : batch_fail(b, MDB_CORRUPTED);
@@ -637,27 +660,38 @@ rec_get(MDB_txn *txn, MDB_dbi dbi, const void *key, size_t keylen,
 }
 
 /*
- * Call cb on every record of dbi.  In a write transaction (del set) cb may
- * ask for the record to be deleted; LMDB's cursor then moves on by itself
- * and its next MDB_NEXT yields the record that followed.  *lmdb receives an
- * LMDB failure, for the batch to remember.
+ * Call cb on every record of dbi whose key starts with the plen bytes at
+ * prefix.  The walk starts at the first key not below the prefix
+ * (MDB_SET_RANGE) and ends at the first that does not start with it.  In a
+ * write transaction (del set) cb may ask for the record to be deleted;
+ * LMDB's cursor then moves on by itself and its next MDB_NEXT yields the
+ * record that followed.  *lmdb receives an LMDB failure, for the batch to
+ * remember.
  */
 static int
-rec_walk(MDB_txn *txn, MDB_dbi dbi, int del, index_rec_cb cb, void *arg,
-    int *lmdb)
+rec_walk(MDB_txn *txn, MDB_dbi dbi, const void *prefix, size_t plen, int del,
+    index_rec_cb cb, void *arg, int *lmdb)
 {
 	MDB_cursor *cur;
-	MDB_val k, v;
+	MDB_val k = { plen, (void *)prefix }, v;
 	struct index_rec r;
 	int rc, ret = 0;
 
 	*lmdb = 0;
+	if (plen > INDEX_KEY_MAX) {
+		*lmdb = MDB_BAD_VALSIZE;
+		return -1;
+	}
 	if ((rc = mdb_cursor_open(txn, dbi, &cur)) != 0) {
 		*lmdb = rc;
 		return -1;
 	}
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+	for (rc = mdb_cursor_get(cur, &k, &v,
+		 plen > 0 ? MDB_SET_RANGE : MDB_FIRST);
+	     rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		if (plen > 0 &&
+		    (k.mv_size < plen || memcmp(k.mv_data, prefix, plen) != 0))
+			break;
 		r.key = k.mv_data;
 		r.keylen = k.mv_size;
 		r.val = v.mv_data;
@@ -708,9 +742,17 @@ int
 index_walk(struct index_reader *rd, enum index_table t, index_rec_cb cb,
     void *arg)
 {
+	return index_walk_prefix(rd, t, NULL, 0, cb, arg);
+}
+
+int
+index_walk_prefix(struct index_reader *rd, enum index_table t,
+    const void *prefix, size_t len, index_rec_cb cb, void *arg)
+{
 	int lmdb;
 
-	return rec_walk(rd->txn, rd->idx->tables[t], 0, cb, arg, &lmdb);
+	return rec_walk(rd->txn, rd->idx->tables[t], prefix, len, 0, cb, arg,
+	    &lmdb);
 }
 
 int
@@ -746,11 +788,19 @@ int
 index_batch_walk(struct index_batch *b, enum index_table t, index_rec_cb cb,
     void *arg)
 {
+	return index_batch_walk_prefix(b, t, NULL, 0, cb, arg);
+}
+
+int
+index_batch_walk_prefix(struct index_batch *b, enum index_table t,
+    const void *prefix, size_t len, index_rec_cb cb, void *arg)
+{
 	int lmdb, ret;
 
 	if (b->rc != 0)
 		return -1;
-	ret = rec_walk(b->txn, b->idx->tables[t], 1, cb, arg, &lmdb);
+	ret =
+	    rec_walk(b->txn, b->idx->tables[t], prefix, len, 1, cb, arg, &lmdb);
 	if (lmdb != 0)
 		return batch_fail(b, lmdb);
 	return ret;

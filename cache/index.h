@@ -18,7 +18,7 @@
 #include "indexer/elf.h"
 
 /* Bumped whenever the record layout changes; an old index is rebuilt. */
-#define INDEX_SCHEMA_VERSION 2
+#define INDEX_SCHEMA_VERSION 3
 
 /* index_open() flags. */
 #define INDEX_RDONLY 0x1
@@ -57,7 +57,9 @@ struct index_scan {
 	uint64_t seen; /* files walked */
 	uint64_t read; /* files whose ELF headers were read */
 	uint64_t removed; /* records dropped */
-	uint64_t failed; /* unreadable or malformed files */
+	uint64_t failed; /* unreadable or malformed files and packages */
+	uint64_t packages; /* packages read */
+	uint64_t members; /* member records written for them */
 };
 
 struct index_stats {
@@ -91,6 +93,15 @@ void index_reader_end(struct index_reader *rd);
 typedef int (*index_file_cb)(const struct index_file *file, void *arg);
 int index_find(struct index_reader *rd, const struct buildid *id,
     enum elf_kind kind, index_file_cb cb, void *arg);
+
+/*
+ * The stored form of a file record, for tables that keep records like it
+ * (cache/pkgindex.c): encode returns its length, 0 when it does not fit in
+ * cap or the path is too long; decode returns -1 for a damaged one, and f
+ * then points into val.
+ */
+size_t index_file_encode(const struct index_file *f, void *buf, size_t cap);
+int index_file_decode(const void *val, size_t len, struct index_file *f);
 
 /* The record of path, or INDEX_NOTFOUND. */
 int index_get_file(struct index_reader *rd, const char *path,
@@ -129,8 +140,15 @@ enum index_table {
 	INDEX_LRU, /* atime, stored, cache key -> nothing */
 	INDEX_NEG, /* cache key -> negative entry */
 	INDEX_NEG_EXPIRY, /* expiry time, cache key -> nothing */
+	INDEX_PKGS, /* path key of a package -> package record */
+	INDEX_MEMBERS, /* cache key of (id, kind), package path key -> member */
+	INDEX_PKG_MEMBERS, /* package path key, cache key -> nothing */
 };
 #define INDEX_KEY_MAX 64
+
+/* The key of a path in the files table and in INDEX_PKGS: its SHA-256. */
+#define INDEX_PATHKEY_LEN 32
+void index_path_key(const char *path, uint8_t key[INDEX_PATHKEY_LEN]);
 
 /* A record handed out: both point into the map, valid until the reader
  * ends or the batch changes that table. */
@@ -153,6 +171,10 @@ int index_get_rec(struct index_reader *rd, enum index_table t, const void *key,
  * INDEX_WALK_DELETE on a reader.  0 when every record was visited. */
 int index_walk(struct index_reader *rd, enum index_table t, index_rec_cb cb,
     void *arg);
+/* The same over the records whose key starts with the len bytes at prefix
+ * (all of them when len is 0), found without reading the others. */
+int index_walk_prefix(struct index_reader *rd, enum index_table t,
+    const void *prefix, size_t len, index_rec_cb cb, void *arg);
 int index_count(struct index_reader *rd, enum index_table t, uint64_t *n);
 /* A uint64 kept under name in the meta table; 0 when never set. */
 int index_get_counter(struct index_reader *rd, const char *name, uint64_t *v);
@@ -163,6 +185,8 @@ int index_batch_get_rec(struct index_batch *b, enum index_table t,
     const void *key, size_t keylen, struct index_rec *out);
 int index_batch_walk(struct index_batch *b, enum index_table t, index_rec_cb cb,
     void *arg);
+int index_batch_walk_prefix(struct index_batch *b, enum index_table t,
+    const void *prefix, size_t len, index_rec_cb cb, void *arg);
 int index_batch_get_counter(struct index_batch *b, const char *name,
     uint64_t *v);
 /* Add or replace the record of key; val is copied. */

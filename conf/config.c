@@ -89,6 +89,15 @@ static const struct opt options[] = {
 	{ "rescan-interval", T_DURATION, "300", NULL,
 	    "between rescans, 0 = never", 0, FIELD(rescan_interval), 0,
 	    365 * DAY },
+	{ "scan-packages", T_PATHLIST, NULL, "none",
+	    "distro packages (.deb .ddeb .rpm .pkg.tar.*) to index; repeatable",
+	    1, FIELD(scan_packages), 0, 0 },
+	{ "package-jobs", T_UNSIGNED, "2", NULL,
+	    "packages read in parallel, 0 = one per CPU", 0,
+	    FIELD(package_jobs), 0, 256 },
+	{ "archive-full-path", T_BOOL, "off", NULL,
+	    "X-DEBUGINFOD-ARCHIVE shows a package's full path, not its name", 0,
+	    FIELD(archive_full_path), 0, 0 },
 	{ "index-map-size", T_SIZE, "64G", NULL,
 	    "largest size of the index database", 0, FIELD(index_map_size),
 	    1ULL << 20, 1ULL << 40 },
@@ -924,6 +933,7 @@ config_free(struct config *cfg)
 	free(cfg->listen);
 	free(cfg->cache_dir);
 	strlist_clear(&cfg->scan_dirs);
+	strlist_clear(&cfg->scan_packages);
 	upstreams_clear(cfg);
 	strlist_clear(&cfg->upstream_headers);
 	free(cfg->ca_file);
@@ -1403,6 +1413,9 @@ make_paths_absolute(struct config *cfg, struct config_diag *diag)
 	for (i = 0; i < cfg->scan_dirs.n; i++)
 		if (cfg->scan_dirs.v[i][0] != '/')
 			relative = 1;
+	for (i = 0; i < cfg->scan_packages.n; i++)
+		if (cfg->scan_packages.v[i][0] != '/')
+			relative = 1;
 	if (!relative)
 		return 0;
 	if ((cwd = getcwd(NULL, 0)) == NULL) {
@@ -1416,6 +1429,9 @@ make_paths_absolute(struct config *cfg, struct config_diag *diag)
 		rc = -1;
 	for (i = 0; i < cfg->scan_dirs.n; i++)
 		if (make_absolute(&cfg->scan_dirs.v[i], cwd) == -1)
+			rc = -1;
+	for (i = 0; i < cfg->scan_packages.n; i++)
+		if (make_absolute(&cfg->scan_packages.v[i], cwd) == -1)
 			rc = -1;
 	free(cwd);
 	if (rc == -1)

@@ -72,6 +72,9 @@ struct config {
 	char *cache_dir; /* absolute */
 	struct config_strlist scan_dirs; /* absolute, repeatable */
 	unsigned rescan_interval; /* seconds; 0 = never */
+	struct config_strlist scan_packages; /* absolute, repeatable */
+	unsigned package_jobs; /* packages read at once; 0 = one per CPU */
+	int archive_full_path; /* 1: X-DEBUGINFOD-ARCHIVE is the whole path */
 	uint64_t index_map_size; /* bytes */
 
 	unsigned max_header_size; /* bytes of request line + headers */

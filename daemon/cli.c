@@ -19,6 +19,7 @@
 #include "cache/blobstore.h"
 #include "cache/index.h"
 #include "cache/negative.h"
+#include "cache/pkgindex.h"
 #include "conf/config.h"
 #include "config.h"
 #include "daemon/scan.h"
@@ -30,7 +31,8 @@ usage(FILE *fp)
 	fprintf(fp,
 	    "usage: dbgmirror [--config FILE] [--cache-dir DIR] COMMAND\n"
 	    "\n"
-	    "  lookup ID   what the index holds for build-id ID, every kind\n"
+	    "  lookup ID   the files and package members indexed for build-id "
+	    "ID\n"
 	    "  stats       index entries, bytes, and the last scan\n"
 	    "  purge ID    drop the cached files and misses of build-id ID\n"
 	    "  purge --negative        drop every remembered miss\n"
@@ -50,25 +52,51 @@ format_time(int64_t t, char *buf, size_t len)
 }
 
 struct lookup {
+	struct index_reader *rd;
 	const char *kind;
 	int found;
 };
+
+/* What has become of the local file rec was made from, as a note. */
+static const char *
+file_note(const struct index_file *rec, const char *what)
+{
+	static char note[64];
+	struct stat st;
+
+	note[0] = '\0';
+	if (stat(rec->path, &st) == -1)
+		snprintf(note, sizeof(note), "  (%s is gone)", what);
+	else if (!scan_unchanged(rec, &st))
+		snprintf(note, sizeof(note), "  (%s changed since indexed)",
+		    what);
+	return note;
+}
 
 static int
 lookup_cb(const struct index_file *f, void *arg)
 {
 	struct lookup *lk = arg;
 	char when[32];
-	struct stat st;
-	const char *note = "";
 
 	format_time(f->mtime_sec, when, sizeof(when));
-	if (stat(f->path, &st) == -1)
-		note = "  (file is gone)";
-	else if (!scan_unchanged(f, &st))
-		note = "  (changed since indexed)";
 	printf("%-10s  %s  %" PRIu64 " bytes  %s%s\n", lk->kind, f->path,
-	    f->size, when, note);
+	    f->size, when, file_note(f, "file"));
+	lk->found++;
+	return 0;
+}
+
+static int
+lookup_member_cb(const struct pkg_rec *m, void *arg)
+{
+	struct lookup *lk = arg;
+	struct index_file pkg;
+	const char *note = "";
+
+	if (pkgidx_get_package(lk->rd, m->package, &pkg) == 0)
+		note = file_note(&pkg, "package");
+	printf("%-10s  %s  %s  %" PRIu64 " bytes%s\n", lk->kind, m->package,
+	    m->member, m->size, note);
 	lk->found++;
 	return 0;
 }
@@ -76,21 +104,24 @@ lookup_cb(const struct index_file *f, void *arg)
 static int
 cmd_lookup(struct index_reader *rd, const char *hex)
 {
+	static const enum elf_kind kinds[] = { ELF_KIND_DEBUGINFO,
+		ELF_KIND_EXECUTABLE };
 	struct buildid id;
-	struct lookup lk = { NULL, 0 };
+	struct lookup lk = { rd, NULL, 0 };
 	const char *why;
 	char canon[BUILDID_HEX_MAX];
+	size_t i;
 
 	if (buildid_parse(&id, hex, strlen(hex), &why) == -1) {
 		fprintf(stderr, "dbgmirror: %s: %s\n", hex, why);
 		return 2;
 	}
-	lk.kind = elf_kind_name(ELF_KIND_DEBUGINFO);
-	if (index_find(rd, &id, ELF_KIND_DEBUGINFO, lookup_cb, &lk) == -1)
-		goto fail;
-	lk.kind = elf_kind_name(ELF_KIND_EXECUTABLE);
-	if (index_find(rd, &id, ELF_KIND_EXECUTABLE, lookup_cb, &lk) == -1)
-		goto fail;
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		lk.kind = elf_kind_name(kinds[i]);
+		if (index_find(rd, &id, kinds[i], lookup_cb, &lk) == -1 ||
+		    pkgidx_find(rd, &id, kinds[i], lookup_member_cb, &lk) == -1)
+			goto fail;
+	}
 	if (lk.found == 0) {
 		buildid_format(&id, canon);
 		printf("%s: not indexed\n", canon);
@@ -106,9 +137,12 @@ static int
 cmd_stats(struct index_reader *rd, const char *path)
 {
 	struct index_stats st;
+	uint64_t pkgs, members;
 	char start[32], end[32];
 
-	if (index_stats(rd, &st) == -1) {
+	if (index_stats(rd, &st) == -1 ||
+	    index_count(rd, INDEX_PKGS, &pkgs) == -1 ||
+	    index_count(rd, INDEX_MEMBERS, &members) == -1) {
 		fprintf(stderr, "dbgmirror: index read failed\n");
 		return 1;
 	}
@@ -117,6 +151,8 @@ cmd_stats(struct index_reader *rd, const char *path)
 	printf("debuginfo:   %" PRIu64 " build-ids\n", st.debuginfo);
 	printf("executable:  %" PRIu64 " build-ids\n", st.executable);
 	printf("bytes:       %" PRIu64 "\n", st.bytes);
+	printf("packages:    %" PRIu64 ", %" PRIu64 " member records\n", pkgs,
+	    members);
 	if (st.scan.started == 0) {
 		printf("last scan:   never\n");
 		return 0;
@@ -128,9 +164,10 @@ cmd_stats(struct index_reader *rd, const char *path)
 	}
 	format_time(st.scan.finished, end, sizeof(end));
 	printf("last scan:   %s to %s: %" PRIu64 " seen, %" PRIu64
-	       " read, %" PRIu64 " removed, %" PRIu64 " not indexable\n",
+	       " read, %" PRIu64 " removed, %" PRIu64 " not indexable, %" PRIu64
+	       " packages read (%" PRIu64 " members)\n",
 	    start, end, st.scan.seen, st.scan.read, st.scan.removed,
-	    st.scan.failed);
+	    st.scan.failed, st.scan.packages, st.scan.members);
 	return 0;
 }
 

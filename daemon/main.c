@@ -66,6 +66,7 @@ struct daemon {
 	int maintaining;
 	struct event *rescan_ev;
 	struct scan_opts opts;
+	char tmpdir[PATH_MAX]; /* <cache-dir>/tmp, for package members */
 	atomic_int cancel;
 	int scanning;
 	int again; /* a rescan was asked for while one ran */
@@ -216,11 +217,14 @@ scan_done(void *arg)
 		return;
 	if (d->scan_rc == 0)
 		log_info("scan finished in %.2fs: %llu files seen, %llu read, "
-			 "%llu removed, %llu not indexable",
+			 "%llu removed, %llu not indexable, %llu packages read "
+			 "(%llu members)",
 		    secs, (unsigned long long)d->result.seen,
 		    (unsigned long long)d->result.read,
 		    (unsigned long long)d->result.removed,
-		    (unsigned long long)d->result.failed);
+		    (unsigned long long)d->result.failed,
+		    (unsigned long long)d->result.packages,
+		    (unsigned long long)d->result.members);
 	else
 		log_warnx("scan failed after %.2fs", secs);
 	if (d->again) {
@@ -368,6 +372,9 @@ main(int argc, char **argv)
 		fatalx("libelf: version mismatch");
 	if (mkdirs(d.cfg.cache_dir) == -1)
 		fatal("cache directory %s", d.cfg.cache_dir);
+	if (snprintf(d.tmpdir, sizeof(d.tmpdir), "%s/tmp", d.cfg.cache_dir) >=
+	    (int)sizeof(d.tmpdir))
+		fatalx("cache directory path too long");
 	if (snprintf(path, sizeof(path), "%s/index", d.cfg.cache_dir) >=
 	    (int)sizeof(path))
 		fatalx("cache directory path too long");
@@ -440,6 +447,10 @@ main(int argc, char **argv)
 	d.opts.roots = d.cfg.scan_dirs.v;
 	d.opts.nroots = d.cfg.scan_dirs.n;
 	d.opts.threads = d.cfg.workers;
+	d.opts.pkg_roots = d.cfg.scan_packages.v;
+	d.opts.npkg_roots = d.cfg.scan_packages.n;
+	d.opts.pkg_threads = d.cfg.package_jobs;
+	d.opts.tmpdir = d.tmpdir;
 	d.opts.cancel = &d.cancel;
 
 	if (httpd_start(d.httpd) == -1)
@@ -450,6 +461,8 @@ main(int argc, char **argv)
 	    d.cfg.scan_dirs.n, d.cfg.scan_dirs.n == 1 ? "y" : "ies");
 	for (i = 0; i < d.cfg.scan_dirs.n; i++)
 		log_info("scanning %s", d.cfg.scan_dirs.v[i]);
+	for (i = 0; i < d.cfg.scan_packages.n; i++)
+		log_info("scanning packages in %s", d.cfg.scan_packages.v[i]);
 	for (i = 0; i < d.cfg.nupstreams; i++)
 		log_info("upstream %s%s%s", d.cfg.upstreams[i].url,
 		    d.cfg.upstreams_from_env ? " (from DEBUGINFOD_URLS)" : "",

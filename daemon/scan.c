@@ -1,5 +1,5 @@
 /*
- * daemon/scan.c: the incremental scan of local directories.
+ * daemon/scan.c: the incremental scan of local directories and packages.
  *
  * The walk only stats: a file whose size, mtime, inode and device match its
  * record is unchanged and costs nothing more.  New and changed files are
@@ -12,6 +12,14 @@
  * symbolic links to directories are not followed, so the walk cannot loop.
  * Every path reached is remembered in a set of 128-bit hashes; at the end,
  * records whose path was not reached are dropped.
+ *
+ * The package roots go through the same walk with another visitor: files
+ * named like packages are compared with their package record the same way,
+ * and new or changed ones are queued.  Each full queue is read by
+ * pkg_threads threads at once (pkg_scan() decompresses the whole package
+ * and inspects every ELF member in an unlinked file of tmpdir), then
+ * committed, each package replacing its old members.  Packages have their
+ * own set of paths reached and their own pruning.
  */
 #include "daemon/scan.h"
 
@@ -27,12 +35,28 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cache/pkgindex.h"
 #include "daemon/log.h"
+#include "indexer/package.h"
 
 #define QUEUE_MAX 1024
 #define DEPTH_MAX 64
+#define THREADS_MAX 64
 /* Smaller files cannot hold an ELF header. */
 #define ELF_MIN_SIZE 64
+
+/*
+ * Bounds on one package.  Memory: a queue of PKG_QUEUE_MAX packages is held
+ * until committed, each with at most PKG_RECS_MAX servable members whose
+ * names take at most PKG_NAMES_MAX bytes.
+ */
+#define PKG_QUEUE_MAX 16
+#define PKG_RECS_MAX 100000
+#define PKG_NAMES_MAX (16u << 20)
+
+/* The names of the files under package roots that are read. */
+static const char *const pkg_suffixes[] = { ".deb", ".ddeb", ".rpm", ".pkg.tar",
+	".pkg.tar.zst", ".pkg.tar.xz", ".pkg.tar.gz" };
 
 /* An open-addressing set of 128-bit path hashes; 0 marks a free slot. */
 struct pathset {
@@ -48,15 +72,42 @@ struct item {
 	char err[160];
 };
 
+/* How one package read went. */
+enum pkg_result {
+	PKG_READ, /* recs are its members */
+	PKG_BAD, /* not readable as a package: recorded without members */
+	PKG_AGAIN, /* cannot be read now (open, memory, cancel): left alone */
+};
+
+struct pkg_item {
+	char *path;
+	struct stat st;
+	enum pkg_result result;
+	struct pkg_rec *recs; /* member names malloc'ed */
+	size_t nrecs, caprecs, names;
+	const atomic_int *cancel;
+	char err[256];
+};
+
+struct scan;
+
+/* One kind of root: what the walk does with a file, and what it reached. */
+struct reach {
+	void (*visit)(struct scan *s, const char *path, const struct stat *st);
+	struct pathset seen;
+	int incomplete; /* a root could not be read: keep old records */
+};
+
 struct scan {
 	struct index *idx;
 	const struct scan_opts *opts;
 	struct index_reader *rd;
-	struct pathset seen;
+	struct reach files, pkgs;
 	struct item queue[QUEUE_MAX];
 	size_t nqueue;
+	struct pkg_item pkgq[PKG_QUEUE_MAX];
+	size_t npkgq;
 	atomic_size_t next; /* the next queue item to read */
-	int incomplete; /* a root could not be read: keep old records */
 	int failed; /* the index could not be written */
 	struct index_scan stats;
 };
@@ -141,6 +192,19 @@ scan_unchanged(const struct index_file *rec, const struct stat *st)
 	    rec->dev == (uint64_t)st->st_dev;
 }
 
+/* A record of path as st describes it, with nothing to serve yet. */
+static void
+file_from_stat(struct index_file *rec, const char *path, const struct stat *st)
+{
+	memset(rec, 0, sizeof(*rec));
+	rec->path = path;
+	rec->size = (uint64_t)st->st_size;
+	rec->mtime_sec = (int64_t)st->st_mtim.tv_sec;
+	rec->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
+	rec->ino = (uint64_t)st->st_ino;
+	rec->dev = (uint64_t)st->st_dev;
+}
+
 int
 scan_identify(int fd, const char *path, const struct stat *st,
     struct index_file *rec, char *err, size_t errlen)
@@ -152,13 +216,7 @@ scan_identify(int fd, const char *path, const struct stat *st,
 	rc = elf_read_info(fd, &info, err, errlen);
 	if (rc == ELF_NOTFOUND)
 		return rc;
-	memset(rec, 0, sizeof(*rec));
-	rec->path = path;
-	rec->size = (uint64_t)st->st_size;
-	rec->mtime_sec = (int64_t)st->st_mtim.tv_sec;
-	rec->mtime_nsec = (uint32_t)st->st_mtim.tv_nsec;
-	rec->ino = (uint64_t)st->st_ino;
-	rec->dev = (uint64_t)st->st_dev;
+	file_from_stat(rec, path, st);
 	if (rc == 0 && info.id.len == 0)
 		snprintf(err, errlen, "no GNU build-id note");
 	if (rc == 0 && info.id.len > 0) {
@@ -204,27 +262,35 @@ reader_main(void *arg)
 	return NULL;
 }
 
+/* Run fn(s) on nt threads at once, this one included, n items to share. */
+static void
+run_parallel(struct scan *s, void *(*fn)(void *), unsigned nt, size_t n)
+{
+	pthread_t tids[THREADS_MAX];
+	unsigned k, started = 0;
+
+	if (nt > THREADS_MAX)
+		nt = THREADS_MAX;
+	atomic_store(&s->next, 0);
+	for (k = 1; k < nt && k < n; k++)
+		if (pthread_create(&tids[started], NULL, fn, s) == 0)
+			started++;
+	fn(s);
+	for (k = 0; k < started; k++)
+		pthread_join(tids[k], NULL);
+}
+
 /* Read the queue in parallel, then commit what it found. */
 static void
 flush_queue(struct scan *s)
 {
-	pthread_t tids[64];
-	unsigned nt = s->opts->threads, k, started = 0;
 	struct index_batch *b;
 	char err[256];
 	size_t i;
 
 	if (s->nqueue == 0)
 		return;
-	if (nt > 64)
-		nt = 64;
-	atomic_store(&s->next, 0);
-	for (k = 1; k < nt && k < s->nqueue; k++)
-		if (pthread_create(&tids[started], NULL, reader_main, s) == 0)
-			started++;
-	reader_main(s);
-	for (k = 0; k < started; k++)
-		pthread_join(tids[k], NULL);
+	run_parallel(s, reader_main, s->opts->threads, s->nqueue);
 
 	b = index_batch_begin(s->idx, err, sizeof(err));
 	for (i = 0; i < s->nqueue; i++) {
@@ -252,33 +318,45 @@ flush_queue(struct scan *s)
 	}
 }
 
-/* A file reached by the walk: skip it when unchanged, else queue it. */
-static void
-consider(struct scan *s, const char *path, const struct stat *st)
+/*
+ * Add path to what r reached.  1 when it is to be read: reached for the
+ * first time, and without a record (as get() reads it) that st matches.
+ */
+static int
+needs_reading(struct scan *s, struct reach *r, const char *path,
+    const struct stat *st,
+    int (*get)(struct index_reader *, const char *, struct index_file *))
 {
 	struct index_file rec;
 	int rc;
 
-	s->stats.seen++;
-	if (st->st_size < ELF_MIN_SIZE)
-		return;
-	rc = pathset_add(&s->seen, path);
+	rc = pathset_add(&r->seen, path);
 	if (rc == 0)
-		return;
+		return 0;
 	if (rc == -1) {
 		/* Without the set, pruning would drop live records. */
-		s->incomplete = 1;
+		r->incomplete = 1;
 	}
 	if (index_reader_begin(s->rd) == 0) {
-		rc = index_get_file(s->rd, path, &rec);
-		rc = rc == 0 && scan_unchanged(&rec, st);
+		rc = get(s->rd, path, &rec) == 0 && scan_unchanged(&rec, st);
 		index_reader_end(s->rd);
 		if (rc)
-			return;
+			return 0;
 	}
+	return 1;
+}
+
+/* A file reached by the walk: skip it when unchanged, else queue it. */
+static void
+consider(struct scan *s, const char *path, const struct stat *st)
+{
+	s->stats.seen++;
+	if (st->st_size < ELF_MIN_SIZE ||
+	    !needs_reading(s, &s->files, path, st, index_get_file))
+		return;
 	s->queue[s->nqueue].path = strdup(path);
 	if (s->queue[s->nqueue].path == NULL) {
-		s->incomplete = 1;
+		s->files.incomplete = 1;
 		return;
 	}
 	s->queue[s->nqueue].st = *st;
@@ -287,7 +365,8 @@ consider(struct scan *s, const char *path, const struct stat *st)
 }
 
 static void
-walk(struct scan *s, int dfd, char *path, size_t len, int depth)
+walk(struct scan *s, struct reach *r, int dfd, char *path, size_t len,
+    int depth)
 {
 	struct dirent *de;
 	struct stat st;
@@ -298,7 +377,7 @@ walk(struct scan *s, int dfd, char *path, size_t len, int depth)
 
 	if ((dir = fdopendir(dfd)) == NULL) {
 		close(dfd);
-		s->incomplete = 1;
+		r->incomplete = 1;
 		return;
 	}
 	while ((de = readdir(dir)) != NULL && !atomic_load(s->opts->cancel)) {
@@ -323,20 +402,202 @@ walk(struct scan *s, int dfd, char *path, size_t len, int depth)
 			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 			if (fd == -1) {
 				log_info("scan: %s: %s", path, strerror(errno));
-				s->incomplete = 1;
+				r->incomplete = 1;
 				continue;
 			}
-			walk(s, fd, path, len + 1 + n, depth + 1);
+			walk(s, r, fd, path, len + 1 + n, depth + 1);
 		} else if (S_ISREG(st.st_mode)) {
-			consider(s, path, &st);
+			r->visit(s, path, &st);
 		} else if (S_ISLNK(st.st_mode) &&
 		    fstatat(dfd, de->d_name, &st, 0) == 0 &&
 		    S_ISREG(st.st_mode) && realpath(path, real) != NULL) {
-			consider(s, real, &st);
+			r->visit(s, real, &st);
 		}
 	}
 	path[len] = '\0';
 	closedir(dir);
+}
+
+/* 1 when path ends like a package and has a name before that. */
+static int
+is_package_name(const char *path)
+{
+	size_t len = strlen(path), n, i;
+
+	for (i = 0; i < sizeof(pkg_suffixes) / sizeof(pkg_suffixes[0]); i++) {
+		n = strlen(pkg_suffixes[i]);
+		if (len > n + 1 && path[len - n - 1] != '/' &&
+		    strcmp(path + len - n, pkg_suffixes[i]) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static void
+pkg_item_clear(struct pkg_item *it)
+{
+	size_t i;
+
+	for (i = 0; i < it->nrecs; i++)
+		free((char *)it->recs[i].member);
+	free(it->recs);
+	free(it->path);
+	memset(it, 0, sizeof(*it));
+}
+
+/* Stop pkg_scan() with result r and the reason why. */
+static int
+member_stop(struct pkg_item *it, enum pkg_result r, const char *why)
+{
+	it->result = r;
+	snprintf(it->err, sizeof(it->err), "%s", why);
+	return -1;
+}
+
+/* pkg_scan()'s callback: keep the servable members of the package. */
+static int
+member_cb(const struct pkg_member *m, void *arg)
+{
+	struct pkg_item *it = arg;
+	struct pkg_rec *r;
+	unsigned kinds;
+	size_t len, cap;
+
+	if (atomic_load(it->cancel))
+		return member_stop(it, PKG_AGAIN, "scan cancelled");
+	if (m->type != PKG_ELF || m->elf.id.len == 0)
+		return 0;
+	/* A dwz file answers debuginfo requests for its own build-id. */
+	kinds = m->is_dwz ? ELF_KIND_DEBUGINFO : m->elf.kinds & ELF_KIND_ALL;
+	if (kinds == 0)
+		return 0;
+	len = strlen(m->path) + 1;
+	if (it->nrecs == PKG_RECS_MAX || it->names + len > PKG_NAMES_MAX)
+		return member_stop(it, PKG_BAD, "too many ELF members");
+	if (it->nrecs == it->caprecs) {
+		cap = it->caprecs == 0 ? 64 : 2 * it->caprecs;
+		if ((r = realloc(it->recs, cap * sizeof(*r))) == NULL)
+			return member_stop(it, PKG_AGAIN, "out of memory");
+		it->recs = r;
+		it->caprecs = cap;
+	}
+	r = &it->recs[it->nrecs];
+	memset(r, 0, sizeof(*r));
+	if ((r->member = strdup(m->path)) == NULL)
+		return member_stop(it, PKG_AGAIN, "out of memory");
+	r->package = it->path;
+	r->size = m->size;
+	r->mtime = m->mtime;
+	r->kinds = kinds;
+	r->id = m->elf.id;
+	it->nrecs++;
+	it->names += len;
+	return 0;
+}
+
+/* Read one queued package; runs on any scan thread. */
+static void
+read_package(struct scan *s, struct pkg_item *it)
+{
+	struct stat st;
+	int fd, rc;
+
+	it->cancel = s->opts->cancel;
+	it->result = PKG_AGAIN;
+	fd = open(it->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd == -1) {
+		snprintf(it->err, sizeof(it->err), "%s", strerror(errno));
+		return;
+	}
+	rc = fstat(fd, &st);
+	close(fd);
+	if (rc == -1 || !S_ISREG(st.st_mode)) {
+		snprintf(it->err, sizeof(it->err), "not a regular file");
+		return;
+	}
+	/* The record describes the file as it was when read. */
+	it->st = st;
+	it->result = PKG_READ;
+	if (pkg_scan(it->path, s->opts->tmpdir, &pkg_default_limits, member_cb,
+		it, it->err, sizeof(it->err)) == -1)
+		it->result = PKG_BAD;
+}
+
+static void *
+pkg_reader_main(void *arg)
+{
+	struct scan *s = arg;
+	size_t i;
+
+	while ((i = atomic_fetch_add(&s->next, 1)) < s->npkgq)
+		read_package(s, &s->pkgq[i]);
+	return NULL;
+}
+
+/* Read the queued packages in parallel, then commit their members. */
+static void
+flush_packages(struct scan *s)
+{
+	struct index_batch *b;
+	struct index_file rec;
+	unsigned nt = s->opts->pkg_threads;
+	long ncpu;
+	char err[256];
+	size_t i;
+
+	if (s->npkgq == 0)
+		return;
+	if (nt == 0) {
+		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		nt = ncpu > 0 ? (unsigned)ncpu : 1;
+	}
+	run_parallel(s, pkg_reader_main, nt, s->npkgq);
+
+	b = index_batch_begin(s->idx, err, sizeof(err));
+	for (i = 0; i < s->npkgq; i++) {
+		struct pkg_item *it = &s->pkgq[i];
+
+		if (it->result == PKG_READ) {
+			s->stats.packages++;
+			s->stats.members += it->nrecs;
+			log_debug("scan: package %s: %zu servable members",
+			    it->path, it->nrecs);
+		} else if (!atomic_load(s->opts->cancel)) {
+			s->stats.failed++;
+			log_info("scan: package %s skipped: %s", it->path,
+			    it->err);
+		}
+		/* A bad package is recorded bare: not read again unchanged. */
+		file_from_stat(&rec, it->path, &it->st);
+		if (b != NULL && it->result != PKG_AGAIN)
+			pkgidx_put(b, &rec,
+			    it->result == PKG_READ ? it->recs : NULL,
+			    it->result == PKG_READ ? it->nrecs : 0);
+		pkg_item_clear(it);
+	}
+	s->npkgq = 0;
+	if (b == NULL || index_batch_commit(b, err, sizeof(err)) == -1) {
+		log_warnx("scan: %s", err);
+		s->failed = 1;
+	}
+}
+
+/* A file reached under a package root: queue it when new or changed. */
+static void
+consider_package(struct scan *s, const char *path, const struct stat *st)
+{
+	struct pkg_item *it = &s->pkgq[s->npkgq];
+
+	if (!is_package_name(path) ||
+	    !needs_reading(s, &s->pkgs, path, st, pkgidx_get_package))
+		return;
+	if ((it->path = strdup(path)) == NULL) {
+		s->pkgs.incomplete = 1;
+		return;
+	}
+	it->st = *st;
+	if (++s->npkgq == PKG_QUEUE_MAX)
+		flush_packages(s);
 }
 
 static int
@@ -345,17 +606,25 @@ keep_seen(const char *path, void *arg)
 	return pathset_has(arg, path);
 }
 
-/* Record the scan's counts (and, at the end, drop what was not seen). */
+/*
+ * Record the scan's counts; at the end, also drop the files and packages
+ * that were not reached, for each kind of root that was read completely.
+ */
 static int
-finish(struct scan *s, int prune)
+finish(struct scan *s, int end)
 {
 	struct index_batch *b;
+	uint64_t removed = 0;
 	char err[256];
 
 	if ((b = index_batch_begin(s->idx, err, sizeof(err))) == NULL)
 		goto fail;
-	if (prune)
-		index_batch_prune(b, keep_seen, &s->seen, &s->stats.removed);
+	if (end && !s->files.incomplete)
+		index_batch_prune(b, keep_seen, &s->files.seen,
+		    &s->stats.removed);
+	if (end && !s->pkgs.incomplete &&
+	    pkgidx_prune(b, keep_seen, &s->pkgs.seen, &removed) == 0)
+		s->stats.removed += removed;
 	index_batch_set_scan(b, &s->stats);
 	if (index_batch_commit(b, err, sizeof(err)) == -1)
 		goto fail;
@@ -365,14 +634,47 @@ fail:
 	return -1;
 }
 
+/* Walk every root in roots with r's visitor. */
+static void
+walk_roots(struct scan *s, struct reach *r, char **roots, size_t nroots)
+{
+	struct stat st;
+	char path[PATH_MAX];
+	size_t i, len;
+	int fd;
+
+	for (i = 0; i < nroots && !atomic_load(s->opts->cancel); i++) {
+		len = strlen(roots[i]);
+		while (len > 1 && roots[i][len - 1] == '/')
+			len--;
+		if (len >= sizeof(path))
+			continue;
+		memcpy(path, roots[i], len);
+		path[len] = '\0';
+		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd == -1 && errno == ENOTDIR && stat(path, &st) == 0 &&
+		    S_ISREG(st.st_mode)) {
+			/* A root may name one file. */
+			r->visit(s, path, &st);
+			continue;
+		}
+		if (fd == -1) {
+			/* Gone is empty; unreadable is unknown. */
+			if (errno != ENOENT)
+				r->incomplete = 1;
+			log_info("scan: %s: %s", path, strerror(errno));
+			continue;
+		}
+		walk(s, r, fd, path, strcmp(path, "/") == 0 ? 0 : len, 0);
+	}
+}
+
 int
 scan_run(struct index *idx, const struct scan_opts *opts,
     struct index_scan *out)
 {
 	struct scan *s;
-	char path[PATH_MAX];
-	size_t i, len;
-	int fd, rc;
+	int rc;
 
 	if ((s = calloc(1, sizeof(*s))) == NULL ||
 	    (s->rd = index_reader_new(idx)) == NULL) {
@@ -382,39 +684,33 @@ scan_run(struct index *idx, const struct scan_opts *opts,
 	}
 	s->idx = idx;
 	s->opts = opts;
+	s->files.visit = consider;
+	s->pkgs.visit = consider_package;
 	s->stats.started = (int64_t)time(NULL);
 	finish(s, 0);
 
-	for (i = 0; i < opts->nroots && !atomic_load(opts->cancel); i++) {
-		len = strlen(opts->roots[i]);
-		while (len > 1 && opts->roots[i][len - 1] == '/')
-			len--;
-		if (len >= sizeof(path))
-			continue;
-		memcpy(path, opts->roots[i], len);
-		path[len] = '\0';
-		fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (fd == -1) {
-			/* Gone is empty; unreadable is unknown. */
-			if (errno != ENOENT)
-				s->incomplete = 1;
-			log_info("scan: %s: %s", path, strerror(errno));
-			continue;
-		}
-		walk(s, fd, path, strcmp(path, "/") == 0 ? 0 : len, 0);
-	}
+	walk_roots(s, &s->files, opts->roots, opts->nroots);
 	flush_queue(s);
+	if (opts->npkg_roots > 0 && opts->tmpdir == NULL) {
+		log_warnx("scan: no directory for package members; packages "
+			  "not scanned");
+		s->pkgs.incomplete = 1;
+	} else {
+		walk_roots(s, &s->pkgs, opts->pkg_roots, opts->npkg_roots);
+		flush_packages(s);
+	}
 
 	rc = atomic_load(opts->cancel) ? -1 : 0;
 	s->stats.finished = (int64_t)time(NULL);
-	if (rc == 0 && (s->failed || finish(s, !s->incomplete) == -1))
+	if (rc == 0 && (s->failed || finish(s, 1) == -1))
 		rc = -1;
-	if (s->incomplete && rc == 0)
+	if ((s->files.incomplete || s->pkgs.incomplete) && rc == 0)
 		log_info("scan: some directories could not be read; records "
 			 "of vanished files are kept until a complete scan");
 	*out = s->stats;
 	index_reader_free(s->rd);
-	free(s->seen.slot);
+	free(s->files.seen.slot);
+	free(s->pkgs.seen.slot);
 	free(s);
 	return rc;
 }

@@ -1,5 +1,6 @@
 /*
- * daemon/scan.h: index the ELF files under the scan directories.
+ * daemon/scan.h: index the ELF files under the scan directories, and the
+ * members of the packages under the package roots.
  *
  * scan_run() blocks for the whole walk and belongs on a worker thread; the
  * daemon decides when scans run.  scan_identify() is the one way a local
@@ -20,15 +21,23 @@ struct scan_opts {
 	char **roots; /* absolute directories */
 	size_t nroots;
 	unsigned threads; /* files read in parallel */
+	char **pkg_roots; /* absolute directories or package files, whose
+			   * .deb .ddeb .rpm .pkg.tar[.zst|.xz|.gz] are read */
+	size_t npkg_roots;
+	unsigned pkg_threads; /* packages read in parallel; 0 = one per CPU */
+	const char *tmpdir; /* for members being inspected: <cache-dir>/tmp */
 	atomic_int *cancel; /* non-zero: stop as soon as possible */
 };
 
 /*
  * Walk every root, read the ELF headers of new and changed files, record
- * them, and drop the records of files no longer found.  Dropping is skipped
- * when a root could not be read (a missing root counts as empty).
- * Returns 0, or -1 when the index could not be written or the scan was
- * cancelled; *out has the counts either way.
+ * them, and drop the records of files no longer found.  Then the same for
+ * the packages under pkg_roots, whose servable members are recorded
+ * (cache/pkgindex.h); a package that cannot be read is logged, recorded
+ * without members and skipped until it changes.  Dropping is skipped when a
+ * root could not be read (a missing root counts as empty), for files and
+ * packages apart.  Returns 0, or -1 when the index could not be written or
+ * the scan was cancelled; *out has the counts either way.
  */
 int scan_run(struct index *idx, const struct scan_opts *opts,
     struct index_scan *out);

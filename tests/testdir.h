@@ -1,7 +1,7 @@
 /*
  * tests/testdir.h: one temporary directory per unit test, under $TMPDIR
  * (or /tmp), with at() to name files in it and a recursive removal at the
- * end.  Header-only, like tap.h.
+ * end, and slurp() to read a file whole.  Header-only, like tap.h.
  */
 #ifndef TESTS_TESTDIR_H
 #define TESTS_TESTDIR_H
@@ -9,11 +9,14 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static char tmpdir[PATH_MAX];
 
@@ -59,6 +62,34 @@ static void
 testdir_remove(void)
 {
 	nftw(tmpdir, testdir_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The whole file, malloc'ed; NULL when it cannot be read. */
+static uint8_t *slurp(const char *path, size_t *len) __attribute__((unused));
+
+static uint8_t *
+slurp(const char *path, size_t *len)
+{
+	struct stat st;
+	uint8_t *buf;
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY)) == -1)
+		return NULL;
+	if (fstat(fd, &st) == -1 ||
+	    (buf = malloc((size_t)st.st_size + 1)) == NULL) {
+		close(fd);
+		return NULL;
+	}
+	n = pread(fd, buf, (size_t)st.st_size, 0);
+	close(fd);
+	if (n != st.st_size) {
+		free(buf);
+		return NULL;
+	}
+	*len = (size_t)n;
+	return buf;
 }
 
 #endif /* TESTS_TESTDIR_H */

@@ -40,7 +40,7 @@ like "$out" "last scan: +[0-9T:Z-]+ to [0-9T:Z-]+: 8 seen, 6 read, 0 removed" \
 
 echo changed >>"$FX/usr/bin/prog_a"
 out=$(cli lookup "$ID_prog_a")
-like "$out" "executable .*\(changed since indexed\)" \
+like "$out" "executable .*\(file changed since indexed\)" \
     "lookup notices a file changed since it was indexed"
 rm "$FX/usr/lib/debug/prog_b.debug"
 out=$(cli lookup "$ID_prog_b")

@@ -921,7 +921,7 @@ test_layers(void)
 	{
 		char *argv[] = { "dbgmirrord", "--no-config", "--cache-dir",
 			"rel/cache", "--scan-dir", "sd", "--scan-dir", "/abs",
-			NULL };
+			"--scan-packages", "pk", NULL };
 
 		cwd = getcwd(NULL, 0);
 		config_init(&cfg);
@@ -939,6 +939,12 @@ test_layers(void)
 		    "relative scan-dir made absolute");
 		is_str(cfg.scan_dirs.n == 2 ? cfg.scan_dirs.v[1] : NULL, "/abs",
 		    "absolute scan-dir kept");
+		free(want);
+		if (asprintf(&want, "%s%spk", cwd,
+			strcmp(cwd, "/") == 0 ? "" : "/") < 0)
+			abort();
+		is_str(cfg.scan_packages.n == 1 ? cfg.scan_packages.v[0] : NULL,
+		    want, "relative scan-packages made absolute");
 		free(want);
 		free(cwd);
 		config_free(&cfg);
@@ -1211,6 +1217,11 @@ test_example_and_man(void)
 		    "example listen is the default");
 	is_str(cfg.scan_dirs.n == 1 ? cfg.scan_dirs.v[0] : NULL,
 	    "/usr/lib/debug", "example scan-dir is the default");
+	is_int(cfg.scan_packages.n, 0, "example scan-packages is the default");
+	is_int(cfg.package_jobs, def.package_jobs,
+	    "example package-jobs is the default");
+	is_int(cfg.archive_full_path, def.archive_full_path,
+	    "example archive-full-path is the default");
 	ok(cfg.cache_dir != NULL && cfg.cache_dir[0] == '/',
 	    "example cache-dir is absolute");
 	config_free(&cfg);
@@ -1447,7 +1458,7 @@ test_schema_and_usage(void)
 
 	for (i = 0; config_option_name(i) != NULL; i++)
 		continue;
-	is_int(i, 37, "thirty-seven options");
+	is_int(i, 40, "forty options");
 	is_str(config_option_name(0), "listen", "option 0 is listen");
 	ok(config_option_name(1000) == NULL, "NULL far past the end");
 

@@ -27,34 +27,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/shell.h"
 #include "tests/tap.h"
 #include "tests/testdir.h"
 
 #define ERRLEN 256
 
 static char mkelf[PATH_MAX];
-
-/* Run a shell command; 1 when it exits 0. */
-static int shell(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int
-shell(const char *fmt, ...)
-{
-	char cmd[4096];
-	va_list ap;
-	int st;
-
-	va_start(ap, fmt);
-	vsnprintf(cmd, sizeof(cmd), fmt, ap);
-	va_end(ap);
-	fflush(stdout);
-	st = system(cmd);
-	if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		printf("# command failed (status %d): %s\n", st, cmd);
-		return 0;
-	}
-	return 1;
-}
 
 /* Run mkelf with the NULL-terminated options, writing name; 1 on success. */
 static int
@@ -131,32 +110,6 @@ section_of(const char *name, const char *sname, struct elf_section *sec,
 	rc = elf_find_section(fd, sname, sec, err, ERRLEN);
 	close(fd);
 	return rc;
-}
-
-/* The whole file, malloc'ed; NULL when it cannot be read. */
-static uint8_t *
-slurp(const char *path, size_t *len)
-{
-	struct stat st;
-	uint8_t *buf;
-	ssize_t n;
-	int fd;
-
-	if ((fd = open(path, O_RDONLY)) == -1)
-		return NULL;
-	if (fstat(fd, &st) == -1 ||
-	    (buf = malloc((size_t)st.st_size + 1)) == NULL) {
-		close(fd);
-		return NULL;
-	}
-	n = pread(fd, buf, (size_t)st.st_size, 0);
-	close(fd);
-	if (n != st.st_size) {
-		free(buf);
-		return NULL;
-	}
-	*len = (size_t)n;
-	return buf;
 }
 
 /* 1 when the file's bytes at sec are exactly the len bytes of want. */

@@ -1,0 +1,306 @@
+/*
+ * cache/pkgindex.c: package members in three of the index's tables.
+ *
+ *   INDEX_PKGS         P -> the package as an index file record
+ *   INDEX_MEMBERS      K, P -> member_hdr, package path, NUL, member path, NUL
+ *   INDEX_PKG_MEMBERS  P, K -> nothing
+ *
+ * P is the path key of the package (SHA-256 of its path, as the files
+ * table keys paths); K is the cache key of (id, kind, "") from cache/key.h,
+ * the same 32 bytes the blob store uses for that request.  A lookup walks
+ * the members under the prefix K; replacing or dropping a package walks
+ * INDEX_PKG_MEMBERS under the prefix P to find the member records it owns,
+ * so neither reads the whole of a table.  Records are host byte order and
+ * checked when read back (lengths, NULs, id, kinds), since a damaged map
+ * must not become a path handed to the extractor.
+ *
+ * Runs on whatever thread holds the reader or the batch.
+ */
+#include "cache/pkgindex.h"
+
+#include <string.h>
+
+#include "cache/key.h"
+
+#define PKG_KEY_LEN INDEX_PATHKEY_LEN
+#define MEMBER_KEY_LEN (CACHE_KEY_LEN + PKG_KEY_LEN)
+#define PATH_LEN_MAX 4095
+
+_Static_assert(MEMBER_KEY_LEN <= INDEX_KEY_MAX, "member keys fit");
+
+/* The stored member record: this header, then the two paths with NULs. */
+struct member_hdr {
+	uint64_t size;
+	int64_t mtime;
+	uint16_t pkglen;
+	uint16_t memberlen;
+	uint8_t kinds;
+	uint8_t idlen;
+	uint8_t id[BUILDID_MAX];
+};
+
+/* The member key prefix of (id, kind). */
+static void
+kind_key(const struct buildid *id, unsigned kind, uint8_t out[CACHE_KEY_LEN])
+{
+	struct cache_key k;
+
+	cache_key_make(&k, id,
+	    kind == ELF_KIND_DEBUGINFO ? CACHE_DEBUGINFO : CACHE_EXECUTABLE,
+	    "");
+	memcpy(out, k.hash, CACHE_KEY_LEN);
+}
+
+/* 1 when the len bytes at s and its NUL make an absolute path. */
+static int
+path_ok(const char *s, size_t len)
+{
+	return len > 0 && s[0] == '/' && s[len] == '\0' &&
+	    memchr(s, '\0', len) == NULL;
+}
+
+/* A package record is a file record of the index, with an absolute path. */
+static int
+pkg_decode(const struct index_rec *r, struct index_file *f)
+{
+	if (index_file_decode(r->val, r->vallen, f) == -1 ||
+	    !path_ok(f->path, strlen(f->path)))
+		return -1;
+	return 0;
+}
+
+static int
+member_decode(const struct index_rec *r, struct pkg_rec *m)
+{
+	struct member_hdr h;
+	const char *pkg, *member;
+
+	if (r->keylen != MEMBER_KEY_LEN || r->vallen < sizeof(h) + 4)
+		return -1;
+	memcpy(&h, r->val, sizeof(h));
+	pkg = (const char *)r->val + sizeof(h);
+	member = pkg + h.pkglen + 1;
+	if (r->vallen != sizeof(h) + h.pkglen + 1 + h.memberlen + 1 ||
+	    !path_ok(pkg, h.pkglen) || !path_ok(member, h.memberlen) ||
+	    h.idlen == 0 || h.idlen > BUILDID_MAX || h.kinds == 0 ||
+	    (h.kinds & ~ELF_KIND_ALL) != 0)
+		return -1;
+	m->package = pkg;
+	m->member = member;
+	m->size = h.size;
+	m->mtime = h.mtime;
+	m->kinds = h.kinds;
+	m->id.len = h.idlen;
+	memcpy(m->id.bytes, h.id, h.idlen);
+	return 0;
+}
+
+struct find {
+	const struct buildid *id;
+	unsigned kind;
+	int (*cb)(const struct pkg_rec *r, void *arg);
+	void *arg;
+};
+
+static int
+find_cb(const struct index_rec *r, void *arg)
+{
+	struct find *fd = arg;
+	struct pkg_rec m;
+
+	/* The key says (id, kind); the record must agree. */
+	if (member_decode(r, &m) == -1 || !buildid_equal(&m.id, fd->id) ||
+	    (m.kinds & fd->kind) == 0)
+		return 0;
+	return fd->cb(&m, fd->arg);
+}
+
+int
+pkgidx_find(struct index_reader *rd, const struct buildid *id,
+    enum elf_kind kind, int (*cb)(const struct pkg_rec *r, void *arg),
+    void *arg)
+{
+	struct find fd = { id, kind, cb, arg };
+	uint8_t prefix[CACHE_KEY_LEN];
+
+	if (kind != ELF_KIND_DEBUGINFO && kind != ELF_KIND_EXECUTABLE)
+		return -1;
+	kind_key(id, kind, prefix);
+	return index_walk_prefix(rd, INDEX_MEMBERS, prefix, sizeof(prefix),
+	    find_cb, &fd);
+}
+
+int
+pkgidx_get_package(struct index_reader *rd, const char *path,
+    struct index_file *out)
+{
+	uint8_t key[PKG_KEY_LEN];
+	struct index_rec r;
+	int rc;
+
+	index_path_key(path, key);
+	if ((rc = index_get_rec(rd, INDEX_PKGS, key, sizeof(key), &r)) != 0)
+		return rc;
+	return pkg_decode(&r, out);
+}
+
+/* Delete the member record that a INDEX_PKG_MEMBERS key names, and it. */
+static int
+unlink_member_cb(const struct index_rec *r, void *arg)
+{
+	struct index_batch *b = arg;
+	uint8_t key[MEMBER_KEY_LEN];
+
+	if (r->keylen == MEMBER_KEY_LEN) {
+		memcpy(key, (const uint8_t *)r->key + PKG_KEY_LEN,
+		    CACHE_KEY_LEN);
+		memcpy(key + CACHE_KEY_LEN, r->key, PKG_KEY_LEN);
+		if (index_batch_del_rec(b, INDEX_MEMBERS, key, sizeof(key)) ==
+		    -1)
+			return -1;
+	}
+	return INDEX_WALK_DELETE;
+}
+
+/* Drop the member records of the package whose key is pkey. */
+static int
+unlink_members(struct index_batch *b, const uint8_t pkey[PKG_KEY_LEN])
+{
+	return index_batch_walk_prefix(b, INDEX_PKG_MEMBERS, pkey, PKG_KEY_LEN,
+	    unlink_member_cb, b);
+}
+
+/* Record member m of the package under pkey as kind. */
+static int
+put_member(struct index_batch *b, const uint8_t pkey[PKG_KEY_LEN],
+    const char *pkg, size_t pkglen, const struct pkg_rec *m, unsigned kind)
+{
+	uint8_t key[MEMBER_KEY_LEN], back[MEMBER_KEY_LEN];
+	uint8_t val[sizeof(struct member_hdr) + 2 * (PATH_LEN_MAX + 1)];
+	struct member_hdr h;
+	size_t mlen = strlen(m->member), len;
+
+	memset(&h, 0, sizeof(h));
+	h.size = m->size;
+	h.mtime = m->mtime;
+	h.pkglen = (uint16_t)pkglen;
+	h.memberlen = (uint16_t)mlen;
+	h.kinds = (uint8_t)m->kinds;
+	h.idlen = m->id.len;
+	memcpy(h.id, m->id.bytes, m->id.len);
+	memcpy(val, &h, sizeof(h));
+	memcpy(val + sizeof(h), pkg, pkglen + 1);
+	memcpy(val + sizeof(h) + pkglen + 1, m->member, mlen + 1);
+	len = sizeof(h) + pkglen + 1 + mlen + 1;
+
+	kind_key(&m->id, kind, key);
+	memcpy(key + CACHE_KEY_LEN, pkey, PKG_KEY_LEN);
+	memcpy(back, pkey, PKG_KEY_LEN);
+	memcpy(back + PKG_KEY_LEN, key, CACHE_KEY_LEN);
+	if (index_batch_put_rec(b, INDEX_MEMBERS, key, sizeof(key), val, len) ==
+		-1 ||
+	    index_batch_put_rec(b, INDEX_PKG_MEMBERS, back, sizeof(back), "",
+		0) == -1)
+		return -1;
+	return 0;
+}
+
+/* 1 when m can be recorded. */
+static int
+member_ok(const struct pkg_rec *m)
+{
+	size_t mlen = strlen(m->member);
+
+	return m->id.len > 0 && m->id.len <= BUILDID_MAX &&
+	    (m->kinds & ELF_KIND_ALL) != 0 && path_ok(m->member, mlen) &&
+	    mlen <= PATH_LEN_MAX;
+}
+
+int
+pkgidx_put(struct index_batch *b, const struct index_file *pkg,
+    const struct pkg_rec *recs, size_t n)
+{
+	uint8_t pkey[PKG_KEY_LEN];
+	uint8_t val[512 + PATH_LEN_MAX];
+	struct index_file rec = *pkg;
+	size_t pathlen = strlen(pkg->path), vlen, i;
+	unsigned kind, kinds = 0;
+
+	if (!path_ok(pkg->path, pathlen) || pathlen > PATH_LEN_MAX)
+		return -1;
+	index_path_key(pkg->path, pkey);
+	if (unlink_members(b, pkey) == -1)
+		return -1;
+	for (i = 0; i < n; i++) {
+		if (!member_ok(&recs[i]))
+			continue;
+		for (kind = ELF_KIND_DEBUGINFO; kind <= ELF_KIND_EXECUTABLE;
+		     kind <<= 1)
+			if ((recs[i].kinds & kind) != 0 &&
+			    put_member(b, pkey, pkg->path, pathlen, &recs[i],
+				kind) == -1)
+				return -1;
+		kinds |= recs[i].kinds & ELF_KIND_ALL;
+	}
+
+	rec.kinds = kinds;
+	rec.id.len = 0;
+	if ((vlen = index_file_encode(&rec, val, sizeof(val))) == 0)
+		return -1;
+	return index_batch_put_rec(b, INDEX_PKGS, pkey, sizeof(pkey), val,
+	    vlen);
+}
+
+int
+pkgidx_drop(struct index_batch *b, const char *path)
+{
+	uint8_t pkey[PKG_KEY_LEN];
+	struct index_rec r;
+	int rc;
+
+	index_path_key(path, pkey);
+	rc = index_batch_get_rec(b, INDEX_PKGS, pkey, sizeof(pkey), &r);
+	if (rc != 0)
+		return rc;
+	if (unlink_members(b, pkey) == -1)
+		return -1;
+	return index_batch_del_rec(b, INDEX_PKGS, pkey, sizeof(pkey));
+}
+
+struct prune {
+	struct index_batch *b;
+	int (*keep)(const char *path, void *arg);
+	void *arg;
+	uint64_t removed;
+};
+
+static int
+prune_cb(const struct index_rec *r, void *arg)
+{
+	struct prune *p = arg;
+	struct index_file f;
+	uint8_t pkey[PKG_KEY_LEN];
+
+	if (pkg_decode(r, &f) == 0 && p->keep(f.path, p->arg))
+		return 0;
+	/* The key first: changing the other tables may move the record. */
+	if (r->keylen == PKG_KEY_LEN) {
+		memcpy(pkey, r->key, PKG_KEY_LEN);
+		if (unlink_members(p->b, pkey) == -1)
+			return -1;
+	}
+	p->removed++;
+	return INDEX_WALK_DELETE;
+}
+
+int
+pkgidx_prune(struct index_batch *b, int (*keep)(const char *path, void *arg),
+    void *arg, uint64_t *removed)
+{
+	struct prune p = { b, keep, arg, 0 };
+	int rc;
+
+	rc = index_batch_walk(b, INDEX_PKGS, prune_cb, &p);
+	*removed = p.removed;
+	return rc == 0 ? 0 : -1;
+}

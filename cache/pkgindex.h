@@ -1,0 +1,70 @@
+/*
+ * cache/pkgindex.h: the members of distribution packages, in the index.
+ *
+ * A package file is known by its path, with the size, mtime, inode and
+ * device it had when read (struct index_file, so that scan_unchanged()
+ * tells a changed package the way it tells a changed file).  Its servable
+ * members are recorded under (build-id, kind): one record per kind bit a
+ * member has, so a lookup finds them by key prefix without reading the
+ * rest.  Writers replace a package with all its members in one call, inside
+ * the caller's batch; readers get records that point into the map, valid
+ * until the reader ends.  Stored records are checked when read back: a
+ * damaged or hostile one is skipped, never handed out.
+ */
+#ifndef CACHE_PKGINDEX_H
+#define CACHE_PKGINDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache/index.h"
+#include "indexer/buildid.h"
+#include "indexer/elf.h"
+
+/* One servable member of a package. */
+struct pkg_rec {
+	const char *package; /* absolute path of the package file */
+	const char *member; /* normalised absolute path inside it */
+	uint64_t size;
+	int64_t mtime;
+	unsigned kinds; /* ELF_KIND_* */
+	struct buildid id;
+};
+
+/*
+ * Call cb for each package member indexed as (id, kind) until cb returns
+ * non-zero.  Returns what cb returned when it stopped the walk, 0 when
+ * every member was visited (none at all included), -1 on error.
+ */
+int pkgidx_find(struct index_reader *rd, const struct buildid *id,
+    enum elf_kind kind, int (*cb)(const struct pkg_rec *r, void *arg),
+    void *arg);
+
+/*
+ * The record of the package at path, or INDEX_NOTFOUND.  kinds is the
+ * union of its members' kinds (0 when none is servable); id is empty.
+ */
+int pkgidx_get_package(struct index_reader *rd, const char *path,
+    struct index_file *out);
+
+/*
+ * Record the package pkg (path, size, mtime, inode, device) with its n
+ * members, replacing whatever was recorded for pkg->path.  recs[i].package
+ * is ignored.  A member is recorded once per kind bit it has; one without
+ * a build-id or a kind, or with a path too long, is left out.  When two
+ * members share an (id, kind), the last one is kept.
+ */
+int pkgidx_put(struct index_batch *b, const struct index_file *pkg,
+    const struct pkg_rec *recs, size_t n);
+
+/* Drop the package at path and its members; INDEX_NOTFOUND when unknown. */
+int pkgidx_drop(struct index_batch *b, const char *path);
+
+/*
+ * Drop every package for which keep() returns 0, with its members, and
+ * count the packages in *removed.  A damaged package record is dropped.
+ */
+int pkgidx_prune(struct index_batch *b,
+    int (*keep)(const char *path, void *arg), void *arg, uint64_t *removed);
+
+#endif /* CACHE_PKGINDEX_H */

@@ -1,0 +1,830 @@
+/*
+ * indexer/package.c: walk and extract .deb/.ddeb, .rpm and Arch packages
+ * with libarchive, in-process and streaming.
+ *
+ * A package is read through a stack of libarchive readers, each fed from
+ * the one below by callbacks (archive_read_open), never through a temporary
+ * copy:
+ *
+ *	.deb:	file -> ar ("data.tar.*" member) -> raw+filters -> tar
+ *	other:	file -> raw+filters (rpm, gzip, xz, zstd...) -> tar or cpio
+ *
+ * The "raw" reader does nothing but decompress, so the callback that feeds
+ * the top reader sees every decompressed byte of the package.  That is where
+ * max_total is enforced: libarchive also skips data on its own (unread
+ * member data, cpio resynchronisation, pax headers), and a bomb hidden
+ * there is stopped just as early as one in a member we read.
+ *
+ * Only native decompressors are registered; a libarchive that would run an
+ * external program for one of them is refused.  Member bytes we inspect go
+ * to one unlinked temporary file per scan, rewritten for each ELF member.
+ * Nothing here keeps state between calls; each call owns its readers.
+ */
+#include "indexer/package.h"
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Bytes asked of the package file per read. */
+#define READ_BLOCK (64 * 1024)
+/* The ELF magic is this long. */
+#define MAGIC_LEN 4
+/* The ar magic that starts a .deb. */
+#define AR_MAGIC "!<arch>\n"
+#define AR_MAGIC_LEN 8
+/* Members of the outer ar of a .deb looked at before giving up. */
+#define DEB_MEMBERS_MAX 16
+
+/*
+ * The reader stack of one open package.  ar is the outer ar of a .deb (else
+ * NULL); raw undoes the compression; files reads the members.
+ */
+struct pkg_reader {
+	int fd;
+	struct archive *ar;
+	struct archive *raw;
+	struct archive *files;
+	uint64_t total; /* decompressed bytes handed to files */
+	uint64_t max_total;
+	unsigned members;
+	unsigned max_members;
+	int over_total; /* the feed stopped at max_total */
+	char member[64]; /* the ar member being decompressed, for errors */
+};
+
+/* Where the bytes of one member go while they are read. */
+struct sink {
+	int fd; /* -1: nowhere */
+	uint64_t limit; /* larger members are read but not written */
+	int elf; /* -1: not known yet; 0: not ELF, so not written */
+	unsigned char magic[MAGIC_LEN];
+	size_t have;
+	uint64_t end; /* bytes read, holes included */
+	int over; /* the member is larger than limit */
+};
+
+const struct pkg_limits pkg_default_limits = {
+	.max_member = 4ull << 30,
+	.max_total = 64ull << 30,
+	.max_members = 1000000,
+};
+
+/*
+ * Append the components of p to the len bytes already in out, dropping
+ * empty and "." ones; ".." pops a component when pop is set (popping the
+ * root fails) and fails otherwise.  The result is absolute, NUL-ended.
+ */
+static int
+normalise(const char *p, char *out, size_t outlen, size_t len, int pop)
+{
+	const char *comp;
+	size_t n;
+
+	while (*p != '\0') {
+		while (*p == '/')
+			p++;
+		comp = p;
+		while (*p != '\0' && *p != '/')
+			p++;
+		n = (size_t)(p - comp);
+		if (n == 0 || (n == 1 && comp[0] == '.'))
+			continue;
+		if (n == 2 && comp[0] == '.' && comp[1] == '.') {
+			if (!pop || len == 0)
+				return -1;
+			while (len > 0 && out[len - 1] != '/')
+				len--;
+			if (len > 0)
+				len--;
+			continue;
+		}
+		if (n + 1 >= outlen - len)
+			return -1;
+		out[len++] = '/';
+		memcpy(out + len, comp, n);
+		len += n;
+	}
+	if (len == 0)
+		out[len++] = '/';
+	out[len] = '\0';
+	return 0;
+}
+
+int
+pkg_member_path(const char *name, char *out, size_t outlen)
+{
+	if (name == NULL || name[0] == '\0' || outlen < 2)
+		return -1;
+	return normalise(name, out, outlen, 0, 0);
+}
+
+/*
+ * Links are resolved lexically, as the package would be laid out on disk
+ * with nothing else around it: a relative target starts from the link's
+ * directory, an absolute one from the package root, ".." pops a component
+ * and popping the root is an escape.
+ */
+int
+pkg_link_resolve(const char *link, const char *target, char *out, size_t outlen)
+{
+	const char *slash;
+	size_t len = 0;
+
+	if (link == NULL || target == NULL || target[0] == '\0' || outlen < 2)
+		return -1;
+	if (target[0] != '/' && (slash = strrchr(link, '/')) != NULL) {
+		len = (size_t)(slash - link);
+		if (len >= outlen)
+			return -1;
+		memcpy(out, link, len);
+	}
+	return normalise(target, out, outlen, len, 1);
+}
+
+/*
+ * Register the decompressors, native ones only: ARCHIVE_WARN from a
+ * support function means libarchive would run an external program.
+ */
+static int
+add_filters(struct archive *a, int rpm, char *err, size_t errlen)
+{
+	static const struct {
+		const char *name;
+		int (*add)(struct archive *);
+	} filters[] = {
+		{ "gzip", archive_read_support_filter_gzip },
+		{ "bzip2", archive_read_support_filter_bzip2 },
+		{ "xz", archive_read_support_filter_xz },
+		{ "lzma", archive_read_support_filter_lzma },
+		{ "zstd", archive_read_support_filter_zstd },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(filters) / sizeof(filters[0]); i++) {
+		if (filters[i].add(a) != ARCHIVE_OK) {
+			snprintf(err, errlen, "libarchive has no native %s",
+			    filters[i].name);
+			return -1;
+		}
+	}
+	if (rpm && archive_read_support_filter_rpm(a) != ARCHIVE_OK) {
+		snprintf(err, errlen, "libarchive cannot read rpm");
+		return -1;
+	}
+	return 0;
+}
+
+/* The next data block of src as a read callback wants it: bytes or 0. */
+static la_ssize_t
+pass_block(struct archive *self, struct archive *src, const void **buf)
+{
+	size_t size = 0;
+	la_int64_t off;
+	int rc;
+
+	do {
+		rc = archive_read_data_block(src, buf, &size, &off);
+		if (rc == ARCHIVE_EOF)
+			return 0;
+		if (rc < ARCHIVE_WARN) {
+			archive_set_error(self, EIO, "%s",
+			    archive_error_string(src) != NULL
+				? archive_error_string(src)
+				: "read error");
+			return -1;
+		}
+	} while (size == 0);
+	if (size > (size_t)SSIZE_MAX) {
+		archive_set_error(self, EIO, "block too large");
+		return -1;
+	}
+	return (la_ssize_t)size;
+}
+
+/* Feeds raw from the data.tar member of the ar: compressed bytes. */
+static la_ssize_t
+deb_member_read_cb(struct archive *a, void *arg, const void **buf)
+{
+	struct pkg_reader *r = arg;
+
+	return pass_block(a, r->ar, buf);
+}
+
+/* Feeds files from raw, counting what the package decompresses to. */
+static la_ssize_t
+files_read_cb(struct archive *a, void *arg, const void **buf)
+{
+	struct pkg_reader *r = arg;
+	la_ssize_t n;
+
+	if ((n = pass_block(a, r->raw, buf)) <= 0)
+		return n;
+	if ((uint64_t)n > r->max_total - r->total) {
+		/* libarchive's own printf knows no %llu. */
+		r->over_total = 1;
+		archive_set_error(a, EFBIG, "%s",
+		    "decompresses past max_total");
+		return -1;
+	}
+	r->total += (uint64_t)n;
+	return n;
+}
+
+static void
+pkg_reader_close(struct pkg_reader *r)
+{
+	if (r->files != NULL)
+		archive_read_free(r->files);
+	if (r->raw != NULL)
+		archive_read_free(r->raw);
+	if (r->ar != NULL)
+		archive_read_free(r->ar);
+	if (r->fd != -1)
+		close(r->fd);
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+}
+
+/* Error text of a, never NULL. */
+static const char *
+arerr(struct archive *a)
+{
+	const char *s = archive_error_string(a);
+
+	return s != NULL ? s : "unknown libarchive error";
+}
+
+/* Find the data.tar member of a .deb and make raw read from it. */
+static int
+open_deb(struct pkg_reader *r, char *err, size_t errlen)
+{
+	struct archive_entry *e;
+	const char *name;
+	int i, rc;
+
+	if ((r->ar = archive_read_new()) == NULL ||
+	    archive_read_support_format_ar(r->ar) != ARCHIVE_OK) {
+		snprintf(err, errlen, "cannot set up an ar reader");
+		return -1;
+	}
+	if (archive_read_open_fd(r->ar, r->fd, READ_BLOCK) != ARCHIVE_OK) {
+		snprintf(err, errlen, "not an ar archive: %s", arerr(r->ar));
+		return -1;
+	}
+	for (i = 0;; i++) {
+		if (i == DEB_MEMBERS_MAX) {
+			snprintf(err, errlen,
+			    "no data.tar in the first %d "
+			    "members",
+			    DEB_MEMBERS_MAX);
+			return -1;
+		}
+		rc = archive_read_next_header(r->ar, &e);
+		if (rc == ARCHIVE_EOF) {
+			snprintf(err, errlen, "not a .deb: no data.tar member");
+			return -1;
+		}
+		if (rc < ARCHIVE_WARN) {
+			snprintf(err, errlen, "ar: %s", arerr(r->ar));
+			return -1;
+		}
+		name = archive_entry_pathname(e);
+		if (name != NULL && strncmp(name, "data.tar", 8) == 0)
+			break;
+	}
+	snprintf(r->member, sizeof(r->member), "%s", name);
+	if ((r->raw = archive_read_new()) == NULL ||
+	    archive_read_support_format_raw(r->raw) != ARCHIVE_OK ||
+	    add_filters(r->raw, 0, err, errlen) == -1) {
+		if (r->raw == NULL)
+			snprintf(err, errlen, "cannot set up a reader");
+		return -1;
+	}
+	if (archive_read_open(r->raw, r, NULL, deb_member_read_cb, NULL) !=
+	    ARCHIVE_OK) {
+		snprintf(err, errlen, "%s: %s", r->member, arerr(r->raw));
+		return -1;
+	}
+	return 0;
+}
+
+/* rpm and Arch packages: raw decompresses the file itself. */
+static int
+open_plain(struct pkg_reader *r, char *err, size_t errlen)
+{
+	if ((r->raw = archive_read_new()) == NULL ||
+	    archive_read_support_format_raw(r->raw) != ARCHIVE_OK ||
+	    add_filters(r->raw, 1, err, errlen) == -1) {
+		if (r->raw == NULL)
+			snprintf(err, errlen, "cannot set up a reader");
+		return -1;
+	}
+	if (archive_read_open_fd(r->raw, r->fd, READ_BLOCK) != ARCHIVE_OK) {
+		snprintf(err, errlen, "%s", arerr(r->raw));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Say why files failed.  Past max_total, libarchive may report only the
+ * symptom ("Truncated input file") when our feed refused to go on.
+ */
+static void
+files_error(struct pkg_reader *r, char *err, size_t errlen)
+{
+	if (r->over_total)
+		snprintf(err, errlen,
+		    "package decompresses to more than %llu bytes",
+		    (unsigned long long)r->max_total);
+	else
+		snprintf(err, errlen, "%s%s%s", r->member,
+		    r->member[0] != '\0' ? ": " : "", arerr(r->files));
+}
+
+static int
+pkg_reader_open(struct pkg_reader *r, const char *path,
+    const struct pkg_limits *lim, char *err, size_t errlen)
+{
+	unsigned char magic[AR_MAGIC_LEN];
+	struct archive_entry *e;
+	struct stat st;
+	int deb, rc;
+
+	memset(r, 0, sizeof(*r));
+	r->max_total = lim->max_total;
+	r->max_members = lim->max_members;
+	if ((r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) == -1) {
+		snprintf(err, errlen, "open: %s", strerror(errno));
+		return -1;
+	}
+	if (fstat(r->fd, &st) == -1 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "not a regular file");
+		return -1;
+	}
+	deb = pread(r->fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
+	    memcmp(magic, AR_MAGIC, AR_MAGIC_LEN) == 0;
+	if ((deb ? open_deb(r, err, errlen) : open_plain(r, err, errlen)) == -1)
+		return -1;
+
+	/* The raw format has one entry: the decompressed stream. */
+	rc = archive_read_next_header(r->raw, &e);
+	if (rc == ARCHIVE_EOF) {
+		snprintf(err, errlen, "empty package");
+		return -1;
+	}
+	if (rc < ARCHIVE_WARN) {
+		snprintf(err, errlen, "%s%s%s", r->member,
+		    r->member[0] != '\0' ? ": " : "", arerr(r->raw));
+		return -1;
+	}
+
+	if ((r->files = archive_read_new()) == NULL ||
+	    archive_read_support_format_tar(r->files) != ARCHIVE_OK ||
+	    (!deb &&
+		archive_read_support_format_cpio(r->files) != ARCHIVE_OK)) {
+		snprintf(err, errlen, "cannot set up a tar reader");
+		return -1;
+	}
+	if (archive_read_open(r->files, r, NULL, files_read_cb, NULL) !=
+	    ARCHIVE_OK) {
+		files_error(r, err, errlen);
+		return -1;
+	}
+	return 0;
+}
+
+/* The next member: 0, ELF_NOTFOUND at the end, -1 with err. */
+static int
+pkg_reader_next(struct pkg_reader *r, struct archive_entry **e, char *err,
+    size_t errlen)
+{
+	int rc = archive_read_next_header(r->files, e);
+
+	if (rc == ARCHIVE_EOF)
+		return ELF_NOTFOUND;
+	if (rc < ARCHIVE_WARN) {
+		files_error(r, err, errlen);
+		return -1;
+	}
+	if (++r->members > r->max_members) {
+		snprintf(err, errlen, "more than %u members", r->max_members);
+		return -1;
+	}
+	return 0;
+}
+
+static int
+write_all(int fd, const void *buf, size_t len, uint64_t off)
+{
+	const char *p = buf;
+	ssize_t n;
+
+	while (len > 0) {
+		if (off > (uint64_t)INT64_MAX - len) {
+			errno = EFBIG;
+			return -1;
+		}
+		n = pwrite(fd, p, len, (off_t)off);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+		off += (uint64_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Take the ELF magic from a block at off.  Blocks come in order but may
+ * leave holes (sparse members), and a hole reads as zeros: not ELF.
+ */
+static void
+sink_magic(struct sink *s, const unsigned char *buf, size_t size, uint64_t off)
+{
+	size_t skip, n;
+
+	if (off > s->have) {
+		s->elf = 0;
+		return;
+	}
+	skip = (size_t)(s->have - off);
+	if (skip < size) {
+		n = size - skip;
+		if (n > MAGIC_LEN - s->have)
+			n = MAGIC_LEN - s->have;
+		memcpy(s->magic + s->have, buf + skip, n);
+		s->have += n;
+	}
+	if (s->have == MAGIC_LEN)
+		s->elf = elf_has_magic(s->magic, MAGIC_LEN);
+}
+
+/*
+ * Read the current member's data to its end into s.  The data is always
+ * read through (what the archive really holds, not what the header
+ * declares); it is written only while it may be ELF and fits the limit.
+ */
+static int
+read_data(struct pkg_reader *r, struct sink *s, char *err, size_t errlen)
+{
+	const void *buf;
+	size_t size;
+	la_int64_t off;
+	uint64_t uoff;
+	int rc;
+
+	for (;;) {
+		rc = archive_read_data_block(r->files, &buf, &size, &off);
+		if (rc == ARCHIVE_EOF)
+			break;
+		if (rc < ARCHIVE_WARN) {
+			files_error(r, err, errlen);
+			return -1;
+		}
+		if (off < 0 || (uint64_t)off > UINT64_MAX - size) {
+			snprintf(err, errlen, "bad data offset");
+			return -1;
+		}
+		uoff = (uint64_t)off;
+		if (size == 0)
+			continue;
+		if (s->elf == -1)
+			sink_magic(s, buf, size, uoff);
+		if (s->fd != -1 && s->elf != 0 && !s->over) {
+			if (uoff + size > s->limit)
+				s->over = 1;
+			else if (write_all(s->fd, buf, size, uoff) == -1) {
+				snprintf(err, errlen, "write: %s",
+				    strerror(errno));
+				return -1;
+			}
+		}
+		if (uoff + size > s->end)
+			s->end = uoff + size;
+	}
+	if (s->elf == -1)
+		s->elf = 0;
+	return 0;
+}
+
+/*
+ * An unlinked file for member bytes: O_TMPFILE in tmpdir (or a named file
+ * unlinked at once where the file system lacks it), a memfd without tmpdir.
+ */
+static int
+tmp_open(const char *tmpdir, char *err, size_t errlen)
+{
+	char name[PATH_MAX];
+	int fd;
+
+	if (tmpdir == NULL) {
+		if ((fd = memfd_create("dbgmirror-member", MFD_CLOEXEC)) == -1)
+			snprintf(err, errlen, "memfd_create: %s",
+			    strerror(errno));
+		return fd;
+	}
+	fd = open(tmpdir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd != -1 || (errno != EOPNOTSUPP && errno != EISDIR)) {
+		if (fd == -1)
+			snprintf(err, errlen, "%s: %s", tmpdir,
+			    strerror(errno));
+		return fd;
+	}
+	if (snprintf(name, sizeof(name), "%s/pkg-member.XXXXXX", tmpdir) >=
+	    (int)sizeof(name)) {
+		snprintf(err, errlen, "tmpdir path too long");
+		return -1;
+	}
+	if ((fd = mkostemp(name, O_CLOEXEC)) == -1) {
+		snprintf(err, errlen, "%s: %s", tmpdir, strerror(errno));
+		return -1;
+	}
+	unlink(name);
+	return fd;
+}
+
+/* Entry name of e, or NULL when libarchive has none it can give. */
+static const char *
+entry_name(struct archive_entry *e)
+{
+	const char *s = archive_entry_pathname(e);
+
+	return s != NULL ? s : archive_entry_pathname_utf8(e);
+}
+
+/* 1 when e is a hard link that carries no data of its own. */
+static int
+is_bare_hardlink(struct archive_entry *e)
+{
+	return archive_entry_hardlink(e) != NULL &&
+	    (!archive_entry_size_is_set(e) || archive_entry_size(e) == 0);
+}
+
+/*
+ * Inspect a regular member: copy it to tmp while it may be ELF, then ask
+ * elf_read_info.  *tmp is made on first need and kept for the next member.
+ */
+static int
+scan_regular(struct pkg_reader *r, struct pkg_member *m, const char *tmpdir,
+    const struct pkg_limits *lim, int *tmp, struct pkg_stats *stats, char *err,
+    size_t errlen)
+{
+	struct sink s = { .fd = -1, .elf = -1, .limit = lim->max_member };
+	char eerr[256];
+
+	if (*tmp == -1 && (*tmp = tmp_open(tmpdir, err, errlen)) == -1)
+		return -1;
+	if (ftruncate(*tmp, 0) == -1) {
+		snprintf(err, errlen, "ftruncate: %s", strerror(errno));
+		return -1;
+	}
+	s.fd = *tmp;
+	if (read_data(r, &s, err, errlen) == -1)
+		return -1;
+	m->size = s.end;
+	if (s.elf != 1)
+		return 0;
+	if (s.over) {
+		stats->too_large++;
+		return 0;
+	}
+	/* A trailing hole is not written: give the file its full length. */
+	if (ftruncate(*tmp, (off_t)s.end) == -1) {
+		snprintf(err, errlen, "ftruncate: %s", strerror(errno));
+		return -1;
+	}
+	if (elf_read_info(*tmp, &m->elf, eerr, sizeof(eerr)) != 0) {
+		memset(&m->elf, 0, sizeof(m->elf));
+		stats->bad_elf++;
+		return 0;
+	}
+	m->type = PKG_ELF;
+	m->is_dwz = strncmp(m->path, PKG_DWZ_DIR, strlen(PKG_DWZ_DIR)) == 0;
+	return 0;
+}
+
+int
+pkg_scan_stats(const char *path, const char *tmpdir,
+    const struct pkg_limits *lim,
+    int (*cb)(const struct pkg_member *m, void *arg), void *arg,
+    struct pkg_stats *stats, char *err, size_t errlen)
+{
+	struct pkg_reader r;
+	struct pkg_stats dummy;
+	struct pkg_member m;
+	struct archive_entry *e;
+	char name[PATH_MAX], target[PATH_MAX];
+	const char *raw;
+	int rc, tmp = -1;
+
+	if (stats == NULL)
+		stats = &dummy;
+	memset(stats, 0, sizeof(*stats));
+	if (pkg_reader_open(&r, path, lim, err, errlen) == -1) {
+		pkg_reader_close(&r);
+		return -1;
+	}
+	while ((rc = pkg_reader_next(&r, &e, err, errlen)) == 0) {
+		memset(&m, 0, sizeof(m));
+		if ((raw = entry_name(e)) == NULL ||
+		    pkg_member_path(raw, name, sizeof(name)) == -1) {
+			stats->bad_names++;
+			continue;
+		}
+		m.path = name;
+		m.type = PKG_OTHER;
+		m.mtime = (int64_t)archive_entry_mtime(e);
+		if (archive_entry_filetype(e) == AE_IFLNK) {
+			if ((m.link_target = archive_entry_symlink(e)) != NULL)
+				m.type = PKG_SYMLINK;
+		} else if (is_bare_hardlink(e)) {
+			if (pkg_member_path(archive_entry_hardlink(e), target,
+				sizeof(target)) == -1) {
+				stats->bad_names++;
+				continue;
+			}
+			m.type = PKG_SYMLINK;
+			m.link_target = target;
+		} else if (archive_entry_filetype(e) == AE_IFREG) {
+			rc = scan_regular(&r, &m, tmpdir, lim, &tmp, stats, err,
+			    errlen);
+			if (rc == -1)
+				break;
+		}
+		if (cb(&m, arg) != 0) {
+			rc = ELF_NOTFOUND;
+			break;
+		}
+	}
+	stats->members = r.members;
+	stats->total = r.total;
+	pkg_reader_close(&r);
+	if (tmp != -1)
+		close(tmp);
+	return rc == -1 ? -1 : 0;
+}
+
+int
+pkg_scan(const char *path, const char *tmpdir, const struct pkg_limits *lim,
+    int (*cb)(const struct pkg_member *m, void *arg), void *arg, char *err,
+    size_t errlen)
+{
+	return pkg_scan_stats(path, tmpdir, lim, cb, arg, NULL, err, errlen);
+}
+
+/* Copy the current member into out_fd from offset 0. */
+static int
+extract_regular(struct pkg_reader *r, int out_fd, const struct pkg_limits *lim,
+    char *err, size_t errlen)
+{
+	struct sink s = { .fd = out_fd, .elf = 1, .limit = lim->max_member };
+	struct stat st;
+	int regular;
+
+	regular = fstat(out_fd, &st) == 0 && S_ISREG(st.st_mode);
+	if (regular && ftruncate(out_fd, 0) == -1) {
+		snprintf(err, errlen, "ftruncate: %s", strerror(errno));
+		return -1;
+	}
+	if (read_data(r, &s, err, errlen) == -1)
+		return -1;
+	if (s.over) {
+		snprintf(err, errlen, "member larger than %llu bytes",
+		    (unsigned long long)lim->max_member);
+		return -1;
+	}
+	if (regular && ftruncate(out_fd, (off_t)s.end) == -1) {
+		snprintf(err, errlen, "ftruncate: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * One pass over the package looking for want.  A link named want moves
+ * want to its target and the pass goes on, since the target usually comes
+ * later (.build-id/ sorts before the files it points to); *moved tells the
+ * caller to start again when the target was behind us.
+ *
+ * cpio (rpm) stores a file with several names the other way round from
+ * tar: the first names come empty and the last one brings the data, which
+ * libarchive reports as a hard link to the first name.  So an empty want
+ * with more than one link waits for a later member that links to it.
+ */
+static int
+extract_pass(const char *path, char *want, size_t wantlen, int out_fd,
+    const struct pkg_limits *lim, int *hops, int *moved, char *err,
+    size_t errlen)
+{
+	struct pkg_reader r;
+	struct archive_entry *e;
+	char name[PATH_MAX], next[PATH_MAX];
+	const char *raw, *target;
+	struct stat st;
+	int rc, cpio_link = 0;
+
+	*moved = 0;
+	if (pkg_reader_open(&r, path, lim, err, errlen) == -1) {
+		pkg_reader_close(&r);
+		return -1;
+	}
+	while ((rc = pkg_reader_next(&r, &e, err, errlen)) == 0) {
+		if ((raw = entry_name(e)) == NULL ||
+		    pkg_member_path(raw, name, sizeof(name)) == -1)
+			continue;
+		if (cpio_link) {
+			if ((target = archive_entry_hardlink(e)) != NULL &&
+			    !is_bare_hardlink(e) &&
+			    pkg_member_path(target, next, sizeof(next)) == 0 &&
+			    strcmp(next, want) == 0) {
+				rc = extract_regular(&r, out_fd, lim, err,
+				    errlen);
+				break;
+			}
+			continue;
+		}
+		if (strcmp(name, want) != 0)
+			continue;
+		if (archive_entry_filetype(e) == AE_IFLNK ||
+		    is_bare_hardlink(e)) {
+			if (++*hops > PKG_LINK_HOPS) {
+				snprintf(err, errlen, "%s: more than %d links",
+				    want, PKG_LINK_HOPS);
+				rc = -1;
+				break;
+			}
+			if (archive_entry_filetype(e) == AE_IFLNK) {
+				target = archive_entry_symlink(e);
+				rc = pkg_link_resolve(name, target, next,
+				    sizeof(next));
+			} else {
+				target = archive_entry_hardlink(e);
+				rc =
+				    pkg_member_path(target, next, sizeof(next));
+			}
+			if (rc == -1 || strlen(next) >= wantlen) {
+				snprintf(err, errlen,
+				    "%s: link target %s leaves the package",
+				    name, target != NULL ? target : "(none)");
+				rc = -1;
+				break;
+			}
+			memcpy(want, next, strlen(next) + 1);
+			*moved = 1;
+			continue;
+		}
+		if (archive_entry_filetype(e) != AE_IFREG) {
+			snprintf(err, errlen, "%s: not a regular file", name);
+			rc = -1;
+			break;
+		}
+		if (archive_entry_nlink(e) > 1 &&
+		    archive_entry_hardlink(e) == NULL &&
+		    archive_entry_size(e) == 0) {
+			cpio_link = 1;
+			continue;
+		}
+		rc = extract_regular(&r, out_fd, lim, err, errlen);
+		break;
+	}
+	/* No later name brought data: the file is empty after all. */
+	if (rc == ELF_NOTFOUND && cpio_link && fstat(out_fd, &st) == 0 &&
+	    S_ISREG(st.st_mode) && ftruncate(out_fd, 0) == -1) {
+		snprintf(err, errlen, "ftruncate: %s", strerror(errno));
+		rc = -1;
+	} else if (rc == ELF_NOTFOUND && cpio_link)
+		rc = 0;
+	pkg_reader_close(&r);
+	return rc;
+}
+
+int
+pkg_extract(const char *path, const char *member, int out_fd,
+    const struct pkg_limits *lim, char *err, size_t errlen)
+{
+	char want[PATH_MAX];
+	int rc, hops = 0, moved;
+
+	if (pkg_member_path(member, want, sizeof(want)) == -1) {
+		snprintf(err, errlen, "bad member name");
+		return -1;
+	}
+	do {
+		rc = extract_pass(path, want, sizeof(want), out_fd, lim, &hops,
+		    &moved, err, errlen);
+	} while (rc == ELF_NOTFOUND && moved);
+	return rc;
+}

@@ -1,0 +1,122 @@
+/*
+ * indexer/package.h: read distribution packages in-process with libarchive.
+ *
+ * Formats, told apart by content: .deb/.ddeb (an ar archive whose
+ * data.tar[.gz|.xz|.zst|.bz2|.lzma] member holds the files), .rpm (a cpio
+ * payload compressed with gzip, xz or zstd) and Arch .pkg.tar.* (a
+ * compressed tar).  Nothing is run in a child process and nothing is
+ * extracted to disk but the one member being inspected, which goes to an
+ * unlinked temporary file.
+ *
+ * Packages are hostile: member names are normalised and names with ".."
+ * skipped, every decompressed byte is counted against pkg_limits.max_total
+ * (so a decompression bomb stops early, even inside libarchive's own
+ * skipping), and a member is inspected only up to max_member bytes.  Memory
+ * stays bounded whatever the package size.  Blocking; for worker threads,
+ * after elf_init().  Distinct calls share nothing.
+ */
+#ifndef INDEXER_PACKAGE_H
+#define INDEXER_PACKAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "indexer/elf.h"
+
+/* Bounds on what one call reads from one package. */
+struct pkg_limits {
+	uint64_t max_member; /* largest member extracted or inspected */
+	uint64_t max_total; /* most decompressed bytes read from one package */
+	unsigned max_members; /* most members looked at */
+};
+
+/* The daemon's limits: members to 4 GiB, 64 GiB read, 1,000,000 members. */
+extern const struct pkg_limits pkg_default_limits;
+
+/* Links followed by pkg_extract() before it gives up. */
+#define PKG_LINK_HOPS 8
+
+/* Where the dwz alt files of a distribution live. */
+#define PKG_DWZ_DIR "/usr/lib/debug/.dwz/"
+
+enum pkg_member_type { PKG_ELF, PKG_SYMLINK, PKG_OTHER };
+
+/*
+ * One member as pkg_scan() reports it; the strings live until the callback
+ * returns.  A hard link without data of its own (tar) is reported as a
+ * PKG_SYMLINK whose target is the normalised absolute path it links to,
+ * which resolves to the same member.  cpio (rpm) brings the data of a file
+ * with several names with the last name, which is the one reported as
+ * PKG_ELF; the earlier names come as empty PKG_OTHER members (pkg_extract
+ * still gives them the data).
+ */
+struct pkg_member {
+	const char *path; /* normalised: "./x" and "x" become "/x" */
+	enum pkg_member_type type;
+	uint64_t size; /* bytes actually read, not the declared size */
+	int64_t mtime;
+	const char *link_target; /* PKG_SYMLINK: the target as stored */
+	struct elf_info elf; /* PKG_ELF: from elf_read_info() */
+	int is_dwz; /* PKG_ELF under PKG_DWZ_DIR */
+};
+
+/* What pkg_scan_stats() skipped, for logs and metrics. */
+struct pkg_stats {
+	unsigned members; /* headers read */
+	unsigned bad_names; /* names with "..", empty or too long: skipped */
+	unsigned too_large; /* ELF members over max_member: not inspected */
+	unsigned bad_elf; /* ELF magic but unreadable: reported PKG_OTHER */
+	uint64_t total; /* decompressed bytes read */
+};
+
+/*
+ * Walk every member of the package at path, calling cb for each; cb returns
+ * 0 to go on, -1 to stop (pkg_scan then returns 0).  A regular member that
+ * starts with the ELF magic is copied into an unlinked temporary file in
+ * tmpdir (O_TMPFILE, or a memfd when tmpdir is NULL: use that only with a
+ * small max_member, as it counts against memory), one member at a time,
+ * and read with elf_read_info(); one that fails to read is PKG_OTHER.
+ * Returns 0, or -1 with err for a package that cannot be read as a whole:
+ * not a package, corrupt or truncated compression, a limit exceeded.
+ */
+int pkg_scan(const char *path, const char *tmpdir, const struct pkg_limits *lim,
+    int (*cb)(const struct pkg_member *m, void *arg), void *arg, char *err,
+    size_t errlen);
+
+/* pkg_scan(), also filling stats (which may be NULL). */
+int pkg_scan_stats(const char *path, const char *tmpdir,
+    const struct pkg_limits *lim,
+    int (*cb)(const struct pkg_member *m, void *arg), void *arg,
+    struct pkg_stats *stats, char *err, size_t errlen);
+
+/*
+ * Extract the member named member (normalised by pkg_member_path()) into
+ * out_fd, written with pwrite from offset 0; a regular out_fd is truncated
+ * to the member's size.  A symbolic or hard link in the package is followed
+ * inside the package (relative targets against the link's directory, at
+ * most PKG_LINK_HOPS links; a target above the root is an error).  Only the
+ * named member itself is looked up: links among its parent directories are
+ * not followed.  When a name occurs twice the first one wins.  Returns 0,
+ * ELF_NOTFOUND when the package has no such member, or -1 with err (also
+ * for a member that is not a regular file or is over max_member).
+ */
+int pkg_extract(const char *path, const char *member, int out_fd,
+    const struct pkg_limits *lim, char *err, size_t errlen);
+
+/*
+ * Normalise a member name to an absolute path: leading "./" and "/", empty
+ * and "." components and a trailing "/" go ("./usr//bin/" is "/usr/bin",
+ * "./" is "/").  Returns 0, or -1 for an empty name, a ".." component, or a
+ * result that does not fit in outlen bytes.
+ */
+int pkg_member_path(const char *name, char *out, size_t outlen);
+
+/*
+ * Resolve the link target as stored in the member at link (a normalised
+ * path) to a normalised path in out.  -1 when target is empty, climbs above
+ * the root or does not fit.
+ */
+int pkg_link_resolve(const char *link, const char *target, char *out,
+    size_t outlen);
+
+#endif /* INDEXER_PACKAGE_H */

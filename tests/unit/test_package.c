@@ -1,0 +1,1030 @@
+/*
+ * tests/unit/test_package.c: indexer/package.c on real packages and on a
+ * hostile corpus.
+ *
+ * Real packages are built at run time from two small programs compiled with
+ * a build-id, split with objcopy and strip, with a dwz multifile over their
+ * .debug files, laid out the way distributions do and packed by dpkg-deb
+ * (xz, gzip, zstd, none), rpmbuild (xz, zstd, gzip payloads) and tar (Arch
+ * .pkg.tar.zst and .xz).  A missing tool is a failure, not a skip.  The
+ * hostile corpus is cut from those packages or written with libarchive's
+ * writer, which can name members anything.  Everything lives in one
+ * temporary directory, removed at the end.
+ */
+#include "indexer/package.h"
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tests/shell.h"
+#include "tests/tap.h"
+/* The build passes -Wno-unused-parameter; a bare -Wextra build does not. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-parameter"
+#include "tests/testdir.h"
+#pragma GCC diagnostic pop
+
+#define ERRLEN 256
+#define MEMBERS_MAX 64
+
+static const struct pkg_limits limits = {
+	.max_member = 256u << 20,
+	.max_total = 1024u << 20,
+	.max_members = 10000,
+};
+
+static int
+write_file(const char *path, const void *buf, size_t len)
+{
+	FILE *fp = fopen(path, "w");
+	int rc;
+
+	if (fp == NULL)
+		return 0;
+	rc = fwrite(buf, 1, len, fp) == len;
+	if (fclose(fp) == EOF)
+		rc = 0;
+	return rc;
+}
+
+/* 1 when files a and b hold the same bytes. */
+static int
+same_bytes(const char *a, const char *b)
+{
+	unsigned char *x, *y;
+	size_t xl = 0, yl = 0;
+	int same;
+
+	x = slurp(a, &xl);
+	y = slurp(b, &yl);
+	same = x != NULL && y != NULL && xl == yl && memcmp(x, y, xl) == 0;
+	free(x);
+	free(y);
+	return same;
+}
+
+static int
+info_of(const char *path, struct elf_info *info)
+{
+	char err[ERRLEN];
+	int fd, rc;
+
+	memset(info, 0, sizeof(*info));
+	if ((fd = open(path, O_RDONLY)) == -1)
+		return -1;
+	rc = elf_read_info(fd, info, err, sizeof(err));
+	close(fd);
+	return rc;
+}
+
+/* The build-id readelf -n prints for path; 0 when it found one. */
+static int
+readelf_buildid(const char *path, struct buildid *id)
+{
+	char cmd[PATH_MAX + 64], line[1024], *p, *end;
+	const char *why;
+	FILE *fp;
+	int rc = -1;
+
+	snprintf(cmd, sizeof(cmd), "readelf -n '%s' 2>/dev/null", path);
+	if ((fp = popen(cmd, "r")) == NULL)
+		return -1;
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		if (rc == 0 || (p = strstr(line, "Build ID: ")) == NULL)
+			continue;
+		p += strlen("Build ID: ");
+		for (end = p; *end != '\0' && *end != '\n' && *end != ' ';)
+			end++;
+		rc = buildid_parse(id, p, (size_t)(end - p), &why);
+	}
+	if (pclose(fp) != 0)
+		rc = -1;
+	return rc;
+}
+
+/* What a scan reported, copied out of the callback. */
+struct seen {
+	char path[PATH_MAX];
+	char target[256];
+	enum pkg_member_type type;
+	uint64_t size;
+	int64_t mtime;
+	struct elf_info elf;
+	int is_dwz;
+};
+
+struct seen_list {
+	struct seen m[MEMBERS_MAX];
+	size_t n;
+	size_t calls;
+	size_t stop_after; /* 0: never stop */
+};
+
+static int
+collect_cb(const struct pkg_member *m, void *arg)
+{
+	struct seen_list *l = arg;
+	struct seen *s;
+
+	l->calls++;
+	if (l->n < MEMBERS_MAX) {
+		s = &l->m[l->n++];
+		snprintf(s->path, sizeof(s->path), "%s", m->path);
+		snprintf(s->target, sizeof(s->target), "%s",
+		    m->link_target != NULL ? m->link_target : "");
+		s->type = m->type;
+		s->size = m->size;
+		s->mtime = m->mtime;
+		s->elf = m->elf;
+		s->is_dwz = m->is_dwz;
+	}
+	return l->stop_after != 0 && l->calls >= l->stop_after ? -1 : 0;
+}
+
+static const struct seen *
+find_seen(const struct seen_list *l, const char *path)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		if (strcmp(l->m[i].path, path) == 0)
+			return &l->m[i];
+	return NULL;
+}
+
+static void
+test_names(void)
+{
+	static const struct {
+		const char *in, *out;
+	} good[] = {
+		{ "./usr/bin/x", "/usr/bin/x" },
+		{ "usr/bin/x", "/usr/bin/x" },
+		{ "/usr/bin/x", "/usr/bin/x" },
+		{ "./usr//lib/./debug/", "/usr/lib/debug" },
+		{ "./", "/" },
+		{ ".", "/" },
+		{ "//etc/x", "/etc/x" },
+		{ "a/.../b", "/a/.../b" },
+		{ "a/..b/c", "/a/..b/c" },
+	};
+	static const char *bad[] = { "", "../escape", "./a/../../b", "usr/..",
+		"/..", NULL };
+	static const struct {
+		const char *link, *target, *out;
+	} links[] = {
+		{ "/usr/lib/debug/.build-id/ab/cdef", "../../../../bin/prog",
+		    "/usr/bin/prog" },
+		{ "/usr/lib/x", "y", "/usr/lib/y" },
+		{ "/usr/lib/x", "./y/../z", "/usr/lib/z" },
+		{ "/usr/lib/x", "/opt/y", "/opt/y" },
+		{ "/x", "y", "/y" },
+		{ "/usr/lib/x", "../..", "/" },
+	};
+	static const struct {
+		const char *link, *target;
+	} escapes[] = {
+		{ "/usr/lib/x", "../../../etc/passwd" },
+		{ "/x", "../y" },
+		{ "/usr/x", "/../y" },
+		{ "/usr/x", "" },
+	};
+	char out[PATH_MAX], small[8], what[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		snprintf(what, sizeof(what), "member name \"%s\"", good[i].in);
+		out[0] = '\0';
+		is_int(pkg_member_path(good[i].in, out, sizeof(out)), 0, what);
+		is_str(out, good[i].out, what);
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(what, sizeof(what), "member name \"%s\" refused",
+		    bad[i] != NULL ? bad[i] : "(null)");
+		is_int(pkg_member_path(bad[i], out, sizeof(out)), -1, what);
+	}
+	is_int(pkg_member_path("abcdefgh", small, sizeof(small)), -1,
+	    "a name that does not fit is refused");
+	is_int(pkg_member_path("abcdef", small, sizeof(small)), 0,
+	    "a name that just fits is taken");
+	is_str(small, "/abcdef", "and written whole");
+
+	for (i = 0; i < sizeof(links) / sizeof(links[0]); i++) {
+		snprintf(what, sizeof(what), "link %s -> %s", links[i].link,
+		    links[i].target);
+		out[0] = '\0';
+		is_int(pkg_link_resolve(links[i].link, links[i].target, out,
+			   sizeof(out)),
+		    0, what);
+		is_str(out, links[i].out, what);
+	}
+	for (i = 0; i < sizeof(escapes) / sizeof(escapes[0]); i++) {
+		snprintf(what, sizeof(what), "link %s -> \"%s\" refused",
+		    escapes[i].link, escapes[i].target);
+		is_int(pkg_link_resolve(escapes[i].link, escapes[i].target, out,
+			   sizeof(out)),
+		    -1, what);
+	}
+}
+
+/* Two programs sharing types, so that dwz makes a multifile. */
+static const char fix_h[] = "struct rec {\n"
+			    "\tint a;\n"
+			    "\tlong b;\n"
+			    "\tconst char *c;\n"
+			    "\tdouble d[4];\n"
+			    "\tstruct rec *next;\n"
+			    "};\n"
+			    "struct tab {\n"
+			    "\tstruct rec *head;\n"
+			    "\tunsigned n;\n"
+			    "\tchar name[16];\n"
+			    "};\n";
+static const char one_c[] = "#include \"fix.h\"\n"
+			    "int\n"
+			    "main(void)\n"
+			    "{\n"
+			    "\tstruct tab t = { 0 };\n"
+			    "\tstruct rec r = { 1 };\n"
+			    "\tt.head = &r;\n"
+			    "\treturn t.head->a - 1;\n"
+			    "}\n";
+static const char two_c[] = "#include \"fix.h\"\n"
+			    "int\n"
+			    "main(void)\n"
+			    "{\n"
+			    "\tstruct tab t = { 0 };\n"
+			    "\tstruct rec r = { 2 };\n"
+			    "\tt.head = &r;\n"
+			    "\tt.n = 3;\n"
+			    "\treturn t.head->a + (int)t.n - 5;\n"
+			    "}\n";
+static const char readme[] = "fixture package\n";
+static const char control[] = "Package: fixture\n"
+			      "Version: 1.0\n"
+			      "Architecture: amd64\n"
+			      "Maintainer: Test <test@example.org>\n"
+			      "Description: test fixture\n";
+static const char spec[] = "%global debug_package %{nil}\n"
+			   "%global __os_install_post %{nil}\n"
+			   "%define _build_id_links none\n"
+			   "Name: fixture\n"
+			   "Version: 1.0\n"
+			   "Release: 1\n"
+			   "Summary: test fixture\n"
+			   "License: MIT\n"
+			   "AutoReqProv: no\n"
+			   "%description\n"
+			   "test fixture\n"
+			   "%install\n"
+			   "cp -a %{fixroot}/. %{buildroot}/\n"
+			   "%files\n"
+			   "/usr/bin/one\n"
+			   "/usr/bin/two\n"
+			   "/usr/bin/two-again\n"
+			   "/usr/lib/debug\n"
+			   "/usr/share/doc/fixture\n";
+
+/* What the fixtures hold, from the files before packing. */
+static struct elf_info one_bin, two_bin, one_dbg, two_dbg, alt_dbg;
+static char one_hex[BUILDID_HEX_MAX], two_hex[BUILDID_HEX_MAX];
+static char one_dbgpath[PATH_MAX], two_dbgpath[PATH_MAX];
+static char one_link[PATH_MAX];
+#define DWZ_PATH "/usr/lib/debug/.dwz/fixture.debug"
+
+/* The .build-id path of id, with suffix (".debug" or ""). */
+static void
+buildid_path(const char *hex, const char *suffix, char *out, size_t outlen)
+{
+	snprintf(out, outlen, "/usr/lib/debug/.build-id/%.2s/%s%s", hex,
+	    hex + 2, suffix);
+}
+
+static int
+make_fixtures(void)
+{
+	struct buildid rid;
+
+	if (!write_file(at("fix.h"), fix_h, strlen(fix_h)) ||
+	    !write_file(at("one.c"), one_c, strlen(one_c)) ||
+	    !write_file(at("two.c"), two_c, strlen(two_c)))
+		return 0;
+	if (!ok(shell("cd '%s' && gcc -g -O0 -Wl,--build-id=sha1 -o one one.c "
+		      "&& gcc -g -O0 -Wl,--build-id=sha1 -o two two.c",
+		    tmpdir),
+		"gcc builds two programs with build-ids"))
+		return 0;
+	if (!ok(shell("cd '%s' && objcopy --only-keep-debug one one.debug && "
+		      "objcopy --only-keep-debug two two.debug && "
+		      "strip -o one.bin one && strip -o two.bin two",
+		    tmpdir),
+		"objcopy --only-keep-debug and strip split them"))
+		return 0;
+	if (!ok(shell("cd '%s' && dwz -m alt.debug -M " DWZ_PATH
+		      " one.debug two.debug",
+		    tmpdir),
+		"dwz -m makes a multifile of the two .debug files"))
+		return 0;
+
+	is_int(info_of(at("one.bin"), &one_bin), 0, "read one.bin");
+	is_int(info_of(at("two.bin"), &two_bin), 0, "read two.bin");
+	is_int(info_of(at("one.debug"), &one_dbg), 0, "read one.debug");
+	is_int(info_of(at("two.debug"), &two_dbg), 0, "read two.debug");
+	is_int(info_of(at("alt.debug"), &alt_dbg), 0, "read alt.debug");
+	ok(one_bin.id.len == 20 && buildid_equal(&one_bin.id, &one_dbg.id),
+	    "one: sha1 build-id shared by binary and .debug");
+	ok(!buildid_equal(&one_bin.id, &two_bin.id), "the build-ids differ");
+	ok(readelf_buildid(at("one.bin"), &rid) == 0 &&
+		buildid_equal(&rid, &one_bin.id),
+	    "one's build-id is what readelf says");
+	ok(alt_dbg.id.len > 0 && buildid_equal(&one_dbg.alt_id, &alt_dbg.id),
+	    "one.debug links the multifile");
+	is_str(one_dbg.alt_path, DWZ_PATH, "the alt path is the .dwz path");
+	if (one_bin.id.len == 0 || two_bin.id.len == 0)
+		return 0;
+	buildid_format(&one_bin.id, one_hex);
+	buildid_format(&two_bin.id, two_hex);
+	buildid_path(one_hex, ".debug", one_dbgpath, sizeof(one_dbgpath));
+	buildid_path(two_hex, ".debug", two_dbgpath, sizeof(two_dbgpath));
+	buildid_path(one_hex, "", one_link, sizeof(one_link));
+
+	/* The tree, as Fedora lays it out (less the usr/lib/debug/usr part). */
+	if (!ok(shell("cd '%s' && mkdir -p root/usr/bin root/usr/share/doc/"
+		      "fixture root/usr/lib/debug/.dwz root/usr/lib/debug/"
+		      ".build-id/%.2s root/usr/lib/debug/.build-id/%.2s && "
+		      "cp one.bin root/usr/bin/one && cp two.bin "
+		      "root/usr/bin/two && ln root/usr/bin/two "
+		      "root/usr/bin/two-again && cp one.debug root%s && "
+		      "cp two.debug root%s && cp alt.debug root%s && "
+		      "ln -s ../../../../bin/one root%s && "
+		      "printf '%%s' '%s' >root/usr/share/doc/fixture/README && "
+		      "cp -a root debroot && mkdir debroot/DEBIAN && "
+		      "printf '%%s' '%s' >debroot/DEBIAN/control && "
+		      "chmod -R go-w root debroot",
+		    tmpdir, one_hex, two_hex, one_dbgpath, two_dbgpath,
+		    DWZ_PATH, one_link, readme, control),
+		"lay out the package tree"))
+		return 0;
+	return 1;
+}
+
+/* Extract member from pkg into out.bin; the return of pkg_extract. */
+static int
+extract_to(const char *pkg, const char *member, const struct pkg_limits *lim,
+    char *err)
+{
+	int fd, rc;
+
+	if ((fd = open(at("out.bin"), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC,
+		 0600)) == -1)
+		return -2;
+	/* Old bytes that extraction must replace. */
+	if (write(fd, "stale stale stale", 17) != 17) {
+		close(fd);
+		return -2;
+	}
+	err[0] = '\0';
+	rc = pkg_extract(pkg, member, fd, lim, err, ERRLEN);
+	close(fd);
+	if (rc == -1)
+		printf("# extract %s: %s\n", member, err);
+	return rc;
+}
+
+/* 1 when the directory holds nothing but "." and "..". */
+static int
+dir_is_empty(const char *path)
+{
+	struct dirent *d;
+	DIR *dp;
+	int n = 0;
+
+	if ((dp = opendir(path)) == NULL)
+		return 0;
+	while ((d = readdir(dp)) != NULL)
+		if (strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0)
+			n++;
+	closedir(dp);
+	return n == 0;
+}
+
+/* Everything a real package must show, whatever its format. */
+static void
+check_package(const char *label, const char *file)
+{
+	static struct seen_list l;
+	const struct seen *s, *s2;
+	char err[ERRLEN], what[256], pkg[PATH_MAX], scratch[PATH_MAX];
+	int rc;
+
+	/* at() reuses its buffers: keep copies. */
+	snprintf(pkg, sizeof(pkg), "%s", at(file));
+	snprintf(scratch, sizeof(scratch), "%s", at("scratch"));
+
+#define WHAT(x) (snprintf(what, sizeof(what), "%s: %s", label, (x)), what)
+	memset(&l, 0, sizeof(l));
+	err[0] = '\0';
+	rc = pkg_scan(pkg, scratch, &limits, collect_cb, &l, err, ERRLEN);
+	is_int(rc, 0, WHAT("pkg_scan reads it"));
+	if (rc != 0)
+		printf("# %s\n", err);
+	ok(dir_is_empty(scratch), WHAT("nothing is left in tmpdir"));
+
+	s = find_seen(&l, "/usr/bin/one");
+	ok(s != NULL && s->type == PKG_ELF, WHAT("/usr/bin/one is ELF"));
+	ok(s != NULL && buildid_equal(&s->elf.id, &one_bin.id),
+	    WHAT("/usr/bin/one has its build-id"));
+	ok(s != NULL && s->elf.kinds == ELF_KIND_EXECUTABLE,
+	    WHAT("/usr/bin/one is an executable only"));
+	ok(s != NULL && !s->is_dwz, WHAT("/usr/bin/one is not dwz"));
+	ok(s != NULL && s->mtime > 1000000000,
+	    WHAT("/usr/bin/one has an mtime"));
+	/*
+	 * two has a second name.  tar gives the data with the first name,
+	 * cpio with the last: one of the two must be ELF, the other a link
+	 * (tar) or empty (cpio).
+	 */
+	s = find_seen(&l, "/usr/bin/two");
+	s2 = find_seen(&l, "/usr/bin/two-again");
+	ok(s != NULL && s2 != NULL, WHAT("both names of two are reported"));
+	if (s != NULL && s->type != PKG_ELF)
+		s = s2;
+	ok(s != NULL && s->type == PKG_ELF &&
+		buildid_equal(&s->elf.id, &two_bin.id),
+	    WHAT("a name of two is ELF with its build-id"));
+	s2 = find_seen(&l, "/usr/bin/two-again");
+	ok(s2 != NULL &&
+		(s2->type == PKG_ELF ||
+		    (s2->type == PKG_SYMLINK &&
+			strcmp(s2->target, "/usr/bin/two") == 0)),
+	    WHAT("the second name is ELF or links to the first"));
+
+	s = find_seen(&l, one_dbgpath);
+	ok(s != NULL && s->type == PKG_ELF &&
+		buildid_equal(&s->elf.id, &one_bin.id),
+	    WHAT("one's .debug is ELF with one's build-id"));
+	ok(s != NULL && s->elf.kinds == ELF_KIND_DEBUGINFO,
+	    WHAT("one's .debug is debuginfo only"));
+	ok(s != NULL && buildid_equal(&s->elf.alt_id, &alt_dbg.id) &&
+		strcmp(s->elf.alt_path, DWZ_PATH) == 0,
+	    WHAT("one's .debug links the dwz file"));
+	s = find_seen(&l, two_dbgpath);
+	ok(s != NULL && s->type == PKG_ELF &&
+		buildid_equal(&s->elf.id, &two_bin.id) &&
+		s->elf.kinds == ELF_KIND_DEBUGINFO,
+	    WHAT("two's .debug is debuginfo with two's build-id"));
+
+	s = find_seen(&l, DWZ_PATH);
+	ok(s != NULL && s->type == PKG_ELF && s->is_dwz,
+	    WHAT("the .dwz file is ELF and is_dwz"));
+	ok(s != NULL && buildid_equal(&s->elf.id, &alt_dbg.id),
+	    WHAT("the .dwz file has the multifile's build-id"));
+
+	s = find_seen(&l, one_link);
+	ok(s != NULL && s->type == PKG_SYMLINK, WHAT("the .build-id link"));
+	is_str(s != NULL ? s->target : NULL, "../../../../bin/one",
+	    WHAT("the link target as stored"));
+
+	s = find_seen(&l, "/usr/share/doc/fixture/README");
+	ok(s != NULL && s->type == PKG_OTHER, WHAT("README is other"));
+	is_int(s != NULL ? s->size : 0, strlen(readme),
+	    WHAT("README has its size"));
+	s = find_seen(&l, "/usr/bin");
+	ok(s == NULL || s->type == PKG_OTHER, WHAT("a directory is other"));
+
+	is_int(extract_to(pkg, "/usr/bin/one", &limits, err), 0,
+	    WHAT("extract /usr/bin/one"));
+	ok(same_bytes(at("out.bin"), at("one.bin")),
+	    WHAT("/usr/bin/one is byte-identical"));
+	is_int(extract_to(pkg, "./usr/bin/two", &limits, err), 0,
+	    WHAT("extract ./usr/bin/two"));
+	ok(same_bytes(at("out.bin"), at("two.bin")),
+	    WHAT("/usr/bin/two is byte-identical"));
+	is_int(extract_to(pkg, "/usr/bin/two-again", &limits, err), 0,
+	    WHAT("extract /usr/bin/two-again"));
+	ok(same_bytes(at("out.bin"), at("two.bin")),
+	    WHAT("the hard link's data is two's"));
+	is_int(extract_to(pkg, one_dbgpath, &limits, err), 0,
+	    WHAT("extract one's .debug"));
+	ok(same_bytes(at("out.bin"), at("one.debug")),
+	    WHAT("one's .debug is byte-identical"));
+	is_int(extract_to(pkg, DWZ_PATH, &limits, err), 0,
+	    WHAT("extract the dwz file"));
+	ok(same_bytes(at("out.bin"), at("alt.debug")),
+	    WHAT("the dwz file is byte-identical"));
+	is_int(extract_to(pkg, one_link, &limits, err), 0,
+	    WHAT("extract through the .build-id link"));
+	ok(same_bytes(at("out.bin"), at("one.bin")),
+	    WHAT("the link gives /usr/bin/one"));
+	is_int(extract_to(pkg, "/usr/bin/three", &limits, err), ELF_NOTFOUND,
+	    WHAT("a missing member is not found"));
+	is_int(extract_to(pkg, "/usr/lib/debug", &limits, err), -1,
+	    WHAT("a directory cannot be extracted"));
+	ok(dir_is_empty(scratch), WHAT("tmpdir still empty"));
+#undef WHAT
+}
+
+static void
+test_deb(void)
+{
+	static const char *z[] = { "xz", "gzip", "zstd", "none" };
+	char name[64], label[64];
+	size_t i;
+
+	for (i = 0; i < sizeof(z) / sizeof(z[0]); i++) {
+		snprintf(name, sizeof(name), "fixture-%s.deb", z[i]);
+		snprintf(label, sizeof(label), "deb -Z%s", z[i]);
+		if (!ok(shell("cd '%s' && dpkg-deb --root-owner-group -Z%s "
+			      "--build debroot %s >/dev/null",
+			    tmpdir, z[i], name),
+			label))
+			continue;
+		check_package(label, name);
+	}
+	if (ok(shell("cd '%s' && cp fixture-xz.deb fixture.ddeb", tmpdir),
+		"make a .ddeb"))
+		check_package("ddeb", "fixture.ddeb");
+}
+
+static void
+test_arch(void)
+{
+	if (ok(shell("cd '%s' && tar --zstd -cf fixture.pkg.tar.zst -C root .",
+		   tmpdir),
+		"tar --zstd makes an Arch package"))
+		check_package("pkg.tar.zst", "fixture.pkg.tar.zst");
+	if (ok(shell("cd '%s' && tar -cJf fixture.pkg.tar.xz -C root .",
+		   tmpdir),
+		"tar -cJ makes an Arch package"))
+		check_package("pkg.tar.xz", "fixture.pkg.tar.xz");
+}
+
+static void
+test_rpm(void)
+{
+	static const struct {
+		const char *name, *payload;
+	} p[] = {
+		{ "xz", "w9.xzdio" },
+		{ "zstd", "w19.zstdio" },
+		{ "gzip", "w9.gzdio" },
+	};
+	char name[64], label[64];
+	size_t i;
+
+	if (!write_file(at("fixture.spec"), spec, strlen(spec)))
+		return;
+	for (i = 0; i < sizeof(p) / sizeof(p[0]); i++) {
+		snprintf(name, sizeof(name), "fixture-%s.rpm", p[i].name);
+		snprintf(label, sizeof(label), "rpm %s payload", p[i].name);
+		if (!ok(shell("cd '%s' && HOME='%s' rpmbuild -bb --quiet "
+			      "--define '_topdir %s/rpmtop' "
+			      "--define 'fixroot %s/root' "
+			      "--define '_binary_payload %s' "
+			      "--define '_rpmdir %s' "
+			      "--define '_rpmfilename %s' "
+			      "fixture.spec >/dev/null 2>rpmbuild.log || "
+			      "{ cat rpmbuild.log; false; }",
+			    tmpdir, tmpdir, tmpdir, tmpdir, p[i].payload,
+			    tmpdir, name),
+			label))
+			continue;
+		check_package(label, name);
+	}
+}
+
+/* One member of a crafted tar. */
+struct craft {
+	const char *name;
+	int type; /* AE_IFREG, AE_IFLNK, or 0 for a hard link */
+	const void *data;
+	size_t len;
+	const char *target;
+};
+
+/*
+ * Write a tar with libarchive's writer, which takes any name; filter is
+ * "zstd", "gzip" or "none".
+ */
+static int
+craft_tar(const char *path, const char *filter, const struct craft *c, size_t n)
+{
+	struct archive *a = archive_write_new();
+	struct archive_entry *e;
+	size_t i;
+	int rc = 1;
+
+	if (a == NULL || archive_write_set_format_pax_restricted(a) != 0)
+		return 0;
+	if (strcmp(filter, "zstd") == 0)
+		archive_write_add_filter_zstd(a);
+	else if (strcmp(filter, "gzip") == 0)
+		archive_write_add_filter_gzip(a);
+	if (archive_write_open_filename(a, path) != ARCHIVE_OK) {
+		archive_write_free(a);
+		return 0;
+	}
+	for (i = 0; i < n && rc; i++) {
+		e = archive_entry_new();
+		archive_entry_set_pathname(e, c[i].name);
+		archive_entry_set_mtime(e, 1700000000, 0);
+		archive_entry_set_perm(e, 0644);
+		if (c[i].type == AE_IFLNK) {
+			archive_entry_set_filetype(e, AE_IFLNK);
+			archive_entry_set_symlink(e, c[i].target);
+		} else if (c[i].type == 0) {
+			archive_entry_set_filetype(e, AE_IFREG);
+			archive_entry_set_hardlink(e, c[i].target);
+		} else {
+			archive_entry_set_filetype(e, AE_IFREG);
+			archive_entry_set_size(e, (la_int64_t)c[i].len);
+		}
+		if (archive_write_header(a, e) != ARCHIVE_OK ||
+		    (c[i].len > 0 &&
+			archive_write_data(a, c[i].data, c[i].len) !=
+			    (la_ssize_t)c[i].len))
+			rc = 0;
+		archive_entry_free(e);
+	}
+	if (archive_write_close(a) != ARCHIVE_OK)
+		rc = 0;
+	archive_write_free(a);
+	return rc;
+}
+
+/* Scan pkg, expecting failure; 1 when it failed with an error message. */
+static int
+scan_fails(const char *pkg, const struct pkg_limits *lim, char *err)
+{
+	struct seen_list *l = calloc(1, sizeof(*l));
+	int rc;
+
+	err[0] = '\0';
+	rc = l != NULL
+	    ? pkg_scan(pkg, at("scratch"), lim, collect_cb, l, err, ERRLEN)
+	    : 0;
+	free(l);
+	if (rc == -1)
+		printf("# as expected: %s\n", err);
+	return rc == -1 && err[0] != '\0';
+}
+
+static void
+test_broken(void)
+{
+	static const unsigned char junk_ar[] = "!<arch>\nthis is not an ar "
+					       "member header at all......"
+					       "...........................";
+	unsigned char junk[4096];
+	char err[ERRLEN];
+	unsigned seed = 12345;
+	size_t i;
+
+	for (i = 0; i < sizeof(junk); i++) {
+		seed = seed * 1103515245 + 12345;
+		junk[i] = (unsigned char)(seed >> 16);
+	}
+	ok(write_file(at("garbage.deb"), junk, sizeof(junk)),
+	    "write garbage.deb");
+	ok(scan_fails(at("garbage.deb"), &limits, err),
+	    "garbage with a .deb name: error");
+	is_int(extract_to(at("garbage.deb"), "/usr/bin/one", &limits, err), -1,
+	    "garbage: extract is an error, not not-found");
+	ok(write_file(at("junkar.deb"), junk_ar, sizeof(junk_ar)),
+	    "write an ar magic followed by junk");
+	ok(scan_fails(at("junkar.deb"), &limits, err),
+	    "ar magic then junk: error");
+	ok(write_file(at("empty.rpm"), "", 0), "write an empty file");
+	ok(scan_fails(at("empty.rpm"), &limits, err), "empty file: error");
+	ok(scan_fails(at("nonexistent.deb"), &limits, err),
+	    "missing file: error");
+	ok(scan_fails(tmpdir, &limits, err), "a directory: error");
+
+	/* The data.tar.xz member itself cut short, the ar around it sound. */
+	ok(shell("cd '%s' && mkdir cut && cd cut && ar x ../fixture-xz.deb && "
+		 "head -c $(( $(stat -c %%s data.tar.xz) / 2 )) data.tar.xz "
+		 ">d && mv d data.tar.xz && ar rc ../cutxz.deb debian-binary "
+		 "control.tar.xz data.tar.xz",
+	       tmpdir),
+	    "make a .deb whose data.tar.xz is truncated");
+	ok(scan_fails(at("cutxz.deb"), &limits, err),
+	    "truncated data.tar.xz: error");
+	is_int(extract_to(at("cutxz.deb"), "/usr/bin/nothere", &limits, err),
+	    -1, "truncated data.tar.xz: extract is an error");
+
+	ok(shell("cd '%s' && head -c $(( $(stat -c %%s fixture-zstd.deb) * 2 "
+		 "/ 3 )) fixture-zstd.deb >cut.deb && "
+		 "head -c 3000 fixture-none.deb >cutnone.deb && "
+		 "head -c $(( $(stat -c %%s fixture-xz.rpm) - 1000 )) "
+		 "fixture-xz.rpm >cut.rpm && "
+		 "head -c 600 fixture-xz.rpm >cuthead.rpm && "
+		 "tar -cf fixture.tar -C root . && "
+		 "head -c $(( $(stat -c %%s fixture.tar) / 2 )) "
+		 "fixture.tar >cut.pkg.tar",
+	       tmpdir),
+	    "cut packages short");
+	ok(scan_fails(at("cut.deb"), &limits, err), "truncated .deb: error");
+	ok(scan_fails(at("cutnone.deb"), &limits, err),
+	    "truncated uncompressed .deb (sizes larger than the data): error");
+	ok(scan_fails(at("cut.rpm"), &limits, err), "truncated .rpm: error");
+	ok(scan_fails(at("cuthead.rpm"), &limits, err),
+	    ".rpm cut in its header: error");
+	ok(scan_fails(at("cut.pkg.tar"), &limits, err),
+	    "tar cut inside a member: error");
+
+	/* Bit flips in the compressed stream. */
+	ok(shell("cd '%s' && cp fixture.pkg.tar.xz flip.pkg.tar.xz && "
+		 "printf 'XXXXXXXX' | dd of=flip.pkg.tar.xz bs=1 seek=2000 "
+		 "conv=notrunc 2>/dev/null",
+	       tmpdir),
+	    "corrupt an xz stream");
+	ok(scan_fails(at("flip.pkg.tar.xz"), &limits, err),
+	    "corrupt xz: error");
+	ok(dir_is_empty(at("scratch")), "broken packages leave tmpdir empty");
+}
+
+static void
+test_limits(void)
+{
+	struct pkg_limits lim = limits;
+	struct seen_list *l = calloc(1, sizeof(*l));
+	static const char *files[] = { "one.bin", "two.bin", "one.debug",
+		"two.debug", "alt.debug" };
+	struct pkg_stats st;
+	const struct seen *s;
+	struct stat sb;
+	char err[ERRLEN];
+	size_t i;
+	int rc, n_over = 0;
+
+	if (l == NULL)
+		return;
+	/* ELF members over max_member are reported, not inspected. */
+	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		if (stat(at(files[i]), &sb) == 0 && sb.st_size > 4096)
+			n_over++;
+	lim.max_member = 4096;
+	rc = pkg_scan_stats(at("fixture-xz.deb"), at("scratch"), &lim,
+	    collect_cb, l, &st, err, ERRLEN);
+	is_int(rc, 0, "small max_member: the scan goes on");
+	s = find_seen(l, "/usr/bin/one");
+	ok(s != NULL && s->type == PKG_OTHER,
+	    "an ELF member over max_member is other");
+	is_int(st.too_large, n_over, "ELF members over it counted");
+	ok(n_over >= 2 && n_over < 5, "some fixtures are over it, some not");
+	ok(s != NULL && s->size > 4096, "its size is what was read");
+	s = find_seen(l, DWZ_PATH);
+	ok(s != NULL && (s->type == PKG_ELF) == (s->size <= 4096),
+	    "the small dwz file is still inspected");
+	is_int(extract_to(at("fixture-xz.deb"), "/usr/bin/one", &lim, err), -1,
+	    "extract refuses a member over max_member");
+
+	lim = limits;
+	lim.max_members = 3;
+	ok(scan_fails(at("fixture.pkg.tar.zst"), &lim, err),
+	    "more members than max_members: error");
+	lim = limits;
+	lim.max_total = 10000;
+	ok(scan_fails(at("fixture-gzip.rpm"), &lim, err),
+	    "more bytes than max_total: error");
+
+	/* The callback stops the walk. */
+	memset(l, 0, sizeof(*l));
+	l->stop_after = 2;
+	rc = pkg_scan(at("fixture-zstd.rpm"), at("scratch"), &limits,
+	    collect_cb, l, err, ERRLEN);
+	is_int(rc, 0, "a callback returning -1 ends the scan with 0");
+	is_int(l->calls, 2, "and is not called again");
+
+	/* Without a tmpdir a memfd holds the member. */
+	memset(l, 0, sizeof(*l));
+	rc = pkg_scan(at("fixture.pkg.tar.xz"), NULL, &limits, collect_cb, l,
+	    err, ERRLEN);
+	s = find_seen(l, "/usr/bin/two");
+	ok(rc == 0 && s != NULL && s->type == PKG_ELF &&
+		buildid_equal(&s->elf.id, &two_bin.id),
+	    "memfd scan finds the build-id");
+	free(l);
+}
+
+/*
+ * A tar with one 2 GB member of zeros, zstd-compressed to a few hundred
+ * kilobytes, written by streaming zeros into libarchive.
+ */
+static int
+make_bomb(const char *path)
+{
+	static unsigned char zeros[1 << 20];
+	struct archive *a = archive_write_new();
+	struct archive_entry *e = archive_entry_new();
+	int i, rc = 1;
+
+	if (a == NULL || e == NULL ||
+	    archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
+	    archive_write_add_filter_zstd(a) != ARCHIVE_OK ||
+	    archive_write_set_filter_option(a, "zstd", "compression-level",
+		"1") != ARCHIVE_OK ||
+	    archive_write_open_filename(a, path) != ARCHIVE_OK)
+		rc = 0;
+	archive_entry_set_pathname(e, "usr/share/zeros");
+	archive_entry_set_filetype(e, AE_IFREG);
+	archive_entry_set_perm(e, 0644);
+	archive_entry_set_size(e, (la_int64_t)2048 << 20);
+	if (rc && archive_write_header(a, e) != ARCHIVE_OK)
+		rc = 0;
+	for (i = 0; rc && i < 2048; i++)
+		if (archive_write_data(a, zeros, sizeof(zeros)) !=
+		    (la_ssize_t)sizeof(zeros))
+			rc = 0;
+	if (archive_write_close(a) != ARCHIVE_OK)
+		rc = 0;
+	archive_write_free(a);
+	archive_entry_free(e);
+	return rc;
+}
+
+static double
+now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void
+test_hostile(void)
+{
+	struct pkg_limits lim = limits;
+	struct seen_list *l = calloc(1, sizeof(*l));
+	unsigned char garbage[8192], *trunc = NULL;
+	struct pkg_stats st;
+	const struct seen *s;
+	struct stat sb;
+	char err[ERRLEN];
+	size_t i, trunclen = 0;
+	double t0;
+	int rc;
+
+	if (l == NULL)
+		return;
+	memcpy(garbage, "\177ELF", 4);
+	for (i = 4; i < sizeof(garbage); i++)
+		garbage[i] = (unsigned char)(i * 7 + (i >> 3));
+	if ((trunc = slurp(at("one"), &trunclen)) != NULL)
+		trunclen /= 2;
+
+	const struct craft evil[] = {
+		{ "../escape", AE_IFREG, "escaped\n", 8, NULL },
+		{ "./usr/../../escape2", AE_IFREG, "escaped\n", 8, NULL },
+		{ "/etc/x", AE_IFREG, "absolute\n", 9, NULL },
+		{ "usr/lib/garbage.so", AE_IFREG, garbage, sizeof(garbage),
+		    NULL },
+		{ "usr/lib/half.so", AE_IFREG, trunc, trunclen, NULL },
+		{ "usr/lib/out", AE_IFLNK, NULL, 0, "../../../etc/passwd" },
+		{ "usr/lib/abs", AE_IFLNK, NULL, 0, "/etc/x" },
+		{ "usr/lib/loop1", AE_IFLNK, NULL, 0, "loop2" },
+		{ "usr/lib/loop2", AE_IFLNK, NULL, 0, "./loop1" },
+		{ "usr/lib/hard", 0, NULL, 0, "etc/x" },
+		{ "usr/lib/hardout", 0, NULL, 0, "../etc/passwd" },
+		{ "usr/lib/back", AE_IFLNK, NULL, 0, "../../etc/x" },
+		{ "usr/share/ok.txt", AE_IFREG, "fine\n", 5, NULL },
+	};
+	ok(trunc != NULL &&
+		craft_tar(at("evil.pkg.tar.zst"), "zstd", evil,
+		    sizeof(evil) / sizeof(evil[0])),
+	    "craft a hostile tar");
+	free(trunc);
+
+	rc = pkg_scan_stats(at("evil.pkg.tar.zst"), at("scratch"), &limits,
+	    collect_cb, l, &st, err, ERRLEN);
+	is_int(rc, 0, "hostile tar: the scan goes on");
+	is_int(st.bad_names, 3,
+	    "the two '..' names and the escaping hard link are counted");
+	is_int(st.members, sizeof(evil) / sizeof(evil[0]),
+	    "every header is counted");
+	is_int(l->n, sizeof(evil) / sizeof(evil[0]) - 3,
+	    "the others are reported");
+	for (i = 0; i < l->n; i++)
+		if (strstr(l->m[i].path, "escape") != NULL)
+			break;
+	ok(i == l->n, "no escaping name is reported");
+	s = find_seen(l, "/etc/x");
+	ok(s != NULL && s->type == PKG_OTHER && s->size == 9,
+	    "an absolute name is kept inside the package");
+	s = find_seen(l, "/usr/lib/garbage.so");
+	ok(s != NULL && s->type == PKG_OTHER,
+	    "ELF magic then garbage: other, not fatal");
+	s = find_seen(l, "/usr/lib/half.so");
+	ok(s != NULL && s->type == PKG_OTHER, "truncated ELF: other");
+	is_int(st.bad_elf, 2, "both counted as bad ELF");
+	s = find_seen(l, "/usr/lib/hard");
+	ok(s != NULL && s->type == PKG_SYMLINK, "a hard link is a link");
+	is_str(s != NULL ? s->target : NULL, "/etc/x",
+	    "to the normalised path it names");
+	ok(find_seen(l, "/usr/share/ok.txt") != NULL,
+	    "the member after them is reached");
+
+	ok(stat(at("escape"), &sb) == -1 && stat(at("../escape"), &sb) == -1,
+	    "nothing written for ../escape");
+	is_int(extract_to(at("evil.pkg.tar.zst"), "../escape", &limits, err),
+	    -1, "extract of a '..' name is refused");
+	is_int(extract_to(at("evil.pkg.tar.zst"), "/etc/x", &limits, err), 0,
+	    "extract the absolute member");
+	ok(write_file(at("expect"), "absolute\n", 9) &&
+		same_bytes(at("out.bin"), at("expect")),
+	    "it went to out_fd only, stale bytes replaced");
+	is_int(extract_to(at("evil.pkg.tar.zst"), "/usr/lib/abs", &limits, err),
+	    0, "an absolute symlink resolves inside the package");
+	ok(same_bytes(at("out.bin"), at("expect")), "to the package's /etc/x");
+	is_int(extract_to(at("evil.pkg.tar.zst"), "/usr/lib/hard", &limits,
+		   err),
+	    0, "a hard link is followed");
+	ok(same_bytes(at("out.bin"), at("expect")), "to its target");
+	is_int(extract_to(at("evil.pkg.tar.zst"), "/usr/lib/back", &limits,
+		   err),
+	    0, "a symlink to an earlier member is followed (second pass)");
+	ok(same_bytes(at("out.bin"), at("expect")), "to the right bytes");
+	is_int(extract_to(at("evil.pkg.tar.zst"), "/usr/lib/out", &limits, err),
+	    -1, "a symlink out of the package is an error");
+	ok(strstr(err, "leaves") != NULL, "saying it leaves the package");
+	is_int(extract_to(at("evil.pkg.tar.zst"), "/usr/lib/loop1", &limits,
+		   err),
+	    -1, "a symlink loop is an error");
+	ok(strstr(err, "links") != NULL, "saying there are too many links");
+	is_int(extract_to(at("evil.pkg.tar.zst"), "/usr/lib/garbage.so",
+		   &limits, err),
+	    0, "a bad ELF member can still be extracted");
+	ok(write_file(at("expect"), garbage, sizeof(garbage)) &&
+		same_bytes(at("out.bin"), at("expect")),
+	    "byte for byte");
+
+	/* The bomb, bare and inside a .deb. */
+	ok(make_bomb(at("bomb.pkg.tar.zst")), "write a 2 GB zstd bomb");
+	ok(stat(at("bomb.pkg.tar.zst"), &sb) == 0 && sb.st_size < (1 << 20),
+	    "it is small on disk");
+	ok(shell("cd '%s' && mkdir bombdeb && cd bombdeb && "
+		 "printf '2.0\\n' >debian-binary && "
+		 "cp ../cut/control.tar.xz . && "
+		 "cp ../bomb.pkg.tar.zst data.tar.zst && "
+		 "ar rc ../bomb.deb debian-binary control.tar.xz data.tar.zst",
+	       tmpdir),
+	    "wrap the bomb in a .deb");
+	lim.max_total = 64u << 20;
+	memset(l, 0, sizeof(*l));
+	t0 = now();
+	rc = pkg_scan_stats(at("bomb.pkg.tar.zst"), at("scratch"), &lim,
+	    collect_cb, l, &st, err, ERRLEN);
+	is_int(rc, -1, "bomb: error");
+	ok(strstr(err, "more than") != NULL, "bomb: for max_total");
+	ok(st.total <= lim.max_total, "bomb: no more than max_total read");
+	ok(now() - t0 < 3, "bomb: stopped quickly");
+	t0 = now();
+	ok(scan_fails(at("bomb.deb"), &lim, err), "bomb in a .deb: error");
+	ok(strstr(err, "more than") != NULL, "bomb in a .deb: for max_total");
+	is_int(extract_to(at("bomb.deb"), "/usr/share/zeros", &lim, err), -1,
+	    "bomb in a .deb: extract is an error");
+	is_int(extract_to(at("bomb.deb"), "/nothere", &lim, err), -1,
+	    "bomb: skipping through it is an error too");
+	ok(now() - t0 < 3, "bomb in a .deb: stopped quickly");
+	ok(dir_is_empty(at("scratch")), "hostile input leaves tmpdir empty");
+	free(l);
+}
+
+int
+main(void)
+{
+	if (!ok(testdir_make("test_package") == 0,
+		"make a temporary directory"))
+		return tap_done();
+	if (!ok(elf_init() == 0, "elf_init"))
+		return tap_done();
+	if (!ok(mkdir(at("scratch"), 0700) == 0, "make a scratch tmpdir"))
+		return tap_done();
+
+	test_names();
+	if (make_fixtures()) {
+		test_deb();
+		test_arch();
+		test_rpm();
+		test_broken();
+		test_limits();
+		test_hostile();
+	}
+
+	testdir_remove();
+	return tap_done();
+}

@@ -1,0 +1,216 @@
+/*
+ * tests/unit/test_pkgscan.c: daemon/scan.c on package roots, end to end.
+ *
+ * A small program compiled with a build-id is split into a stripped
+ * executable and its .debug file, packed by dpkg-deb as a .deb and by tar
+ * as an Arch .pkg.tar.zst, next to a file that only looks like a package.
+ * scan_run() then indexes them into a fresh index, and the members are
+ * looked up with pkgidx_find(); rescans must skip unchanged packages,
+ * re-read touched ones and drop deleted ones.  A missing tool is a failure,
+ * not a skip.  Everything lives in one temporary directory.
+ */
+#include "daemon/scan.h"
+
+#include <sys/stat.h>
+
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache/pkgindex.h"
+#include "tests/shell.h"
+#include "tests/tap.h"
+#include "tests/testdir.h"
+
+#define MAPSIZE (64ull << 20)
+#define ERRLEN 256
+
+static const char prog_c[] = "int main(void) { return 0; }\n";
+static const char control[] = "Package: prog\nVersion: 1.0\n"
+			      "Architecture: amd64\nMaintainer: t <t@t>\n"
+			      "Description: fixture\n";
+
+static struct buildid id;
+static char dbgpath[PATH_MAX];
+
+static int
+write_file(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "w");
+	int rc;
+
+	if (fp == NULL)
+		return 0;
+	rc = fputs(text, fp) != EOF;
+	return fclose(fp) == 0 && rc;
+}
+
+/* Build the program, its packages and a fake one; 1 when all went well. */
+static int
+make_fixtures(void)
+{
+	struct elf_info info;
+	char err[ERRLEN], hex[BUILDID_HEX_MAX], dir[64], link[256];
+	int fd, rc;
+
+	if (!write_file(at("prog.c"), prog_c) ||
+	    !write_file(at("control"), control) ||
+	    !write_file(at("pkgs/fake.deb"), "not a package\n") ||
+	    !write_file(at("pkgs/notes.txt"), "not a package name\n"))
+		return 0;
+	if (!ok(shell("cd '%s' && gcc -g -O0 -Wl,--build-id=sha1 -o prog "
+		      "prog.c && objcopy --only-keep-debug prog prog.debug && "
+		      "strip -o prog.bin prog",
+		    tmpdir),
+		"build and split a program"))
+		return 0;
+	if ((fd = open(at("prog.bin"), O_RDONLY)) == -1)
+		return 0;
+	rc = elf_read_info(fd, &info, err, sizeof(err));
+	close(fd);
+	if (!ok(rc == 0 && info.id.len > 0, "it has a build-id"))
+		return 0;
+	id = info.id;
+	buildid_format(&id, hex);
+	snprintf(dir, sizeof(dir), "/usr/lib/debug/.build-id/%.2s", hex);
+	snprintf(link, sizeof(link), "%s/%s", dir, hex + 2);
+	snprintf(dbgpath, sizeof(dbgpath), "%s.debug", link);
+	return ok(shell("cd '%s' && mkdir -p root/usr/bin root%s && "
+			"cp prog.bin root/usr/bin/prog && cp prog.debug root%s "
+			"&& "
+			"ln -s ../../../../bin/prog root%s && "
+			"cp -a root debroot && mkdir debroot/DEBIAN && "
+			"cp control debroot/DEBIAN/control && "
+			"chmod -R go-w debroot && "
+			"dpkg-deb --root-owner-group --build debroot "
+			"pkgs/prog_1.0_amd64.deb >/dev/null && "
+			"tar --zstd -cf pkgs/sub/prog-1.0-1-x86_64.pkg.tar.zst "
+			"-C root .",
+		      tmpdir, dir, dbgpath, link),
+	    "pack it as a .deb and a .pkg.tar.zst");
+}
+
+/* What a find saw. */
+struct seen {
+	int n;
+	int deb; /* members from the .deb */
+	char member[PATH_MAX];
+};
+
+static int
+seen_cb(const struct pkg_rec *r, void *arg)
+{
+	struct seen *s = arg;
+	size_t len = strlen(r->package);
+
+	s->n++;
+	s->deb += len > 4 && strcmp(r->package + len - 4, ".deb") == 0;
+	snprintf(s->member, sizeof(s->member), "%s", r->member);
+	return 0;
+}
+
+static int
+find(struct index *idx, enum elf_kind kind, struct seen *s)
+{
+	struct index_reader *rd = index_reader_new(idx);
+	int rc = -1;
+
+	memset(s, 0, sizeof(*s));
+	if (rd != NULL && index_reader_begin(rd) == 0)
+		rc = pkgidx_find(rd, &id, kind, seen_cb, s);
+	index_reader_free(rd);
+	return rc == 0 ? s->n : -1;
+}
+
+int
+main(void)
+{
+	struct index *idx;
+	struct index_scan out;
+	struct scan_opts opts;
+	struct seen s;
+	atomic_int cancel = 0;
+	char *roots[1], tmp[PATH_MAX], err[ERRLEN];
+
+	if (!ok(testdir_make("test_pkgscan") == 0,
+		"make a temporary directory"))
+		return tap_done();
+	if (elf_init() == -1 || mkdir(at("pkgs"), 0755) == -1 ||
+	    mkdir(at("pkgs/sub"), 0755) == -1 || mkdir(at("tmp"), 0755) == -1 ||
+	    !make_fixtures()) {
+		ok(0, "fixtures");
+		testdir_remove();
+		return tap_done();
+	}
+	idx = index_open(at("index"), 0, MAPSIZE, err, sizeof(err));
+	if (!ok(idx != NULL, "open an index")) {
+		testdir_remove();
+		return tap_done();
+	}
+	snprintf(tmp, sizeof(tmp), "%s", at("tmp"));
+	roots[0] = strdup(at("pkgs"));
+	memset(&opts, 0, sizeof(opts));
+	opts.threads = 1;
+	opts.pkg_roots = roots;
+	opts.npkg_roots = 1;
+	opts.pkg_threads = 2;
+	opts.tmpdir = tmp;
+	opts.cancel = &cancel;
+
+	is_int(scan_run(idx, &opts, &out), 0, "first scan");
+	is_int(out.packages, 2, "two packages read");
+	is_int(out.members, 4, "two servable members in each");
+	is_int(out.failed, 1, "the fake .deb failed");
+	is_int(find(idx, ELF_KIND_DEBUGINFO, &s), 2,
+	    "the debuginfo is found in both packages");
+	is_str(s.member, dbgpath, "under its .build-id path");
+	is_int(s.deb, 1, "one of them from the .deb");
+	is_int(find(idx, ELF_KIND_EXECUTABLE, &s), 2,
+	    "the executable too, not its symbolic link");
+	is_str(s.member, "/usr/bin/prog", "under its own path");
+
+	is_int(scan_run(idx, &opts, &out), 0, "rescan");
+	is_int(out.packages, 0, "unchanged packages are not read again");
+	is_int(out.failed, 0, "nor is the fake one");
+	is_int(out.removed, 0, "nothing removed");
+	is_int(find(idx, ELF_KIND_DEBUGINFO, &s), 2, "both still found");
+
+	ok(shell("touch -d '2001-02-03 04:05:06' '%s'",
+	       at("pkgs/prog_1.0_amd64.deb")),
+	    "touch the .deb");
+	is_int(scan_run(idx, &opts, &out), 0, "rescan after the touch");
+	is_int(out.packages, 1, "the touched package is read again");
+	is_int(find(idx, ELF_KIND_DEBUGINFO, &s), 2, "both still found");
+
+	/* Without a tmpdir nothing is read, and nothing is dropped. */
+	unlink(at("pkgs/prog_1.0_amd64.deb"));
+	opts.tmpdir = NULL;
+	is_int(scan_run(idx, &opts, &out), 0, "scan without a tmpdir");
+	is_int(out.removed, 0, "drops nothing");
+	is_int(find(idx, ELF_KIND_DEBUGINFO, &s), 2, "both still found");
+
+	opts.tmpdir = tmp;
+	is_int(scan_run(idx, &opts, &out), 0, "rescan after the delete");
+	is_int(out.removed, 1, "the deleted package is dropped");
+	is_int(find(idx, ELF_KIND_DEBUGINFO, &s), 1, "one package left");
+	is_int(s.deb, 0, "the Arch one");
+
+	/* A root may name one package; the others under pkgs/ are dropped. */
+	free(roots[0]);
+	roots[0] = strdup(at("pkgs/sub/prog-1.0-1-x86_64.pkg.tar.zst"));
+	is_int(scan_run(idx, &opts, &out), 0, "scan one package file");
+	is_int(out.packages, 0, "unchanged: not read");
+	is_int(out.removed, 1, "the fake .deb's record is dropped");
+	is_int(find(idx, ELF_KIND_EXECUTABLE, &s), 1, "the package is kept");
+
+	cancel = 1;
+	is_int(scan_run(idx, &opts, &out), -1, "a cancelled scan fails");
+
+	free(roots[0]);
+	index_close(idx);
+	testdir_remove();
+	return tap_done();
+}
