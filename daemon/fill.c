@@ -30,6 +30,8 @@
  */
 #include "daemon/fill.h"
 
+#include <sys/stat.h>
+
 #include <errno.h>
 #include <event2/event.h>
 #include <limits.h>
@@ -50,6 +52,7 @@
 #include "daemon/pool.h"
 #include "fetchers/upstream.h"
 #include "indexer/elf.h"
+#include "indexer/package.h"
 
 /* Bytes read back from the temp file for the early build-id check. */
 #define PREFIX_CHECK (64u << 10)
@@ -274,6 +277,8 @@ finish_work(void *arg)
 			    __func__, j->w.path);
 		return;
 	}
+	if (j->w.package[0] != '\0')
+		return; /* the package is indexed: no miss to remember */
 	if (j->res == UPSTREAM_NOTFOUND && fl->negative_ttl > 0)
 		rc = neg_put(fl->d.idx, &j->key, &j->w.id, NEG_NOTFOUND,
 		    now + fl->negative_ttl, err, sizeof(err));
@@ -383,6 +388,49 @@ job_from_cache(struct job *j)
 	return found;
 }
 
+/*
+ * Worker: extract the member into the temp file, then verify and publish
+ * as for an upstream answer.  Readers learn the length only at the end:
+ * a member comes out of its package far faster than a client reads it.
+ */
+static void
+package_work(void *arg)
+{
+	struct job *j = arg;
+	const struct config *cfg = j->fl->d.cfg;
+	const char *name = strrchr(j->w.package, '/');
+	char headers[2 * PATH_MAX + 64], err[256];
+	struct stat st;
+	int n;
+
+	name = cfg->archive_full_path || name == NULL ? j->w.package : name + 1;
+	n = snprintf(headers, sizeof(headers),
+	    "X-DEBUGINFOD-ARCHIVE: %s\r\nX-DEBUGINFOD-FILE: %s\r\n", name,
+	    j->w.member);
+	j->mtime = j->w.member_mtime;
+	if (n < 0 || (size_t)n >= sizeof(headers) ||
+	    flight_set_head(j->f, UINT64_MAX, j->mtime, headers, (size_t)n,
+		j->w.package) == -1) {
+		j->res = UPSTREAM_FAILED;
+		snprintf(j->why, sizeof(j->why), "out of memory");
+		return;
+	}
+	if (pkg_extract(j->w.package, j->w.member, j->fd, &pkg_default_limits,
+		err, sizeof(err)) != 0 ||
+	    fstat(j->fd, &st) == -1) {
+		j->res = UPSTREAM_FAILED;
+		snprintf(j->why, sizeof(j->why), "%.100s: %.100s", name,
+		    err[0] != '\0' ? err : "member not found");
+		log_warnx("%s: %s %s: %s", __func__, j->w.package, j->w.member,
+		    j->why);
+		return;
+	}
+	j->written = (uint64_t)st.st_size;
+	flight_progress(j->f, j->written);
+	j->res = UPSTREAM_OK;
+	finish_work(j);
+}
+
 static void
 job_begin(struct job *j)
 {
@@ -403,6 +451,12 @@ job_begin(struct job *j)
 		return;
 	}
 	flight_set_file(j->f, j->fd, path);
+	if (j->w.package[0] != '\0') {
+		if (pool_submit(fl->d.pool, package_work, fl->d.inbox,
+			finish_done, j) == -1)
+			job_end(j, FLIGHT_FAILED, "server is shutting down");
+		return;
+	}
 	j->uf = upstream_fetch(fl->us, j->w.path,
 	    j->w.xff[0] != '\0' ? j->w.xff : NULL, j->w.via,
 	    j->w.ua[0] != '\0' ? j->w.ua : NULL, fl->d.cfg->max_object_size,

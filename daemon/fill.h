@@ -12,6 +12,9 @@
 
 #include <stddef.h>
 
+#include <limits.h>
+#include <stdint.h>
+
 #include "cache/key.h"
 #include "daemon/route.h"
 #include "indexer/buildid.h"
@@ -35,6 +38,10 @@ struct fill_what {
 	char xff[2048]; /* X-Forwarded-For to send; "" for none */
 	char via[1024]; /* Via to send */
 	char ua[256]; /* the client's User-Agent; "" for none */
+	/* From a package instead of upstreams when package is not "". */
+	char package[PATH_MAX]; /* the package file */
+	char member[PATH_MAX]; /* the member's path in it */
+	int64_t member_mtime;
 };
 
 struct fill_deps {
@@ -55,7 +62,7 @@ int fill_enabled(const struct fill *fl);
 
 /*
  * Any thread: fill flight f, just created by flight_join, whose reference
- * the fill takes over.
+ * the fill takes over: from the package w names, else from the upstreams.
  */
 void fill_start(struct fill *fl, struct flight *f, const struct fill_what *w);
 

@@ -34,6 +34,7 @@
 #include "cache/flight.h"
 #include "cache/index.h"
 #include "cache/negative.h"
+#include "cache/pkgindex.h"
 #include "conf/config.h"
 #include "config.h"
 #include "daemon/fill.h"
@@ -666,70 +667,46 @@ send_cached(struct conn *c, struct serve_thread *st, const struct cache_key *k,
 	return 1;
 }
 
+/* A package member that holds what is asked for, copied from the index. */
+struct pkg_found {
+	int found;
+	int64_t mtime;
+	char package[PATH_MAX];
+	char member[PATH_MAX];
+};
+
+static int
+pkg_found_cb(const struct pkg_rec *r, void *arg)
+{
+	struct pkg_found *pf = arg;
+
+	if (strlen(r->package) >= sizeof(pf->package) ||
+	    strlen(r->member) >= sizeof(pf->member))
+		return 0;
+	strcpy(pf->package, r->package);
+	strcpy(pf->member, r->member);
+	pf->mtime = r->mtime;
+	pf->found = 1;
+	return 1;
+}
+
 /*
- * Not in the local files: the cache, then the negative entries, then
- * upstream.
+ * Join the fill of key k, starting it (from pf's package member when pf is
+ * not NULL, else from the upstreams) when there is none, and wait for it.
  */
 static void
-remote_start(struct conn *c, struct serve_thread *st, const struct route *rt)
+fill_join(struct conn *c, struct serve_thread *st, const struct route *rt,
+    const struct cache_key *k, const struct pkg_found *pf)
 {
 	struct serve *srv = st->srv;
-	const struct config *cfg = srv->d.cfg;
 	const struct request *req = conn_request(c);
 	enum metrics_endpoint mep = metrics_endpoint_of(rt->endpoint);
-	struct cache_key k;
-	struct neg_entry ne;
 	struct fill_what *w;
 	struct waiter *wt;
 	struct flight *f;
-	int64_t now = time(NULL);
-	int created, rc;
+	int created;
 
-	cache_key_make(&k, &rt->id, cache_kind_of(rt->endpoint), rt->arg);
-	if (st->rd == NULL || index_reader_begin(st->rd) == -1) {
-		conn_set_result(c, "ERROR", "-");
-		metrics_request(mep, METRICS_ERROR);
-		conn_send_error(c, 503, "index unavailable");
-		return;
-	}
-	if (send_cached(c, st, &k, rt->endpoint)) {
-		index_reader_end(st->rd);
-		return;
-	}
-	rc = neg_get(st->rd, &k, now, &ne);
-	index_reader_end(st->rd);
-	if (rc == 0) {
-		conn_set_result(c, "NEGATIVE", "cache");
-		metrics_request(mep, METRICS_NEGATIVE);
-		conn_send_miss(c,
-		    ne.kind == NEG_NOTFOUND ? "not found"
-					    : "not found (upstreams failing)",
-		    (unsigned)(ne.expires - now));
-		return;
-	}
-	if (srv->d.fill == NULL || !fill_enabled(srv->d.fill)) {
-		conn_set_result(c, "MISS", "local");
-		metrics_request(mep, METRICS_NOTFOUND);
-		conn_send_error(c, 404,
-		    rt->endpoint == ROUTE_SECTION
-			? "no such section for this build-id"
-			: "not found");
-		return;
-	}
-	if (via_has(req->via, srv->via_token)) {
-		conn_set_result(c, "MISS", "loop");
-		metrics_request(mep, METRICS_NOTFOUND);
-		conn_send_error(c, 404, "not forwarded: a request loop");
-		return;
-	}
-	if (xff_count(req->forwarded_for) >= cfg->max_forwarded_for) {
-		conn_set_result(c, "MISS", "loop");
-		metrics_request(mep, METRICS_NOTFOUND);
-		conn_send_error(c, 404,
-		    "not forwarded: X-Forwarded-For limit reached");
-		return;
-	}
-	if ((f = flight_join(srv->d.ft, &k, &created)) == NULL) {
+	if ((f = flight_join(srv->d.ft, k, &created)) == NULL) {
 		conn_set_result(c, "ERROR", "-");
 		metrics_request(mep, METRICS_ERROR);
 		conn_send_error(c, 503, "too many fills in flight");
@@ -742,10 +719,15 @@ remote_start(struct conn *c, struct serve_thread *st, const struct route *rt)
 		wt = NULL;
 	}
 	if (created) {
-		if ((w = malloc(sizeof(*w))) != NULL) {
+		if ((w = calloc(1, sizeof(*w))) != NULL) {
 			w->id = rt->id;
 			w->kind = cache_kind_of(rt->endpoint);
 			snprintf(w->arg, sizeof(w->arg), "%s", rt->arg);
+			if (pf != NULL) {
+				strcpy(w->package, pf->package);
+				strcpy(w->member, pf->member);
+				w->member_mtime = pf->mtime;
+			}
 			if (upstream_path(rt, w->path, sizeof(w->path)) == -1)
 				w->path[0] = '\0';
 			if (req->forwarded_for.p != NULL)
@@ -787,6 +769,80 @@ remote_start(struct conn *c, struct serve_thread *st, const struct route *rt)
 	conn_on_end(c, waiter_release, wt);
 	flight_watch(f, wt->ev);
 	waiter_check(wt);
+}
+
+/*
+ * Not in the local files: the cache, then the indexed packages, then the
+ * negative entries, then upstream.
+ */
+static void
+remote_start(struct conn *c, struct serve_thread *st, const struct route *rt)
+{
+	struct serve *srv = st->srv;
+	const struct config *cfg = srv->d.cfg;
+	const struct request *req = conn_request(c);
+	enum metrics_endpoint mep = metrics_endpoint_of(rt->endpoint);
+	struct pkg_found pf;
+	struct cache_key k;
+	struct neg_entry ne;
+	int64_t now = time(NULL);
+	int rc;
+
+	cache_key_make(&k, &rt->id, cache_kind_of(rt->endpoint), rt->arg);
+	if (st->rd == NULL || index_reader_begin(st->rd) == -1) {
+		conn_set_result(c, "ERROR", "-");
+		metrics_request(mep, METRICS_ERROR);
+		conn_send_error(c, 503, "index unavailable");
+		return;
+	}
+	if (send_cached(c, st, &k, rt->endpoint)) {
+		index_reader_end(st->rd);
+		return;
+	}
+	pf.found = 0;
+	if (rt->endpoint == ROUTE_DEBUGINFO || rt->endpoint == ROUTE_EXECUTABLE)
+		pkgidx_find(st->rd, &rt->id,
+		    rt->endpoint == ROUTE_DEBUGINFO ? ELF_KIND_DEBUGINFO
+						    : ELF_KIND_EXECUTABLE,
+		    pkg_found_cb, &pf);
+	rc = pf.found ? INDEX_NOTFOUND : neg_get(st->rd, &k, now, &ne);
+	index_reader_end(st->rd);
+	if (pf.found && srv->d.fill != NULL) {
+		fill_join(c, st, rt, &k, &pf);
+		return;
+	}
+	if (rc == 0) {
+		conn_set_result(c, "NEGATIVE", "cache");
+		metrics_request(mep, METRICS_NEGATIVE);
+		conn_send_miss(c,
+		    ne.kind == NEG_NOTFOUND ? "not found"
+					    : "not found (upstreams failing)",
+		    (unsigned)(ne.expires - now));
+		return;
+	}
+	if (srv->d.fill == NULL || !fill_enabled(srv->d.fill)) {
+		conn_set_result(c, "MISS", "local");
+		metrics_request(mep, METRICS_NOTFOUND);
+		conn_send_error(c, 404,
+		    rt->endpoint == ROUTE_SECTION
+			? "no such section for this build-id"
+			: "not found");
+		return;
+	}
+	if (via_has(req->via, srv->via_token)) {
+		conn_set_result(c, "MISS", "loop");
+		metrics_request(mep, METRICS_NOTFOUND);
+		conn_send_error(c, 404, "not forwarded: a request loop");
+		return;
+	}
+	if (xff_count(req->forwarded_for) >= cfg->max_forwarded_for) {
+		conn_set_result(c, "MISS", "loop");
+		metrics_request(mep, METRICS_NOTFOUND);
+		conn_send_error(c, 404,
+		    "not forwarded: X-Forwarded-For limit reached");
+		return;
+	}
+	fill_join(c, st, rt, &k, NULL);
 }
 
 /* ---------------------------------------------------------------- admin */

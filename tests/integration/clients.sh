@@ -97,27 +97,18 @@ ok $? "... it asked for the alt file by build-id (404 there)"
 
 # ------------------------------------------------------- debuginfod-find
 
-# check_find DESCRIPTION REFERENCE ARGS...
-check_find() {
-	local what=$1 ref=$2
-	shift 2
-	dfind d "$@"
-	ok $? "debuginfod-find $*: exit 0"
-	[ -n "$FOUND" ] && cmp -s "$FOUND" "$ref"
-	ok $? "... $what, byte-identical"
-}
-check_find "the split debuginfo of prog_a" "$dbg/prog_a.debug" \
+check_find d "the split debuginfo of prog_a" "$dbg/prog_a.debug" \
     debuginfo "$ID_prog_a"
-check_find "the stripped executable of prog_a" "$FX/usr/bin/prog_a" \
+check_find d "the stripped executable of prog_a" "$FX/usr/bin/prog_a" \
     executable "$ID_prog_a"
-check_find "the dwz alt file" "$dbg/.dwz/shapes.debug" \
+check_find d "the dwz alt file" "$dbg/.dwz/shapes.debug" \
     debuginfo "$ID_shapes"
-check_find "prog_c, its own debuginfo" "$FX/usr/bin/prog_c" \
+check_find d "prog_c, its own debuginfo" "$FX/usr/bin/prog_c" \
     debuginfo "$ID_prog_c"
-check_find "prog_c, its own executable" "$FX/usr/bin/prog_c" \
+check_find d "prog_c, its own executable" "$FX/usr/bin/prog_c" \
     executable "$ID_prog_c"
 dump_section "$dbg/prog_a.debug" .debug_info "$T/debug_info"
-check_find "the .debug_info section of prog_a" "$T/debug_info" \
+check_find d "the .debug_info section of prog_a" "$T/debug_info" \
     section "$ID_prog_a" .debug_info
 
 dfind d debuginfo 0123456789abcdef0123456789abcdef01234567

@@ -31,15 +31,6 @@ ref_requests() {
 
 # ------------------------------------------------------- debuginfod-find
 
-# check_find NAME WHAT REFERENCE ARGS...
-check_find() {
-	local name=$1 what=$2 ref=$3
-	shift 3
-	dfind "$name" "$@"
-	ok $? "$name: debuginfod-find $*: exit 0"
-	[ -n "$FOUND" ] && cmp -s "$FOUND" "$ref"
-	ok $? "... $what, byte-identical"
-}
 check_find mirror "split debuginfo of prog_a" "$dbg/prog_a.debug" \
     debuginfo "$ID_prog_a"
 access_log_has mirror "\"GET /buildid/$ID_prog_a/debuginfo\" 200 [0-9]+ [0-9.]+ms MISS $ref_URL"
@@ -86,10 +77,6 @@ is "$(ref_requests "$ID_prog_c/source")" 1 \
 
 # ---------------------------------------------------------------- headers
 
-# header NAME FILE: the value of header NAME in a dump of headers.
-header() {
-	tr -d '\r' <"$2" | sed -n "s/^$1: //Ip" | head -n 1
-}
 curl -s -D "$T/ref.h" -o /dev/null "$ref_URL/buildid/$ID_prog_b/executable"
 curl -s -D "$T/first.h" -o "$T/first" "$mirror_URL/buildid/$ID_prog_b/executable"
 curl -s -D "$T/later.h" -o "$T/later" "$mirror_URL/buildid/$ID_prog_b/executable"

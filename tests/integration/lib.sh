@@ -272,6 +272,17 @@ dfind() {
 	return "$rc"
 }
 
+# check_find NAME WHAT REFERENCE ARGS...: debuginfod-find ARGS against
+# server NAME must succeed and give a copy of REFERENCE.
+check_find() {
+	local name=$1 what=$2 ref=$3
+	shift 3
+	dfind "$name" "$@"
+	ok $? "$name: debuginfod-find $*: exit 0"
+	[ -n "$FOUND" ] && cmp -s "$FOUND" "$ref"
+	ok $? "... $what, byte-identical"
+}
+
 # gdb_run NAME BINARY COMMANDS...: gdb in batch mode with debuginfod on,
 # against server NAME, a fresh cache; output in $OUT.
 ngdb=0
@@ -294,6 +305,11 @@ client_env() {
 	export HOME=$T DEBUGINFOD_TIMEOUT=10
 	unset DEBUGINFOD_PROGRESS DEBUGINFOD_VERBOSE DEBUGINFOD_MAXSIZE \
 	    DEBUGINFOD_MAXTIME DEBUGINFOD_HEADERS_FILE
+}
+
+# header NAME FILE: the value of header NAME in a dump of headers.
+header() {
+	tr -d '\r' <"$2" | sed -n "s/^$1: //Ip" | head -n 1
 }
 
 # dump_section FILE SECTION OUT: the bytes of SECTION of FILE into OUT.

@@ -1,0 +1,121 @@
+#!/bin/bash
+# Distro packages (--scan-packages): the fixture programs packed as a .deb
+# (zstd) with a -dbgsym .ddeb (xz) holding the debug files and the dwz alt
+# file, an .rpm (gzip payload) and an Arch .pkg.tar.zst.  debuginfod-find
+# and gdb get byte-identical files through dbgmirrord, extracted on the
+# first request and then served from the cache, with the archive headers;
+# elfutils debuginfod -U/-R on the same packages answers the same; a
+# corrupt package is skipped with a log line and the rest still served.
+. "$top_srcdir/tests/integration/lib.sh"
+
+build_fixtures
+dbg=$FX/usr/lib/debug
+client_env
+P=$T/pkgs
+mkdir -p "$P/arch" "$T/deb/DEBIAN" "$T/ddeb/DEBIAN" "$T/rpmroot/usr/bin" \
+    "$T/archroot/usr/lib/debug"
+
+# The .deb: the stripped programs.  The .ddeb: their debug files.
+mkdir -p "$T/deb/usr/bin" "$T/ddeb/usr/lib"
+cp -a "$FX/usr/bin/prog_a" "$FX/usr/bin/prog_b" "$T/deb/usr/bin/"
+cp -a "$dbg" "$T/ddeb/usr/lib/"
+for d in deb ddeb; do
+	printf 'Package: progs%s\nVersion: 1.0\nArchitecture: amd64\nMaintainer: Test <t@example.org>\nDescription: fixture\n' \
+	    "$([ $d = ddeb ] && echo -dbgsym)" >"$T/$d/DEBIAN/control"
+done
+dpkg-deb --root-owner-group -Zzstd --build "$T/deb" "$P/progs_1.0_amd64.deb" >/dev/null &&
+    dpkg-deb --root-owner-group -Zxz --build "$T/ddeb" "$P/progs-dbgsym_1.0_amd64.ddeb" >/dev/null
+ok $? "dpkg-deb builds the .deb and the .ddeb"
+
+# The .rpm: prog_c, unstripped (debuginfo and executable at once).
+cp -a "$FX/usr/bin/prog_c" "$T/rpmroot/usr/bin/"
+cat >"$T/progc.spec" <<SPEC
+%global debug_package %{nil}
+%global __os_install_post %{nil}
+%define _build_id_links none
+Name: progc
+Version: 1.0
+Release: 1
+Summary: fixture
+License: MIT
+AutoReqProv: no
+%description
+fixture
+%install
+cp -a $T/rpmroot/. %{buildroot}/
+%files
+/usr/bin/prog_c
+SPEC
+HOME=$T rpmbuild -bb --quiet --define "_topdir $T/rpmtop" \
+    --define '_binary_payload w9.gzdio' --define "_rpmdir $P" \
+    --define '_rpmfilename progc-1.0-1.x86_64.rpm' "$T/progc.spec" \
+    >"$T/rpmbuild.log" 2>&1
+ok $? "rpmbuild builds the .rpm" || cat "$T/rpmbuild.log"
+
+# Arch: prog_b's debug file alone, in its own directory.
+cp -a "$dbg/prog_b.debug" "$T/archroot/usr/lib/debug/"
+tar --zstd -cf "$P/arch/progb-1.0-1-x86_64.pkg.tar.zst" -C "$T/archroot" .
+ok $? "tar --zstd builds the Arch package"
+
+# A corrupt package among them.
+head -c 3000 /dev/urandom >"$P/broken_1.0_amd64.deb"
+
+start_daemon d --scan-dir none --scan-packages "$P"
+access_log_has d "broken_1\.0_amd64\.deb.*skipped"
+ok $? "the corrupt package is skipped with a log line"
+
+check_find d "prog_a.debug from the .ddeb" "$dbg/prog_a.debug" debuginfo "$ID_prog_a"
+check_find d "prog_a from the .deb" "$FX/usr/bin/prog_a" executable "$ID_prog_a"
+check_find d "the dwz alt file from the .ddeb" "$dbg/.dwz/shapes.debug" debuginfo "$ID_shapes"
+check_find d "prog_c from the .rpm, as debuginfo" "$FX/usr/bin/prog_c" debuginfo "$ID_prog_c"
+check_find d "prog_c from the .rpm, as executable" "$FX/usr/bin/prog_c" executable "$ID_prog_c"
+check_find d "prog_b.debug from the Arch package" "$dbg/prog_b.debug" debuginfo "$ID_prog_b"
+
+curl -s -D "$T/first.h" -o /dev/null "$d_URL/buildid/$ID_prog_b/executable"
+is "$(header X-DEBUGINFOD-ARCHIVE "$T/first.h")" "progs_1.0_amd64.deb" \
+    "X-DEBUGINFOD-ARCHIVE: the package's file name"
+is "$(header X-DEBUGINFOD-FILE "$T/first.h")" "/usr/bin/prog_b" \
+    "X-DEBUGINFOD-FILE: the member's path"
+is "$(header X-Cache "$T/first.h")" "MISS" "the first request extracts (MISS)"
+curl -s -D "$T/later.h" -o /dev/null "$d_URL/buildid/$ID_prog_b/executable"
+is "$(header X-Cache "$T/later.h")" "HIT" "... the next is a cache hit"
+is "$(header X-DEBUGINFOD-ARCHIVE "$T/later.h")" "progs_1.0_amd64.deb" \
+    "... with the same archive header"
+like "$(header Last-Modified "$T/later.h")" 'GMT$' "... and a Last-Modified"
+
+gdb_run d "$FX/usr/bin/prog_a" 'info line perimeter_a' 'ptype struct shape'
+like "$OUT" 'Line [0-9]+ of "prog_a\.c"' \
+    "gdb, stripped prog_a: perimeter_a resolves to a line from the .ddeb"
+like "$OUT" 'double length;' "... and struct shape from the dwz alt file"
+
+out=$("$DBGMIRROR" --no-config --cache-dir "$T/d-cache" lookup "$ID_prog_a")
+like "$out" 'progs-dbgsym_1\.0_amd64\.ddeb' "dbgmirror lookup names the package"
+
+# The same requests to elfutils debuginfod -U -R -Z on the same packages
+# (it unpacks .deb files with bsdtar, from libarchive-tools).
+start_debuginfod ref -U -R -Z .tar.zst=zstdcat "$P"
+ref_has() {
+	[ "$(code "$ref_URL/buildid/$ID_prog_a/debuginfo")" = 200 ] &&
+	    [ "$(code "$ref_URL/buildid/$ID_prog_b/debuginfo")" = 200 ] &&
+	    [ "$(code "$ref_URL/buildid/$ID_prog_c/executable")" = 200 ]
+}
+if wait_until 60 ref_has; then
+	for q in "$ID_prog_a/debuginfo" "$ID_prog_a/executable" \
+	    "$ID_shapes/debuginfo" "$ID_prog_c/executable" \
+	    "$ID_prog_b/debuginfo" 0123456789abcdef0123456789abcdef01234567/debuginfo; do
+		a=$(curl -s -o "$T/ours" -w '%{http_code}' "$d_URL/buildid/$q")
+		b=$(curl -s -o "$T/theirs" -w '%{http_code}' "$ref_URL/buildid/$q")
+		if [ "${a:0:1}" = 2 ]; then
+			[ "${a:0:1}" = "${b:0:1}" ] && cmp -s "$T/ours" "$T/theirs"
+		else
+			[ "${a:0:1}" = "${b:0:1}" ]
+		fi
+		ok $? "same as debuginfod -U -R for $q ($a, $b)"
+	done
+else
+	ok 1 "debuginfod -U -R indexed the packages within 60 s"
+fi
+
+stop_daemon d
+is "$STOP_RC" 0 "SIGTERM: exit 0"
+done_testing
