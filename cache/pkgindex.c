@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cache/key.h"
+#include "cache/negative.h"
 
 #define PKG_KEY_LEN INDEX_PATHKEY_LEN
 #define MEMBER_KEY_LEN (CACHE_KEY_LEN + PKG_KEY_LEN)
@@ -178,6 +179,7 @@ put_member(struct index_batch *b, const uint8_t pkey[PKG_KEY_LEN],
 	uint8_t key[MEMBER_KEY_LEN], back[MEMBER_KEY_LEN];
 	uint8_t val[sizeof(struct member_hdr) + 2 * (PATH_LEN_MAX + 1)];
 	struct member_hdr h;
+	struct cache_key ck;
 	size_t mlen = strlen(m->member), len;
 
 	memset(&h, 0, sizeof(h));
@@ -194,6 +196,7 @@ put_member(struct index_batch *b, const uint8_t pkey[PKG_KEY_LEN],
 	len = sizeof(h) + pkglen + 1 + mlen + 1;
 
 	kind_key(&m->id, kind, key);
+	memcpy(&ck.hash, key, CACHE_KEY_LEN);
 	memcpy(key + CACHE_KEY_LEN, pkey, PKG_KEY_LEN);
 	memcpy(back, pkey, PKG_KEY_LEN);
 	memcpy(back + PKG_KEY_LEN, key, CACHE_KEY_LEN);
@@ -202,7 +205,8 @@ put_member(struct index_batch *b, const uint8_t pkey[PKG_KEY_LEN],
 	    index_batch_put_rec(b, INDEX_PKG_MEMBERS, back, sizeof(back), "",
 		0) == -1)
 		return -1;
-	return 0;
+	/* Found now: a miss remembered for it no longer holds. */
+	return neg_batch_del(b, &ck) == -1 ? -1 : 0;
 }
 
 /* 1 when m can be recorded. */

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tests/tap.h"
 #include "tests/testdir.h"
@@ -451,6 +452,35 @@ test_hostile(struct index *idx, struct index_reader *rd)
 	index_reader_end(rd);
 }
 
+/* Indexing a member forgets the miss remembered for its (id, kind). */
+static void
+test_clears_negative(struct index *idx, struct index_reader *rd)
+{
+	struct buildid id = make_id(42);
+	struct index_file p = make_pkg("/pkgs/neg.deb", 4000);
+	struct pkg_rec r =
+	    make_member("/usr/lib/debug/n.debug", &id, ELF_KIND_DEBUGINFO, 5);
+	struct cache_key dk, ek;
+	struct neg_entry ne;
+	char err[ERRLEN];
+
+	cache_key_make(&dk, &id, CACHE_DEBUGINFO, "");
+	cache_key_make(&ek, &id, CACHE_EXECUTABLE, "");
+	is_int(neg_put(idx, &dk, &id, NEG_NOTFOUND, time(NULL) + 600, err,
+		   sizeof(err)),
+	    0, "a negative entry for the debuginfo");
+	is_int(neg_put(idx, &ek, &id, NEG_NOTFOUND, time(NULL) + 600, err,
+		   sizeof(err)),
+	    0, "... and one for the executable");
+	is_int(put_pkg(idx, &p, &r, 1), 0, "a package with the debuginfo");
+	index_reader_begin(rd);
+	is_int(neg_get(rd, &dk, time(NULL), &ne), INDEX_NOTFOUND,
+	    "the debuginfo's negative entry is gone");
+	is_int(neg_get(rd, &ek, time(NULL), &ne), 0,
+	    "the executable's, which no package has, stays");
+	index_reader_end(rd);
+}
+
 int
 main(void)
 {
@@ -472,6 +502,7 @@ main(void)
 		test_put_find(idx, rd);
 		test_prefix_walk(idx, rd);
 		test_hostile(idx, rd);
+		test_clears_negative(idx, rd);
 	}
 	index_reader_free(rd);
 	index_close(idx);
