@@ -22,7 +22,7 @@ herd() {
 		printf 'url = "%s"\noutput = "%s"\nwrite-out = "%%{http_code}\\n"\n' \
 		    "$url" "$T/herd/$i.body"
 	done >"$T/herd/config"
-	curl -s -Z --parallel-immediate --parallel-max "$n" -m 60 -K "$T/herd/config" \
+	curl -s --no-progress-meter -Z --parallel-immediate --parallel-max "$n" -m 60 -K "$T/herd/config" \
 	    >"$T/herd/codes"
 }
 

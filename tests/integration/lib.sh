@@ -19,7 +19,18 @@ TAP_FAILED=0
 DAEMON_PIDS=""
 
 cleanup() {
-	local pid
+	local pid i
+	# TERM first, so that servers with workers (nginx) take them along.
+	for pid in $DAEMON_PIDS; do
+		kill -TERM "$pid" 2>/dev/null
+	done
+	for i in $(seq 1 50); do
+		for pid in $DAEMON_PIDS; do
+			kill -0 "$pid" 2>/dev/null && break
+		done
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
 	for pid in $DAEMON_PIDS; do
 		kill -KILL "$pid" 2>/dev/null
 	done

@@ -1,0 +1,115 @@
+#!/bin/bash
+# How dbgmirrord reaches its upstreams: https verified against the system
+# store plus ca-file (nginx with a self-signed certificate as the
+# upstream), the outbound proxy from the environment or the config (a fake
+# upstream as the proxy, which logs the absolute-form requests it gets), and
+# HEAD and Range answered while a fill is still running.
+. "$top_srcdir/tests/integration/lib.sh"
+
+id=7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a
+bin=$(mkbin $id)
+
+# ------------------------------------------------------------------ https
+
+command -v nginx >/dev/null || bail "nginx is not installed"
+# nginx's workers run as another user when started as root.
+chmod 755 "$T"
+mkdir -p "$T/www/buildid/$id" "$T/nginx"
+cp "$bin" "$T/www/buildid/$id/debuginfo"
+chmod -R a+rX "$T/www"
+openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=127.0.0.1" \
+    -addext "subjectAltName=IP:127.0.0.1" -keyout "$T/nginx/key.pem" \
+    -out "$T/nginx/cert.pem" >/dev/null 2>&1
+ok $? "a self-signed certificate for 127.0.0.1"
+for try in 1 2 3 4 5; do
+	port=$((20000 + RANDOM % 40000))
+	listening "$port" && continue
+	cat >"$T/nginx/nginx.conf" <<CONF
+daemon off;
+worker_processes 1;
+pid $T/nginx/nginx.pid;
+error_log $T/nginx/error.log;
+events { worker_connections 64; }
+http {
+	access_log $T/nginx/access.log;
+	default_type application/octet-stream;
+	server {
+		listen 127.0.0.1:$port ssl;
+		ssl_certificate $T/nginx/cert.pem;
+		ssl_certificate_key $T/nginx/key.pem;
+		root $T/www;
+	}
+}
+CONF
+	# Its own output file: a worker must not hold the test's stdout.
+	nginx -e "$T/nginx/error.log" -c "$T/nginx/nginx.conf" -p "$T/nginx/" \
+	    >"$T/nginx/out.log" 2>&1 &
+	nginx_pid=$!
+	DAEMON_PIDS="$DAEMON_PIDS $nginx_pid"
+	wait_until 10 listening "$port" && break
+done
+listening "$port" || { cat "$T/nginx/error.log"; bail "nginx did not start"; }
+tls=https://127.0.0.1:$port
+
+start_daemon plain --scan-dir none --upstream "$tls" --error-ttl 0
+is "$(code "$plain_URL/buildid/$id/debuginfo")" 502 \
+    "an https upstream with an unknown certificate: 502"
+like "$(metric "dbgmirror_upstream_errors_total{upstream=\"$tls\",kind=\"connect\"}" "$plain_URL")" \
+    '^[1-9]' "... counted as a connect error (verification failed)"
+stop_daemon plain
+
+start_daemon trusting --scan-dir none --upstream "$tls" \
+    --ca-file "$T/nginx/cert.pem"
+curl -s -o "$T/got" "$trusting_URL/buildid/$id/debuginfo"
+cmp -s "$T/got" "$bin"
+ok $? "with ca-file naming its certificate: the right bytes over https"
+stop_daemon trusting
+kill -TERM "$nginx_pid"
+wait "$nginx_pid" 2>/dev/null
+
+# ------------------------------------------------------------------ proxy
+
+start_fake px "*=status:404"
+# For the daemon only: the test's own curl must not use the proxy.
+http_proxy=$px_URL start_daemon viaenv --scan-dir none \
+    --upstream http://127.0.0.1:9 --error-ttl 0
+code "$viaenv_URL/buildid/$id/debuginfo" >/dev/null
+is "$(requests_to px "GET http://127\.0\.0\.1:9/buildid/$id/debuginfo")" 1 \
+    "http_proxy in the environment: the request goes through the proxy"
+stop_daemon viaenv
+http_proxy=$px_URL start_daemon direct --scan-dir none \
+    --upstream http://127.0.0.1:9 --error-ttl 0 --proxy none
+is "$(code "$direct_URL/buildid/$id/debuginfo")" 502 \
+    "proxy = none: straight to the (closed) upstream port: 502"
+is "$(requests_to px "$id")" 1 "... and not through the proxy"
+stop_daemon direct
+start_daemon viaconf --scan-dir none --upstream http://127.0.0.1:9 \
+    --error-ttl 0 --proxy "$px_URL"
+code "$viaconf_URL/buildid/$id/debuginfo" >/dev/null
+is "$(requests_to px "GET http://127\.0\.0\.1:9/buildid/$id")" 2 \
+    "proxy in the config: through the proxy"
+stop_daemon viaconf
+
+# ------------------------------------------------- HEAD and Range mid-fill
+
+big=$(mkbin 7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b 200000)
+start_fake slow --rate 50000 "7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b=trickle:$big"
+start_daemon f --scan-dir none --upstream "$slow_URL"
+url=$f_URL/buildid/7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b/debuginfo
+curl -s -o "$T/whole" -m 30 "$url" &
+fill=$!
+wait_until 5 sh -c "curl -s '$f_URL/metrics' | grep -q '^dbgmirror_fills_in_flight 1'"
+ok $? "a fill is running"
+curl -s -I -o /dev/null -w '%{http_code} %header{content-length}' "$url" >"$T/head"
+is "$(cat "$T/head")" "200 $(stat -c %s "$big")" \
+    "HEAD during the fill: 200 with the whole length"
+is "$(curl -s -r 100-199 "$url" | wc -c)" 100 "Range during the fill: 100 bytes"
+curl -s -r 100-199 -o "$T/part" "$url"
+cmp -s "$T/part" <(tail -c +101 "$big" | head -c 100)
+ok $? "... the right ones"
+wait "$fill"
+cmp -s "$T/whole" "$big"
+ok $? "the fill's own client gets every byte"
+stop_daemon f
+is "$STOP_RC" 0 "SIGTERM: exit 0"
+done_testing
