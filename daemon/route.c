@@ -11,6 +11,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "indexer/sources.h"
+
 /* The longest target decoded; longer ones are refused before decoding. */
 #define TARGET_MAX 8192
 
@@ -50,41 +52,6 @@ pct_decode(const char *in, size_t len, char *out, const char **why)
 	}
 	out[o] = '\0';
 	return (long)o;
-}
-
-/*
- * Canonicalise an absolute path in place: collapse "//", drop "." segments,
- * let ".." remove the segment before it (never going above "/").
- */
-static void
-canonicalise(char *path)
-{
-	char *in = path, *out = path;
-
-	while (*in != '\0') {
-		char *seg, *next;
-		size_t n;
-
-		while (*in == '/')
-			in++;
-		seg = in;
-		next = strchr(seg, '/');
-		n = next != NULL ? (size_t)(next - seg) : strlen(seg);
-		in = seg + n;
-		if (n == 0 || (n == 1 && seg[0] == '.'))
-			continue;
-		if (n == 2 && seg[0] == '.' && seg[1] == '.') {
-			while (out > path && *--out != '/')
-				;
-			continue;
-		}
-		*out++ = '/';
-		memmove(out, seg, n);
-		out += n;
-	}
-	if (out == path)
-		*out++ = '/';
-	*out = '\0';
 }
 
 static int
@@ -200,7 +167,7 @@ route_parse(struct route *rt, const char *target, size_t len, const char **why)
 		}
 		/* Keep the leading slash the split removed. */
 		rest[-1] = '/';
-		canonicalise(rest - 1);
+		sources_canonicalise(rest - 1);
 		if (strlen(rest - 1) > ROUTE_PATH_MAX) {
 			*why = "source path too long";
 			return 414;

@@ -1,0 +1,543 @@
+/*
+ * indexer/sources.c: list the source files the DWARF of an ELF file names.
+ *
+ * Files are hostile.  libelf is opened with ELF_C_READ (pread, no mmap), and
+ * every debug section is checked to lie inside the file and to stay under
+ * SOURCES_SECTION_MAX, compressed or not, before libdw is let near it: libdw
+ * loads every debug section it knows when it opens the file.  libdw would
+ * also open the dwz alt file a .gnu_debugaltlink names, from a path the file
+ * chooses (a FIFO would block us, a device would be read), the first time an
+ * attribute refers to it; we hand it an empty alt of our own instead, so
+ * such attributes fail and the unit is listed without them.  Thread-safe for
+ * distinct descriptors once elf_init() has run; meant for worker threads.
+ */
+#include "indexer/sources.h"
+
+#include <sys/stat.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <errno.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "indexer/elf.h"
+
+void
+sources_canonicalise(char *path)
+{
+	char *in = path, *out = path;
+
+	while (*in != '\0') {
+		char *seg, *next;
+		size_t n;
+
+		while (*in == '/')
+			in++;
+		seg = in;
+		next = strchr(seg, '/');
+		n = next != NULL ? (size_t)(next - seg) : strlen(seg);
+		in = seg + n;
+		if (n == 0 || (n == 1 && seg[0] == '.'))
+			continue;
+		if (n == 2 && seg[0] == '.' && seg[1] == '.') {
+			while (out > path && *--out != '/')
+				;
+			continue;
+		}
+		*out++ = '/';
+		memmove(out, seg, n);
+		out += n;
+	}
+	if (out == path)
+		*out++ = '/';
+	*out = '\0';
+}
+
+/*
+ * The paths already passed on: an open-addressing hash set of strings that
+ * grows by doubling; it never holds more than max_files entries, so it is
+ * bounded by max_files * PATH_MAX bytes at worst.
+ */
+struct seen {
+	char **slot;
+	size_t cap; /* a power of two, or 0 */
+	size_t n;
+};
+
+static uint64_t
+hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	while (*s != '\0') {
+		h ^= (unsigned char)*s++;
+		h *= 1099511628211ull;
+	}
+	return h;
+}
+
+static char **
+seen_find(char **slot, size_t cap, const char *s)
+{
+	size_t i = (size_t)hash_str(s) & (cap - 1);
+
+	while (slot[i] != NULL && strcmp(slot[i], s) != 0)
+		i = (i + 1) & (cap - 1);
+	return &slot[i];
+}
+
+static int
+seen_grow(struct seen *set)
+{
+	size_t cap = set->cap == 0 ? 64 : set->cap * 2, i;
+	char **slot;
+
+	if (cap > SIZE_MAX / sizeof(*slot) ||
+	    (slot = calloc(cap, sizeof(*slot))) == NULL)
+		return -1;
+	for (i = 0; i < set->cap; i++)
+		if (set->slot[i] != NULL)
+			*seen_find(slot, cap, set->slot[i]) = set->slot[i];
+	free(set->slot);
+	set->slot = slot;
+	set->cap = cap;
+	return 0;
+}
+
+/* 1 when s is new and now in the set, 0 when it was there, -1 on ENOMEM. */
+static int
+seen_add(struct seen *set, const char *s)
+{
+	char **p;
+
+	if ((set->n + 1) * 4 > set->cap * 3 && seen_grow(set) == -1)
+		return -1;
+	p = seen_find(set->slot, set->cap, s);
+	if (*p != NULL)
+		return 0;
+	if ((*p = strdup(s)) == NULL)
+		return -1;
+	set->n++;
+	return 1;
+}
+
+static void
+seen_free(struct seen *set)
+{
+	size_t i;
+
+	for (i = 0; i < set->cap; i++)
+		free(set->slot[i]);
+	free(set->slot);
+}
+
+struct walk {
+	struct seen seen;
+	unsigned max;
+	int (*cb)(const char *path, void *arg);
+	void *arg;
+};
+
+/*
+ * Pass name on, made absolute against base when relative.  Returns 0 to go
+ * on, 1 to stop (cb said so, or max_files reached), -1 out of memory.
+ */
+static int
+emit(struct walk *w, const char *name, const char *base)
+{
+	char path[PATH_MAX];
+	int n, rc;
+
+	if (name == NULL || name[0] == '\0' ||
+	    strcmp(name, "<built-in>") == 0 ||
+	    strcmp(name, "<artificial>") == 0)
+		return 0;
+	if (name[0] == '/')
+		n = snprintf(path, sizeof(path), "%s", name);
+	else if (base != NULL && base[0] == '/')
+		n = snprintf(path, sizeof(path), "%s/%s", base, name);
+	else
+		return 0;
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return 0;
+	sources_canonicalise(path);
+	if ((rc = seen_add(&w->seen, path)) <= 0)
+		return rc;
+	if (w->cb(path, w->arg) != 0 || w->seen.n >= w->max)
+		return 1;
+	return 0;
+}
+
+static int
+is_debug_name(const char *name)
+{
+	return strncmp(name, ".debug_", 7) == 0 ||
+	    strncmp(name, ".zdebug_", 8) == 0;
+}
+
+/* 1 when n entries of type at off lie inside a file of filesize bytes. */
+static int
+table_in_file(Elf *elf, uint64_t filesize, uint64_t off, size_t n,
+    Elf_Type type)
+{
+	uint64_t size = (uint64_t)gelf_fsize(elf, type, n, EV_CURRENT);
+
+	return size != 0 && off <= filesize && size <= filesize - off;
+}
+
+/* The size a debug section will have once libdw has decompressed it. */
+static int
+section_mem_size(int fd, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
+    uint64_t *size)
+{
+	unsigned char z[12];
+	GElf_Chdr ch;
+	int i;
+
+	*size = sh->sh_size;
+	if ((sh->sh_flags & SHF_COMPRESSED) != 0) {
+		if (gelf_getchdr(scn, &ch) == NULL)
+			return -1;
+		*size = ch.ch_size;
+	} else if (strncmp(name, ".zdebug_", 8) == 0) {
+		/* "ZLIB", then the size as 8 big-endian bytes. */
+		if (sh->sh_size < sizeof(z) ||
+		    pread(fd, z, sizeof(z), (off_t)sh->sh_offset) !=
+			(ssize_t)sizeof(z) ||
+		    memcmp(z, "ZLIB", 4) != 0)
+			return -1;
+		*size = 0;
+		for (i = 4; i < 12; i++)
+			*size = *size << 8 | z[i];
+	}
+	return 0;
+}
+
+/*
+ * Check the headers and every debug section before libdw loads them.
+ * Returns 1 when there is a .debug_info to read, 0 when there is none, -1
+ * with err.
+ */
+static int
+check_sections(int fd, Elf *elf, uint64_t filesize, char *err, size_t errlen)
+{
+	size_t shnum, shstrndx;
+	Elf_Scn *scn = NULL;
+	const char *name;
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+	uint64_t size;
+	int has_info = 0;
+
+	if (gelf_getehdr(elf, &eh) == NULL ||
+	    elf_getshdrnum(elf, &shnum) != 0 ||
+	    elf_getshdrstrndx(elf, &shstrndx) != 0) {
+		snprintf(err, errlen, "bad ELF header: %s", elf_errmsg(-1));
+		return -1;
+	}
+	/* libelf takes a section table cut off by EOF for "no sections". */
+	if (eh.e_shoff != 0 &&
+	    (shnum == 0 ||
+		!table_in_file(elf, filesize, eh.e_shoff, shnum, ELF_T_SHDR))) {
+		snprintf(err, errlen,
+		    "section header table past the end of the file");
+		return -1;
+	}
+	if (shnum == 0)
+		return 0;
+	if ((scn = elf_getscn(elf, shstrndx)) == NULL ||
+	    gelf_getshdr(scn, &sh) == NULL || sh.sh_type != SHT_STRTAB ||
+	    sh.sh_offset > filesize || sh.sh_size > filesize - sh.sh_offset ||
+	    sh.sh_size > SOURCES_SECTION_MAX) {
+		snprintf(err, errlen, "section name table out of bounds");
+		return -1;
+	}
+	scn = NULL;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		if (gelf_getshdr(scn, &sh) == NULL ||
+		    (name = elf_strptr(elf, shstrndx, sh.sh_name)) == NULL) {
+			snprintf(err, errlen, "bad section header: %s",
+			    elf_errmsg(-1));
+			return -1;
+		}
+		if (!is_debug_name(name) || sh.sh_type == SHT_NOBITS ||
+		    sh.sh_size == 0)
+			continue;
+		if (sh.sh_offset > filesize ||
+		    sh.sh_size > filesize - sh.sh_offset) {
+			snprintf(err, errlen,
+			    "section %s extends past the end of the file",
+			    name);
+			return -1;
+		}
+		if (section_mem_size(fd, scn, &sh, name, &size) == -1) {
+			snprintf(err, errlen,
+			    "section %s: bad compression "
+			    "header",
+			    name);
+			return -1;
+		}
+		if (sh.sh_size > SOURCES_SECTION_MAX ||
+		    size > SOURCES_SECTION_MAX) {
+			snprintf(err, errlen, "section %s is too large", name);
+			return -1;
+		}
+		if (strcmp(name, ".debug_info") == 0 ||
+		    strcmp(name, ".zdebug_info") == 0)
+			has_info = 1;
+	}
+	return has_info;
+}
+
+/*
+ * libdw 0.188 takes strings in .debug_str and .debug_line_str to end before
+ * the section does, and reads past it when the last one is unterminated.
+ * Check the bytes libdw holds (decompressed, if it had to) once it has
+ * opened the file.
+ */
+static int
+check_strings(Elf *elf, char *err, size_t errlen)
+{
+	static const char *const names[] = { ".debug_str", ".debug_line_str",
+		".zdebug_str", ".zdebug_line_str" };
+	Elf_Scn *scn = NULL;
+	const char *name;
+	size_t shstrndx, i;
+	GElf_Shdr sh;
+	Elf_Data *d;
+
+	if (elf_getshdrstrndx(elf, &shstrndx) != 0)
+		return 0;
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		if (gelf_getshdr(scn, &sh) == NULL ||
+		    (name = elf_strptr(elf, shstrndx, sh.sh_name)) == NULL ||
+		    sh.sh_type == SHT_NOBITS)
+			continue;
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (strcmp(name, names[i]) == 0)
+				break;
+		if (i == sizeof(names) / sizeof(names[0]) ||
+		    (d = elf_getdata(scn, NULL)) == NULL || d->d_size == 0 ||
+		    d->d_buf == NULL)
+			continue;
+		if (((const char *)d->d_buf)[d->d_size - 1] != '\0') {
+			snprintf(err, errlen,
+			    "section %s is not NUL-terminated", name);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The alt file we give libdw in place of the real one: the smallest ELF
+ * image it accepts as DWARF, with a .debug_info too short to hold a unit and
+ * no string section, so every lookup into it fails cleanly.
+ */
+struct empty_alt {
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh[4];
+	char names[40];
+	unsigned char info[1];
+	unsigned char line[1];
+};
+
+static const char empty_alt_names[] = "\0.shstrtab\0.debug_info\0.debug_line";
+
+static void
+empty_alt_init(struct empty_alt *a)
+{
+	static const size_t name_off[4] = { 0, 1, 11, 23 };
+	static const size_t data_off[4] = { 0,
+		offsetof(struct empty_alt, names),
+		offsetof(struct empty_alt, info),
+		offsetof(struct empty_alt, line) };
+	static const size_t data_size[4] = { 0, sizeof(empty_alt_names), 1, 1 };
+	size_t i;
+
+	memset(a, 0, sizeof(*a));
+	memcpy(a->eh.e_ident, ELFMAG, SELFMAG);
+	a->eh.e_ident[EI_CLASS] = ELFCLASS64;
+	a->eh.e_ident[EI_DATA] = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	    ? ELFDATA2LSB
+	    : ELFDATA2MSB;
+	a->eh.e_ident[EI_VERSION] = EV_CURRENT;
+	a->eh.e_type = ET_REL;
+	a->eh.e_version = EV_CURRENT;
+	a->eh.e_ehsize = sizeof(a->eh);
+	a->eh.e_shoff = offsetof(struct empty_alt, sh);
+	a->eh.e_shentsize = sizeof(a->sh[0]);
+	a->eh.e_shnum = 4;
+	a->eh.e_shstrndx = 1;
+	memcpy(a->names, empty_alt_names, sizeof(empty_alt_names));
+	for (i = 1; i < 4; i++) {
+		a->sh[i].sh_name = (Elf64_Word)name_off[i];
+		a->sh[i].sh_type = i == 1 ? SHT_STRTAB : SHT_PROGBITS;
+		a->sh[i].sh_offset = data_off[i];
+		a->sh[i].sh_size = data_size[i];
+		a->sh[i].sh_addralign = 1;
+	}
+}
+
+/* A string attribute of die, or NULL (absent, or in the missing alt). */
+static const char *
+attr_string(Dwarf_Die *die, unsigned name)
+{
+	Dwarf_Attribute attr;
+
+	if (dwarf_attr(die, name, &attr) == NULL)
+		return NULL;
+	return dwarf_formstring(&attr);
+}
+
+/*
+ * One unit: its name and its line table's files.  Returns what emit()
+ * does; *line_err is set when the line table is unreadable.
+ */
+static int
+walk_unit(struct walk *w, Dwarf_Die *cudie, Dwarf_Half version, int *line_err,
+    char *err, size_t errlen)
+{
+	const char *base, *name;
+	const char *const *dirs;
+	Dwarf_Files *files = NULL;
+	size_t nfiles = 0, ndirs, i;
+	int rc;
+
+	base = attr_string(cudie, DW_AT_comp_dir);
+	if (dwarf_hasattr(cudie, DW_AT_stmt_list) &&
+	    dwarf_getsrcfiles(cudie, &files, &nfiles) != 0) {
+		if (!*line_err)
+			snprintf(err, errlen,
+			    "line table of the unit at %#llx: %s",
+			    (unsigned long long)dwarf_dieoffset(cudie),
+			    dwarf_errmsg(-1));
+		*line_err = 1;
+		files = NULL;
+		nfiles = 0;
+	}
+	/* Without DW_AT_comp_dir, DWARF 5 still has it as directory 0. */
+	if ((base == NULL || base[0] != '/') && files != NULL &&
+	    dwarf_getsrcdirs(files, &dirs, &ndirs) == 0 && ndirs > 0)
+		base = dirs[0];
+
+	name = attr_string(cudie, DW_AT_name);
+	if ((rc = emit(w, name, base)) != 0)
+		return rc;
+	/* Before DWARF 5, file 0 is libdw's "???" placeholder. */
+	for (i = version < 5 ? 1 : 0; i < nfiles; i++) {
+		name = dwarf_filesrc(files, i, NULL, NULL);
+		if ((rc = emit(w, name, base)) != 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int
+walk_units(struct walk *w, Dwarf *dw, char *err, size_t errlen)
+{
+	Dwarf_CU *cu = NULL, *next;
+	Dwarf_Half version;
+	uint8_t type;
+	Dwarf_Die cudie;
+	int rc, line_err = 0;
+
+	while ((rc = dwarf_get_units(dw, cu, &next, &version, &type, &cudie,
+		    NULL)) == 0) {
+		cu = next;
+		/* Type units add no files; split units live in .dwo files. */
+		if (type != DW_UT_compile && type != DW_UT_partial &&
+		    type != DW_UT_skeleton)
+			continue;
+		rc = walk_unit(w, &cudie, version, &line_err, err, errlen);
+		if (rc == -1) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		if (rc == 1)
+			break;
+	}
+	if (rc == -1) {
+		snprintf(err, errlen, "unit list: %s", dwarf_errmsg(-1));
+		return -1;
+	}
+	return line_err ? -1 : 0;
+}
+
+int
+sources_list(int fd, unsigned max_files, int (*cb)(const char *path, void *arg),
+    void *arg, char *err, size_t errlen)
+{
+	unsigned char magic[SELFMAG];
+	struct empty_alt alt_image;
+	struct walk w;
+	struct stat st;
+	Elf *elf = NULL, *alt_elf = NULL;
+	Dwarf *dw = NULL, *alt = NULL;
+	int rc = -1;
+
+	if (fstat(fd, &st) == -1) {
+		snprintf(err, errlen, "fstat: %s", strerror(errno));
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode) ||
+	    pread(fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic) ||
+	    !elf_has_magic(magic, sizeof(magic))) {
+		snprintf(err, errlen, "not an ELF file");
+		return -1;
+	}
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (elf == NULL || elf_kind(elf) != ELF_K_ELF) {
+		snprintf(err, errlen, "not a readable ELF file: %s",
+		    elf_errmsg(-1));
+		goto out;
+	}
+	if ((rc = check_sections(fd, elf, (uint64_t)st.st_size, err, errlen)) !=
+	    1)
+		goto out;
+	rc = -1;
+
+	empty_alt_init(&alt_image);
+	if ((alt_elf = elf_memory((char *)&alt_image, sizeof(alt_image))) ==
+		NULL ||
+	    (alt = dwarf_begin_elf(alt_elf, DWARF_C_READ, NULL)) == NULL) {
+		snprintf(err, errlen, "cannot make the empty alt file: %s",
+		    alt_elf == NULL ? elf_errmsg(-1) : dwarf_errmsg(-1));
+		goto out;
+	}
+	if ((dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL)) == NULL) {
+		snprintf(err, errlen, "DWARF: %s", dwarf_errmsg(-1));
+		goto out;
+	}
+	dwarf_setalt(dw, alt);
+	if (check_strings(elf, err, errlen) == -1)
+		goto out;
+
+	rc = 0;
+	if (max_files == 0)
+		goto out;
+	memset(&w, 0, sizeof(w));
+	w.max = max_files;
+	w.cb = cb;
+	w.arg = arg;
+	rc = walk_units(&w, dw, err, errlen);
+	seen_free(&w.seen);
+out:
+	/* dwarf_end does not free an alt given with dwarf_setalt. */
+	if (dw != NULL)
+		dwarf_end(dw);
+	if (alt != NULL)
+		dwarf_end(alt);
+	if (alt_elf != NULL)
+		elf_end(alt_elf);
+	if (elf != NULL)
+		elf_end(elf);
+	return rc;
+}

@@ -1,0 +1,54 @@
+/*
+ * indexer/sources.h: the source files a debuginfo file names, spelled as
+ * the keys /buildid/ID/source/PATH is looked up by.
+ *
+ * DWARF is read with libdw over a pread-backed libelf handle (ELF_C_READ,
+ * never mmap), every section is bounded before libdw loads it, and no other
+ * file is ever opened: not the dwz alt file a .gnu_debugaltlink names, not a
+ * split .dwo.  Blocking; for worker threads, once elf_init() has run.
+ */
+#ifndef INDEXER_SOURCES_H
+#define INDEXER_SOURCES_H
+
+#include <stddef.h>
+
+/*
+ * Call cb with each source file the DWARF of the ELF file open at fd names:
+ * for every compilation unit (including those in a dwz alt file it cannot
+ * see -- skip what needs the alt file, do not fail), the CU's DW_AT_name and
+ * every file of its line table, joined with DW_AT_comp_dir (or the line
+ * table's include directory) when relative, then canonicalised as
+ * REFERENCE.md says ("/./" and "//" collapsed, "x/../" removed, never above
+ * the root); relative results that cannot be made absolute are skipped.
+ * Each path once (dedupe), at most max_files paths, each < PATH_MAX.
+ * cb returns 0 to go on, non-zero to stop.  Returns 0, or -1 with err for a
+ * file whose DWARF cannot be read (not ELF, no .debug_info is 0 with no
+ * calls).  Blocking, for worker threads.
+ *
+ * In detail: a file that is not ELF, or whose headers or debug sections are
+ * malformed, out of the file, or larger than SOURCES_SECTION_MAX (also once
+ * decompressed), is -1 before any call.  An ELF file without .debug_info is
+ * 0 with no calls.  When the unit list or a unit's line table turns out to
+ * be unreadable half-way, what could be read has been passed to cb already
+ * and the result is -1.  gcc's "<built-in>" and "<artificial>" pseudo-files
+ * are not sources and are skipped.  The path cb gets is valid during the
+ * call only.
+ */
+int sources_list(int fd, unsigned max_files,
+    int (*cb)(const char *path, void *arg), void *arg, char *err,
+    size_t errlen);
+
+/* The largest debug section loaded, in the file or decompressed. */
+#define SOURCES_SECTION_MAX ((unsigned long long)1 << 30)
+
+/*
+ * Canonicalise an absolute path in place, as REFERENCE.md says for
+ * /buildid/ID/source/PATH (RFC 3986 section 5.2.4): collapse "//", drop "."
+ * segments, let ".." remove the segment before it, never going above "/".
+ * The result never grows, has no trailing "/" (except "/" itself).  The
+ * daemon's route parser must canonicalise request paths the same way, or
+ * lookups miss.
+ */
+void sources_canonicalise(char *path);
+
+#endif /* INDEXER_SOURCES_H */
