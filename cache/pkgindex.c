@@ -7,7 +7,10 @@
  *
  * P is the path key of the package (SHA-256 of its path, as the files
  * table keys paths); K is the cache key of (id, kind, "") from cache/key.h,
- * the same 32 bytes the blob store uses for that request.  A lookup walks
+ * the same 32 bytes the blob store uses for that request.  For /source, K
+ * is the cache key of (id, source, path) for a source path a debuginfo
+ * member names (PKG_REC_SOURCE), and of (no id, source, path) for a
+ * regular file a package ships (PKG_REC_FILE).  A lookup walks
  * the members under the prefix K; replacing or dropping a package walks
  * INDEX_PKG_MEMBERS under the prefix P to find the member records it owns,
  * so neither reads the whole of a table.  Records are host byte order and
@@ -26,6 +29,7 @@
 #define PKG_KEY_LEN INDEX_PATHKEY_LEN
 #define MEMBER_KEY_LEN (CACHE_KEY_LEN + PKG_KEY_LEN)
 #define PATH_LEN_MAX 4095
+#define PKG_REC_ANY (PKG_REC_FILE | PKG_REC_SOURCE)
 
 _Static_assert(MEMBER_KEY_LEN <= INDEX_KEY_MAX, "member keys fit");
 
@@ -40,15 +44,26 @@ struct member_hdr {
 	uint8_t id[BUILDID_MAX];
 };
 
-/* The member key prefix of (id, kind). */
+/*
+ * The key prefix of a record: (id, kind) for ELF members; (id, path) for a
+ * source a debuginfo names; (path) alone for a file a package ships.
+ */
 static void
-kind_key(const struct buildid *id, unsigned kind, uint8_t out[CACHE_KEY_LEN])
+rec_key(const struct buildid *id, unsigned kind, const char *path,
+    uint8_t out[CACHE_KEY_LEN])
 {
+	static const struct buildid none;
 	struct cache_key k;
 
-	cache_key_make(&k, id,
-	    kind == ELF_KIND_DEBUGINFO ? CACHE_DEBUGINFO : CACHE_EXECUTABLE,
-	    "");
+	if (kind == PKG_REC_FILE)
+		cache_key_make(&k, &none, CACHE_SOURCE, path);
+	else if (kind == PKG_REC_SOURCE)
+		cache_key_make(&k, id, CACHE_SOURCE, path);
+	else
+		cache_key_make(&k, id,
+		    kind == ELF_KIND_DEBUGINFO ? CACHE_DEBUGINFO
+					       : CACHE_EXECUTABLE,
+		    "");
 	memcpy(out, k.hash, CACHE_KEY_LEN);
 }
 
@@ -70,6 +85,17 @@ pkg_decode(const struct index_rec *r, struct index_file *f)
 	return 0;
 }
 
+/* 1 when kinds is a valid combination for a record with an id of idlen. */
+static int
+kinds_ok(unsigned kinds, unsigned idlen)
+{
+	if (kinds == PKG_REC_FILE)
+		return idlen == 0;
+	if (kinds == PKG_REC_SOURCE)
+		return idlen > 0;
+	return idlen > 0 && kinds != 0 && (kinds & ~ELF_KIND_ALL) == 0;
+}
+
 static int
 member_decode(const struct index_rec *r, struct pkg_rec *m)
 {
@@ -83,8 +109,7 @@ member_decode(const struct index_rec *r, struct pkg_rec *m)
 	member = pkg + h.pkglen + 1;
 	if (r->vallen != sizeof(h) + h.pkglen + 1 + h.memberlen + 1 ||
 	    !path_ok(pkg, h.pkglen) || !path_ok(member, h.memberlen) ||
-	    h.idlen == 0 || h.idlen > BUILDID_MAX || h.kinds == 0 ||
-	    (h.kinds & ~ELF_KIND_ALL) != 0)
+	    h.idlen > BUILDID_MAX || !kinds_ok(h.kinds, h.idlen))
 		return -1;
 	m->package = pkg;
 	m->member = member;
@@ -98,6 +123,14 @@ member_decode(const struct index_rec *r, struct pkg_rec *m)
 
 struct find {
 	const struct buildid *id;
+	unsigned kind;
+	int (*cb)(const struct pkg_rec *r, void *arg);
+	void *arg;
+};
+
+struct find_path {
+	const struct buildid *id; /* NULL: any */
+	const char *path;
 	unsigned kind;
 	int (*cb)(const struct pkg_rec *r, void *arg);
 	void *arg;
@@ -126,9 +159,50 @@ pkgidx_find(struct index_reader *rd, const struct buildid *id,
 
 	if (kind != ELF_KIND_DEBUGINFO && kind != ELF_KIND_EXECUTABLE)
 		return -1;
-	kind_key(id, kind, prefix);
+	rec_key(id, kind, NULL, prefix);
 	return index_walk_prefix(rd, INDEX_MEMBERS, prefix, sizeof(prefix),
 	    find_cb, &fd);
+}
+
+/* A record of kind fd->kind for path fd->path (and id, when given). */
+static int
+path_cb(const struct index_rec *r, void *arg)
+{
+	struct find_path *fp = arg;
+	struct pkg_rec m;
+
+	if (member_decode(r, &m) == -1 || m.kinds != fp->kind ||
+	    strcmp(m.member, fp->path) != 0 ||
+	    (fp->id != NULL && !buildid_equal(&m.id, fp->id)))
+		return 0;
+	return fp->cb(&m, fp->arg);
+}
+
+static int
+stop_cb(const struct pkg_rec *r, void *arg)
+{
+	(void)r;
+	(void)arg;
+	return 1;
+}
+
+int
+pkgidx_find_source(struct index_reader *rd, const struct buildid *id,
+    const char *path, int (*cb)(const struct pkg_rec *r, void *arg), void *arg)
+{
+	struct find_path named = { id, path, PKG_REC_SOURCE, stop_cb, NULL };
+	struct find_path shipped = { NULL, path, PKG_REC_FILE, cb, arg };
+	uint8_t prefix[CACHE_KEY_LEN];
+	int rc;
+
+	rec_key(id, PKG_REC_SOURCE, path, prefix);
+	rc = index_walk_prefix(rd, INDEX_MEMBERS, prefix, sizeof(prefix),
+	    path_cb, &named);
+	if (rc != 1)
+		return rc; /* no debuginfo of id names path (or an error) */
+	rec_key(NULL, PKG_REC_FILE, path, prefix);
+	return index_walk_prefix(rd, INDEX_MEMBERS, prefix, sizeof(prefix),
+	    path_cb, &shipped);
 }
 
 int
@@ -187,7 +261,7 @@ put_member(struct index_batch *b, const uint8_t pkey[PKG_KEY_LEN],
 	h.mtime = m->mtime;
 	h.pkglen = (uint16_t)pkglen;
 	h.memberlen = (uint16_t)mlen;
-	h.kinds = (uint8_t)m->kinds;
+	h.kinds = (uint8_t)(kind & PKG_REC_ANY ? kind : m->kinds);
 	h.idlen = m->id.len;
 	memcpy(h.id, m->id.bytes, m->id.len);
 	memcpy(val, &h, sizeof(h));
@@ -195,7 +269,7 @@ put_member(struct index_batch *b, const uint8_t pkey[PKG_KEY_LEN],
 	memcpy(val + sizeof(h) + pkglen + 1, m->member, mlen + 1);
 	len = sizeof(h) + pkglen + 1 + mlen + 1;
 
-	kind_key(&m->id, kind, key);
+	rec_key(&m->id, kind, m->member, key);
 	memcpy(&ck.hash, key, CACHE_KEY_LEN);
 	memcpy(key + CACHE_KEY_LEN, pkey, PKG_KEY_LEN);
 	memcpy(back, pkey, PKG_KEY_LEN);
@@ -215,9 +289,8 @@ member_ok(const struct pkg_rec *m)
 {
 	size_t mlen = strlen(m->member);
 
-	return m->id.len > 0 && m->id.len <= BUILDID_MAX &&
-	    (m->kinds & ELF_KIND_ALL) != 0 && path_ok(m->member, mlen) &&
-	    mlen <= PATH_LEN_MAX;
+	return m->id.len <= BUILDID_MAX && kinds_ok(m->kinds, m->id.len) &&
+	    path_ok(m->member, mlen) && mlen <= PATH_LEN_MAX;
 }
 
 int
@@ -238,6 +311,12 @@ pkgidx_put(struct index_batch *b, const struct index_file *pkg,
 	for (i = 0; i < n; i++) {
 		if (!member_ok(&recs[i]))
 			continue;
+		if (recs[i].kinds & PKG_REC_ANY) {
+			if (put_member(b, pkey, pkg->path, pathlen, &recs[i],
+				recs[i].kinds) == -1)
+				return -1;
+			continue;
+		}
 		for (kind = ELF_KIND_DEBUGINFO; kind <= ELF_KIND_EXECUTABLE;
 		     kind <<= 1)
 			if ((recs[i].kinds & kind) != 0 &&

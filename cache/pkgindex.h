@@ -21,15 +21,31 @@
 #include "indexer/buildid.h"
 #include "indexer/elf.h"
 
-/* One servable member of a package. */
+/*
+ * What pkg_rec.kinds may say besides ELF_KIND_*, for /source: the package
+ * ships a regular file at member (no id), or a debuginfo member of the
+ * package with build-id id names the source file member (which some
+ * package, maybe another, ships).
+ */
+#define PKG_REC_FILE 0x10
+#define PKG_REC_SOURCE 0x20
+
+/* One servable member of a package, or one of the records above. */
 struct pkg_rec {
 	const char *package; /* absolute path of the package file */
 	const char *member; /* normalised absolute path inside it */
 	uint64_t size;
 	int64_t mtime;
-	unsigned kinds; /* ELF_KIND_* */
+	unsigned kinds; /* ELF_KIND_*, or one PKG_REC_* */
 	struct buildid id;
 };
+
+/*
+ * Call cb for each package that ships the source file path (canonical)
+ * that a debuginfo of build-id id names; same returns as pkgidx_find.
+ */
+int pkgidx_find_source(struct index_reader *rd, const struct buildid *id,
+    const char *path, int (*cb)(const struct pkg_rec *r, void *arg), void *arg);
 
 /*
  * Call cb for each package member indexed as (id, kind) until cb returns

@@ -38,6 +38,7 @@
 #include "cache/pkgindex.h"
 #include "daemon/log.h"
 #include "indexer/package.h"
+#include "indexer/sources.h"
 
 #define QUEUE_MAX 1024
 #define DEPTH_MAX 64
@@ -47,12 +48,14 @@
 
 /*
  * Bounds on one package.  Memory: a queue of PKG_QUEUE_MAX packages is held
- * until committed, each with at most PKG_RECS_MAX servable members whose
+ * until committed, each with at most PKG_RECS_MAX records (servable
+ * members, the files it ships, the sources its debuginfo names) whose
  * names take at most PKG_NAMES_MAX bytes.
  */
 #define PKG_QUEUE_MAX 16
 #define PKG_RECS_MAX 100000
 #define PKG_NAMES_MAX (16u << 20)
+#define PKG_SOURCES_MAX 100000 /* source files one debuginfo may name */
 
 /* The names of the files under package roots that are read. */
 static const char *const pkg_suffixes[] = { ".deb", ".ddeb", ".rpm", ".pkg.tar",
@@ -454,44 +457,96 @@ member_stop(struct pkg_item *it, enum pkg_result r, const char *why)
 	return -1;
 }
 
-/* pkg_scan()'s callback: keep the servable members of the package. */
+/*
+ * Add a record for path to it; -1 when the package's budget of records and
+ * names is spent (*why says so) or memory is short (the package is then
+ * read again at the next scan).
+ */
+static int
+add_rec(struct pkg_item *it, const char *path, uint64_t size, int64_t mtime,
+    unsigned kinds, const struct buildid *id, const char **why)
+{
+	struct pkg_rec *r;
+	size_t len = strlen(path) + 1, cap;
+
+	*why = NULL;
+	if (it->nrecs == PKG_RECS_MAX || it->names + len > PKG_NAMES_MAX) {
+		*why = "too many members";
+		return -1;
+	}
+	if (it->nrecs == it->caprecs) {
+		cap = it->caprecs == 0 ? 64 : 2 * it->caprecs;
+		if ((r = realloc(it->recs, cap * sizeof(*r))) == NULL)
+			return -1;
+		it->recs = r;
+		it->caprecs = cap;
+	}
+	r = &it->recs[it->nrecs];
+	memset(r, 0, sizeof(*r));
+	if ((r->member = strdup(path)) == NULL)
+		return -1;
+	r->package = it->path;
+	r->size = size;
+	r->mtime = mtime;
+	r->kinds = kinds;
+	if (id != NULL)
+		r->id = *id;
+	it->nrecs++;
+	it->names += len;
+	return 0;
+}
+
+struct source_ctx {
+	struct pkg_item *it;
+	const struct buildid *id;
+};
+
+/* A source file a debuginfo member names; over budget, the rest are lost. */
+static int
+source_cb(const char *path, void *arg)
+{
+	struct source_ctx *sc = arg;
+	const char *why;
+
+	return add_rec(sc->it, path, 0, 0, PKG_REC_SOURCE, sc->id, &why);
+}
+
+/*
+ * pkg_scan()'s callback: keep the servable members of the package, the
+ * regular files it ships, and the sources its debuginfo members name.
+ */
 static int
 member_cb(const struct pkg_member *m, void *arg)
 {
 	struct pkg_item *it = arg;
-	struct pkg_rec *r;
+	struct source_ctx sc = { it, &m->elf.id };
+	const char *why;
 	unsigned kinds;
-	size_t len, cap;
+	char err[256];
 
 	if (atomic_load(it->cancel))
 		return member_stop(it, PKG_AGAIN, "scan cancelled");
+	/* Any regular file may be the source file some debuginfo names. */
+	if (m->regular && m->type != PKG_ELF &&
+	    add_rec(it, m->path, m->size, m->mtime, PKG_REC_FILE, NULL, &why) ==
+		-1)
+		return why != NULL
+		    ? 0
+		    : member_stop(it, PKG_AGAIN, "out of memory");
 	if (m->type != PKG_ELF || m->elf.id.len == 0)
 		return 0;
 	/* A dwz file answers debuginfo requests for its own build-id. */
 	kinds = m->is_dwz ? ELF_KIND_DEBUGINFO : m->elf.kinds & ELF_KIND_ALL;
 	if (kinds == 0)
 		return 0;
-	len = strlen(m->path) + 1;
-	if (it->nrecs == PKG_RECS_MAX || it->names + len > PKG_NAMES_MAX)
-		return member_stop(it, PKG_BAD, "too many ELF members");
-	if (it->nrecs == it->caprecs) {
-		cap = it->caprecs == 0 ? 64 : 2 * it->caprecs;
-		if ((r = realloc(it->recs, cap * sizeof(*r))) == NULL)
-			return member_stop(it, PKG_AGAIN, "out of memory");
-		it->recs = r;
-		it->caprecs = cap;
-	}
-	r = &it->recs[it->nrecs];
-	memset(r, 0, sizeof(*r));
-	if ((r->member = strdup(m->path)) == NULL)
-		return member_stop(it, PKG_AGAIN, "out of memory");
-	r->package = it->path;
-	r->size = m->size;
-	r->mtime = m->mtime;
-	r->kinds = kinds;
-	r->id = m->elf.id;
-	it->nrecs++;
-	it->names += len;
+	if (add_rec(it, m->path, m->size, m->mtime, kinds, &m->elf.id, &why) ==
+	    -1)
+		return member_stop(it, why != NULL ? PKG_BAD : PKG_AGAIN,
+		    why != NULL ? "too many ELF members" : "out of memory");
+	if ((kinds & ELF_KIND_DEBUGINFO) != 0 && !m->is_dwz &&
+	    sources_list(m->fd, PKG_SOURCES_MAX, source_cb, &sc, err,
+		sizeof(err)) == -1)
+		log_debug("scan: %s %s: sources: %s", it->path, m->path, err);
 	return 0;
 }
 
@@ -558,10 +613,16 @@ flush_packages(struct scan *s)
 		struct pkg_item *it = &s->pkgq[i];
 
 		if (it->result == PKG_READ) {
+			size_t j, elf = 0;
+
 			s->stats.packages++;
-			s->stats.members += it->nrecs;
-			log_debug("scan: package %s: %zu servable members",
-			    it->path, it->nrecs);
+			for (j = 0; j < it->nrecs; j++)
+				if (it->recs[j].kinds & ELF_KIND_ALL)
+					elf++;
+			s->stats.members += elf;
+			log_debug("scan: package %s: %zu servable members, "
+				  "%zu records",
+			    it->path, elf, it->nrecs);
 		} else if (!atomic_load(s->opts->cancel)) {
 			s->stats.failed++;
 			log_info("scan: package %s skipped: %s", it->path,

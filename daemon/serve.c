@@ -805,6 +805,8 @@ remote_start(struct conn *c, struct serve_thread *st, const struct route *rt)
 		    rt->endpoint == ROUTE_DEBUGINFO ? ELF_KIND_DEBUGINFO
 						    : ELF_KIND_EXECUTABLE,
 		    pkg_found_cb, &pf);
+	else if (rt->endpoint == ROUTE_SOURCE)
+		pkgidx_find_source(st->rd, &rt->id, rt->arg, pkg_found_cb, &pf);
 	rc = pf.found ? INDEX_NOTFOUND : neg_get(st->rd, &k, now, &ne);
 	index_reader_end(st->rd);
 	if (pf.found && srv->d.fill != NULL) {

@@ -612,6 +612,7 @@ scan_regular(struct pkg_reader *r, struct pkg_member *m, const char *tmpdir,
 		return 0;
 	}
 	m->type = PKG_ELF;
+	m->fd = *tmp;
 	m->is_dwz = strncmp(m->path, PKG_DWZ_DIR, strlen(PKG_DWZ_DIR)) == 0;
 	return 0;
 }
@@ -639,6 +640,7 @@ pkg_scan_stats(const char *path, const char *tmpdir,
 	}
 	while ((rc = pkg_reader_next(&r, &e, err, errlen)) == 0) {
 		memset(&m, 0, sizeof(m));
+		m.fd = -1;
 		if ((raw = entry_name(e)) == NULL ||
 		    pkg_member_path(raw, name, sizeof(name)) == -1) {
 			stats->bad_names++;
@@ -659,6 +661,7 @@ pkg_scan_stats(const char *path, const char *tmpdir,
 			m.type = PKG_SYMLINK;
 			m.link_target = target;
 		} else if (archive_entry_filetype(e) == AE_IFREG) {
+			m.regular = 1;
 			rc = scan_regular(&r, &m, tmpdir, lim, &tmp, stats, err,
 			    errlen);
 			if (rc == -1)

@@ -57,6 +57,8 @@ struct pkg_member {
 	int64_t mtime;
 	const char *link_target; /* PKG_SYMLINK: the target as stored */
 	struct elf_info elf; /* PKG_ELF: from elf_read_info() */
+	int fd; /* PKG_ELF: its bytes, readable during the callback; else -1 */
+	int regular; /* a regular file (with data), ELF or not */
 	int is_dwz; /* PKG_ELF under PKG_DWZ_DIR */
 };
 

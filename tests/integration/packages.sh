@@ -2,8 +2,9 @@
 # Distro packages (--scan-packages): the fixture programs packed as a .deb
 # (zstd) with a -dbgsym .ddeb (xz) holding the debug files and the dwz alt
 # file, an .rpm (gzip payload) and an Arch .pkg.tar.zst.  debuginfod-find
-# and gdb get byte-identical files through dbgmirrord, extracted on the
-# first request and then served from the cache, with the archive headers;
+# and gdb get byte-identical files and a source file through dbgmirrord,
+# extracted on the first request and then served from the cache, with the
+# archive headers;
 # elfutils debuginfod -U/-R on the same packages answers the same; a
 # corrupt package is skipped with a log line and the rest still served.
 . "$top_srcdir/tests/integration/lib.sh"
@@ -27,8 +28,14 @@ dpkg-deb --root-owner-group -Zzstd --build "$T/deb" "$P/progs_1.0_amd64.deb" >/d
     dpkg-deb --root-owner-group -Zxz --build "$T/ddeb" "$P/progs-dbgsym_1.0_amd64.ddeb" >/dev/null
 ok $? "dpkg-deb builds the .deb and the .ddeb"
 
-# The .rpm: prog_c, unstripped (debuginfo and executable at once).
+# The .rpm: prog_c, unstripped (debuginfo and executable at once), with
+# its source file where its DWARF says it is, as -debugsource packages
+# ship them, and a file no DWARF names.
+srcdir=$(cd "$FX/../src" && pwd)
 cp -a "$FX/usr/bin/prog_c" "$T/rpmroot/usr/bin/"
+mkdir -p "$T/rpmroot$srcdir" "$T/rpmroot/usr/share/doc/progc"
+cp -a "$srcdir/prog_c.c" "$T/rpmroot$srcdir/"
+echo "not a source" >"$T/rpmroot/usr/share/doc/progc/README"
 cat >"$T/progc.spec" <<SPEC
 %global debug_package %{nil}
 %global __os_install_post %{nil}
@@ -45,6 +52,8 @@ fixture
 cp -a $T/rpmroot/. %{buildroot}/
 %files
 /usr/bin/prog_c
+$srcdir/prog_c.c
+/usr/share/doc/progc/README
 SPEC
 HOME=$T rpmbuild -bb --quiet --define "_topdir $T/rpmtop" \
     --define '_binary_payload w9.gzdio' --define "_rpmdir $P" \
@@ -88,6 +97,18 @@ like "$OUT" 'Line [0-9]+ of "prog_a\.c"' \
     "gdb, stripped prog_a: perimeter_a resolves to a line from the .ddeb"
 like "$OUT" 'double length;' "... and struct shape from the dwz alt file"
 
+# Sources: served from the package that ships the path a debuginfo names.
+check_find d "prog_c.c from the .rpm, as a source of prog_c" \
+    "$srcdir/prog_c.c" source "$ID_prog_c" "$srcdir/prog_c.c"
+is "$(code "$d_URL/buildid/$ID_prog_c/source/usr/share/doc/progc/README")" 404 \
+    "a file the package ships but no DWARF names: 404"
+is "$(code "$d_URL/buildid/$ID_prog_a/source$srcdir/prog_c.c")" 404 \
+    "prog_c.c asked of another build-id: 404"
+mv "$srcdir/prog_c.c" "$T/prog_c.c.away"
+gdb_run d "$FX/usr/bin/prog_c" 'list main'
+like "$OUT" 'count_words_c' "gdb list main, the source gone from disk: fetched from the .rpm"
+mv "$T/prog_c.c.away" "$srcdir/prog_c.c"
+
 out=$("$DBGMIRROR" --no-config --cache-dir "$T/d-cache" lookup "$ID_prog_a")
 like "$out" 'progs-dbgsym_1\.0_amd64\.ddeb' "dbgmirror lookup names the package"
 
@@ -102,7 +123,8 @@ ref_has() {
 if wait_until 60 ref_has; then
 	for q in "$ID_prog_a/debuginfo" "$ID_prog_a/executable" \
 	    "$ID_shapes/debuginfo" "$ID_prog_c/executable" \
-	    "$ID_prog_b/debuginfo" 0123456789abcdef0123456789abcdef01234567/debuginfo; do
+	    "$ID_prog_b/debuginfo" "$ID_prog_c/source$srcdir/prog_c.c" \
+	    0123456789abcdef0123456789abcdef01234567/debuginfo; do
 		a=$(curl -s -o "$T/ours" -w '%{http_code}' "$d_URL/buildid/$q")
 		b=$(curl -s -o "$T/theirs" -w '%{http_code}' "$ref_URL/buildid/$q")
 		if [ "${a:0:1}" = 2 ]; then

@@ -339,7 +339,7 @@ raw_member(struct index *idx, const struct buildid *id, unsigned kind,
 	struct index_batch *b;
 	char err[ERRLEN];
 
-	kind_key(id, kind, key);
+	rec_key(id, kind, NULL, key);
 	index_path_key(path, key + CACHE_KEY_LEN);
 	b = index_batch_begin(idx, err, sizeof(err));
 	if (b == NULL)
