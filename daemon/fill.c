@@ -389,9 +389,23 @@ job_from_cache(struct job *j)
 }
 
 /*
- * Worker: extract the member into the temp file, then verify and publish
- * as for an upstream answer.  Readers learn the length only at the end:
- * a member comes out of its package far faster than a client reads it.
+ * Worker, after each piece pkg_extract wrote: readers follow the extraction
+ * as they follow an upstream transfer, after the same early check for ELF.
+ */
+static void
+package_progress(uint64_t end, void *arg)
+{
+	struct job *j = arg;
+
+	j->written = end;
+	flight_progress(j->f, end);
+	if (is_elf_kind(j->w.kind) && !j->checked && early_check(j) == -1)
+		j->checked = 1; /* wrong: the final check will say so */
+}
+
+/*
+ * Worker: extract the member into the temp file, streamed to the readers
+ * as it comes out, then verify and publish as for an upstream answer.
  */
 static void
 package_work(void *arg)
@@ -399,7 +413,7 @@ package_work(void *arg)
 	struct job *j = arg;
 	const struct config *cfg = j->fl->d.cfg;
 	const char *name = strrchr(j->w.package, '/');
-	char headers[2 * PATH_MAX + 64], err[256];
+	char headers[2 * PATH_MAX + 64], err[256] = "";
 	struct stat st;
 	int n;
 
@@ -408,19 +422,24 @@ package_work(void *arg)
 	    "X-DEBUGINFOD-ARCHIVE: %s\r\nX-DEBUGINFOD-FILE: %s\r\n", name,
 	    j->w.member);
 	j->mtime = j->w.member_mtime;
+	j->length = j->w.member_size;
+	/* ELF waits for early_check() before readers learn the length. */
 	if (n < 0 || (size_t)n >= sizeof(headers) ||
-	    flight_set_head(j->f, UINT64_MAX, j->mtime, headers, (size_t)n,
-		j->w.package) == -1) {
+	    flight_set_head(j->f,
+		is_elf_kind(j->w.kind) ? UINT64_MAX : j->length, j->mtime,
+		headers, (size_t)n, j->w.package) == -1) {
 		j->res = UPSTREAM_FAILED;
 		snprintf(j->why, sizeof(j->why), "out of memory");
 		return;
 	}
-	if (pkg_extract(j->w.package, j->w.member, j->fd, &pkg_default_limits,
-		err, sizeof(err)) != 0 ||
-	    fstat(j->fd, &st) == -1) {
+	if (pkg_extract_watch(j->w.package, j->w.member, j->fd,
+		&pkg_default_limits, package_progress, j, err,
+		sizeof(err)) != 0 ||
+	    fstat(j->fd, &st) == -1 || (uint64_t)st.st_size != j->length) {
 		j->res = UPSTREAM_FAILED;
 		snprintf(j->why, sizeof(j->why), "%.100s: %.100s", name,
-		    err[0] != '\0' ? err : "member not found");
+		    err[0] != '\0' ? err
+				   : "member missing or changed since indexed");
 		log_warnx("%s: %s %s: %s", __func__, j->w.package, j->w.member,
 		    j->why);
 		return;

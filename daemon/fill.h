@@ -42,6 +42,7 @@ struct fill_what {
 	char package[PATH_MAX]; /* the package file */
 	char member[PATH_MAX]; /* the member's path in it */
 	int64_t member_mtime;
+	uint64_t member_size; /* as indexed */
 };
 
 struct fill_deps {

@@ -671,6 +671,7 @@ send_cached(struct conn *c, struct serve_thread *st, const struct cache_key *k,
 struct pkg_found {
 	int found;
 	int64_t mtime;
+	uint64_t size;
 	char package[PATH_MAX];
 	char member[PATH_MAX];
 };
@@ -686,6 +687,7 @@ pkg_found_cb(const struct pkg_rec *r, void *arg)
 	strcpy(pf->package, r->package);
 	strcpy(pf->member, r->member);
 	pf->mtime = r->mtime;
+	pf->size = r->size;
 	pf->found = 1;
 	return 1;
 }
@@ -727,6 +729,7 @@ fill_join(struct conn *c, struct serve_thread *st, const struct route *rt,
 				strcpy(w->package, pf->package);
 				strcpy(w->member, pf->member);
 				w->member_mtime = pf->mtime;
+				w->member_size = pf->size;
 			}
 			if (upstream_path(rt, w->path, sizeof(w->path)) == -1)
 				w->path[0] = '\0';

@@ -71,6 +71,8 @@ struct sink {
 	size_t have;
 	uint64_t end; /* bytes read, holes included */
 	int over; /* the member is larger than limit */
+	void (*progress)(uint64_t end, void *arg); /* after each write */
+	void *progress_arg;
 };
 
 const struct pkg_limits pkg_default_limits = {
@@ -514,6 +516,8 @@ read_data(struct pkg_reader *r, struct sink *s, char *err, size_t errlen)
 		}
 		if (uoff + size > s->end)
 			s->end = uoff + size;
+		if (s->progress != NULL && !s->over)
+			s->progress(s->end, s->progress_arg);
 	}
 	if (s->elf == -1)
 		s->elf = 0;
@@ -691,9 +695,13 @@ pkg_scan(const char *path, const char *tmpdir, const struct pkg_limits *lim,
 /* Copy the current member into out_fd from offset 0. */
 static int
 extract_regular(struct pkg_reader *r, int out_fd, const struct pkg_limits *lim,
-    char *err, size_t errlen)
+    const struct sink *watch, char *err, size_t errlen)
 {
-	struct sink s = { .fd = out_fd, .elf = 1, .limit = lim->max_member };
+	struct sink s = { .fd = out_fd,
+		.elf = 1,
+		.limit = lim->max_member,
+		.progress = watch->progress,
+		.progress_arg = watch->progress_arg };
 	struct stat st;
 	int regular;
 
@@ -729,8 +737,8 @@ extract_regular(struct pkg_reader *r, int out_fd, const struct pkg_limits *lim,
  */
 static int
 extract_pass(const char *path, char *want, size_t wantlen, int out_fd,
-    const struct pkg_limits *lim, int *hops, int *moved, char *err,
-    size_t errlen)
+    const struct pkg_limits *lim, const struct sink *watch, int *hops,
+    int *moved, char *err, size_t errlen)
 {
 	struct pkg_reader r;
 	struct archive_entry *e;
@@ -753,8 +761,8 @@ extract_pass(const char *path, char *want, size_t wantlen, int out_fd,
 			    !is_bare_hardlink(e) &&
 			    pkg_member_path(target, next, sizeof(next)) == 0 &&
 			    strcmp(next, want) == 0) {
-				rc = extract_regular(&r, out_fd, lim, err,
-				    errlen);
+				rc = extract_regular(&r, out_fd, lim, watch,
+				    err, errlen);
 				break;
 			}
 			continue;
@@ -800,7 +808,7 @@ extract_pass(const char *path, char *want, size_t wantlen, int out_fd,
 			cpio_link = 1;
 			continue;
 		}
-		rc = extract_regular(&r, out_fd, lim, err, errlen);
+		rc = extract_regular(&r, out_fd, lim, watch, err, errlen);
 		break;
 	}
 	/* No later name brought data: the file is empty after all. */
@@ -818,6 +826,16 @@ int
 pkg_extract(const char *path, const char *member, int out_fd,
     const struct pkg_limits *lim, char *err, size_t errlen)
 {
+	return pkg_extract_watch(path, member, out_fd, lim, NULL, NULL, err,
+	    errlen);
+}
+
+int
+pkg_extract_watch(const char *path, const char *member, int out_fd,
+    const struct pkg_limits *lim, void (*progress)(uint64_t end, void *arg),
+    void *arg, char *err, size_t errlen)
+{
+	struct sink watch = { .progress = progress, .progress_arg = arg };
 	char want[PATH_MAX];
 	int rc, hops = 0, moved;
 
@@ -826,8 +844,8 @@ pkg_extract(const char *path, const char *member, int out_fd,
 		return -1;
 	}
 	do {
-		rc = extract_pass(path, want, sizeof(want), out_fd, lim, &hops,
-		    &moved, err, errlen);
+		rc = extract_pass(path, want, sizeof(want), out_fd, lim, &watch,
+		    &hops, &moved, err, errlen);
 	} while (rc == ELF_NOTFOUND && moved);
 	return rc;
 }

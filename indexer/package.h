@@ -106,6 +106,15 @@ int pkg_extract(const char *path, const char *member, int out_fd,
     const struct pkg_limits *lim, char *err, size_t errlen);
 
 /*
+ * pkg_extract(), calling progress (on the calling thread) after each piece
+ * written with the end of what out_fd holds so far, holes included, so that
+ * readers can follow the extraction.
+ */
+int pkg_extract_watch(const char *path, const char *member, int out_fd,
+    const struct pkg_limits *lim, void (*progress)(uint64_t end, void *arg),
+    void *arg, char *err, size_t errlen);
+
+/*
  * Normalise a member name to an absolute path: leading "./" and "/", empty
  * and "." components and a trailing "/" go ("./usr//bin/" is "/usr/bin",
  * "./" is "/").  Returns 0, or -1 for an empty name, a ".." component, or a
