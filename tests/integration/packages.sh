@@ -66,12 +66,31 @@ cp -a "$dbg/prog_b.debug" "$T/archroot/usr/lib/debug/"
 tar --zstd -cf "$P/arch/progb-1.0-1-x86_64.pkg.tar.zst" -C "$T/archroot" .
 ok $? "tar --zstd builds the Arch package"
 
-# A corrupt package among them.
+# Hostile packages among them: random bytes named .deb and .rpm, the .ddeb
+# cut in half, a tar whose members climb out with ".." and one whose ELF
+# member is magic and garbage.
+H=$P/hostile
+mkdir -p "$H/root/usr/lib/debug" "$T/evil/usr/lib/debug"
 head -c 3000 /dev/urandom >"$P/broken_1.0_amd64.deb"
+head -c 3000 /dev/urandom >"$H/noise-1.0-1.x86_64.rpm"
+head -c "$(($(stat -c %s "$P/progs-dbgsym_1.0_amd64.ddeb") / 2))" \
+    "$P/progs-dbgsym_1.0_amd64.ddeb" >"$H/cut-dbgsym_1.0_amd64.ddeb"
+cp "$dbg/prog_b.debug" "$T/evil/usr/lib/debug/escape.debug"
+tar --zstd -cf "$H/escape-1-1-x86_64.pkg.tar.zst" -C "$T/evil" \
+    --transform 's|^\./usr/lib/debug/escape\.debug|../../escape.debug|' .
+{ printf '\177ELF\002\001\001'; head -c 5000 /dev/urandom; } \
+    >"$H/root/usr/lib/debug/garbage.debug"
+tar --zstd -cf "$H/garbage-1-1-x86_64.pkg.tar.zst" -C "$H/root" .
 
 start_daemon d --scan-dir none --scan-packages "$P"
-access_log_has d "broken_1\.0_amd64\.deb.*skipped"
-ok $? "the corrupt package is skipped with a log line"
+for bad in broken_1.0_amd64.deb noise-1.0-1.x86_64.rpm \
+    cut-dbgsym_1.0_amd64.ddeb; do
+	access_log_has d "package .*/$bad skipped"
+	ok $? "$bad is skipped with a log line"
+done
+is "$(code "$d_URL/")" 200 "the server is up after the hostile packages"
+[ ! -e "$T/escape.debug" ] && [ ! -e "$P/escape.debug" ]
+ok $? "a member named ../../escape.debug is written nowhere"
 
 check_find d "prog_a.debug from the .ddeb" "$dbg/prog_a.debug" debuginfo "$ID_prog_a"
 check_find d "prog_a from the .deb" "$FX/usr/bin/prog_a" executable "$ID_prog_a"
