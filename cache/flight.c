@@ -208,7 +208,8 @@ void
 flight_set_file(struct flight *f, int fd, const char *tmp_path)
 {
 	f->fd = fd;
-	f->tmp_path = strdup(tmp_path);
+	/* NULL: a published file, served from the cache; nothing to unlink. */
+	f->tmp_path = tmp_path != NULL ? strdup(tmp_path) : NULL;
 }
 
 int

@@ -70,7 +70,7 @@ struct serve_thread {
 };
 
 static void remote_start(struct conn *c, struct serve_thread *st,
-    const struct route *rt);
+    const struct route *rt, int filled);
 
 /* A file found for a request, open and checked. */
 struct found {
@@ -146,6 +146,7 @@ struct slow {
 	struct found f;
 	int status; /* 0: found */
 	const char *why;
+	int filled; /* a package fill for this section already ran */
 };
 
 struct candidate {
@@ -359,7 +360,7 @@ slow_done(void *arg)
 		conn_send_file(s->c, s->f.fd, s->f.offset, &art);
 	} else if (s->status == 404 || s->rt.endpoint == ROUTE_SECTION) {
 		/* Nothing here (or unreadable): ask upstream. */
-		remote_start(s->c, s->st, &s->rt);
+		remote_start(s->c, s->st, &s->rt, s->filled);
 	} else {
 		conn_set_result(s->c, s->status == 404 ? "MISS" : "ERROR",
 		    "local");
@@ -369,7 +370,8 @@ slow_done(void *arg)
 }
 
 static void
-slow_start(struct conn *c, struct serve_thread *st, const struct route *rt)
+slow_start(struct conn *c, struct serve_thread *st, const struct route *rt,
+    int filled)
 {
 	struct serve *srv = st->srv;
 	struct slow *s;
@@ -383,6 +385,7 @@ slow_start(struct conn *c, struct serve_thread *st, const struct route *rt)
 	s->srv = srv;
 	s->st = st;
 	s->rt = *rt;
+	s->filled = filled;
 	conn_wait(c);
 	if (pool_submit(srv->d.pool, slow_work, conn_inbox(c), slow_done, s) ==
 	    -1) {
@@ -450,6 +453,8 @@ struct waiter {
 	enum route_endpoint ep;
 	int joined; /* another request started the fill */
 	int streaming; /* the head is out */
+	struct serve_thread *st;
+	struct route *then; /* a section to cut once the file is in */
 };
 
 static void
@@ -460,6 +465,7 @@ waiter_release(void *arg)
 	flight_unwatch(w->f, w->ev);
 	event_free(w->ev);
 	flight_unref(w->f);
+	free(w->then);
 	free(w);
 }
 
@@ -472,6 +478,28 @@ waiter_avail(void *arg, uint64_t *n)
 	flight_view(w->f, &v);
 	*n = v.sendable;
 	return v.state == FLIGHT_STREAMING || v.state == FLIGHT_READY ? 0 : -1;
+}
+
+/*
+ * A section whose file a package fill brings into the cache: once it is
+ * there, the waiter goes and the section is cut from the cache as for any
+ * cached file.  Freeing the waiter's event from its own callback is fine
+ * for a non-persistent libevent event.
+ */
+static void
+section_after_fill(struct waiter *w, const struct flight_view *v)
+{
+	struct conn *c = w->c;
+	struct serve_thread *st = w->st;
+	struct route *rt = w->then;
+
+	if (v->state != FLIGHT_READY)
+		return;
+	w->then = NULL;
+	conn_on_end(c, NULL, NULL);
+	waiter_release(w);
+	slow_start(c, st, rt, 1);
+	free(rt);
 }
 
 /*
@@ -493,6 +521,11 @@ waiter_check(struct waiter *w)
 		return;
 	}
 	flight_view(w->f, &v);
+	if (w->then != NULL && v.state != FLIGHT_NOTFOUND &&
+	    v.state != FLIGHT_FAILED) {
+		section_after_fill(w, &v);
+		return;
+	}
 	switch (v.state) {
 	case FLIGHT_WAITING:
 		return;
@@ -670,6 +703,7 @@ send_cached(struct conn *c, struct serve_thread *st, const struct cache_key *k,
 /* A package member that holds what is asked for, copied from the index. */
 struct pkg_found {
 	int found;
+	unsigned kinds; /* of the record found */
 	int64_t mtime;
 	uint64_t size;
 	char package[PATH_MAX];
@@ -688,6 +722,7 @@ pkg_found_cb(const struct pkg_rec *r, void *arg)
 	strcpy(pf->member, r->member);
 	pf->mtime = r->mtime;
 	pf->size = r->size;
+	pf->kinds = r->kinds;
 	pf->found = 1;
 	return 1;
 }
@@ -698,7 +733,8 @@ pkg_found_cb(const struct pkg_rec *r, void *arg)
  */
 static void
 fill_join(struct conn *c, struct serve_thread *st, const struct route *rt,
-    const struct cache_key *k, const struct pkg_found *pf)
+    const struct cache_key *k, const struct pkg_found *pf,
+    const struct route *then)
 {
 	struct serve *srv = st->srv;
 	const struct request *req = conn_request(c);
@@ -768,6 +804,9 @@ fill_join(struct conn *c, struct serve_thread *st, const struct route *rt,
 	wt->f = f;
 	wt->ep = rt->endpoint;
 	wt->joined = !created;
+	wt->st = st;
+	if (then != NULL && (wt->then = malloc(sizeof(*then))) != NULL)
+		*wt->then = *then;
 	conn_wait(c);
 	conn_on_end(c, waiter_release, wt);
 	flight_watch(f, wt->ev);
@@ -775,11 +814,39 @@ fill_join(struct conn *c, struct serve_thread *st, const struct route *rt,
 }
 
 /*
- * Not in the local files: the cache, then the indexed packages, then the
- * negative entries, then upstream.
+ * A section of a file that an indexed package holds: fill that file (the
+ * debuginfo, else the executable) from the package into the cache, then
+ * cut the section from it (section_after_fill).
  */
 static void
-remote_start(struct conn *c, struct serve_thread *st, const struct route *rt)
+section_from_package(struct conn *c, struct serve_thread *st,
+    const struct route *rt, const struct pkg_found *pf)
+{
+	struct route *frt;
+	struct cache_key k;
+
+	if ((frt = malloc(sizeof(*frt))) == NULL) {
+		conn_set_result(c, "ERROR", "-");
+		conn_send_error(c, 503, "out of memory");
+		return;
+	}
+	*frt = *rt;
+	frt->endpoint =
+	    pf->kinds & ELF_KIND_DEBUGINFO ? ROUTE_DEBUGINFO : ROUTE_EXECUTABLE;
+	frt->arg[0] = '\0';
+	cache_key_make(&k, &frt->id, cache_kind_of(frt->endpoint), "");
+	fill_join(c, st, frt, &k, pf, rt);
+	free(frt);
+}
+
+/*
+ * Not in the local files: the cache, then the indexed packages, then the
+ * negative entries, then upstream.  filled: a package fill for this
+ * section already ran, so packages have nothing more to give.
+ */
+static void
+remote_start(struct conn *c, struct serve_thread *st, const struct route *rt,
+    int filled)
 {
 	struct serve *srv = st->srv;
 	const struct config *cfg = srv->d.cfg;
@@ -810,10 +877,19 @@ remote_start(struct conn *c, struct serve_thread *st, const struct route *rt)
 		    pkg_found_cb, &pf);
 	else if (rt->endpoint == ROUTE_SOURCE)
 		pkgidx_find_source(st->rd, &rt->id, rt->arg, pkg_found_cb, &pf);
+	else if (rt->endpoint == ROUTE_SECTION && !filled &&
+	    pkgidx_find(st->rd, &rt->id, ELF_KIND_DEBUGINFO, pkg_found_cb,
+		&pf) == 0)
+		pkgidx_find(st->rd, &rt->id, ELF_KIND_EXECUTABLE, pkg_found_cb,
+		    &pf);
 	rc = pf.found ? INDEX_NOTFOUND : neg_get(st->rd, &k, now, &ne);
 	index_reader_end(st->rd);
+	if (pf.found && srv->d.fill != NULL && rt->endpoint == ROUTE_SECTION) {
+		section_from_package(c, st, rt, &pf);
+		return;
+	}
 	if (pf.found && srv->d.fill != NULL) {
-		fill_join(c, st, rt, &k, &pf);
+		fill_join(c, st, rt, &k, &pf, NULL);
 		return;
 	}
 	if (rc == 0) {
@@ -847,7 +923,7 @@ remote_start(struct conn *c, struct serve_thread *st, const struct route *rt)
 		    "not forwarded: X-Forwarded-For limit reached");
 		return;
 	}
-	fill_join(c, st, rt, &k, NULL);
+	fill_join(c, st, rt, &k, NULL, NULL);
 }
 
 /* ---------------------------------------------------------------- admin */
@@ -1031,10 +1107,10 @@ serve_request(struct conn *c, void *state)
 		purge_start(c, st->srv, &rt);
 		return;
 	case ROUTE_SOURCE:
-		remote_start(c, st, &rt);
+		remote_start(c, st, &rt, 0);
 		return;
 	case ROUTE_SECTION:
-		slow_start(c, st, &rt);
+		slow_start(c, st, &rt, 0);
 		return;
 	case ROUTE_DEBUGINFO:
 	case ROUTE_EXECUTABLE:
@@ -1056,12 +1132,12 @@ serve_request(struct conn *c, void *state)
 		metrics_request(metrics_endpoint_of(rt.endpoint), METRICS_HIT);
 		conn_send_file(c, f.fd, 0, &art);
 	} else if (fa.stale) {
-		slow_start(c, st, &rt);
+		slow_start(c, st, &rt, 0);
 	} else if (rc == -1) {
 		conn_set_result(c, "ERROR", "-");
 		conn_send_error(c, 503, "index lookup failed");
 	} else {
-		remote_start(c, st, &rt);
+		remote_start(c, st, &rt, 0);
 	}
 }
 

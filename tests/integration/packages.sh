@@ -92,6 +92,16 @@ is "$(code "$d_URL/")" 200 "the server is up after the hostile packages"
 [ ! -e "$T/escape.debug" ] && [ ! -e "$P/escape.debug" ]
 ok $? "a member named ../../escape.debug is written nowhere"
 
+# Sections first, before their files are cached by the requests below.
+dump_section "$dbg/prog_b.debug" .debug_info "$T/b_info"
+check_find d ".debug_info of prog_b, from a package member" "$T/b_info" \
+    section "$ID_prog_b" .debug_info
+dump_section "$FX/usr/bin/prog_c" .text "$T/c_text"
+check_find d ".text of prog_c, from the .rpm" "$T/c_text" \
+    section "$ID_prog_c" .text
+is "$(code "$d_URL/buildid/$ID_prog_b/section/.no_such")" 404 \
+    "a section the package's file lacks: 404"
+
 check_find d "prog_a.debug from the .ddeb" "$dbg/prog_a.debug" debuginfo "$ID_prog_a"
 check_find d "prog_a from the .deb" "$FX/usr/bin/prog_a" executable "$ID_prog_a"
 check_find d "the dwz alt file from the .ddeb" "$dbg/.dwz/shapes.debug" debuginfo "$ID_shapes"
