@@ -92,4 +92,17 @@ slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* Write text to the test directory's file name; a failure is a comment. */
+static void write_text(const char *name, const char *text)
+    __attribute__((unused));
+
+static void
+write_text(const char *name, const char *text)
+{
+	FILE *fp = fopen(at(name), "w");
+
+	if (fp == NULL || fputs(text, fp) == EOF || fclose(fp) == EOF)
+		printf("# cannot write %s: %s\n", name, strerror(errno));
+}
+
 #endif /* TESTS_TESTDIR_H */

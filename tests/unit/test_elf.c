@@ -67,15 +67,6 @@ mk(const char *name, ...)
 	return 1;
 }
 
-static void
-write_text(const char *name, const char *text)
-{
-	FILE *fp = fopen(at(name), "w");
-
-	if (fp == NULL || fputs(text, fp) == EOF || fclose(fp) == EOF)
-		printf("# cannot write %s: %s\n", name, strerror(errno));
-}
-
 /* elf_read_info on a file by name; -2 when it cannot be opened. */
 static int
 info_of(const char *name, struct elf_info *info, char *err)
@@ -131,31 +122,6 @@ section_bytes_are(const char *name, const struct elf_section *sec,
 	close(fd);
 	free(got);
 	return same;
-}
-
-/* The build-id readelf -n prints for the file; 0 when it found one. */
-static int
-readelf_buildid(const char *name, struct buildid *id)
-{
-	char cmd[PATH_MAX + 64], line[1024], *p, *end;
-	const char *why;
-	FILE *fp;
-	int rc = -1;
-
-	snprintf(cmd, sizeof(cmd), "readelf -n '%s' 2>/dev/null", at(name));
-	if ((fp = popen(cmd, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), fp) != NULL) {
-		if (rc == 0 || (p = strstr(line, "Build ID: ")) == NULL)
-			continue;
-		p += strlen("Build ID: ");
-		for (end = p; *end != '\0' && *end != '\n' && *end != ' ';)
-			end++;
-		rc = buildid_parse(id, p, (size_t)(end - p), &why);
-	}
-	if (pclose(fp) != 0)
-		rc = -1;
-	return rc;
 }
 
 /* Deterministic test ids: n bytes derived from seed, as bytes and hex. */
@@ -321,7 +287,8 @@ test_compiled(void)
 	    "the .debug has the program's build-id");
 	ok(full.id.len > 0 && buildid_equal(&full.id, &stripped.id),
 	    "the stripped program has the program's build-id");
-	is_int(readelf_buildid("prog", &rid), 0, "readelf -n shows a build-id");
+	is_int(readelf_buildid(at("prog"), &rid), 0,
+	    "readelf -n shows a build-id");
 	ok(buildid_equal(&full.id, &rid), "the build-id is what readelf says");
 
 	/* Section places, checked against objcopy's copy of the bytes. */
@@ -417,7 +384,7 @@ test_dwz(void)
 	is_int(rc, 0, "dwz multifile: read");
 	is_int(alt.kinds, ELF_KIND_DEBUGINFO, "dwz multifile: debuginfo only");
 	ok(alt.id.len > 0, "dwz multifile: has a build-id");
-	is_int(readelf_buildid("alt.debug", &rid), 0,
+	is_int(readelf_buildid(at("alt.debug"), &rid), 0,
 	    "readelf -n shows the multifile's build-id");
 	ok(buildid_equal(&alt.id, &rid), "multifile build-id is readelf's");
 	is_int(section_of("alt.debug", ".debug_info", &sec, err), 0,

@@ -90,31 +90,6 @@ info_of(const char *path, struct elf_info *info)
 	return rc;
 }
 
-/* The build-id readelf -n prints for path; 0 when it found one. */
-static int
-readelf_buildid(const char *path, struct buildid *id)
-{
-	char cmd[PATH_MAX + 64], line[1024], *p, *end;
-	const char *why;
-	FILE *fp;
-	int rc = -1;
-
-	snprintf(cmd, sizeof(cmd), "readelf -n '%s' 2>/dev/null", path);
-	if ((fp = popen(cmd, "r")) == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), fp) != NULL) {
-		if (rc == 0 || (p = strstr(line, "Build ID: ")) == NULL)
-			continue;
-		p += strlen("Build ID: ");
-		for (end = p; *end != '\0' && *end != '\n' && *end != ' ';)
-			end++;
-		rc = buildid_parse(id, p, (size_t)(end - p), &why);
-	}
-	if (pclose(fp) != 0)
-		rc = -1;
-	return rc;
-}
-
 /* What a scan reported, copied out of the callback. */
 struct seen {
 	char path[PATH_MAX];

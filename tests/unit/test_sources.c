@@ -165,15 +165,6 @@ same_set(const struct list *a, const struct list *b)
 }
 
 static void
-write_text(const char *name, const char *text)
-{
-	FILE *fp = fopen(at(name), "w");
-
-	if (fp == NULL || fputs(text, fp) == EOF || fclose(fp) == EOF)
-		printf("# cannot write %s: %s\n", name, strerror(errno));
-}
-
-static void
 test_canonicalise(void)
 {
 	static const char *const cases[][2] = {
