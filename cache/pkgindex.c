@@ -205,6 +205,43 @@ pkgidx_find_source(struct index_reader *rd, const struct buildid *id,
 	    path_cb, &shipped);
 }
 
+struct members {
+	struct index_reader *rd;
+	int (*cb)(const struct pkg_rec *r, void *arg);
+	void *arg;
+};
+
+/* An INDEX_PKG_MEMBERS key (P, K): hand out the ELF member record (K, P). */
+static int
+members_cb(const struct index_rec *back, void *arg)
+{
+	struct members *ms = arg;
+	uint8_t key[MEMBER_KEY_LEN];
+	struct index_rec r;
+	struct pkg_rec m;
+
+	if (back->keylen != MEMBER_KEY_LEN)
+		return 0;
+	memcpy(key, (const uint8_t *)back->key + PKG_KEY_LEN, CACHE_KEY_LEN);
+	memcpy(key + CACHE_KEY_LEN, back->key, PKG_KEY_LEN);
+	if (index_get_rec(ms->rd, INDEX_MEMBERS, key, sizeof(key), &r) != 0 ||
+	    member_decode(&r, &m) == -1 || (m.kinds & ELF_KIND_ALL) == 0)
+		return 0;
+	return ms->cb(&m, ms->arg);
+}
+
+int
+pkgidx_package_members(struct index_reader *rd, const char *path,
+    int (*cb)(const struct pkg_rec *r, void *arg), void *arg)
+{
+	struct members ms = { rd, cb, arg };
+	uint8_t pkey[PKG_KEY_LEN];
+
+	index_path_key(path, pkey);
+	return index_walk_prefix(rd, INDEX_PKG_MEMBERS, pkey, sizeof(pkey),
+	    members_cb, &ms);
+}
+
 int
 pkgidx_get_package(struct index_reader *rd, const char *path,
     struct index_file *out)

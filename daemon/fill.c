@@ -46,6 +46,7 @@
 #include "cache/flight.h"
 #include "cache/index.h"
 #include "cache/negative.h"
+#include "cache/pkgindex.h"
 #include "conf/config.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
@@ -53,6 +54,9 @@
 #include "fetchers/upstream.h"
 #include "indexer/elf.h"
 #include "indexer/package.h"
+
+/* Other members of a package filled by the pass that extracts one. */
+#define PKG_SIDES_MAX 32
 
 /* Bytes read back from the temp file for the early build-id check. */
 #define PREFIX_CHECK (64u << 10)
@@ -224,58 +228,74 @@ sink_data(void *arg, const void *buf, size_t len)
 	return 0;
 }
 
+/*
+ * Worker: the final check of the written bytes of flight f, for (id, kind,
+ * arg), then publish them.  0 when they verified (published, or too big to
+ * cache); -1 when they are wrong, with why.
+ */
+static int
+verify_publish(struct fill *fl, struct flight *f, int fd,
+    const struct buildid *id, enum cache_kind kind, const char *arg,
+    uint64_t written, int64_t mtime, char *why, size_t whylen)
+{
+	struct elf_info info;
+	struct blob_info bi;
+	char err[256];
+	int64_t now = time(NULL);
+	int rc;
+
+	if (is_elf_kind(kind)) {
+		rc = elf_read_info(fd, &info, err, sizeof(err));
+		if (rc != 0 || !buildid_equal(&info.id, id) ||
+		    (info.kinds &
+			(kind == CACHE_DEBUGINFO ? ELF_KIND_DEBUGINFO
+						 : ELF_KIND_EXECUTABLE)) == 0) {
+			snprintf(why, whylen, "%.100s: wrong content (%.100s)",
+			    flight_source(f),
+			    rc == 0        ? "another build-id or kind"
+				: rc == -1 ? err
+					   : "not ELF");
+			return -1;
+		}
+	}
+	memset(&bi, 0, sizeof(bi));
+	bi.headers = flight_headers(f, &bi.headers_len);
+	bi.size = written;
+	bi.mtime = mtime;
+	bi.stored = now;
+	bi.atime = now;
+	bi.id = *id;
+	bi.kind = kind;
+	bi.arg = arg;
+	bi.source = flight_source(f);
+	rc = blob_publish(fl->d.bs, flight_key(f), flight_tmp_path(f), &bi, now,
+	    err, sizeof(err));
+	if (rc == -1)
+		log_warnx("%s: %s", __func__, err);
+	else if (rc == BLOB_TOO_BIG)
+		log_info("%s: %s not cached: larger than the cache", __func__,
+		    flight_source(f));
+	return 0;
+}
+
 /* Worker: the final check, then publish or remember the failure. */
 static void
 finish_work(void *arg)
 {
 	struct job *j = arg;
 	struct fill *fl = j->fl;
-	struct elf_info info;
-	struct blob_info bi;
-	const char *headers;
-	size_t hlen;
 	char err[256];
 	int64_t now = time(NULL);
 	int rc;
 
-	if (j->res == UPSTREAM_OK && is_elf_kind(j->w.kind)) {
-		rc = elf_read_info(j->fd, &info, err, sizeof(err));
-		if (rc != 0 || !buildid_equal(&info.id, &j->w.id) ||
-		    (info.kinds &
-			(j->w.kind == CACHE_DEBUGINFO ? ELF_KIND_DEBUGINFO
-						      : ELF_KIND_EXECUTABLE)) ==
-			0) {
-			j->wrong = 1;
-			snprintf(j->why, sizeof(j->why),
-			    "%.100s: wrong content (%.100s)",
-			    flight_source(j->f),
-			    rc == 0        ? "another build-id or kind"
-				: rc == -1 ? err
-					   : "not ELF");
+	if (j->res == UPSTREAM_OK) {
+		if (verify_publish(fl, j->f, j->fd, &j->w.id, j->w.kind,
+			j->w.arg, j->written, j->mtime, j->why,
+			sizeof(j->why)) == 0) {
+			j->verified = 1;
+			return;
 		}
-	}
-	if (j->res == UPSTREAM_OK && !j->wrong) {
-		j->verified = 1;
-		memset(&bi, 0, sizeof(bi));
-		headers = flight_headers(j->f, &hlen);
-		bi.size = j->written;
-		bi.mtime = j->mtime;
-		bi.stored = now;
-		bi.atime = now;
-		bi.id = j->w.id;
-		bi.kind = j->w.kind;
-		bi.arg = j->w.arg;
-		bi.source = flight_source(j->f);
-		bi.headers = headers;
-		bi.headers_len = hlen;
-		rc = blob_publish(fl->d.bs, &j->key, flight_tmp_path(j->f), &bi,
-		    now, err, sizeof(err));
-		if (rc == -1)
-			log_warnx("%s: %s", __func__, err);
-		else if (rc == BLOB_TOO_BIG)
-			log_info("%s: %s not cached: larger than the cache",
-			    __func__, j->w.path);
-		return;
+		j->wrong = 1;
 	}
 	if (j->w.package[0] != '\0')
 		return; /* the package is indexed: no miss to remember */
@@ -403,6 +423,128 @@ package_progress(uint64_t end, void *arg)
 		j->checked = 1; /* wrong: the final check will say so */
 }
 
+/* The other members of a package filled in the same pass. */
+struct side {
+	struct flight *f;
+	struct pkg_rec rec; /* member points into names */
+	enum cache_kind kind;
+};
+
+struct sides {
+	struct fill *fl;
+	const struct job *j;
+	const char *archive; /* as X-DEBUGINFOD-ARCHIVE shows it */
+	struct side v[PKG_SIDES_MAX];
+	struct pkg_side ps[PKG_SIDES_MAX];
+	char names[PKG_SIDES_MAX][PATH_MAX];
+	size_t n;
+};
+
+/*
+ * A member of the package being extracted: fill it in the same pass when
+ * nothing has it (not cached, no fill running), as a flight of its own
+ * that requests for it join.
+ */
+static int
+side_cb(const struct pkg_rec *r, void *arg)
+{
+	struct sides *sd = arg;
+	struct fill *fl = sd->fl;
+	struct side *s = &sd->v[sd->n];
+	enum cache_kind kind =
+	    r->kinds & ELF_KIND_DEBUGINFO ? CACHE_DEBUGINFO : CACHE_EXECUTABLE;
+	char path[PATH_MAX], headers[2 * PATH_MAX + 64], err[256];
+	struct cache_key k;
+	size_t i;
+	int created, fd, n;
+
+	if (sd->n == PKG_SIDES_MAX)
+		return 1;
+	if (strcmp(r->member, sd->j->w.member) == 0 ||
+	    strlen(r->member) >= PATH_MAX)
+		return 0;
+	for (i = 0; i < sd->n; i++)
+		if (strcmp(sd->names[i], r->member) == 0)
+			return 0; /* the other kind of the same file */
+	cache_key_make(&k, &r->id, kind, "");
+	if ((s->f = flight_join(fl->d.ft, &k, &created)) == NULL)
+		return 1; /* the fill limit: enough for this pass */
+	if (!created) {
+		flight_unref(s->f);
+		return 0;
+	}
+	n = snprintf(headers, sizeof(headers),
+	    "X-DEBUGINFOD-ARCHIVE: %s\r\nX-DEBUGINFOD-FILE: %s\r\n",
+	    sd->archive, r->member);
+	fd = n < 0 || (size_t)n >= sizeof(headers)
+	    ? -1
+	    : blob_tmp_new(fl->d.bs, path, sizeof(path), err, sizeof(err));
+	if (fd != -1)
+		flight_set_file(s->f, fd, path);
+	if (fd == -1 ||
+	    flight_set_head(s->f, UINT64_MAX, r->mtime, headers, (size_t)n,
+		sd->j->w.package) == -1) {
+		flight_end(s->f, FLIGHT_FAILED, "cannot store the file");
+		flight_detach(s->f);
+		flight_unref(s->f);
+		return 1;
+	}
+	strcpy(sd->names[sd->n], r->member);
+	s->rec = *r;
+	s->rec.member = sd->names[sd->n];
+	s->kind = kind;
+	sd->ps[sd->n].member = sd->names[sd->n];
+	sd->ps[sd->n].fd = fd;
+	sd->ps[sd->n].done = 0;
+	sd->n++;
+	return 0;
+}
+
+/* Worker: open the side fills of j's package, up to PKG_SIDES_MAX. */
+static void
+sides_begin(struct sides *sd)
+{
+	struct index_reader *rd;
+
+	if (!is_elf_kind(sd->j->w.kind) ||
+	    (rd = index_reader_new(sd->fl->d.idx)) == NULL)
+		return;
+	if (index_reader_begin(rd) == 0) {
+		pkgidx_package_members(rd, sd->j->w.package, side_cb, sd);
+		index_reader_end(rd);
+	}
+	index_reader_free(rd);
+}
+
+/* Worker: verify, publish and end each side fill. */
+static void
+sides_end(struct sides *sd)
+{
+	struct side *s;
+	struct stat st;
+	char why[256];
+	size_t i;
+	int ok;
+
+	for (i = 0; i < sd->n; i++) {
+		s = &sd->v[i];
+		ok = sd->ps[i].done == 1 && fstat(sd->ps[i].fd, &st) == 0 &&
+		    (uint64_t)st.st_size == s->rec.size;
+		if (ok) {
+			flight_progress(s->f, s->rec.size);
+			ok = verify_publish(sd->fl, s->f, sd->ps[i].fd,
+				 &s->rec.id, s->kind, "", s->rec.size,
+				 s->rec.mtime, why, sizeof(why)) == 0;
+			if (!ok)
+				log_warnx("%s: %s", __func__, why);
+		}
+		flight_end(s->f, ok ? FLIGHT_READY : FLIGHT_FAILED,
+		    ok ? NULL : "not extracted with its package");
+		flight_detach(s->f);
+		flight_unref(s->f);
+	}
+}
+
 /*
  * Worker: extract the member into the temp file, streamed to the readers
  * as it comes out, then verify and publish as for an upstream answer.
@@ -412,6 +554,7 @@ package_work(void *arg)
 {
 	struct job *j = arg;
 	const struct config *cfg = j->fl->d.cfg;
+	struct sides *sd;
 	const char *name = strrchr(j->w.package, '/');
 	char headers[2 * PATH_MAX + 64], err[256] = "";
 	struct stat st;
@@ -432,10 +575,23 @@ package_work(void *arg)
 		snprintf(j->why, sizeof(j->why), "out of memory");
 		return;
 	}
-	if (pkg_extract_watch(j->w.package, j->w.member, j->fd,
-		&pkg_default_limits, package_progress, j, err,
-		sizeof(err)) != 0 ||
-	    fstat(j->fd, &st) == -1 || (uint64_t)st.st_size != j->length) {
+	/* The package's other members come out of the same pass. */
+	if ((sd = calloc(1, sizeof(*sd))) != NULL) {
+		sd->fl = j->fl;
+		sd->j = j;
+		sd->archive = name;
+		sides_begin(sd);
+	}
+	n = pkg_extract_watch(j->w.package, j->w.member, j->fd,
+	    &pkg_default_limits, package_progress, j,
+	    sd != NULL ? sd->ps : NULL, sd != NULL ? sd->n : 0, err,
+	    sizeof(err));
+	if (sd != NULL) {
+		sides_end(sd);
+		free(sd);
+	}
+	if (n != 0 || fstat(j->fd, &st) == -1 ||
+	    (uint64_t)st.st_size != j->length) {
 		j->res = UPSTREAM_FAILED;
 		snprintf(j->why, sizeof(j->why), "%.100s: %.100s", name,
 		    err[0] != '\0' ? err

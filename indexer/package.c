@@ -73,6 +73,8 @@ struct sink {
 	int over; /* the member is larger than limit */
 	void (*progress)(uint64_t end, void *arg); /* after each write */
 	void *progress_arg;
+	struct pkg_side *sides; /* pkg_extract_watch(): met on the way */
+	size_t nsides;
 };
 
 const struct pkg_limits pkg_default_limits = {
@@ -724,6 +726,47 @@ extract_regular(struct pkg_reader *r, int out_fd, const struct pkg_limits *lim,
 	return 0;
 }
 
+/* Sides of watch not extracted yet. */
+static size_t
+sides_left(const struct sink *watch)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < watch->nsides; i++)
+		if (watch->sides[i].done == 0)
+			n++;
+	return n;
+}
+
+/*
+ * When the member at e (named name) is a regular file a side wants,
+ * extract it there.  Returns the sides left, or -1 when none matched.
+ */
+static long
+extract_side(struct pkg_reader *r, struct archive_entry *e, const char *name,
+    const struct pkg_limits *lim, const struct sink *watch)
+{
+	static const struct sink plain = { 0 };
+	struct pkg_side *sd;
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < watch->nsides; i++) {
+		sd = &watch->sides[i];
+		if (sd->done != 0 || strcmp(sd->member, name) != 0)
+			continue;
+		if (archive_entry_filetype(e) != AE_IFREG ||
+		    archive_entry_size(e) == 0)
+			return -1;
+		sd->done = extract_regular(r, sd->fd, lim, &plain, err,
+			       sizeof(err)) == 0
+		    ? 1
+		    : -1;
+		return (long)sides_left(watch);
+	}
+	return -1;
+}
+
 /*
  * One pass over the package looking for want.  A link named want moves
  * want to its target and the pass goes on, since the target usually comes
@@ -745,7 +788,7 @@ extract_pass(const char *path, char *want, size_t wantlen, int out_fd,
 	char name[PATH_MAX], next[PATH_MAX];
 	const char *raw, *target;
 	struct stat st;
-	int rc, cpio_link = 0;
+	int rc, cpio_link = 0, got = 0;
 
 	*moved = 0;
 	if (pkg_reader_open(&r, path, lim, err, errlen) == -1) {
@@ -767,8 +810,11 @@ extract_pass(const char *path, char *want, size_t wantlen, int out_fd,
 			}
 			continue;
 		}
-		if (strcmp(name, want) != 0)
+		if (got || strcmp(name, want) != 0) {
+			if (extract_side(&r, e, name, lim, watch) == 0 && got)
+				break; /* every side is out too */
 			continue;
+		}
 		if (archive_entry_filetype(e) == AE_IFLNK ||
 		    is_bare_hardlink(e)) {
 			if (++*hops > PKG_LINK_HOPS) {
@@ -809,8 +855,12 @@ extract_pass(const char *path, char *want, size_t wantlen, int out_fd,
 			continue;
 		}
 		rc = extract_regular(&r, out_fd, lim, watch, err, errlen);
-		break;
+		if (rc == -1 || sides_left(watch) == 0)
+			break;
+		got = 1; /* the sides still to come are read on */
 	}
+	if (got && rc == ELF_NOTFOUND)
+		rc = 0;
 	/* No later name brought data: the file is empty after all. */
 	if (rc == ELF_NOTFOUND && cpio_link && fstat(out_fd, &st) == 0 &&
 	    S_ISREG(st.st_mode) && ftruncate(out_fd, 0) == -1) {
@@ -826,16 +876,19 @@ int
 pkg_extract(const char *path, const char *member, int out_fd,
     const struct pkg_limits *lim, char *err, size_t errlen)
 {
-	return pkg_extract_watch(path, member, out_fd, lim, NULL, NULL, err,
-	    errlen);
+	return pkg_extract_watch(path, member, out_fd, lim, NULL, NULL, NULL, 0,
+	    err, errlen);
 }
 
 int
 pkg_extract_watch(const char *path, const char *member, int out_fd,
     const struct pkg_limits *lim, void (*progress)(uint64_t end, void *arg),
-    void *arg, char *err, size_t errlen)
+    void *arg, struct pkg_side *sides, size_t nsides, char *err, size_t errlen)
 {
-	struct sink watch = { .progress = progress, .progress_arg = arg };
+	struct sink watch = { .progress = progress,
+		.progress_arg = arg,
+		.sides = sides,
+		.nsides = nsides };
 	char want[PATH_MAX];
 	int rc, hops = 0, moved;
 

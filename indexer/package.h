@@ -105,14 +105,23 @@ int pkg_scan_stats(const char *path, const char *tmpdir,
 int pkg_extract(const char *path, const char *member, int out_fd,
     const struct pkg_limits *lim, char *err, size_t errlen);
 
+/* Another member to extract in the same pass, when it comes by. */
+struct pkg_side {
+	const char *member; /* normalised path of a regular member */
+	int fd; /* written from offset 0 */
+	int done; /* out: 1 extracted, -1 failed, 0 not met */
+};
+
 /*
  * pkg_extract(), calling progress (on the calling thread) after each piece
  * written with the end of what out_fd holds so far, holes included, so that
- * readers can follow the extraction.
+ * readers can follow the extraction; and extracting the nsides other
+ * regular members of sides that the pass meets (their links are not
+ * followed), so that one decompression serves them all.
  */
 int pkg_extract_watch(const char *path, const char *member, int out_fd,
     const struct pkg_limits *lim, void (*progress)(uint64_t end, void *arg),
-    void *arg, char *err, size_t errlen);
+    void *arg, struct pkg_side *sides, size_t nsides, char *err, size_t errlen);
 
 /*
  * Normalise a member name to an absolute path: leading "./" and "/", empty

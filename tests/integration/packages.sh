@@ -103,18 +103,23 @@ is "$(code "$d_URL/buildid/$ID_prog_b/section/.no_such")" 404 \
     "a section the package's file lacks: 404"
 
 check_find d "prog_a.debug from the .ddeb" "$dbg/prog_a.debug" debuginfo "$ID_prog_a"
+curl -s -D "$T/mf.h" -o "$T/a_exe" "$d_URL/buildid/$ID_prog_a/executable"
 check_find d "prog_a from the .deb" "$FX/usr/bin/prog_a" executable "$ID_prog_a"
 check_find d "the dwz alt file from the .ddeb" "$dbg/.dwz/shapes.debug" debuginfo "$ID_shapes"
 check_find d "prog_c from the .rpm, as debuginfo" "$FX/usr/bin/prog_c" debuginfo "$ID_prog_c"
 check_find d "prog_c from the .rpm, as executable" "$FX/usr/bin/prog_c" executable "$ID_prog_c"
 check_find d "prog_b.debug from the Arch package" "$dbg/prog_b.debug" debuginfo "$ID_prog_b"
 
+# prog_b's executable was never asked for: it came out of the .deb in the
+# pass that extracted prog_a's (one decompression for the package).
 curl -s -D "$T/first.h" -o /dev/null "$d_URL/buildid/$ID_prog_b/executable"
+is "$(header X-Cache "$T/first.h")" "HIT" \
+    "a member extracted in the same pass as another: already cached"
 is "$(header X-DEBUGINFOD-ARCHIVE "$T/first.h")" "progs_1.0_amd64.deb" \
     "X-DEBUGINFOD-ARCHIVE: the package's file name"
 is "$(header X-DEBUGINFOD-FILE "$T/first.h")" "/usr/bin/prog_b" \
     "X-DEBUGINFOD-FILE: the member's path"
-is "$(header X-Cache "$T/first.h")" "MISS" "the first request extracts (MISS)"
+is "$(header X-Cache "$T/mf.h")" "MISS" "the first request for a member extracts it (MISS)"
 curl -s -D "$T/later.h" -o /dev/null "$d_URL/buildid/$ID_prog_b/executable"
 is "$(header X-Cache "$T/later.h")" "HIT" "... the next is a cache hit"
 is "$(header X-DEBUGINFOD-ARCHIVE "$T/later.h")" "progs_1.0_amd64.deb" \
