@@ -74,6 +74,7 @@ struct config {
 	unsigned rescan_interval; /* seconds; 0 = never */
 	struct config_strlist scan_packages; /* absolute, repeatable */
 	unsigned package_jobs; /* packages read at once; 0 = one per CPU */
+	unsigned package_coextract; /* other members per extraction pass */
 	int archive_full_path; /* 1: X-DEBUGINFOD-ARCHIVE is the whole path */
 	uint64_t index_map_size; /* bytes */
 

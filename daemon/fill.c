@@ -55,9 +55,6 @@
 #include "indexer/elf.h"
 #include "indexer/package.h"
 
-/* Other members of a package filled by the pass that extracts one. */
-#define PKG_SIDES_MAX 32
-
 /* Bytes read back from the temp file for the early build-id check. */
 #define PREFIX_CHECK (64u << 10)
 
@@ -426,7 +423,7 @@ package_progress(uint64_t end, void *arg)
 /* The other members of a package filled in the same pass. */
 struct side {
 	struct flight *f;
-	struct pkg_rec rec; /* member points into names */
+	struct pkg_rec rec; /* member is ps's */
 	enum cache_kind kind;
 };
 
@@ -434,10 +431,9 @@ struct sides {
 	struct fill *fl;
 	const struct job *j;
 	const char *archive; /* as X-DEBUGINFOD-ARCHIVE shows it */
-	struct side v[PKG_SIDES_MAX];
-	struct pkg_side ps[PKG_SIDES_MAX];
-	char names[PKG_SIDES_MAX][PATH_MAX];
-	size_t n;
+	struct side *v; /* max of each, from package-coextract */
+	struct pkg_side *ps; /* member strings malloc'ed */
+	size_t n, max;
 };
 
 /*
@@ -455,22 +451,27 @@ side_cb(const struct pkg_rec *r, void *arg)
 	    r->kinds & ELF_KIND_DEBUGINFO ? CACHE_DEBUGINFO : CACHE_EXECUTABLE;
 	char path[PATH_MAX], headers[2 * PATH_MAX + 64], err[256];
 	struct cache_key k;
+	char *member;
 	size_t i;
 	int created, fd, n;
 
-	if (sd->n == PKG_SIDES_MAX)
+	if (sd->n == sd->max)
 		return 1;
-	if (strcmp(r->member, sd->j->w.member) == 0 ||
-	    strlen(r->member) >= PATH_MAX)
+	if (strcmp(r->member, sd->j->w.member) == 0)
 		return 0;
 	for (i = 0; i < sd->n; i++)
-		if (strcmp(sd->names[i], r->member) == 0)
+		if (strcmp(sd->ps[i].member, r->member) == 0)
 			return 0; /* the other kind of the same file */
+	if ((member = strdup(r->member)) == NULL)
+		return 1;
 	cache_key_make(&k, &r->id, kind, "");
-	if ((s->f = flight_join(fl->d.ft, &k, &created)) == NULL)
+	if ((s->f = flight_join(fl->d.ft, &k, &created)) == NULL) {
+		free(member);
 		return 1; /* the fill limit: enough for this pass */
+	}
 	if (!created) {
 		flight_unref(s->f);
+		free(member);
 		return 0;
 	}
 	n = snprintf(headers, sizeof(headers),
@@ -487,33 +488,45 @@ side_cb(const struct pkg_rec *r, void *arg)
 		flight_end(s->f, FLIGHT_FAILED, "cannot store the file");
 		flight_detach(s->f);
 		flight_unref(s->f);
+		free(member);
 		return 1;
 	}
-	strcpy(sd->names[sd->n], r->member);
 	s->rec = *r;
-	s->rec.member = sd->names[sd->n];
+	s->rec.member = member;
 	s->kind = kind;
-	sd->ps[sd->n].member = sd->names[sd->n];
+	sd->ps[sd->n].member = member;
 	sd->ps[sd->n].fd = fd;
 	sd->ps[sd->n].done = 0;
 	sd->n++;
 	return 0;
 }
 
-/* Worker: open the side fills of j's package, up to PKG_SIDES_MAX. */
-static void
-sides_begin(struct sides *sd)
+/* Worker: open the side fills of j's package, up to package-coextract. */
+static struct sides *
+sides_begin(struct fill *fl, const struct job *j, const char *archive)
 {
 	struct index_reader *rd;
+	struct sides *sd;
+	size_t max = fl->d.cfg->package_coextract;
 
-	if (!is_elf_kind(sd->j->w.kind) ||
-	    (rd = index_reader_new(sd->fl->d.idx)) == NULL)
-		return;
-	if (index_reader_begin(rd) == 0) {
-		pkgidx_package_members(rd, sd->j->w.package, side_cb, sd);
-		index_reader_end(rd);
+	if (!is_elf_kind(j->w.kind) || max == 0 ||
+	    (sd = calloc(1, sizeof(*sd))) == NULL)
+		return NULL;
+	sd->fl = fl;
+	sd->j = j;
+	sd->archive = archive;
+	sd->max = max;
+	sd->v = calloc(max, sizeof(*sd->v));
+	sd->ps = calloc(max, sizeof(*sd->ps));
+	if (sd->v != NULL && sd->ps != NULL &&
+	    (rd = index_reader_new(fl->d.idx)) != NULL) {
+		if (index_reader_begin(rd) == 0) {
+			pkgidx_package_members(rd, j->w.package, side_cb, sd);
+			index_reader_end(rd);
+		}
+		index_reader_free(rd);
 	}
-	index_reader_free(rd);
+	return sd;
 }
 
 /* Worker: verify, publish and end each side fill. */
@@ -542,7 +555,11 @@ sides_end(struct sides *sd)
 		    ok ? NULL : "not extracted with its package");
 		flight_detach(s->f);
 		flight_unref(s->f);
+		free((char *)sd->ps[i].member);
 	}
+	free(sd->v);
+	free(sd->ps);
+	free(sd);
 }
 
 /*
@@ -576,20 +593,13 @@ package_work(void *arg)
 		return;
 	}
 	/* The package's other members come out of the same pass. */
-	if ((sd = calloc(1, sizeof(*sd))) != NULL) {
-		sd->fl = j->fl;
-		sd->j = j;
-		sd->archive = name;
-		sides_begin(sd);
-	}
+	sd = sides_begin(j->fl, j, name);
 	n = pkg_extract_watch(j->w.package, j->w.member, j->fd,
 	    &pkg_default_limits, package_progress, j,
 	    sd != NULL ? sd->ps : NULL, sd != NULL ? sd->n : 0, err,
 	    sizeof(err));
-	if (sd != NULL) {
+	if (sd != NULL)
 		sides_end(sd);
-		free(sd);
-	}
 	if (n != 0 || fstat(j->fd, &st) == -1 ||
 	    (uint64_t)st.st_size != j->length) {
 		j->res = UPSTREAM_FAILED;

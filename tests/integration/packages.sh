@@ -174,4 +174,12 @@ fi
 
 stop_daemon d
 is "$STOP_RC" 0 "SIGTERM: exit 0"
+
+# package-coextract 0: only the member asked for comes out.
+start_daemon solo --scan-dir none --scan-packages "$P" --package-coextract 0
+code "$solo_URL/buildid/$ID_prog_a/executable" >/dev/null
+curl -s -D "$T/solo.h" -o /dev/null "$solo_URL/buildid/$ID_prog_b/executable"
+is "$(header X-Cache "$T/solo.h")" "MISS" \
+    "package-coextract 0: the sibling is extracted on its own request"
+stop_daemon solo
 done_testing
