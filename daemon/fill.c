@@ -33,6 +33,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <event2/event.h>
 #include <limits.h>
 #include <pthread.h>
@@ -54,6 +55,11 @@
 #include "fetchers/upstream.h"
 #include "indexer/elf.h"
 #include "indexer/package.h"
+#include "indexer/rpmhdr.h"
+
+/* An IMA signature in hex, and the header lines of a package member. */
+#define RPM_SIG_MAX 2048
+#define MEMBER_HEADERS_MAX (2 * PATH_MAX + RPM_SIG_MAX + 128)
 
 /* Bytes read back from the temp file for the early build-id check. */
 #define PREFIX_CHECK (64u << 10)
@@ -420,6 +426,40 @@ package_progress(uint64_t end, void *arg)
 		j->checked = 1; /* wrong: the final check will say so */
 }
 
+/*
+ * The X-DEBUGINFOD-* lines of member of package: ARCHIVE (as archive
+ * shows it), FILE, and IMASIGNATURE when the package is an RPM whose
+ * header signs that file.  Their length, or -1 when they do not fit.
+ */
+static int
+member_headers(const char *package, const char *archive, const char *member,
+    char *buf, size_t len)
+{
+	char sig[RPM_SIG_MAX], err[256];
+	int n, m, fd, rc = 0;
+
+	n = snprintf(buf, len,
+	    "X-DEBUGINFOD-ARCHIVE: %s\r\nX-DEBUGINFOD-FILE: %s\r\n", archive,
+	    member);
+	if (n < 0 || (size_t)n >= len)
+		return -1;
+	if ((fd = open(package, O_RDONLY | O_CLOEXEC)) != -1) {
+		rc = rpmhdr_ima_signature(fd, member, sig, sizeof(sig), err,
+		    sizeof(err));
+		close(fd);
+	}
+	if (rc == -1)
+		log_info("%s: %s", package, err);
+	if (rc == 1) {
+		m = snprintf(buf + n, len - (size_t)n,
+		    "X-DEBUGINFOD-IMASIGNATURE: %s\r\n", sig);
+		if (m < 0 || (size_t)m >= len - (size_t)n)
+			return -1;
+		n += m;
+	}
+	return n;
+}
+
 /* The other members of a package filled in the same pass. */
 struct side {
 	struct flight *f;
@@ -434,6 +474,7 @@ struct sides {
 	struct side *v; /* max of each, from package-coextract */
 	struct pkg_side *ps; /* member strings malloc'ed */
 	size_t n, max;
+	int dwz; /* this walk takes the dwz alt files, the next the rest */
 };
 
 /*
@@ -449,7 +490,7 @@ side_cb(const struct pkg_rec *r, void *arg)
 	struct side *s = &sd->v[sd->n];
 	enum cache_kind kind =
 	    r->kinds & ELF_KIND_DEBUGINFO ? CACHE_DEBUGINFO : CACHE_EXECUTABLE;
-	char path[PATH_MAX], headers[2 * PATH_MAX + 64], err[256];
+	char path[PATH_MAX], headers[MEMBER_HEADERS_MAX], err[256];
 	struct cache_key k;
 	char *member;
 	size_t i;
@@ -457,7 +498,9 @@ side_cb(const struct pkg_rec *r, void *arg)
 
 	if (sd->n == sd->max)
 		return 1;
-	if (strcmp(r->member, sd->j->w.member) == 0)
+	if (strcmp(r->member, sd->j->w.member) == 0 ||
+	    (strncmp(r->member, PKG_DWZ_DIR, strlen(PKG_DWZ_DIR)) == 0) !=
+		sd->dwz)
 		return 0;
 	for (i = 0; i < sd->n; i++)
 		if (strcmp(sd->ps[i].member, r->member) == 0)
@@ -474,10 +517,9 @@ side_cb(const struct pkg_rec *r, void *arg)
 		free(member);
 		return 0;
 	}
-	n = snprintf(headers, sizeof(headers),
-	    "X-DEBUGINFOD-ARCHIVE: %s\r\nX-DEBUGINFOD-FILE: %s\r\n",
-	    sd->archive, r->member);
-	fd = n < 0 || (size_t)n >= sizeof(headers)
+	n = member_headers(sd->j->w.package, sd->archive, r->member, headers,
+	    sizeof(headers));
+	fd = n < 0
 	    ? -1
 	    : blob_tmp_new(fl->d.bs, path, sizeof(path), err, sizeof(err));
 	if (fd != -1)
@@ -501,7 +543,10 @@ side_cb(const struct pkg_rec *r, void *arg)
 	return 0;
 }
 
-/* Worker: open the side fills of j's package, up to package-coextract. */
+/*
+ * Worker: open the side fills of j's package, up to package-coextract,
+ * the package's dwz alt files first.
+ */
 static struct sides *
 sides_begin(struct fill *fl, const struct job *j, const char *archive)
 {
@@ -520,8 +565,11 @@ sides_begin(struct fill *fl, const struct job *j, const char *archive)
 	sd->ps = calloc(max, sizeof(*sd->ps));
 	if (sd->v != NULL && sd->ps != NULL &&
 	    (rd = index_reader_new(fl->d.idx)) != NULL) {
+		/* The dwz alt files first: every debug file may need them. */
 		if (index_reader_begin(rd) == 0) {
-			pkgidx_package_members(rd, j->w.package, side_cb, sd);
+			for (sd->dwz = 1; sd->dwz >= 0; sd->dwz--)
+				pkgidx_package_members(rd, j->w.package,
+				    side_cb, sd);
 			index_reader_end(rd);
 		}
 		index_reader_free(rd);
@@ -573,18 +621,17 @@ package_work(void *arg)
 	const struct config *cfg = j->fl->d.cfg;
 	struct sides *sd;
 	const char *name = strrchr(j->w.package, '/');
-	char headers[2 * PATH_MAX + 64], err[256] = "";
+	char headers[MEMBER_HEADERS_MAX], err[256] = "";
 	struct stat st;
 	int n;
 
 	name = cfg->archive_full_path || name == NULL ? j->w.package : name + 1;
-	n = snprintf(headers, sizeof(headers),
-	    "X-DEBUGINFOD-ARCHIVE: %s\r\nX-DEBUGINFOD-FILE: %s\r\n", name,
-	    j->w.member);
+	n = member_headers(j->w.package, name, j->w.member, headers,
+	    sizeof(headers));
 	j->mtime = j->w.member_mtime;
 	j->length = j->w.member_size;
 	/* ELF waits for early_check() before readers learn the length. */
-	if (n < 0 || (size_t)n >= sizeof(headers) ||
+	if (n < 0 ||
 	    flight_set_head(j->f,
 		is_elf_kind(j->w.kind) ? UINT64_MAX : j->length, j->mtime,
 		headers, (size_t)n, j->w.package) == -1) {

@@ -138,6 +138,10 @@ fast_try_cb(const struct index_file *rec, void *arg)
 
 /* ------------------------------------------------------------ slow path */
 
+/* Package fills a section request has had (struct slow, remote_start). */
+#define PKG_FILLED_DEBUGINFO 0x1
+#define PKG_FILLED_EXECUTABLE 0x2
+
 struct slow {
 	struct conn *c;
 	struct serve *srv;
@@ -146,7 +150,7 @@ struct slow {
 	struct found f;
 	int status; /* 0: found */
 	const char *why;
-	int filled; /* a package fill for this section already ran */
+	int filled; /* package fills for this section: PKG_FILLED_* */
 };
 
 struct candidate {
@@ -455,6 +459,7 @@ struct waiter {
 	int streaming; /* the head is out */
 	struct serve_thread *st;
 	struct route *then; /* a section to cut once the file is in */
+	int then_filled; /* PKG_FILLED_* once this fill is done */
 };
 
 static void
@@ -492,13 +497,14 @@ section_after_fill(struct waiter *w, const struct flight_view *v)
 	struct conn *c = w->c;
 	struct serve_thread *st = w->st;
 	struct route *rt = w->then;
+	int filled = w->then_filled;
 
 	if (v->state != FLIGHT_READY)
 		return;
 	w->then = NULL;
 	conn_on_end(c, NULL, NULL);
 	waiter_release(w);
-	slow_start(c, st, rt, 1);
+	slow_start(c, st, rt, filled);
 	free(rt);
 }
 
@@ -734,7 +740,7 @@ pkg_found_cb(const struct pkg_rec *r, void *arg)
 static void
 fill_join(struct conn *c, struct serve_thread *st, const struct route *rt,
     const struct cache_key *k, const struct pkg_found *pf,
-    const struct route *then)
+    const struct route *then, int then_filled)
 {
 	struct serve *srv = st->srv;
 	const struct request *req = conn_request(c);
@@ -805,6 +811,7 @@ fill_join(struct conn *c, struct serve_thread *st, const struct route *rt,
 	wt->ep = rt->endpoint;
 	wt->joined = !created;
 	wt->st = st;
+	wt->then_filled = then_filled;
 	if (then != NULL && (wt->then = malloc(sizeof(*then))) != NULL)
 		*wt->then = *then;
 	conn_wait(c);
@@ -820,7 +827,7 @@ fill_join(struct conn *c, struct serve_thread *st, const struct route *rt,
  */
 static void
 section_from_package(struct conn *c, struct serve_thread *st,
-    const struct route *rt, const struct pkg_found *pf)
+    const struct route *rt, const struct pkg_found *pf, int filled)
 {
 	struct route *frt;
 	struct cache_key k;
@@ -835,14 +842,17 @@ section_from_package(struct conn *c, struct serve_thread *st,
 	    pf->kinds & ELF_KIND_DEBUGINFO ? ROUTE_DEBUGINFO : ROUTE_EXECUTABLE;
 	frt->arg[0] = '\0';
 	cache_key_make(&k, &frt->id, cache_kind_of(frt->endpoint), "");
-	fill_join(c, st, frt, &k, pf, rt);
+	fill_join(c, st, frt, &k, pf, rt,
+	    filled |
+		(frt->endpoint == ROUTE_DEBUGINFO ? PKG_FILLED_DEBUGINFO
+						  : PKG_FILLED_EXECUTABLE));
 	free(frt);
 }
 
 /*
  * Not in the local files: the cache, then the indexed packages, then the
- * negative entries, then upstream.  filled: a package fill for this
- * section already ran, so packages have nothing more to give.
+ * negative entries, then upstream.  filled: the PKG_FILLED_* package
+ * fills that already ran for this section request.
  */
 static void
 remote_start(struct conn *c, struct serve_thread *st, const struct route *rt,
@@ -877,19 +887,28 @@ remote_start(struct conn *c, struct serve_thread *st, const struct route *rt,
 		    pkg_found_cb, &pf);
 	else if (rt->endpoint == ROUTE_SOURCE)
 		pkgidx_find_source(st->rd, &rt->id, rt->arg, pkg_found_cb, &pf);
-	else if (rt->endpoint == ROUTE_SECTION && !filled &&
-	    pkgidx_find(st->rd, &rt->id, ELF_KIND_DEBUGINFO, pkg_found_cb,
-		&pf) == 0)
-		pkgidx_find(st->rd, &rt->id, ELF_KIND_EXECUTABLE, pkg_found_cb,
-		    &pf);
+	else if (rt->endpoint == ROUTE_SECTION) {
+		/* The debuginfo first; the executable when that lacked it. */
+		if ((filled & PKG_FILLED_DEBUGINFO) == 0)
+			pkgidx_find(st->rd, &rt->id, ELF_KIND_DEBUGINFO,
+			    pkg_found_cb, &pf);
+		if (!pf.found && (filled & PKG_FILLED_EXECUTABLE) == 0)
+			pkgidx_find(st->rd, &rt->id, ELF_KIND_EXECUTABLE,
+			    pkg_found_cb, &pf);
+		if (pf.found)
+			pf.kinds = (filled & PKG_FILLED_DEBUGINFO) == 0 &&
+				(pf.kinds & ELF_KIND_DEBUGINFO)
+			    ? ELF_KIND_DEBUGINFO
+			    : ELF_KIND_EXECUTABLE;
+	}
 	rc = pf.found ? INDEX_NOTFOUND : neg_get(st->rd, &k, now, &ne);
 	index_reader_end(st->rd);
 	if (pf.found && srv->d.fill != NULL && rt->endpoint == ROUTE_SECTION) {
-		section_from_package(c, st, rt, &pf);
+		section_from_package(c, st, rt, &pf, filled);
 		return;
 	}
 	if (pf.found && srv->d.fill != NULL) {
-		fill_join(c, st, rt, &k, &pf, NULL);
+		fill_join(c, st, rt, &k, &pf, NULL, 0);
 		return;
 	}
 	if (rc == 0) {
@@ -923,7 +942,7 @@ remote_start(struct conn *c, struct serve_thread *st, const struct route *rt,
 		    "not forwarded: X-Forwarded-For limit reached");
 		return;
 	}
-	fill_join(c, st, rt, &k, NULL, NULL);
+	fill_join(c, st, rt, &k, NULL, NULL, 0);
 }
 
 /* ---------------------------------------------------------------- admin */

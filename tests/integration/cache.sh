@@ -166,7 +166,7 @@ is "$(find "$T/k-cache/tmp" -type f | wc -l)" 0 \
     "after kill -9 and a restart: no temp file left"
 is "$(find "$T/k-cache/blobs" -type f | wc -l)" 0 \
     "... and no partial entry"
-curl -s -o "$T/slow" -m 30 "$k_URL/buildid/$id_slow/debuginfo"
+curl -s -o "$T/slow" -m 60 "$k_URL/buildid/$id_slow/debuginfo"
 cmp -s "$T/slow" "$bin_slow"
 ok $? "... the id is fetched whole afterwards"
 stop_daemon k

@@ -28,12 +28,21 @@ dpkg-deb --root-owner-group -Zzstd --build "$T/deb" "$P/progs_1.0_amd64.deb" >/d
     dpkg-deb --root-owner-group -Zxz --build "$T/ddeb" "$P/progs-dbgsym_1.0_amd64.ddeb" >/dev/null
 ok $? "dpkg-deb builds the .deb and the .ddeb"
 
-# The .rpm: prog_c, unstripped (debuginfo and executable at once), with
-# its source file where its DWARF says it is, as -debugsource packages
-# ship them, and a file no DWARF names.
+# The .rpm packages, Fedora's way: progc with prog_c stripped,
+# progc-debuginfo with its split debug file (and the .build-id link to
+# it), progc-debugsource with its source file where its DWARF says it is;
+# the main package also ships a file no DWARF names.
 srcdir=$(cd "$FX/../src" && pwd)
-cp -a "$FX/usr/bin/prog_c" "$T/rpmroot/usr/bin/"
-mkdir -p "$T/rpmroot$srcdir" "$T/rpmroot/usr/share/doc/progc"
+cdbg=/usr/lib/debug/usr/bin/prog_c-1.0-1.x86_64.debug
+objcopy --only-keep-debug "$FX/usr/bin/prog_c" "$T/prog_c.debug"
+strip --strip-all -o "$T/prog_c.stripped" "$FX/usr/bin/prog_c"
+mkdir -p "$T/rpmroot/usr/lib/debug/usr/bin" "$T/rpmroot$srcdir" \
+    "$T/rpmroot/usr/share/doc/progc" \
+    "$T/rpmroot/usr/lib/debug/.build-id/${ID_prog_c:0:2}"
+cp -a "$T/prog_c.stripped" "$T/rpmroot/usr/bin/prog_c"
+cp -a "$T/prog_c.debug" "$T/rpmroot$cdbg"
+ln -s "../../usr/bin/prog_c-1.0-1.x86_64.debug" \
+    "$T/rpmroot/usr/lib/debug/.build-id/${ID_prog_c:0:2}/${ID_prog_c:2}.debug"
 cp -a "$srcdir/prog_c.c" "$T/rpmroot$srcdir/"
 echo "not a source" >"$T/rpmroot/usr/share/doc/progc/README"
 cat >"$T/progc.spec" <<SPEC
@@ -48,18 +57,38 @@ License: MIT
 AutoReqProv: no
 %description
 fixture
+%package debuginfo
+Summary: fixture debuginfo
+%description debuginfo
+fixture debuginfo
+%package debugsource
+Summary: fixture debugsource
+%description debugsource
+fixture debugsource
 %install
 cp -a $T/rpmroot/. %{buildroot}/
 %files
 /usr/bin/prog_c
-$srcdir/prog_c.c
 /usr/share/doc/progc/README
+%files debuginfo
+$cdbg
+/usr/lib/debug/.build-id/${ID_prog_c:0:2}/${ID_prog_c:2}.debug
+%files debugsource
+$srcdir/prog_c.c
 SPEC
 HOME=$T rpmbuild -bb --quiet --define "_topdir $T/rpmtop" \
     --define '_binary_payload w9.gzdio' --define "_rpmdir $P" \
-    --define '_rpmfilename progc-1.0-1.x86_64.rpm' "$T/progc.spec" \
-    >"$T/rpmbuild.log" 2>&1
-ok $? "rpmbuild builds the .rpm" || cat "$T/rpmbuild.log"
+    --define '_rpmfilename %%{NAME}-%%{VERSION}-%%{RELEASE}.%%{ARCH}.rpm' \
+    "$T/progc.spec" >"$T/rpmbuild.log" 2>&1 &&
+    [ -f "$P/progc-debuginfo-1.0-1.x86_64.rpm" ] &&
+    [ -f "$P/progc-debugsource-1.0-1.x86_64.rpm" ]
+ok $? "rpmbuild builds progc with -debuginfo and -debugsource" ||
+    cat "$T/rpmbuild.log"
+# Every file of it gets an IMA signature in its header.
+IMA=030204ab12cd3400483046022100deadbeef
+"$top_builddir/tests/rpmsig" "$P/progc-1.0-1.x86_64.rpm" "$T/signed.rpm" "$IMA" &&
+    mv "$T/signed.rpm" "$P/progc-1.0-1.x86_64.rpm"
+ok $? "the .rpm gets per-file IMA signatures"
 
 # Arch: prog_b's debug file alone, in its own directory.
 cp -a "$dbg/prog_b.debug" "$T/archroot/usr/lib/debug/"
@@ -99,32 +128,39 @@ check_find d ".debug_info of prog_b, from a package member" "$T/b_info" \
 dump_section "$FX/usr/bin/prog_c" .text "$T/c_text"
 check_find d ".text of prog_c, from the .rpm" "$T/c_text" \
     section "$ID_prog_c" .text
+# Neither prog_b's debug file nor (after it is filled too) its executable
+# has this section; the executable's pass brings prog_a's along.
 is "$(code "$d_URL/buildid/$ID_prog_b/section/.no_such")" 404 \
-    "a section the package's file lacks: 404"
+    "a section neither package file has: 404"
 
 check_find d "prog_a.debug from the .ddeb" "$dbg/prog_a.debug" debuginfo "$ID_prog_a"
 curl -s -D "$T/mf.h" -o "$T/a_exe" "$d_URL/buildid/$ID_prog_a/executable"
 check_find d "prog_a from the .deb" "$FX/usr/bin/prog_a" executable "$ID_prog_a"
 check_find d "the dwz alt file from the .ddeb" "$dbg/.dwz/shapes.debug" debuginfo "$ID_shapes"
-check_find d "prog_c from the .rpm, as debuginfo" "$FX/usr/bin/prog_c" debuginfo "$ID_prog_c"
-check_find d "prog_c from the .rpm, as executable" "$FX/usr/bin/prog_c" executable "$ID_prog_c"
+check_find d "prog_c's debug file from -debuginfo" "$T/prog_c.debug" debuginfo "$ID_prog_c"
+check_find d "prog_c, stripped, from the main .rpm" "$T/prog_c.stripped" executable "$ID_prog_c"
 check_find d "prog_b.debug from the Arch package" "$dbg/prog_b.debug" debuginfo "$ID_prog_b"
 
-# prog_b's executable was never asked for: it came out of the .deb in the
-# pass that extracted prog_a's (one decompression for the package).
+# prog_b's executable was filled for the section its debug file lacked.
 curl -s -D "$T/first.h" -o /dev/null "$d_URL/buildid/$ID_prog_b/executable"
 is "$(header X-Cache "$T/first.h")" "HIT" \
-    "a member extracted in the same pass as another: already cached"
+    "the executable a section fell back to is cached"
 is "$(header X-DEBUGINFOD-ARCHIVE "$T/first.h")" "progs_1.0_amd64.deb" \
     "X-DEBUGINFOD-ARCHIVE: the package's file name"
 is "$(header X-DEBUGINFOD-FILE "$T/first.h")" "/usr/bin/prog_b" \
     "X-DEBUGINFOD-FILE: the member's path"
-is "$(header X-Cache "$T/mf.h")" "MISS" "the first request for a member extracts it (MISS)"
+is "$(header X-Cache "$T/mf.h")" "HIT" \
+    "prog_a's executable, never asked for, came out of the .deb with prog_b's"
 curl -s -D "$T/later.h" -o /dev/null "$d_URL/buildid/$ID_prog_b/executable"
 is "$(header X-Cache "$T/later.h")" "HIT" "... the next is a cache hit"
 is "$(header X-DEBUGINFOD-ARCHIVE "$T/later.h")" "progs_1.0_amd64.deb" \
     "... with the same archive header"
 like "$(header Last-Modified "$T/later.h")" 'GMT$' "... and a Last-Modified"
+curl -s -D "$T/ima.h" -o /dev/null "$d_URL/buildid/$ID_prog_c/executable"
+is "$(header X-DEBUGINFOD-IMASIGNATURE "$T/ima.h")" "$IMA" \
+    "X-DEBUGINFOD-IMASIGNATURE: the RPM's signature of the member"
+is "$(header X-DEBUGINFOD-IMASIGNATURE "$T/later.h")" "" \
+    "... and none for a .deb member"
 
 gdb_run d "$FX/usr/bin/prog_a" 'info line perimeter_a' 'ptype struct shape'
 like "$OUT" 'Line [0-9]+ of "prog_a\.c"' \
@@ -132,7 +168,7 @@ like "$OUT" 'Line [0-9]+ of "prog_a\.c"' \
 like "$OUT" 'double length;' "... and struct shape from the dwz alt file"
 
 # Sources: served from the package that ships the path a debuginfo names.
-check_find d "prog_c.c from the .rpm, as a source of prog_c" \
+check_find d "prog_c.c from -debugsource, as a source of prog_c" \
     "$srcdir/prog_c.c" source "$ID_prog_c" "$srcdir/prog_c.c"
 is "$(code "$d_URL/buildid/$ID_prog_c/source/usr/share/doc/progc/README")" 404 \
     "a file the package ships but no DWARF names: 404"

@@ -1,0 +1,216 @@
+/*
+ * indexer/rpmhdr.c: read the per-file IMA signatures of an RPM header.
+ *
+ * Only what X-DEBUGINFOD-IMASIGNATURE needs: the lead and the signature
+ * header are skipped, the main header is read whole (bounded) and its
+ * DIRINDEXES, BASENAMES, DIRNAMES and FILESIGNATURES entries are looked
+ * up.  The payload is never touched.  Every offset and count read from the
+ * file is checked before use: the file is as untrusted as the rest of the
+ * package.
+ */
+#include "indexer/rpmhdr.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LEAD_LEN 96
+#define INTRO_LEN 16 /* magic, reserved, nindex, hsize */
+#define ENTRY_LEN 16
+
+#define TAG_DIRINDEXES 1116
+#define TAG_BASENAMES 1117
+#define TAG_DIRNAMES 1118
+#define TAG_FILESIGNATURES 5090
+
+#define TYPE_INT32 4
+#define TYPE_STRING_ARRAY 8
+
+static const unsigned char lead_magic[4] = { 0xed, 0xab, 0xee, 0xdb };
+static const unsigned char header_magic[4] = { 0x8e, 0xad, 0xe8, 0x01 };
+
+struct header {
+	unsigned char *index; /* nindex entries */
+	uint32_t nindex;
+	const unsigned char *store;
+	uint32_t hsize;
+	unsigned char *buf;
+};
+
+static uint32_t
+be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	    (uint32_t)p[2] << 8 | (uint32_t)p[3];
+}
+
+static int
+read_at(int fd, void *buf, size_t len, off_t off)
+{
+	ssize_t n;
+	size_t done = 0;
+
+	while (done < len) {
+		n = pread(fd, (char *)buf + done, len - done,
+		    off + (off_t)done);
+		if (n <= 0)
+			return -1;
+		done += (size_t)n;
+	}
+	return 0;
+}
+
+/*
+ * Read the header at *off into h and move *off past it (and, for the
+ * signature header, past its padding to 8 bytes).  0, or -1 with err.
+ */
+static int
+header_read(int fd, off_t *off, int pad, struct header *h, char *err,
+    size_t errlen)
+{
+	unsigned char intro[INTRO_LEN];
+	size_t len;
+
+	memset(h, 0, sizeof(*h));
+	if (read_at(fd, intro, sizeof(intro), *off) == -1 ||
+	    memcmp(intro, header_magic, sizeof(header_magic)) != 0) {
+		snprintf(err, errlen, "rpm header: bad magic");
+		return -1;
+	}
+	h->nindex = be32(intro + 8);
+	h->hsize = be32(intro + 12);
+	if (h->nindex > RPMHDR_ENTRIES_MAX || h->hsize > RPMHDR_STORE_MAX) {
+		snprintf(err, errlen, "rpm header: too large");
+		return -1;
+	}
+	len = (size_t)h->nindex * ENTRY_LEN + h->hsize;
+	if ((h->buf = malloc(len + 1)) == NULL ||
+	    read_at(fd, h->buf, len, *off + INTRO_LEN) == -1) {
+		free(h->buf);
+		h->buf = NULL;
+		snprintf(err, errlen, "rpm header: truncated");
+		return -1;
+	}
+	h->index = h->buf;
+	h->store = h->buf + (size_t)h->nindex * ENTRY_LEN;
+	*off += (off_t)(INTRO_LEN + len);
+	if (pad)
+		*off = (*off + 7) & ~(off_t)7;
+	return 0;
+}
+
+/*
+ * The entry of tag in h: its data (in the store), its count and type.
+ * 0 when found, 1 when absent, -1 when its offset is outside the store.
+ */
+static int
+header_find(const struct header *h, uint32_t tag, uint32_t type,
+    const unsigned char **data, uint32_t *count)
+{
+	const unsigned char *e;
+	uint32_t i, off;
+
+	for (i = 0; i < h->nindex; i++) {
+		e = h->index + (size_t)i * ENTRY_LEN;
+		if (be32(e) != tag)
+			continue;
+		off = be32(e + 8);
+		*count = be32(e + 12);
+		if (be32(e + 4) != type || off >= h->hsize || *count > h->hsize)
+			return -1;
+		*data = h->store + off;
+		return 0;
+	}
+	return 1;
+}
+
+/* The i-th string of a string array at data; NULL when out of bounds. */
+static const char *
+string_at(const struct header *h, const unsigned char *data, uint32_t i)
+{
+	const unsigned char *end = h->store + h->hsize, *p = data, *nul;
+
+	for (;;) {
+		if (p >= end ||
+		    (nul = memchr(p, '\0', (size_t)(end - p))) == NULL)
+			return NULL;
+		if (i-- == 0)
+			return (const char *)p;
+		p = nul + 1;
+	}
+}
+
+int
+rpmhdr_ima_signature(int fd, const char *path, char *out, size_t outlen,
+    char *err, size_t errlen)
+{
+	unsigned char lead[LEAD_LEN];
+	const unsigned char *dirindexes, *basenames, *dirnames, *sigs;
+	uint32_t nfiles, nbase, ndirs, nsigs, i, di;
+	const char *base, *dir, *sig;
+	struct header sh, h;
+	off_t off = LEAD_LEN;
+	size_t dlen;
+	int rc = 0, f1, f2, f3, f4;
+
+	if (read_at(fd, lead, sizeof(lead), 0) == -1 ||
+	    memcmp(lead, lead_magic, sizeof(lead_magic)) != 0)
+		return 0; /* no RPM: nothing to say */
+	if (header_read(fd, &off, 1, &sh, err, errlen) == -1)
+		return -1;
+	free(sh.buf);
+	if (header_read(fd, &off, 0, &h, err, errlen) == -1)
+		return -1;
+	if ((f1 = header_find(&h, TAG_FILESIGNATURES, TYPE_STRING_ARRAY, &sigs,
+		 &nsigs)) == -1 ||
+	    (f2 = header_find(&h, TAG_DIRINDEXES, TYPE_INT32, &dirindexes,
+		 &nfiles)) == -1 ||
+	    (f3 = header_find(&h, TAG_BASENAMES, TYPE_STRING_ARRAY, &basenames,
+		 &nbase)) == -1 ||
+	    (f4 = header_find(&h, TAG_DIRNAMES, TYPE_STRING_ARRAY, &dirnames,
+		 &ndirs)) == -1) {
+		snprintf(err, errlen, "rpm header: an entry outside the store");
+		rc = -1;
+		goto done;
+	}
+	if (f1 != 0 || f2 != 0 || f3 != 0 || f4 != 0)
+		goto done; /* no signatures (or no file list): none */
+	if (nfiles != nbase || nfiles != nsigs ||
+	    (size_t)(dirindexes - h.store) + (size_t)nfiles * 4 > h.hsize) {
+		snprintf(err, errlen, "rpm header: file lists disagree");
+		rc = -1;
+		goto done;
+	}
+	/* Basenames in order, one pass; directories by index. */
+	base = string_at(&h, basenames, 0);
+	for (i = 0; i < nfiles; i++) {
+		if (base == NULL ||
+		    (di = be32(dirindexes + (size_t)i * 4)) >= ndirs ||
+		    (dir = string_at(&h, dirnames, di)) == NULL) {
+			snprintf(err, errlen, "rpm header: bad file list");
+			rc = -1;
+			goto done;
+		}
+		dlen = strlen(dir);
+		if (strncmp(path, dir, dlen) == 0 &&
+		    strcmp(path + dlen, base) == 0)
+			break;
+		base = string_at(&h, (const unsigned char *)base, 1);
+	}
+	if (i == nfiles || (sig = string_at(&h, sigs, i)) == NULL ||
+	    sig[0] == '\0')
+		goto done;
+	if (strlen(sig) >= outlen ||
+	    strspn(sig, "0123456789abcdefABCDEF") != strlen(sig)) {
+		snprintf(err, errlen, "rpm header: bad signature for %s", path);
+		rc = -1;
+		goto done;
+	}
+	strcpy(out, sig);
+	rc = 1;
+done:
+	free(h.buf);
+	return rc;
+}

@@ -1,0 +1,33 @@
+/*
+ * indexer/rpmhdr.h: the per-file IMA signatures an RPM's header carries.
+ *
+ * An RPM is a 96-byte lead, a signature header padded to 8 bytes, the
+ * main header, then the payload (which indexer/package.c reads with
+ * libarchive).  A header is the magic 8e ad e8 01, four reserved bytes,
+ * the big-endian entry count and store size, the index entries (tag,
+ * type, offset, count, all big-endian), then the store.  The main header
+ * names each file as DIRNAMES[DIRINDEXES[i]] + BASENAMES[i], and
+ * FILESIGNATURES[i] is its IMA signature as hex ("" when none).
+ *
+ * Everything read is bounded and checked: a header is at most
+ * RPMHDR_STORE_MAX bytes, strings must end inside the store, and counts
+ * must agree.  Blocking; for worker threads.
+ */
+#ifndef INDEXER_RPMHDR_H
+#define INDEXER_RPMHDR_H
+
+#include <stddef.h>
+
+#define RPMHDR_STORE_MAX (64u << 20)
+#define RPMHDR_ENTRIES_MAX 65536u
+
+/*
+ * The IMA signature (hex) of the file at path (normalised, absolute) in
+ * the RPM open at fd, read from offset 0.  Returns 1 with it in out, 0
+ * when the package has no signature for that file (or is no RPM), -1 for
+ * a damaged header or a signature that does not fit, with err.
+ */
+int rpmhdr_ima_signature(int fd, const char *path, char *out, size_t outlen,
+    char *err, size_t errlen);
+
+#endif /* INDEXER_RPMHDR_H */

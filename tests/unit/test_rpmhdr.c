@@ -1,0 +1,199 @@
+/*
+ * tests/unit/test_rpmhdr.c: indexer/rpmhdr.c, IMA signatures from RPM
+ * headers built here byte by byte: a lead, an empty signature header, and
+ * a main header with the file lists and FILESIGNATURES; then the same
+ * with every field that a hostile file could bend bent.
+ */
+#include "indexer/rpmhdr.h"
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/tap.h"
+#include "tests/testdir.h"
+
+#define SIG_A "0302046e6b2f6000473045022100aa"
+#define SIG_B "0302046e6b2f6000473045022100bb"
+
+/* A header under construction: index entries and a store. */
+struct hdr {
+	unsigned char index[16 * 8];
+	unsigned nindex;
+	unsigned char store[4096];
+	size_t hsize;
+};
+
+static void
+put32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+/* Add an entry whose data are len bytes; returns its index slot. */
+static unsigned char *
+hdr_add(struct hdr *h, uint32_t tag, uint32_t type, uint32_t count,
+    const void *data, size_t len)
+{
+	unsigned char *e = h->index + 16 * h->nindex++;
+
+	put32(e, tag);
+	put32(e + 4, type);
+	put32(e + 8, (uint32_t)h->hsize);
+	put32(e + 12, count);
+	memcpy(h->store + h->hsize, data, len);
+	h->hsize += len;
+	return e;
+}
+
+static void
+hdr_write(FILE *fp, const struct hdr *h, int pad)
+{
+	unsigned char intro[16] = { 0x8e, 0xad, 0xe8, 0x01 };
+	size_t len = 16 + 16 * h->nindex + h->hsize;
+	static const unsigned char zeros[8];
+
+	put32(intro + 8, h->nindex);
+	put32(intro + 12, (uint32_t)h->hsize);
+	fwrite(intro, 1, sizeof(intro), fp);
+	fwrite(h->index, 1, 16 * h->nindex, fp);
+	fwrite(h->store, 1, h->hsize, fp);
+	if (pad && len % 8 != 0)
+		fwrite(zeros, 1, 8 - len % 8, fp);
+}
+
+enum bend { NONE, NO_SIGS, BAD_OFFSET, FEWER_SIGS, BAD_HEX, BIG_STORE };
+
+/* An RPM header naming /usr/bin/a (signed), /usr/lib/b.so (signed) and
+ * /usr/share/c (not signed), bent as asked, written to name. */
+static void
+make_rpm(const char *name, enum bend bend)
+{
+	static const char dirs[] = "/usr/bin/\0/usr/lib/\0/usr/share/";
+	static const char bases[] = "a\0b.so\0c";
+	static const char sigs[] = SIG_A "\0" SIG_B "\0";
+	static const char badsigs[] = SIG_A "\0zz-not-hex\0";
+	unsigned char lead[96] = { 0xed, 0xab, 0xee, 0xdb };
+	unsigned char idx[12];
+	struct hdr sig = { 0 }, main = { 0 }, *m = &main;
+	unsigned char *e;
+	FILE *fp;
+
+	put32(idx, 0);
+	put32(idx + 4, 1);
+	put32(idx + 8, 2);
+	hdr_add(m, 1116, 4, 3, idx, sizeof(idx));
+	hdr_add(m, 1117, 8, 3, bases, sizeof(bases));
+	hdr_add(m, 1118, 8, 3, dirs, sizeof(dirs));
+	if (bend == BAD_HEX)
+		hdr_add(m, 5090, 8, 3, badsigs, sizeof(badsigs));
+	else if (bend != NO_SIGS) {
+		e = hdr_add(m, 5090, 8, bend == FEWER_SIGS ? 2 : 3, sigs,
+		    sizeof(sigs));
+		if (bend == BAD_OFFSET)
+			put32(e + 8, 100000);
+	}
+	if ((fp = fopen(at(name), "w")) == NULL)
+		return;
+	fwrite(lead, 1, sizeof(lead), fp);
+	hdr_write(fp, &sig, 1);
+	if (bend == BIG_STORE) {
+		unsigned char intro[16] = { 0x8e, 0xad, 0xe8, 0x01 };
+
+		put32(intro + 8, 1);
+		put32(intro + 12, 0x7fffffff);
+		fwrite(intro, 1, sizeof(intro), fp);
+	} else {
+		hdr_write(fp, m, 0);
+	}
+	fwrite("payload", 1, 7, fp);
+	fclose(fp);
+}
+
+/* rpmhdr_ima_signature on the file name for path. */
+static int
+sig_of(const char *name, const char *path, char *out, size_t outlen)
+{
+	char err[256];
+	int fd, rc;
+
+	out[0] = '\0';
+	if ((fd = open(at(name), O_RDONLY)) == -1)
+		return -2;
+	rc = rpmhdr_ima_signature(fd, path, out, outlen, err, sizeof(err));
+	if (rc == -1)
+		printf("# %s: %s\n", name, err);
+	close(fd);
+	return rc;
+}
+
+int
+main(void)
+{
+	char sig[256];
+
+	if (testdir_make("test_rpmhdr") == -1) {
+		perror("mkdtemp");
+		return 1;
+	}
+	make_rpm("good.rpm", NONE);
+	is_int(sig_of("good.rpm", "/usr/bin/a", sig, sizeof(sig)), 1,
+	    "a signed file is found");
+	is_str(sig, SIG_A, "... with its signature");
+	is_int(sig_of("good.rpm", "/usr/lib/b.so", sig, sizeof(sig)), 1,
+	    "the second file, in another directory");
+	is_str(sig, SIG_B, "... with its own signature");
+	is_int(sig_of("good.rpm", "/usr/share/c", sig, sizeof(sig)), 0,
+	    "a file with an empty signature: none");
+	is_int(sig_of("good.rpm", "/usr/bin/nope", sig, sizeof(sig)), 0,
+	    "a file the package lacks: none");
+	is_int(sig_of("good.rpm", "/usr/lib/a", sig, sizeof(sig)), 0,
+	    "a base name under another directory: none");
+	is_int(sig_of("good.rpm", "/usr/bin/a", sig, 10), -1,
+	    "a signature longer than the buffer: error");
+
+	make_rpm("nosigs.rpm", NO_SIGS);
+	is_int(sig_of("nosigs.rpm", "/usr/bin/a", sig, sizeof(sig)), 0,
+	    "no FILESIGNATURES tag: none");
+	write_text("plain.deb",
+	    "!<arch>\nnot an rpm at all, longer than a "
+	    "lead of ninety-six bytes so that it is read "
+	    "whole......................................\n");
+	is_int(sig_of("plain.deb", "/usr/bin/a", sig, sizeof(sig)), 0,
+	    "not an RPM: none");
+
+	make_rpm("offset.rpm", BAD_OFFSET);
+	is_int(sig_of("offset.rpm", "/usr/bin/a", sig, sizeof(sig)), -1,
+	    "an entry pointing outside the store: error");
+	make_rpm("fewer.rpm", FEWER_SIGS);
+	is_int(sig_of("fewer.rpm", "/usr/bin/a", sig, sizeof(sig)), -1,
+	    "fewer signatures than files: error");
+	make_rpm("hex.rpm", BAD_HEX);
+	is_int(sig_of("hex.rpm", "/usr/lib/b.so", sig, sizeof(sig)), -1,
+	    "a signature that is not hex: error");
+	is_int(sig_of("hex.rpm", "/usr/bin/a", sig, sizeof(sig)), 1,
+	    "... the good one beside it still reads");
+	make_rpm("big.rpm", BIG_STORE);
+	is_int(sig_of("big.rpm", "/usr/bin/a", sig, sizeof(sig)), -1,
+	    "a 2 GB store: refused, not allocated");
+	write_text("cut.rpm", "");
+	{
+		unsigned char lead[100] = { 0xed, 0xab, 0xee, 0xdb };
+		FILE *fp = fopen(at("cut.rpm"), "w");
+
+		if (fp != NULL) {
+			fwrite(lead, 1, sizeof(lead), fp);
+			fclose(fp);
+		}
+	}
+	is_int(sig_of("cut.rpm", "/usr/bin/a", sig, sizeof(sig)), -1,
+	    "a lead and nothing after: error");
+	testdir_remove();
+	return tap_done();
+}
