@@ -2,8 +2,9 @@
 # How dbgmirrord reaches its upstreams: https verified against the system
 # store plus ca-file (nginx with a self-signed certificate as the
 # upstream), the outbound proxy from the environment or the config (a fake
-# upstream as the proxy, which logs the absolute-form requests it gets), and
-# HEAD and Range answered while a fill is still running.
+# upstream as the proxy, which logs the absolute-form requests it gets),
+# per-upstream settings (headers, enabled=off, negative-ttl), and HEAD and
+# Range answered while a fill is still running.
 . "$top_srcdir/tests/integration/lib.sh"
 
 id=7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a
@@ -89,6 +90,37 @@ code "$viaconf_URL/buildid/$id/debuginfo" >/dev/null
 is "$(requests_to px "GET http://127\.0\.0\.1:9/buildid/$id")" 2 \
     "proxy in the config: through the proxy"
 stop_daemon viaconf
+
+# ------------------------------------------------- per-upstream settings
+
+start_fake one "*=status:404"
+start_fake two "*=status:404"
+start_fake off "*=status:404"
+start_daemon per --scan-dir none --negative-ttl 60 \
+    --upstream "$one_URL negative-ttl=2" --upstream "$two_URL/" \
+    --upstream "$off_URL enabled=off" \
+    --upstream-header "$one_URL Authorization: Bearer s3cret"
+miss=7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c7c
+is "$(code "$per_URL/buildid/$miss/debuginfo")" 404 "three upstreams, one off: 404"
+grep -q "$miss.*auth=\"Bearer s3cret\"" "$one_LOG"
+ok $? "upstream-header for one upstream: sent to it"
+grep -q "$miss.*auth=\"-\"" "$two_LOG"
+ok $? "... and not to the other"
+is "$(requests_to off "$miss")" 0 "enabled=off: never asked"
+curl -s -D "$T/neg.h" -o /dev/null "$per_URL/buildid/$miss/debuginfo"
+like "$(header Cache-Control "$T/neg.h")" 'max-age=[0-2]$' \
+    "the negative entry lasts the shortest per-upstream negative-ttl (2 s)"
+sleep 3
+code "$per_URL/buildid/$miss/debuginfo" >/dev/null
+is "$(requests_to one "$miss")/$(requests_to two "$miss")" 2/2 \
+    "... after which both upstreams are asked again"
+stop_daemon per
+start_daemon every --scan-dir none --upstream "$two_URL" \
+    --upstream-header "* Authorization: Bearer all"
+code "$every_URL/buildid/$miss/executable" >/dev/null
+grep -q "$miss/executable.*auth=\"Bearer all\"" "$two_LOG"
+ok $? "upstream-header '*': sent to every upstream"
+stop_daemon every
 
 # ------------------------------------------------- HEAD and Range mid-fill
 
