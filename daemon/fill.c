@@ -427,29 +427,29 @@ package_progress(uint64_t end, void *arg)
 }
 
 /*
- * The X-DEBUGINFOD-* lines of member of package: ARCHIVE (as archive
- * shows it), FILE, and IMASIGNATURE when the package is an RPM whose
- * header signs that file.  Their length, or -1 when they do not fit.
+ * The X-DEBUGINFOD-* lines of a package member: ARCHIVE (as archive shows
+ * the package), FILE, and IMASIGNATURE when rh, the package's RPM header
+ * (NULL for other packages), signs that file.  Their length, or -1 when
+ * they do not fit.
  */
 static int
-member_headers(const char *package, const char *archive, const char *member,
+member_headers(const struct rpmhdr *rh, const char *archive, const char *member,
     char *buf, size_t len)
 {
 	char sig[RPM_SIG_MAX], err[256];
-	int n, m, fd, rc = 0;
+	int n, m, rc;
 
 	n = snprintf(buf, len,
 	    "X-DEBUGINFOD-ARCHIVE: %s\r\nX-DEBUGINFOD-FILE: %s\r\n", archive,
 	    member);
 	if (n < 0 || (size_t)n >= len)
 		return -1;
-	if ((fd = open(package, O_RDONLY | O_CLOEXEC)) != -1) {
-		rc = rpmhdr_ima_signature(fd, member, sig, sizeof(sig), err,
-		    sizeof(err));
-		close(fd);
-	}
+	if (rh == NULL)
+		return n;
+	rc = rpmhdr_ima_signature(rh, member, sig, sizeof(sig), err,
+	    sizeof(err));
 	if (rc == -1)
-		log_info("%s: %s", package, err);
+		log_info("%s: %s", archive, err);
 	if (rc == 1) {
 		m = snprintf(buf + n, len - (size_t)n,
 		    "X-DEBUGINFOD-IMASIGNATURE: %s\r\n", sig);
@@ -458,6 +458,22 @@ member_headers(const char *package, const char *archive, const char *member,
 		n += m;
 	}
 	return n;
+}
+
+/* The RPM header of package when it is an RPM that signs files; or NULL. */
+static struct rpmhdr *
+package_rpmhdr(const char *package)
+{
+	struct rpmhdr *rh = NULL;
+	char err[256];
+	int fd;
+
+	if ((fd = open(package, O_RDONLY | O_CLOEXEC)) == -1)
+		return NULL;
+	if (rpmhdr_open(fd, &rh, err, sizeof(err)) == -1)
+		log_info("%s: %s", package, err);
+	close(fd);
+	return rh;
 }
 
 /* The other members of a package filled in the same pass. */
@@ -471,6 +487,7 @@ struct sides {
 	struct fill *fl;
 	const struct job *j;
 	const char *archive; /* as X-DEBUGINFOD-ARCHIVE shows it */
+	const struct rpmhdr *rh; /* the package's, when an RPM signs files */
 	struct side *v; /* max of each, from package-coextract */
 	struct pkg_side *ps; /* member strings malloc'ed */
 	size_t n, max;
@@ -517,7 +534,7 @@ side_cb(const struct pkg_rec *r, void *arg)
 		free(member);
 		return 0;
 	}
-	n = member_headers(sd->j->w.package, sd->archive, r->member, headers,
+	n = member_headers(sd->rh, sd->archive, r->member, headers,
 	    sizeof(headers));
 	fd = n < 0
 	    ? -1
@@ -548,7 +565,8 @@ side_cb(const struct pkg_rec *r, void *arg)
  * the package's dwz alt files first.
  */
 static struct sides *
-sides_begin(struct fill *fl, const struct job *j, const char *archive)
+sides_begin(struct fill *fl, const struct job *j, const char *archive,
+    const struct rpmhdr *rh)
 {
 	struct index_reader *rd;
 	struct sides *sd;
@@ -560,6 +578,7 @@ sides_begin(struct fill *fl, const struct job *j, const char *archive)
 	sd->fl = fl;
 	sd->j = j;
 	sd->archive = archive;
+	sd->rh = rh;
 	sd->max = max;
 	sd->v = calloc(max, sizeof(*sd->v));
 	sd->ps = calloc(max, sizeof(*sd->ps));
@@ -619,6 +638,7 @@ package_work(void *arg)
 {
 	struct job *j = arg;
 	const struct config *cfg = j->fl->d.cfg;
+	struct rpmhdr *rh;
 	struct sides *sd;
 	const char *name = strrchr(j->w.package, '/');
 	char headers[MEMBER_HEADERS_MAX], err[256] = "";
@@ -626,8 +646,8 @@ package_work(void *arg)
 	int n;
 
 	name = cfg->archive_full_path || name == NULL ? j->w.package : name + 1;
-	n = member_headers(j->w.package, name, j->w.member, headers,
-	    sizeof(headers));
+	rh = package_rpmhdr(j->w.package);
+	n = member_headers(rh, name, j->w.member, headers, sizeof(headers));
 	j->mtime = j->w.member_mtime;
 	j->length = j->w.member_size;
 	/* ELF waits for early_check() before readers learn the length. */
@@ -635,12 +655,16 @@ package_work(void *arg)
 	    flight_set_head(j->f,
 		is_elf_kind(j->w.kind) ? UINT64_MAX : j->length, j->mtime,
 		headers, (size_t)n, j->w.package) == -1) {
+		rpmhdr_free(rh);
 		j->res = UPSTREAM_FAILED;
 		snprintf(j->why, sizeof(j->why), "out of memory");
 		return;
 	}
 	/* The package's other members come out of the same pass. */
-	sd = sides_begin(j->fl, j, name);
+	sd = sides_begin(j->fl, j, name, rh);
+	rpmhdr_free(rh); /* the headers of every fill are made by now */
+	if (sd != NULL)
+		sd->rh = NULL;
 	n = pkg_extract_watch(j->w.package, j->w.member, j->fd,
 	    &pkg_default_limits, package_progress, j,
 	    sd != NULL ? sd->ps : NULL, sd != NULL ? sd->n : 0, err,

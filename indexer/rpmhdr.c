@@ -142,75 +142,105 @@ string_at(const struct header *h, const unsigned char *data, uint32_t i)
 	}
 }
 
+struct rpmhdr {
+	struct header h;
+	const unsigned char *dirindexes, *basenames, *dirnames, *sigs;
+	uint32_t nfiles, ndirs;
+};
+
 int
-rpmhdr_ima_signature(int fd, const char *path, char *out, size_t outlen,
-    char *err, size_t errlen)
+rpmhdr_open(int fd, struct rpmhdr **hp, char *err, size_t errlen)
 {
 	unsigned char lead[LEAD_LEN];
-	const unsigned char *dirindexes, *basenames, *dirnames, *sigs;
-	uint32_t nfiles, nbase, ndirs, nsigs, i, di;
-	const char *base, *dir, *sig;
-	struct header sh, h;
+	struct rpmhdr *rh;
+	struct header sh;
+	uint32_t nbase, nsigs;
 	off_t off = LEAD_LEN;
-	size_t dlen;
-	int rc = 0, f1, f2, f3, f4;
+	int f1, f2, f3, f4;
 
+	*hp = NULL;
 	if (read_at(fd, lead, sizeof(lead), 0) == -1 ||
 	    memcmp(lead, lead_magic, sizeof(lead_magic)) != 0)
 		return 0; /* no RPM: nothing to say */
 	if (header_read(fd, &off, 1, &sh, err, errlen) == -1)
 		return -1;
 	free(sh.buf);
-	if (header_read(fd, &off, 0, &h, err, errlen) == -1)
+	if ((rh = calloc(1, sizeof(*rh))) == NULL) {
+		snprintf(err, errlen, "out of memory");
 		return -1;
-	if ((f1 = header_find(&h, TAG_FILESIGNATURES, TYPE_STRING_ARRAY, &sigs,
-		 &nsigs)) == -1 ||
-	    (f2 = header_find(&h, TAG_DIRINDEXES, TYPE_INT32, &dirindexes,
-		 &nfiles)) == -1 ||
-	    (f3 = header_find(&h, TAG_BASENAMES, TYPE_STRING_ARRAY, &basenames,
-		 &nbase)) == -1 ||
-	    (f4 = header_find(&h, TAG_DIRNAMES, TYPE_STRING_ARRAY, &dirnames,
-		 &ndirs)) == -1) {
+	}
+	if (header_read(fd, &off, 0, &rh->h, err, errlen) == -1) {
+		free(rh);
+		return -1;
+	}
+	if ((f1 = header_find(&rh->h, TAG_FILESIGNATURES, TYPE_STRING_ARRAY,
+		 &rh->sigs, &nsigs)) == -1 ||
+	    (f2 = header_find(&rh->h, TAG_DIRINDEXES, TYPE_INT32,
+		 &rh->dirindexes, &rh->nfiles)) == -1 ||
+	    (f3 = header_find(&rh->h, TAG_BASENAMES, TYPE_STRING_ARRAY,
+		 &rh->basenames, &nbase)) == -1 ||
+	    (f4 = header_find(&rh->h, TAG_DIRNAMES, TYPE_STRING_ARRAY,
+		 &rh->dirnames, &rh->ndirs)) == -1) {
 		snprintf(err, errlen, "rpm header: an entry outside the store");
-		rc = -1;
-		goto done;
+		rpmhdr_free(rh);
+		return -1;
 	}
-	if (f1 != 0 || f2 != 0 || f3 != 0 || f4 != 0)
-		goto done; /* no signatures (or no file list): none */
-	if (nfiles != nbase || nfiles != nsigs ||
-	    (size_t)(dirindexes - h.store) + (size_t)nfiles * 4 > h.hsize) {
+	if (f1 != 0 || f2 != 0 || f3 != 0 || f4 != 0) {
+		rpmhdr_free(rh); /* no signatures (or no file list): none */
+		return 0;
+	}
+	if (rh->nfiles != nbase || rh->nfiles != nsigs ||
+	    (size_t)(rh->dirindexes - rh->h.store) + (size_t)rh->nfiles * 4 >
+		rh->h.hsize) {
 		snprintf(err, errlen, "rpm header: file lists disagree");
-		rc = -1;
-		goto done;
+		rpmhdr_free(rh);
+		return -1;
 	}
+	*hp = rh;
+	return 1;
+}
+
+void
+rpmhdr_free(struct rpmhdr *rh)
+{
+	if (rh == NULL)
+		return;
+	free(rh->h.buf);
+	free(rh);
+}
+
+int
+rpmhdr_ima_signature(const struct rpmhdr *rh, const char *path, char *out,
+    size_t outlen, char *err, size_t errlen)
+{
+	const struct header *h = &rh->h;
+	const char *base, *dir, *sig;
+	uint32_t i, di;
+	size_t dlen;
+
 	/* Basenames in order, one pass; directories by index. */
-	base = string_at(&h, basenames, 0);
-	for (i = 0; i < nfiles; i++) {
+	base = string_at(h, rh->basenames, 0);
+	for (i = 0; i < rh->nfiles; i++) {
 		if (base == NULL ||
-		    (di = be32(dirindexes + (size_t)i * 4)) >= ndirs ||
-		    (dir = string_at(&h, dirnames, di)) == NULL) {
+		    (di = be32(rh->dirindexes + (size_t)i * 4)) >= rh->ndirs ||
+		    (dir = string_at(h, rh->dirnames, di)) == NULL) {
 			snprintf(err, errlen, "rpm header: bad file list");
-			rc = -1;
-			goto done;
+			return -1;
 		}
 		dlen = strlen(dir);
 		if (strncmp(path, dir, dlen) == 0 &&
 		    strcmp(path + dlen, base) == 0)
 			break;
-		base = string_at(&h, (const unsigned char *)base, 1);
+		base = string_at(h, (const unsigned char *)base, 1);
 	}
-	if (i == nfiles || (sig = string_at(&h, sigs, i)) == NULL ||
+	if (i == rh->nfiles || (sig = string_at(h, rh->sigs, i)) == NULL ||
 	    sig[0] == '\0')
-		goto done;
+		return 0;
 	if (strlen(sig) >= outlen ||
 	    strspn(sig, "0123456789abcdefABCDEF") != strlen(sig)) {
 		snprintf(err, errlen, "rpm header: bad signature for %s", path);
-		rc = -1;
-		goto done;
+		return -1;
 	}
 	strcpy(out, sig);
-	rc = 1;
-done:
-	free(h.buf);
-	return rc;
+	return 1;
 }

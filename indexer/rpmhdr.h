@@ -21,13 +21,22 @@
 #define RPMHDR_STORE_MAX (64u << 20)
 #define RPMHDR_ENTRIES_MAX 65536u
 
+struct rpmhdr;
+
 /*
- * The IMA signature (hex) of the file at path (normalised, absolute) in
- * the RPM open at fd, read from offset 0.  Returns 1 with it in out, 0
- * when the package has no signature for that file (or is no RPM), -1 for
- * a damaged header or a signature that does not fit, with err.
+ * Read the main header of the RPM open at fd (from offset 0), once for any
+ * number of lookups.  1 with *rh; 0 with *rh NULL when fd is no RPM or its
+ * header signs no files; -1 for a damaged header, with err.
  */
-int rpmhdr_ima_signature(int fd, const char *path, char *out, size_t outlen,
-    char *err, size_t errlen);
+int rpmhdr_open(int fd, struct rpmhdr **rh, char *err, size_t errlen);
+void rpmhdr_free(struct rpmhdr *rh);
+
+/*
+ * The IMA signature (hex) of the file at path (normalised, absolute).
+ * Returns 1 with it in out, 0 when the header has none for that file, -1
+ * for a damaged file list or a signature that does not fit, with err.
+ */
+int rpmhdr_ima_signature(const struct rpmhdr *rh, const char *path, char *out,
+    size_t outlen, char *err, size_t errlen);
 
 #endif /* INDEXER_RPMHDR_H */

@@ -116,20 +116,26 @@ make_rpm(const char *name, enum bend bend)
 	fclose(fp);
 }
 
-/* rpmhdr_ima_signature on the file name for path. */
+/* rpmhdr_open and rpmhdr_ima_signature on the file name for path. */
 static int
 sig_of(const char *name, const char *path, char *out, size_t outlen)
 {
+	struct rpmhdr *rh;
 	char err[256];
 	int fd, rc;
 
 	out[0] = '\0';
 	if ((fd = open(at(name), O_RDONLY)) == -1)
 		return -2;
-	rc = rpmhdr_ima_signature(fd, path, out, outlen, err, sizeof(err));
+	rc = rpmhdr_open(fd, &rh, err, sizeof(err));
+	close(fd);
+	if (rc == 1) {
+		rc = rpmhdr_ima_signature(rh, path, out, outlen, err,
+		    sizeof(err));
+		rpmhdr_free(rh);
+	}
 	if (rc == -1)
 		printf("# %s: %s\n", name, err);
-	close(fd);
 	return rc;
 }
 
