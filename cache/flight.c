@@ -212,12 +212,6 @@ flight_set_file(struct flight *f, int fd, const char *tmp_path)
 	f->tmp_path = tmp_path != NULL ? strdup(tmp_path) : NULL;
 }
 
-int
-flight_fd(const struct flight *f)
-{
-	return f->fd;
-}
-
 const char *
 flight_tmp_path(const struct flight *f)
 {
@@ -288,17 +282,6 @@ flight_progress(struct flight *f, uint64_t written)
 		now_ns() - f->notified_ns >= NOTIFY_NS))
 		wake_locked(f);
 	pthread_mutex_unlock(&f->mu);
-}
-
-uint64_t
-flight_written(struct flight *f)
-{
-	uint64_t w;
-
-	pthread_mutex_lock(&f->mu);
-	w = f->written;
-	pthread_mutex_unlock(&f->mu);
-	return w;
 }
 
 void

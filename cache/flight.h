@@ -69,7 +69,6 @@ const struct cache_key *flight_key(const struct flight *f);
 
 /* The temp file the bytes go to; the flight owns fd from now on. */
 void flight_set_file(struct flight *f, int fd, const char *tmp_path);
-int flight_fd(const struct flight *f);
 const char *flight_tmp_path(const struct flight *f);
 /*
  * The answer's head; length UINT64_MAX when unknown or not yet to be told:
@@ -81,7 +80,6 @@ int flight_set_head(struct flight *f, uint64_t length, int64_t mtime,
 void flight_set_length(struct flight *f, uint64_t length);
 /* written bytes are now in the temp file. */
 void flight_progress(struct flight *f, uint64_t written);
-uint64_t flight_written(struct flight *f);
 /* The end; READY marks the bytes verified.  Wakes every reader. */
 void flight_end(struct flight *f, enum flight_state state, const char *why);
 /* Take the flight out of the table: new requests will not join it. */

@@ -739,13 +739,6 @@ index_get_rec(struct index_reader *rd, enum index_table t, const void *key,
 }
 
 int
-index_walk(struct index_reader *rd, enum index_table t, index_rec_cb cb,
-    void *arg)
-{
-	return index_walk_prefix(rd, t, NULL, 0, cb, arg);
-}
-
-int
 index_walk_prefix(struct index_reader *rd, enum index_table t,
     const void *prefix, size_t len, index_rec_cb cb, void *arg)
 {

@@ -167,12 +167,10 @@ typedef int (*index_rec_cb)(const struct index_rec *rec, void *arg);
 /* 0 and *out, INDEX_NOTFOUND, or -1. */
 int index_get_rec(struct index_reader *rd, enum index_table t, const void *key,
     size_t keylen, struct index_rec *out);
-/* Records of t in key order until cb stops; cb must not return
- * INDEX_WALK_DELETE on a reader.  0 when every record was visited. */
-int index_walk(struct index_reader *rd, enum index_table t, index_rec_cb cb,
-    void *arg);
-/* The same over the records whose key starts with the len bytes at prefix
- * (all of them when len is 0), found without reading the others. */
+/* The records of t whose key starts with the len bytes at prefix (all of
+ * them when len is 0), in key order, found without reading the others,
+ * until cb stops; cb must not return INDEX_WALK_DELETE on a reader.  0
+ * when every record was visited. */
 int index_walk_prefix(struct index_reader *rd, enum index_table t,
     const void *prefix, size_t len, index_rec_cb cb, void *arg);
 int index_count(struct index_reader *rd, enum index_table t, uint64_t *n);

@@ -371,22 +371,6 @@ pkgidx_put(struct index_batch *b, const struct index_file *pkg,
 	    vlen);
 }
 
-int
-pkgidx_drop(struct index_batch *b, const char *path)
-{
-	uint8_t pkey[PKG_KEY_LEN];
-	struct index_rec r;
-	int rc;
-
-	index_path_key(path, pkey);
-	rc = index_batch_get_rec(b, INDEX_PKGS, pkey, sizeof(pkey), &r);
-	if (rc != 0)
-		return rc;
-	if (unlink_members(b, pkey) == -1)
-		return -1;
-	return index_batch_del_rec(b, INDEX_PKGS, pkey, sizeof(pkey));
-}
-
 struct prune {
 	struct index_batch *b;
 	int (*keep)(const char *path, void *arg);

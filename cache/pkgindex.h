@@ -80,9 +80,6 @@ int pkgidx_get_package(struct index_reader *rd, const char *path,
 int pkgidx_put(struct index_batch *b, const struct index_file *pkg,
     const struct pkg_rec *recs, size_t n);
 
-/* Drop the package at path and its members; INDEX_NOTFOUND when unknown. */
-int pkgidx_drop(struct index_batch *b, const char *path);
-
 /*
  * Drop every package for which keep() returns 0, with its members, and
  * count the packages in *removed.  A damaged package record is dropped.

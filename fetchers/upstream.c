@@ -856,9 +856,3 @@ upstream_count(const struct upstream_set *us)
 {
 	return us->n;
 }
-
-const char *
-upstream_url(const struct upstream_set *us, unsigned i)
-{
-	return i < us->n ? us->v[i].cu->url : NULL;
-}

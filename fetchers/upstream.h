@@ -93,7 +93,6 @@ struct upstream_set *upstream_set_new(const struct config *cfg,
 /* Cancels every fetch without calling back. */
 void upstream_set_free(struct upstream_set *us);
 unsigned upstream_count(const struct upstream_set *us);
-const char *upstream_url(const struct upstream_set *us, unsigned i);
 
 /*
  * Ask for path ("/buildid/ID/debuginfo", already escaped).  xff and via

@@ -130,18 +130,25 @@ put_pkg(struct index *idx, const struct index_file *pkg,
 }
 
 static int
-drop_pkg(struct index *idx, const char *path)
+keep_only(const char *path, void *arg)
+{
+	return strcmp(path, arg) == 0;
+}
+
+/* Prune every package but the one at keep; the number removed, or -1. */
+static long
+prune_but(struct index *idx, const char *keep)
 {
 	struct index_batch *b;
 	char err[ERRLEN];
-	int rc;
+	uint64_t removed = 0;
 
 	if ((b = index_batch_begin(idx, err, sizeof(err))) == NULL)
 		return -1;
-	rc = pkgidx_drop(b, path);
-	if (index_batch_commit(b, err, sizeof(err)) == -1)
+	if (pkgidx_prune(b, keep_only, (void *)keep, &removed) == -1 ||
+	    index_batch_commit(b, err, sizeof(err)) == -1)
 		return -1;
-	return rc;
+	return (long)removed;
 }
 
 static int
@@ -233,9 +240,9 @@ test_put_find(struct index *idx, struct index_reader *rd)
 	index_reader_end(rd);
 
 	/* Dropping. */
-	is_int(drop_pkg(idx, "/pkgs/a.deb"), 0, "drop a package");
-	is_int(drop_pkg(idx, "/pkgs/a.deb"), INDEX_NOTFOUND,
-	    "dropping it again: not found");
+	is_int(prune_but(idx, "/pkgs/b.rpm"), 1, "drop a package (prune)");
+	is_int(prune_but(idx, "/pkgs/b.rpm"), 0,
+	    "dropping it again: nothing to drop");
 	is_int(find(rd, &id3, ELF_KIND_EXECUTABLE, &s), 0,
 	    "its members are gone");
 	is_int(count(rd, INDEX_PKGS), 1, "one package left");
