@@ -554,6 +554,7 @@ member_cb(const struct pkg_member *m, void *arg)
 static void
 read_package(struct scan *s, struct pkg_item *it)
 {
+	struct pkg_stats st_pkg;
 	struct stat st;
 	int fd, rc;
 
@@ -573,9 +574,15 @@ read_package(struct scan *s, struct pkg_item *it)
 	/* The record describes the file as it was when read. */
 	it->st = st;
 	it->result = PKG_READ;
-	if (pkg_scan(it->path, s->opts->tmpdir, &pkg_default_limits, member_cb,
-		it, it->err, sizeof(it->err)) == -1)
+	if (pkg_scan_stats(it->path, s->opts->tmpdir, &pkg_default_limits,
+		member_cb, it, &st_pkg, it->err, sizeof(it->err)) == -1)
 		it->result = PKG_BAD;
+	/* Hostile members are skipped, not the package: say so. */
+	if (st_pkg.bad_names > 0 || st_pkg.too_large > 0 || st_pkg.bad_elf > 0)
+		log_info("scan: package %s: skipped %u member(s) with bad "
+			 "names, %u too large, %u unreadable ELF",
+		    it->path, st_pkg.bad_names, st_pkg.too_large,
+		    st_pkg.bad_elf);
 }
 
 static void *

@@ -120,6 +120,10 @@ done
 is "$(code "$d_URL/")" 200 "the server is up after the hostile packages"
 [ ! -e "$T/escape.debug" ] && [ ! -e "$P/escape.debug" ]
 ok $? "a member named ../../escape.debug is written nowhere"
+access_log_has d "escape-1-1-x86_64\.pkg\.tar\.zst: skipped 1 member\(s\) with bad names"
+ok $? "... and the package's log line says it was skipped"
+access_log_has d "garbage-1-1-x86_64\.pkg\.tar\.zst: skipped 0 .* 1 unreadable ELF"
+ok $? "a member with ELF magic and garbage: logged as unreadable"
 
 # Sections first, before their files are cached by the requests below.
 dump_section "$dbg/prog_b.debug" .debug_info "$T/b_info"
