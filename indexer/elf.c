@@ -321,8 +321,8 @@ parse_altlink(Elf_Data *d, struct elf_info *info, char *err, size_t errlen)
 	return 0;
 }
 
-static int
-is_debug_name(const char *name)
+int
+elf_is_debug_name(const char *name)
 {
 	return strncmp(name, ".debug_", 7) == 0 ||
 	    strncmp(name, ".zdebug_", 8) == 0;
@@ -354,7 +354,7 @@ read_sections(struct elf_file *f, int is_program, struct elf_info *info,
 			    name);
 			return -1;
 		}
-		if (is_debug_name(name))
+		if (elf_is_debug_name(name))
 			info->kinds |= ELF_KIND_DEBUGINFO;
 		if (is_program && sh.sh_type == SHT_PROGBITS &&
 		    (sh.sh_flags & SHF_ALLOC) != 0)

@@ -44,6 +44,9 @@ int elf_init(void);
 /* The name of a kind as the URL spells it ("debuginfo", "executable"). */
 const char *elf_kind_name(enum elf_kind kind);
 
+/* 1 when a section of that name holds DWARF (.debug_*, .zdebug_*). */
+int elf_is_debug_name(const char *name);
+
 /* 1 when the first len bytes at buf start an ELF file. */
 int elf_has_magic(const void *buf, size_t len);
 

@@ -175,13 +175,6 @@ emit(struct walk *w, const char *name, const char *base)
 	return 0;
 }
 
-static int
-is_debug_name(const char *name)
-{
-	return strncmp(name, ".debug_", 7) == 0 ||
-	    strncmp(name, ".zdebug_", 8) == 0;
-}
-
 /* 1 when n entries of type at off lie inside a file of filesize bytes. */
 static int
 table_in_file(Elf *elf, uint64_t filesize, uint64_t off, size_t n,
@@ -267,7 +260,7 @@ check_sections(int fd, Elf *elf, uint64_t filesize, char *err, size_t errlen)
 			    elf_errmsg(-1));
 			return -1;
 		}
-		if (!is_debug_name(name) || sh.sh_type == SHT_NOBITS ||
+		if (!elf_is_debug_name(name) || sh.sh_type == SHT_NOBITS ||
 		    sh.sh_size == 0)
 			continue;
 		if (sh.sh_offset > filesize ||
