@@ -1,7 +1,8 @@
 #!/bin/bash
 # How dbgmirrord reaches its upstreams: https verified against the system
 # store plus ca-file (nginx with a self-signed certificate as the
-# upstream), the outbound proxy from the environment or the config (a fake
+# upstream, which also shows HTTP/2 and connection reuse), the outbound
+# proxy from the environment or the config (a fake
 # upstream as the proxy, which logs the absolute-form requests it gets),
 # per-upstream settings (headers, enabled=off, negative-ttl), and HEAD and
 # Range answered while a fill is still running.
@@ -15,8 +16,11 @@ bin=$(mkbin $id)
 command -v nginx >/dev/null || bail "nginx is not installed"
 # nginx's workers run as another user when started as root.
 chmod 755 "$T"
-mkdir -p "$T/www/buildid/$id" "$T/nginx"
+id2=7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d
+bin2=$(mkbin $id2)
+mkdir -p "$T/www/buildid/$id" "$T/www/buildid/$id2" "$T/nginx"
 cp "$bin" "$T/www/buildid/$id/debuginfo"
+cp "$bin2" "$T/www/buildid/$id2/debuginfo"
 chmod -R a+rX "$T/www"
 openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=127.0.0.1" \
     -addext "subjectAltName=IP:127.0.0.1" -keyout "$T/nginx/key.pem" \
@@ -32,10 +36,11 @@ pid $T/nginx/nginx.pid;
 error_log $T/nginx/error.log;
 events { worker_connections 64; }
 http {
-	access_log $T/nginx/access.log;
+	log_format conn '\$connection \$server_protocol \$request_uri';
+	access_log $T/nginx/access.log conn;
 	default_type application/octet-stream;
 	server {
-		listen 127.0.0.1:$port ssl;
+		listen 127.0.0.1:$port ssl http2;
 		ssl_certificate $T/nginx/cert.pem;
 		ssl_certificate_key $T/nginx/key.pem;
 		root $T/www;
@@ -64,6 +69,13 @@ start_daemon trusting --scan-dir none --upstream "$tls" \
 curl -s -o "$T/got" "$trusting_URL/buildid/$id/debuginfo"
 cmp -s "$T/got" "$bin"
 ok $? "with ca-file naming its certificate: the right bytes over https"
+curl -s -o "$T/got2" "$trusting_URL/buildid/$id2/debuginfo"
+cmp -s "$T/got2" "$bin2"
+ok $? "a second id from the same upstream"
+grep "$id" "$T/nginx/access.log" | grep -q ' HTTP/2.0 '
+ok $? "... over HTTP/2, which the upstream offers"
+is "$(grep -E "$id|$id2" "$T/nginx/access.log" | cut -d' ' -f1 | sort -u | wc -l)" 1 \
+    "... both on one connection, reused"
 stop_daemon trusting
 kill -TERM "$nginx_pid"
 wait "$nginx_pid" 2>/dev/null
