@@ -35,6 +35,7 @@ struct flight {
 	struct flight *next; /* in its bucket */
 	struct cache_key key;
 	int in_table;
+	int limited; /* counted against the table's max */
 	unsigned refs;
 	pthread_mutex_t mu;
 	enum flight_state state;
@@ -57,6 +58,7 @@ struct flight_table {
 	pthread_mutex_t mu;
 	unsigned max;
 	unsigned n;
+	unsigned nlimited; /* of them, those counted against max */
 	uint64_t watchers;
 	struct flight *b[BUCKETS];
 };
@@ -108,7 +110,8 @@ bucket_of(const struct cache_key *k)
 }
 
 struct flight *
-flight_join(struct flight_table *ft, const struct cache_key *k, int *created)
+flight_join(struct flight_table *ft, const struct cache_key *k, int limited,
+    int *created)
 {
 	struct flight *f;
 	unsigned b = bucket_of(k);
@@ -124,7 +127,7 @@ flight_join(struct flight_table *ft, const struct cache_key *k, int *created)
 			return f;
 		}
 	}
-	if ((ft->max > 0 && ft->n >= ft->max) ||
+	if ((limited && ft->max > 0 && ft->nlimited >= ft->max) ||
 	    (f = calloc(1, sizeof(*f))) == NULL) {
 		pthread_mutex_unlock(&ft->mu);
 		return NULL;
@@ -138,9 +141,11 @@ flight_join(struct flight_table *ft, const struct cache_key *k, int *created)
 	f->mtime = -1;
 	f->state = FLIGHT_WAITING;
 	f->in_table = 1;
+	f->limited = limited != 0;
 	f->next = ft->b[b];
 	ft->b[b] = f;
 	ft->n++;
+	ft->nlimited += f->limited;
 	pthread_mutex_unlock(&ft->mu);
 	*created = 1;
 	return f;
@@ -171,6 +176,7 @@ flight_detach(struct flight *f)
 		}
 		f->in_table = 0;
 		ft->n--;
+		ft->nlimited -= f->limited;
 	}
 	pthread_mutex_unlock(&ft->mu);
 }

@@ -47,7 +47,7 @@ struct flight_view {
 	const char *why; /* FAILED and NOTFOUND */
 };
 
-/* The most flights at once; 0 means no limit. */
+/* The most limited flights (upstream fills) at once; 0 means no limit. */
 struct flight_table *flight_table_new(unsigned max);
 void flight_table_free(struct flight_table *ft);
 /* Flights in the table, and the readers watching them. */
@@ -56,11 +56,12 @@ void flight_table_counts(struct flight_table *ft, uint64_t *flights,
 
 /*
  * Find the flight of k or create it (*created = 1: the caller starts the
- * fill).  Returns a reference, or NULL when the table is full or out of
+ * fill), counted against the table's max when limited.  Returns a
+ * reference, or NULL when a limited flight would exceed the max, or out of
  * memory.
  */
 struct flight *flight_join(struct flight_table *ft, const struct cache_key *k,
-    int *created);
+    int limited, int *created);
 void flight_ref(struct flight *f);
 void flight_unref(struct flight *f);
 const struct cache_key *flight_key(const struct flight *f);

@@ -57,16 +57,16 @@ int pkgidx_find(struct index_reader *rd, const struct buildid *id,
     void *arg);
 
 /*
- * The record of the package at path, or INDEX_NOTFOUND.  kinds is the
- * union of its members' kinds (0 when none is servable); id is empty.
- */
-/*
  * Call cb for each servable (ELF) member of the package at path, until cb
  * returns non-zero; returns like pkgidx_find.
  */
 int pkgidx_package_members(struct index_reader *rd, const char *path,
     int (*cb)(const struct pkg_rec *r, void *arg), void *arg);
 
+/*
+ * The record of the package at path, or INDEX_NOTFOUND.  kinds is the
+ * union of its members' kinds (0 when none is servable); id is empty.
+ */
 int pkgidx_get_package(struct index_reader *rd, const char *path,
     struct index_file *out);
 

@@ -1,12 +1,14 @@
 /*
- * daemon/fill.c: one fill per key, from the upstreams into the cache.
+ * daemon/fill.c: one fill per key, from the upstreams or a package into the
+ * cache.
  *
- * A fill (a "job") lives on the main loop.  It begins by looking again in
- * the cache and the negative entries: a request may have missed both just
- * before another fill of the same key published and left the table, and
- * asking upstream again would be a waste.  Then it opens a temp file and
- * asks every upstream (fetchers/upstream.c).  Bytes go to the temp file and
- * the flight tells its readers; readers stream them as they arrive.
+ * A fill from upstreams (a "job") lives on the main loop.  It begins by
+ * looking again in the cache and the negative entries: a request may have
+ * missed both just before another fill of the same key published and left
+ * the table, and asking upstream again would be a waste.  Then it opens a
+ * temp file and asks every upstream (fetchers/upstream.c).  Bytes go to the
+ * temp file and the flight tells its readers; readers stream them as they
+ * arrive.
  *
  * Verification happens twice.  Early, on the loop, as the opening bytes
  * arrive: they must be ELF, and the build-id note among the first
@@ -27,6 +29,9 @@
  * The end of a fill that found nothing writes a negative entry, on a worker,
  * before the flight leaves the table, so that the next request for the key
  * finds the entry instead of starting another fill.
+ *
+ * A fill from a package runs in a decompression pass on a worker (see
+ * "passes" below), streamed and verified the same way.
  */
 #include "daemon/fill.h"
 
@@ -66,8 +71,9 @@
 
 struct job {
 	struct fill *fl;
-	struct job *next; /* in the start queue */
-	struct job *aprev, *anext; /* among the running jobs */
+	struct job *next; /* in the start queue, or a pass's lists */
+	struct job *aprev, *anext; /* among the running upstream jobs */
+	int listed; /* in that list */
 	struct flight *f;
 	struct fill_what w;
 	struct cache_key key;
@@ -82,6 +88,7 @@ struct job {
 	enum upstream_result res;
 	int verified; /* worker: the final check passed */
 	int wrong; /* worker: the final check failed */
+	int found; /* the cache answered it: job_lookup()'s code */
 	char why[256];
 };
 
@@ -95,6 +102,7 @@ struct fill {
 	struct job *queue;
 	struct event *queue_ev;
 	struct job *active; /* begun and not ended, on the loop's thread */
+	struct pass *passes; /* open package passes, under mu */
 };
 
 static void job_end(struct job *j, enum flight_state st, const char *why);
@@ -362,6 +370,30 @@ static const struct upstream_sink sink = {
 
 /* ---------------------------------------------------------------- jobs */
 
+/* End flight f, which no fill will fill, as failed. */
+static void
+flight_fail(struct flight *f, const char *why)
+{
+	flight_end(f, FLIGHT_FAILED, why);
+	flight_detach(f);
+	flight_unref(f);
+}
+
+static struct job *
+job_new(struct fill *fl, struct flight *f, const struct fill_what *w)
+{
+	struct job *j;
+
+	if ((j = calloc(1, sizeof(*j))) == NULL)
+		return NULL;
+	j->fl = fl;
+	j->f = f;
+	j->w = *w;
+	j->key = *flight_key(f);
+	j->fd = -1;
+	return j;
+}
+
 static void
 job_end(struct job *j, enum flight_state st, const char *why)
 {
@@ -370,13 +402,52 @@ job_end(struct job *j, enum flight_state st, const char *why)
 	flight_end(j->f, st, why);
 	flight_detach(j->f);
 	flight_unref(j->f);
-	if (j->aprev != NULL)
-		j->aprev->anext = j->anext;
-	else if (j->fl->active == j)
-		j->fl->active = j->anext;
-	if (j->anext != NULL)
-		j->anext->aprev = j->aprev;
+	if (j->listed) {
+		if (j->aprev != NULL)
+			j->aprev->anext = j->anext;
+		else
+			j->fl->active = j->anext;
+		if (j->anext != NULL)
+			j->anext->aprev = j->aprev;
+	}
 	free(j);
+}
+
+/*
+ * What the cache learnt of j's key since the request missed, read with rd
+ * (in a transaction): 1 the file, which j's flight now serves; 2 a
+ * negative entry for a miss, 3 one for a failure; 0 nothing.
+ */
+static int
+job_lookup(struct fill *fl, struct index_reader *rd, struct job *j)
+{
+	struct blob_info bi;
+	struct neg_entry ne;
+	int fd;
+
+	if (blob_lookup(rd, &j->key, &bi) == 0 &&
+	    (fd = blob_open(fl->d.bs, &j->key)) != -1) {
+		flight_set_file(j->f, fd, NULL);
+		flight_set_head(j->f, bi.size, bi.mtime, bi.headers,
+		    bi.headers_len, bi.source);
+		flight_progress(j->f, bi.size);
+		j->written = bi.size;
+		return 1;
+	}
+	if (neg_get(rd, &j->key, time(NULL), &ne) == 0)
+		return ne.kind == NEG_NOTFOUND ? 2 : 3;
+	return 0;
+}
+
+/* End j as job_lookup() found it. */
+static void
+job_end_found(struct job *j, int found)
+{
+	if (found == 1)
+		job_end(j, FLIGHT_READY, NULL);
+	else
+		job_end(j, found == 2 ? FLIGHT_NOTFOUND : FLIGHT_FAILED,
+		    "a recent attempt failed");
 }
 
 /* Serve the flight from what the cache learnt since the request missed. */
@@ -384,30 +455,14 @@ static int
 job_from_cache(struct job *j)
 {
 	struct fill *fl = j->fl;
-	struct blob_info bi;
-	struct neg_entry ne;
-	int rc, fd, found = 0;
+	int found;
 
 	if (fl->rd == NULL || index_reader_begin(fl->rd) == -1)
 		return 0;
-	rc = blob_lookup(fl->rd, &j->key, &bi);
-	if (rc == 0 && (fd = blob_open(fl->d.bs, &j->key)) != -1) {
-		flight_set_file(j->f, fd, NULL);
-		flight_set_head(j->f, bi.size, bi.mtime, bi.headers,
-		    bi.headers_len, bi.source);
-		flight_progress(j->f, bi.size);
-		found = 1;
-	} else if (neg_get(fl->rd, &j->key, time(NULL), &ne) == 0) {
-		found = ne.kind == NEG_NOTFOUND ? 2 : 3;
-	}
+	found = job_lookup(fl, fl->rd, j);
 	index_reader_end(fl->rd);
-	if (found == 1) {
-		j->written = bi.size;
-		job_end(j, FLIGHT_READY, NULL);
-	} else if (found > 1) {
-		job_end(j, found == 2 ? FLIGHT_NOTFOUND : FLIGHT_FAILED,
-		    "a recent attempt failed");
-	}
+	if (found != 0)
+		job_end_found(j, found);
 	return found;
 }
 
@@ -476,208 +531,350 @@ package_rpmhdr(const char *package)
 	return rh;
 }
 
-/* The other members of a package filled in the same pass. */
-struct side {
-	struct flight *f;
-	struct pkg_rec rec; /* member is ps's */
-	enum cache_kind kind;
-};
-
-struct sides {
-	struct fill *fl;
-	const struct job *j;
-	const char *archive; /* as X-DEBUGINFOD-ARCHIVE shows it */
-	const struct rpmhdr *rh; /* the package's, when an RPM signs files */
-	struct side *v; /* max of each, from package-coextract */
-	struct pkg_side *ps; /* member strings malloc'ed */
-	size_t n, max;
-	int dwz; /* this walk takes the dwz alt files, the next the rest */
-};
+/* ------------------------------------------------------------- passes */
 
 /*
- * A member of the package being extracted: fill it in the same pass when
- * nothing has it (not cached, no fill running), as a flight of its own
- * that requests for it join.
+ * One decompression pass over a package serves every fill of its members
+ * that can catch it.  A member fill joins the open pass of its package
+ * (else starts one) under fl->mu, in the same critical section that
+ * created its flight, so a pass never misses a fill that was coming.  It
+ * can join until the pass has read past its member; a later one starts
+ * the next pass.  While reading, the pass also claims members nothing
+ * asked for, up to package-coextract of them (dwz alt files always, as
+ * every debug file of the package may point at them), so that the next
+ * requests of a debugger are hits.  Sources lead a pass of their own (their
+ * member may be a link, which sides do not follow), which ELF fills can
+ * still join.
  */
-static int
-side_cb(const struct pkg_rec *r, void *arg)
-{
-	struct sides *sd = arg;
-	struct fill *fl = sd->fl;
-	struct side *s = &sd->v[sd->n];
-	enum cache_kind kind =
-	    r->kinds & ELF_KIND_DEBUGINFO ? CACHE_DEBUGINFO : CACHE_EXECUTABLE;
-	char path[PATH_MAX], headers[MEMBER_HEADERS_MAX], err[256];
-	struct cache_key k;
-	char *member;
-	size_t i;
-	int created, fd, n;
+enum pm_state {
+	PM_AHEAD, /* not met yet */
+	PM_TAKEN, /* met, extracted for a fill */
+	PM_BEHIND, /* met and passed by */
+};
 
-	if (sd->n == sd->max)
-		return 1;
-	if (strcmp(r->member, sd->j->w.member) == 0 ||
-	    (strncmp(r->member, PKG_DWZ_DIR, strlen(PKG_DWZ_DIR)) == 0) !=
-		sd->dwz)
-		return 0;
-	for (i = 0; i < sd->n; i++)
-		if (strcmp(sd->ps[i].member, r->member) == 0)
-			return 0; /* the other kind of the same file */
-	if ((member = strdup(r->member)) == NULL)
-		return 1;
-	cache_key_make(&k, &r->id, kind, "");
-	if ((s->f = flight_join(fl->d.ft, &k, &created)) == NULL) {
-		free(member);
-		return 1; /* the fill limit: enough for this pass */
+/* An indexed ELF member of the package of a pass. */
+struct pmember {
+	struct pkg_rec rec; /* member malloc'ed; package not set */
+	enum pm_state state;
+	int dwz;
+	struct job *job; /* the fill that wants it, if any */
+	struct pkg_side side;
+};
+
+struct pass {
+	struct fill *fl;
+	struct pass *next; /* among fl->passes until closed */
+	char package[PATH_MAX];
+	const char *archive; /* as X-DEBUGINFOD-ARCHIVE shows it */
+	struct rpmhdr *rh; /* when an RPM that signs files */
+	struct job *lead; /* a source fill: its member leads the pass */
+	struct job *early; /* ELF fills that joined before it began */
+	struct job *answered; /* fills it ends without extracting them */
+	struct pmember *m; /* by name, once begun */
+	size_t n, cap;
+	size_t budget; /* members it may still claim unasked */
+	size_t wanted; /* members ahead that a fill wants */
+	size_t ahead; /* members not met yet */
+	size_t ahead_dwz; /* of them, dwz alt files */
+	int begun, closed;
+};
+
+static int
+pmember_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct pmember *)a)->rec.member,
+	    ((const struct pmember *)b)->rec.member);
+}
+
+/* The member of p named name, or NULL. */
+static struct pmember *
+pass_member(struct pass *p, const char *name)
+{
+	struct pmember key;
+
+	key.rec.member = name;
+	return p->n == 0
+	    ? NULL
+	    : bsearch(&key, p->m, p->n, sizeof(*p->m), pmember_cmp);
+}
+
+static int
+pass_load_cb(const struct pkg_rec *r, void *arg)
+{
+	struct pass *p = arg;
+	struct pmember *v;
+	size_t cap;
+
+	if (p->n == p->cap) {
+		cap = p->cap == 0 ? 16 : 2 * p->cap;
+		if ((v = realloc(p->m, cap * sizeof(*v))) == NULL)
+			return 1;
+		p->m = v;
+		p->cap = cap;
 	}
-	if (!created) {
-		flight_unref(s->f);
-		free(member);
-		return 0;
-	}
-	n = member_headers(sd->rh, sd->archive, r->member, headers,
-	    sizeof(headers));
-	fd = n < 0
-	    ? -1
-	    : blob_tmp_new(fl->d.bs, path, sizeof(path), err, sizeof(err));
-	if (fd != -1)
-		flight_set_file(s->f, fd, path);
-	if (fd == -1 ||
-	    flight_set_head(s->f, UINT64_MAX, r->mtime, headers, (size_t)n,
-		sd->j->w.package) == -1) {
-		flight_end(s->f, FLIGHT_FAILED, "cannot store the file");
-		flight_detach(s->f);
-		flight_unref(s->f);
-		free(member);
+	memset(&p->m[p->n], 0, sizeof(p->m[p->n]));
+	p->m[p->n].rec = *r;
+	p->m[p->n].rec.package = NULL;
+	if ((p->m[p->n].rec.member = strdup(r->member)) == NULL)
 		return 1;
-	}
-	s->rec = *r;
-	s->rec.member = member;
-	s->kind = kind;
-	sd->ps[sd->n].member = member;
-	sd->ps[sd->n].fd = fd;
-	sd->ps[sd->n].done = 0;
-	sd->n++;
+	p->n++;
 	return 0;
 }
 
 /*
- * Worker: open the side fills of j's package, up to package-coextract,
- * the package's dwz alt files first.
+ * Worker: the indexed ELF members of p's package, by name, one entry per
+ * file (a file indexed as two kinds is one member).
  */
-static struct sides *
-sides_begin(struct fill *fl, const struct job *j, const char *archive,
-    const struct rpmhdr *rh)
+static void
+pass_load(struct pass *p, struct index_reader *rd)
 {
-	struct index_reader *rd;
-	struct sides *sd;
-	size_t max = fl->d.cfg->package_coextract;
+	size_t i, k;
 
-	if (!is_elf_kind(j->w.kind) || max == 0 ||
-	    (sd = calloc(1, sizeof(*sd))) == NULL)
-		return NULL;
-	sd->fl = fl;
-	sd->j = j;
-	sd->archive = archive;
-	sd->rh = rh;
-	sd->max = max;
-	sd->v = calloc(max, sizeof(*sd->v));
-	sd->ps = calloc(max, sizeof(*sd->ps));
-	if (sd->v != NULL && sd->ps != NULL &&
-	    (rd = index_reader_new(fl->d.idx)) != NULL) {
-		/* The dwz alt files first: every debug file may need them. */
-		if (index_reader_begin(rd) == 0) {
-			for (sd->dwz = 1; sd->dwz >= 0; sd->dwz--)
-				pkgidx_package_members(rd, j->w.package,
-				    side_cb, sd);
-			index_reader_end(rd);
+	pkgidx_package_members(rd, p->package, pass_load_cb, p);
+	if (p->n == 0)
+		return;
+	qsort(p->m, p->n, sizeof(*p->m), pmember_cmp);
+	for (i = k = 1; i < p->n; i++) {
+		if (strcmp(p->m[i].rec.member, p->m[k - 1].rec.member) == 0) {
+			p->m[k - 1].rec.kinds |= p->m[i].rec.kinds;
+			free((char *)p->m[i].rec.member);
+		} else {
+			p->m[k++] = p->m[i];
 		}
-		index_reader_free(rd);
 	}
-	return sd;
+	p->n = k;
+	for (i = 0; i < p->n; i++) {
+		p->m[i].dwz = strncmp(p->m[i].rec.member, PKG_DWZ_DIR,
+				  strlen(PKG_DWZ_DIR)) == 0;
+		p->ahead++;
+		p->ahead_dwz += p->m[i].dwz;
+	}
 }
 
-/* Worker: verify, publish and end each side fill. */
+/* fl->mu held: p takes no more fills. */
 static void
-sides_end(struct sides *sd)
+pass_close(struct pass *p)
 {
-	struct side *s;
-	struct stat st;
-	char why[256];
-	size_t i;
-	int ok;
+	struct pass **pp;
 
-	for (i = 0; i < sd->n; i++) {
-		s = &sd->v[i];
-		ok = sd->ps[i].done == 1 && fstat(sd->ps[i].fd, &st) == 0 &&
-		    (uint64_t)st.st_size == s->rec.size;
-		if (ok) {
-			flight_progress(s->f, s->rec.size);
-			ok = verify_publish(sd->fl, s->f, sd->ps[i].fd,
-				 &s->rec.id, s->kind, "", s->rec.size,
-				 s->rec.mtime, why, sizeof(why)) == 0;
-			if (!ok)
-				log_warnx("%s: %s", __func__, why);
+	if (p->closed)
+		return;
+	p->closed = 1;
+	for (pp = &p->fl->passes; *pp != NULL; pp = &(*pp)->next) {
+		if (*pp == p) {
+			*pp = p->next;
+			break;
 		}
-		flight_end(s->f, ok ? FLIGHT_READY : FLIGHT_FAILED,
-		    ok ? NULL : "not extracted with its package");
-		flight_detach(s->f);
-		flight_unref(s->f);
-		free((char *)sd->ps[i].member);
 	}
-	free(sd->v);
-	free(sd->ps);
-	free(sd);
 }
 
 /*
- * Worker: extract the member into the temp file, streamed to the readers
- * as it comes out, then verify and publish as for an upstream answer.
+ * fl->mu held: member fill j joins p, which has begun; -1 when p has read
+ * past the member or another fill has it.
  */
-static void
-package_work(void *arg)
+static int
+pass_want(struct pass *p, struct job *j)
 {
-	struct job *j = arg;
-	const struct config *cfg = j->fl->d.cfg;
-	struct rpmhdr *rh;
-	struct sides *sd;
-	const char *name = strrchr(j->w.package, '/');
-	char headers[MEMBER_HEADERS_MAX], err[256] = "";
-	struct stat st;
+	struct pmember *pm;
+
+	if (!is_elf_kind(j->w.kind) ||
+	    (pm = pass_member(p, j->w.member)) == NULL ||
+	    pm->state != PM_AHEAD || pm->job != NULL)
+		return -1;
+	pm->job = j;
+	p->wanted++;
+	return 0;
+}
+
+static void pass_work(void *arg);
+static void pass_done(void *arg);
+
+/* fl->mu held: a new pass for member fill j; -1 when none can start. */
+static int
+pass_new(struct fill *fl, struct job *j)
+{
+	struct pass *p;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL)
+		return -1;
+	p->fl = fl;
+	memcpy(p->package, j->w.package, sizeof(p->package));
+	j->next = NULL;
+	if (is_elf_kind(j->w.kind))
+		p->early = j;
+	else
+		p->lead = j;
+	if (pool_submit(fl->d.pool, pass_work, fl->d.inbox, pass_done, p) ==
+	    -1) {
+		free(p);
+		return -1;
+	}
+	p->next = fl->passes;
+	fl->passes = p;
+	return 0;
+}
+
+/* fl->mu held: member fill j joins an open pass of its package or starts one. */
+static int
+pass_join(struct fill *fl, struct job *j)
+{
+	struct pass *p;
+
+	for (p = fl->passes; p != NULL; p = p->next) {
+		if (strcmp(p->package, j->w.package) != 0)
+			continue;
+		if (!p->begun && is_elf_kind(j->w.kind)) {
+			j->next = p->early;
+			p->early = j;
+			return 0;
+		}
+		if (p->begun && pass_want(p, j) == 0)
+			return 0;
+	}
+	return pass_new(fl, j);
+}
+
+/* Worker: member fill j's temp file and head, as its pass gets to it. */
+static int
+job_open_member(struct pass *p, struct job *j)
+{
+	char path[PATH_MAX], headers[MEMBER_HEADERS_MAX], err[256];
 	int n;
 
-	name = cfg->archive_full_path || name == NULL ? j->w.package : name + 1;
-	rh = package_rpmhdr(j->w.package);
-	n = member_headers(rh, name, j->w.member, headers, sizeof(headers));
 	j->mtime = j->w.member_mtime;
 	j->length = j->w.member_size;
+	j->fd = blob_tmp_new(j->fl->d.bs, path, sizeof(path), err, sizeof(err));
+	if (j->fd == -1) {
+		log_warnx("%s: %s", __func__, err);
+		snprintf(j->why, sizeof(j->why), "cannot store the file");
+		return -1;
+	}
+	flight_set_file(j->f, j->fd, path);
+	n = member_headers(p->rh, p->archive, j->w.member, headers,
+	    sizeof(headers));
 	/* ELF waits for early_check() before readers learn the length. */
 	if (n < 0 ||
 	    flight_set_head(j->f,
 		is_elf_kind(j->w.kind) ? UINT64_MAX : j->length, j->mtime,
 		headers, (size_t)n, j->w.package) == -1) {
-		rpmhdr_free(rh);
-		j->res = UPSTREAM_FAILED;
 		snprintf(j->why, sizeof(j->why), "out of memory");
-		return;
+		return -1;
 	}
-	/* The package's other members come out of the same pass. */
-	sd = sides_begin(j->fl, j, name, rh);
-	rpmhdr_free(rh); /* the headers of every fill are made by now */
-	if (sd != NULL)
-		sd->rh = NULL;
-	n = pkg_extract_watch(j->w.package, j->w.member, j->fd,
-	    &pkg_default_limits, package_progress, j,
-	    sd != NULL ? sd->ps : NULL, sd != NULL ? sd->n : 0, err,
-	    sizeof(err));
-	if (sd != NULL)
-		sides_end(sd);
-	if (n != 0 || fstat(j->fd, &st) == -1 ||
+	return 0;
+}
+
+/*
+ * fl->mu held: a fill of member pm that nothing asked for, or NULL when
+ * something else fills it or no fill can start.
+ */
+static struct job *
+job_unasked(struct pass *p, const struct pmember *pm)
+{
+	struct fill_what w;
+	struct cache_key k;
+	struct flight *f;
+	struct job *j;
+	int created;
+
+	memset(&w, 0, sizeof(w));
+	w.id = pm->rec.id;
+	w.kind = pm->rec.kinds & ELF_KIND_DEBUGINFO ? CACHE_DEBUGINFO
+						    : CACHE_EXECUTABLE;
+	memcpy(w.package, p->package, sizeof(w.package));
+	snprintf(w.member, sizeof(w.member), "%s", pm->rec.member);
+	snprintf(w.path, sizeof(w.path), "%s", pm->rec.member);
+	w.member_mtime = pm->rec.mtime;
+	w.member_size = pm->rec.size;
+	cache_key_make(&k, &w.id, w.kind, "");
+	if ((f = flight_join(p->fl->d.ft, &k, 0, &created)) == NULL)
+		return NULL;
+	if (!created) {
+		flight_unref(f);
+		return NULL;
+	}
+	if ((j = job_new(p->fl, f, &w)) == NULL)
+		flight_fail(f, "out of memory");
+	return j;
+}
+
+/*
+ * Worker, from pkg_extract_watch: the pass meets member.  Extract it for
+ * the fill that wants it, or for a fill of its own when the pass may
+ * claim it.
+ */
+static struct pkg_side *
+pass_side(const char *member, void *arg)
+{
+	struct pass *p = arg;
+	struct pmember *pm;
+	struct job *j = NULL;
+
+	pthread_mutex_lock(&p->fl->mu);
+	if ((pm = pass_member(p, member)) != NULL && pm->state == PM_AHEAD) {
+		p->ahead--;
+		p->ahead_dwz -= (size_t)pm->dwz;
+		if (pm->job != NULL)
+			p->wanted--;
+		else if ((pm->dwz || p->budget > 0) &&
+		    (pm->job = job_unasked(p, pm)) != NULL && !pm->dwz)
+			p->budget--;
+		j = pm->job;
+		pm->state = j != NULL ? PM_TAKEN : PM_BEHIND;
+	}
+	pthread_mutex_unlock(&p->fl->mu);
+	if (j == NULL || job_open_member(p, j) == -1)
+		return NULL;
+	pm->side.fd = j->fd;
+	pm->side.progress = package_progress;
+	pm->side.arg = j;
+	return &pm->side;
+}
+
+/* Worker, from pkg_extract_watch: the lead's member is coming out. */
+static void
+pass_progress(uint64_t end, void *arg)
+{
+	struct pass *p = arg;
+
+	package_progress(end, p->lead);
+}
+
+/* Worker, from pkg_extract_watch: 1 while members ahead are wanted. */
+static int
+pass_more(void *arg)
+{
+	struct pass *p = arg;
+	int more;
+
+	pthread_mutex_lock(&p->fl->mu);
+	more = p->wanted > 0 || p->ahead_dwz > 0 ||
+	    (p->budget > 0 && p->ahead > 0);
+	if (!more)
+		pass_close(p);
+	pthread_mutex_unlock(&p->fl->mu);
+	return more;
+}
+
+/*
+ * Worker: the end of member fill j's extraction (ok, else err says why
+ * when the pass as a whole failed); then the final check and publishing,
+ * as for an upstream answer.
+ */
+static void
+job_extracted(struct pass *p, struct job *j, int ok, const char *err)
+{
+	struct stat st;
+
+	if (!ok || j->fd == -1 || fstat(j->fd, &st) == -1 ||
 	    (uint64_t)st.st_size != j->length) {
 		j->res = UPSTREAM_FAILED;
-		snprintf(j->why, sizeof(j->why), "%.100s: %.100s", name,
-		    err[0] != '\0' ? err
-				   : "member missing or changed since indexed");
-		log_warnx("%s: %s %s: %s", __func__, j->w.package, j->w.member,
+		if (j->why[0] == '\0')
+			snprintf(j->why, sizeof(j->why), "%.100s: %.100s",
+			    p->archive,
+			    err[0] != '\0'
+				? err
+				: "member missing or changed since indexed");
+		log_warnx("%s: %s %s: %s", __func__, p->package, j->w.member,
 		    j->why);
 		return;
 	}
@@ -685,6 +882,139 @@ package_work(void *arg)
 	flight_progress(j->f, j->written);
 	j->res = UPSTREAM_OK;
 	finish_work(j);
+}
+
+/*
+ * Worker: the fills that joined p before it began, its lead among them,
+ * each answered by the cache (job_lookup) or wanted from p (else from a
+ * pass of its own).
+ */
+static void
+pass_begin(struct pass *p, struct index_reader *rd)
+{
+	struct fill *fl = p->fl;
+	struct job *early, *j, *next, *want = NULL;
+	int indexed;
+
+	pthread_mutex_lock(&fl->mu);
+	p->begun = 1;
+	p->budget = fl->d.cfg->package_coextract;
+	early = p->early;
+	p->early = NULL;
+	pthread_mutex_unlock(&fl->mu);
+	if (p->lead != NULL && rd != NULL &&
+	    (p->lead->found = job_lookup(fl, rd, p->lead)) != 0) {
+		p->lead->next = p->answered;
+		p->answered = p->lead;
+		p->lead = NULL;
+	}
+	for (j = early; j != NULL; j = next) {
+		next = j->next;
+		if (rd != NULL && (j->found = job_lookup(fl, rd, j)) != 0) {
+			j->next = p->answered;
+			p->answered = j;
+		} else {
+			j->next = want;
+			want = j;
+		}
+	}
+	pthread_mutex_lock(&fl->mu);
+	for (j = want; j != NULL; j = next) {
+		next = j->next;
+		/* A member another fill has (as another kind) waits a pass. */
+		indexed = pass_member(p, j->w.member) != NULL;
+		if (pass_want(p, j) == 0 || (indexed && pass_new(fl, j) == 0))
+			continue;
+		j->res = UPSTREAM_FAILED;
+		snprintf(j->why, sizeof(j->why), "%s",
+		    indexed ? "server is shutting down"
+			    : "member no longer indexed");
+		j->next = p->answered;
+		p->answered = j;
+	}
+	if (p->lead == NULL && p->wanted == 0)
+		pass_close(p); /* nothing to extract */
+	pthread_mutex_unlock(&fl->mu);
+}
+
+/*
+ * Worker: the pass.  Every fill that joined it ends in pass_done, on the
+ * fills' loop.
+ */
+static void
+pass_work(void *arg)
+{
+	struct pass *p = arg;
+	struct fill *fl = p->fl;
+	struct pkg_watch watch = { pass_progress, pass_side, pass_more, p };
+	struct index_reader *rd;
+	const char *name = strrchr(p->package, '/'), *member = NULL;
+	char err[256] = "";
+	size_t i;
+	int rc, fd = -1;
+
+	p->archive = fl->d.cfg->archive_full_path || name == NULL ? p->package
+								  : name + 1;
+	rd = index_reader_new(fl->d.idx);
+	if (rd != NULL && index_reader_begin(rd) == 0) {
+		pass_load(p, rd);
+		pass_begin(p, rd);
+		index_reader_end(rd);
+	} else {
+		pass_begin(p, NULL);
+	}
+	index_reader_free(rd);
+	if (p->closed)
+		return;
+	p->rh = package_rpmhdr(p->package);
+	if (p->lead != NULL && job_open_member(p, p->lead) == 0) {
+		member = p->lead->w.member;
+		fd = p->lead->fd;
+	}
+	rc = pkg_extract_watch(p->package, member, fd, &pkg_default_limits,
+	    &watch, err, sizeof(err));
+	metrics_package_pass();
+	pthread_mutex_lock(&fl->mu);
+	pass_close(p);
+	pthread_mutex_unlock(&fl->mu);
+	rpmhdr_free(p->rh);
+	if (rc != 0)
+		log_warnx("%s: %s: %s", __func__, p->package,
+		    err[0] != '\0' ? err : "member not found");
+	if (p->lead != NULL)
+		job_extracted(p, p->lead, member != NULL && rc == 0,
+		    rc == -1 ? err : "");
+	for (i = 0; i < p->n; i++)
+		if (p->m[i].job != NULL)
+			job_extracted(p, p->m[i].job,
+			    p->m[i].state == PM_TAKEN && p->m[i].side.done == 1,
+			    rc == -1 ? err : "");
+}
+
+/* The fills' loop: end every fill of the pass. */
+static void
+pass_done(void *arg)
+{
+	struct pass *p = arg;
+	struct job *j, *next;
+	size_t i;
+
+	if (p->lead != NULL)
+		finish_done(p->lead);
+	for (i = 0; i < p->n; i++) {
+		if (p->m[i].job != NULL)
+			finish_done(p->m[i].job);
+		free((char *)p->m[i].rec.member);
+	}
+	for (j = p->answered; j != NULL; j = next) {
+		next = j->next;
+		if (j->found != 0)
+			job_end_found(j, j->found);
+		else
+			finish_done(j);
+	}
+	free(p->m);
+	free(p);
 }
 
 static void
@@ -698,6 +1028,7 @@ job_begin(struct job *j)
 	if (fl->active != NULL)
 		fl->active->aprev = j;
 	fl->active = j;
+	j->listed = 1;
 	if (job_from_cache(j))
 		return;
 	j->fd = blob_tmp_new(fl->d.bs, path, sizeof(path), err, sizeof(err));
@@ -707,12 +1038,6 @@ job_begin(struct job *j)
 		return;
 	}
 	flight_set_file(j->f, j->fd, path);
-	if (j->w.package[0] != '\0') {
-		if (pool_submit(fl->d.pool, package_work, fl->d.inbox,
-			finish_done, j) == -1)
-			job_end(j, FLIGHT_FAILED, "server is shutting down");
-		return;
-	}
 	j->uf = upstream_fetch(fl->us, j->w.path,
 	    j->w.xff[0] != '\0' ? j->w.xff : NULL, j->w.via,
 	    j->w.ua[0] != '\0' ? j->w.ua : NULL, fl->d.cfg->max_object_size,
@@ -726,6 +1051,17 @@ job_begin(struct job *j)
 			finish_done, j) == -1)
 			job_end(j, FLIGHT_FAILED, "server is shutting down");
 	}
+}
+
+/* Any thread but under no lock: begin upstream job j on the fills' loop. */
+static void
+job_queue(struct fill *fl, struct job *j)
+{
+	pthread_mutex_lock(&fl->mu);
+	j->next = fl->queue;
+	fl->queue = j;
+	pthread_mutex_unlock(&fl->mu);
+	event_active(fl->queue_ev, EV_READ, 1);
 }
 
 static void
@@ -744,27 +1080,30 @@ fill_queue_cb(evutil_socket_t fd, short what, void *arg)
 	}
 }
 
-void
-fill_start(struct fill *fl, struct flight *f, const struct fill_what *w)
+struct flight *
+fill_join(struct fill *fl, const struct cache_key *k, const struct fill_what *w,
+    int *created)
 {
+	int package = w->package[0] != '\0';
+	struct flight *f;
 	struct job *j;
 
-	if ((j = calloc(1, sizeof(*j))) == NULL) {
-		flight_end(f, FLIGHT_FAILED, "out of memory");
-		flight_detach(f);
-		flight_unref(f);
-		return;
+	/* A pass meets no flight of its package whose fill has not joined. */
+	if (package)
+		pthread_mutex_lock(&fl->mu);
+	f = flight_join(fl->d.ft, k, !package, created);
+	if (f != NULL && *created) {
+		flight_ref(f); /* the fill's */
+		if ((j = job_new(fl, f, w)) == NULL)
+			flight_fail(f, "out of memory");
+		else if (package && pass_join(fl, j) == -1)
+			job_end(j, FLIGHT_FAILED, "server is shutting down");
+		else if (!package)
+			job_queue(fl, j);
 	}
-	j->fl = fl;
-	j->f = f;
-	j->w = *w;
-	j->key = *flight_key(f);
-	j->fd = -1;
-	pthread_mutex_lock(&fl->mu);
-	j->next = fl->queue;
-	fl->queue = j;
-	pthread_mutex_unlock(&fl->mu);
-	event_active(fl->queue_ev, EV_READ, 1);
+	if (package)
+		pthread_mutex_unlock(&fl->mu);
+	return f;
 }
 
 int

@@ -1,11 +1,13 @@
 /*
  * daemon/fill.h: fill the cache from upstreams, one fill per key.
  *
- * Request handlers on any event-loop thread find or create the flight of a
- * key (cache/flight.h) and, when they created it, hand it here.  Fills run
- * on the main thread's event loop, which drives libcurl; verification and
- * publishing (ELF parsing, fsync, rename, LMDB writes) run on the worker
- * pool and report back to that loop.
+ * Request handlers on any event-loop thread join the flight of a key
+ * (cache/flight.h) here, which starts its fill when there is none.  Fills
+ * from upstreams run on the main thread's event loop, which drives
+ * libcurl; fills from packages run on the worker pool, one decompression
+ * pass serving every member fill of a package that can catch it.
+ * Verification and publishing (ELF parsing, fsync, rename, LMDB writes)
+ * run on the worker pool and report back to that loop.
  */
 #ifndef DAEMON_FILL_H
 #define DAEMON_FILL_H
@@ -62,9 +64,12 @@ void fill_free(struct fill *fl);
 int fill_enabled(const struct fill *fl);
 
 /*
- * Any thread: fill flight f, just created by flight_join, whose reference
- * the fill takes over: from the package w names, else from the upstreams.
+ * Any thread: join the flight of key k, starting its fill for w when there
+ * is none (*created = 1): from the package w names, else from the
+ * upstreams.  Returns a reference to the flight, or NULL when the flight
+ * table is full or out of memory.
  */
-void fill_start(struct fill *fl, struct flight *f, const struct fill_what *w);
+struct flight *fill_join(struct fill *fl, const struct cache_key *k,
+    const struct fill_what *w, int *created);
 
 #endif /* DAEMON_FILL_H */

@@ -67,6 +67,7 @@ struct upstream_counters {
 
 static atomic_uint_fast64_t requests[NENDPOINTS][NRESULTS];
 static atomic_uint_fast64_t bytes_sent;
+static atomic_uint_fast64_t package_passes;
 static struct upstream_counters upstreams[METRICS_MAX_UPSTREAMS];
 
 /* Start-up state, see above. */
@@ -102,6 +103,7 @@ metrics_init(void)
 		for (r = 0; r < NRESULTS; r++)
 			zero(&requests[e][r]);
 	zero(&bytes_sent);
+	zero(&package_passes);
 	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++) {
 		struct upstream_counters *u = &upstreams[i];
 
@@ -132,6 +134,12 @@ void
 metrics_bytes_sent(uint64_t n)
 {
 	add(&bytes_sent, n);
+}
+
+void
+metrics_package_pass(void)
+{
+	add(&package_passes, 1);
 }
 
 void
@@ -281,6 +289,9 @@ render_requests(FILE *fp)
 			    (unsigned long long)get(&requests[e][r]));
 	put_single(fp, "dbgmirror_bytes_sent_total", "counter",
 	    "Bytes of response bodies sent.", get(&bytes_sent));
+	put_single(fp, "dbgmirror_package_passes_total", "counter",
+	    "Decompression passes over packages to extract members.",
+	    get(&package_passes));
 }
 
 static void

@@ -733,24 +733,68 @@ pkg_found_cb(const struct pkg_rec *r, void *arg)
 	return 1;
 }
 
+/* What a fill of rt for c fetches: from pf's member when pf is not NULL. */
+static struct fill_what *
+what_new(struct conn *c, struct serve_thread *st, const struct route *rt,
+    const struct pkg_found *pf)
+{
+	const struct request *req = conn_request(c);
+	const char *token = st->srv->via_token;
+	struct fill_what *w;
+
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		return NULL;
+	w->id = rt->id;
+	w->kind = cache_kind_of(rt->endpoint);
+	snprintf(w->arg, sizeof(w->arg), "%s", rt->arg);
+	if (pf != NULL) {
+		strcpy(w->package, pf->package);
+		strcpy(w->member, pf->member);
+		w->member_mtime = pf->mtime;
+		w->member_size = pf->size;
+	}
+	if (upstream_path(rt, w->path, sizeof(w->path)) == -1)
+		w->path[0] = '\0';
+	if (req->forwarded_for.p != NULL)
+		snprintf(w->xff, sizeof(w->xff), "%.*s, %s",
+		    (int)req->forwarded_for.n, req->forwarded_for.p,
+		    conn_peer_addr(c));
+	else
+		snprintf(w->xff, sizeof(w->xff), "%s", conn_peer_addr(c));
+	slice_copy(req->user_agent, w->ua, sizeof(w->ua));
+	if (req->via.p != NULL)
+		snprintf(w->via, sizeof(w->via), "%.*s, 1.1 %s",
+		    (int)req->via.n, req->via.p, token);
+	else
+		snprintf(w->via, sizeof(w->via), "1.1 %s", token);
+	return w;
+}
+
 /*
  * Join the fill of key k, starting it (from pf's package member when pf is
  * not NULL, else from the upstreams) when there is none, and wait for it.
  */
 static void
-fill_join(struct conn *c, struct serve_thread *st, const struct route *rt,
+await_fill(struct conn *c, struct serve_thread *st, const struct route *rt,
     const struct cache_key *k, const struct pkg_found *pf,
     const struct route *then, int then_filled)
 {
 	struct serve *srv = st->srv;
-	const struct request *req = conn_request(c);
 	enum metrics_endpoint mep = metrics_endpoint_of(rt->endpoint);
 	struct fill_what *w;
 	struct waiter *wt;
 	struct flight *f;
 	int created;
 
-	if ((f = flight_join(srv->d.ft, k, &created)) == NULL) {
+	if ((w = what_new(c, st, rt, pf)) == NULL) {
+		conn_set_result(c, "ERROR", "-");
+		metrics_request(mep, METRICS_ERROR);
+		conn_send_error(c, 503, "out of memory");
+		return;
+	}
+	f = fill_join(srv->d.fill, k, w, &created);
+	free(w);
+	if (f == NULL) {
 		conn_set_result(c, "ERROR", "-");
 		metrics_request(mep, METRICS_ERROR);
 		conn_send_error(c, 503, "too many fills in flight");
@@ -761,42 +805,6 @@ fill_join(struct conn *c, struct serve_thread *st, const struct route *rt,
 		NULL) {
 		free(wt);
 		wt = NULL;
-	}
-	if (created) {
-		if ((w = calloc(1, sizeof(*w))) != NULL) {
-			w->id = rt->id;
-			w->kind = cache_kind_of(rt->endpoint);
-			snprintf(w->arg, sizeof(w->arg), "%s", rt->arg);
-			if (pf != NULL) {
-				strcpy(w->package, pf->package);
-				strcpy(w->member, pf->member);
-				w->member_mtime = pf->mtime;
-				w->member_size = pf->size;
-			}
-			if (upstream_path(rt, w->path, sizeof(w->path)) == -1)
-				w->path[0] = '\0';
-			if (req->forwarded_for.p != NULL)
-				snprintf(w->xff, sizeof(w->xff), "%.*s, %s",
-				    (int)req->forwarded_for.n,
-				    req->forwarded_for.p, conn_peer_addr(c));
-			else
-				snprintf(w->xff, sizeof(w->xff), "%s",
-				    conn_peer_addr(c));
-			slice_copy(req->user_agent, w->ua, sizeof(w->ua));
-			if (req->via.p != NULL)
-				snprintf(w->via, sizeof(w->via), "%.*s, 1.1 %s",
-				    (int)req->via.n, req->via.p,
-				    srv->via_token);
-			else
-				snprintf(w->via, sizeof(w->via), "1.1 %s",
-				    srv->via_token);
-			flight_ref(f);
-			fill_start(srv->d.fill, f, w);
-			free(w);
-		} else {
-			flight_end(f, FLIGHT_FAILED, "out of memory");
-			flight_detach(f);
-		}
 	}
 	if (wt == NULL) {
 		flight_unref(f);
@@ -842,7 +850,7 @@ section_from_package(struct conn *c, struct serve_thread *st,
 	    pf->kinds & ELF_KIND_DEBUGINFO ? ROUTE_DEBUGINFO : ROUTE_EXECUTABLE;
 	frt->arg[0] = '\0';
 	cache_key_make(&k, &frt->id, cache_kind_of(frt->endpoint), "");
-	fill_join(c, st, frt, &k, pf, rt,
+	await_fill(c, st, frt, &k, pf, rt,
 	    filled |
 		(frt->endpoint == ROUTE_DEBUGINFO ? PKG_FILLED_DEBUGINFO
 						  : PKG_FILLED_EXECUTABLE));
@@ -908,7 +916,7 @@ remote_start(struct conn *c, struct serve_thread *st, const struct route *rt,
 		return;
 	}
 	if (pf.found && srv->d.fill != NULL) {
-		fill_join(c, st, rt, &k, &pf, NULL, 0);
+		await_fill(c, st, rt, &k, &pf, NULL, 0);
 		return;
 	}
 	if (rc == 0) {
@@ -942,7 +950,7 @@ remote_start(struct conn *c, struct serve_thread *st, const struct route *rt,
 		    "not forwarded: X-Forwarded-For limit reached");
 		return;
 	}
-	fill_join(c, st, rt, &k, NULL, NULL, 0);
+	await_fill(c, st, rt, &k, NULL, NULL, 0);
 }
 
 /* ---------------------------------------------------------------- admin */

@@ -73,8 +73,6 @@ struct sink {
 	int over; /* the member is larger than limit */
 	void (*progress)(uint64_t end, void *arg); /* after each write */
 	void *progress_arg;
-	struct pkg_side *sides; /* pkg_extract_watch(): met on the way */
-	size_t nsides;
 };
 
 const struct pkg_limits pkg_default_limits = {
@@ -694,16 +692,17 @@ pkg_scan(const char *path, const char *tmpdir, const struct pkg_limits *lim,
 	return pkg_scan_stats(path, tmpdir, lim, cb, arg, NULL, err, errlen);
 }
 
-/* Copy the current member into out_fd from offset 0. */
+/* Copy the current member into out_fd from offset 0, telling progress. */
 static int
 extract_regular(struct pkg_reader *r, int out_fd, const struct pkg_limits *lim,
-    const struct sink *watch, char *err, size_t errlen)
+    void (*progress)(uint64_t end, void *arg), void *arg, char *err,
+    size_t errlen)
 {
 	struct sink s = { .fd = out_fd,
 		.elf = 1,
 		.limit = lim->max_member,
-		.progress = watch->progress,
-		.progress_arg = watch->progress_arg };
+		.progress = progress,
+		.progress_arg = arg };
 	struct stat st;
 	int regular;
 
@@ -726,45 +725,33 @@ extract_regular(struct pkg_reader *r, int out_fd, const struct pkg_limits *lim,
 	return 0;
 }
 
-/* Sides of watch not extracted yet. */
-static size_t
-sides_left(const struct sink *watch)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < watch->nsides; i++)
-		if (watch->sides[i].done == 0)
-			n++;
-	return n;
-}
-
 /*
- * When the member at e (named name) is a regular file a side wants,
- * extract it there.  Returns the sides left, or -1 when none matched.
+ * The member at e, named name, is not the one asked for: when it is a
+ * regular file with data that the watcher wants, extract it there.
  */
-static long
+static void
 extract_side(struct pkg_reader *r, struct archive_entry *e, const char *name,
-    const struct pkg_limits *lim, const struct sink *watch)
+    const struct pkg_limits *lim, const struct pkg_watch *watch)
 {
-	static const struct sink plain = { 0 };
 	struct pkg_side *sd;
 	char err[256];
-	size_t i;
 
-	for (i = 0; i < watch->nsides; i++) {
-		sd = &watch->sides[i];
-		if (sd->done != 0 || strcmp(sd->member, name) != 0)
-			continue;
-		if (archive_entry_filetype(e) != AE_IFREG ||
-		    archive_entry_size(e) == 0)
-			return -1;
-		sd->done = extract_regular(r, sd->fd, lim, &plain, err,
-			       sizeof(err)) == 0
-		    ? 1
-		    : -1;
-		return (long)sides_left(watch);
-	}
-	return -1;
+	if (watch == NULL || watch->side == NULL ||
+	    archive_entry_filetype(e) != AE_IFREG ||
+	    archive_entry_size(e) == 0 ||
+	    (sd = watch->side(name, watch->arg)) == NULL)
+		return;
+	sd->done = extract_regular(r, sd->fd, lim, sd->progress, sd->arg, err,
+		       sizeof(err)) == 0
+	    ? 1
+	    : -1;
+}
+
+/* Once the member is out: 1 when the watcher wants the pass to read on. */
+static int
+read_on(const struct pkg_watch *watch)
+{
+	return watch != NULL && watch->more != NULL && watch->more(watch->arg);
 }
 
 /*
@@ -777,10 +764,12 @@ extract_side(struct pkg_reader *r, struct archive_entry *e, const char *name,
  * tar: the first names come empty and the last one brings the data, which
  * libarchive reports as a hard link to the first name.  So an empty want
  * with more than one link waits for a later member that links to it.
+ *
+ * An empty want (never a member name) reads for the sides alone.
  */
 static int
 extract_pass(const char *path, char *want, size_t wantlen, int out_fd,
-    const struct pkg_limits *lim, const struct sink *watch, int *hops,
+    const struct pkg_limits *lim, const struct pkg_watch *watch, int *hops,
     int *moved, char *err, size_t errlen)
 {
 	struct pkg_reader r;
@@ -788,7 +777,7 @@ extract_pass(const char *path, char *want, size_t wantlen, int out_fd,
 	char name[PATH_MAX], next[PATH_MAX];
 	const char *raw, *target;
 	struct stat st;
-	int rc, cpio_link = 0, got = 0;
+	int rc, cpio_link = 0, got = want[0] == '\0';
 
 	*moved = 0;
 	if (pkg_reader_open(&r, path, lim, err, errlen) == -1) {
@@ -804,15 +793,18 @@ extract_pass(const char *path, char *want, size_t wantlen, int out_fd,
 			    !is_bare_hardlink(e) &&
 			    pkg_member_path(target, next, sizeof(next)) == 0 &&
 			    strcmp(next, want) == 0) {
-				rc = extract_regular(&r, out_fd, lim, watch,
-				    err, errlen);
+				rc = extract_regular(&r, out_fd, lim,
+				    watch != NULL ? watch->progress : NULL,
+				    watch != NULL ? watch->arg : NULL, err,
+				    errlen);
 				break;
 			}
 			continue;
 		}
 		if (got || strcmp(name, want) != 0) {
-			if (extract_side(&r, e, name, lim, watch) == 0 && got)
-				break; /* every side is out too */
+			extract_side(&r, e, name, lim, watch);
+			if (got && !read_on(watch))
+				break; /* no more sides wanted */
 			continue;
 		}
 		if (archive_entry_filetype(e) == AE_IFLNK ||
@@ -854,8 +846,10 @@ extract_pass(const char *path, char *want, size_t wantlen, int out_fd,
 			cpio_link = 1;
 			continue;
 		}
-		rc = extract_regular(&r, out_fd, lim, watch, err, errlen);
-		if (rc == -1 || sides_left(watch) == 0)
+		rc = extract_regular(&r, out_fd, lim,
+		    watch != NULL ? watch->progress : NULL,
+		    watch != NULL ? watch->arg : NULL, err, errlen);
+		if (rc == -1 || !read_on(watch))
 			break;
 		got = 1; /* the sides still to come are read on */
 	}
@@ -876,28 +870,24 @@ int
 pkg_extract(const char *path, const char *member, int out_fd,
     const struct pkg_limits *lim, char *err, size_t errlen)
 {
-	return pkg_extract_watch(path, member, out_fd, lim, NULL, NULL, NULL, 0,
-	    err, errlen);
+	return pkg_extract_watch(path, member, out_fd, lim, NULL, err, errlen);
 }
 
 int
 pkg_extract_watch(const char *path, const char *member, int out_fd,
-    const struct pkg_limits *lim, void (*progress)(uint64_t end, void *arg),
-    void *arg, struct pkg_side *sides, size_t nsides, char *err, size_t errlen)
+    const struct pkg_limits *lim, const struct pkg_watch *watch, char *err,
+    size_t errlen)
 {
-	struct sink watch = { .progress = progress,
-		.progress_arg = arg,
-		.sides = sides,
-		.nsides = nsides };
-	char want[PATH_MAX];
+	char want[PATH_MAX] = "";
 	int rc, hops = 0, moved;
 
-	if (pkg_member_path(member, want, sizeof(want)) == -1) {
+	if (member != NULL &&
+	    pkg_member_path(member, want, sizeof(want)) == -1) {
 		snprintf(err, errlen, "bad member name");
 		return -1;
 	}
 	do {
-		rc = extract_pass(path, want, sizeof(want), out_fd, lim, &watch,
+		rc = extract_pass(path, want, sizeof(want), out_fd, lim, watch,
 		    &hops, &moved, err, errlen);
 	} while (rc == ELF_NOTFOUND && moved);
 	return rc;

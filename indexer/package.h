@@ -105,23 +105,41 @@ int pkg_scan_stats(const char *path, const char *tmpdir,
 int pkg_extract(const char *path, const char *member, int out_fd,
     const struct pkg_limits *lim, char *err, size_t errlen);
 
-/* Another member to extract in the same pass, when it comes by. */
+/* Another member extracted in the same pass, where the watcher said. */
 struct pkg_side {
-	const char *member; /* normalised path of a regular member */
 	int fd; /* written from offset 0 */
-	int done; /* out: 1 extracted, -1 failed, 0 not met */
+	void (*progress)(uint64_t end, void *arg); /* as for the member */
+	void *arg;
+	int done; /* out: 1 extracted, -1 failed */
 };
 
 /*
- * pkg_extract(), calling progress (on the calling thread) after each piece
- * written with the end of what out_fd holds so far, holes included, so that
- * readers can follow the extraction; and extracting the nsides other
- * regular members of sides that the pass meets (their links are not
- * followed), so that one decompression serves them all.
+ * What pkg_extract_watch() tells and asks as it reads, on the calling
+ * thread; any callback may be NULL.
+ */
+struct pkg_watch {
+	/* After each piece written: the end of what out_fd holds, holes in. */
+	void (*progress)(uint64_t end, void *arg);
+	/*
+	 * A regular member with data that the pass meets, other than the one
+	 * asked for (whose links are not followed): where to extract it, or
+	 * NULL to pass it by.
+	 */
+	struct pkg_side *(*side)(const char *member, void *arg);
+	/* Once the member is out, after each later member: 1 to read on. */
+	int (*more)(void *arg);
+	void *arg;
+};
+
+/*
+ * pkg_extract(), telling watch as it goes, so that readers can follow the
+ * extraction and one decompression serves every member the watcher wants.
+ * With member NULL (out_fd unused) the pass is for the sides alone and
+ * returns 0 when it could read the package.
  */
 int pkg_extract_watch(const char *path, const char *member, int out_fd,
-    const struct pkg_limits *lim, void (*progress)(uint64_t end, void *arg),
-    void *arg, struct pkg_side *sides, size_t nsides, char *err, size_t errlen);
+    const struct pkg_limits *lim, const struct pkg_watch *watch, char *err,
+    size_t errlen);
 
 /*
  * Normalise a member name to an absolute path: leading "./" and "/", empty

@@ -547,6 +547,121 @@ test_arch(void)
 		check_package("pkg.tar.xz", "fixture.pkg.tar.xz");
 }
 
+/* A watcher that wants two sides and tells what it was offered. */
+struct watcher {
+	struct pkg_side side[2];
+	const char *name[2];
+	unsigned offered; /* members offered as sides */
+	unsigned late; /* of them, offered once both sides were out */
+	uint64_t last_end; /* the member's progress */
+	int backwards; /* progress went down */
+};
+
+static void
+watch_progress(uint64_t end, void *arg)
+{
+	struct watcher *w = arg;
+
+	if (end < w->last_end)
+		w->backwards = 1;
+	w->last_end = end;
+}
+
+static struct pkg_side *
+watch_side(const char *member, void *arg)
+{
+	struct watcher *w = arg;
+	size_t i;
+
+	w->offered++;
+	if (w->side[0].done != 0 && w->side[1].done != 0)
+		w->late++;
+	for (i = 0; i < 2; i++)
+		if (strcmp(member, w->name[i]) == 0 && w->side[i].done == 0)
+			return &w->side[i];
+	return NULL;
+}
+
+static int
+watch_more(void *arg)
+{
+	struct watcher *w = arg;
+
+	return w->side[0].done == 0 || w->side[1].done == 0;
+}
+
+/* The size of the file at path, or -1. */
+static long long
+file_size(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 ? (long long)st.st_size : -1;
+}
+
+/* Open path for a side, emptied. */
+static int
+side_file(const char *name)
+{
+	return open(at(name), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+}
+
+/*
+ * pkg_extract_watch: the sides a watcher wants come out of the pass that
+ * extracts the member, or of a pass for the sides alone, which stops once
+ * the watcher wants no more.
+ */
+static void
+test_watch(void)
+{
+	struct pkg_watch pw = { watch_progress, watch_side, watch_more, NULL };
+	struct watcher w;
+	char pkg[PATH_MAX], err[ERRLEN];
+	int fd, rc;
+
+	snprintf(pkg, sizeof(pkg), "%s", at("fixture-xz.deb"));
+	memset(&w, 0, sizeof(w));
+	pw.arg = &w;
+	w.name[0] = one_dbgpath;
+	w.name[1] = DWZ_PATH;
+	w.side[0].fd = side_file("side0.bin");
+	w.side[1].fd = side_file("side1.bin");
+	fd = side_file("out.bin");
+	rc = pkg_extract_watch(pkg, "/usr/bin/one", fd, &limits, &pw, err,
+	    ERRLEN);
+	is_int(rc, 0, "watch: extract /usr/bin/one with two sides");
+	ok(same_bytes(at("out.bin"), at("one.bin")),
+	    "watch: the member is byte-identical");
+	ok(!w.backwards && (long long)w.last_end == file_size(at("one.bin")),
+	    "watch: progress rises to the member's size");
+	ok(w.side[0].done == 1 && same_bytes(at("side0.bin"), at("one.debug")),
+	    "watch: one's .debug came out as a side");
+	ok(w.side[1].done == 1 && same_bytes(at("side1.bin"), at("alt.debug")),
+	    "watch: the dwz file came out as a side");
+	ok(w.offered > 2, "watch: other regular members were offered too");
+	is_int(w.late, 0, "watch: nothing offered once the watcher was done");
+	close(fd);
+	close(w.side[0].fd);
+	close(w.side[1].fd);
+
+	memset(&w, 0, sizeof(w));
+	w.name[0] = two_dbgpath;
+	w.name[1] = "/usr/share/doc/fixture/README";
+	w.side[0].fd = side_file("side0.bin");
+	w.side[1].fd = side_file("side1.bin");
+	rc = pkg_extract_watch(pkg, NULL, -1, &limits, &pw, err, ERRLEN);
+	is_int(rc, 0, "watch: a pass for the sides alone");
+	ok(w.side[0].done == 1 && same_bytes(at("side0.bin"), at("two.debug")),
+	    "watch: two's .debug came out");
+	ok(w.side[1].done == 1 &&
+		file_size(at("side1.bin")) == (long long)strlen(readme),
+	    "watch: a side needs not be ELF");
+	is_int(w.late, 0, "watch: the pass stopped once both were out");
+	is_int((long)w.last_end, 0, "watch: no member, no progress");
+	close(w.side[0].fd);
+	close(w.side[1].fd);
+}
+
 static void
 test_rpm(void)
 {
@@ -994,6 +1109,7 @@ main(void)
 	if (make_fixtures()) {
 		test_deb();
 		test_arch();
+		test_watch();
 		test_rpm();
 		test_broken();
 		test_limits();
