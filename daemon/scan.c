@@ -496,6 +496,37 @@ add_rec(struct pkg_item *it, const char *path, uint64_t size, int64_t mtime,
 	return 0;
 }
 
+/* The dwz alt files of a package kept while it is read, for its sources. */
+#define PKG_ALTS_MAX 4
+
+/* A debug file whose sources wait for a dwz alt file met after it. */
+struct pkg_later {
+	char *member;
+	struct buildid id, alt_id;
+	int done;
+};
+
+/*
+ * One reading of a package.  dwz moves the comp_dir of DWARF 4 units into
+ * the alt file, so a debug file's relative source names need it; a debug
+ * file met before its alt file (a .deb's .build-id/ sorts before .dwz/) is
+ * listed again in a second pass that extracts only those files, once the
+ * first pass has kept the alt file.
+ */
+struct pkg_read {
+	struct pkg_item *it;
+	const char *tmpdir;
+	struct {
+		struct buildid id;
+		int fd;
+	} alt[PKG_ALTS_MAX];
+	size_t nalt;
+	struct pkg_later *later; /* by member, for the second pass */
+	size_t nlater, caplater;
+	struct pkg_later *cur; /* being extracted by the second pass */
+	struct pkg_side side;
+};
+
 struct source_ctx {
 	struct pkg_item *it;
 	const struct buildid *id;
@@ -511,6 +542,93 @@ source_cb(const char *path, void *arg)
 	return add_rec(sc->it, path, 0, 0, PKG_REC_SOURCE, sc->id, &why);
 }
 
+/* The kept alt file with build-id id, or -1. */
+static int
+alt_find(const struct pkg_read *pr, const struct buildid *id)
+{
+	size_t i;
+
+	for (i = 0; id->len > 0 && i < pr->nalt; i++)
+		if (buildid_equal(&pr->alt[i].id, id))
+			return pr->alt[i].fd;
+	return -1;
+}
+
+/* Keep a copy of the dwz alt file m, for the debug files that follow. */
+static void
+alt_keep(struct pkg_read *pr, const struct pkg_member *m)
+{
+	static _Thread_local char buf[64 << 10];
+	char err[256];
+	uint64_t off = 0;
+	ssize_t n = 0;
+	int fd;
+
+	if (pr->nalt == PKG_ALTS_MAX || alt_find(pr, &m->elf.id) != -1)
+		return;
+	if ((fd = pkg_tmp_open(pr->tmpdir, err, sizeof(err))) == -1) {
+		log_info("scan: %s: %s", pr->it->path, err);
+		return;
+	}
+	while (off < m->size &&
+	    (n = pread(m->fd, buf, sizeof(buf), (off_t)off)) > 0 &&
+	    write(fd, buf, (size_t)n) == n)
+		off += (uint64_t)n;
+	if (off != m->size) {
+		log_info("scan: %s: cannot keep %s: %s", pr->it->path, m->path,
+		    strerror(errno));
+		close(fd);
+		return;
+	}
+	pr->alt[pr->nalt].id = m->elf.id;
+	pr->alt[pr->nalt].fd = fd;
+	pr->nalt++;
+}
+
+/*
+ * Add the sources the debug file at fd (member, build-id id, linking to
+ * the alt file alt_id) names; 1 when some need an alt file not kept yet.
+ */
+static int
+member_sources(struct pkg_read *pr, const char *member, int fd,
+    const struct buildid *id, const struct buildid *alt_id)
+{
+	struct source_ctx sc = { pr->it, id };
+	int alt_fd = alt_find(pr, alt_id), missing = 0;
+	char err[256];
+
+	if (sources_list(fd, alt_fd, PKG_SOURCES_MAX, source_cb, &sc, &missing,
+		err, sizeof(err)) == -1)
+		log_debug("scan: %s %s: sources: %s", pr->it->path, member,
+		    err);
+	return missing && alt_fd == -1 && alt_id->len > 0;
+}
+
+/* Remember a debug file to list again once its alt file is kept. */
+static int
+later_add(struct pkg_read *pr, const char *member, const struct buildid *id,
+    const struct buildid *alt_id)
+{
+	struct pkg_later *v;
+	size_t cap;
+
+	if (pr->nlater == pr->caplater) {
+		cap = pr->caplater == 0 ? 16 : 2 * pr->caplater;
+		if ((v = realloc(pr->later, cap * sizeof(*v))) == NULL)
+			return -1;
+		pr->later = v;
+		pr->caplater = cap;
+	}
+	v = &pr->later[pr->nlater];
+	if ((v->member = strdup(member)) == NULL)
+		return -1;
+	v->id = *id;
+	v->alt_id = *alt_id;
+	v->done = 0;
+	pr->nlater++;
+	return 0;
+}
+
 /*
  * pkg_scan()'s callback: keep the servable members of the package, the
  * regular files it ships, and the sources its debuginfo members name.
@@ -518,11 +636,10 @@ source_cb(const char *path, void *arg)
 static int
 member_cb(const struct pkg_member *m, void *arg)
 {
-	struct pkg_item *it = arg;
-	struct source_ctx sc = { it, &m->elf.id };
+	struct pkg_read *pr = arg;
+	struct pkg_item *it = pr->it;
 	const char *why;
 	unsigned kinds;
-	char err[256];
 
 	if (atomic_load(it->cancel))
 		return member_stop(it, PKG_AGAIN, "scan cancelled");
@@ -543,11 +660,90 @@ member_cb(const struct pkg_member *m, void *arg)
 	    -1)
 		return member_stop(it, why != NULL ? PKG_BAD : PKG_AGAIN,
 		    why != NULL ? "too many ELF members" : "out of memory");
-	if ((kinds & ELF_KIND_DEBUGINFO) != 0 && !m->is_dwz &&
-	    sources_list(m->fd, PKG_SOURCES_MAX, source_cb, &sc, err,
-		sizeof(err)) == -1)
-		log_debug("scan: %s %s: sources: %s", it->path, m->path, err);
+	if (m->is_dwz)
+		alt_keep(pr, m);
+	else if ((kinds & ELF_KIND_DEBUGINFO) != 0 &&
+	    member_sources(pr, m->path, m->fd, &m->elf.id, &m->elf.alt_id) &&
+	    later_add(pr, m->path, &m->elf.id, &m->elf.alt_id) == -1)
+		return member_stop(it, PKG_AGAIN, "out of memory");
 	return 0;
+}
+
+static int
+later_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct pkg_later *)a)->member,
+	    ((const struct pkg_later *)b)->member);
+}
+
+/* The second pass: extract a debug file waiting for its alt file, if kept. */
+static struct pkg_side *
+later_side(const char *member, void *arg)
+{
+	struct pkg_read *pr = arg;
+	struct pkg_later key, *l;
+
+	key.member = (char *)member;
+	l = bsearch(&key, pr->later, pr->nlater, sizeof(*l), later_cmp);
+	if (l == NULL || l->done || alt_find(pr, &l->alt_id) == -1 ||
+	    ftruncate(pr->side.fd, 0) == -1)
+		return NULL;
+	pr->cur = l;
+	pr->side.done = 0;
+	return &pr->side;
+}
+
+/* The second pass, after each member: list the one just out; 1 for more. */
+static int
+later_more(void *arg)
+{
+	struct pkg_read *pr = arg;
+	size_t i;
+
+	if (pr->cur != NULL) {
+		if (pr->side.done == 1)
+			member_sources(pr, pr->cur->member, pr->side.fd,
+			    &pr->cur->id, &pr->cur->alt_id);
+		pr->cur->done = 1;
+		pr->cur = NULL;
+	}
+	if (atomic_load(pr->it->cancel))
+		return 0;
+	for (i = 0; i < pr->nlater; i++)
+		if (!pr->later[i].done &&
+		    alt_find(pr, &pr->later[i].alt_id) != -1)
+			return 1;
+	return 0;
+}
+
+/*
+ * After the first pass: list the debug files that waited for an alt file
+ * the pass met later, extracting them again in one more pass.
+ */
+static void
+read_later(struct pkg_read *pr)
+{
+	struct pkg_watch watch = { NULL, later_side, later_more, pr };
+	char err[256];
+	size_t i, lost = 0;
+
+	for (i = 0; i < pr->nlater; i++)
+		lost += alt_find(pr, &pr->later[i].alt_id) == -1;
+	if (lost > 0)
+		log_info("scan: package %s: %zu debug file(s) link to a dwz "
+			 "alt "
+			 "file it does not ship; their relative source names "
+			 "are not indexed",
+		    pr->it->path, lost);
+	if (lost == pr->nlater)
+		return;
+	qsort(pr->later, pr->nlater, sizeof(*pr->later), later_cmp);
+	if ((pr->side.fd = pkg_tmp_open(pr->tmpdir, err, sizeof(err))) == -1 ||
+	    pkg_extract_watch(pr->it->path, NULL, -1, &pkg_default_limits,
+		&watch, err, sizeof(err)) == -1)
+		log_info("scan: package %s: sources: %s", pr->it->path, err);
+	if (pr->side.fd != -1)
+		close(pr->side.fd);
 }
 
 /* Read one queued package; runs on any scan thread. */
@@ -555,7 +751,9 @@ static void
 read_package(struct scan *s, struct pkg_item *it)
 {
 	struct pkg_stats st_pkg;
+	struct pkg_read pr;
 	struct stat st;
+	size_t i;
 	int fd, rc;
 
 	it->cancel = s->opts->cancel;
@@ -574,9 +772,20 @@ read_package(struct scan *s, struct pkg_item *it)
 	/* The record describes the file as it was when read. */
 	it->st = st;
 	it->result = PKG_READ;
+	memset(&pr, 0, sizeof(pr));
+	pr.it = it;
+	pr.tmpdir = s->opts->tmpdir;
+	pr.side.fd = -1;
 	if (pkg_scan_stats(it->path, s->opts->tmpdir, &pkg_default_limits,
-		member_cb, it, &st_pkg, it->err, sizeof(it->err)) == -1)
+		member_cb, &pr, &st_pkg, it->err, sizeof(it->err)) == -1)
 		it->result = PKG_BAD;
+	else if (it->result == PKG_READ && pr.nlater > 0)
+		read_later(&pr);
+	for (i = 0; i < pr.nalt; i++)
+		close(pr.alt[i].fd);
+	for (i = 0; i < pr.nlater; i++)
+		free(pr.later[i].member);
+	free(pr.later);
 	/* Hostile members are skipped, not the package: say so. */
 	if (st_pkg.bad_names > 0 || st_pkg.too_large > 0 || st_pkg.bad_elf > 0)
 		log_info("scan: package %s: skipped %u member(s) with bad "

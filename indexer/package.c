@@ -524,12 +524,8 @@ read_data(struct pkg_reader *r, struct sink *s, char *err, size_t errlen)
 	return 0;
 }
 
-/*
- * An unlinked file for member bytes: O_TMPFILE in tmpdir (or a named file
- * unlinked at once where the file system lacks it), a memfd without tmpdir.
- */
-static int
-tmp_open(const char *tmpdir, char *err, size_t errlen)
+int
+pkg_tmp_open(const char *tmpdir, char *err, size_t errlen)
 {
 	char name[PATH_MAX];
 	int fd;
@@ -589,7 +585,7 @@ scan_regular(struct pkg_reader *r, struct pkg_member *m, const char *tmpdir,
 	struct sink s = { .fd = -1, .elf = -1, .limit = lim->max_member };
 	char eerr[256];
 
-	if (*tmp == -1 && (*tmp = tmp_open(tmpdir, err, errlen)) == -1)
+	if (*tmp == -1 && (*tmp = pkg_tmp_open(tmpdir, err, errlen)) == -1)
 		return -1;
 	if (ftruncate(*tmp, 0) == -1) {
 		snprintf(err, errlen, "ftruncate: %s", strerror(errno));

@@ -7,8 +7,9 @@
  * loads every debug section it knows when it opens the file.  libdw would
  * also open the dwz alt file a .gnu_debugaltlink names, from a path the file
  * chooses (a FIFO would block us, a device would be read), the first time an
- * attribute refers to it; we hand it an empty alt of our own instead, so
- * such attributes fail and the unit is listed without them.  Thread-safe for
+ * attribute refers to it; we hand it the alt file the caller found by its
+ * build-id, checked like the file itself, or else an empty alt of our own,
+ * so that such attributes fail and the unit is listed without them.  Thread-safe for
  * distinct descriptors once elf_init() has run; meant for worker threads.
  */
 #include "indexer/sources.h"
@@ -17,6 +18,7 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
@@ -143,6 +145,8 @@ struct walk {
 	unsigned max;
 	int (*cb)(const char *path, void *arg);
 	void *arg;
+	int base_in_alt; /* the unit's comp_dir lives in the absent alt */
+	int alt_missing; /* names were skipped for want of the alt */
 };
 
 /*
@@ -159,12 +163,14 @@ emit(struct walk *w, const char *name, const char *base)
 	    strcmp(name, "<built-in>") == 0 ||
 	    strcmp(name, "<artificial>") == 0)
 		return 0;
-	if (name[0] == '/')
+	if (name[0] == '/') {
 		n = snprintf(path, sizeof(path), "%s", name);
-	else if (base != NULL && base[0] == '/')
+	} else if (base != NULL && base[0] == '/') {
 		n = snprintf(path, sizeof(path), "%s/%s", base, name);
-	else
+	} else {
+		w->alt_missing |= w->base_in_alt;
 		return 0;
+	}
 	if (n < 0 || (size_t)n >= sizeof(path))
 		return 0;
 	sources_canonicalise(path);
@@ -379,15 +385,23 @@ empty_alt_init(struct empty_alt *a)
 	}
 }
 
-/* A string attribute of die, or NULL (absent, or in the missing alt). */
+/*
+ * A string attribute of die, or NULL: absent, or in an alt file libdw does
+ * not have (*in_alt is then 1).
+ */
 static const char *
-attr_string(Dwarf_Die *die, unsigned name)
+attr_string(Dwarf_Die *die, unsigned name, int *in_alt)
 {
 	Dwarf_Attribute attr;
+	const char *s;
 
+	*in_alt = 0;
 	if (dwarf_attr(die, name, &attr) == NULL)
 		return NULL;
-	return dwarf_formstring(&attr);
+	if ((s = dwarf_formstring(&attr)) == NULL)
+		*in_alt = dwarf_whatform(&attr) == DW_FORM_GNU_strp_alt ||
+		    dwarf_whatform(&attr) == DW_FORM_strp_sup;
+	return s;
 }
 
 /*
@@ -402,9 +416,9 @@ walk_unit(struct walk *w, Dwarf_Die *cudie, Dwarf_Half version, int *line_err,
 	const char *const *dirs;
 	Dwarf_Files *files = NULL;
 	size_t nfiles = 0, ndirs, i;
-	int rc;
+	int rc, in_alt;
 
-	base = attr_string(cudie, DW_AT_comp_dir);
+	base = attr_string(cudie, DW_AT_comp_dir, &w->base_in_alt);
 	if (dwarf_hasattr(cudie, DW_AT_stmt_list) &&
 	    dwarf_getsrcfiles(cudie, &files, &nfiles) != 0) {
 		if (!*line_err)
@@ -421,7 +435,10 @@ walk_unit(struct walk *w, Dwarf_Die *cudie, Dwarf_Half version, int *line_err,
 	    dwarf_getsrcdirs(files, &dirs, &ndirs) == 0 && ndirs > 0)
 		base = dirs[0];
 
-	name = attr_string(cudie, DW_AT_name);
+	if (base != NULL && base[0] == '/')
+		w->base_in_alt = 0;
+	name = attr_string(cudie, DW_AT_name, &in_alt);
+	w->alt_missing |= in_alt;
 	if ((rc = emit(w, name, base)) != 0)
 		return rc;
 	/* Before DWARF 5, file 0 is libdw's "???" placeholder. */
@@ -464,18 +481,22 @@ walk_units(struct walk *w, Dwarf *dw, char *err, size_t errlen)
 	return line_err ? -1 : 0;
 }
 
-int
-sources_list(int fd, unsigned max_files, int (*cb)(const char *path, void *arg),
-    void *arg, char *err, size_t errlen)
+/*
+ * Open the ELF file at fd for libdw, every debug section checked first.
+ * Returns 1 with *elfp and *dwp, 0 when it has no .debug_info, -1 with err;
+ * on 0 and -1, nothing is left open.
+ */
+static int
+dwarf_open(int fd, Elf **elfp, Dwarf **dwp, char *err, size_t errlen)
 {
 	unsigned char magic[SELFMAG];
-	struct empty_alt alt_image;
-	struct walk w;
 	struct stat st;
-	Elf *elf = NULL, *alt_elf = NULL;
-	Dwarf *dw = NULL, *alt = NULL;
-	int rc = -1;
+	Elf *elf;
+	Dwarf *dw = NULL;
+	int rc;
 
+	*elfp = NULL;
+	*dwp = NULL;
 	if (fstat(fd, &st) == -1) {
 		snprintf(err, errlen, "fstat: %s", strerror(errno));
 		return -1;
@@ -490,29 +511,87 @@ sources_list(int fd, unsigned max_files, int (*cb)(const char *path, void *arg),
 	if (elf == NULL || elf_kind(elf) != ELF_K_ELF) {
 		snprintf(err, errlen, "not a readable ELF file: %s",
 		    elf_errmsg(-1));
-		goto out;
-	}
-	if ((rc = check_sections(fd, elf, (uint64_t)st.st_size, err, errlen)) !=
-	    1)
-		goto out;
-	rc = -1;
-
-	empty_alt_init(&alt_image);
-	if ((alt_elf = elf_memory((char *)&alt_image, sizeof(alt_image))) ==
-		NULL ||
-	    (alt = dwarf_begin_elf(alt_elf, DWARF_C_READ, NULL)) == NULL) {
-		snprintf(err, errlen, "cannot make the empty alt file: %s",
-		    alt_elf == NULL ? elf_errmsg(-1) : dwarf_errmsg(-1));
-		goto out;
-	}
-	if ((dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL)) == NULL) {
+		rc = -1;
+	} else if ((rc = check_sections(fd, elf, (uint64_t)st.st_size, err,
+			errlen)) == 1 &&
+	    (dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL)) == NULL) {
 		snprintf(err, errlen, "DWARF: %s", dwarf_errmsg(-1));
+		rc = -1;
+	} else if (rc == 1 && check_strings(elf, err, errlen) == -1) {
+		rc = -1;
+	}
+	if (rc != 1) {
+		if (dw != NULL)
+			dwarf_end(dw);
+		if (elf != NULL)
+			elf_end(elf);
+		return rc;
+	}
+	*elfp = elf;
+	*dwp = dw;
+	return 1;
+}
+
+/* 1 when alt_elf has the build-id that dw's .gnu_debugaltlink names. */
+static int
+alt_matches(Dwarf *dw, Elf *alt_elf, char *err, size_t errlen)
+{
+	const void *want, *have;
+	const char *name;
+	ssize_t n, m;
+
+	if ((n = dwelf_dwarf_gnu_debugaltlink(dw, &name, &want)) <= 0) {
+		snprintf(err, errlen, "the file links to no alt file");
+		return 0;
+	}
+	m = dwelf_elf_gnu_build_id(alt_elf, &have);
+	if (m != n || memcmp(want, have, (size_t)n) != 0) {
+		snprintf(err, errlen, "not the alt file %s links to", name);
+		return 0;
+	}
+	return 1;
+}
+
+int
+sources_list(int fd, int alt_fd, unsigned max_files,
+    int (*cb)(const char *path, void *arg), void *arg, int *alt_missing,
+    char *err, size_t errlen)
+{
+	struct empty_alt alt_image;
+	struct walk w;
+	Elf *elf = NULL, *alt_elf = NULL;
+	Dwarf *dw = NULL, *alt = NULL;
+	char alt_err[256] = "it has no .debug_info";
+	int rc;
+
+	if (alt_missing != NULL)
+		*alt_missing = 0;
+	if ((rc = dwarf_open(fd, &elf, &dw, err, errlen)) != 1)
+		return rc;
+	/* The real alt file when it is given and sound, else an empty one. */
+	if (alt_fd != -1 &&
+	    (dwarf_open(alt_fd, &alt_elf, &alt, alt_err, sizeof(alt_err)) !=
+		    1 ||
+		!alt_matches(dw, alt_elf, alt_err, sizeof(alt_err)))) {
+		snprintf(err, errlen, "alt file: %s", alt_err);
+		rc = -1;
 		goto out;
+	}
+	if (alt == NULL) {
+		empty_alt_init(&alt_image);
+		if ((alt_elf = elf_memory((char *)&alt_image,
+			 sizeof(alt_image))) == NULL ||
+		    (alt = dwarf_begin_elf(alt_elf, DWARF_C_READ, NULL)) ==
+			NULL) {
+			snprintf(err, errlen,
+			    "cannot make the empty alt file: %s",
+			    alt_elf == NULL ? elf_errmsg(-1)
+					    : dwarf_errmsg(-1));
+			rc = -1;
+			goto out;
+		}
 	}
 	dwarf_setalt(dw, alt);
-	if (check_strings(elf, err, errlen) == -1)
-		goto out;
-
 	rc = 0;
 	if (max_files == 0)
 		goto out;
@@ -522,15 +601,15 @@ sources_list(int fd, unsigned max_files, int (*cb)(const char *path, void *arg),
 	w.arg = arg;
 	rc = walk_units(&w, dw, err, errlen);
 	seen_free(&w.seen);
+	if (alt_missing != NULL)
+		*alt_missing = w.alt_missing;
 out:
 	/* dwarf_end does not free an alt given with dwarf_setalt. */
-	if (dw != NULL)
-		dwarf_end(dw);
+	dwarf_end(dw);
 	if (alt != NULL)
 		dwarf_end(alt);
 	if (alt_elf != NULL)
 		elf_end(alt_elf);
-	if (elf != NULL)
-		elf_end(elf);
+	elf_end(elf);
 	return rc;
 }

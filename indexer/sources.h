@@ -3,9 +3,10 @@
  * the keys /buildid/ID/source/PATH is looked up by.
  *
  * DWARF is read with libdw over a pread-backed libelf handle (ELF_C_READ,
- * never mmap), every section is bounded before libdw loads it, and no other
- * file is ever opened: not the dwz alt file a .gnu_debugaltlink names, not a
- * split .dwo.  Blocking; for worker threads, once elf_init() has run.
+ * never mmap), every section is bounded before libdw loads it, and no file
+ * is opened by name: not the dwz alt file a .gnu_debugaltlink names (the
+ * caller finds it by build-id and hands it over), not a split .dwo.
+ * Blocking; for worker threads, once elf_init() has run.
  */
 #ifndef INDEXER_SOURCES_H
 #define INDEXER_SOURCES_H
@@ -14,16 +15,21 @@
 
 /*
  * Call cb with each source file the DWARF of the ELF file open at fd names:
- * for every compilation unit (including those in a dwz alt file it cannot
- * see -- skip what needs the alt file, do not fail), the CU's DW_AT_name and
- * every file of its line table, joined with DW_AT_comp_dir (or the line
- * table's include directory) when relative, then canonicalised as
- * REFERENCE.md says ("/./" and "//" collapsed, "x/../" removed, never above
- * the root); relative results that cannot be made absolute are skipped.
- * Each path once (dedupe), at most max_files paths, each < PATH_MAX.
- * cb returns 0 to go on, non-zero to stop.  Returns 0, or -1 with err for a
- * file whose DWARF cannot be read (not ELF, no .debug_info is 0 with no
- * calls).  Blocking, for worker threads.
+ * for every compilation unit, the CU's DW_AT_name and every file of its
+ * line table, joined with DW_AT_comp_dir (or the line table's include
+ * directory) when relative, then canonicalised as REFERENCE.md says ("/./"
+ * and "//" collapsed, "x/../" removed, never above the root); relative
+ * results that cannot be made absolute are skipped.  Each path once
+ * (dedupe), at most max_files paths, each < PATH_MAX.  cb returns 0 to go
+ * on, non-zero to stop.  Returns 0, or -1 with err for a file whose DWARF
+ * cannot be read (not ELF, no .debug_info is 0 with no calls).
+ *
+ * dwz moves strings that several files share, DW_AT_comp_dir among them,
+ * into the alt file.  alt_fd is that file open, or -1: it must carry the
+ * build-id the file's .gnu_debugaltlink names and pass the same checks,
+ * else the result is -1.  Without it, attributes in the alt are skipped
+ * (so are the relative names they would have made absolute) and
+ * *alt_missing, when not NULL, is set to 1 if there were any.
  *
  * In detail: a file that is not ELF, or whose headers or debug sections are
  * malformed, out of the file, or larger than SOURCES_SECTION_MAX (also once
@@ -34,9 +40,9 @@
  * are not sources and are skipped.  The path cb gets is valid during the
  * call only.
  */
-int sources_list(int fd, unsigned max_files,
-    int (*cb)(const char *path, void *arg), void *arg, char *err,
-    size_t errlen);
+int sources_list(int fd, int alt_fd, unsigned max_files,
+    int (*cb)(const char *path, void *arg), void *arg, int *alt_missing,
+    char *err, size_t errlen);
 
 /* The largest debug section loaded, in the file or decompressed. */
 #define SOURCES_SECTION_MAX ((unsigned long long)1 << 30)

@@ -7,6 +7,7 @@
 # archive headers;
 # elfutils debuginfod -U/-R on the same packages answers the same; a
 # corrupt package is skipped with a log line and the rest still served.
+# DWARF 4 through dwz: sources named through the alt file's comp_dir.
 . "$top_srcdir/tests/integration/lib.sh"
 
 build_fixtures
@@ -222,4 +223,56 @@ curl -s -D "$T/solo.h" -o /dev/null "$solo_URL/buildid/$ID_prog_b/executable"
 is "$(header X-Cache "$T/solo.h")" "MISS" \
     "package-coextract 0: the sibling is extracted on its own request"
 stop_daemon solo
+
+# DWARF 4 through dwz, as older distributions ship it: dwz moves each
+# unit's DW_AT_comp_dir into the alt file, which a .ddeb holds after the
+# debug files (.build-id/ sorts before .dwz/), so relative source names
+# are indexed by a second pass once the alt file was met.  A -source .deb
+# ships prog_a.c where its DWARF says it was compiled.
+W=$T/dw4
+P4=$T/pkgs4
+mkdir -p "$W/src" "$W/work" "$W/ddeb/DEBIAN" "$W/srcdeb/DEBIAN" "$P4"
+cp "$srcdir/prog_a.c" "$srcdir/prog_b.c" "$W/src/"
+(cd "$W/src" &&
+    cc -gdwarf-4 -O0 -Wl,--build-id=sha1 -o ../work/p4a prog_a.c &&
+    cc -gdwarf-4 -O0 -Wl,--build-id=sha1 -o ../work/p4b prog_b.c) &&
+    (cd "$W/work" && dwz -m alt4.debug \
+        -M /usr/lib/debug/.dwz/dbgmirror-test/dw4.debug p4a p4b)
+ok $? "DWARF 4 programs through dwz -m"
+ID4=$(readelf -n "$W/work/p4a" | awk '/Build ID:/ { print $3; exit }')
+for p in p4a p4b; do
+	id=$(readelf -n "$W/work/$p" | awk '/Build ID:/ { print $3; exit }')
+	mkdir -p "$W/ddeb/usr/lib/debug/.build-id/${id:0:2}"
+	objcopy --only-keep-debug "$W/work/$p" \
+	    "$W/ddeb/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
+	strip --strip-all -o "$W/$p" "$W/work/$p"
+done
+mkdir -p "$W/ddeb/usr/lib/debug/.dwz/dbgmirror-test" "$W/srcdeb$W/src"
+cp "$W/work/alt4.debug" "$W/ddeb/usr/lib/debug/.dwz/dbgmirror-test/dw4.debug"
+cp "$W/src/prog_a.c" "$W/srcdeb$W/src/"
+# p4b's debug file alone, its alt file in the other package.
+mkdir -p "$W/lone/DEBIAN"
+cp -a "$W/ddeb/usr" "$W/lone/"
+rm -r "$W/lone/usr/lib/debug/.dwz" \
+    "$W/lone/usr/lib/debug/.build-id/${ID4:0:2}/${ID4:2}.debug"
+for d in ddeb srcdeb lone; do
+	printf 'Package: p4%s\nVersion: 1.0\nArchitecture: amd64\nMaintainer: Test <t@example.org>\nDescription: fixture\n' \
+	    "-$d" >"$W/$d/DEBIAN/control"
+	dpkg-deb --root-owner-group -Zxz --build "$W/$d" "$P4/p4-$d.deb" >/dev/null ||
+	    bail "dpkg-deb $d failed"
+done
+start_daemon dw4 --scan-dir none --scan-packages "$P4"
+mv "$W/src/prog_a.c" "$T/prog_a4.c"
+curl -s -o "$T/src4" -w '%{http_code}' \
+    "$dw4_URL/buildid/$ID4/source$W/src/prog_a.c" >"$T/src4.code"
+[ "$(cat "$T/src4.code")" = 200 ] && cmp -s "$T/src4" "$T/prog_a4.c"
+ok $? "DWARF 4 + dwz: prog_a.c, named through the alt file's comp_dir, served"
+gdb_run dw4 "$W/p4a" 'list main'
+like "$OUT" 'struct shape sq = \{ 4, 2\.5, "square" \}' \
+    "gdb list main, DWARF 4 + dwz, the source gone from disk: from the .deb"
+access_log_has dw4 "p4-lone\.deb: 1 debug file\(s\) link to a dwz alt file it does not ship"
+ok $? "a debug file whose alt file is in another package: logged"
+access_log_has dw4 "p4-ddeb\.deb: .* does not ship"
+ok $((!$?)) "... and none of the package that ships it"
+stop_daemon dw4
 done_testing

@@ -39,6 +39,7 @@ struct list {
 	size_t stop_after; /* 0: never stop */
 	int quiet; /* do not print errors */
 	int rc;
+	int alt_missing; /* sources_list() said so */
 	char err[ERRLEN];
 };
 
@@ -62,23 +63,39 @@ list_free(struct list *l)
 	l->n = 0;
 }
 
-/* sources_list on the file name in the test directory, into l. */
+/*
+ * sources_list on the file name in the test directory, with the alt file
+ * alt when not NULL, into l.
+ */
 static void
-list_file(struct list *l, const char *name, unsigned max)
+list_alt(struct list *l, const char *name, const char *alt, unsigned max)
 {
-	int fd;
+	int fd, alt_fd = -1;
 
 	l->n = 0;
 	l->err[0] = '\0';
-	if ((fd = open(at(name), O_RDONLY)) == -1) {
+	if ((fd = open(at(name), O_RDONLY)) == -1 ||
+	    (alt != NULL && (alt_fd = open(at(alt), O_RDONLY)) == -1)) {
 		printf("# cannot open %s: %s\n", name, strerror(errno));
+		if (fd != -1)
+			close(fd);
 		l->rc = -2;
 		return;
 	}
-	l->rc = sources_list(fd, max, collect_cb, l, l->err, sizeof(l->err));
+	l->rc = sources_list(fd, alt_fd, max, collect_cb, l, &l->alt_missing,
+	    l->err, sizeof(l->err));
 	close(fd);
+	if (alt_fd != -1)
+		close(alt_fd);
 	if (l->rc != 0 && !l->quiet)
 		printf("# %s: rc %d: %s\n", name, l->rc, l->err);
+}
+
+/* list_alt() without an alt file. */
+static void
+list_file(struct list *l, const char *name, unsigned max)
+{
+	list_alt(l, name, NULL, max);
 }
 
 static int
@@ -378,13 +395,14 @@ static const char p2_c[] = "#include \"shared.h\"\n"
 			   "}\n";
 
 /*
- * dwz -m moves shared DIEs and strings to the alt file, which we never
- * open.  The line tables stay, so a file keeps every absolute name it had;
- * relative names need the comp_dir.  gcc 12's DWARF 5 line table repeats it
- * as directory 0 (in .debug_line_str, which dwz leaves alone), so nothing
- * is lost; in DWARF 4 DW_AT_comp_dir alone carries it, dwz moves it to the
- * alt file when both programs share it, and the relative names (the .c
- * files, shared.h) are skipped.
+ * dwz -m moves shared DIEs and strings to the alt file.  The line tables
+ * stay, so a file keeps every absolute name it had; relative names need
+ * the comp_dir.  gcc 12's DWARF 5 line table repeats it as directory 0 (in
+ * .debug_line_str, which dwz leaves alone), so nothing is lost; in DWARF 4
+ * DW_AT_comp_dir alone carries it, dwz moves it to the alt file when both
+ * programs share it, and without the alt file the relative names (the .c
+ * files, shared.h) are skipped, which sources_list says.  With the alt
+ * file, every name comes back.
  */
 static void
 test_dwz(int v)
@@ -430,7 +448,25 @@ test_dwz(int v)
 	ok(same_set(&want, &l), what);
 	snprintf(what, sizeof(what), "DWARF %d: dwz'ed p1 all canonical", v);
 	ok(all_canonical(&l), what);
+	snprintf(what, sizeof(what),
+	    v < 5 ? "DWARF %d: without the alt file, names are missing"
+		  : "DWARF %d: without the alt file, nothing is missing",
+	    v);
+	ok(l.alt_missing == (v < 5), what);
 	list_free(&l);
+
+	list_alt(&l, "dwz/p1", "dwz/alt.debug", 1000);
+	snprintf(what, sizeof(what),
+	    "DWARF %d: with the alt file, dwz'ed p1 lists all it did before",
+	    v);
+	ok(l.rc == 0 && same_set(&before, &l) && l.alt_missing == 0, what);
+	list_free(&l);
+	l.quiet = 1;
+	list_alt(&l, "dwz/p1", "dwz/p2", 1000);
+	snprintf(what, sizeof(what),
+	    "DWARF %d: an alt file of another build-id is refused", v);
+	ok(l.rc == -1 && strstr(l.err, "alt file") != NULL && l.n == 0, what);
+	l.quiet = 0;
 
 	list_file(&l, "dwz/p2", 1000);
 	snprintf(what, sizeof(what), "DWARF %d: dwz'ed p2 listed", v);
