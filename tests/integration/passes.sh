@@ -1,11 +1,11 @@
 #!/bin/bash
-# Decompression passes over a package (issue: packages).  One Arch package
-# holds a 1 GiB member that is not ELF, then 100 small debug files.  100
-# concurrent requests, one for each debug file, are answered with the right
-# bytes by one decompression pass, with package-coextract 0 so that nothing
-# but joining the pass can make it one; a member asked for after that pass
-# gets a pass of its own.  Scanning and extracting the 1 GiB package keep
-# the daemon's peak memory small.
+# Decompression passes over a package.  One Arch package of over 1 GiB
+# holds a 1 GiB member that is not ELF, then 101 small debug files.  100
+# concurrent requests for 100 of them are answered with the right bytes by
+# one decompression pass, with package-coextract 0 so that nothing but
+# joining the pass can make it one; the other one, asked for after that
+# pass, gets a pass of its own.  Scanning the package and passing over it
+# twice keep the daemon's peak memory small.
 . "$top_srcdir/tests/integration/lib.sh"
 
 N=100
@@ -26,14 +26,24 @@ for i in $(seq 0 "$N"); do
 	    bail "mkelf failed"
 	files="$files usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
 done
-# The filler comes first in the tar, so the pass reads it before any
-# debug file: 1 GiB of zeros, which zstd keeps small on disk.
+# The filler comes first in the tar, so that the pass reads it before any
+# debug file: 1 GiB that does not compress (AES-CTR of zeros), so that the
+# package file itself is over 1 GiB.  Its tar header is taken from a sparse
+# file of the same name and size; the bytes are streamed, never stored.
 truncate -s 1G "$T/root/aaa-filler"
 mkdir -p "$T/pkgs"
+PKG=$T/pkgs/many-1.0-1-x86_64.pkg.tar.zst
 # shellcheck disable=SC2086 # the member list is split on purpose
-tar --zstd -cf "$T/pkgs/many-1.0-1-x86_64.pkg.tar.zst" -C "$T/root" \
-    aaa-filler $files
-ok $? "tar --zstd builds a package of 1 GiB and $((N + 1)) debug files"
+{
+	tar -cf - -C "$T/root" aaa-filler 2>/dev/null | head -c 512
+	openssl enc -aes-128-ctr -pass pass:filler -nosalt -pbkdf2 \
+	    </dev/zero 2>/dev/null | head -c 1G
+	tar -cf - -C "$T/root" $files
+} | zstd -q -1 >"$PKG"
+[ "$(stat -c %s "$PKG")" -gt $((1 << 30)) ] &&
+    tar --zstd -tf "$PKG" | grep -c '\.debug$' >"$T/ndebug"
+ok $? "a package of over 1 GiB: an incompressible filler, then the debug files"
+is "$(cat "$T/ndebug")" $((N + 1)) "... all $((N + 1)) of them"
 rm -f "$T/root/aaa-filler"
 
 # VmHWM NAME: the daemon's peak resident memory, in KiB.
