@@ -731,9 +731,8 @@ read_later(struct pkg_read *pr)
 		lost += alt_find(pr, &pr->later[i].alt_id) == -1;
 	if (lost > 0)
 		log_info("scan: package %s: %zu debug file(s) link to a dwz "
-			 "alt "
-			 "file it does not ship; their relative source names "
-			 "are not indexed",
+			 "alt file it does not ship; their relative source "
+			 "names are not indexed",
 		    pr->it->path, lost);
 	if (lost == pr->nlater)
 		return;
