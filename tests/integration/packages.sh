@@ -97,8 +97,11 @@ tar --zstd -cf "$P/arch/progb-1.0-1-x86_64.pkg.tar.zst" -C "$T/archroot" .
 ok $? "tar --zstd builds the Arch package"
 
 # Hostile packages among them: random bytes named .deb and .rpm, the .ddeb
-# cut in half, a tar whose members climb out with ".." and one whose ELF
-# member is magic and garbage.
+# cut in half (its last member declares more than there is), a tar whose
+# members climb out with ".." and one whose ELF members are magic and
+# garbage, cut short, or with a build-id note of a silly length.
+# (Decompression bombs are in tests/unit/test_package.c: the daemon's limit
+# is 64 GiB decompressed.)
 H=$P/hostile
 mkdir -p "$H/root/usr/lib/debug" "$T/evil/usr/lib/debug"
 head -c 3000 /dev/urandom >"$P/broken_1.0_amd64.deb"
@@ -110,6 +113,13 @@ tar --zstd -cf "$H/escape-1-1-x86_64.pkg.tar.zst" -C "$T/evil" \
     --transform 's|^\./usr/lib/debug/escape\.debug|../../escape.debug|' .
 { printf '\177ELF\002\001\001'; head -c 5000 /dev/urandom; } \
     >"$H/root/usr/lib/debug/garbage.debug"
+# ... along with a debug file cut short and one whose build-id note claims
+# a silly length.
+head -c 3000 "$dbg/prog_b.debug" >"$H/root/usr/lib/debug/half.debug"
+SILLY=5111111111111111111111111111111111111111
+"$MKELF" --build-id "$SILLY" \
+    --note-desc-len 4000000000 --debug .debug_info:4K \
+    "$H/root/usr/lib/debug/silly.debug" || bail "mkelf failed"
 tar --zstd -cf "$H/garbage-1-1-x86_64.pkg.tar.zst" -C "$H/root" .
 
 start_daemon d --scan-dir none --scan-packages "$P"
@@ -123,8 +133,10 @@ is "$(code "$d_URL/")" 200 "the server is up after the hostile packages"
 ok $? "a member named ../../escape.debug is written nowhere"
 access_log_has d "escape-1-1-x86_64\.pkg\.tar\.zst: skipped 1 member\(s\) with bad names"
 ok $? "... and the package's log line says it was skipped"
-access_log_has d "garbage-1-1-x86_64\.pkg\.tar\.zst: skipped 0 .* 1 unreadable ELF"
-ok $? "a member with ELF magic and garbage: logged as unreadable"
+access_log_has d "garbage-1-1-x86_64\.pkg\.tar\.zst: skipped 0 .* 2 unreadable ELF"
+ok $? "members with ELF magic and garbage, or cut short: logged as unreadable"
+is "$(code "$d_URL/buildid/$SILLY/debuginfo")" 404 \
+    "a member whose build-id note claims a silly length is not indexed by it"
 
 # Sections first, before their files are cached by the requests below.
 dump_section "$dbg/prog_b.debug" .debug_info "$T/b_info"
