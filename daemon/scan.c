@@ -19,7 +19,9 @@
  * pkg_threads threads at once (pkg_scan() decompresses the whole package
  * and inspects every ELF member in an unlinked file of tmpdir), then
  * committed, each package replacing its old members.  Packages have their
- * own set of paths reached and their own pruning.
+ * own set of paths reached and their own pruning.  Packages whose DWARF 4
+ * debug files need a dwz alt file that no indexed package shipped when
+ * they were read are read once more at the end (see struct pkg_read).
  */
 #include "daemon/scan.h"
 
@@ -89,6 +91,7 @@ struct pkg_item {
 	struct pkg_rec *recs; /* member names malloc'ed */
 	size_t nrecs, caprecs, names;
 	const atomic_int *cancel;
+	int waits_alt; /* debug files link to an alt file not indexed yet */
 	char err[256];
 };
 
@@ -110,6 +113,9 @@ struct scan {
 	size_t nqueue;
 	struct pkg_item pkgq[PKG_QUEUE_MAX];
 	size_t npkgq;
+	char **waiting; /* packages read again at the end: waits_alt */
+	size_t nwaiting, capwaiting;
+	int last_round; /* reading the waiting packages */
 	atomic_size_t next; /* the next queue item to read */
 	int failed; /* the index could not be written */
 	struct index_scan stats;
@@ -511,14 +517,20 @@ struct pkg_later {
  * the alt file, so a debug file's relative source names need it; a debug
  * file met before its alt file (a .deb's .build-id/ sorts before .dwz/) is
  * listed again in a second pass that extracts only those files, once the
- * first pass has kept the alt file.
+ * first pass has kept the alt file, or extracted it from the indexed
+ * package that ships it (Fedora's sub-package -debuginfo files link to the
+ * main one's).  A package whose alt files no indexed package ships yet is
+ * read again at the end of the scan, when the packages read beside it are
+ * indexed too.
  */
 struct pkg_read {
 	struct pkg_item *it;
+	struct index *idx;
 	const char *tmpdir;
+	int last_round; /* log what is still missing */
 	struct {
 		struct buildid id;
-		int fd;
+		int fd; /* -1: looked for and not found */
 	} alt[PKG_ALTS_MAX];
 	size_t nalt;
 	struct pkg_later *later; /* by member, for the second pass */
@@ -542,16 +554,71 @@ source_cb(const char *path, void *arg)
 	return add_rec(sc->it, path, 0, 0, PKG_REC_SOURCE, sc->id, &why);
 }
 
-/* The kept alt file with build-id id, or -1. */
+/* The slot of the alt file with build-id id, kept or not found, or -1. */
 static int
-alt_find(const struct pkg_read *pr, const struct buildid *id)
+alt_slot(const struct pkg_read *pr, const struct buildid *id)
 {
 	size_t i;
 
 	for (i = 0; id->len > 0 && i < pr->nalt; i++)
 		if (buildid_equal(&pr->alt[i].id, id))
-			return pr->alt[i].fd;
+			return (int)i;
 	return -1;
+}
+
+/* The kept alt file with build-id id, or -1. */
+static int
+alt_find(const struct pkg_read *pr, const struct buildid *id)
+{
+	int i = alt_slot(pr, id);
+
+	return i == -1 ? -1 : pr->alt[i].fd;
+}
+
+/* pkgidx_find()'s callback: where the first record found lives. */
+static int
+alt_where_cb(const struct pkg_rec *r, void *arg)
+{
+	char(*where)[PATH_MAX] = arg;
+
+	if (strlen(r->package) >= PATH_MAX || strlen(r->member) >= PATH_MAX)
+		return 0;
+	strcpy(where[0], r->package);
+	strcpy(where[1], r->member);
+	return 1;
+}
+
+/*
+ * Keep the alt file with build-id id from the indexed package that ships
+ * it, if any; once per id and package read.
+ */
+static void
+alt_fetch(struct pkg_read *pr, const struct buildid *id)
+{
+	char where[2][PATH_MAX], err[256];
+	struct index_reader *rd;
+	int found = 0, fd = -1;
+
+	if (pr->nalt == PKG_ALTS_MAX || alt_slot(pr, id) != -1)
+		return;
+	if ((rd = index_reader_new(pr->idx)) != NULL &&
+	    index_reader_begin(rd) == 0) {
+		found = pkgidx_find(rd, id, ELF_KIND_DEBUGINFO, alt_where_cb,
+			    where) == 1;
+		index_reader_end(rd);
+	}
+	index_reader_free(rd);
+	if (found && (fd = pkg_tmp_open(pr->tmpdir, err, sizeof(err))) != -1 &&
+	    pkg_extract(where[0], where[1], fd, &pkg_default_limits, err,
+		sizeof(err)) != 0) {
+		log_info("scan: %s: alt file %s of %s: %s", pr->it->path,
+		    where[1], where[0], err);
+		close(fd);
+		fd = -1;
+	}
+	pr->alt[pr->nalt].id = *id;
+	pr->alt[pr->nalt].fd = fd;
+	pr->nalt++;
 }
 
 /* Keep a copy of the dwz alt file m, for the debug files that follow. */
@@ -564,7 +631,7 @@ alt_keep(struct pkg_read *pr, const struct pkg_member *m)
 	ssize_t n = 0;
 	int fd;
 
-	if (pr->nalt == PKG_ALTS_MAX || alt_find(pr, &m->elf.id) != -1)
+	if (pr->nalt == PKG_ALTS_MAX || alt_slot(pr, &m->elf.id) != -1)
 		return;
 	if ((fd = pkg_tmp_open(pr->tmpdir, err, sizeof(err))) == -1) {
 		log_info("scan: %s: %s", pr->it->path, err);
@@ -717,8 +784,9 @@ later_more(void *arg)
 }
 
 /*
- * After the first pass: list the debug files that waited for an alt file
- * the pass met later, extracting them again in one more pass.
+ * After the first pass: list the debug files that waited for an alt file,
+ * met later in the pass or shipped by another indexed package, extracting
+ * them again in one more pass.
  */
 static void
 read_later(struct pkg_read *pr)
@@ -728,11 +796,14 @@ read_later(struct pkg_read *pr)
 	size_t i, lost = 0;
 
 	for (i = 0; i < pr->nlater; i++)
+		alt_fetch(pr, &pr->later[i].alt_id);
+	for (i = 0; i < pr->nlater; i++)
 		lost += alt_find(pr, &pr->later[i].alt_id) == -1;
-	if (lost > 0)
+	pr->it->waits_alt = lost > 0;
+	if (lost > 0 && pr->last_round)
 		log_info("scan: package %s: %zu debug file(s) link to a dwz "
-			 "alt file it does not ship; their relative source "
-			 "names are not indexed",
+			 "alt file no indexed package ships; their relative "
+			 "source names are not indexed",
 		    pr->it->path, lost);
 	if (lost == pr->nlater)
 		return;
@@ -773,7 +844,9 @@ read_package(struct scan *s, struct pkg_item *it)
 	it->result = PKG_READ;
 	memset(&pr, 0, sizeof(pr));
 	pr.it = it;
+	pr.idx = s->idx;
 	pr.tmpdir = s->opts->tmpdir;
+	pr.last_round = s->last_round;
 	pr.side.fd = -1;
 	if (pkg_scan_stats(it->path, s->opts->tmpdir, &pkg_default_limits,
 		member_cb, &pr, &st_pkg, it->err, sizeof(it->err)) == -1)
@@ -781,7 +854,8 @@ read_package(struct scan *s, struct pkg_item *it)
 	else if (it->result == PKG_READ && pr.nlater > 0)
 		read_later(&pr);
 	for (i = 0; i < pr.nalt; i++)
-		close(pr.alt[i].fd);
+		if (pr.alt[i].fd != -1)
+			close(pr.alt[i].fd);
 	for (i = 0; i < pr.nlater; i++)
 		free(pr.later[i].member);
 	free(pr.later);
@@ -802,6 +876,24 @@ pkg_reader_main(void *arg)
 	while ((i = atomic_fetch_add(&s->next, 1)) < s->npkgq)
 		read_package(s, &s->pkgq[i]);
 	return NULL;
+}
+
+/* Read path again at the end of the scan, for the alt files it lacked. */
+static void
+wait_alt(struct scan *s, const char *path)
+{
+	char **v;
+	size_t cap;
+
+	if (s->nwaiting == s->capwaiting) {
+		cap = s->capwaiting == 0 ? 16 : 2 * s->capwaiting;
+		if ((v = realloc(s->waiting, cap * sizeof(*v))) == NULL)
+			return;
+		s->waiting = v;
+		s->capwaiting = cap;
+	}
+	if ((s->waiting[s->nwaiting] = strdup(path)) != NULL)
+		s->nwaiting++;
 }
 
 /* Read the queued packages in parallel, then commit their members. */
@@ -830,11 +922,14 @@ flush_packages(struct scan *s)
 		if (it->result == PKG_READ) {
 			size_t j, elf = 0;
 
-			s->stats.packages++;
 			for (j = 0; j < it->nrecs; j++)
 				if (it->recs[j].kinds & ELF_KIND_ALL)
 					elf++;
-			s->stats.members += elf;
+			/* The last round's were counted when first read. */
+			if (!s->last_round) {
+				s->stats.packages++;
+				s->stats.members += elf;
+			}
 			log_debug("scan: package %s: %zu servable members, "
 				  "%zu records",
 			    it->path, elf, it->nrecs);
@@ -843,6 +938,8 @@ flush_packages(struct scan *s)
 			log_info("scan: package %s skipped: %s", it->path,
 			    it->err);
 		}
+		if (it->waits_alt && !s->last_round)
+			wait_alt(s, it->path);
 		/* A bad package is recorded bare: not read again unchanged. */
 		file_from_stat(&rec, it->path, &it->st);
 		if (b != NULL && it->result != PKG_AGAIN)
@@ -858,15 +955,12 @@ flush_packages(struct scan *s)
 	}
 }
 
-/* A file reached under a package root: queue it when new or changed. */
+/* Queue the package at path (st) to be read. */
 static void
-consider_package(struct scan *s, const char *path, const struct stat *st)
+queue_package(struct scan *s, const char *path, const struct stat *st)
 {
 	struct pkg_item *it = &s->pkgq[s->npkgq];
 
-	if (!is_package_name(path) ||
-	    !needs_reading(s, &s->pkgs, path, st, pkgidx_get_package))
-		return;
 	if ((it->path = strdup(path)) == NULL) {
 		s->pkgs.incomplete = 1;
 		return;
@@ -874,6 +968,39 @@ consider_package(struct scan *s, const char *path, const struct stat *st)
 	it->st = *st;
 	if (++s->npkgq == PKG_QUEUE_MAX)
 		flush_packages(s);
+}
+
+/* A file reached under a package root: queue it when new or changed. */
+static void
+consider_package(struct scan *s, const char *path, const struct stat *st)
+{
+	if (is_package_name(path) &&
+	    needs_reading(s, &s->pkgs, path, st, pkgidx_get_package))
+		queue_package(s, path, st);
+}
+
+/*
+ * The last round: read again the packages whose debug files link to alt
+ * files that were not indexed when they were read, now that every package
+ * of the scan is.
+ */
+static void
+read_waiting(struct scan *s)
+{
+	struct stat st;
+	size_t i;
+
+	s->last_round = 1;
+	for (i = 0; i < s->nwaiting; i++) {
+		if (!atomic_load(s->opts->cancel) &&
+		    stat(s->waiting[i], &st) == 0 && S_ISREG(st.st_mode))
+			queue_package(s, s->waiting[i], &st);
+		free(s->waiting[i]);
+	}
+	free(s->waiting);
+	s->waiting = NULL;
+	s->nwaiting = s->capwaiting = 0;
+	flush_packages(s);
 }
 
 static int
@@ -974,6 +1101,7 @@ scan_run(struct index *idx, const struct scan_opts *opts,
 	} else {
 		walk_roots(s, &s->pkgs, opts->pkg_roots, opts->npkg_roots);
 		flush_packages(s);
+		read_waiting(s);
 	}
 
 	rc = atomic_load(opts->cancel) ? -1 : 0;

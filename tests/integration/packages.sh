@@ -239,35 +239,44 @@ stop_daemon solo
 # DWARF 4 through dwz, as older distributions ship it: dwz moves each
 # unit's DW_AT_comp_dir into the alt file, which a .ddeb holds after the
 # debug files (.build-id/ sorts before .dwz/), so relative source names
-# are indexed by a second pass once the alt file was met.  A -source .deb
-# ships prog_a.c where its DWARF says it was compiled.
+# are indexed by a second pass once the alt file was met.  p4c's debug file
+# comes alone in another package, as Fedora's sub-package -debuginfo files
+# do: its alt file is taken from the package that ships it.  p4d's alt file
+# is in no package.  A -source .deb ships the sources where their DWARF
+# says they were compiled.
 W=$T/dw4
 P4=$T/pkgs4
-mkdir -p "$W/src" "$W/work" "$W/ddeb/DEBIAN" "$W/srcdeb/DEBIAN" "$P4"
-cp "$srcdir/prog_a.c" "$srcdir/prog_b.c" "$W/src/"
-(cd "$W/src" &&
-    cc -gdwarf-4 -O0 -Wl,--build-id=sha1 -o ../work/p4a prog_a.c &&
-    cc -gdwarf-4 -O0 -Wl,--build-id=sha1 -o ../work/p4b prog_b.c) &&
+mkdir -p "$W/src" "$W/src2" "$W/work" "$P4"
+cp "$srcdir/prog_a.c" "$srcdir/prog_b.c" "$srcdir/prog_c.c" "$W/src/"
+cp "$srcdir/prog_b.c" "$W/src2/"
+cc4() {
+	(cd "$W/$1" && cc -gdwarf-4 -O0 -Wl,--build-id=sha1 -o "../work/$2" "$3")
+}
+cc4 src p4a prog_a.c && cc4 src p4b prog_b.c && cc4 src p4c prog_c.c &&
+    cc4 src2 p4d prog_b.c && cc4 src2 p4e prog_b.c &&
     (cd "$W/work" && dwz -m alt4.debug \
-        -M /usr/lib/debug/.dwz/dbgmirror-test/dw4.debug p4a p4b)
+        -M /usr/lib/debug/.dwz/dbgmirror-test/dw4.debug p4a p4b p4c &&
+        dwz -m alt5.debug -M /usr/lib/debug/.dwz/dbgmirror-test/dw5.debug \
+            p4d p4e)
 ok $? "DWARF 4 programs through dwz -m"
-ID4=$(readelf -n "$W/work/p4a" | awk '/Build ID:/ { print $3; exit }')
-for p in p4a p4b; do
-	id=$(readelf -n "$W/work/$p" | awk '/Build ID:/ { print $3; exit }')
-	mkdir -p "$W/ddeb/usr/lib/debug/.build-id/${id:0:2}"
-	objcopy --only-keep-debug "$W/work/$p" \
-	    "$W/ddeb/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
-	strip --strip-all -o "$W/$p" "$W/work/$p"
-done
-mkdir -p "$W/ddeb/usr/lib/debug/.dwz/dbgmirror-test" "$W/srcdeb$W/src"
+# put PKG PROG: PROG's debug file into package PKG's tree, as Debian lays
+# it out; its build-id in ID_PROG.
+put() {
+	local id
+	id=$(readelf -n "$W/work/$2" | awk '/Build ID:/ { print $3; exit }')
+	mkdir -p "$W/$1/DEBIAN" "$W/$1/usr/lib/debug/.build-id/${id:0:2}"
+	objcopy --only-keep-debug "$W/work/$2" \
+	    "$W/$1/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
+	eval "ID_$2=$id"
+}
+put ddeb p4a && put ddeb p4b && put lone p4c && put orphan p4d
+strip --strip-all -o "$W/p4a" "$W/work/p4a"
+mkdir -p "$W/ddeb/usr/lib/debug/.dwz/dbgmirror-test" "$W/srcdeb/DEBIAN" \
+    "$W/srcdeb$W/src" "$W/srcdeb$W/src2"
 cp "$W/work/alt4.debug" "$W/ddeb/usr/lib/debug/.dwz/dbgmirror-test/dw4.debug"
-cp "$W/src/prog_a.c" "$W/srcdeb$W/src/"
-# p4b's debug file alone, its alt file in the other package.
-mkdir -p "$W/lone/DEBIAN"
-cp -a "$W/ddeb/usr" "$W/lone/"
-rm -r "$W/lone/usr/lib/debug/.dwz" \
-    "$W/lone/usr/lib/debug/.build-id/${ID4:0:2}/${ID4:2}.debug"
-for d in ddeb srcdeb lone; do
+cp "$W/src/prog_a.c" "$W/src/prog_c.c" "$W/srcdeb$W/src/"
+cp "$W/src2/prog_b.c" "$W/srcdeb$W/src2/"
+for d in ddeb lone orphan srcdeb; do
 	printf 'Package: p4%s\nVersion: 1.0\nArchitecture: amd64\nMaintainer: Test <t@example.org>\nDescription: fixture\n' \
 	    "-$d" >"$W/$d/DEBIAN/control"
 	dpkg-deb --root-owner-group -Zxz --build "$W/$d" "$P4/p4-$d.deb" >/dev/null ||
@@ -276,15 +285,19 @@ done
 start_daemon dw4 --scan-dir none --scan-packages "$P4"
 mv "$W/src/prog_a.c" "$T/prog_a4.c"
 curl -s -o "$T/src4" -w '%{http_code}' \
-    "$dw4_URL/buildid/$ID4/source$W/src/prog_a.c" >"$T/src4.code"
+    "$dw4_URL/buildid/$ID_p4a/source$W/src/prog_a.c" >"$T/src4.code"
 [ "$(cat "$T/src4.code")" = 200 ] && cmp -s "$T/src4" "$T/prog_a4.c"
 ok $? "DWARF 4 + dwz: prog_a.c, named through the alt file's comp_dir, served"
 gdb_run dw4 "$W/p4a" 'list main'
 like "$OUT" 'struct shape sq = \{ 4, 2\.5, "square" \}' \
     "gdb list main, DWARF 4 + dwz, the source gone from disk: from the .deb"
-access_log_has dw4 "p4-lone\.deb: 1 debug file\(s\) link to a dwz alt file it does not ship"
-ok $? "a debug file whose alt file is in another package: logged"
-access_log_has dw4 "p4-ddeb\.deb: .* does not ship"
-ok $((!$?)) "... and none of the package that ships it"
+is "$(code "$dw4_URL/buildid/$ID_p4c/source$W/src/prog_c.c")" 200 \
+    "... prog_c.c, its debug file's alt file in another package: served"
+is "$(code "$dw4_URL/buildid/$ID_p4d/source$W/src2/prog_b.c")" 404 \
+    "... prog_b.c of p4d, whose alt file no package ships: 404"
+access_log_has dw4 "p4-orphan\.deb: 1 debug file\(s\) link to a dwz alt file no indexed package ships"
+ok $? "... which the scan logs"
+access_log_has dw4 "p4-(ddeb|lone)\.deb: .* no indexed package ships"
+ok $((!$?)) "... and for no other package"
 stop_daemon dw4
 done_testing
