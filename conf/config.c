@@ -96,7 +96,7 @@ static const struct opt options[] = {
 	    "packages read in parallel, 0 = one per CPU", 0,
 	    FIELD(package_jobs), 0, 256 },
 	{ "package-coextract", T_UNSIGNED, "32", NULL,
-	    "other members of a package extracted in the same pass", 0,
+	    "unasked members a pass extracts, dwz alt files aside", 0,
 	    FIELD(package_coextract), 0, 1024 },
 	{ "archive-full-path", T_BOOL, "off", NULL,
 	    "X-DEBUGINFOD-ARCHIVE shows a package's full path, not its name", 0,
