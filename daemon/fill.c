@@ -94,6 +94,7 @@ struct job {
 
 struct fill {
 	struct fill_deps d;
+	struct pkg_limits lim; /* for extracting members */
 	struct upstream_set *us;
 	struct index_reader *rd;
 	unsigned negative_ttl; /* the shortest over the upstreams */
@@ -971,8 +972,8 @@ pass_work(void *arg)
 		member = p->lead->w.member;
 		fd = p->lead->fd;
 	}
-	rc = pkg_extract_watch(p->package, member, fd, &pkg_default_limits,
-	    &watch, err, sizeof(err));
+	rc = pkg_extract_watch(p->package, member, fd, &fl->lim, &watch, err,
+	    sizeof(err));
 	metrics_package_pass();
 	pthread_mutex_lock(&fl->mu);
 	pass_close(p);
@@ -1124,6 +1125,8 @@ fill_new(const struct fill_deps *deps, char *err, size_t errlen)
 		return NULL;
 	}
 	fl->d = *deps;
+	fl->lim = pkg_default_limits;
+	fl->lim.min_free_pct = cfg->min_free_disk;
 	pthread_mutex_init(&fl->mu, NULL);
 	fl->negative_ttl = cfg->negative_ttl;
 	fl->error_ttl = cfg->error_ttl;

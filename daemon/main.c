@@ -451,6 +451,7 @@ main(int argc, char **argv)
 	d.opts.npkg_roots = d.cfg.scan_packages.n;
 	d.opts.pkg_threads = d.cfg.package_jobs;
 	d.opts.tmpdir = d.tmpdir;
+	d.opts.min_free_pct = d.cfg.min_free_disk;
 	d.opts.cancel = &d.cancel;
 
 	if (httpd_start(d.httpd) == -1)

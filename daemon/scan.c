@@ -116,6 +116,7 @@ struct scan {
 	char **waiting; /* packages read again at the end: waits_alt */
 	size_t nwaiting, capwaiting;
 	int last_round; /* reading the waiting packages */
+	struct pkg_limits lim; /* on every package read */
 	atomic_size_t next; /* the next queue item to read */
 	int failed; /* the index could not be written */
 	struct index_scan stats;
@@ -526,6 +527,7 @@ struct pkg_later {
 struct pkg_read {
 	struct pkg_item *it;
 	struct index *idx;
+	const struct pkg_limits *lim;
 	const char *tmpdir;
 	int last_round; /* log what is still missing */
 	struct {
@@ -609,8 +611,8 @@ alt_fetch(struct pkg_read *pr, const struct buildid *id)
 	}
 	index_reader_free(rd);
 	if (found && (fd = pkg_tmp_open(pr->tmpdir, err, sizeof(err))) != -1 &&
-	    pkg_extract(where[0], where[1], fd, &pkg_default_limits, err,
-		sizeof(err)) != 0) {
+	    pkg_extract(where[0], where[1], fd, pr->lim, err, sizeof(err)) !=
+		0) {
 		log_info("scan: %s: alt file %s of %s: %s", pr->it->path,
 		    where[1], where[0], err);
 		close(fd);
@@ -809,8 +811,8 @@ read_later(struct pkg_read *pr)
 		return;
 	qsort(pr->later, pr->nlater, sizeof(*pr->later), later_cmp);
 	if ((pr->side.fd = pkg_tmp_open(pr->tmpdir, err, sizeof(err))) == -1 ||
-	    pkg_extract_watch(pr->it->path, NULL, -1, &pkg_default_limits,
-		&watch, err, sizeof(err)) == -1)
+	    pkg_extract_watch(pr->it->path, NULL, -1, pr->lim, &watch, err,
+		sizeof(err)) == -1)
 		log_info("scan: package %s: sources: %s", pr->it->path, err);
 	if (pr->side.fd != -1)
 		close(pr->side.fd);
@@ -845,11 +847,12 @@ read_package(struct scan *s, struct pkg_item *it)
 	memset(&pr, 0, sizeof(pr));
 	pr.it = it;
 	pr.idx = s->idx;
+	pr.lim = &s->lim;
 	pr.tmpdir = s->opts->tmpdir;
 	pr.last_round = s->last_round;
 	pr.side.fd = -1;
-	if (pkg_scan_stats(it->path, s->opts->tmpdir, &pkg_default_limits,
-		member_cb, &pr, &st_pkg, it->err, sizeof(it->err)) == -1)
+	if (pkg_scan_stats(it->path, s->opts->tmpdir, &s->lim, member_cb, &pr,
+		&st_pkg, it->err, sizeof(it->err)) == -1)
 		it->result = PKG_BAD;
 	else if (it->result == PKG_READ && pr.nlater > 0)
 		read_later(&pr);
@@ -859,6 +862,14 @@ read_package(struct scan *s, struct pkg_item *it)
 	for (i = 0; i < pr.nlater; i++)
 		free(pr.later[i].member);
 	free(pr.later);
+	/* Short of disk space, it is read again at the next scan. */
+	if (it->result == PKG_READ && st_pkg.no_room > 0) {
+		it->result = PKG_AGAIN;
+		snprintf(it->err, sizeof(it->err),
+		    "%u ELF member(s) not inspected: less than %u%% of the "
+		    "disk would be left free",
+		    st_pkg.no_room, s->lim.min_free_pct);
+	}
 	/* Hostile members are skipped, not the package: say so. */
 	if (st_pkg.bad_names > 0 || st_pkg.too_large > 0 || st_pkg.bad_elf > 0)
 		log_info("scan: package %s: skipped %u member(s) with bad "
@@ -1087,6 +1098,8 @@ scan_run(struct index *idx, const struct scan_opts *opts,
 	}
 	s->idx = idx;
 	s->opts = opts;
+	s->lim = pkg_default_limits;
+	s->lim.min_free_pct = opts->min_free_pct;
 	s->files.visit = consider;
 	s->pkgs.visit = consider_package;
 	s->stats.started = (int64_t)time(NULL);

@@ -26,6 +26,7 @@ struct scan_opts {
 	size_t npkg_roots;
 	unsigned pkg_threads; /* packages read in parallel; 0 = one per CPU */
 	const char *tmpdir; /* for members being inspected: <cache-dir>/tmp */
+	unsigned min_free_pct; /* of tmpdir's file system, kept free */
 	atomic_int *cancel; /* non-zero: stop as soon as possible */
 };
 

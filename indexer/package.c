@@ -24,6 +24,7 @@
 
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -70,7 +71,10 @@ struct sink {
 	unsigned char magic[MAGIC_LEN];
 	size_t have;
 	uint64_t end; /* bytes read, holes included */
-	int over; /* the member is larger than limit */
+	int over; /* the member is larger than limit, or no_room */
+	unsigned min_free_pct; /* of pkg_limits */
+	uint64_t room_at; /* where the next free-space check is due */
+	int no_room; /* the file system is short of free space */
 	void (*progress)(uint64_t end, void *arg); /* after each write */
 	void *progress_arg;
 };
@@ -475,6 +479,26 @@ sink_magic(struct sink *s, const unsigned char *buf, size_t size, uint64_t off)
 }
 
 /*
+ * 1 when writing size more bytes to s->fd leaves min_free_pct of its file
+ * system free (or it cannot tell).  Checked every PKG_ROOM_STEP bytes.
+ */
+static int
+sink_room(struct sink *s, uint64_t end, size_t size)
+{
+	struct statvfs vfs;
+	uint64_t total, avail;
+
+	if (s->min_free_pct == 0 || end < s->room_at)
+		return 1;
+	s->room_at = end + PKG_ROOM_STEP;
+	if (fstatvfs(s->fd, &vfs) == -1)
+		return 1;
+	total = (uint64_t)vfs.f_blocks * vfs.f_frsize;
+	avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+	return avail >= size && avail - size >= total / 100 * s->min_free_pct;
+}
+
+/*
  * Read the current member's data to its end into s.  The data is always
  * read through (what the archive really holds, not what the header
  * declares); it is written only while it may be ELF and fits the limit.
@@ -508,6 +532,8 @@ read_data(struct pkg_reader *r, struct sink *s, char *err, size_t errlen)
 		if (s->fd != -1 && s->elf != 0 && !s->over) {
 			if (uoff + size > s->limit)
 				s->over = 1;
+			else if (!sink_room(s, uoff, size))
+				s->over = s->no_room = 1;
 			else if (write_all(s->fd, buf, size, uoff) == -1) {
 				snprintf(err, errlen, "write: %s",
 				    strerror(errno));
@@ -582,7 +608,10 @@ scan_regular(struct pkg_reader *r, struct pkg_member *m, const char *tmpdir,
     const struct pkg_limits *lim, int *tmp, struct pkg_stats *stats, char *err,
     size_t errlen)
 {
-	struct sink s = { .fd = -1, .elf = -1, .limit = lim->max_member };
+	struct sink s = { .fd = -1,
+		.elf = -1,
+		.limit = lim->max_member,
+		.min_free_pct = lim->min_free_pct };
 	char eerr[256];
 
 	if (*tmp == -1 && (*tmp = pkg_tmp_open(tmpdir, err, errlen)) == -1)
@@ -598,7 +627,10 @@ scan_regular(struct pkg_reader *r, struct pkg_member *m, const char *tmpdir,
 	if (s.elf != 1)
 		return 0;
 	if (s.over) {
-		stats->too_large++;
+		if (s.no_room)
+			stats->no_room++;
+		else
+			stats->too_large++;
 		return 0;
 	}
 	/* A trailing hole is not written: give the file its full length. */
@@ -697,6 +729,7 @@ extract_regular(struct pkg_reader *r, int out_fd, const struct pkg_limits *lim,
 	struct sink s = { .fd = out_fd,
 		.elf = 1,
 		.limit = lim->max_member,
+		.min_free_pct = lim->min_free_pct,
 		.progress = progress,
 		.progress_arg = arg };
 	struct stat st;
@@ -709,6 +742,12 @@ extract_regular(struct pkg_reader *r, int out_fd, const struct pkg_limits *lim,
 	}
 	if (read_data(r, &s, err, errlen) == -1)
 		return -1;
+	if (s.no_room) {
+		snprintf(err, errlen,
+		    "less than %u%% of the disk would be left free",
+		    lim->min_free_pct);
+		return -1;
+	}
 	if (s.over) {
 		snprintf(err, errlen, "member larger than %llu bytes",
 		    (unsigned long long)lim->max_member);

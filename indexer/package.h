@@ -28,9 +28,20 @@ struct pkg_limits {
 	uint64_t max_member; /* largest member extracted or inspected */
 	uint64_t max_total; /* most decompressed bytes read from one package */
 	unsigned max_members; /* most members looked at */
+	/*
+	 * A member is written no further once less than this percentage of
+	 * its file's file system would be free (checked every
+	 * PKG_ROOM_STEP bytes); 0: no check.
+	 */
+	unsigned min_free_pct;
 };
 
-/* The daemon's limits: members to 4 GiB, 64 GiB read, 1,000,000 members. */
+#define PKG_ROOM_STEP (64u << 20)
+
+/*
+ * The daemon's limits: members to 4 GiB, 64 GiB read, 1,000,000 members,
+ * no free-space check (the daemon sets its min-free-disk).
+ */
 extern const struct pkg_limits pkg_default_limits;
 
 /* Links followed by pkg_extract() before it gives up. */
@@ -67,6 +78,7 @@ struct pkg_stats {
 	unsigned members; /* headers read */
 	unsigned bad_names; /* names with "..", empty or too long: skipped */
 	unsigned too_large; /* ELF members over max_member: not inspected */
+	unsigned no_room; /* ELF members stopped by min_free_pct: the same */
 	unsigned bad_elf; /* ELF magic but unreadable: reported PKG_OTHER */
 	uint64_t total; /* decompressed bytes read */
 };

@@ -882,6 +882,25 @@ test_limits(void)
 	is_int(extract_to(at("fixture-xz.deb"), "/usr/bin/one", &lim, err), -1,
 	    "extract refuses a member over max_member");
 
+	/* No file system keeps 100% free: no member is written. */
+	lim = limits;
+	lim.min_free_pct = 100;
+	memset(l, 0, sizeof(*l));
+	rc = pkg_scan_stats(at("fixture-xz.deb"), at("scratch"), &lim,
+	    collect_cb, l, &st, err, ERRLEN);
+	is_int(rc, 0, "no room: the scan goes on");
+	s = find_seen(l, "/usr/bin/one");
+	ok(s != NULL && s->type == PKG_OTHER,
+	    "no room: an ELF member is not inspected");
+	ok(st.no_room == 5 && st.too_large == 0,
+	    "no room: every ELF member counted as such");
+	is_int(extract_to(at("fixture-xz.deb"), "/usr/bin/one", &lim, err), -1,
+	    "no room: extract refuses");
+	ok(strstr(err, "left free") != NULL, "... saying why");
+	lim.min_free_pct = 1;
+	is_int(extract_to(at("fixture-xz.deb"), "/usr/bin/one", &lim, err), 0,
+	    "1% kept free: extract works");
+
 	lim = limits;
 	lim.max_members = 3;
 	ok(scan_fails(at("fixture.pkg.tar.zst"), &lim, err),

@@ -185,6 +185,19 @@ main(void)
 	is_int(out.packages, 1, "the touched package is read again");
 	is_int(find(idx, ELF_KIND_DEBUGINFO, &s), 2, "both still found");
 
+	/* Short of disk space: left as it was, read at the next scan. */
+	ok(shell("touch -d '2002-02-03 04:05:06' '%s'",
+	       at("pkgs/prog_1.0_amd64.deb")),
+	    "touch the .deb again");
+	opts.min_free_pct = 100;
+	is_int(scan_run(idx, &opts, &out), 0, "rescan with no disk to spare");
+	is_int(out.packages, 0, "the package is not taken as read");
+	is_int(out.failed, 1, "it is counted as failed");
+	is_int(find(idx, ELF_KIND_DEBUGINFO, &s), 2, "its old members stay");
+	opts.min_free_pct = 0;
+	is_int(scan_run(idx, &opts, &out), 0, "rescan with room");
+	is_int(out.packages, 1, "now it is read");
+
 	/* Without a tmpdir nothing is read, and nothing is dropped. */
 	unlink(at("pkgs/prog_1.0_amd64.deb"));
 	opts.tmpdir = NULL;
