@@ -380,8 +380,9 @@ flight_fail(struct flight *f, const char *why)
 	flight_unref(f);
 }
 
+/* A job for flight f; the caller fills in j->w. */
 static struct job *
-job_new(struct fill *fl, struct flight *f, const struct fill_what *w)
+job_new(struct fill *fl, struct flight *f)
 {
 	struct job *j;
 
@@ -389,7 +390,6 @@ job_new(struct fill *fl, struct flight *f, const struct fill_what *w)
 		return NULL;
 	j->fl = fl;
 	j->f = f;
-	j->w = *w;
 	j->key = *flight_key(f);
 	j->fd = -1;
 	return j;
@@ -771,30 +771,32 @@ job_open_member(struct pass *p, struct job *j)
 static struct job *
 job_unasked(struct pass *p, const struct pmember *pm)
 {
-	struct fill_what w;
+	enum cache_kind kind = pm->rec.kinds & ELF_KIND_DEBUGINFO
+	    ? CACHE_DEBUGINFO
+	    : CACHE_EXECUTABLE;
 	struct cache_key k;
 	struct flight *f;
 	struct job *j;
 	int created;
 
-	memset(&w, 0, sizeof(w));
-	w.id = pm->rec.id;
-	w.kind = pm->rec.kinds & ELF_KIND_DEBUGINFO ? CACHE_DEBUGINFO
-						    : CACHE_EXECUTABLE;
-	memcpy(w.package, p->package, sizeof(w.package));
-	snprintf(w.member, sizeof(w.member), "%s", pm->rec.member);
-	snprintf(w.path, sizeof(w.path), "%s", pm->rec.member);
-	w.member_mtime = pm->rec.mtime;
-	w.member_size = pm->rec.size;
-	cache_key_make(&k, &w.id, w.kind, "");
+	cache_key_make(&k, &pm->rec.id, kind, "");
 	if ((f = flight_join(p->fl->d.ft, &k, 0, &created)) == NULL)
 		return NULL;
 	if (!created) {
 		flight_unref(f);
 		return NULL;
 	}
-	if ((j = job_new(p->fl, f, &w)) == NULL)
+	if ((j = job_new(p->fl, f)) == NULL) {
 		flight_fail(f, "out of memory");
+		return NULL;
+	}
+	j->w.id = pm->rec.id;
+	j->w.kind = kind;
+	memcpy(j->w.package, p->package, sizeof(j->w.package));
+	snprintf(j->w.member, sizeof(j->w.member), "%s", pm->rec.member);
+	snprintf(j->w.path, sizeof(j->w.path), "%s", pm->rec.member);
+	j->w.member_mtime = pm->rec.mtime;
+	j->w.member_size = pm->rec.size;
 	return j;
 }
 
@@ -1082,27 +1084,30 @@ fill_queue_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 struct flight *
-fill_join(struct fill *fl, const struct cache_key *k, const struct fill_what *w,
-    int *created)
+fill_join(struct fill *fl, const struct cache_key *k, int from_package,
+    fill_what_fn what, void *arg, int *created)
 {
-	int package = w->package[0] != '\0';
 	struct flight *f;
 	struct job *j;
 
 	/* A pass meets no flight of its package whose fill has not joined. */
-	if (package)
+	if (from_package)
 		pthread_mutex_lock(&fl->mu);
-	f = flight_join(fl->d.ft, k, !package, created);
+	f = flight_join(fl->d.ft, k, !from_package, created);
 	if (f != NULL && *created) {
 		flight_ref(f); /* the fill's */
-		if ((j = job_new(fl, f, w)) == NULL)
+		if ((j = job_new(fl, f)) == NULL) {
 			flight_fail(f, "out of memory");
-		else if (package && pass_join(fl, j) == -1)
-			job_end(j, FLIGHT_FAILED, "server is shutting down");
-		else if (!package)
-			job_queue(fl, j);
+		} else {
+			what(&j->w, arg);
+			if (!from_package)
+				job_queue(fl, j);
+			else if (pass_join(fl, j) == -1)
+				job_end(j, FLIGHT_FAILED,
+				    "server is shutting down");
+		}
 	}
-	if (package)
+	if (from_package)
 		pthread_mutex_unlock(&fl->mu);
 	return f;
 }

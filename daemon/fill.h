@@ -63,13 +63,17 @@ void fill_free(struct fill *fl);
 /* 1 when there are upstreams to ask. */
 int fill_enabled(const struct fill *fl);
 
+/* Fill in w (zeroed) for a fill that starts; arg as given to fill_join. */
+typedef void (*fill_what_fn)(struct fill_what *w, void *arg);
+
 /*
- * Any thread: join the flight of key k, starting its fill for w when there
- * is none (*created = 1): from the package w names, else from the
+ * Any thread: join the flight of key k, starting its fill when there is
+ * none (*created = 1), for what what(w, arg) then says: from the package
+ * member w names when from_package (which w must then name), else from the
  * upstreams.  Returns a reference to the flight, or NULL when the flight
  * table is full or out of memory.
  */
 struct flight *fill_join(struct fill *fl, const struct cache_key *k,
-    const struct fill_what *w, int *created);
+    int from_package, fill_what_fn what, void *arg, int *created);
 
 #endif /* DAEMON_FILL_H */

@@ -733,17 +733,25 @@ pkg_found_cb(const struct pkg_rec *r, void *arg)
 	return 1;
 }
 
-/* What a fill of rt for c fetches: from pf's member when pf is not NULL. */
-static struct fill_what *
-what_new(struct conn *c, struct serve_thread *st, const struct route *rt,
-    const struct pkg_found *pf)
-{
-	const struct request *req = conn_request(c);
-	const char *token = st->srv->via_token;
-	struct fill_what *w;
+/* What a fill of a request starts from. */
+struct what_src {
+	struct conn *c;
+	struct serve_thread *st;
+	const struct route *rt;
+	const struct pkg_found *pf; /* the member to extract, or NULL */
+};
 
-	if ((w = calloc(1, sizeof(*w))) == NULL)
-		return NULL;
+/* fill_what_fn: what a fill of src's request fetches. */
+static void
+what_of(struct fill_what *w, void *arg)
+{
+	const struct what_src *src = arg;
+	const struct request *req = conn_request(src->c);
+	const struct route *rt = src->rt;
+	const struct pkg_found *pf = src->pf;
+	const char *token = src->st->srv->via_token;
+	const char *peer = conn_peer_addr(src->c);
+
 	w->id = rt->id;
 	w->kind = cache_kind_of(rt->endpoint);
 	snprintf(w->arg, sizeof(w->arg), "%s", rt->arg);
@@ -757,17 +765,15 @@ what_new(struct conn *c, struct serve_thread *st, const struct route *rt,
 		w->path[0] = '\0';
 	if (req->forwarded_for.p != NULL)
 		snprintf(w->xff, sizeof(w->xff), "%.*s, %s",
-		    (int)req->forwarded_for.n, req->forwarded_for.p,
-		    conn_peer_addr(c));
+		    (int)req->forwarded_for.n, req->forwarded_for.p, peer);
 	else
-		snprintf(w->xff, sizeof(w->xff), "%s", conn_peer_addr(c));
+		snprintf(w->xff, sizeof(w->xff), "%s", peer);
 	slice_copy(req->user_agent, w->ua, sizeof(w->ua));
 	if (req->via.p != NULL)
 		snprintf(w->via, sizeof(w->via), "%.*s, 1.1 %s",
 		    (int)req->via.n, req->via.p, token);
 	else
 		snprintf(w->via, sizeof(w->via), "1.1 %s", token);
-	return w;
 }
 
 /*
@@ -781,19 +787,12 @@ await_fill(struct conn *c, struct serve_thread *st, const struct route *rt,
 {
 	struct serve *srv = st->srv;
 	enum metrics_endpoint mep = metrics_endpoint_of(rt->endpoint);
-	struct fill_what *w;
+	struct what_src src = { c, st, rt, pf };
 	struct waiter *wt;
 	struct flight *f;
 	int created;
 
-	if ((w = what_new(c, st, rt, pf)) == NULL) {
-		conn_set_result(c, "ERROR", "-");
-		metrics_request(mep, METRICS_ERROR);
-		conn_send_error(c, 503, "out of memory");
-		return;
-	}
-	f = fill_join(srv->d.fill, k, w, &created);
-	free(w);
+	f = fill_join(srv->d.fill, k, pf != NULL, what_of, &src, &created);
 	if (f == NULL) {
 		conn_set_result(c, "ERROR", "-");
 		metrics_request(mep, METRICS_ERROR);
