@@ -537,6 +537,7 @@ struct pkg_read {
 	size_t nalt;
 	struct pkg_later *later; /* by member, for the second pass */
 	size_t nlater, caplater;
+	size_t pending; /* of them, with an alt file, not listed again yet */
 	struct pkg_later *cur; /* being extracted by the second pass */
 	struct pkg_side side;
 };
@@ -767,7 +768,6 @@ static int
 later_more(void *arg)
 {
 	struct pkg_read *pr = arg;
-	size_t i;
 
 	if (pr->cur != NULL) {
 		if (pr->side.done == 1)
@@ -775,14 +775,9 @@ later_more(void *arg)
 			    &pr->cur->id, &pr->cur->alt_id);
 		pr->cur->done = 1;
 		pr->cur = NULL;
+		pr->pending--;
 	}
-	if (atomic_load(pr->it->cancel))
-		return 0;
-	for (i = 0; i < pr->nlater; i++)
-		if (!pr->later[i].done &&
-		    alt_find(pr, &pr->later[i].alt_id) != -1)
-			return 1;
-	return 0;
+	return pr->pending > 0 && !atomic_load(pr->it->cancel);
 }
 
 /*
@@ -801,6 +796,7 @@ read_later(struct pkg_read *pr)
 		alt_fetch(pr, &pr->later[i].alt_id);
 	for (i = 0; i < pr->nlater; i++)
 		lost += alt_find(pr, &pr->later[i].alt_id) == -1;
+	pr->pending = pr->nlater - lost;
 	pr->it->waits_alt = lost > 0;
 	if (lost > 0 && pr->last_round)
 		log_info("scan: package %s: %zu debug file(s) link to a dwz "
