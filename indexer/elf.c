@@ -150,17 +150,6 @@ elf_prefix_check(const void *buf, size_t len, const struct buildid *want)
 	return 0;
 }
 
-/*
- * An open ELF file with what every reader needs first: its size (to bound
- * offsets) and the index of the section-name string table.
- */
-struct elf_file {
-	Elf *elf;
-	uint64_t filesize;
-	size_t shstrndx;
-	size_t shnum;
-};
-
 /* 1 when n entries of type at off lie inside the file. */
 static int
 table_in_file(const struct elf_file *f, uint64_t off, size_t n, Elf_Type type)
@@ -170,7 +159,7 @@ table_in_file(const struct elf_file *f, uint64_t off, size_t n, Elf_Type type)
 	return size != 0 && off <= f->filesize && size <= f->filesize - off;
 }
 
-static int
+int
 elf_file_open(struct elf_file *f, int fd, char *err, size_t errlen)
 {
 	unsigned char magic[SELFMAG];
@@ -248,6 +237,13 @@ fail:
 		elf_end(f->elf);
 	f->elf = NULL;
 	return -1;
+}
+
+void
+elf_file_close(struct elf_file *f)
+{
+	elf_end(f->elf);
+	f->elf = NULL;
 }
 
 /* The section's name, or NULL when the header is bad. */
@@ -452,7 +448,7 @@ elf_read_info(int fd, struct elf_info *info, char *err, size_t errlen)
 	else
 		rc = read_segments(&f, is_program, info, err, errlen);
 out:
-	elf_end(f.elf);
+	elf_file_close(&f);
 	return rc;
 }
 
@@ -492,6 +488,6 @@ elf_find_section(int fd, const char *name, struct elf_section *sec, char *err,
 		rc = 0;
 		break;
 	}
-	elf_end(f.elf);
+	elf_file_close(&f);
 	return rc;
 }

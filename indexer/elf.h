@@ -38,6 +38,28 @@ struct elf_section {
 	uint64_t size;
 };
 
+struct Elf; /* libelf's */
+
+/*
+ * An ELF file open with libelf, with what every reader needs first: its
+ * size (to bound offsets) and its section-name string table.
+ */
+struct elf_file {
+	struct Elf *elf;
+	uint64_t filesize;
+	size_t shstrndx;
+	size_t shnum;
+};
+
+/*
+ * Open the file at fd with libelf (ELF_C_READ), its section and program
+ * header tables and section-name table checked to lie inside the file.
+ * Returns 0, ELF_NOTFOUND when it is not a regular file that starts like
+ * ELF, or -1 with err; only 0 leaves f to elf_file_close().
+ */
+int elf_file_open(struct elf_file *f, int fd, char *err, size_t errlen);
+void elf_file_close(struct elf_file *f);
+
 /* Process-wide libelf set-up; call once before any thread uses the rest. */
 int elf_init(void);
 

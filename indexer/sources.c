@@ -14,12 +14,9 @@
  */
 #include "indexer/sources.h"
 
-#include <sys/stat.h>
-
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwelf.h>
-#include <errno.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
@@ -181,16 +178,6 @@ emit(struct walk *w, const char *name, const char *base)
 	return 0;
 }
 
-/* 1 when n entries of type at off lie inside a file of filesize bytes. */
-static int
-table_in_file(Elf *elf, uint64_t filesize, uint64_t off, size_t n,
-    Elf_Type type)
-{
-	uint64_t size = (uint64_t)gelf_fsize(elf, type, n, EV_CURRENT);
-
-	return size != 0 && off <= filesize && size <= filesize - off;
-}
-
 /* The size a debug section will have once libdw has decompressed it. */
 static int
 section_mem_size(int fd, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
@@ -220,48 +207,23 @@ section_mem_size(int fd, Elf_Scn *scn, const GElf_Shdr *sh, const char *name,
 }
 
 /*
- * Check the headers and every debug section before libdw loads them.
- * Returns 1 when there is a .debug_info to read, 0 when there is none, -1
- * with err.
+ * Check every debug section of f (its headers checked by elf_file_open())
+ * before libdw loads them.  Returns 1 when there is a .debug_info to read,
+ * 0 when there is none, -1 with err.
  */
 static int
-check_sections(int fd, Elf *elf, uint64_t filesize, char *err, size_t errlen)
+check_sections(int fd, const struct elf_file *f, char *err, size_t errlen)
 {
-	size_t shnum, shstrndx;
 	Elf_Scn *scn = NULL;
 	const char *name;
-	GElf_Ehdr eh;
 	GElf_Shdr sh;
 	uint64_t size;
 	int has_info = 0;
 
-	if (gelf_getehdr(elf, &eh) == NULL ||
-	    elf_getshdrnum(elf, &shnum) != 0 ||
-	    elf_getshdrstrndx(elf, &shstrndx) != 0) {
-		snprintf(err, errlen, "bad ELF header: %s", elf_errmsg(-1));
-		return -1;
-	}
-	/* libelf takes a section table cut off by EOF for "no sections". */
-	if (eh.e_shoff != 0 &&
-	    (shnum == 0 ||
-		!table_in_file(elf, filesize, eh.e_shoff, shnum, ELF_T_SHDR))) {
-		snprintf(err, errlen,
-		    "section header table past the end of the file");
-		return -1;
-	}
-	if (shnum == 0)
-		return 0;
-	if ((scn = elf_getscn(elf, shstrndx)) == NULL ||
-	    gelf_getshdr(scn, &sh) == NULL || sh.sh_type != SHT_STRTAB ||
-	    sh.sh_offset > filesize || sh.sh_size > filesize - sh.sh_offset ||
-	    sh.sh_size > SOURCES_SECTION_MAX) {
-		snprintf(err, errlen, "section name table out of bounds");
-		return -1;
-	}
-	scn = NULL;
-	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+	while ((scn = elf_nextscn(f->elf, scn)) != NULL) {
 		if (gelf_getshdr(scn, &sh) == NULL ||
-		    (name = elf_strptr(elf, shstrndx, sh.sh_name)) == NULL) {
+		    (name = elf_strptr(f->elf, f->shstrndx, sh.sh_name)) ==
+			NULL) {
 			snprintf(err, errlen, "bad section header: %s",
 			    elf_errmsg(-1));
 			return -1;
@@ -269,8 +231,8 @@ check_sections(int fd, Elf *elf, uint64_t filesize, char *err, size_t errlen)
 		if (!elf_is_debug_name(name) || sh.sh_type == SHT_NOBITS ||
 		    sh.sh_size == 0)
 			continue;
-		if (sh.sh_offset > filesize ||
-		    sh.sh_size > filesize - sh.sh_offset) {
+		if (sh.sh_offset > f->filesize ||
+		    sh.sh_size > f->filesize - sh.sh_offset) {
 			snprintf(err, errlen,
 			    "section %s extends past the end of the file",
 			    name);
@@ -278,9 +240,7 @@ check_sections(int fd, Elf *elf, uint64_t filesize, char *err, size_t errlen)
 		}
 		if (section_mem_size(fd, scn, &sh, name, &size) == -1) {
 			snprintf(err, errlen,
-			    "section %s: bad compression "
-			    "header",
-			    name);
+			    "section %s: bad compression header", name);
 			return -1;
 		}
 		if (sh.sh_size > SOURCES_SECTION_MAX ||
@@ -489,45 +449,30 @@ walk_units(struct walk *w, Dwarf *dw, char *err, size_t errlen)
 static int
 dwarf_open(int fd, Elf **elfp, Dwarf **dwp, char *err, size_t errlen)
 {
-	unsigned char magic[SELFMAG];
-	struct stat st;
-	Elf *elf;
+	struct elf_file f;
 	Dwarf *dw = NULL;
 	int rc;
 
 	*elfp = NULL;
 	*dwp = NULL;
-	if (fstat(fd, &st) == -1) {
-		snprintf(err, errlen, "fstat: %s", strerror(errno));
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode) ||
-	    pread(fd, magic, sizeof(magic), 0) != (ssize_t)sizeof(magic) ||
-	    !elf_has_magic(magic, sizeof(magic))) {
+	if ((rc = elf_file_open(&f, fd, err, errlen)) == ELF_NOTFOUND)
 		snprintf(err, errlen, "not an ELF file");
+	if (rc != 0)
 		return -1;
-	}
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	if (elf == NULL || elf_kind(elf) != ELF_K_ELF) {
-		snprintf(err, errlen, "not a readable ELF file: %s",
-		    elf_errmsg(-1));
-		rc = -1;
-	} else if ((rc = check_sections(fd, elf, (uint64_t)st.st_size, err,
-			errlen)) == 1 &&
-	    (dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL)) == NULL) {
+	if ((rc = check_sections(fd, &f, err, errlen)) == 1 &&
+	    (dw = dwarf_begin_elf(f.elf, DWARF_C_READ, NULL)) == NULL) {
 		snprintf(err, errlen, "DWARF: %s", dwarf_errmsg(-1));
 		rc = -1;
-	} else if (rc == 1 && check_strings(elf, err, errlen) == -1) {
+	} else if (rc == 1 && check_strings(f.elf, err, errlen) == -1) {
 		rc = -1;
 	}
 	if (rc != 1) {
 		if (dw != NULL)
 			dwarf_end(dw);
-		if (elf != NULL)
-			elf_end(elf);
+		elf_file_close(&f);
 		return rc;
 	}
-	*elfp = elf;
+	*elfp = f.elf;
 	*dwp = dw;
 	return 1;
 }
