@@ -71,6 +71,8 @@ struct serve_thread {
 
 static void remote_start(struct conn *c, struct serve_thread *st,
     const struct route *rt, int filled);
+static void remote_lookup(struct conn *c, struct serve_thread *st,
+    const struct route *rt, int filled);
 
 /* A file found for a request, open and checked. */
 struct found {
@@ -865,6 +867,21 @@ static void
 remote_start(struct conn *c, struct serve_thread *st, const struct route *rt,
     int filled)
 {
+	if (st->rd == NULL || index_reader_begin(st->rd) == -1) {
+		conn_set_result(c, "ERROR", "-");
+		metrics_request(metrics_endpoint_of(rt->endpoint),
+		    METRICS_ERROR);
+		conn_send_error(c, 503, "index unavailable");
+		return;
+	}
+	remote_lookup(c, st, rt, filled);
+}
+
+/* remote_start() in st->rd's read transaction, which it ends. */
+static void
+remote_lookup(struct conn *c, struct serve_thread *st, const struct route *rt,
+    int filled)
+{
 	struct serve *srv = st->srv;
 	const struct config *cfg = srv->d.cfg;
 	const struct request *req = conn_request(c);
@@ -876,12 +893,6 @@ remote_start(struct conn *c, struct serve_thread *st, const struct route *rt,
 	int rc;
 
 	cache_key_make(&k, &rt->id, cache_kind_of(rt->endpoint), rt->arg);
-	if (st->rd == NULL || index_reader_begin(st->rd) == -1) {
-		conn_set_result(c, "ERROR", "-");
-		metrics_request(mep, METRICS_ERROR);
-		conn_send_error(c, 503, "index unavailable");
-		return;
-	}
 	if (send_cached(c, st, &k, rt->endpoint)) {
 		index_reader_end(st->rd);
 		return;
@@ -1151,6 +1162,11 @@ serve_request(struct conn *c, void *state)
 	    rt.endpoint == ROUTE_DEBUGINFO ? ELF_KIND_DEBUGINFO
 					   : ELF_KIND_EXECUTABLE,
 	    fast_try_cb, &fa);
+	if (rc == 0 && !fa.stale) {
+		/* Not a local file: the cache and the rest, same snapshot. */
+		remote_lookup(c, st, &rt, 0);
+		return;
+	}
 	index_reader_end(st->rd);
 	if (rc == 1) {
 		found_artifact(&f, &art);
@@ -1159,11 +1175,9 @@ serve_request(struct conn *c, void *state)
 		conn_send_file(c, f.fd, 0, &art);
 	} else if (fa.stale) {
 		slow_start(c, st, &rt, 0);
-	} else if (rc == -1) {
+	} else {
 		conn_set_result(c, "ERROR", "-");
 		conn_send_error(c, 503, "index lookup failed");
-	} else {
-		remote_start(c, st, &rt, 0);
 	}
 }
 
