@@ -589,9 +589,14 @@ attempt_start(struct attempt *a)
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, attempt_write_cb);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, a);
 	curl_easy_setopt(e, CURLOPT_BUFFERSIZE, 256L * 1024);
-	/* HTTP/2 over TLS when offered, sharing a connection if it can. */
+	/*
+	 * HTTP/2 over TLS when offered, sharing a connection if it can.  Only
+	 * a TLS connection can turn out to multiplex: over plain http, waiting
+	 * for it to tell would queue every fetch behind the one in progress.
+	 */
 	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
-	curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
+	if (strncasecmp(url, "https:", 6) == 0)
+		curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
 	if (cfg->proxy != NULL)
 		curl_easy_setopt(e, CURLOPT_PROXY, cfg->proxy);
 	if (cfg->ca_file != NULL) {

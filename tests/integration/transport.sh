@@ -1,7 +1,8 @@
 #!/bin/bash
 # How dbgmirrord reaches its upstreams: https verified against the system
 # store plus ca-file (nginx with a self-signed certificate as the
-# upstream, which also shows HTTP/2 and connection reuse), the outbound
+# upstream, which also shows HTTP/2 and connection reuse), fetches from
+# one plain-http upstream that do not queue behind each other, the outbound
 # proxy from the environment or the config (a fake
 # upstream as the proxy, which logs the absolute-form requests it gets),
 # per-upstream settings (headers, enabled=off, negative-ttl), and HEAD and
@@ -27,8 +28,7 @@ openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj "/CN=127.0.0.1" \
     -out "$T/nginx/cert.pem" >/dev/null 2>&1
 ok $? "a self-signed certificate for 127.0.0.1"
 for try in 1 2 3 4 5; do
-	port=$((20000 + RANDOM % 40000))
-	listening "$port" && continue
+	port=$(pick_port)
 	cat >"$T/nginx/nginx.conf" <<CONF
 daemon off;
 worker_processes 1;
@@ -79,6 +79,27 @@ is "$(grep -E "$id|$id2" "$T/nginx/access.log" | cut -d' ' -f1 | sort -u | wc -l
 stop_daemon trusting
 kill -TERM "$nginx_pid"
 wait "$nginx_pid" 2>/dev/null
+
+# ------------------------------------------- plain http: no waiting in line
+
+# A plain-http upstream cannot multiplex, so a fetch must not wait for the
+# one in flight to end.  The upstream answers after 2 s, so the second
+# fetch starts before the first connection has shown what it can do; the
+# first then never ends (its body stalls), and a second fetch queued
+# behind it would time out (first-byte-timeout, 5 s).
+ids=7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e
+idf=7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f
+binf=$(mkbin $idf)
+start_fake stuck --delay 2000 "$ids=stall:$(mkbin $ids)" "$idf=ok:$binf"
+start_daemon lanes --scan-dir none --upstream "$stuck_URL" \
+    --upstream-stall-timeout 30
+curl -s -o /dev/null -m 20 "$lanes_URL/buildid/$ids/debuginfo" &
+wait_until 10 grep -q "$ids" "$stuck_LOG"
+ok $? "a fetch that will stall is in flight"
+curl -s -o "$T/lane" -m 20 "$lanes_URL/buildid/$idf/debuginfo"
+cmp -s "$T/lane" "$binf"
+ok $? "... while another id from the same upstream arrives whole"
+stop_daemon lanes
 
 # ------------------------------------------------------------------ proxy
 
