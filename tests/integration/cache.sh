@@ -91,11 +91,7 @@ stop_daemon b
 
 # Two mirrors, each the other's upstream: a miss must end, not bounce.  x
 # also listens on a port chosen here, so that y can name it first.
-xport=
-for try in 1 2 3 4 5 6 7 8; do
-	p=$((20000 + RANDOM % 40000))
-	listening "$p" || { xport=$p; break; }
-done
+xport=$(pick_port)
 start_daemon y --scan-dir none --upstream "http://127.0.0.1:$xport"
 start_daemon x --scan-dir none --upstream "$y_URL" --listen "127.0.0.1:$xport"
 t0=$(date +%s%N)
@@ -166,9 +162,11 @@ is "$(find "$T/k-cache/tmp" -type f | wc -l)" 0 \
     "after kill -9 and a restart: no temp file left"
 is "$(find "$T/k-cache/blobs" -type f | wc -l)" 0 \
     "... and no partial entry"
-curl -s -o "$T/slow" -m 60 "$k_URL/buildid/$id_slow/debuginfo"
+got=$(curl -s -o "$T/slow" -m 60 -w '%{http_code} %{size_download}' \
+    "$k_URL/buildid/$id_slow/debuginfo")
 cmp -s "$T/slow" "$bin_slow"
-ok $? "... the id is fetched whole afterwards"
+ok $? "... the id is fetched whole afterwards" ||
+    diag "got $got; the daemon said: $(grep -v ' 200 ' "$k_LOG" | tail -n 5)"
 stop_daemon k
 
 # ------------------------------------------- clients leave; fills limited

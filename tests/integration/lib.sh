@@ -45,6 +45,7 @@ cleanup() {
 trap cleanup EXIT
 
 # ok STATUS DESCRIPTION: STATUS is a command's exit status (0 = pass).
+# Returns 1 on a failure, so that "ok ... || diag ..." can explain it.
 ok() {
 	TAP_N=$((TAP_N + 1))
 	if [ "$1" -eq 0 ]; then
@@ -52,6 +53,7 @@ ok() {
 	else
 		TAP_FAILED=$((TAP_FAILED + 1))
 		echo "not ok $TAP_N - $2"
+		return 1
 	fi
 }
 
@@ -136,7 +138,10 @@ start_daemon() {
 	    --cache-dir "$T/$name-cache" "$@" 2>"$log" &
 	pid=$!
 	DAEMON_PIDS="$DAEMON_PIDS $pid"
-	if ! wait_until 20 grep -q 'listening on 127.0.0.1:' "$log"; then
+	# The banner follows the last listener bound; a bind that fails
+	# ends the daemon instead.
+	wait_until 20 sh -c "grep -q ': cache ' '$log' || ! kill -0 $pid"
+	if ! kill -0 "$pid" 2>/dev/null || ! grep -q ': cache ' "$log"; then
 		cat "$log"
 		bail "$name did not start"
 	fi
@@ -210,6 +215,21 @@ listening() {
 	bash -c ">/dev/tcp/127.0.0.1/$1" 2>/dev/null
 }
 
+# pick_port: a random port for a server that cannot take port 0, below the
+# kernel's ephemeral range, so that no client socket of a test running
+# beside this one can be holding it, and (unless all 8 tries found one
+# taken) that nothing listens on yet.  Callers still retry a failed start.
+pick_port() {
+	local low p i
+	read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null
+	[ "${low:-0}" -gt 12000 ] || low=32768
+	for i in 1 2 3 4 5 6 7 8; do
+		p=$((10000 + RANDOM % (low - 10000)))
+		listening "$p" || break
+	done
+	echo "$p"
+}
+
 # start_debuginfod NAME ARGS...: elfutils debuginfod (e.g. -F DIR) on a free
 # port, with no upstreams of its own and its database under $T.  Sets
 # NAME_PID, NAME_PORT, NAME_LOG and NAME_URL.  debuginfod has no "port 0":
@@ -220,8 +240,7 @@ start_debuginfod() {
 	command -v debuginfod >/dev/null ||
 	    bail "elfutils debuginfod is not installed"
 	for try in 1 2 3 4 5; do
-		p=$((20000 + RANDOM % 40000))
-		listening "$p" && continue
+		p=$(pick_port)
 		env -u DEBUGINFOD_URLS HOME="$T" debuginfod -p "$p" \
 		    -d "$T/$name-$try.sqlite" -v "$@" >"$log" 2>&1 &
 		pid=$!
