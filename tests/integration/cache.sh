@@ -157,7 +157,10 @@ wait_until 10 sh -c "find '$T/k-cache/tmp' -type f -size +1k | grep -q ."
 ok $? "a slow fill is being written to a temp file"
 kill -KILL "$k_PID"
 wait "$k_PID" 2>/dev/null
-start_daemon k --scan-dir none --upstream "$slow_URL"
+# Generous upstream deadlines: this is about the restart, and a machine
+# loaded by the tests beside this one can take seconds to answer.
+start_daemon k --scan-dir none --upstream "$slow_URL" \
+    --upstream-first-byte-timeout 30 --upstream-stall-timeout 30
 is "$(find "$T/k-cache/tmp" -type f | wc -l)" 0 \
     "after kill -9 and a restart: no temp file left"
 is "$(find "$T/k-cache/blobs" -type f | wc -l)" 0 \

@@ -86,17 +86,18 @@ wait "$nginx_pid" 2>/dev/null
 # one in flight to end.  The upstream answers after 2 s, so the second
 # fetch starts before the first connection has shown what it can do; the
 # first then never ends (its body stalls), and a second fetch queued
-# behind it would time out (first-byte-timeout, 5 s).
+# behind it would time out (first-byte-timeout, 15 s here: room for a
+# loaded machine).
 ids=7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e7e
 idf=7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f7f
 binf=$(mkbin $idf)
 start_fake stuck --delay 2000 "$ids=stall:$(mkbin $ids)" "$idf=ok:$binf"
 start_daemon lanes --scan-dir none --upstream "$stuck_URL" \
-    --upstream-stall-timeout 30
-curl -s -o /dev/null -m 20 "$lanes_URL/buildid/$ids/debuginfo" &
+    --upstream-first-byte-timeout 15 --upstream-stall-timeout 30
+curl -s -o /dev/null -m 30 "$lanes_URL/buildid/$ids/debuginfo" &
 wait_until 10 grep -q "$ids" "$stuck_LOG"
 ok $? "a fetch that will stall is in flight"
-curl -s -o "$T/lane" -m 20 "$lanes_URL/buildid/$idf/debuginfo"
+curl -s -o "$T/lane" -m 30 "$lanes_URL/buildid/$idf/debuginfo"
 cmp -s "$T/lane" "$binf"
 ok $? "... while another id from the same upstream arrives whole"
 stop_daemon lanes
