@@ -130,7 +130,7 @@ build_fixtures() {
 # on a free port.  Sets NAME_PID, NAME_PORT, NAME_LOG and NAME_URL.
 # Waits until it listens; with --scan-dir, until the first scan finished.
 start_daemon() {
-	local name=$1 log=$T/$1.log port pid
+	local name=$1 log=$T/$1.log port pid banner=']: dbgmirrord .*: cache '
 	shift
 	# No upstreams but those a test names: never the caller's.
 	env -u DEBUGINFOD_URLS "$DBGMIRRORD" --no-config \
@@ -140,8 +140,8 @@ start_daemon() {
 	DAEMON_PIDS="$DAEMON_PIDS $pid"
 	# The banner follows the last listener bound; a bind that fails
 	# ends the daemon instead.
-	wait_until 20 sh -c "grep -q ': cache ' '$log' || ! kill -0 $pid"
-	if ! kill -0 "$pid" 2>/dev/null || ! grep -q ': cache ' "$log"; then
+	wait_until 20 sh -c "grep -q '$banner' '$log' || ! kill -0 $pid"
+	if ! kill -0 "$pid" 2>/dev/null || ! grep -q "$banner" "$log"; then
 		cat "$log"
 		bail "$name did not start"
 	fi
