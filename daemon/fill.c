@@ -54,6 +54,7 @@
 #include "cache/negative.h"
 #include "cache/pkgindex.h"
 #include "conf/config.h"
+#include "daemon/clock.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
 #include "daemon/pool.h"
@@ -173,7 +174,7 @@ sink_accept(void *arg, const struct upstream_head *h, const void *buf,
 	}
 	j->has_upstream = 1;
 	j->upstream = h->upstream;
-	j->mtime = h->mtime >= 0 ? h->mtime : (int64_t)time(NULL);
+	j->mtime = h->mtime >= 0 ? h->mtime : clock_now();
 	j->length = h->length;
 	/* ELF waits for early_check() before readers learn the length. */
 	if (flight_set_head(j->f,
@@ -253,7 +254,7 @@ verify_publish(struct fill *fl, struct flight *f, int fd,
 	struct elf_info info;
 	struct blob_info bi;
 	char err[256];
-	int64_t now = time(NULL);
+	int64_t now = clock_now();
 	int rc;
 
 	if (is_elf_kind(kind)) {
@@ -297,7 +298,7 @@ finish_work(void *arg)
 	struct job *j = arg;
 	struct fill *fl = j->fl;
 	char err[256];
-	int64_t now = time(NULL);
+	int64_t now = clock_now();
 	int rc;
 
 	if (j->res == UPSTREAM_OK) {
@@ -435,7 +436,7 @@ job_lookup(struct fill *fl, struct index_reader *rd, struct job *j)
 		j->written = bi.size;
 		return 1;
 	}
-	if (neg_get(rd, &j->key, time(NULL), &ne) == 0)
+	if (neg_get(rd, &j->key, clock_now(), &ne) == 0)
 		return ne.kind == NEG_NOTFOUND ? 2 : 3;
 	return 0;
 }

@@ -7,7 +7,9 @@
  * small event loop for signals and scan scheduling:
  *
  *   SIGTERM, SIGINT  stop accepting, finish responses in flight (bounded by
- *                    shutdown-timeout), cancel a running scan, exit 0
+ *                    shutdown-timeout), cancel a running scan, exit 0;
+ *                    from then on every one of these signals is ignored,
+ *                    so a second SIGTERM cannot cut the shutdown short
  *   SIGUSR1          rescan now (or right after the scan that is running)
  *
  * Scans run on the worker pool, one at a time; their completion comes back
@@ -42,6 +44,7 @@
 #include "config.h"
 #include "daemon/fill.h"
 #include "daemon/http.h"
+#include "daemon/clock.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
 #include "daemon/pool.h"
@@ -93,7 +96,7 @@ maintain_work(void *arg)
 	else if (n > 0)
 		log_info("evicted %llu cache entries, %llu bytes",
 		    (unsigned long long)n, (unsigned long long)bytes);
-	if (neg_expire(d->idx, time(NULL), &n, err, sizeof(err)) == -1)
+	if (neg_expire(d->idx, clock_now(), &n, err, sizeof(err)) == -1)
 		log_warnx("%s: %s", __func__, err);
 }
 
@@ -269,6 +272,29 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	event_base_loopbreak(d->base);
 }
 
+/*
+ * Stopping: the signals the loop handled are ignored from now to the exit.
+ * Freeing a libevent signal event puts back the disposition it found
+ * (SIG_DFL, which kills), so the swap runs with them blocked; the threads
+ * that could take them instead are gone by now.
+ */
+static void
+signals_ignore(struct event **sigs, const int *signums, size_t n)
+{
+	sigset_t set, old;
+	size_t i;
+
+	sigemptyset(&set);
+	for (i = 0; i < n; i++)
+		sigaddset(&set, signums[i]);
+	sigprocmask(SIG_BLOCK, &set, &old);
+	for (i = 0; i < n; i++) {
+		event_free(sigs[i]);
+		signal(signums[i], SIG_IGN);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+}
+
 static void
 usage(FILE *fp)
 {
@@ -364,6 +390,7 @@ main(int argc, char **argv)
 	memset(&d, 0, sizeof(d));
 	signal(SIGPIPE, SIG_IGN);
 	configure(&d, argc, argv);
+	clock_init();
 	raise_nofile();
 
 	if (evthread_use_pthreads() == -1)
@@ -471,6 +498,9 @@ main(int argc, char **argv)
 	scan_start(&d);
 
 	event_base_dispatch(d.base);
+	/* While the loop is not running, a signal it handles is lost. */
+	for (i = 0; i < 3; i++)
+		signal(signums[i], SIG_IGN);
 
 	httpd_stop(d.httpd);
 	pool_free(d.pool);
@@ -479,8 +509,7 @@ main(int argc, char **argv)
 	httpd_free(d.httpd);
 	fill_free(d.fill);
 	upstream_shutdown();
-	for (i = 0; i < 3; i++)
-		event_free(sigs[i]);
+	signals_ignore(sigs, signums, 3);
 	event_free(d.rescan_ev);
 	event_free(d.maintain_ev);
 	event_base_free(d.base);

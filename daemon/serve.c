@@ -37,6 +37,7 @@
 #include "cache/pkgindex.h"
 #include "conf/config.h"
 #include "config.h"
+#include "daemon/clock.h"
 #include "daemon/fill.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
@@ -511,6 +512,25 @@ section_after_fill(struct waiter *w, const struct flight_view *v)
 }
 
 /*
+ * The max-age of a 404 for key k: what is left of its negative entry, which
+ * a fill writes before it tells its waiters (0 when there is none: the
+ * miss is not remembered).
+ */
+static unsigned
+miss_max_age(struct serve_thread *st, const struct cache_key *k)
+{
+	struct neg_entry ne;
+	int64_t now = clock_now();
+	int rc;
+
+	if (st->rd == NULL || index_reader_begin(st->rd) == -1)
+		return 0;
+	rc = neg_get(st->rd, k, now, &ne);
+	index_reader_end(st->rd);
+	return rc == 0 ? (unsigned)(ne.expires - now) : 0;
+}
+
+/*
  * The flight moved on.  Before the head: wait, answer the end, or start
  * streaming.  The exchange's end releases the waiter (conn_on_end), so w is
  * not touched after an answer.
@@ -564,7 +584,8 @@ waiter_check(struct waiter *w)
 	case FLIGHT_NOTFOUND:
 		conn_set_result(c, "MISS", "upstream");
 		metrics_request(metrics_endpoint_of(w->ep), METRICS_NOTFOUND);
-		conn_send_miss(c, "not found", w->srv->d.cfg->negative_ttl);
+		conn_send_miss(c, "not found",
+		    miss_max_age(w->st, flight_key(w->f)));
 		return;
 	case FLIGHT_FAILED:
 		conn_set_result(c, "ERROR", "upstream");
@@ -691,7 +712,7 @@ send_cached(struct conn *c, struct serve_thread *st, const struct cache_key *k,
 	pin->bs = bs;
 	pin->key = *k;
 	blob_pin(bs, k);
-	blob_touch(bs, k, time(NULL));
+	blob_touch(bs, k, clock_now());
 	memset(&art, 0, sizeof(art));
 	art.size = bi.size;
 	art.mtime = (time_t)bi.mtime;
@@ -889,7 +910,7 @@ remote_lookup(struct conn *c, struct serve_thread *st, const struct route *rt,
 	struct pkg_found pf;
 	struct cache_key k;
 	struct neg_entry ne;
-	int64_t now = time(NULL);
+	int64_t now = clock_now();
 	int rc;
 
 	cache_key_make(&k, &rt->id, cache_kind_of(rt->endpoint), rt->arg);

@@ -31,6 +31,25 @@ is "$STOP_RC" 0 "exit status 0 after SIGTERM"
 grep -q 'Terminated: stopping' "$d_LOG"
 ok $? "the log says why it stopped"
 
+# A second SIGTERM (and a third, and a SIGINT...) during the graceful
+# shutdown is ignored, whenever it lands: keep sending until the exit.
+start_daemon g --scan-dir "$T/files" --rescan-interval 0 --shutdown-timeout 10
+curl -s --limit-rate 8M "$g_URL/buildid/$ID/debuginfo" -o "$T/got2" &
+cpid=$!
+wait_until 5 test -s "$T/got2"
+kill -TERM "$g_PID"
+# As fast as the shell can (builtin kill), so that one lands in each
+# moment of the shutdown; bounded by count and by the daemon's exit.
+for i in $(seq 1 200000); do
+	kill -TERM "$g_PID" 2>/dev/null || break
+	kill -INT "$g_PID" 2>/dev/null || break
+done
+wait "$g_PID"
+is "$?" 0 "exit status 0 with more SIGTERMs and SIGINTs during the shutdown"
+wait "$cpid"
+cmp -s "$T/got2" "$T/files/mid.debug"
+ok $? "... and the download in flight completed whole"
+
 # The bound: a download too slow to finish is cut at shutdown-timeout.
 start_daemon e --scan-dir "$T/files" --shutdown-timeout 1
 curl -s --limit-rate 1M "$e_URL/buildid/$ID/debuginfo" -o "$T/slow" &
