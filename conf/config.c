@@ -79,7 +79,9 @@ static const struct opt options[] = {
 	{ "threads", T_UNSIGNED, "0", NULL,
 	    "event-loop threads, 0 = one per CPU", 0, FIELD(threads), 0, 256 },
 	{ "workers", T_UNSIGNED, "0", NULL,
-	    "worker-pool threads, 0 = one per CPU", 0, FIELD(workers), 0, 256 },
+	    "worker threads for long work (as many again for short), 0 = one "
+	    "per CPU",
+	    0, FIELD(workers), 0, 256 },
 	{ "cache-dir", T_PATH, NULL,
 	    "~/.cache/dbgmirror, as root /var/cache/dbgmirror",
 	    "index and cached files", 0, FIELD(cache_dir), 0, 0 },

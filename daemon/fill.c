@@ -706,8 +706,8 @@ pass_new(struct fill *fl, struct job *j)
 		p->early = j;
 	else
 		p->lead = j;
-	if (pool_submit(fl->d.pool, pass_work, fl->d.inbox, pass_done, p) ==
-	    -1) {
+	if (pool_submit_long(fl->d.pool, pass_work, fl->d.inbox, pass_done,
+		p) == -1) {
 		free(p);
 		return -1;
 	}

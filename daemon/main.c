@@ -116,8 +116,8 @@ maintain_cb(evutil_socket_t fd, short what, void *arg)
 	if (d->maintaining)
 		return;
 	d->maintaining = 1;
-	if (pool_submit(d->pool, maintain_work, d->inbox, maintain_done, d) ==
-	    -1)
+	if (pool_submit_long(d->pool, maintain_work, d->inbox, maintain_done,
+		d) == -1)
 		d->maintaining = 0;
 }
 
@@ -245,7 +245,8 @@ scan_start(struct daemon *d)
 	}
 	clock_gettime(CLOCK_MONOTONIC, &d->scan_t0);
 	d->scanning = 1;
-	if (pool_submit(d->pool, scan_work, d->inbox, scan_done, d) == -1) {
+	if (pool_submit_long(d->pool, scan_work, d->inbox, scan_done, d) ==
+	    -1) {
 		d->scanning = 0;
 		log_warnx("%s: cannot queue the scan", __func__);
 	}
@@ -426,7 +427,8 @@ main(int argc, char **argv)
 		fatalx("out of memory");
 	metrics_init();
 	metrics_set_gauges(gauges, &d);
-	if ((d.pool = pool_new(d.cfg.workers)) == NULL)
+	/* As many again for short work as long work may take. */
+	if ((d.pool = pool_new(2 * d.cfg.workers, d.cfg.workers)) == NULL)
 		fatalx("cannot start %u workers", d.cfg.workers);
 	if ((d.base = event_base_new()) == NULL ||
 	    (d.inbox = pool_inbox_new(d.base)) == NULL)

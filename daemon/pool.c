@@ -1,7 +1,11 @@
 /*
- * daemon/pool.c: a fixed set of worker threads fed from one FIFO queue.
+ * daemon/pool.c: a fixed set of worker threads fed from two FIFO queues,
+ * one per urgency (daemon/pool.h).
  *
- * Jobs are queued under a mutex and picked up by the first idle worker.  A
+ * Jobs are queued under a mutex and picked up by the first idle worker,
+ * which takes a short job when there is one, else a long job as long as
+ * fewer than max_long long jobs run.  So long jobs never hold more than
+ * max_long workers, and the rest are always there for short ones.  A
  * finished job with a done callback is appended to its inbox, and the first
  * job to arrive in an empty inbox activates the inbox's event, so a burst of
  * completions costs the loop one wake-up.
@@ -14,16 +18,24 @@
 
 struct job {
 	struct job *next;
+	int is_long;
 	pool_fn work;
 	pool_fn done;
 	struct pool_inbox *inbox;
 	void *arg;
 };
 
+/* A FIFO of jobs. */
+struct queue {
+	struct job *head, **tail;
+};
+
 struct pool {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
-	struct job *head, **tail;
+	struct queue q[2]; /* [0] short, [1] long */
+	unsigned running_long;
+	unsigned max_long;
 	int stopping;
 	unsigned nthreads;
 	pthread_t *threads;
@@ -73,6 +85,35 @@ inbox_ready_cb(evutil_socket_t fd, short what, void *arg)
 	inbox_run(arg);
 }
 
+static void
+queue_put(struct queue *q, struct job *job)
+{
+	job->next = NULL;
+	*q->tail = job;
+	q->tail = &job->next;
+}
+
+static struct job *
+queue_take(struct queue *q)
+{
+	struct job *job = q->head;
+
+	if (job != NULL && (q->head = job->next) == NULL)
+		q->tail = &q->head;
+	return job;
+}
+
+/* Under the lock: the job this worker may run now, or NULL. */
+static struct job *
+pool_next(struct pool *pool)
+{
+	if (pool->q[0].head != NULL)
+		return queue_take(&pool->q[0]);
+	if (pool->running_long < pool->max_long)
+		return queue_take(&pool->q[1]);
+	return NULL;
+}
+
 static void *
 worker_main(void *arg)
 {
@@ -81,19 +122,24 @@ worker_main(void *arg)
 
 	for (;;) {
 		pthread_mutex_lock(&pool->lock);
-		while (pool->head == NULL && !pool->stopping)
+		while ((job = pool_next(pool)) == NULL &&
+		    !(pool->stopping && pool->q[1].head == NULL))
 			pthread_cond_wait(&pool->cond, &pool->lock);
-		job = pool->head;
 		if (job == NULL) {
 			pthread_mutex_unlock(&pool->lock);
 			return NULL;
 		}
-		pool->head = job->next;
-		if (pool->head == NULL)
-			pool->tail = &pool->head;
+		pool->running_long += job->is_long;
 		pthread_mutex_unlock(&pool->lock);
 
 		job->work(job->arg);
+		if (job->is_long) {
+			pthread_mutex_lock(&pool->lock);
+			pool->running_long--;
+			/* A long job may wait for this place. */
+			pthread_cond_signal(&pool->cond);
+			pthread_mutex_unlock(&pool->lock);
+		}
 		if (job->done != NULL && job->inbox != NULL)
 			inbox_put(job->inbox, job);
 		else
@@ -102,15 +148,19 @@ worker_main(void *arg)
 }
 
 struct pool *
-pool_new(unsigned nthreads)
+pool_new(unsigned nthreads, unsigned max_long)
 {
 	struct pool *pool;
 
+	if (max_long == 0 || max_long >= nthreads)
+		return NULL;
 	if ((pool = calloc(1, sizeof(*pool))) == NULL)
 		return NULL;
 	pthread_mutex_init(&pool->lock, NULL);
 	pthread_cond_init(&pool->cond, NULL);
-	pool->tail = &pool->head;
+	pool->q[0].tail = &pool->q[0].head;
+	pool->q[1].tail = &pool->q[1].head;
+	pool->max_long = max_long;
 	if ((pool->threads = calloc(nthreads, sizeof(pthread_t))) == NULL) {
 		pool_free(pool);
 		return NULL;
@@ -172,15 +222,15 @@ pool_inbox_free(struct pool_inbox *inbox)
 	free(inbox);
 }
 
-int
-pool_submit(struct pool *pool, pool_fn work, struct pool_inbox *inbox,
+static int
+submit(struct pool *pool, int is_long, pool_fn work, struct pool_inbox *inbox,
     pool_fn done, void *arg)
 {
 	struct job *job;
 
 	if ((job = malloc(sizeof(*job))) == NULL)
 		return -1;
-	job->next = NULL;
+	job->is_long = is_long;
 	job->work = work;
 	job->done = done;
 	job->inbox = inbox;
@@ -191,9 +241,23 @@ pool_submit(struct pool *pool, pool_fn work, struct pool_inbox *inbox,
 		free(job);
 		return -1;
 	}
-	*pool->tail = job;
-	pool->tail = &job->next;
+	queue_put(&pool->q[is_long], job);
+	/* Any idle worker can take it (a long one once a place is free). */
 	pthread_cond_signal(&pool->cond);
 	pthread_mutex_unlock(&pool->lock);
 	return 0;
+}
+
+int
+pool_submit(struct pool *pool, pool_fn work, struct pool_inbox *inbox,
+    pool_fn done, void *arg)
+{
+	return submit(pool, 0, work, inbox, done, arg);
+}
+
+int
+pool_submit_long(struct pool *pool, pool_fn work, struct pool_inbox *inbox,
+    pool_fn done, void *arg)
+{
+	return submit(pool, 1, work, inbox, done, arg);
 }

@@ -3,6 +3,13 @@
  * parsing, file reads, LMDB writes, directory walks), with completions
  * delivered back to the event loop that asked.
  *
+ * Work comes in two urgencies.  Short jobs are what a client is waiting
+ * on right now: verify and publish a fill, stat and open a file, cut a
+ * section.  Long jobs may take seconds to minutes: decompression passes
+ * over packages, scans, cache maintenance, purges.  Short jobs are taken
+ * first, and long jobs never occupy more than max_long of the workers, so
+ * a client one byte short of a verified file never waits behind a scan.
+ *
  * An inbox belongs to one event loop; a job's done callback runs on that
  * loop's thread, never on a worker.  libevent must have been told to use
  * pthreads (evthread_use_pthreads) before the loop's base was created.
@@ -16,7 +23,8 @@ struct pool_inbox;
 
 typedef void (*pool_fn)(void *arg);
 
-struct pool *pool_new(unsigned nthreads);
+/* nthreads workers, at most max_long (1 to nthreads - 1) on long jobs. */
+struct pool *pool_new(unsigned nthreads, unsigned max_long);
 /* Run every queued job, then stop and join the workers. */
 void pool_free(struct pool *pool);
 
@@ -30,6 +38,9 @@ void pool_inbox_free(struct pool_inbox *inbox);
  * stopping); then neither callback runs.
  */
 int pool_submit(struct pool *pool, pool_fn work, struct pool_inbox *inbox,
+    pool_fn done, void *arg);
+/* The same for a long job. */
+int pool_submit_long(struct pool *pool, pool_fn work, struct pool_inbox *inbox,
     pool_fn done, void *arg);
 
 #endif /* DAEMON_POOL_H */

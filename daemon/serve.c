@@ -1112,7 +1112,7 @@ purge_start(struct conn *c, struct serve *srv, const struct route *rt)
 	p->srv = srv;
 	snprintf(p->query, sizeof(p->query), "%s", rt->arg);
 	conn_wait(c);
-	if (pool_submit(srv->d.pool, purge_work, conn_inbox(c), purge_done,
+	if (pool_submit_long(srv->d.pool, purge_work, conn_inbox(c), purge_done,
 		p) == -1) {
 		free(p);
 		conn_send_error(c, 503, "server is shutting down");
