@@ -73,14 +73,7 @@ cache_key_make(struct cache_key *k, const struct buildid *id,
 void
 cache_key_hex(const struct cache_key *k, char *out)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t i;
-
-	for (i = 0; i < CACHE_KEY_LEN; i++) {
-		out[2 * i] = hex[k->hash[i] >> 4];
-		out[2 * i + 1] = hex[k->hash[i] & 0xf];
-	}
-	out[2 * CACHE_KEY_LEN] = '\0';
+	buildid_hex(k->hash, CACHE_KEY_LEN, out);
 }
 
 int

@@ -49,16 +49,22 @@ buildid_parse(struct buildid *id, const char *s, size_t len, const char **why)
 }
 
 void
-buildid_format(const struct buildid *id, char *out)
+buildid_hex(const uint8_t *bytes, size_t n, char *out)
 {
 	static const char digits[] = "0123456789abcdef";
 	size_t i;
 
-	for (i = 0; i < id->len; i++) {
-		out[2 * i] = digits[id->bytes[i] >> 4];
-		out[2 * i + 1] = digits[id->bytes[i] & 0xf];
+	for (i = 0; i < n; i++) {
+		out[2 * i] = digits[bytes[i] >> 4];
+		out[2 * i + 1] = digits[bytes[i] & 0xf];
 	}
-	out[2 * i] = '\0';
+	out[2 * n] = '\0';
+}
+
+void
+buildid_format(const struct buildid *id, char *out)
+{
+	buildid_hex(id->bytes, id->len, out);
 }
 
 int

@@ -31,6 +31,9 @@ int buildid_parse(struct buildid *id, const char *s, size_t len,
 /* Write the lowercase hex spelling of id into out (BUILDID_HEX_MAX bytes). */
 void buildid_format(const struct buildid *id, char *out);
 
+/* Write the lowercase hex of n bytes, and a NUL, into out (2n + 1 bytes). */
+void buildid_hex(const uint8_t *bytes, size_t n, char *out);
+
 /* The value of hex digit c (either case), or -1. */
 int buildid_hexval(unsigned char c);
 
