@@ -349,8 +349,14 @@ exchange_end(struct conn *c)
 	memset(&c->req, 0, sizeof(c->req));
 	c->state = CS_READ;
 	conn_timer(c, c->inlen > 0 ? c->t->tv_header : c->t->tv_keepalive);
+	/*
+	 * An answer given from a completion (a worker's result, a fill's
+	 * progress) must not dispatch the next pipelined request from inside
+	 * that completion, which may hold the thread's index read transaction:
+	 * the loop reads on at its next turn.
+	 */
 	if (!c->parsing)
-		process_input(c);
+		event_active(c->rev, EV_READ, 0);
 }
 
 /* The response cannot be completed: the client gets a cut connection. */

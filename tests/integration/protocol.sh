@@ -418,6 +418,15 @@ is "$(split_responses "$T/r")" 2 "a pipelined section then a 404: two responses"
 cmp -s "$T/r.1.body" "$T/ref"
 ok $? "... the section first"
 is "$(head -n 1 "$T/r.2.head")" "HTTP/1.1 404 Not Found" "... then the 404"
+# Answers from workers, each followed by a request the loop must read on
+# at its next turn (not from inside the worker's completion).
+printf 'GET /buildid/%s/section/.debug_info HTTP/1.1\r\nHost: x\r\n\r\nGET /buildid/%s/section/.debug_info HTTP/1.1\r\nHost: x\r\n\r\nGET /buildid/%s/debuginfo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' \
+    "$A" "$A" "$ID_shapes" | send "$P"
+is "$(split_responses "$T/r")" 3 "two sections and a file pipelined: three responses"
+cmp -s "$T/r.1.body" "$T/ref" && cmp -s "$T/r.2.body" "$T/ref"
+ok $? "... both sections right"
+cmp -s "$T/r.3.body" "$dbg/.dwz/shapes.debug"
+ok $? "... then the file, in order"
 
 # --------------------------------------------------------------- timeouts
 
