@@ -3,15 +3,14 @@
  * rules).
  *
  * The table is a small open hash of linked flights under one mutex: it is
- * touched once per miss, never per hit.  Readers are woken with
- * event_active, which libevent allows from any thread once
- * evthread_use_pthreads has run.  Progress wakes readers at most every
+ * touched once per miss, never per hit.  Readers are woken through their
+ * wake callbacks, from whatever thread reports.  Progress wakes readers at
+ * most every
  * NOTIFY_BYTES or NOTIFY_NS, whichever comes first, so a 100 MB fill with
  * hundreds of readers does not turn into millions of wake-ups.
  */
 #include "cache/flight.h"
 
-#include <event2/event.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -26,7 +25,8 @@
 #define WHY_MAX 200
 
 struct watcher {
-	struct event *ev;
+	flight_wake_fn wake;
+	void *arg;
 	struct watcher *next;
 };
 
@@ -233,7 +233,7 @@ wake_locked(struct flight *f)
 	f->notified = f->written;
 	f->notified_ns = now_ns();
 	for (w = f->watchers; w != NULL; w = w->next)
-		event_active(w->ev, EV_READ, 1);
+		w->wake(w->arg);
 }
 
 int
@@ -302,17 +302,15 @@ flight_end(struct flight *f, enum flight_state state, const char *why)
 	pthread_mutex_unlock(&f->mu);
 }
 
-void
-flight_watch(struct flight *f, struct event *ev)
+int
+flight_watch(struct flight *f, flight_wake_fn wake, void *arg)
 {
 	struct watcher *w;
 
-	if ((w = malloc(sizeof(*w))) == NULL) {
-		/* Without a watcher slot, poll: wake it now and then. */
-		event_active(ev, EV_READ, 1);
-		return;
-	}
-	w->ev = ev;
+	if ((w = malloc(sizeof(*w))) == NULL)
+		return -1;
+	w->wake = wake;
+	w->arg = arg;
 	pthread_mutex_lock(&f->mu);
 	w->next = f->watchers;
 	f->watchers = w;
@@ -321,17 +319,18 @@ flight_watch(struct flight *f, struct event *ev)
 	pthread_mutex_lock(&f->ft->mu);
 	f->ft->watchers++;
 	pthread_mutex_unlock(&f->ft->mu);
+	return 0;
 }
 
 void
-flight_unwatch(struct flight *f, struct event *ev)
+flight_unwatch(struct flight *f, void *arg)
 {
 	struct watcher **pp, *w;
 	int found = 0;
 
 	pthread_mutex_lock(&f->mu);
 	for (pp = &f->watchers; *pp != NULL; pp = &(*pp)->next) {
-		if ((*pp)->ev == ev) {
+		if ((*pp)->arg == arg) {
 			w = *pp;
 			*pp = w->next;
 			free(w);

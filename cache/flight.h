@@ -4,9 +4,9 @@
  * The first request for a key that is neither cached nor remembered as
  * missing creates a flight and starts the fill; later requests for the key
  * join it.  The filler writes the bytes to a temp file and reports its
- * progress here; every joined request watches with a libevent event of its
- * own loop, which is activated (from whatever thread reports) when there is
- * something new to read: the head, more bytes, the end.
+ * progress here; every joined request watches with a wake callback, called
+ * (from whatever thread reports) when there is something new to read: the
+ * head, more bytes, the end.
  *
  * Streaming before the content is verified is allowed, but never the last
  * byte: a reader may send at most length - 1 bytes until the filler marks
@@ -27,7 +27,6 @@
 
 #include "cache/key.h"
 
-struct event;
 struct flight;
 struct flight_table;
 
@@ -88,9 +87,16 @@ void flight_detach(struct flight *f);
 
 /* ---- readers */
 
-/* ev is activated whenever the view may have changed. */
-void flight_watch(struct flight *f, struct event *ev);
-void flight_unwatch(struct flight *f, struct event *ev);
+/*
+ * wake(arg) is called whenever the view may have changed, from any thread
+ * and with the flight's lock held: it must only schedule the reader (e.g.
+ * event_active on the reader's loop), never call back into the flight.
+ * -1 when out of memory.
+ */
+typedef void (*flight_wake_fn)(void *arg);
+int flight_watch(struct flight *f, flight_wake_fn wake, void *arg);
+/* Stop the watch of arg. */
+void flight_unwatch(struct flight *f, void *arg);
 void flight_view(struct flight *f, struct flight_view *v);
 /* After the head: its fields, and a descriptor of the file to read. */
 int64_t flight_mtime(const struct flight *f);

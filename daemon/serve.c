@@ -470,7 +470,7 @@ waiter_release(void *arg)
 {
 	struct waiter *w = arg;
 
-	flight_unwatch(w->f, w->ev);
+	flight_unwatch(w->f, w);
 	event_free(w->ev);
 	flight_unref(w->f);
 	free(w->then);
@@ -600,6 +600,15 @@ static void
 waiter_event_cb(evutil_socket_t fd, short what, void *arg)
 {
 	waiter_check(arg);
+}
+
+/* flight_wake_fn, on the filler's thread: check again on our loop. */
+static void
+waiter_wake(void *arg)
+{
+	struct waiter *w = arg;
+
+	event_active(w->ev, EV_READ, 1);
 }
 
 /* 1 when a Via value names token: the request went through us already. */
@@ -846,7 +855,12 @@ await_fill(struct conn *c, struct serve_thread *st, const struct route *rt,
 		*wt->then = *then;
 	conn_wait(c);
 	conn_on_end(c, waiter_release, wt);
-	flight_watch(f, wt->ev);
+	if (flight_watch(f, waiter_wake, wt) == -1) {
+		conn_set_result(c, "ERROR", "-");
+		metrics_request(mep, METRICS_ERROR);
+		conn_send_error(c, 503, "out of memory");
+		return;
+	}
 	waiter_check(wt);
 }
 
