@@ -129,10 +129,31 @@ obs_latency(unsigned i, double seconds)
 	metrics_upstream_latency(i, seconds);
 }
 
+/* The metric of an upstream error; a new kind must be named here. */
+static enum metrics_uperr
+uperr_metric(enum upstream_err kind)
+{
+	switch (kind) {
+	case UPSTREAM_ERR_CONNECT:
+		return METRICS_UPERR_CONNECT;
+	case UPSTREAM_ERR_TIMEOUT:
+		return METRICS_UPERR_TIMEOUT;
+	case UPSTREAM_ERR_HTTP:
+		return METRICS_UPERR_HTTP;
+	case UPSTREAM_ERR_TRANSFER:
+		return METRICS_UPERR_TRANSFER;
+	case UPSTREAM_ERR_CONTENT:
+		return METRICS_UPERR_CONTENT;
+	case UPSTREAM_ERR_BREAKER:
+		return METRICS_UPERR_BREAKER;
+	}
+	return METRICS_UPERR_TRANSFER;
+}
+
 static void
 obs_error(unsigned i, enum upstream_err kind)
 {
-	metrics_upstream_error(i, (enum metrics_uperr)kind);
+	metrics_upstream_error(i, uperr_metric(kind));
 	if (kind == UPSTREAM_ERR_CONTENT)
 		metrics_upstream_verify_failure(i);
 }
