@@ -21,7 +21,7 @@
 #include "cache/negative.h"
 #include "cache/pkgindex.h"
 #include "conf/config.h"
-#include "config.h"
+#include "autoconf.h"
 #include "daemon/scan.h"
 #include "indexer/buildid.h"
 

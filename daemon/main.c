@@ -41,7 +41,7 @@
 #include "cache/index.h"
 #include "cache/negative.h"
 #include "conf/config.h"
-#include "config.h"
+#include "autoconf.h"
 #include "daemon/fill.h"
 #include "daemon/http.h"
 #include "daemon/clock.h"

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "config.h"
+#include "autoconf.h"
 #include "daemon/httpdate.h"
 
 const char *

@@ -36,7 +36,7 @@
 #include "cache/negative.h"
 #include "cache/pkgindex.h"
 #include "conf/config.h"
-#include "config.h"
+#include "autoconf.h"
 #include "daemon/clock.h"
 #include "daemon/fill.h"
 #include "daemon/log.h"

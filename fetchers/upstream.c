@@ -33,7 +33,7 @@
 #include <time.h>
 
 #include "conf/config.h"
-#include "config.h"
+#include "autoconf.h"
 #include "fetchers/curlev.h"
 
 #define RETRY_BASE_MS 100

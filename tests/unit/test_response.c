@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
+#include "autoconf.h"
 #include "daemon/httpdate.h"
 #include "tests/tap.h"
 
