@@ -16,9 +16,8 @@
 /* The longest target decoded; longer ones are refused before decoding. */
 #define TARGET_MAX 8192
 
-/* Percent-decode in[0..len) into out; returns the length or -1. */
-static long
-pct_decode(const char *in, size_t len, char *out, const char **why)
+long
+route_decode(const char *in, size_t len, char *out, int form, const char **why)
 {
 	size_t i, o = 0;
 	int hi, lo;
@@ -29,7 +28,7 @@ pct_decode(const char *in, size_t len, char *out, const char **why)
 			return -1;
 		}
 		if (in[i] != '%') {
-			out[o++] = in[i];
+			out[o++] = form && in[i] == '+' ? ' ' : in[i];
 			continue;
 		}
 		if (len - i < 3) {
@@ -117,7 +116,7 @@ route_parse(struct route *rt, const char *target, size_t len, const char **why)
 		*why = "request target too long";
 		return 414;
 	}
-	if (pct_decode(target, len, path, why) < 0)
+	if (route_decode(target, len, path, 0, why) < 0)
 		return 400;
 
 	if (strcmp(path, "/") == 0) {

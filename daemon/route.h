@@ -41,4 +41,12 @@ struct route {
 int route_parse(struct route *rt, const char *target, size_t len,
     const char **why);
 
+/*
+ * Percent-decode in[0..len) into out (len + 1 bytes), refusing malformed
+ * escapes and NUL; with form, '+' is a space (a query's form encoding).
+ * Returns the decoded length, or -1 with *why.
+ */
+long route_decode(const char *in, size_t len, char *out, int form,
+    const char **why);
+
 #endif /* DAEMON_ROUTE_H */

@@ -74,25 +74,6 @@ struct purge {
 	char text[256];
 };
 
-/* Decode %XX and '+' of a query value in place. */
-static void
-query_decode(char *s)
-{
-	char *o = s;
-
-	for (; *s != '\0'; s++) {
-		if (*s == '%' && buildid_hexval((unsigned char)s[1]) >= 0 &&
-		    buildid_hexval((unsigned char)s[2]) >= 0) {
-			*o++ = (char)(buildid_hexval((unsigned char)s[1]) * 16 +
-			    buildid_hexval((unsigned char)s[2]));
-			s += 2;
-		} else {
-			*o++ = *s == '+' ? ' ' : *s;
-		}
-	}
-	*o = '\0';
-}
-
 static void
 purge_work(void *arg)
 {
@@ -105,12 +86,19 @@ purge_work(void *arg)
 	int rc = -1;
 
 	p->status = 200;
-	if ((val = strchr(p->query, '=')) != NULL)
+	if ((val = strchr(p->query, '=')) != NULL) {
 		*val++ = '\0';
+		/* Decoding in place: the result is never longer. */
+		if (route_decode(val, strlen(val), val, 1, &why) == -1) {
+			p->status = 400;
+			snprintf(p->text, sizeof(p->text), "bad query: %s",
+			    why);
+			return;
+		}
+	}
 	if (strcmp(p->query, "negative") == 0) {
 		rc = neg_purge(p->srv->d.idx, NULL, &negs, err, sizeof(err));
 	} else if (strcmp(p->query, "id") == 0 && val != NULL) {
-		query_decode(val);
 		if (buildid_parse(&id, val, strlen(val), &why) == -1) {
 			p->status = 400;
 			snprintf(p->text, sizeof(p->text), "bad id: %s", why);
@@ -122,7 +110,6 @@ purge_work(void *arg)
 			rc = neg_purge(p->srv->d.idx, &id, &negs, err,
 			    sizeof(err));
 	} else if (strcmp(p->query, "upstream") == 0 && val != NULL) {
-		query_decode(val);
 		n = strlen(val);
 		while (n > 0 && val[n - 1] == '/')
 			val[--n] = '\0';

@@ -54,6 +54,9 @@ code "$d_URL/buildid/$id_a/debuginfo" >/dev/null
 is "$(requests_to up "$id_a")" 3 "... the next request goes upstream"
 is "$(code "$d_URL/admin/purge?id=$id_a")" 200 "admin endpoint: purge by id"
 is "$(code "$d_URL/admin/purge?bogus")" 400 "admin endpoint: a bad query: 400"
+is "$(curl -s "$d_URL/admin/purge?upstream=http%3A%2F%zz")" \
+    "bad query: malformed percent escape" \
+    "admin endpoint: a malformed escape: 400, saying so"
 stop_daemon d
 
 start_daemon open --scan-dir none --upstream "$up_URL" --admin-access none
