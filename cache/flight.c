@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define BUCKETS 256
@@ -56,6 +55,7 @@ struct flight {
 
 struct flight_table {
 	pthread_mutex_t mu;
+	int64_t (*now_ns)(void);
 	unsigned max;
 	unsigned n;
 	unsigned nlimited; /* of them, those counted against max */
@@ -63,17 +63,8 @@ struct flight_table {
 	struct flight *b[BUCKETS];
 };
 
-static int64_t
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 struct flight_table *
-flight_table_new(unsigned max)
+flight_table_new(unsigned max, int64_t (*now_ns)(void))
 {
 	struct flight_table *ft;
 
@@ -81,6 +72,7 @@ flight_table_new(unsigned max)
 		return NULL;
 	pthread_mutex_init(&ft->mu, NULL);
 	ft->max = max;
+	ft->now_ns = now_ns;
 	return ft;
 }
 
@@ -231,7 +223,7 @@ wake_locked(struct flight *f)
 	struct watcher *w;
 
 	f->notified = f->written;
-	f->notified_ns = now_ns();
+	f->notified_ns = f->ft->now_ns();
 	for (w = f->watchers; w != NULL; w = w->next)
 		w->wake(w->arg);
 }
@@ -285,7 +277,7 @@ flight_progress(struct flight *f, uint64_t written)
 	f->written = written;
 	if (f->state == FLIGHT_STREAMING &&
 	    (written - f->notified >= NOTIFY_BYTES ||
-		now_ns() - f->notified_ns >= NOTIFY_NS))
+		f->ft->now_ns() - f->notified_ns >= NOTIFY_NS))
 		wake_locked(f);
 	pthread_mutex_unlock(&f->mu);
 }

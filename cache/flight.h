@@ -46,8 +46,11 @@ struct flight_view {
 	const char *why; /* FAILED and NOTFOUND */
 };
 
-/* The most limited flights (upstream fills) at once; 0 means no limit. */
-struct flight_table *flight_table_new(unsigned max);
+/*
+ * The most limited flights (upstream fills) at once; 0 means no limit.
+ * now_ns() is the monotonic clock in nanoseconds, which paces wake-ups.
+ */
+struct flight_table *flight_table_new(unsigned max, int64_t (*now_ns)(void));
 void flight_table_free(struct flight_table *ft);
 /* Flights in the table, and the readers watching them. */
 void flight_table_counts(struct flight_table *ft, uint64_t *flights,

@@ -46,3 +46,12 @@ clock_now(void)
 		return (int64_t)time(NULL);
 	return (int64_t)sb.st_mtime;
 }
+
+int64_t
+clock_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}

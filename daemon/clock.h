@@ -10,6 +10,9 @@
  * `touch -d @SECONDS FILE` instead of sleeping, and time stands still
  * between its steps however loaded the machine is.
  *
+ * Durations (access-log times, scan times, the pace of wake-ups) come
+ * from clock_mono_ns(), the monotonic clock, which no test moves.
+ *
  * Threads: any; the test file is read afresh (one stat) on each call.
  */
 #ifndef DAEMON_CLOCK_H
@@ -21,5 +24,7 @@
 void clock_init(void);
 /* Seconds since the epoch, for TTLs and cache times. */
 int64_t clock_now(void);
+/* Nanoseconds of the monotonic clock, for durations. */
+int64_t clock_mono_ns(void);
 
 #endif /* DAEMON_CLOCK_H */

@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "conf/config.h"
+#include "daemon/clock.h"
 #include "daemon/httpdate.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
@@ -131,7 +132,7 @@ struct conn {
 	void (*on_end)(void *arg);
 	void *on_end_arg;
 
-	struct timespec t0;
+	int64_t t0; /* clock_mono_ns() at the exchange's start */
 	int status;
 	uint64_t bytes; /* body bytes sent */
 	const char *result;
@@ -187,13 +188,9 @@ thread_clock(struct http_thread *t)
 }
 
 static double
-elapsed_ms(const struct timespec *since)
+elapsed_ms(int64_t since)
 {
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - since->tv_sec) * 1e3 +
-	    (double)(now.tv_nsec - since->tv_nsec) / 1e6;
+	return (double)(clock_mono_ns() - since) / 1e6;
 }
 
 /* ---------------------------------------------------------- connections */
@@ -271,7 +268,7 @@ conn_timer(struct conn *c, const struct timeval *tv)
 static void
 exchange_begin(struct conn *c)
 {
-	clock_gettime(CLOCK_MONOTONIC, &c->t0);
+	c->t0 = clock_mono_ns();
 	c->status = 0;
 	c->bytes = 0;
 	c->outbody = 0;
@@ -311,7 +308,7 @@ log_exchange(struct conn *c)
 	    c->peer, r->method_name.p != NULL ? (int)r->method_name.n : 1,
 	    r->method_name.p != NULL ? r->method_name.p : "-", tlen,
 	    r->target.p != NULL ? r->target.p : "-", c->status,
-	    (unsigned long long)c->bytes, elapsed_ms(&c->t0), c->result,
+	    (unsigned long long)c->bytes, elapsed_ms(c->t0), c->result,
 	    c->source, n > 0 ? ua : "-");
 }
 

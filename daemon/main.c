@@ -75,7 +75,7 @@ struct daemon {
 	int again; /* a rescan was asked for while one ran */
 	int scan_rc;
 	struct index_scan result;
-	struct timespec scan_t0;
+	int64_t scan_t0; /* clock_mono_ns() at the scan's start */
 };
 
 static void scan_start(struct daemon *d);
@@ -209,12 +209,8 @@ static void
 scan_done(void *arg)
 {
 	struct daemon *d = arg;
-	struct timespec now;
-	double secs;
+	double secs = (double)(clock_mono_ns() - d->scan_t0) / 1e9;
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	secs = (double)(now.tv_sec - d->scan_t0.tv_sec) +
-	    (double)(now.tv_nsec - d->scan_t0.tv_nsec) / 1e9;
 	d->scanning = 0;
 	if (atomic_load(&d->cancel))
 		return;
@@ -243,7 +239,7 @@ scan_start(struct daemon *d)
 		d->again = 1;
 		return;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &d->scan_t0);
+	d->scan_t0 = clock_mono_ns();
 	d->scanning = 1;
 	if (pool_submit_long(d->pool, scan_work, d->inbox, scan_done, d) ==
 	    -1) {
@@ -423,7 +419,7 @@ main(int argc, char **argv)
 		log_info("cache: removed %llu orphan files, %llu entries "
 			 "without their file",
 		    (unsigned long long)orphans, (unsigned long long)dangling);
-	if ((d.ft = flight_table_new(d.cfg.max_fills)) == NULL)
+	if ((d.ft = flight_table_new(d.cfg.max_fills, clock_mono_ns)) == NULL)
 		fatalx("out of memory");
 	metrics_init();
 	metrics_set_gauges(gauges, &d);

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "daemon/clock.h"
 #include "tests/tap.h"
 #include "tests/testdir.h"
 
@@ -79,7 +80,7 @@ test_herd(void)
 	int i, same = 1;
 
 	memset(&h, 0, sizeof(h));
-	h.ft = flight_table_new(4);
+	h.ft = flight_table_new(4, clock_mono_ns);
 	h.k = key_of(0xaa);
 	pthread_barrier_init(&h.go, NULL, HERD);
 	for (i = 0; i < HERD; i++)
@@ -106,7 +107,7 @@ test_herd(void)
 static void
 test_stream(void)
 {
-	struct flight_table *ft = flight_table_new(0);
+	struct flight_table *ft = flight_table_new(0, clock_mono_ns);
 	struct cache_key k = key_of(0x11);
 	struct reader r[3];
 	struct flight_view v;
@@ -178,7 +179,7 @@ test_stream(void)
 static void
 test_failed(void)
 {
-	struct flight_table *ft = flight_table_new(0);
+	struct flight_table *ft = flight_table_new(0, clock_mono_ns);
 	struct cache_key k = key_of(0x22);
 	struct reader r[2];
 	struct flight_view v;
@@ -219,7 +220,7 @@ test_failed(void)
 static void
 test_limit(void)
 {
-	struct flight_table *ft = flight_table_new(1);
+	struct flight_table *ft = flight_table_new(1, clock_mono_ns);
 	struct cache_key a = key_of(1), b = key_of(2);
 	struct flight *f, *g, *h;
 	int created;

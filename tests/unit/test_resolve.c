@@ -517,7 +517,7 @@ main(void)
 	/* A timer keeps EVLOOP_ONCE from blocking forever. */
 	tick = event_new(base, -1, EV_PERSIST, tick_cb, NULL);
 	event_add(tick, &tv);
-	fill.ft = flight_table_new(0);
+	fill.ft = flight_table_new(0, clock_mono_ns);
 	fill.enabled = 1;
 	deps.cfg = &cfg;
 	deps.idx = idx;
