@@ -346,55 +346,46 @@ w_herd() {
 	done
 }
 
-# debuginfod goes away for FLAP_DOWN s every FLAP_EVERY s and comes back on
-# its port; "up" is written once it serves again (it rescans at start).
-w_flap() {
-	local t pid
-	while running; do
-		t=$((SECONDS + FLAP_EVERY))
-		while running && [ "$SECONDS" -lt "$t" ]; do sleep 1; done
-		running || break
-		echo "down $(now)" >>"$WINDOWS"
-		kill -TERM "$flap_PID"
-		wait_until 20 gone "$flap_PID" || kill -KILL "$flap_PID"
-		sleep "$FLAP_DOWN"
-		env -u DEBUGINFOD_URLS HOME="$T" debuginfod -p "$FLAP_PORT" \
-		    -d "$T/flap-db.sqlite" -v -F "$T/flapdir" >>"$T/flap.log" 2>&1 &
-		pid=$!
-		echo "$pid" >"$T/flap.pid"
-		flap_PID=$pid
-		if ! wait_until 120 flap_ready; then
-			say "debuginfod did not come back on $FLAP_PORT"
-			echo "failed $(now)" >>"$WINDOWS"
-			return
-		fi
-		echo "up $(now)" >>"$WINDOWS"
-	done
+# The upstreams that flap: restart_NAME starts NAME again on its port and
+# sets NAME_PID; NAME_ready says when it serves again.
+restart_flap() {
+	env -u DEBUGINFOD_URLS HOME="$T" debuginfod -p "$FLAP_PORT" \
+	    -d "$T/flap-db.sqlite" -v -F "$T/flapdir" >>"$T/flap.log" 2>&1 &
+	flap_PID=$!
+	echo "$flap_PID" >"$T/flap.pid"
 }
+restart_bad() {
+	"$top_builddir/tests/fakeupstream" --port "$BAD_PORT" \
+	    --log "$T/bad.requests" "${bad_rules[@]}" >/dev/null 2>>"$T/bad.err" &
+	bad_PID=$!
+	echo "$bad_PID" >"$T/bad.pid"
+}
+bad_ready() { listening "$BAD_PORT"; }
 
-# The bad fakeupstream restarts on its port every BAD_EVERY s.
-w_badflap() {
-	local t
+# flapper NAME EVERY DOWN BOUND: every EVERY s, NAME goes away for DOWN s
+# and is started again; "down NAME T" and "up NAME T" (once it serves
+# again, within BOUND s) go to $WINDOWS.  debuginfod rescans at start.
+flapper() {
+	local name=$1 every=$2 down=$3 bound=$4 t pidvar=${1}_PID
 	while running; do
-		t=$((SECONDS + BAD_EVERY))
+		t=$((SECONDS + every))
 		while running && [ "$SECONDS" -lt "$t" ]; do sleep 1; done
 		running || break
-		echo "down $(now)" >>"$WINDOWS"
-		kill -TERM "$bad_PID"
-		wait_until 20 gone "$bad_PID" || kill -KILL "$bad_PID"
-		sleep "$BAD_DOWN"
-		"$top_builddir/tests/fakeupstream" --port "$BAD_PORT" \
-		    --log "$T/bad.requests" "${bad_rules[@]}" >/dev/null 2>>"$T/bad.err" &
-		bad_PID=$!
-		echo "$bad_PID" >"$T/bad.pid"
-		if ! wait_until 20 listening "$BAD_PORT"; then
-			say "fakeupstream bad did not come back on $BAD_PORT"
-			echo "failed $(now)" >>"$WINDOWS"
+		echo "down $name $(now)" >>"$WINDOWS"
+		kill -TERM "${!pidvar}"
+		wait_until 20 gone "${!pidvar}" || kill -KILL "${!pidvar}"
+		sleep "$down"
+		"restart_$name"
+		if ! wait_until "$bound" "${name}_ready"; then
+			say "$name did not come back"
+			echo "failed $name $(now)" >>"$WINDOWS"
 			return
 		fi
-		echo "up $(now)" >>"$WINDOWS"
+		echo "up $name $(now)" >>"$WINDOWS"
 	done
 }
+w_flap() { flapper flap "$FLAP_EVERY" "$FLAP_DOWN" 120; }
+w_badflap() { flapper bad "$BAD_EVERY" "$BAD_DOWN" 20; }
 
 # Every 30 s a new file in the scanned directory, SIGUSR1, and once the
 # scan is done the file must be served.
@@ -492,9 +483,10 @@ evictions=$(printf '%s\n' "$metrics" | awk '$1 == "dbgmirror_cache_evictions_tot
 cat "$R"/* >"$T/all.records"
 awk -v slack="$WINDOW_SLACK" -v windows="$WINDOWS" '
 FILENAME == windows {
-	if ($1 == "down") { n++; lo[n] = $2 - 2; hi[n] = 1e18 }
-	else if ($1 == "up") hi[n] = $2 + slack
-	else if ($1 == "failed") { n++; lo[n] = $2 - 2; hi[n] = 1e18 }
+	# "down NAME T" opens a window of NAME, "up NAME T" closes it; the
+	# two upstreams outages may overlap.  "failed" never closes.
+	if ($1 == "down" || $1 == "failed") { n++; lo[n] = $3 - 2; hi[n] = 1e18; open[$2] = n }
+	else if ($1 == "up" && $2 in open) { hi[open[$2]] = $3 + slack; delete open[$2] }
 	next
 }
 {
@@ -565,7 +557,10 @@ sanitized=$(grep -Ec 'Sanitizer|runtime error:' "$d_LOG")
 [ "$sanitized" -eq 0 ] || fail "sanitizer reports in the daemon log"
 
 # ---------------------------------------------------------------- report
-warns=$(grep -v '^[0-9a-f:.]* - - \[' "$d_LOG" | grep -Ec 'warn|error' || true)
+# The daemon's messages other than access lines, ids and ports blanked.
+grep -v '" [0-9][0-9][0-9] [0-9]' "$d_LOG" | sed -n 's/^[^]]*\]: //p' |
+    sed -E "s|$T|\$T|g; s/[0-9a-f]{40}/ID/g; s/127\.0\.0\.1:[0-9]+/LOOPBACK:PORT/g;
+	s/\b[0-9]+(\.[0-9]+)*/N/g" | sort | uniq -c | sort -rn >"$T/messages"
 ndown=$(grep -c '^down' "$WINDOWS")
 report() {
 	echo "# Soak: $SOAK_SECONDS s of mixed traffic"
@@ -594,7 +589,13 @@ report() {
 	echo "| evictions | ${evictions:-none} | > 0 | $([ "${evictions:-0}" != 0 ] && echo met || echo NOT met) |"
 	echo "| cached blobs verified (build-id note, bytes) | $((nblobs - badblobs)) of $nblobs | all | $([ "$badblobs" -eq 0 ] && echo met || echo NOT met) |"
 	echo "| exit on SIGTERM | $STOP_RC | 0 | $([ "$STOP_RC" -eq 0 ] && echo met || echo NOT met) |"
-	echo "| daemon log lines with warn/error (not access lines) | $warns | (shown only) | |"
+	echo
+	echo "The daemon's log, access lines aside (ids, ports and numbers blanked):"
+	echo
+	echo "| count | message |"
+	echo "|---|---|"
+	head -n 30 "$T/messages" | sed 's/|/\\|/g' |
+	    awk '{ n = $1; sub(/^ *[0-9]+ /, ""); printf "| %d | %s |\n", n, $0 }'
 	echo
 	for n in "${NOTES[@]}"; do echo "- $n"; done
 	if [ -s "$T/bad.lines" ]; then
