@@ -23,7 +23,8 @@
  *
  * The file modes honour Range the same way (truncate and reset send half of
  * the selected bytes).  --delay MS waits before every answer; --log FILE gets
- * one line per request received, written with one O_APPEND write.
+ * one line per request received, written with one O_APPEND write.  --port N
+ * listens on port N instead of a free one, to restart a server where it was.
  *
  * Threads: the main thread only waits for SIGTERM or SIGINT and then exits 0;
  * one thread accepts, and each connection gets a detached thread of its own
@@ -133,7 +134,7 @@ static void
 usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: fakeupstream [--listen ADDR] [--port-file FILE] "
+	    "usage: fakeupstream [--listen ADDR] [--port N] [--port-file FILE] "
 	    "[--log FILE]\n"
 	    "                    [--delay MS] [--rate BYTES_PER_SEC] "
 	    "ID=MODE[:ARG] ...\n"
@@ -739,25 +740,33 @@ accept_main(void *arg)
 	return NULL;
 }
 
-/* Listens on ADDR port 0; returns the socket and the port in *port. */
+/*
+ * Listens on ADDR port *port (0: any free port); returns the socket and the
+ * port in *port.  SO_REUSEADDR lets a restarted server take back its port
+ * while the connections it closed are in TIME_WAIT (the soak test restarts
+ * an upstream this way).
+ */
 static int
 listen_on(const char *addr, int *port)
 {
 	struct addrinfo hints = { 0 }, *ai;
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof(ss);
-	char serv[NI_MAXSERV];
-	int fd, e;
+	char serv[NI_MAXSERV], want[16];
+	int fd, e, one = 1;
 
 	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE;
 	hints.ai_socktype = SOCK_STREAM;
-	if ((e = getaddrinfo(addr, "0", &hints, &ai)) != 0) {
+	snprintf(want, sizeof(want), "%d", *port);
+	if ((e = getaddrinfo(addr, want, &hints, &ai)) != 0) {
 		fprintf(stderr, "fakeupstream: %s: %s\n", addr,
 		    gai_strerror(e));
 		return -1;
 	}
 	fd = socket(ai->ai_family, SOCK_STREAM, 0);
-	if (fd == -1 || bind(fd, ai->ai_addr, ai->ai_addrlen) == -1 ||
+	if (fd == -1 ||
+	    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) == -1 ||
+	    bind(fd, ai->ai_addr, ai->ai_addrlen) == -1 ||
 	    listen(fd, 512) == -1 ||
 	    getsockname(fd, (struct sockaddr *)&ss, &sl) == -1 ||
 	    getnameinfo((struct sockaddr *)&ss, sl, NULL, 0, serv, sizeof(serv),
@@ -809,6 +818,7 @@ main(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "listen", required_argument, NULL, 'l' },
+		{ "port", required_argument, NULL, 'P' },
 		{ "port-file", required_argument, NULL, 'p' },
 		{ "log", required_argument, NULL, 'L' },
 		{ "delay", required_argument, NULL, 'd' },
@@ -819,12 +829,21 @@ main(int argc, char **argv)
 	const char *addr = "127.0.0.1", *port_file = NULL;
 	sigset_t stop;
 	pthread_t t;
-	int ch, i, lfd, port, sig;
+	int ch, i, lfd, port = 0, sig;
+	long v;
 
 	while ((ch = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'l':
 			addr = optarg;
+			break;
+		case 'P':
+			if ((v = number(optarg, "--port")) > 65535) {
+				fprintf(stderr,
+				    "fakeupstream: bad --port: %s\n", optarg);
+				return 2;
+			}
+			port = (int)v;
 			break;
 		case 'p':
 			port_file = optarg;

@@ -92,9 +92,26 @@ diag() {
 # The plan; failures are already "not ok" lines, so the exit status stays 0
 # and the harness counts each failure once.
 done_testing() {
+	sanitizer_clean
 	echo "1..$TAP_N"
 	[ "$TAP_FAILED" -eq 0 ] || diag "$TAP_FAILED of $TAP_N failed"
 	exit 0
+}
+
+# sanitizer_clean: one check that no program whose log is in $T (every
+# daemon's) reported a sanitizer error: a ThreadSanitizer race (the
+# --enable-tsan build) or an ASan/UBSan error; the first report is shown.
+sanitizer_clean() {
+	local re='WARNING: ThreadSanitizer|ERROR: (Address|Leak|Thread)Sanitizer|runtime error:'
+	local f found=
+	for f in "$T"/*.log; do
+		[ -f "$f" ] && grep -Eq "$re" "$f" && found="$found $f"
+	done
+	ok "$([ -z "$found" ]; echo $?)" "no sanitizer report in the daemons' logs" && return
+	for f in $found; do
+		diag "$f:"
+		sed -En "/$re/,/^SUMMARY/p" "$f" | head -n 60 | sed 's/^/#   /'
+	done
 }
 
 # bail REASON: stop the script; the harness counts it as an error.
