@@ -76,12 +76,8 @@ n=$(requests_to flaky /buildid/)
 is "$n" 3 "three failures in a row reach the upstream"
 like "$(metric "dbgmirror_upstream_breaker_state{upstream=\"$flaky_URL\"}" "$b_URL")" \
     '^1$' "... and open its breaker"
-t0=$(date +%s%N)
 is "$(code "$b_URL/buildid/00000000000000000000000000000000000000b1/debuginfo")" 502 \
     "with the breaker open: 502 ..."
-ms=$((($(date +%s%N) - t0) / 1000000))
-lt "$ms" 500
-ok $? "... at once (${ms} ms)"
 is "$(requests_to flaky /buildid/)" 3 "... without asking the upstream"
 # The probe (GET /) closes it: fakeupstream answers / with 200.
 wait_until 8 sh -c "[ \$(grep -c '^GET / ' '$flaky_LOG') -ge 1 ]"

@@ -119,15 +119,12 @@ is "$(stat -c %s "$T/body")" $((SIZE / 2)) "truncate: half the bytes came"
 get "$U/buildid/ee/debuginfo"
 is "$RC" 56 "reset: curl sees the connection reset"
 
-# hang and stall: curl -m 1 gives up after a second.
+# hang and stall: curl -m 1 gives up (how fast is curl's business and the
+# machine's load, not the fake's).
 get "$U/buildid/aa/debuginfo" -m 1
 is "$RC" 28 "hang: curl times out"
-lt "$MS" 2500
-ok $? "hang: within about a second ($MS ms)"
 get "$U/buildid/bb/debuginfo" -m 1
 is "$RC" 28 "stall: curl times out"
-lt "$MS" 2500
-ok $? "stall: within about a second ($MS ms)"
 is "$(header Content-Length)" "$SIZE" "stall: the head came, with the size"
 
 # redirect, redirectloop.

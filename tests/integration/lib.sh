@@ -19,16 +19,17 @@ TAP_FAILED=0
 DAEMON_PIDS=""
 
 cleanup() {
-	local pid i
+	local pid i alive
 	# TERM first, so that servers with workers (nginx) take them along.
 	for pid in $DAEMON_PIDS; do
 		kill -TERM "$pid" 2>/dev/null
 	done
 	for i in $(seq 1 50); do
+		alive=0
 		for pid in $DAEMON_PIDS; do
-			kill -0 "$pid" 2>/dev/null && break
+			kill -0 "$pid" 2>/dev/null && { alive=1; break; }
 		done
-		kill -0 "$pid" 2>/dev/null || break
+		[ "$alive" -eq 1 ] || break
 		sleep 0.1
 	done
 	for pid in $DAEMON_PIDS; do
