@@ -816,6 +816,12 @@ waiter_check(struct waiter *w)
 	case FLIGHT_STREAMING:
 		if (w->whole)
 			return; /* the section is cut once the file is in */
+		/*
+		 * A range may end before the last byte, which is all that
+		 * streaming holds back: it waits for the verdict.
+		 */
+		if (conn_request(c)->range.p != NULL)
+			return;
 		waiter_stream(w, &v);
 		return;
 	case FLIGHT_READY:

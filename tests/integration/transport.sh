@@ -167,6 +167,25 @@ stop_daemon every
 
 # ------------------------------------------------- HEAD and Range mid-fill
 
+# A Range request joining a fill that fails the final check (an executable
+# asked for as debuginfo: the opening bytes pass, the sections do not) gets
+# no bytes of it: ranges wait for the verdict.
+nodebug=$(mkbin 7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d 200000)
+strip "$nodebug"
+start_fake wrongkind --rate 50000 "7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d=trickle:$nodebug"
+start_daemon wk --scan-dir none --upstream "$wrongkind_URL"
+url=$wk_URL/buildid/7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d7d/debuginfo
+curl -s -o /dev/null -m 60 "$url" &
+fill=$!
+wait_until 10 sh -c "curl -s '$wk_URL/metrics' | grep -q '^dbgmirror_fills_in_flight 1'"
+ok $? "a fill of the wrong kind is running"
+curl -s -r 0-99 -o "$T/wkpart" -w '%{http_code}' -m 60 "$url" >"$T/wkcode"
+is "$(cat "$T/wkcode")" 502 "Range joining it: 502 once it fails, not a 206 of its bytes"
+! head -c 4 "$T/wkpart" | grep -q ELF
+ok $? "... and no byte of the file"
+wait "$fill"
+stop_daemon wk
+
 big=$(mkbin 7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b 200000)
 start_fake slow --rate 50000 "7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b7b=trickle:$big"
 start_daemon f --scan-dir none --upstream "$slow_URL"
