@@ -658,6 +658,8 @@ conn_send_file(struct conn *c, int fd, uint64_t offset,
 		head += 3 * strlen(art->file);
 	if (art->archive != NULL)
 		head += 3 * strlen(art->archive);
+	/* Replayed header lines (upstream's, a package member's) as they are. */
+	head += art->extra_len;
 	if (head_begin(c, &hb, plan.status, head, why + 1) == -1) {
 		close(fd);
 		send_bare(c, 503);
@@ -667,6 +669,9 @@ conn_send_file(struct conn *c, int fd, uint64_t offset,
 	response_artifact_head(&hb, &plan, art);
 	hbuf_end(&hb, c->keepalive, c->req.minor == 0);
 	if (hb.overflow) {
+		/* Sized above for everything the head holds: a bug if here. */
+		log_warnx("%s: %s: the response head overflowed %zu bytes",
+		    __func__, c->peer, head);
 		close(fd);
 		send_bare(c, 500);
 		conn_leave(c);

@@ -274,8 +274,10 @@ keep_header(struct attempt *a, const char *line, size_t n)
 	/* Our own X-DEBUGINFOD-SIZE is sent from the bytes we have. */
 	if (strncasecmp(line, "x-debuginfod-size:", 18) == 0)
 		return;
+	/* A value with control or 8-bit bytes is not replayed at all. */
 	for (i = 0; i < n; i++)
-		if ((unsigned char)line[i] < 0x20 && line[i] != '\t')
+		if (((unsigned char)line[i] < 0x20 && line[i] != '\t') ||
+		    (unsigned char)line[i] >= 0x7f)
 			return;
 	if (memchr(line, ':', n) == NULL ||
 	    a->keeplen + n + 2 > sizeof(a->keep))

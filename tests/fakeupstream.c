@@ -22,7 +22,8 @@
  *   redirectloop   302 to the very target requested
  *
  * The file modes honour Range the same way (truncate and reset send half of
- * the selected bytes).  --delay MS waits before every answer; --log FILE gets
+ * the selected bytes), and --pad-header N adds a header X-DEBUGINFOD-PAD of N
+ * bytes (of --pad-byte, a number, default 'p') to them.  --delay MS waits before every answer; --log FILE gets
  * one line per request received, written with one O_APPEND write.  --port N
  * listens on port N instead of a free one, to restart a server where it was.
  *
@@ -55,7 +56,8 @@
 #include <unistd.h>
 
 #define HEAD_MAX (16 * 1024) /* request line and headers */
-#define OUT_MAX (HEAD_MAX + 1024) /* a response head (Location can be long) */
+#define PAD_MAX 8192 /* --pad-header */
+#define OUT_MAX (HEAD_MAX + PAD_MAX + 1024) /* a response head */
 #define PIECE_MAX (64 * 1024)
 #define SEND_TIMEOUT_S 60 /* a peer that stops reading is given up */
 
@@ -101,6 +103,10 @@ static struct rule *rules;
 static size_t nrules;
 static int log_fd = -1;
 static long delay_ms;
+/* Bytes of an X-DEBUGINFOD-PAD header on file answers; 0 for none. */
+static long pad_header;
+/* What the pad is made of. */
+static long pad_byte = 'p';
 static long rate = 1000;
 
 struct request {
@@ -137,7 +143,8 @@ usage(FILE *f)
 	    "usage: fakeupstream [--listen ADDR] [--port N] [--port-file FILE] "
 	    "[--log FILE]\n"
 	    "                    [--delay MS] [--rate BYTES_PER_SEC] "
-	    "ID=MODE[:ARG] ...\n"
+	    "[--pad-header N] [--pad-byte B]\n"
+	    "                    ID=MODE[:ARG] ...\n"
 	    "modes: ok:PATH hang stall:PATH trickle:PATH html truncate:PATH\n"
 	    "       reset:PATH resumable:PATH status:CODE redirect:TARGET\n"
 	    "       redirectloop\n"
@@ -544,7 +551,7 @@ serve_file(struct conn *c, const struct request *rq, const struct rule *r)
 	static const struct linger rst = { 1, 0 }; /* close sends RST */
 	struct stat st;
 	struct tm tm;
-	char mtime[64], crange[128] = "";
+	char mtime[64], crange[128] = "", pad[PAD_MAX + 32] = "";
 	const char *base;
 	off_t off = 0, len;
 	int fd, code = 200, n, rc = 0;
@@ -577,6 +584,11 @@ serve_file(struct conn *c, const struct request *rq, const struct rule *r)
 	gmtime_r(&st.st_mtime, &tm);
 	strftime(mtime, sizeof(mtime), "%a, %d %b %Y %H:%M:%S GMT", &tm);
 	base = strrchr(r->arg, '/') != NULL ? strrchr(r->arg, '/') + 1 : r->arg;
+	if (pad_header > 0) {
+		memcpy(pad, "X-DEBUGINFOD-PAD: ", 18);
+		memset(pad + 18, (int)pad_byte, (size_t)pad_header);
+		memcpy(pad + 18 + pad_header, "\r\n", 3);
+	}
 	n = format_head(c, rq, code,
 	    "Content-Type: application/octet-stream\r\n"
 	    "Content-Length: %jd\r\n%s"
@@ -584,8 +596,8 @@ serve_file(struct conn *c, const struct request *rq, const struct rule *r)
 	    "Last-Modified: %s\r\n"
 	    "X-DEBUGINFOD-SIZE: %jd\r\n"
 	    "X-DEBUGINFOD-FILE: /fake/%s\r\n"
-	    "X-DEBUGINFOD-ARCHIVE: /fake/archive.deb\r\n",
-	    (intmax_t)len, crange, mtime, (intmax_t)st.st_size, base);
+	    "X-DEBUGINFOD-ARCHIVE: /fake/archive.deb\r\n%s",
+	    (intmax_t)len, crange, mtime, (intmax_t)st.st_size, base, pad);
 	if (n == -1 || write_all(c->fd, c->out, (size_t)n) == -1) {
 		close(fd);
 		return -1;
@@ -823,6 +835,8 @@ main(int argc, char **argv)
 		{ "log", required_argument, NULL, 'L' },
 		{ "delay", required_argument, NULL, 'd' },
 		{ "rate", required_argument, NULL, 'r' },
+		{ "pad-header", required_argument, NULL, 'H' },
+		{ "pad-byte", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -859,6 +873,23 @@ main(int argc, char **argv)
 			break;
 		case 'd':
 			delay_ms = number(optarg, "--delay");
+			break;
+		case 'B':
+			if ((pad_byte = number(optarg, "--pad-byte")) < 1 ||
+			    pad_byte > 255) {
+				fprintf(stderr,
+				    "fakeupstream: bad --pad-byte\n");
+				return 2;
+			}
+			break;
+		case 'H':
+			if ((pad_header = number(optarg, "--pad-header")) >
+			    PAD_MAX) {
+				fprintf(stderr,
+				    "fakeupstream: --pad-header: at most %d\n",
+				    PAD_MAX);
+				return 2;
+			}
 			break;
 		case 'r':
 			if ((rate = number(optarg, "--rate")) == 0)

@@ -1,0 +1,79 @@
+#!/bin/bash
+# What a hostile test broke (issue 16), each kept broken no more: answers
+# whose replayed headers are long (an upstream's X-DEBUGINFOD-* lines, a
+# package member's long path) served on the first request and as cache
+# hits; header values with control or 8-bit bytes not replayed.
+. "$top_srcdir/tests/integration/lib.sh"
+
+# hdr NAME FILE: the value of header NAME in a saved head.
+hdr() {
+	tr -d '\r' <"$2" | sed -n "s/^$1: //Ip" | head -n 1
+}
+
+# ------------------------------------------- long replayed header lines
+
+id_pad=5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a
+bin_pad=$(mkbin $id_pad)
+for pad in 1800 1900; do
+	start_fake "pad$pad" --pad-header "$pad" "$id_pad=ok:$bin_pad"
+	start_daemon "p$pad" --scan-dir none --upstream "$(eval echo "\$pad${pad}_URL")"
+	url=$(eval echo "\$p${pad}_URL")/buildid/$id_pad/debuginfo
+	for round in fill hit; do
+		curl -s -D "$T/h" -o "$T/b" "$url"
+		is "$(sed -n '1s/^HTTP[^ ]* \([0-9]*\).*/\1/p' "$T/h" | tr -d '\r')" 200 \
+		    "$pad bytes of X-DEBUGINFOD-PAD, $round: 200"
+		is "$(hdr X-DEBUGINFOD-PAD "$T/h" | wc -c)" $((pad + 1)) \
+		    "... with the header replayed whole"
+		cmp -s "$T/b" "$bin_pad"
+		ok $? "... and the right bytes"
+	done
+	like "$(hdr X-Cache "$T/h")" '^HIT$' "... the second from the cache"
+	stop_daemon "p$pad"
+done
+
+# A header too long to keep (over 2 KiB of them) is dropped, not fatal.
+start_fake pad4k --pad-header 4000 "$id_pad=ok:$bin_pad"
+start_daemon p4k --scan-dir none --upstream "$pad4k_URL"
+for round in fill hit; do
+	curl -s -D "$T/h" -o "$T/b" "$p4k_URL/buildid/$id_pad/debuginfo"
+	is "$(sed -n '1s/^HTTP[^ ]* \([0-9]*\).*/\1/p' "$T/h" | tr -d '\r')/$(hdr X-DEBUGINFOD-PAD "$T/h" | wc -c)" \
+	    200/0 "4000 bytes of one header, $round: 200 without it"
+done
+stop_daemon p4k
+
+# 8-bit bytes in a value: the line is not replayed; the rest is.
+start_fake pad8 --pad-header 16 --pad-byte 233 "$id_pad=ok:$bin_pad"
+start_daemon p8 --scan-dir none --upstream "$pad8_URL"
+curl -s -D "$T/h" -o "$T/b" "$p8_URL/buildid/$id_pad/debuginfo"
+is "$(hdr X-DEBUGINFOD-PAD "$T/h" | wc -c)" 0 \
+    "a value with 8-bit bytes is not replayed"
+like "$(hdr X-DEBUGINFOD-FILE "$T/h")" "^/fake/" "... the other headers are"
+stop_daemon p8
+
+# ----------------------------------------- a package member's long path
+
+build_fixtures
+long=/usr/lib/debug/usr/lib
+while [ ${#long} -lt 1650 ]; do
+	long=$long/a-directory-name-of-some-length-0123456789
+done
+mkdir -p "$T/deb/DEBIAN" "$T/deb$long" "$T/pkgs"
+cp "$FX/usr/lib/debug/.build-id/${ID_prog_a:0:2}/${ID_prog_a:2}.debug" \
+    "$T/deb$long/prog_a.debug"
+printf 'Package: longpath-dbgsym\nVersion: 1.0\nArchitecture: amd64\nMaintainer: Test <t@example.org>\nDescription: fixture\n' \
+    >"$T/deb/DEBIAN/control"
+dpkg-deb --root-owner-group -Zxz --build "$T/deb" "$T/pkgs/longpath.ddeb" >/dev/null
+ok $? "a .ddeb with a member path of $((${#long} + 13)) characters"
+start_daemon lp --scan-dir none --scan-packages "$T/pkgs"
+wait_scan lp 1
+for round in extracted cached; do
+	curl -s -D "$T/h" -o "$T/b" "$lp_URL/buildid/$ID_prog_a/debuginfo"
+	is "$(sed -n '1s/^HTTP[^ ]* \([0-9]*\).*/\1/p' "$T/h" | tr -d '\r')" 200 \
+	    "its debuginfo, $round: 200"
+	is "$(hdr X-DEBUGINFOD-FILE "$T/h" | wc -c)" $((${#long} + 13 + 1)) \
+	    "... naming the member's whole path"
+done
+! grep -q ' 500 ' "$lp_LOG"
+ok $? "no 500 in the access log"
+stop_daemon lp
+done_testing
