@@ -588,10 +588,33 @@ parse_url(const char *s, size_t len, const char **why)
 	return strndup(s, len);
 }
 
+void
+config_url_public(const char *url, char *out, size_t outlen)
+{
+	const char *auth = strstr(url, "://"), *at, *end;
+	size_t n;
+
+	auth = auth != NULL ? auth + 3 : url;
+	end = auth + strcspn(auth, "/?#");
+	/* The last '@' of the authority ends the userinfo. */
+	at = NULL;
+	for (const char *q = auth; q < end; q++)
+		if (*q == '@')
+			at = q;
+	if (at == NULL)
+		snprintf(out, outlen, "%s", url);
+	else
+		snprintf(out, outlen, "%.*s%s", (int)(auth - url), url, at + 1);
+	n = strlen(out);
+	while (n > 0 && out[n - 1] == '/')
+		out[--n] = '\0';
+}
+
 static void
 upstream_clear(struct config_upstream *u)
 {
 	free(u->url);
+	free(u->name);
 	strlist_clear(&u->headers);
 }
 
@@ -666,6 +689,12 @@ parse_upstream(const char *s, struct config_upstream *u, const char **why)
 		continue;
 	if ((u->url = parse_url(s, (size_t)(p - s), why)) == NULL)
 		return -1;
+	if ((u->name = strdup(u->url)) == NULL) {
+		*why = "out of memory";
+		upstream_clear(u);
+		return -1;
+	}
+	config_url_public(u->url, u->name, strlen(u->name) + 1);
 	for (;;) {
 		while (is_blank(*p))
 			p++;

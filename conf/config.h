@@ -51,6 +51,7 @@ enum config_admin {
  */
 struct config_upstream {
 	char *url; /* http:// or https://, without a trailing '/' */
+	char *name; /* url without user:password@: how it is shown */
 	int enabled;
 	unsigned connect_timeout; /* seconds */
 	unsigned first_byte_timeout; /* seconds */
@@ -138,6 +139,14 @@ struct config_args {
 
 /* The file read when the command line names none, if it exists. */
 #define CONFIG_DEFAULT_FILE SYSCONFDIR "/dbgmirror/dbgmirror.conf"
+
+/*
+ * Copy url into out (outlen bytes) without the "user:password@" of its
+ * authority and without trailing '/'s: the only spelling of a URL that may
+ * be shown (logs, metrics, answers) or compared with what the cache
+ * recorded as an answer's source (purge --upstream).
+ */
+void config_url_public(const char *url, char *out, size_t outlen);
 
 /* Fill cfg with the embedded defaults. */
 int config_init(struct config *cfg);

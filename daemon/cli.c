@@ -232,7 +232,6 @@ cmd_purge(struct index *idx, const char *cache_dir, const char *hex,
 	struct buildid id;
 	const char *why;
 	char url[4096], err[512];
-	size_t len;
 	uint64_t blobs = 0, negs = 0;
 	int rc = 0;
 
@@ -241,15 +240,11 @@ cmd_purge(struct index *idx, const char *cache_dir, const char *hex,
 		return 2;
 	}
 	if (po->upstream != NULL) {
-		len = strlen(po->upstream);
-		while (len > 0 && po->upstream[len - 1] == '/')
-			len--;
-		if (len == 0 || len >= sizeof(url)) {
+		config_url_public(po->upstream, url, sizeof(url));
+		if (url[0] == '\0' || strlen(po->upstream) >= sizeof(url)) {
 			fprintf(stderr, "dbgmirror: --upstream: bad URL\n");
 			return 2;
 		}
-		memcpy(url, po->upstream, len);
-		url[len] = '\0';
 	}
 	if ((bs = blobstore_new(idx, cache_dir, &nolimits, err, sizeof(err))) ==
 	    NULL) {

@@ -1166,7 +1166,7 @@ fill_new(const struct fill_deps *deps, char *err, size_t errlen)
 			fl->negative_ttl = u->negative_ttl;
 		if (u->error_ttl < fl->error_ttl)
 			fl->error_ttl = u->error_ttl;
-		metrics_upstream_name((unsigned)i, u->url);
+		metrics_upstream_name((unsigned)i, u->name);
 	}
 	fl->queue_ev = event_new(deps->base, -1, 0, fill_queue_cb, fl);
 	fl->rd = index_reader_new(deps->idx);

@@ -490,7 +490,7 @@ main(int argc, char **argv)
 	for (i = 0; i < d.cfg.scan_packages.n; i++)
 		log_info("scanning packages in %s", d.cfg.scan_packages.v[i]);
 	for (i = 0; i < d.cfg.nupstreams; i++)
-		log_info("upstream %s%s%s", d.cfg.upstreams[i].url,
+		log_info("upstream %s%s%s", d.cfg.upstreams[i].name,
 		    d.cfg.upstreams_from_env ? " (from DEBUGINFOD_URLS)" : "",
 		    d.cfg.upstreams[i].enabled ? "" : " (disabled)");
 	scan_start(&d);

@@ -80,9 +80,8 @@ purge_work(void *arg)
 	struct purge *p = arg;
 	struct buildid id;
 	const char *why = NULL;
-	char err[256], *val;
+	char err[256], url[ROUTE_PATH_MAX + 1], *val;
 	uint64_t blobs = 0, negs = 0;
-	size_t n;
 	int rc = -1;
 
 	p->status = 200;
@@ -110,10 +109,8 @@ purge_work(void *arg)
 			rc = neg_purge(p->srv->d.idx, &id, &negs, err,
 			    sizeof(err));
 	} else if (strcmp(p->query, "upstream") == 0 && val != NULL) {
-		n = strlen(val);
-		while (n > 0 && val[n - 1] == '/')
-			val[--n] = '\0';
-		rc = blob_purge(p->srv->d.bs, NULL, val, &blobs, err,
+		config_url_public(val, url, sizeof(url));
+		rc = blob_purge(p->srv->d.bs, NULL, url, &blobs, err,
 		    sizeof(err));
 	} else {
 		p->status = 400;

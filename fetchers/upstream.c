@@ -326,7 +326,7 @@ deliver(struct upstream_fetch *f, const char *p, size_t n)
 		return 1;
 	if (f->delivered + n > f->max_size) {
 		snprintf(f->why, sizeof(f->why), "%s: larger than %" PRIu64,
-		    f->winner->u->cu->url, f->max_size);
+		    f->winner->u->cu->name, f->max_size);
 		f->winner->refused = 1;
 		return 0;
 	}
@@ -356,7 +356,7 @@ attempt_offer(struct attempt *a)
 	struct upstream_head h;
 
 	h.upstream = a->u->index;
-	h.url = a->u->cu->url;
+	h.url = a->u->cu->name;
 	h.length = a->length;
 	h.mtime = a->mtime;
 	h.headers = a->keep;
@@ -422,7 +422,7 @@ attempt_fb_timer_cb(evutil_socket_t fd, short what, void *arg)
 	a->lost = 1;
 	a->f->failed = 1;
 	snprintf(a->f->why, sizeof(a->f->why), "%s: no answer within %us",
-	    a->u->cu->url, a->u->cu->first_byte_timeout);
+	    a->u->cu->name, a->u->cu->first_byte_timeout);
 	fetch_check_end(a->f);
 }
 
@@ -510,7 +510,7 @@ attempt_done_cb(CURL *easy, CURLcode rc, void *arg)
 		upstream_failed(a->u, UPSTREAM_ERR_CONTENT);
 		if (f->why[0] == '\0' || f->winner != a)
 			snprintf(f->why, sizeof(f->why), "%s: wrong content",
-			    a->u->cu->url);
+			    a->u->cu->name);
 	} else if (rc == CURLE_HTTP_RETURNED_ERROR &&
 	    (code == 404 || code == 410)) {
 		upstream_answered(a->u);
@@ -522,10 +522,10 @@ attempt_done_cb(CURL *easy, CURLcode rc, void *arg)
 		upstream_failed(a->u, classify(rc));
 		if (rc == CURLE_HTTP_RETURNED_ERROR)
 			snprintf(f->why, sizeof(f->why), "%s: HTTP %ld",
-			    a->u->cu->url, code);
+			    a->u->cu->name, code);
 		else
 			snprintf(f->why, sizeof(f->why), "%s: %s",
-			    a->u->cu->url, curl_easy_strerror(rc));
+			    a->u->cu->name, curl_easy_strerror(rc));
 	}
 	if (f->winner == a) {
 		/* The winner broke: the others are gone already. */

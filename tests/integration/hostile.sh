@@ -50,6 +50,32 @@ is "$(hdr X-DEBUGINFOD-PAD "$T/h" | wc -c)" 0 \
 like "$(hdr X-DEBUGINFOD-FILE "$T/h")" "^/fake/" "... the other headers are"
 stop_daemon p8
 
+# -------------------------------------------------- secrets stay secret
+
+# Userinfo in an upstream URL and upstream-header values appear in no
+# answer, no metric and no log line, whether the upstream fails or serves.
+id_ok=5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b5b
+id_fail=5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c5c
+start_fake sec "$id_ok=ok:$(mkbin $id_ok)" "$id_fail=status:503"
+secret_url=http://agent:Pa55w0rdXYZ@127.0.0.1:$sec_PORT
+start_daemon s --scan-dir none --breaker-failures 100 --upstream "$secret_url" \
+    --upstream-header "$secret_url Authorization: Bearer T0kenABC"
+is "$(code "$s_URL/buildid/$id_ok/debuginfo")" 200 "an upstream with credentials serves"
+grep -q "auth=\"Bearer T0kenABC\"" "$sec_LOG"
+ok $? "... which get its header"
+curl -s -o "$T/sec.502" "$s_URL/buildid/$id_fail/debuginfo"
+curl -s -o "$T/sec.again" "$s_URL/buildid/$id_fail/debuginfo"
+curl -s -o "$T/sec.hit" -D "$T/sec.hit.h" "$s_URL/buildid/$id_ok/debuginfo"
+curl -s -o "$T/sec.metrics" "$s_URL/metrics"
+like "$(cat "$T/sec.502")" "127\.0\.0\.1:$sec_PORT" \
+    "the failure's answer names the upstream ..."
+grep -q "upstream=\"http://127\.0\.0\.1:$sec_PORT\"" "$T/sec.metrics"
+ok $? "... and so do its metrics"
+stop_daemon s
+! grep -l -e Pa55w0rdXYZ -e T0kenABC "$T/sec.502" "$T/sec.again" \
+    "$T/sec.hit.h" "$T/sec.metrics" "$s_LOG"
+ok $? "... without the password or the token: answers, metrics, log"
+
 # ----------------------------------------- a package member's long path
 
 build_fixtures

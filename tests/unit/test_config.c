@@ -1492,6 +1492,42 @@ test_schema_and_usage(void)
 	free(buf);
 }
 
+static void
+test_url_public(void)
+{
+	static const struct {
+		const char *in, *out;
+	} cases[] = {
+		{ "https://u:p@host:8002", "https://host:8002" },
+		{ "http://user@host/path/", "http://host/path" },
+		{ "https://a@b:c@host/x@y", "https://host/x@y" },
+		{ "http://host:1/a@b", "http://host:1/a@b" },
+		{ "http://host///", "http://host" },
+	};
+	struct config cfg;
+	struct config_diag diag = { 0 };
+	char out[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		config_url_public(cases[i].in, out, sizeof(out));
+		is_str(out, cases[i].out, "config_url_public drops userinfo");
+	}
+	config_init(&cfg);
+	ok(config_set(&cfg, "upstream", "https://me:pw@mirror.example/ x", "t",
+	       &diag) == -1,
+	    "an upstream with a bad option is refused");
+	ok(config_set(&cfg, "upstream", "https://me:pw@mirror.example/", "t",
+	       &diag) == 0 &&
+		cfg.nupstreams == 1 &&
+		strcmp(cfg.upstreams[0].url, "https://me:pw@mirror.example") ==
+		    0 &&
+		strcmp(cfg.upstreams[0].name, "https://mirror.example") == 0,
+	    "an upstream keeps its URL to use and a name to show");
+	config_free(&cfg);
+	config_diag_free(&diag);
+}
+
 int
 main(void)
 {
@@ -1512,6 +1548,7 @@ main(void)
 	test_cache_dir();
 	test_example_and_man();
 	test_schema_and_usage();
+	test_url_public();
 	cleanup();
 	return tap_done();
 }
