@@ -144,6 +144,10 @@ static const struct opt options[] = {
 	{ "upstream-stall-timeout", T_DURATION, "10", NULL,
 	    "an upstream transfer may receive nothing", 0,
 	    FIELD(upstream_stall_timeout), 1, 3600 },
+	{ "upstream-min-rate", T_UNSIGNED, "1024", NULL,
+	    "bytes/s below which, over the stall timeout, a transfer is given "
+	    "up",
+	    0, FIELD(upstream_min_rate), 1, 1U << 30 },
 	{ "upstream-timeout", T_DURATION, "300", NULL,
 	    "for a whole upstream transfer", 0, FIELD(upstream_timeout), 1,
 	    DAY },
@@ -650,6 +654,16 @@ upstream_setting(struct config_upstream *u, const char *key, size_t klen,
 	uint64_t n;
 	size_t i;
 
+	if (klen == 8 && strncmp(key, "min-rate", 8) == 0) {
+		if (parse_number(val, no_suffixes, 0, &n, why) == -1 ||
+		    n == 0 || n > 1U << 30) {
+			*why = "min-rate= expects bytes per second, 1 to 2^30";
+			return -1;
+		}
+		u->min_rate = (unsigned)n;
+		return 0;
+	}
+
 	if (klen == 7 && strncmp(key, "enabled", 7) == 0) {
 		if (parse_bool(val, &u->enabled) == -1) {
 			*why = "enabled= expects on or off";
@@ -670,7 +684,7 @@ upstream_setting(struct config_upstream *u, const char *key, size_t klen,
 		return 0;
 	}
 	*why = "unknown setting; expected enabled, connect-timeout, "
-	       "first-byte-timeout, negative-ttl or error-ttl";
+	       "first-byte-timeout, min-rate, negative-ttl or error-ttl";
 	return -1;
 }
 
@@ -683,7 +697,7 @@ parse_upstream(const char *s, struct config_upstream *u, const char **why)
 
 	memset(u, 0, sizeof(*u));
 	u->enabled = 1;
-	u->connect_timeout = u->first_byte_timeout = UNSET;
+	u->connect_timeout = u->first_byte_timeout = u->min_rate = UNSET;
 	u->negative_ttl = u->error_ttl = UNSET;
 	for (p = s; *p != '\0' && !is_blank(*p); p++)
 		continue;
@@ -1518,6 +1532,8 @@ resolve_upstreams(struct config *cfg, struct config_diag *diag)
 		if (u->first_byte_timeout == UNSET)
 			u->first_byte_timeout =
 			    cfg->upstream_first_byte_timeout;
+		if (u->min_rate == UNSET)
+			u->min_rate = cfg->upstream_min_rate;
 		if (u->negative_ttl == UNSET)
 			u->negative_ttl = cfg->negative_ttl;
 		if (u->error_ttl == UNSET)

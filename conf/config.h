@@ -55,6 +55,7 @@ struct config_upstream {
 	int enabled;
 	unsigned connect_timeout; /* seconds */
 	unsigned first_byte_timeout; /* seconds */
+	unsigned min_rate; /* bytes/s over upstream_stall_timeout */
 	unsigned negative_ttl; /* seconds a 404 from all is remembered */
 	unsigned error_ttl; /* seconds a failure is remembered */
 	struct config_strlist headers; /* "Name: value" sent with requests */
@@ -96,6 +97,7 @@ struct config {
 	unsigned upstream_connect_timeout; /* seconds */
 	unsigned upstream_first_byte_timeout; /* seconds */
 	unsigned upstream_stall_timeout; /* seconds without a body byte */
+	unsigned upstream_min_rate; /* bytes/s a transfer must keep up */
 	unsigned upstream_timeout; /* seconds for a whole transfer */
 	unsigned upstream_retries; /* after a transport error */
 	unsigned breaker_failures; /* in a row that open the breaker */

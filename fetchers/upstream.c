@@ -523,6 +523,11 @@ attempt_done_cb(CURL *easy, CURLcode rc, void *arg)
 		if (rc == CURLE_HTTP_RETURNED_ERROR)
 			snprintf(f->why, sizeof(f->why), "%s: HTTP %ld",
 			    a->u->cu->name, code);
+		else if (rc == CURLE_OPERATION_TIMEDOUT && a->got_head)
+			snprintf(f->why, sizeof(f->why),
+			    "%s: slower than %u bytes/s for %us",
+			    a->u->cu->name, a->u->cu->min_rate,
+			    a->f->us->cfg->upstream_stall_timeout);
 		else
 			snprintf(f->why, sizeof(f->why), "%s: %s",
 			    a->u->cu->name, curl_easy_strerror(rc));
@@ -583,7 +588,12 @@ attempt_start(struct attempt *a)
 	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT,
 	    (long)a->u->cu->connect_timeout);
-	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, 1L);
+	/*
+	 * Slower than min-rate bytes/s over a stall timeout's worth of time
+	 * is given up: nothing at all, or a trickle that would hold its
+	 * clients until upstream-timeout.
+	 */
+	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, (long)a->u->cu->min_rate);
 	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME,
 	    (long)cfg->upstream_stall_timeout);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, attempt_header_cb);

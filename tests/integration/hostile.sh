@@ -76,6 +76,27 @@ stop_daemon s
     "$T/sec.hit.h" "$T/sec.metrics" "$s_LOG"
 ok $? "... without the password or the token: answers, metrics, log"
 
+# ------------------------------------------------- a trickling upstream
+
+# 10 bytes/s never stalls, but is far below upstream-min-rate: the client
+# gets its error after the stall timeout's window, not upstream-timeout.
+id_tr=5d5d5d5d5d5d5d5d5d5d5d5d5d5d5d5d5d5d5d5d
+start_fake trickle --rate 10 "$id_tr=trickle:$(mkbin $id_tr)"
+start_daemon tr --scan-dir none --upstream "$trickle_URL" \
+    --upstream-stall-timeout 2 --upstream-timeout 300 --upstream-retries 0
+t0=$SECONDS
+code=$(curl -s -o "$T/tr.body" -w '%{http_code}' -m 120 \
+    "$tr_URL/buildid/$id_tr/debuginfo")
+is "$code" 502 "a 10 bytes/s upstream: 502"
+like "$(cat "$T/tr.body")" "slower than 1024 bytes/s for 2s" "... saying why"
+[ $((SECONDS - t0)) -lt 120 ]
+ok $? "... long before upstream-timeout (300 s): $((SECONDS - t0)) s"
+stop_daemon tr
+"$DBGMIRRORD" --no-config --check-config \
+    --upstream "$trickle_URL min-rate=0" >"$T/mr.out" 2>&1
+like "$(cat "$T/mr.out")" "min-rate= expects bytes per second" \
+    "a per-upstream min-rate of 0 is refused, saying why"
+
 # ----------------------------------------- a package member's long path
 
 build_fixtures
