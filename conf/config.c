@@ -55,7 +55,8 @@ enum opt_type {
 	T_STRING, /* any text; "none" stores "" */
 	T_UPSTREAM, /* repeatable "URL [key=value ...]"; "none" empties */
 	T_HEADER, /* repeatable "URL|* Name: value"; "none" empties */
-	T_ADMIN /* none, loopback, any */
+	T_ADMIN, /* none, loopback, any */
+	T_REDIRECTS /* none, same-host, any */
 };
 
 struct opt {
@@ -144,6 +145,10 @@ static const struct opt options[] = {
 	{ "upstream-stall-timeout", T_DURATION, "10", NULL,
 	    "an upstream transfer may receive nothing", 0,
 	    FIELD(upstream_stall_timeout), 1, 3600 },
+	{ "upstream-redirects", T_REDIRECTS, "same-host", NULL,
+	    "upstream redirects followed: none, same-host or any (never to "
+	    "this server)",
+	    0, FIELD(upstream_redirects), 0, 0 },
 	{ "upstream-min-rate", T_UNSIGNED, "1024", NULL,
 	    "bytes/s below which, over the stall timeout, a transfer is given "
 	    "up",
@@ -198,6 +203,9 @@ static const struct opt options[] = {
 	{ "admin-access", T_ADMIN, "loopback", NULL,
 	    "who may use /admin/purge: none, loopback or any", 0,
 	    FIELD(admin_access), 0, 0 },
+	{ "admin-token", T_PATH, NULL, "none",
+	    "a file whose token admin requests must send as a Bearer", 0,
+	    FIELD(admin_token_file), 0, 0 },
 };
 
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))
@@ -416,6 +424,8 @@ parse_word(const char *s, const char *const words[], size_t n, int *out)
 /* Indexed by enum config_log_level and enum config_admin. */
 static const char *const loglevel_words[] = { "warn", "info", "debug" };
 static const char *const admin_words[] = { "none", "loopback", "any" };
+/* Indexed by enum config_redirects. */
+static const char *const redirect_words[] = { "none", "same-host", "any" };
 
 /*
  * A listen address: "IPv4:PORT" or "[IPv6]:PORT", numeric only, since
@@ -847,6 +857,12 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 	case T_ADMIN:
 		if (parse_word(value, admin_words, 3, (int *)p) == -1) {
 			why = "expected none, loopback or any";
+			goto bad;
+		}
+		break;
+	case T_REDIRECTS:
+		if (parse_word(value, redirect_words, 3, (int *)p) == -1) {
+			why = "expected none, same-host or any";
 			goto bad;
 		}
 		break;
@@ -1691,6 +1707,8 @@ metavar(enum opt_type t)
 		return "HEADER";
 	case T_ADMIN:
 		return "WHO";
+	case T_REDIRECTS:
+		return "WHERE";
 	}
 	return "VALUE";
 }

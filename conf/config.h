@@ -38,6 +38,13 @@ struct config_strlist {
 };
 
 /* Who may use the admin endpoint (/admin/purge). */
+/* Which upstream redirects are followed (upstream-redirects). */
+enum config_redirects {
+	CONFIG_REDIRECTS_NONE = 0,
+	CONFIG_REDIRECTS_SAME_HOST = 1,
+	CONFIG_REDIRECTS_ANY = 2,
+};
+
 enum config_admin {
 	CONFIG_ADMIN_NONE = 0,
 	CONFIG_ADMIN_LOOPBACK = 1,
@@ -98,6 +105,7 @@ struct config {
 	unsigned upstream_first_byte_timeout; /* seconds */
 	unsigned upstream_stall_timeout; /* seconds without a body byte */
 	unsigned upstream_min_rate; /* bytes/s a transfer must keep up */
+	enum config_redirects upstream_redirects;
 	unsigned upstream_timeout; /* seconds for a whole transfer */
 	unsigned upstream_retries; /* after a transport error */
 	unsigned breaker_failures; /* in a row that open the breaker */
@@ -117,6 +125,7 @@ struct config {
 	unsigned negative_ttl; /* seconds; per upstream too */
 	unsigned error_ttl; /* seconds; per upstream too */
 	enum config_admin admin_access;
+	char *admin_token_file; /* NULL: admin requests need no token */
 };
 
 /* Problems found while loading, one "where: what" string each. */

@@ -560,7 +560,8 @@ answer_begin(struct conn *c)
 }
 
 static void
-send_error(struct conn *c, int status, const char *why, unsigned max_age)
+send_error(struct conn *c, int status, const char *why, unsigned max_age,
+    const char *allow)
 {
 	struct hbuf hb;
 	size_t n = strlen(why);
@@ -572,8 +573,8 @@ send_error(struct conn *c, int status, const char *why, unsigned max_age)
 	head_begin(c, &hb, status, HEAD_ROOM, n + 1);
 	hbuf_header(&hb, "Content-Type", "text/plain");
 	hbuf_header_u64(&hb, "Content-Length", n + 1);
-	if (status == 405)
-		hbuf_header(&hb, "Allow", "GET, HEAD");
+	if (allow != NULL)
+		hbuf_header(&hb, "Allow", allow);
 	if (max_age > 0) {
 		snprintf(cc, sizeof(cc), "max-age=%u", max_age);
 		hbuf_header(&hb, "Cache-Control", cc);
@@ -595,13 +596,22 @@ send_error(struct conn *c, int status, const char *why, unsigned max_age)
 void
 conn_send_error(struct conn *c, int status, const char *why)
 {
-	send_error(c, status, why, 0);
+	send_error(c, status, why, 0, NULL);
 }
 
 void
 conn_send_miss(struct conn *c, const char *why, unsigned max_age)
 {
-	send_error(c, 404, why, max_age);
+	send_error(c, 404, why, max_age, NULL);
+}
+
+void
+conn_send_not_allowed(struct conn *c, const char *allow)
+{
+	char why[64];
+
+	snprintf(why, sizeof(why), "only %s allowed here", allow);
+	send_error(c, 405, why, 0, allow);
 }
 
 void
@@ -781,8 +791,7 @@ process_input(struct conn *c)
 			conn_send_error(c, 400,
 			    "request bodies are not accepted");
 		else if (c->req.method == METHOD_OTHER)
-			conn_send_error(c, 405,
-			    "only GET and HEAD are allowed");
+			conn_send_not_allowed(c, "GET, HEAD");
 		else
 			t->h->handler.request(c, t->state);
 	}

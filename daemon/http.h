@@ -27,7 +27,7 @@ struct http_handler {
 	/* Per-thread handler state, created on the thread that uses it. */
 	void *(*thread_start)(void *arg);
 	void (*thread_stop)(void *state);
-	/* A parsed request of method GET or HEAD. */
+	/* A parsed request of method GET, HEAD or POST. */
 	void (*request)(struct conn *c, void *state);
 	void *arg;
 };
@@ -66,6 +66,8 @@ void conn_on_end(struct conn *c, void (*fn)(void *), void *arg);
 
 /* A one-line text/plain error body saying why. */
 void conn_send_error(struct conn *c, int status, const char *why);
+/* 405 with "Allow: allow" (e.g. "GET, HEAD"). */
+void conn_send_not_allowed(struct conn *c, const char *allow);
 /* 404 with "Cache-Control: max-age=max_age": a remembered miss. */
 void conn_send_miss(struct conn *c, const char *why, unsigned max_age);
 /* A short in-memory body (banners, small documents). */

@@ -292,6 +292,35 @@ signals_ignore(struct event **sigs, const int *signums, size_t n)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
+/*
+ * The admin token in path: its first line, without surrounding blanks.
+ * Exits at start-up on a file that cannot be read or holds no token.
+ */
+static char *
+read_admin_token(const char *path)
+{
+	char buf[4096], *p, *end;
+	FILE *fp;
+
+	if ((fp = fopen(path, "re")) == NULL)
+		fatal("admin-token %s", path);
+	p = fgets(buf, sizeof(buf), fp);
+	fclose(fp);
+	if (p == NULL)
+		fatalx("admin-token %s: empty", path);
+	while (*p == ' ' || *p == '\t')
+		p++;
+	end = p + strcspn(p, "\r\n");
+	while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	*end = '\0';
+	if (*p == '\0')
+		fatalx("admin-token %s: no token on its first line", path);
+	if ((p = strdup(p)) == NULL)
+		fatalx("out of memory");
+	return p;
+}
+
 static void
 usage(FILE *fp)
 {
@@ -378,6 +407,7 @@ main(int argc, char **argv)
 	struct blob_limits lim;
 	uint64_t orphans = 0, dangling = 0;
 	struct serve *srv;
+	char *admin_token = NULL;
 	struct event *sigs[3];
 	static const int signums[3] = { SIGTERM, SIGINT, SIGUSR1 };
 	struct timeval every;
@@ -446,6 +476,9 @@ main(int argc, char **argv)
 	sd.bs = d.bs;
 	sd.ft = d.ft;
 	sd.fill = d.fill;
+	if (d.cfg.admin_token_file != NULL)
+		admin_token = read_admin_token(d.cfg.admin_token_file);
+	sd.admin_token = admin_token;
 	if ((srv = serve_new(&sd)) == NULL)
 		fatalx("out of memory");
 	serve_handler(srv, &handler);
@@ -512,6 +545,7 @@ main(int argc, char **argv)
 	event_free(d.maintain_ev);
 	event_base_free(d.base);
 	serve_free(srv);
+	free(admin_token);
 	flight_table_free(d.ft);
 	blobstore_free(d.bs);
 	index_close(d.idx);

@@ -97,6 +97,8 @@ parse_request_line(struct request *req, struct slice line, const char **why)
 		req->method = METHOD_GET;
 	else if (req->method_name.n == 4 && memcmp(p, "HEAD", 4) == 0)
 		req->method = METHOD_HEAD;
+	else if (req->method_name.n == 4 && memcmp(p, "POST", 4) == 0)
+		req->method = METHOD_POST;
 	else
 		req->method = METHOD_OTHER;
 
@@ -201,6 +203,7 @@ header_slot(struct request *req, struct slice name)
 		{ "user-agent", offsetof(struct request, user_agent) },
 		{ "x-forwarded-for", offsetof(struct request, forwarded_for) },
 		{ "via", offsetof(struct request, via) },
+		{ "authorization", offsetof(struct request, authorization) },
 	};
 	size_t i;
 

@@ -20,6 +20,7 @@
 enum request_method {
 	METHOD_GET,
 	METHOD_HEAD,
+	METHOD_POST, /* admin actions only */
 	METHOD_OTHER,
 };
 
@@ -44,6 +45,7 @@ struct request {
 	struct slice user_agent;
 	struct slice forwarded_for; /* X-Forwarded-For */
 	struct slice via; /* Via: the proxies the request went through */
+	struct slice authorization;
 	size_t head_len; /* bytes of the head, including the blank line */
 };
 

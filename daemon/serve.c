@@ -66,6 +66,21 @@ admin_allowed(struct conn *c, const struct config *cfg)
 	}
 }
 
+/* 1 when auth is "Bearer TOKEN", compared in constant time. */
+static int
+admin_token_ok(struct slice auth, const char *token)
+{
+	size_t n = strlen(token), i;
+	unsigned char d = 0;
+
+	if (auth.p == NULL || auth.n != 7 + n ||
+	    strncasecmp(auth.p, "Bearer ", 7) != 0)
+		return 0;
+	for (i = 0; i < n; i++)
+		d |= (unsigned char)(auth.p[7 + i] ^ token[i]);
+	return d == 0;
+}
+
 struct purge {
 	struct conn *c;
 	struct serve *srv;
@@ -152,6 +167,22 @@ purge_start(struct conn *c, struct serve *srv, const struct route *rt)
 		    "the admin endpoint is not open to you");
 		return;
 	}
+	/*
+	 * An action, never a GET: a redirect, a crawler or a browser page
+	 * must not be able to trigger it.
+	 */
+	if (conn_request(c)->method != METHOD_POST) {
+		conn_send_not_allowed(c, "POST");
+		return;
+	}
+	if (srv->d.admin_token != NULL &&
+	    !admin_token_ok(conn_request(c)->authorization,
+		srv->d.admin_token)) {
+		conn_send_error(c, 401,
+		    "admin requests need Authorization: Bearer with the "
+		    "admin-token");
+		return;
+	}
 	if ((p = calloc(1, sizeof(*p))) == NULL) {
 		conn_send_error(c, 503, "out of memory");
 		return;
@@ -196,6 +227,10 @@ serve_request(struct conn *c, void *state)
 	if (rc != 0) {
 		metrics_request(METRICS_EP_OTHER, METRICS_BAD);
 		conn_send_error(c, rc, why);
+		return;
+	}
+	if (req->method == METHOD_POST && rt.endpoint != ROUTE_PURGE) {
+		conn_send_not_allowed(c, "GET, HEAD");
 		return;
 	}
 	switch (rt.endpoint) {

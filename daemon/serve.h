@@ -22,6 +22,7 @@ struct serve_deps {
 	struct blobstore *bs;
 	struct flight_table *ft;
 	struct fill *fill; /* NULL: no upstreams */
+	const char *admin_token; /* NULL: admin requests need none */
 };
 
 struct serve *serve_new(const struct serve_deps *deps);

@@ -78,6 +78,8 @@ struct attempt {
 	int lost; /* another attempt won, or it was given up */
 	int refused; /* the sink refused its content */
 	int timed_out; /* our first-byte timer fired */
+	int redirect_refused; /* a Location outside upstream-redirects */
+	int head_code; /* status of the answer whose head is arriving */
 	long code; /* HTTP status of the final answer */
 	uint64_t length;
 	int64_t mtime;
@@ -287,6 +289,110 @@ keep_header(struct attempt *a, const char *line, size_t n)
 	a->keeplen += n + 2;
 }
 
+/* 1 when host names this machine: a loopback or wildcard address. */
+static int
+host_is_local(const char *host)
+{
+	return strcasecmp(host, "localhost") == 0 ||
+	    strncmp(host, "127.", 4) == 0 || strcmp(host, "[::1]") == 0 ||
+	    strcmp(host, "0.0.0.0") == 0 || strcmp(host, "[::]") == 0 ||
+	    strcmp(host, "[::ffff:127.0.0.1]") == 0;
+}
+
+/* 1 when host:port is one of this server's own listeners. */
+static int
+is_own_listener(const struct config *cfg, const char *host, const char *port)
+{
+	char hp[300];
+	size_t i;
+
+	snprintf(hp, sizeof(hp), "%s:%s", host, port);
+	for (i = 0; i < cfg->nlisten; i++) {
+		const char *lp = strrchr(cfg->listen[i].text, ':');
+
+		if (lp == NULL || strcmp(lp + 1, port) != 0)
+			continue;
+		if (host_is_local(host) ||
+		    strcasecmp(cfg->listen[i].text, hp) == 0 ||
+		    strncmp(cfg->listen[i].text, "0.0.0.0:", 8) == 0 ||
+		    strncmp(cfg->listen[i].text, "[::]:", 5) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* The scheme, host and port of url (parts freed by the caller). */
+static int
+url_parts(CURLU *h, char **scheme, char **host, char **port)
+{
+	*scheme = *host = *port = NULL;
+	if (curl_url_get(h, CURLUPART_SCHEME, scheme, 0) != CURLUE_OK ||
+	    curl_url_get(h, CURLUPART_HOST, host, 0) != CURLUE_OK ||
+	    curl_url_get(h, CURLUPART_PORT, port, CURLU_DEFAULT_PORT) !=
+		CURLUE_OK)
+		return -1;
+	return 0;
+}
+
+/*
+ * Whether to follow a redirect to the Location value v (n bytes): within
+ * upstream-redirects (same scheme, host and port as the upstream by
+ * default; any; none), and never to this server's own listeners, which
+ * would let an upstream make the mirror call its own admin endpoint.
+ */
+static int
+redirect_allowed(struct attempt *a, const char *v, size_t n)
+{
+	const struct config *cfg = a->f->us->cfg;
+	char loc[2048], *cur = NULL;
+	char *s1 = NULL, *h1 = NULL, *p1 = NULL, *s2 = NULL, *h2 = NULL,
+	     *p2 = NULL;
+	CURLU *to, *up;
+	int ok = 0;
+
+	while (n > 0 && (*v == ' ' || *v == '\t'))
+		v++, n--;
+	while (
+	    n > 0 && (v[n - 1] == '\r' || v[n - 1] == '\n' || v[n - 1] == ' '))
+		n--;
+	if (n == 0 || n >= sizeof(loc))
+		return 0;
+	memcpy(loc, v, n);
+	loc[n] = '\0';
+	if (cfg->upstream_redirects == CONFIG_REDIRECTS_NONE)
+		goto refused;
+	curl_easy_getinfo(a->easy, CURLINFO_EFFECTIVE_URL, &cur);
+	to = curl_url();
+	up = curl_url();
+	/* A relative Location resolves against the URL it answered. */
+	if (to != NULL && up != NULL && cur != NULL &&
+	    curl_url_set(to, CURLUPART_URL, cur, 0) == CURLUE_OK &&
+	    curl_url_set(to, CURLUPART_URL, loc, 0) == CURLUE_OK &&
+	    curl_url_set(up, CURLUPART_URL, a->u->cu->url, 0) == CURLUE_OK &&
+	    url_parts(to, &s1, &h1, &p1) == 0 &&
+	    url_parts(up, &s2, &h2, &p2) == 0) {
+		ok = !is_own_listener(cfg, h1, p1) &&
+		    (cfg->upstream_redirects == CONFIG_REDIRECTS_ANY ||
+			(strcasecmp(s1, s2) == 0 && strcasecmp(h1, h2) == 0 &&
+			    strcmp(p1, p2) == 0));
+	}
+	curl_free(s1);
+	curl_free(h1);
+	curl_free(p1);
+	curl_free(s2);
+	curl_free(h2);
+	curl_free(p2);
+	curl_url_cleanup(to);
+	curl_url_cleanup(up);
+	if (ok)
+		return 1;
+refused:
+	snprintf(a->f->why, sizeof(a->f->why),
+	    "%s: redirect to %.80s refused (upstream-redirects)",
+	    a->u->cu->name, loc);
+	return 0;
+}
+
 static size_t
 attempt_header_cb(char *p, size_t size, size_t nitems, void *arg)
 {
@@ -303,7 +409,16 @@ attempt_header_cb(char *p, size_t size, size_t nitems, void *arg)
 		a->keeplen = 0;
 		a->mtime = -1;
 		a->range_start = -1;
+		a->head_code = 0;
+		if ((p = memchr(p, ' ', n)) != NULL)
+			a->head_code = atoi(p + 1);
 		return n;
+	}
+	if (a->head_code >= 300 && a->head_code < 400 && n > 9 &&
+	    strncasecmp(p, "location:", 9) == 0 &&
+	    !redirect_allowed(a, p + 9, n - 9)) {
+		a->redirect_refused = 1;
+		return 0; /* libcurl ends the transfer: CURLE_WRITE_ERROR */
 	}
 	if (n > 14 && strncasecmp(p, "last-modified:", 14) == 0 &&
 	    n - 14 < sizeof(buf)) {
@@ -461,7 +576,8 @@ attempt_retry(struct attempt *a, CURLcode rc)
 	unsigned ms;
 
 	if (a->tries >= cfg->upstream_retries || a->refused ||
-	    rc == CURLE_HTTP_RETURNED_ERROR || rc == CURLE_TOO_MANY_REDIRECTS ||
+	    a->redirect_refused || rc == CURLE_HTTP_RETURNED_ERROR ||
+	    rc == CURLE_TOO_MANY_REDIRECTS ||
 	    rc == CURLE_PEER_FAILED_VERIFICATION || a->timed_out ||
 	    rc == CURLE_OPERATION_TIMEDOUT)
 		return 0;
@@ -511,6 +627,9 @@ attempt_done_cb(CURL *easy, CURLcode rc, void *arg)
 		if (f->why[0] == '\0' || f->winner != a)
 			snprintf(f->why, sizeof(f->why), "%s: wrong content",
 			    a->u->cu->name);
+	} else if (a->redirect_refused) {
+		/* f->why says where it went. */
+		upstream_failed(a->u, UPSTREAM_ERR_HTTP);
 	} else if (rc == CURLE_HTTP_RETURNED_ERROR &&
 	    (code == 404 || code == 410)) {
 		upstream_answered(a->u);

@@ -48,19 +48,19 @@ ok $? "dbgmirror purge --negative: exit 0"
 code "$d_URL/buildid/$id_gone/debuginfo" >/dev/null
 is "$(requests_to up "$id_gone")" 2 "... the missing id is asked again"
 
-out=$(curl -s "$d_URL/admin/purge?upstream=$up_URL")
+out=$(curl -s -X POST "$d_URL/admin/purge?upstream=$up_URL")
 like "$out" '^purged [1-9]' "admin endpoint: purge --upstream: $out"
 code "$d_URL/buildid/$id_a/debuginfo" >/dev/null
 is "$(requests_to up "$id_a")" 3 "... the next request goes upstream"
-is "$(code "$d_URL/admin/purge?id=$id_a")" 200 "admin endpoint: purge by id"
-is "$(code "$d_URL/admin/purge?bogus")" 400 "admin endpoint: a bad query: 400"
-is "$(curl -s "$d_URL/admin/purge?upstream=http%3A%2F%zz")" \
+is "$(code "$d_URL/admin/purge?id=$id_a" -X POST)" 200 "admin endpoint: purge by id"
+is "$(code "$d_URL/admin/purge?bogus" -X POST)" 400 "admin endpoint: a bad query: 400"
+is "$(curl -s -X POST "$d_URL/admin/purge?upstream=http%3A%2F%zz")" \
     "bad query: malformed percent escape" \
     "admin endpoint: a malformed escape: 400, saying so"
 stop_daemon d
 
 start_daemon open --scan-dir none --upstream "$up_URL" --admin-access none
-is "$(code "$open_URL/admin/purge?negative")" 403 \
+is "$(code "$open_URL/admin/purge?negative" -X POST)" 403 \
     "admin-access none: the endpoint answers 403"
 stop_daemon open
 

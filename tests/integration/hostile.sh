@@ -76,6 +76,63 @@ stop_daemon s
     "$T/sec.hit.h" "$T/sec.metrics" "$s_LOG"
 ok $? "... without the password or the token: answers, metrics, log"
 
+# ------------------------------------------- redirects and admin actions
+
+id_r=5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e
+id_r2=5f5f5f5f5f5f5f5f5f5f5f5f5f5f5f5f5f5f5f5f
+id_r3=6060606060606060606060606060606060606060
+id_r4=6161616161616161616161616161616161616161
+# Each redirect leads to a file with the id asked for, so that only the
+# redirect policy can refuse it.
+start_fake other "*=ok:$(mkbin $id_r2)"
+own=$(pick_port)
+start_fake redir \
+    "$id_r=redirect:http://127.0.0.1:$own/admin/purge?negative" \
+    "$id_r2=redirect:$other_URL/buildid/$id_r2/debuginfo" \
+    "$id_r3=redirect:/buildid/$id_r4/debuginfo" \
+    "$id_r4=ok:$(mkbin $id_r3)"
+# Even with upstream-redirects = any: never to this server itself.
+start_daemon ra --scan-dir none --listen "127.0.0.1:$own" \
+    --upstream "$redir_URL" --upstream-redirects any --error-ttl 0
+curl -s -o "$T/ra.body" -w '%{http_code}' "$ra_URL/buildid/$id_r/debuginfo" >"$T/ra.code"
+is "$(cat "$T/ra.code")" 502 "an upstream redirecting to our own admin endpoint: 502"
+like "$(cat "$T/ra.body")" "redirect to http://127.0.0.1:$own/admin/purge.* refused" \
+    "... saying the redirect was refused"
+! grep -q '"[A-Z]* /admin/purge' "$ra_LOG"
+ok $? "... and nothing reached the admin endpoint"
+is "$(code "$ra_URL/buildid/$id_r2/debuginfo")" 200 \
+    "upstream-redirects = any: to another server, followed"
+stop_daemon ra
+start_daemon rs --scan-dir none --upstream "$redir_URL" --error-ttl 0
+is "$(code "$rs_URL/buildid/$id_r2/debuginfo")" 502 \
+    "by default (same-host): to another server (port), refused"
+is "$(code "$rs_URL/buildid/$id_r3/debuginfo")" 200 \
+    "... on the same server, followed"
+stop_daemon rs
+start_daemon rn --scan-dir none --upstream "$redir_URL" --error-ttl 0 \
+    --upstream-redirects none
+is "$(code "$rn_URL/buildid/$id_r3/debuginfo")" 502 \
+    "upstream-redirects = none: not even on the same server"
+stop_daemon rn
+
+# Admin actions: POST only (a redirect, a crawler or a page cannot GET
+# them), and with admin-token the bearer token.
+printf '  s3cr3t-admin \n' >"$T/admin.token"
+start_daemon ad --scan-dir none --admin-token "$T/admin.token"
+get_h() { curl -s -D "$T/ad.h" -o "$T/ad.b" -w '%{http_code}' "$@"; }
+is "$(get_h "$ad_URL/admin/purge?negative")" 405 "GET /admin/purge: 405"
+is "$(hdr Allow "$T/ad.h")" POST "... Allow: POST"
+is "$(get_h -X POST "$ad_URL/admin/purge?negative")" 401 \
+    "POST without the token: 401"
+is "$(get_h -X POST -H 'Authorization: Bearer wrong' "$ad_URL/admin/purge?negative")" \
+    401 "... with a wrong one: 401"
+is "$(get_h -X POST -H 'Authorization: Bearer s3cr3t-admin' "$ad_URL/admin/purge?negative")" \
+    200 "... with the token: 200"
+is "$(get_h -X POST "$ad_URL/buildid/$id_r/debuginfo")" 405 \
+    "POST anywhere else: 405"
+is "$(hdr Allow "$T/ad.h")" "GET, HEAD" "... Allow: GET, HEAD"
+stop_daemon ad
+
 # ------------------------------------------------- a trickling upstream
 
 # 10 bytes/s never stalls, but is far below upstream-min-rate: the client
