@@ -26,6 +26,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <lmdb.h>
 #include <openssl/sha.h>
 #include <stdio.h>
@@ -43,7 +44,15 @@ static const char *const table_names[NTABLES] = { "blobs", "lru", "neg",
 
 _Static_assert(PATHKEY_LEN == SHA256_DIGEST_LENGTH, "path keys are SHA-256");
 
+/*
+ * Another process (the CLI) may grow the map: LMDB then answers
+ * MDB_MAP_RESIZED, and this process must adopt the new size with
+ * mdb_env_set_mapsize(env, 0) while none of its transactions is active.
+ * Every transaction holds resize for reading from begin to end; adopting
+ * takes it for writing.
+ */
 struct index {
+	pthread_rwlock_t resize;
 	MDB_env *env;
 	MDB_dbi meta;
 	MDB_dbi files;
@@ -198,6 +207,7 @@ index_open(const char *dir, unsigned flags, uint64_t mapsize, char *err,
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	pthread_rwlock_init(&idx->resize, NULL);
 	if (flags & INDEX_RDONLY)
 		envflags |= MDB_RDONLY;
 	else if (!keep) {
@@ -255,6 +265,7 @@ fail:
 		mdb_txn_abort(txn);
 	if (idx->env != NULL)
 		mdb_env_close(idx->env);
+	pthread_rwlock_destroy(&idx->resize);
 	free(idx);
 	return NULL;
 }
@@ -265,7 +276,38 @@ index_close(struct index *idx)
 	if (idx == NULL)
 		return;
 	mdb_env_close(idx->env);
+	pthread_rwlock_destroy(&idx->resize);
 	free(idx);
+}
+
+/* The map grew under us: adopt its size (no transaction of ours open). */
+static void
+adopt_mapsize(struct index *idx)
+{
+	pthread_rwlock_wrlock(&idx->resize);
+	mdb_env_set_mapsize(idx->env, 0);
+	pthread_rwlock_unlock(&idx->resize);
+}
+
+/*
+ * Begin a transaction holding resize for reading, adopting a grown map
+ * once if need be.  On failure resize is not held.
+ */
+static int
+txn_begin(struct index *idx, unsigned flags, MDB_txn **txn)
+{
+	int rc, tries;
+
+	for (tries = 0; tries < 2; tries++) {
+		pthread_rwlock_rdlock(&idx->resize);
+		if ((rc = mdb_txn_begin(idx->env, NULL, flags, txn)) == 0)
+			return 0;
+		pthread_rwlock_unlock(&idx->resize);
+		if (rc != MDB_MAP_RESIZED)
+			break;
+		adopt_mapsize(idx);
+	}
+	return rc;
 }
 
 struct index_reader *
@@ -276,11 +318,12 @@ index_reader_new(struct index *idx)
 	if ((rd = calloc(1, sizeof(*rd))) == NULL)
 		return NULL;
 	rd->idx = idx;
-	if (mdb_txn_begin(idx->env, NULL, MDB_RDONLY, &rd->txn) != 0) {
+	if (txn_begin(idx, MDB_RDONLY, &rd->txn) != 0) {
 		free(rd);
 		return NULL;
 	}
 	mdb_txn_reset(rd->txn);
+	pthread_rwlock_unlock(&idx->resize);
 	return rd;
 }
 
@@ -296,12 +339,22 @@ index_reader_free(struct index_reader *rd)
 int
 index_reader_begin(struct index_reader *rd)
 {
+	int rc, tries;
+
 	if (rd->active)
 		return 0;
-	if (mdb_txn_renew(rd->txn) != 0)
-		return -1;
-	rd->active = 1;
-	return 0;
+	for (tries = 0; tries < 2; tries++) {
+		pthread_rwlock_rdlock(&rd->idx->resize);
+		if ((rc = mdb_txn_renew(rd->txn)) == 0) {
+			rd->active = 1;
+			return 0;
+		}
+		pthread_rwlock_unlock(&rd->idx->resize);
+		if (rc != MDB_MAP_RESIZED)
+			break;
+		adopt_mapsize(rd->idx);
+	}
+	return -1;
 }
 
 void
@@ -311,6 +364,7 @@ index_reader_end(struct index_reader *rd)
 		return;
 	mdb_txn_reset(rd->txn);
 	rd->active = 0;
+	pthread_rwlock_unlock(&rd->idx->resize);
 }
 
 static int
@@ -452,7 +506,7 @@ index_batch_begin(struct index *idx, char *err, size_t errlen)
 		return NULL;
 	}
 	b->idx = idx;
-	if ((rc = mdb_txn_begin(idx->env, NULL, 0, &b->txn)) != 0) {
+	if ((rc = txn_begin(idx, 0, &b->txn)) != 0) {
 		snprintf(err, errlen, "index write: %s", mdb_strerror(rc));
 		free(b);
 		return NULL;
@@ -623,6 +677,7 @@ index_batch_commit(struct index_batch *b, char *err, size_t errlen)
 		snprintf(err, errlen, "index write: %s",
 		    rc == EINVAL ? "path or build-id too long"
 				 : mdb_strerror(rc));
+	pthread_rwlock_unlock(&b->idx->resize);
 	free(b);
 	return rc == 0 ? 0 : -1;
 }
@@ -633,6 +688,7 @@ index_batch_abort(struct index_batch *b)
 	if (b == NULL)
 		return;
 	mdb_txn_abort(b->txn);
+	pthread_rwlock_unlock(&b->idx->resize);
 	free(b);
 }
 

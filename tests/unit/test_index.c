@@ -10,6 +10,8 @@
  */
 #include "cache/index.h"
 
+#include <sys/wait.h>
+
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -883,6 +885,60 @@ test_main(void)
 	test_reopen(r, ids);
 }
 
+/*
+ * Another process (the CLI) opens the index with a larger map and writes
+ * past the end of ours: LMDB answers MDB_MAP_RESIZED, which the index
+ * adopts instead of failing every transaction from then on.
+ */
+static void
+test_map_grown_elsewhere(void)
+{
+	struct index_stats st;
+	struct index_reader *rd;
+	struct index *idx;
+	char err[ERRLEN];
+	pid_t pid;
+	int status;
+
+	idx = index_open(at("grown"), 0, 1u << 20, err, sizeof(err));
+	if (!ok(idx != NULL, "an index with a 1 MiB map"))
+		return;
+	rd = index_reader_new(idx);
+	fflush(stdout);
+	if ((pid = fork()) == 0) {
+		/* The other process: a 16 MiB map, 3 MiB of records. */
+		static char paths[600][4100];
+		static struct index_file files[600];
+		struct index *big;
+		int i;
+
+		big = index_open(at("grown"), INDEX_EXISTING, 16u << 20, err,
+		    sizeof(err));
+		if (big == NULL)
+			_exit(1);
+		for (i = 0; i < 600; i++) {
+			snprintf(paths[i], sizeof(paths[i]),
+			    "/grown/%d/%04000d", i, i);
+			files[i] =
+			    make_file(paths[i], NULL, 0, (uint64_t)i + 1);
+		}
+		_exit(put_files(big, files, 600) == 0 ? 0 : 1);
+	}
+	ok(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+		WEXITSTATUS(status) == 0,
+	    "another process writes 3 MiB into it with a 16 MiB map");
+	ok(rd != NULL && index_reader_begin(rd) == 0,
+	    "a reader of this process begins after that");
+	ok(index_stats(rd, &st) == 0 && st.files == 600,
+	    "... and sees the 600 records");
+	index_reader_end(rd);
+	ok(put_files(idx,
+	       &(struct index_file){ .path = "/grown/one", .size = 1 }, 1) == 0,
+	    "a writer of this process commits too");
+	index_reader_free(rd);
+	index_close(idx);
+}
+
 int
 main(void)
 {
@@ -893,6 +949,7 @@ main(void)
 	test_main();
 	test_schema();
 	test_bulk_prune();
+	test_map_grown_elsewhere();
 
 	testdir_remove();
 	return tap_done();
