@@ -559,13 +559,13 @@ answer_begin(struct conn *c)
 		conn_enter(c);
 }
 
+/* A text error saying why, with one more header when hname is not NULL. */
 static void
-send_error(struct conn *c, int status, const char *why, unsigned max_age,
-    const char *allow)
+send_error(struct conn *c, int status, const char *why, const char *hname,
+    const char *hval)
 {
 	struct hbuf hb;
 	size_t n = strlen(why);
-	char cc[40];
 
 	answer_begin(c);
 	if (n > 400)
@@ -573,12 +573,8 @@ send_error(struct conn *c, int status, const char *why, unsigned max_age,
 	head_begin(c, &hb, status, HEAD_ROOM, n + 1);
 	hbuf_header(&hb, "Content-Type", "text/plain");
 	hbuf_header_u64(&hb, "Content-Length", n + 1);
-	if (allow != NULL)
-		hbuf_header(&hb, "Allow", allow);
-	if (max_age > 0) {
-		snprintf(cc, sizeof(cc), "max-age=%u", max_age);
-		hbuf_header(&hb, "Cache-Control", cc);
-	}
+	if (hname != NULL)
+		hbuf_header(&hb, hname, hval);
 	hbuf_end(&hb, c->keepalive, c->req.minor == 0);
 	c->outlen = hb.len;
 	if (c->req.method != METHOD_HEAD) {
@@ -596,13 +592,26 @@ send_error(struct conn *c, int status, const char *why, unsigned max_age,
 void
 conn_send_error(struct conn *c, int status, const char *why)
 {
-	send_error(c, status, why, 0, NULL);
+	send_error(c, status, why, NULL, NULL);
 }
 
 void
 conn_send_miss(struct conn *c, const char *why, unsigned max_age)
 {
-	send_error(c, 404, why, max_age, NULL);
+	char cc[40];
+
+	snprintf(cc, sizeof(cc), "max-age=%u", max_age);
+	send_error(c, 404, why, max_age > 0 ? "Cache-Control" : NULL, cc);
+}
+
+void
+conn_send_retry(struct conn *c, int status, const char *why,
+    unsigned retry_after)
+{
+	char ra[24];
+
+	snprintf(ra, sizeof(ra), "%u", retry_after);
+	send_error(c, status, why, retry_after > 0 ? "Retry-After" : NULL, ra);
 }
 
 void
@@ -611,7 +620,7 @@ conn_send_not_allowed(struct conn *c, const char *allow)
 	char why[64];
 
 	snprintf(why, sizeof(why), "only %s allowed here", allow);
-	send_error(c, 405, why, 0, allow);
+	send_error(c, 405, why, "Allow", allow);
 }
 
 void

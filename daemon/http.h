@@ -68,6 +68,12 @@ void conn_on_end(struct conn *c, void (*fn)(void *), void *arg);
 void conn_send_error(struct conn *c, int status, const char *why);
 /* 405 with "Allow: allow" (e.g. "GET, HEAD"). */
 void conn_send_not_allowed(struct conn *c, const char *allow);
+/*
+ * A failure (502, 503) with "Retry-After: retry_after" seconds (none when
+ * 0): clients that cache errors learn when asking again makes sense.
+ */
+void conn_send_retry(struct conn *c, int status, const char *why,
+    unsigned retry_after);
 /* 404 with "Cache-Control: max-age=max_age": a remembered miss. */
 void conn_send_miss(struct conn *c, const char *why, unsigned max_age);
 /* A short in-memory body (banners, small documents). */

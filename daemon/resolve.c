@@ -742,12 +742,12 @@ waiter_avail(void *arg, uint64_t *n)
 }
 
 /*
- * The max-age of a 404 for key k: what is left of its negative entry, which
- * a fill writes before it tells its waiters (0 when there is none: the
- * miss is not remembered).
+ * What is left of key k's negative or error entry, which a fill writes
+ * before it tells its waiters: the max-age of a 404, the Retry-After of a
+ * 502 (0 when there is none: nothing is remembered).
  */
 static unsigned
-miss_max_age(struct resolve_thread *th, const struct cache_key *k)
+entry_ttl_left(struct resolve_thread *th, const struct cache_key *k)
 {
 	struct neg_entry ne;
 	int64_t now = clock_now();
@@ -841,14 +841,15 @@ waiter_check(struct waiter *w)
 		conn_set_result(c, "MISS", "upstream");
 		metrics_request(mep, METRICS_NOTFOUND);
 		conn_send_miss(c, "not found",
-		    miss_max_age(rq->th, flight_key(w->f)));
+		    entry_ttl_left(rq->th, flight_key(w->f)));
 		return;
 	case FLIGHT_FAILED:
 		conn_set_result(c, "ERROR", "upstream");
 		metrics_request(mep, METRICS_ERROR);
 		/* 503 on a section makes clients fetch the whole file. */
-		conn_send_error(c,
-		    rq->rt->endpoint == ROUTE_SECTION ? 503 : 502, v.why);
+		conn_send_retry(c,
+		    rq->rt->endpoint == ROUTE_SECTION ? 503 : 502, v.why,
+		    entry_ttl_left(rq->th, flight_key(w->f)));
 		return;
 	}
 }
@@ -1149,10 +1150,19 @@ negative_lookup(struct rq *rq)
 	conn_set_result(rq->c, "NEGATIVE", "cache");
 	metrics_request(metrics_endpoint_of(rq->rt->endpoint),
 	    METRICS_NEGATIVE);
-	conn_send_miss(rq->c,
-	    ne.kind == NEG_NOTFOUND ? "not found"
-				    : "not found (upstreams failing)",
-	    (unsigned)(ne.expires - now));
+	/*
+	 * A remembered failure is no miss: clients cache a 404 for long
+	 * (debuginfod-find for 10 minutes), so it is a 502 (503 for a
+	 * section, which clients then fetch whole) saying when to retry.
+	 */
+	if (ne.kind == NEG_NOTFOUND)
+		conn_send_miss(rq->c, "not found",
+		    (unsigned)(ne.expires - now));
+	else
+		conn_send_retry(rq->c,
+		    rq->rt->endpoint == ROUTE_SECTION ? 503 : 502,
+		    "upstreams failing; try again later",
+		    (unsigned)(ne.expires - now));
 	return SRC_ANSWERED;
 }
 

@@ -18,14 +18,17 @@ touch -d @1700000000 "$T/clock"
 DBGMIRROR_TEST_CLOCK=$T/clock start_daemon d --scan-dir none \
     --upstream "$up_URL" --negative-ttl 60 --error-ttl 3 --breaker-failures 100
 is "$(code "$d_URL/buildid/$id_gone/debuginfo")" 404 "missing id: 404"
-is "$(code "$d_URL/buildid/$id_err/debuginfo")" 502 "failing upstream: 502"
+curl -s -D "$T/h0" -o /dev/null "$d_URL/buildid/$id_err/debuginfo"
+is "$(sed -n '1s/^HTTP[^ ]* \([0-9]*\).*/\1/p' "$T/h0")/$(header Retry-After "$T/h0")" \
+    502/3 "failing upstream: 502, Retry-After the error-ttl"
 is "$(code "$d_URL/buildid/$id_gone/debuginfo")" 404 "again: 404 ..."
-is "$(code "$d_URL/buildid/$id_err/debuginfo")" 404 "... and a remembered error: 404"
+is "$(code "$d_URL/buildid/$id_err/debuginfo")" 502 \
+    "... and a remembered error: 502 again, never a 404 clients would keep"
 is "$(requests_to up "$id_gone")/$(requests_to up "$id_err")" 1/1 \
     "... neither asked upstream again"
 curl -s -D "$T/h" -o /dev/null "$d_URL/buildid/$id_err/debuginfo"
-is "$(header Cache-Control "$T/h")" "max-age=3" \
-    "the error entry's max-age is what is left of error-ttl"
+is "$(header Retry-After "$T/h")/$(header Cache-Control "$T/h")" "3/" \
+    "the error entry: Retry-After what is left of error-ttl, no max-age"
 touch -d @1700000004 "$T/clock"
 code "$d_URL/buildid/$id_err/debuginfo" >/dev/null
 code "$d_URL/buildid/$id_gone/debuginfo" >/dev/null

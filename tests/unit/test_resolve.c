@@ -146,6 +146,15 @@ conn_send_miss(struct conn *c, const char *why, unsigned max_age)
 }
 
 void
+conn_send_retry(struct conn *c, int status, const char *why,
+    unsigned retry_after)
+{
+	answer(c, status, why);
+	c->max_age = retry_after;
+	exchange_end(c);
+}
+
+void
 conn_send_text(struct conn *c, int status, const char *content_type,
     const char *body, size_t len)
 {
