@@ -343,12 +343,28 @@ usage(FILE *fp)
 	config_usage(fp);
 }
 
+/* Which file the configuration came from, in words, into out. */
+static void
+config_source(const struct daemon *d, const struct config_args *args, char *out,
+    size_t len)
+{
+	if (d->cfg.config_file != NULL)
+		snprintf(out, len, "%s", d->cfg.config_file);
+	else if (args->no_config)
+		snprintf(out, len, "no file (--no-config): embedded defaults");
+	else
+		snprintf(out, len,
+		    "no file (%s does not exist): embedded defaults",
+		    CONFIG_DEFAULT_FILE);
+}
+
 /* Read the configuration; exits on --help, --version and bad input. */
 static void
 configure(struct daemon *d, int argc, char **argv)
 {
 	struct config_args args = { 0 };
 	struct config_diag diag = { 0 };
+	char source[PATH_MAX + 64];
 	size_t i;
 	int rc, level;
 
@@ -372,11 +388,10 @@ configure(struct daemon *d, int argc, char **argv)
 		rc = config_load(&d->cfg, &args, &diag);
 	for (i = 0; i < diag.n; i++)
 		fprintf(stderr, "dbgmirrord: %s\n", diag.msgs[i]);
+	config_source(d, &args, source, sizeof(source));
 	if (args.check_config) {
 		if (rc == 0)
-			printf("%s: configuration OK\n",
-			    d->cfg.config_file != NULL ? d->cfg.config_file
-						       : "(defaults)");
+			printf("%s: configuration OK\n", source);
 		else
 			fprintf(stderr, "dbgmirrord: %zu problem%s\n", diag.n,
 			    diag.n == 1 ? "" : "s");
@@ -389,6 +404,7 @@ configure(struct daemon *d, int argc, char **argv)
 	}
 	level = (int)d->cfg.log_level + args.verbose;
 	log_init("dbgmirrord", level > LOG_DEBUG ? LOG_DEBUG : level);
+	log_info("configuration: %s", source);
 	config_diag_free(&diag);
 	config_args_free(&args);
 	if (d->cfg.threads == 0)

@@ -26,6 +26,22 @@ like "$out" "3 problems" "every problem is reported, and counted"
 out=$("$D" --config "$T/bad.conf" 2>&1)
 is "$?" 1 "the daemon refuses to start on a bad config"
 
+# Which file was read is always said: the default path this build reads
+# (the one --help names), or that none was.
+deffile=$("$D" --help | sed -n 's/.*read FILE instead of //p')
+like "$deffile" '/dbgmirror/dbgmirror\.conf$' "--help names the default file: $deffile"
+out=$("$D" --check-config 2>&1)
+if [ -f "$deffile" ]; then
+	like "$out" "^$deffile: " "--check-config names the default file it read"
+else
+	like "$out" "no file \($deffile does not exist\): embedded defaults: configuration OK" \
+	    "--check-config says no file was read, naming the path looked for"
+fi
+like "$("$D" --no-config --check-config 2>&1)" "no file \(--no-config\)" \
+    "... or that --no-config read none"
+like "$("$D" --check-config --config "$top_srcdir/conf/dbgmirror.conf" 2>&1)" \
+    "^$top_srcdir/conf/dbgmirror.conf: configuration OK" "... or the file given"
+
 out=$("$D" --check-config --config "$T/missing.conf" 2>&1)
 is "$?" 1 "a missing config file is an error"
 like "$out" "missing.conf" "naming the file"
@@ -47,6 +63,7 @@ wait_until 10 grep -q 'listening on' "$c_LOG"
 port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$c_LOG")
 like "$(cat "$c_LOG")" "cache $T/conf-cache, 1 threads" \
     "cache-dir and threads come from the file"
+like "$(cat "$c_LOG")" "configuration: $T/good.conf" "the log names the file read"
 like "$(cat "$c_LOG")" "scanning $T/scan" "scan-dir from the file"
 is "$(code "http://127.0.0.1:$port/")" 200 "it serves"
 stop_daemon c
