@@ -20,10 +20,13 @@
  * writes the access times of cache hits, evicts beyond the cache's
  * watermarks and drops expired negative entries.
  */
+#include <sys/file.h>
+
 #include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <event2/event.h>
 #include <event2/thread.h>
 #include <limits.h>
@@ -343,6 +346,39 @@ usage(FILE *fp)
 	config_usage(fp);
 }
 
+/*
+ * One daemon per cache directory: a second one on the same directory
+ * would evict, publish and recover under the first one's feet.  The lock
+ * (flock on CACHE/lock, which holds the pid) is held until the process
+ * ends; the CLI does not take it.  Exits when another process holds it.
+ */
+static void
+lock_cache_dir(const char *dir)
+{
+	char path[PATH_MAX], pid[32] = "";
+	ssize_t n;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/lock", dir) >= (int)sizeof(path))
+		fatalx("cache directory path too long");
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) == -1)
+		fatal("%s", path);
+	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+		if (errno != EWOULDBLOCK)
+			fatal("%s", path);
+		if ((n = pread(fd, pid, sizeof(pid) - 1, 0)) > 0)
+			pid[n] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		fatalx("cache directory %s is in use by another dbgmirrord "
+		       "(pid %s); one daemon per cache directory",
+		    dir, pid[0] != '\0' ? pid : "unknown");
+	}
+	n = snprintf(pid, sizeof(pid), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) == -1 || pwrite(fd, pid, (size_t)n, 0) != n)
+		log_warn("%s", path);
+	/* fd stays open, and the lock held, for the process's life. */
+}
+
 /* Which file the configuration came from, in words, into out. */
 static void
 config_source(const struct daemon *d, const struct config_args *args, char *out,
@@ -442,6 +478,7 @@ main(int argc, char **argv)
 		fatalx("libelf: version mismatch");
 	if (mkdirs(d.cfg.cache_dir) == -1)
 		fatal("cache directory %s", d.cfg.cache_dir);
+	lock_cache_dir(d.cfg.cache_dir);
 	if (snprintf(d.tmpdir, sizeof(d.tmpdir), "%s/tmp", d.cfg.cache_dir) >=
 	    (int)sizeof(d.tmpdir))
 		fatalx("cache directory path too long");

@@ -65,4 +65,22 @@ out=$("$DBGMIRROR" --help)
 is "$?" 0 "--help exits 0"
 like "$out" "lookup ID" "--help lists the commands"
 like "$("$DBGMIRROR" --version)" "^dbgmirror [0-9]+\.[0-9]+" "--version"
+# One daemon per cache directory: a second one refuses to start, naming
+# the first; the CLI still works beside it.
+start_daemon lk --scan-dir none
+out=$(timeout 30 "$DBGMIRRORD" --no-config --listen 127.0.0.1:0 \
+    --cache-dir "$T/lk-cache" --scan-dir none 2>&1)
+rc=$?
+is "$rc" 1 "a second daemon on the same cache directory exits 1"
+like "$out" "cache directory $T/lk-cache is in use by another dbgmirrord \(pid $lk_PID\)" \
+    "... saying who holds it"
+"$DBGMIRROR" --no-config --cache-dir "$T/lk-cache" stats >/dev/null
+ok $? "dbgmirror stats works beside the daemon"
+"$DBGMIRROR" --no-config --cache-dir "$T/lk-cache" purge --negative >/dev/null
+ok $? "... and so does purge"
+is "$(code "$lk_URL/")" 200 "the first daemon is untouched"
+stop_daemon lk
+start_daemon lk2 --scan-dir none --cache-dir "$T/lk-cache"
+is "$(code "$lk2_URL/")" 200 "once it stopped, another daemon starts on it"
+stop_daemon lk2
 done_testing
