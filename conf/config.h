@@ -110,6 +110,7 @@ struct config {
 	unsigned upstream_retries; /* after a transport error */
 	unsigned breaker_failures; /* in a row that open the breaker */
 	unsigned breaker_backoff; /* seconds before the first probe */
+	unsigned breaker_backoff_max; /* seconds; the doubling stops here */
 	unsigned max_forwarded_for; /* X-Forwarded-For entries accepted */
 	char *ca_file; /* trusted besides the system store; NULL: none */
 	char *proxy; /* NULL: from the environment; "": none */

@@ -158,10 +158,39 @@ obs_error(unsigned i, enum upstream_err kind)
 		metrics_upstream_verify_failure(i);
 }
 
+/*
+ * Every move of a breaker is logged with its reason, so that an operator
+ * sees why an upstream is skipped and when it is back.  The observer has
+ * no argument: the upstreams are named from the configuration the one
+ * upstream set of the process was made from (set once, in fill_new).
+ */
+static const struct config *obs_cfg;
+
 static void
-obs_breaker(unsigned i, enum upstream_breaker state)
+obs_breaker(unsigned i, enum upstream_breaker state, const char *why,
+    unsigned backoff)
 {
+	const char *name = obs_cfg != NULL && i < obs_cfg->nupstreams
+	    ? obs_cfg->upstreams[i].name
+	    : "?";
+
 	metrics_upstream_breaker(i, (int)state);
+	if (why == NULL)
+		return; /* the initial state, not a move */
+	switch (state) {
+	case UPSTREAM_OPEN:
+		log_warnx("upstream %s: breaker open (%s): skipped, probed "
+			  "again in %us",
+		    name, why, backoff);
+		break;
+	case UPSTREAM_PROBING:
+		log_info("upstream %s: breaker probing (%s)", name, why);
+		break;
+	case UPSTREAM_CLOSED:
+		log_info("upstream %s: breaker closed (%s): asked again", name,
+		    why);
+		break;
+	}
 }
 
 static const struct upstream_observer observer = {
@@ -1170,6 +1199,7 @@ fill_new(const struct fill_deps *deps, char *err, size_t errlen)
 	}
 	fl->queue_ev = event_new(deps->base, -1, 0, fill_queue_cb, fl);
 	fl->rd = index_reader_new(deps->idx);
+	obs_cfg = cfg;
 	fl->us = upstream_set_new(cfg, deps->base, &observer, err, errlen);
 	if (fl->queue_ev == NULL || fl->rd == NULL || fl->us == NULL) {
 		if (fl->us != NULL)

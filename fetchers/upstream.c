@@ -37,7 +37,6 @@
 #include "fetchers/curlev.h"
 
 #define RETRY_BASE_MS 100
-#define BACKOFF_MAX 3600
 #define PROBE_TIMEOUT 5
 #define MAX_REDIRS 6
 
@@ -117,11 +116,32 @@ static void fetch_free(struct upstream_fetch *f);
 /* ------------------------------------------------------------- breaker */
 
 static void
-breaker_set(struct upstream *u, enum upstream_breaker state)
+breaker_set(struct upstream *u, enum upstream_breaker state, const char *why)
 {
 	u->state = state;
 	if (u->us->obs.breaker != NULL)
-		u->us->obs.breaker(u->index, state);
+		u->us->obs.breaker(u->index, state, why, u->backoff);
+}
+
+/* An upstream error kind in words, for the breaker's log lines. */
+static const char *
+err_words(enum upstream_err kind)
+{
+	switch (kind) {
+	case UPSTREAM_ERR_CONNECT:
+		return "could not connect";
+	case UPSTREAM_ERR_TIMEOUT:
+		return "timed out";
+	case UPSTREAM_ERR_HTTP:
+		return "an HTTP error";
+	case UPSTREAM_ERR_TRANSFER:
+		return "a broken transfer";
+	case UPSTREAM_ERR_CONTENT:
+		return "wrong content";
+	case UPSTREAM_ERR_BREAKER:
+		return "skipped";
+	}
+	return "an error";
 }
 
 static void probe_start(struct upstream *u);
@@ -133,12 +153,22 @@ upstream_probe_timer_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 static void
-breaker_open(struct upstream *u)
+breaker_open(struct upstream *u, const char *why)
 {
 	struct timeval tv = { (time_t)u->backoff, 0 };
 
-	breaker_set(u, UPSTREAM_OPEN);
+	breaker_set(u, UPSTREAM_OPEN, why);
 	evtimer_add(u->probe_timer, &tv);
+}
+
+/* Open again after a failed probe, waiting twice as long (bounded). */
+static void
+breaker_reopen(struct upstream *u, const char *why)
+{
+	unsigned max = u->us->cfg->breaker_backoff_max;
+
+	u->backoff = u->backoff * 2 > max ? max : u->backoff * 2;
+	breaker_open(u, why);
 }
 
 static void
@@ -151,8 +181,12 @@ upstream_failed(struct upstream *u, enum upstream_err kind)
 	if (u->state != UPSTREAM_CLOSED)
 		return;
 	if (++u->failures >= cfg->breaker_failures) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "%u failure%s in a row, the last %s",
+		    u->failures, u->failures == 1 ? "" : "s", err_words(kind));
 		u->backoff = cfg->breaker_backoff;
-		breaker_open(u);
+		breaker_open(u, why);
 	}
 }
 
@@ -172,13 +206,22 @@ upstream_probe_done_cb(CURL *easy, CURLcode rc, void *arg)
 	curl_easy_cleanup(easy);
 	u->probe = NULL;
 	if (code > 0 && code < 500) {
+		char why[64];
+
+		snprintf(why, sizeof(why), "the probe got HTTP %ld", code);
 		u->failures = 0;
-		breaker_set(u, UPSTREAM_CLOSED);
+		u->backoff = u->us->cfg->breaker_backoff;
+		breaker_set(u, UPSTREAM_CLOSED, why);
 		return;
 	}
-	u->backoff =
-	    u->backoff * 2 > BACKOFF_MAX ? BACKOFF_MAX : u->backoff * 2;
-	breaker_open(u);
+	if (code > 0) {
+		char why[64];
+
+		snprintf(why, sizeof(why), "the probe got HTTP %ld", code);
+		breaker_reopen(u, why);
+	} else {
+		breaker_reopen(u, curl_easy_strerror(rc));
+	}
 }
 
 static size_t
@@ -192,10 +235,10 @@ probe_start(struct upstream *u)
 {
 	char url[1024];
 
-	breaker_set(u, UPSTREAM_PROBING);
+	breaker_set(u, UPSTREAM_PROBING, "the backoff is over");
 	snprintf(url, sizeof(url), "%s/", u->cu->url);
 	if ((u->probe = curl_easy_init()) == NULL) {
-		breaker_open(u);
+		breaker_reopen(u, "out of memory");
 		return;
 	}
 	curl_easy_setopt(u->probe, CURLOPT_URL, url);
@@ -210,7 +253,7 @@ probe_start(struct upstream *u)
 	if (curlev_add(u->us->cv, u->probe, upstream_probe_done_cb, u) == -1) {
 		curl_easy_cleanup(u->probe);
 		u->probe = NULL;
-		breaker_open(u);
+		breaker_reopen(u, "out of memory");
 	}
 }
 
@@ -955,7 +998,7 @@ upstream_set_new(const struct config *cfg, struct event_base *base,
 			if ((u->extra = curl_slist_append(u->extra,
 				 u->cu->headers.v[j])) == NULL)
 				goto nomem;
-		breaker_set(u, UPSTREAM_CLOSED);
+		breaker_set(u, UPSTREAM_CLOSED, NULL);
 	}
 	return us;
 nomem:

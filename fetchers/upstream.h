@@ -80,7 +80,12 @@ struct upstream_observer {
 	void (*request)(unsigned i);
 	void (*latency)(unsigned i, double seconds);
 	void (*error)(unsigned i, enum upstream_err kind);
-	void (*breaker)(unsigned i, enum upstream_breaker state);
+	/*
+	 * The breaker moved to state: why in words (the last failure, what
+	 * the probe got); backoff the seconds until the next probe (OPEN).
+	 */
+	void (*breaker)(unsigned i, enum upstream_breaker state,
+	    const char *why, unsigned backoff);
 };
 
 /* Process-wide set-up of libcurl, before any thread starts; and after. */

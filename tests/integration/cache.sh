@@ -87,6 +87,11 @@ wait_until 8 sh -c "[ \$(grep -c '^GET / ' '$flaky_LOG') -ge 1 ]"
 ok $? "after the backoff the breaker probes the upstream"
 wait_until 5 sh -c "curl -s '$b_URL/metrics' | grep -q '^dbgmirror_upstream_breaker_state{upstream=\"$flaky_URL\"} 0'"
 ok $? "... and closes"
+like "$(cat "$b_LOG")" "upstream $flaky_URL: breaker open \(3 failures in a row, the last an HTTP error\): skipped, probed again in 2s" \
+    "the log says the breaker opened, why, and when it probes"
+like "$(cat "$b_LOG")" "upstream $flaky_URL: breaker probing" "... when it probes"
+like "$(cat "$b_LOG")" "upstream $flaky_URL: breaker closed \(the probe got HTTP 200\)" \
+    "... and that the probe's answer closed it"
 code "$b_URL/buildid/00000000000000000000000000000000000000b2/debuginfo" >/dev/null
 is "$(requests_to flaky /buildid/)" 4 "... requests reach the upstream again"
 stop_daemon b

@@ -258,7 +258,8 @@ start_debuginfod() {
 	command -v debuginfod >/dev/null ||
 	    bail "elfutils debuginfod is not installed"
 	for try in 1 2 3 4 5; do
-		p=$(pick_port)
+		# DEBUGINFOD_PORT: start again where a stopped one was.
+		p=${DEBUGINFOD_PORT:-$(pick_port)}
 		env -u DEBUGINFOD_URLS HOME="$T" debuginfod -p "$p" \
 		    -d "$T/$name-$try.sqlite" -v "$@" >"$log" 2>&1 &
 		pid=$!
