@@ -71,11 +71,16 @@ check_ok(const struct request *req, const char *buf, size_t len,
 		FUZZ_CHECK(req->method_name.n == 4 &&
 		    memcmp(req->method_name.p, "HEAD", 4) == 0);
 		break;
+	case METHOD_POST:
+		FUZZ_CHECK(req->method_name.n == 4 &&
+		    memcmp(req->method_name.p, "POST", 4) == 0);
+		break;
 	case METHOD_OTHER:
 		FUZZ_CHECK(!(req->method_name.n == 3 &&
 			       memcmp(req->method_name.p, "GET", 3) == 0) &&
 		    !(req->method_name.n == 4 &&
-			memcmp(req->method_name.p, "HEAD", 4) == 0));
+			(memcmp(req->method_name.p, "HEAD", 4) == 0 ||
+			    memcmp(req->method_name.p, "POST", 4) == 0)));
 		break;
 	default:
 		FUZZ_CHECK(!"unknown method");
@@ -99,6 +104,8 @@ check_ok(const struct request *req, const char *buf, size_t len,
 	check_value(req->maxsize, buf, hl);
 	check_value(req->user_agent, buf, hl);
 	check_value(req->forwarded_for, buf, hl);
+	check_value(req->via, buf, hl);
+	check_value(req->authorization, buf, hl);
 }
 
 static int
@@ -122,6 +129,8 @@ request_same(const struct request *a, const struct request *b)
 	    slice_same(a->maxsize, b->maxsize) &&
 	    slice_same(a->user_agent, b->user_agent) &&
 	    slice_same(a->forwarded_for, b->forwarded_for) &&
+	    slice_same(a->via, b->via) &&
+	    slice_same(a->authorization, b->authorization) &&
 	    a->head_len == b->head_len;
 }
 
