@@ -60,6 +60,7 @@
 #include "daemon/pool.h"
 #include "fetchers/upstream.h"
 #include "indexer/elf.h"
+#include "indexer/file.h"
 #include "indexer/package.h"
 #include "indexer/rpmhdr.h"
 
@@ -572,10 +573,11 @@ static struct rpmhdr *
 package_rpmhdr(const char *package)
 {
 	struct rpmhdr *rh = NULL;
+	struct stat st;
 	char err[256];
 	int fd;
 
-	if ((fd = open(package, O_RDONLY | O_CLOEXEC)) == -1)
+	if ((fd = file_open_regular(package, &st)) == -1)
 		return NULL;
 	if (rpmhdr_open(fd, &rh, err, sizeof(err)) == -1)
 		log_info("%s: %s", package, err);

@@ -66,6 +66,7 @@
 #include "daemon/route.h"
 #include "daemon/scan.h"
 #include "indexer/elf.h"
+#include "indexer/file.h"
 
 /* Files tried per (build-id, kind) on a worker. */
 #define CANDIDATES_MAX 8
@@ -339,11 +340,9 @@ open_checked(const char *path, const struct index_file *rec, struct found *f)
 {
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd == -1)
+	if ((fd = file_open_regular(path, &f->st)) == -1)
 		return -1;
-	if (fstat(fd, &f->st) == -1 || !S_ISREG(f->st.st_mode) ||
-	    (rec != NULL && !scan_unchanged(rec, &f->st))) {
+	if (rec != NULL && !scan_unchanged(rec, &f->st)) {
 		close(fd);
 		return -1;
 	}

@@ -39,6 +39,7 @@
 
 #include "cache/pkgindex.h"
 #include "daemon/log.h"
+#include "indexer/file.h"
 #include "indexer/package.h"
 #include "indexer/sources.h"
 
@@ -247,17 +248,17 @@ read_item(struct item *it)
 	int fd;
 
 	it->rc = ELF_NOTFOUND;
-	fd = open(it->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd == -1) {
-		snprintf(it->err, sizeof(it->err), "%s", strerror(errno));
-		it->rc = -1;
+	if ((fd = file_open_regular(it->path, &st)) == -1) {
+		if (errno != EINVAL) {
+			snprintf(it->err, sizeof(it->err), "%s",
+			    strerror(errno));
+			it->rc = -1;
+		}
 		return;
 	}
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-		it->st = st;
-		it->rc = scan_identify(fd, it->path, &it->st, &it->rec, it->err,
-		    sizeof(it->err));
-	}
+	it->st = st;
+	it->rc = scan_identify(fd, it->path, &it->st, &it->rec, it->err,
+	    sizeof(it->err));
 	close(fd);
 }
 
@@ -822,21 +823,16 @@ read_package(struct scan *s, struct pkg_item *it)
 	struct pkg_read pr;
 	struct stat st;
 	size_t i;
-	int fd, rc;
+	int fd;
 
 	it->cancel = s->opts->cancel;
 	it->result = PKG_AGAIN;
-	fd = open(it->path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd == -1) {
-		snprintf(it->err, sizeof(it->err), "%s", strerror(errno));
+	if ((fd = file_open_regular(it->path, &st)) == -1) {
+		snprintf(it->err, sizeof(it->err), "%s",
+		    errno == EINVAL ? "not a regular file" : strerror(errno));
 		return;
 	}
-	rc = fstat(fd, &st);
 	close(fd);
-	if (rc == -1 || !S_ISREG(st.st_mode)) {
-		snprintf(it->err, sizeof(it->err), "not a regular file");
-		return;
-	}
 	/* The record describes the file as it was when read. */
 	it->st = st;
 	it->result = PKG_READ;

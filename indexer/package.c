@@ -36,6 +36,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "indexer/file.h"
+
 /* Bytes asked of the package file per read. */
 #define READ_BLOCK (64 * 1024)
 /* The ELF magic is this long. */
@@ -370,12 +372,9 @@ pkg_reader_open(struct pkg_reader *r, const char *path,
 	memset(r, 0, sizeof(*r));
 	r->max_total = lim->max_total;
 	r->max_members = lim->max_members;
-	if ((r->fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) == -1) {
-		snprintf(err, errlen, "open: %s", strerror(errno));
-		return -1;
-	}
-	if (fstat(r->fd, &st) == -1 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "not a regular file");
+	if ((r->fd = file_open_regular(path, &st)) == -1) {
+		snprintf(err, errlen, "%s",
+		    errno == EINVAL ? "not a regular file" : strerror(errno));
 		return -1;
 	}
 	deb = pread(r->fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&

@@ -180,4 +180,30 @@ done
 ! grep -q ' 500 ' "$lp_LOG"
 ok $? "no 500 in the access log"
 stop_daemon lp
+# ----------------------------- an indexed package replaced by a FIFO
+
+# Nothing the daemon reads from a scanned tree may block it: a package
+# turned into a FIFO is an error, the workers stay free, SIGTERM works.
+mkdir -p "$T/fifo/DEBIAN" "$T/fifo/usr/lib/debug" "$T/fifopkgs"
+cp "$FX/usr/lib/debug/.build-id/${ID_prog_b:0:2}/${ID_prog_b:2}.debug" \
+    "$T/fifo/usr/lib/debug/prog_b.debug"
+printf 'Package: fifo-dbgsym\nVersion: 1.0\nArchitecture: amd64\nMaintainer: Test <t@example.org>\nDescription: fixture\n' \
+    >"$T/fifo/DEBIAN/control"
+dpkg-deb --root-owner-group -Zxz --build "$T/fifo" "$T/fifopkgs/fifo.ddeb" >/dev/null
+start_daemon ff --scan-dir none --scan-packages "$T/fifopkgs" --rescan-interval 0
+wait_scan ff 1
+rm "$T/fifopkgs/fifo.ddeb"
+mkfifo "$T/fifopkgs/fifo.ddeb"
+code=$(timeout 60 curl -s -o /dev/null -w '%{http_code}' -m 50 \
+    "$ff_URL/buildid/$ID_prog_b/debuginfo")
+like "$code" '^5[0-9][0-9]$' "a member of a package now a FIFO: an error ($code), not a hang"
+code=$(timeout 60 curl -s -o /dev/null -w '%{http_code}' -m 50 \
+    "$ff_URL/buildid/$ID_prog_b/section/.debug_info")
+like "$code" '^[45][0-9][0-9]$' "... a section of it too ($code)"
+kill -USR1 "$ff_PID"
+wait_scan ff 2
+ok $? "... a rescan over the FIFO finishes"
+is "$(code "$ff_URL/")" 200 "... and the daemon answers"
+stop_daemon ff
+is "$STOP_RC" 0 "... and stops on SIGTERM"
 done_testing
