@@ -37,7 +37,7 @@ struct config_strlist {
 	size_t n;
 };
 
-/* Who may use the admin endpoint (/admin/purge). */
+/* Who may use the admin endpoint (/admin/purge), or read /metrics. */
 /* Which upstream redirects are followed (upstream-redirects). */
 enum config_redirects {
 	CONFIG_REDIRECTS_NONE = 0,
@@ -126,6 +126,7 @@ struct config {
 	unsigned negative_ttl; /* seconds; per upstream too */
 	unsigned error_ttl; /* seconds; per upstream too */
 	enum config_admin admin_access;
+	enum config_admin metrics_access; /* who may read /metrics */
 	char *admin_token_file; /* NULL: admin requests need no token */
 };
 

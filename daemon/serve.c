@@ -50,13 +50,13 @@ struct serve_thread {
 
 /* ---------------------------------------------------------------- admin */
 
-/* 1 when the admin endpoint is open to this peer. */
+/* 1 when an endpoint open to who (admin-access, metrics-access) is to c. */
 static int
-admin_allowed(struct conn *c, const struct config *cfg)
+access_allowed(struct conn *c, enum config_admin who)
 {
 	const char *a = conn_peer_addr(c);
 
-	switch (cfg->admin_access) {
+	switch (who) {
 	case CONFIG_ADMIN_ANY:
 		return 1;
 	case CONFIG_ADMIN_LOOPBACK:
@@ -162,7 +162,7 @@ purge_start(struct conn *c, struct serve *srv, const struct route *rt)
 {
 	struct purge *p;
 
-	if (!admin_allowed(c, srv->d.cfg)) {
+	if (!access_allowed(c, srv->d.cfg->admin_access)) {
 		conn_send_error(c, 403,
 		    "the admin endpoint is not open to you");
 		return;
@@ -239,7 +239,10 @@ serve_request(struct conn *c, void *state)
 		    sizeof(banner) - 1);
 		return;
 	case ROUTE_METRICS:
-		send_metrics(c);
+		if (!access_allowed(c, st->srv->d.cfg->metrics_access))
+			conn_send_error(c, 403, "/metrics is not open to you");
+		else
+			send_metrics(c);
 		return;
 	case ROUTE_PURGE:
 		purge_start(c, st->srv, &rt);

@@ -133,6 +133,14 @@ is "$(get_h -X POST "$ad_URL/buildid/$id_r/debuginfo")" 405 \
 is "$(hdr Allow "$T/ad.h")" "GET, HEAD" "... Allow: GET, HEAD"
 stop_daemon ad
 
+# metrics-access: /metrics like the admin endpoint.
+start_daemon mx --scan-dir none --metrics-access none
+is "$(code "$mx_URL/metrics")" 403 "metrics-access none: /metrics answers 403"
+stop_daemon mx
+start_daemon my --scan-dir none
+is "$(code "$my_URL/metrics")" 200 "by default (any) it is open"
+stop_daemon my
+
 # ------------------------------------------------- a trickling upstream
 
 # 10 bytes/s never stalls, but is far below upstream-min-rate: the client
