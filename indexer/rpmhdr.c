@@ -126,35 +126,105 @@ header_find(const struct header *h, uint32_t tag, uint32_t type,
 	return 1;
 }
 
-/* The i-th string of a string array at data; NULL when out of bounds. */
-static const char *
-string_at(const struct header *h, const unsigned char *data, uint32_t i)
+/*
+ * The n strings of the string array at data, into v: one pass over the
+ * store, so the work is bounded by its size.  0, or -1 when one of them
+ * does not end inside the store.
+ */
+static int
+strings_split(const struct header *h, const unsigned char *data, uint32_t n,
+    const char **v)
 {
 	const unsigned char *end = h->store + h->hsize, *p = data, *nul;
+	uint32_t i;
 
-	for (;;) {
+	for (i = 0; i < n; i++) {
 		if (p >= end ||
 		    (nul = memchr(p, '\0', (size_t)(end - p))) == NULL)
-			return NULL;
-		if (i-- == 0)
-			return (const char *)p;
+			return -1;
+		v[i] = (const char *)p;
 		p = nul + 1;
 	}
+	return 0;
+}
+
+/* A file of the header: where its name's parts and its signature are. */
+struct rfile {
+	const char *dir; /* ends with '/' */
+	const char *base;
+	const char *sig;
+};
+
+/* Lookups compare names this many times; a test reads it. */
+static unsigned long rpmhdr_compares;
+
+static int
+rfile_cmp(const void *a, const void *b)
+{
+	const struct rfile *x = a, *y = b;
+	int c;
+
+	rpmhdr_compares++;
+	if ((c = strcmp(x->base, y->base)) != 0)
+		return c;
+	return strcmp(x->dir, y->dir);
 }
 
 struct rpmhdr {
 	struct header h;
-	const unsigned char *dirindexes, *basenames, *dirnames, *sigs;
-	uint32_t nfiles, ndirs;
+	struct rfile *files; /* sorted by base name, then directory */
+	uint32_t nfiles;
 };
+
+/*
+ * Index the file list once: every string array split in one pass, then
+ * the files sorted by name, so that each lookup is a binary search and a
+ * header with many files and directories costs O(n log n) in all, however
+ * many members of the package are looked up.
+ */
+static int
+rpmhdr_index(struct rpmhdr *rh, const unsigned char *dirindexes,
+    const unsigned char *basenames, const unsigned char *dirnames,
+    uint32_t ndirs, const unsigned char *sigs)
+{
+	const struct header *h = &rh->h;
+	const char **dirs = NULL, **bases = NULL, **sv = NULL;
+	uint32_t i, di;
+	int rc = -1;
+
+	if ((dirs = calloc(ndirs + 1, sizeof(*dirs))) == NULL ||
+	    (bases = calloc(rh->nfiles + 1, sizeof(*bases))) == NULL ||
+	    (sv = calloc(rh->nfiles + 1, sizeof(*sv))) == NULL ||
+	    (rh->files = calloc(rh->nfiles + 1, sizeof(*rh->files))) == NULL)
+		goto out;
+	if (strings_split(h, dirnames, ndirs, dirs) == -1 ||
+	    strings_split(h, basenames, rh->nfiles, bases) == -1 ||
+	    strings_split(h, sigs, rh->nfiles, sv) == -1)
+		goto out;
+	for (i = 0; i < rh->nfiles; i++) {
+		if ((di = be32(dirindexes + (size_t)i * 4)) >= ndirs)
+			goto out;
+		rh->files[i].dir = dirs[di];
+		rh->files[i].base = bases[i];
+		rh->files[i].sig = sv[i];
+	}
+	qsort(rh->files, rh->nfiles, sizeof(*rh->files), rfile_cmp);
+	rc = 0;
+out:
+	free(dirs);
+	free(bases);
+	free(sv);
+	return rc;
+}
 
 int
 rpmhdr_open(int fd, struct rpmhdr **hp, char *err, size_t errlen)
 {
 	unsigned char lead[LEAD_LEN];
+	const unsigned char *dirindexes, *basenames, *dirnames, *sigs;
 	struct rpmhdr *rh;
 	struct header sh;
-	uint32_t nbase, nsigs;
+	uint32_t nbase, nsigs, ndirs;
 	off_t off = LEAD_LEN;
 	int f1, f2, f3, f4;
 
@@ -174,13 +244,13 @@ rpmhdr_open(int fd, struct rpmhdr **hp, char *err, size_t errlen)
 		return -1;
 	}
 	if ((f1 = header_find(&rh->h, TAG_FILESIGNATURES, TYPE_STRING_ARRAY,
-		 &rh->sigs, &nsigs)) == -1 ||
-	    (f2 = header_find(&rh->h, TAG_DIRINDEXES, TYPE_INT32,
-		 &rh->dirindexes, &rh->nfiles)) == -1 ||
+		 &sigs, &nsigs)) == -1 ||
+	    (f2 = header_find(&rh->h, TAG_DIRINDEXES, TYPE_INT32, &dirindexes,
+		 &rh->nfiles)) == -1 ||
 	    (f3 = header_find(&rh->h, TAG_BASENAMES, TYPE_STRING_ARRAY,
-		 &rh->basenames, &nbase)) == -1 ||
+		 &basenames, &nbase)) == -1 ||
 	    (f4 = header_find(&rh->h, TAG_DIRNAMES, TYPE_STRING_ARRAY,
-		 &rh->dirnames, &rh->ndirs)) == -1) {
+		 &dirnames, &ndirs)) == -1) {
 		snprintf(err, errlen, "rpm header: an entry outside the store");
 		rpmhdr_free(rh);
 		return -1;
@@ -190,9 +260,17 @@ rpmhdr_open(int fd, struct rpmhdr **hp, char *err, size_t errlen)
 		return 0;
 	}
 	if (rh->nfiles != nbase || rh->nfiles != nsigs ||
-	    (size_t)(rh->dirindexes - rh->h.store) + (size_t)rh->nfiles * 4 >
+	    (size_t)(dirindexes - rh->h.store) + (size_t)rh->nfiles * 4 >
 		rh->h.hsize) {
 		snprintf(err, errlen, "rpm header: file lists disagree");
+		rpmhdr_free(rh);
+		return -1;
+	}
+	/* No more strings than bytes: bounds the arrays before allocating. */
+	if (ndirs > rh->h.hsize || rh->nfiles > rh->h.hsize ||
+	    rpmhdr_index(rh, dirindexes, basenames, dirnames, ndirs, sigs) ==
+		-1) {
+		snprintf(err, errlen, "rpm header: bad file list");
 		rpmhdr_free(rh);
 		return -1;
 	}
@@ -206,6 +284,7 @@ rpmhdr_free(struct rpmhdr *rh)
 	if (rh == NULL)
 		return;
 	free(rh->h.buf);
+	free(rh->files);
 	free(rh);
 }
 
@@ -213,28 +292,19 @@ int
 rpmhdr_ima_signature(const struct rpmhdr *rh, const char *path, char *out,
     size_t outlen, char *err, size_t errlen)
 {
-	const struct header *h = &rh->h;
-	const char *base, *dir, *sig;
-	uint32_t i, di;
+	const char *slash = strrchr(path, '/'), *sig;
+	char dir[4096];
+	struct rfile key, *f;
 	size_t dlen;
 
-	/* Basenames in order, one pass; directories by index. */
-	base = string_at(h, rh->basenames, 0);
-	for (i = 0; i < rh->nfiles; i++) {
-		if (base == NULL ||
-		    (di = be32(rh->dirindexes + (size_t)i * 4)) >= rh->ndirs ||
-		    (dir = string_at(h, rh->dirnames, di)) == NULL) {
-			snprintf(err, errlen, "rpm header: bad file list");
-			return -1;
-		}
-		dlen = strlen(dir);
-		if (strncmp(path, dir, dlen) == 0 &&
-		    strcmp(path + dlen, base) == 0)
-			break;
-		base = string_at(h, (const unsigned char *)base, 1);
-	}
-	if (i == rh->nfiles || (sig = string_at(h, rh->sigs, i)) == NULL ||
-	    sig[0] == '\0')
+	if (slash == NULL || (dlen = (size_t)(slash - path) + 1) >= sizeof(dir))
+		return 0;
+	memcpy(dir, path, dlen);
+	dir[dlen] = '\0';
+	key.dir = dir;
+	key.base = slash + 1;
+	f = bsearch(&key, rh->files, rh->nfiles, sizeof(*rh->files), rfile_cmp);
+	if (f == NULL || (sig = f->sig)[0] == '\0')
 		return 0;
 	if (strlen(sig) >= outlen ||
 	    strspn(sig, "0123456789abcdefABCDEF") != strlen(sig)) {
