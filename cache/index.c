@@ -679,7 +679,10 @@ index_batch_commit(struct index_batch *b, char *err, size_t errlen)
 				 : mdb_strerror(rc));
 	pthread_rwlock_unlock(&b->idx->resize);
 	free(b);
-	return rc == 0 ? 0 : -1;
+	if (rc == 0)
+		return 0;
+	errno = rc == MDB_MAP_FULL ? ENOSPC : EIO;
+	return -1;
 }
 
 void
@@ -813,6 +816,67 @@ index_count(struct index_reader *rd, enum index_table t, uint64_t *n)
 		return -1;
 	*n = st.ms_entries;
 	return 0;
+}
+
+int
+index_batch_count(struct index_batch *b, enum index_table t, uint64_t *n)
+{
+	MDB_stat st;
+
+	if (b->rc != 0 || mdb_stat(b->txn, b->idx->tables[t], &st) != 0)
+		return -1;
+	*n = st.ms_entries;
+	return 0;
+}
+
+/* The pages a table's tree holds. */
+static uint64_t
+pages_of(const MDB_stat *st)
+{
+	return st->ms_branch_pages + st->ms_leaf_pages + st->ms_overflow_pages;
+}
+
+int
+index_usage(struct index *idx, uint64_t *used, uint64_t *size)
+{
+	MDB_dbi dbis[3 + NTABLES];
+	MDB_envinfo info;
+	MDB_stat st;
+	MDB_txn *txn;
+	uint64_t pages;
+	size_t i;
+	int rc = 0;
+
+	/*
+	 * The pages in the trees, not the end of the file: pages freed by
+	 * deletions are reused, and count as room.
+	 */
+	dbis[0] = idx->meta;
+	dbis[1] = idx->files;
+	dbis[2] = idx->ids;
+	for (i = 0; i < NTABLES; i++)
+		dbis[3 + i] = idx->tables[i];
+	if (txn_begin(idx, MDB_RDONLY, &txn) != 0)
+		return -1;
+	if (mdb_env_info(idx->env, &info) != 0 ||
+	    mdb_env_stat(idx->env, &st) != 0) {
+		rc = -1;
+		goto out;
+	}
+	pages = pages_of(&st) + 2; /* the main tree and the two metas */
+	for (i = 0; i < sizeof(dbis) / sizeof(dbis[0]); i++) {
+		if (mdb_stat(txn, dbis[i], &st) != 0) {
+			rc = -1;
+			goto out;
+		}
+		pages += pages_of(&st);
+	}
+	*used = pages * st.ms_psize;
+	*size = info.me_mapsize;
+out:
+	mdb_txn_abort(txn);
+	pthread_rwlock_unlock(&idx->resize);
+	return rc;
 }
 
 int

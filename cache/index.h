@@ -127,6 +127,10 @@ int index_batch_del_file(struct index_batch *b, const char *path);
 int index_batch_prune(struct index_batch *b,
     int (*keep)(const char *path, void *arg), void *arg, uint64_t *removed);
 int index_batch_set_scan(struct index_batch *b, const struct index_scan *s);
+/*
+ * Commit (or, after a failed operation, abort) and free b.  0, or -1 with
+ * err and errno: ENOSPC when the map is full, else EIO.
+ */
 int index_batch_commit(struct index_batch *b, char *err, size_t errlen);
 void index_batch_abort(struct index_batch *b);
 
@@ -174,6 +178,11 @@ int index_get_rec(struct index_reader *rd, enum index_table t, const void *key,
 int index_walk_prefix(struct index_reader *rd, enum index_table t,
     const void *prefix, size_t len, index_rec_cb cb, void *arg);
 int index_count(struct index_reader *rd, enum index_table t, uint64_t *n);
+/*
+ * Bytes of the map that the index's trees hold (pages freed by deletions
+ * are room again) and the map's size.  Any thread; a read transaction.
+ */
+int index_usage(struct index *idx, uint64_t *used, uint64_t *size);
 /* A uint64 kept under name in the meta table; 0 when never set. */
 int index_get_counter(struct index_reader *rd, const char *name, uint64_t *v);
 
@@ -183,6 +192,7 @@ int index_batch_get_rec(struct index_batch *b, enum index_table t,
     const void *key, size_t keylen, struct index_rec *out);
 int index_batch_walk(struct index_batch *b, enum index_table t, index_rec_cb cb,
     void *arg);
+int index_batch_count(struct index_batch *b, enum index_table t, uint64_t *n);
 int index_batch_walk_prefix(struct index_batch *b, enum index_table t,
     const void *prefix, size_t len, index_rec_cb cb, void *arg);
 int index_batch_get_counter(struct index_batch *b, const char *name,

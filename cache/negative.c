@@ -12,6 +12,7 @@
  */
 #include "cache/negative.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -25,6 +26,20 @@ struct neg_rec {
 };
 
 #define EXPKEY_LEN (INDEX_TIME_LEN + CACHE_KEY_LEN)
+
+/*
+ * Entries deleted per write transaction by the sweeps.  LMDB copies every
+ * page it changes, so a deletion needs free pages too: when a map is so
+ * full that a transaction fails for want of them, the sweep tries again
+ * with half as many, down to one, and each transaction that commits frees
+ * pages for the next.
+ */
+#define SWEEP_CHUNK 1024
+/*
+ * New entries are refused above this share of the map (percent), so that
+ * deleting them always stays possible.
+ */
+#define PUT_MAX_PCT 90
 
 /* Decode a stored record; -1 when it is damaged. */
 static int
@@ -105,9 +120,20 @@ neg_put(struct index *idx, const struct cache_key *k, const struct buildid *id,
 	struct neg_rec nr;
 	uint8_t ek[EXPKEY_LEN];
 
+	uint64_t used, size;
+
 	if ((kind != NEG_NOTFOUND && kind != NEG_ERROR) ||
 	    id->len > BUILDID_MAX) {
 		snprintf(err, errlen, "negative entry: bad kind or build-id");
+		return -1;
+	}
+	if (index_usage(idx, &used, &size) == 0 &&
+	    used > size / 100 * PUT_MAX_PCT) {
+		snprintf(err, errlen,
+		    "negative entry not kept: the index is %llu%% full "
+		    "(raise index-map-size, now %llu MiB)",
+		    (unsigned long long)(used * 100 / size),
+		    (unsigned long long)(size >> 20));
 		return -1;
 	}
 	memset(&nr, 0, sizeof(nr));
@@ -130,6 +156,7 @@ struct purge {
 	struct index_batch *b;
 	const struct buildid *id;
 	uint64_t n;
+	unsigned left; /* deletions left in this transaction */
 };
 
 /* Walk of neg: delete the entries of p->id, or all (damaged ones too). */
@@ -141,6 +168,8 @@ purge_cb(const struct index_rec *r, void *arg)
 	uint8_t ek[EXPKEY_LEN];
 	int ok = neg_decode(r, &nr) == 0;
 
+	if (p->left == 0)
+		return 1;
 	if (p->id != NULL &&
 	    (!ok || nr.idlen != p->id->len ||
 		memcmp(nr.id, p->id->bytes, nr.idlen) != 0))
@@ -152,6 +181,7 @@ purge_cb(const struct index_rec *r, void *arg)
 			return -1;
 	}
 	p->n++;
+	p->left--;
 	return INDEX_WALK_DELETE;
 }
 
@@ -159,25 +189,44 @@ int
 neg_purge(struct index *idx, const struct buildid *id, uint64_t *n, char *err,
     size_t errlen)
 {
-	struct purge p = { NULL, id, 0 };
+	struct purge p = { NULL, id, 0, 0 };
+	unsigned chunk = SWEEP_CHUNK;
+	uint64_t before;
 
+	/* In small transactions, until one deletes nothing more. */
 	*n = 0;
-	if ((p.b = index_batch_begin(idx, err, errlen)) == NULL)
-		return -1;
-	index_batch_walk(p.b, INDEX_NEG, purge_cb, &p);
-	if (index_batch_commit(p.b, err, errlen) == -1)
-		return -1;
-	*n = p.n;
+	do {
+		if ((p.b = index_batch_begin(idx, err, errlen)) == NULL)
+			return -1;
+		before = p.n;
+		p.left = chunk;
+		index_batch_walk(p.b, INDEX_NEG, purge_cb, &p);
+		if (index_batch_commit(p.b, err, errlen) == -1) {
+			if (errno != ENOSPC || chunk == 1)
+				return -1;
+			p.n = before;
+			chunk /= 2;
+			p.left = 0;
+			continue;
+		}
+		*n = p.n;
+	} while (p.left == 0);
 	return 0;
 }
 
 struct expire {
 	struct index_batch *b;
 	int64_t now;
+	uint64_t excess; /* entries over the bound, dropped oldest first */
 	uint64_t n;
+	unsigned left; /* deletions left in this transaction */
 };
 
-/* Walk of negexp, oldest first: drop what expired, stop at the rest. */
+/*
+ * Walk of negexp, soonest to expire first: drop what expired, and while
+ * there are more entries than the bound, what would expire next; stop at
+ * the rest.
+ */
 static int
 expire_cb(const struct index_rec *r, void *arg)
 {
@@ -190,10 +239,12 @@ expire_cb(const struct index_rec *r, void *arg)
 
 	if (r->keylen != EXPKEY_LEN)
 		return INDEX_WALK_DELETE;
+	if (e->left == 0)
+		return 1;
 	/* Copied: r points into pages the writes below may move. */
 	memcpy(hash, (const uint8_t *)r->key + INDEX_TIME_LEN, sizeof(hash));
 	t = index_time_decode(r->key);
-	if (t > e->now)
+	if (t > e->now && e->excess == 0)
 		return 1;
 	rc = index_batch_get_rec(e->b, INDEX_NEG, hash, CACHE_KEY_LEN, &cur);
 	if (rc == -1)
@@ -204,22 +255,43 @@ expire_cb(const struct index_rec *r, void *arg)
 		    -1)
 			return -1;
 		e->n++;
+		if (e->excess > 0)
+			e->excess--;
 	}
+	e->left--;
 	return INDEX_WALK_DELETE;
 }
 
 int
-neg_expire(struct index *idx, int64_t now, uint64_t *n, char *err,
+neg_expire(struct index *idx, int64_t now, uint64_t max, uint64_t *n, char *err,
     size_t errlen)
 {
-	struct expire e = { NULL, now, 0 };
+	struct expire e = { NULL, now, 0, 0, 0 };
+	unsigned chunk = SWEEP_CHUNK;
+	uint64_t count, before;
 
+	/* In small transactions, until one stops before its chunk is done. */
 	*n = 0;
-	if ((e.b = index_batch_begin(idx, err, errlen)) == NULL)
-		return -1;
-	index_batch_walk(e.b, INDEX_NEG_EXPIRY, expire_cb, &e);
-	if (index_batch_commit(e.b, err, errlen) == -1)
-		return -1;
-	*n = e.n;
+	do {
+		if ((e.b = index_batch_begin(idx, err, errlen)) == NULL)
+			return -1;
+		e.excess = max > 0 &&
+			index_batch_count(e.b, INDEX_NEG, &count) == 0 &&
+			count > max
+		    ? count - max
+		    : 0;
+		before = e.n;
+		e.left = chunk;
+		index_batch_walk(e.b, INDEX_NEG_EXPIRY, expire_cb, &e);
+		if (index_batch_commit(e.b, err, errlen) == -1) {
+			if (errno != ENOSPC || chunk == 1)
+				return -1;
+			e.n = before;
+			chunk /= 2;
+			e.left = 0;
+			continue;
+		}
+		*n = e.n;
+	} while (e.left == 0);
 	return 0;
 }

@@ -39,16 +39,25 @@ struct neg_entry {
  */
 int neg_get(struct index_reader *rd, const struct cache_key *k, int64_t now,
     struct neg_entry *out);
-/* Worker: remember a miss for k until expires.  Keeps id for purges. */
+/*
+ * Worker: remember a miss for k until expires.  Keeps id for purges.
+ * Refused (-1, err says so) when the index map is nearly full.
+ */
 int neg_put(struct index *idx, const struct cache_key *k,
     const struct buildid *id, enum neg_kind kind, int64_t expires, char *err,
     size_t errlen);
 /* Worker: delete negatives of id (NULL: all); *n = entries removed. */
 int neg_purge(struct index *idx, const struct buildid *id, uint64_t *n,
     char *err, size_t errlen);
-/* Worker: delete the entries expired at now. */
-int neg_expire(struct index *idx, int64_t now, uint64_t *n, char *err,
-    size_t errlen);
+/*
+ * Worker: delete the entries expired at now and, while there are more than
+ * max (0: no bound), those that would expire soonest.  *n = entries
+ * removed.  Deletes in small transactions, so that it works in a map with
+ * little room left, and keeps it from filling: neg_put refuses new
+ * entries once the map is nearly full.
+ */
+int neg_expire(struct index *idx, int64_t now, uint64_t max, uint64_t *n,
+    char *err, size_t errlen);
 
 /* Inside a batch of the caller (blob_publish): forget k's entry. */
 int neg_batch_del(struct index_batch *b, const struct cache_key *k);

@@ -203,6 +203,10 @@ static const struct opt options[] = {
 	{ "error-ttl", T_DURATION, "30", NULL,
 	    "an upstream failure is remembered", 0, FIELD(error_ttl), 0,
 	    365 * DAY },
+	{ "negative-max", T_UNSIGNED, "1000000", NULL,
+	    "negative and error entries kept at most (the soonest to expire "
+	    "go first), 0 = no bound",
+	    0, FIELD(negative_max), 0, 1000000000 },
 	{ "admin-access", T_ADMIN, "loopback", NULL,
 	    "who may use /admin/purge: none, loopback or any", 0,
 	    FIELD(admin_access), 0, 0 },

@@ -125,6 +125,7 @@ struct config {
 	unsigned min_free_disk; /* % of the file system kept free */
 	unsigned negative_ttl; /* seconds; per upstream too */
 	unsigned error_ttl; /* seconds; per upstream too */
+	unsigned negative_max; /* entries kept at most; 0: no bound */
 	enum config_admin admin_access;
 	enum config_admin metrics_access; /* who may read /metrics */
 	char *admin_token_file; /* NULL: admin requests need no token */

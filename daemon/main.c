@@ -85,6 +85,27 @@ static void scan_start(struct daemon *d);
 
 /* ---------------------------------------------------------- maintenance */
 
+/*
+ * Say, at most every ten minutes, when the index map is filling up: past
+ * 90% new negative entries are refused, and at 100% nothing is indexed.
+ */
+static void
+index_warn_full(struct daemon *d)
+{
+	static int64_t warned;
+	uint64_t used, size;
+	int64_t now = clock_mono_ns() / 1000000000;
+
+	if (index_usage(d->idx, &used, &size) == -1 ||
+	    used <= size / 100 * 80 || (warned != 0 && now - warned < 600))
+		return;
+	warned = now;
+	log_warnx("the index is %llu%% full (%llu of %llu MiB): raise "
+		  "index-map-size",
+	    (unsigned long long)(used * 100 / size),
+	    (unsigned long long)(used >> 20), (unsigned long long)(size >> 20));
+}
+
 static void
 maintain_work(void *arg)
 {
@@ -99,8 +120,10 @@ maintain_work(void *arg)
 	else if (n > 0)
 		log_info("evicted %llu cache entries, %llu bytes",
 		    (unsigned long long)n, (unsigned long long)bytes);
-	if (neg_expire(d->idx, clock_now(), &n, err, sizeof(err)) == -1)
+	if (neg_expire(d->idx, clock_now(), d->cfg.negative_max, &n, err,
+		sizeof(err)) == -1)
 		log_warnx("%s: %s", __func__, err);
+	index_warn_full(d);
 }
 
 static void

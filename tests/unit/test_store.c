@@ -568,9 +568,11 @@ test_negative(void)
 	    "expired at 1100");
 	is_int(stats(&s).negatives, 1, "one negative");
 
-	is_int(neg_expire(s.idx, 1099, &n, err, sizeof(err)), 0, "expire 1099");
+	is_int(neg_expire(s.idx, 1099, 0, &n, err, sizeof(err)), 0,
+	    "expire 1099");
 	is_int(n, 0, "removes nothing");
-	is_int(neg_expire(s.idx, 1100, &n, err, sizeof(err)), 0, "expire 1100");
+	is_int(neg_expire(s.idx, 1100, 0, &n, err, sizeof(err)), 0,
+	    "expire 1100");
 	is_int(n, 1, "removes it");
 	is_int(neg_lookup(&s, &k, 0, &ne), INDEX_NOTFOUND, "it is gone");
 	is_int(stats(&s).negatives, 0, "no negatives");
@@ -578,7 +580,8 @@ test_negative(void)
 	/* Replaced: the old expiry key must not drop the new entry. */
 	neg_put(s.idx, &k, &id, NEG_ERROR, 1200, err, sizeof(err));
 	neg_put(s.idx, &k, &id, NEG_ERROR, 1300, err, sizeof(err));
-	is_int(neg_expire(s.idx, 1250, &n, err, sizeof(err)), 0, "expire 1250");
+	is_int(neg_expire(s.idx, 1250, 0, &n, err, sizeof(err)), 0,
+	    "expire 1250");
 	is_int(n, 0, "the replaced entry's old time removes nothing");
 	is_int(neg_lookup(&s, &k, 1250, &ne), 0, "the new one holds");
 	is_int(ne.kind, NEG_ERROR, "an error entry");
@@ -587,7 +590,8 @@ test_negative(void)
 	memcpy(ek + INDEX_TIME_LEN, k.hash, CACHE_KEY_LEN);
 	is_int(raw_put(&s, INDEX_NEG_EXPIRY, ek, sizeof(ek), "", 0), 0,
 	    "write a stale expiry key");
-	is_int(neg_expire(s.idx, 1270, &n, err, sizeof(err)), 0, "expire 1270");
+	is_int(neg_expire(s.idx, 1270, 0, &n, err, sizeof(err)), 0,
+	    "expire 1270");
 	is_int(n, 0, "the stale key removes nothing");
 	is_int(neg_lookup(&s, &k, 1270, &ne), 0, "the entry holds");
 
@@ -595,7 +599,7 @@ test_negative(void)
 	is_int(put_blob(&s, &k, 40, 'p', 8, "", 1280), 0, "publish k");
 	is_int(neg_lookup(&s, &k, 1280, &ne), INDEX_NOTFOUND,
 	    "publish clears the negative");
-	is_int(neg_expire(s.idx, 1300, &n, err, sizeof(err)), 0,
+	is_int(neg_expire(s.idx, 1300, 0, &n, err, sizeof(err)), 0,
 	    "its expiry time comes");
 	is_int(n, 0, "nothing left to expire");
 
@@ -610,7 +614,7 @@ test_negative(void)
 	is_int(neg_purge(s.idx, NULL, &n, err, sizeof(err)), 0, "purge all");
 	is_int(n, 1, "the last one");
 	is_int(stats(&s).negatives, 0, "no negatives");
-	is_int(neg_expire(s.idx, 9999, &n, err, sizeof(err)), 0,
+	is_int(neg_expire(s.idx, 9999, 0, &n, err, sizeof(err)), 0,
 	    "expire after the purges");
 	is_int(n, 0, "finds only stale keys");
 	is_int(neg_put(s.idx, &k, &id, 7, 5000, err, sizeof(err)), -1,
@@ -749,7 +753,7 @@ test_corrupt(void)
 
 	blob_touch(s.bs, &k, 2000);
 	is_int(flush(&s), 0, "touching a damaged entry is harmless");
-	is_int(neg_expire(s.idx, 1000, &n, err, sizeof(err)), 0,
+	is_int(neg_expire(s.idx, 1000, 0, &n, err, sizeof(err)), 0,
 	    "expire over a damaged key");
 	s.bs->lim.max_bytes = 5;
 	s.bs->lim.high_pct = 0;
@@ -797,6 +801,79 @@ test_index_flags(void)
 	index_close(idx);
 }
 
+/* A distinct build-id and key for each n. */
+static void
+neg_key(uint32_t n, struct buildid *id, struct cache_key *k)
+{
+	memset(id, 0, sizeof(*id));
+	id->len = 20;
+	memcpy(id->bytes, &n, sizeof(n));
+	cache_key_make(k, id, CACHE_DEBUGINFO, "");
+}
+
+/*
+ * A flood of misses in a tiny map: new entries are refused before the map
+ * is full, deleting them all works, and the map takes new ones again; and
+ * the bound on their number drops the soonest to expire first.
+ */
+static void
+test_negative_full(void)
+{
+	char path[PATH_MAX], err[ERRLEN];
+	struct index_reader *rd;
+	struct cache_key k;
+	struct neg_entry ne;
+	struct buildid id;
+	struct index *idx;
+	uint64_t n = 0, count = 0;
+	uint32_t i, kept = 0;
+
+	snprintf(path, sizeof(path), "%s", at("tinymap"));
+	if (!ok((idx = index_open(path, 0, 1u << 20, err, sizeof(err))) != NULL,
+		"an index with a 1 MiB map"))
+		return;
+	for (i = 0; i < 100000; i++) {
+		neg_key(i, &id, &k);
+		if (neg_put(idx, &k, &id, NEG_NOTFOUND, 5000 + i, err,
+			sizeof(err)) == -1)
+			break;
+		kept++;
+	}
+	ok(i < 100000 && strstr(err, "index-map-size") != NULL,
+	    "a flood of misses: new ones are refused before the map is full, "
+	    "saying what to raise");
+	printf("# %u kept, then: %s\n", kept, err);
+	if (!ok(neg_purge(idx, NULL, &n, err, sizeof(err)) == 0 && n == kept,
+		"purge --negative still works, and deletes them all"))
+		printf("# %llu deleted: %s\n", (unsigned long long)n, err);
+	neg_key(1, &id, &k);
+	ok(neg_put(idx, &k, &id, NEG_NOTFOUND, 9000, err, sizeof(err)) == 0,
+	    "... after which new misses are kept again");
+	ok(neg_purge(idx, NULL, &n, err, sizeof(err)) == 0, "empty it");
+
+	/* The bound: 500 entries, at most 100 kept, soonest to expire out. */
+	for (i = 0; i < 500; i++) {
+		neg_key(i, &id, &k);
+		neg_put(idx, &k, &id, NEG_NOTFOUND, 5000 + i, err, sizeof(err));
+	}
+	ok(neg_expire(idx, 1000, 100, &n, err, sizeof(err)) == 0 && n == 400,
+	    "negative-max 100: 400 of 500 unexpired entries go");
+	rd = index_reader_new(idx);
+	if (rd != NULL && index_reader_begin(rd) == 0) {
+		index_count(rd, INDEX_NEG, &count);
+		neg_key(399, &id, &k);
+		is_int(neg_get(rd, &k, 1000, &ne), INDEX_NOTFOUND,
+		    "... the soonest to expire first");
+		neg_key(400, &id, &k);
+		is_int(neg_get(rd, &k, 1000, &ne), 0,
+		    "... the later ones kept");
+		index_reader_end(rd);
+	}
+	is_int(count, 100, "... 100 left");
+	index_reader_free(rd);
+	index_close(idx);
+}
+
 int
 main(void)
 {
@@ -809,6 +886,7 @@ main(void)
 	test_evict();
 	test_arithmetic();
 	test_negative();
+	test_negative_full();
 	test_purge();
 	test_corrupt();
 	test_index_flags();
