@@ -1013,6 +1013,7 @@ config_free(struct config *cfg)
 	free(cfg->ca_file);
 	free(cfg->proxy);
 	free(cfg->user_agent);
+	free(cfg->admin_token_file);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
