@@ -36,6 +36,7 @@ enum flight_state {
 	FLIGHT_READY, /* complete and verified */
 	FLIGHT_NOTFOUND, /* every source said it does not exist */
 	FLIGHT_FAILED, /* no source gave it; why says what happened */
+	FLIGHT_UNAVAILABLE, /* this server could not keep it (a full disk) */
 };
 
 /* A consistent snapshot for a reader. */

@@ -91,6 +91,7 @@ struct job {
 	int verified; /* worker: the final check passed */
 	int wrong; /* worker: the final check failed */
 	int found; /* the cache answered it: job_lookup()'s code */
+	int local_errno; /* writing the fill failed here */
 	char why[256];
 };
 
@@ -277,8 +278,16 @@ sink_data(void *arg, const void *buf, size_t len)
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			log_warn("%s: %s", __func__, flight_tmp_path(j->f));
-			return -1;
+			/*
+			 * Ours, not the source's: a full disk must not open
+			 * the upstream's breaker.  The maintenance job evicts
+			 * while the disk is short of min-free-disk.
+			 */
+			j->local_errno = n == 0 ? EIO : errno;
+			log_warnx("cannot write a fill to %s: %s; answered 503",
+			    flight_tmp_path(j->f), strerror(j->local_errno));
+			metrics_local_write_error();
+			return UPSTREAM_SINK_LOCAL;
 		}
 		done += (size_t)n;
 	}
@@ -363,6 +372,8 @@ finish_work(void *arg)
 	}
 	if (j->w.package[0] != '\0')
 		return; /* the package is indexed: no miss to remember */
+	if (j->res == UPSTREAM_LOCAL)
+		return; /* nothing to remember of the upstreams */
 	if (j->res == UPSTREAM_NOTFOUND && fl->negative_ttl > 0)
 		rc = neg_put(fl->d.idx, &j->key, &j->w.id, NEG_NOTFOUND,
 		    now + fl->negative_ttl, err, sizeof(err));
@@ -389,6 +400,8 @@ finish_done(void *arg)
 		job_end(j, FLIGHT_FAILED, j->why);
 	} else if (j->res == UPSTREAM_NOTFOUND) {
 		job_end(j, FLIGHT_NOTFOUND, "not found");
+	} else if (j->res == UPSTREAM_LOCAL) {
+		job_end(j, FLIGHT_UNAVAILABLE, j->why);
 	} else {
 		job_end(j, FLIGHT_FAILED, j->why);
 	}
@@ -402,6 +415,10 @@ sink_done(void *arg, enum upstream_result res, const char *why)
 	j->uf = NULL;
 	j->res = res;
 	snprintf(j->why, sizeof(j->why), "%s", why != NULL ? why : "");
+	if (res == UPSTREAM_LOCAL)
+		snprintf(j->why, sizeof(j->why),
+		    "this server cannot keep it now: %s",
+		    strerror(j->local_errno));
 	if (res == UPSTREAM_OK && j->length != UINT64_MAX &&
 	    j->length != j->written) {
 		j->res = UPSTREAM_FAILED;

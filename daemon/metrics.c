@@ -68,6 +68,7 @@ struct upstream_counters {
 static atomic_uint_fast64_t requests[NENDPOINTS][NRESULTS];
 static atomic_uint_fast64_t bytes_sent;
 static atomic_uint_fast64_t package_passes;
+static atomic_uint_fast64_t local_write_errors;
 static struct upstream_counters upstreams[METRICS_MAX_UPSTREAMS];
 
 /* Start-up state, see above. */
@@ -104,6 +105,7 @@ metrics_init(void)
 			zero(&requests[e][r]);
 	zero(&bytes_sent);
 	zero(&package_passes);
+	zero(&local_write_errors);
 	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++) {
 		struct upstream_counters *u = &upstreams[i];
 
@@ -134,6 +136,12 @@ void
 metrics_bytes_sent(uint64_t n)
 {
 	add(&bytes_sent, n);
+}
+
+void
+metrics_local_write_error(void)
+{
+	add(&local_write_errors, 1);
 }
 
 void
@@ -292,6 +300,10 @@ render_requests(FILE *fp)
 	put_single(fp, "dbgmirror_package_passes_total", "counter",
 	    "Decompression passes over packages to extract members.",
 	    get(&package_passes));
+	put_single(fp, "dbgmirror_local_write_errors_total", "counter",
+	    "Fills this server could not write (a full disk): answered 503, "
+	    "never held against the source.",
+	    get(&local_write_errors));
 }
 
 static void

@@ -69,6 +69,8 @@ void metrics_request(enum metrics_endpoint ep, enum metrics_result res);
 void metrics_bytes_sent(uint64_t n);
 /* One decompression pass over a package, extracting members. */
 void metrics_package_pass(void);
+/* A fill's bytes could not be written here (ENOSPC and the like). */
+void metrics_local_write_error(void);
 
 /* Start-up: name upstream i after url (copied); NULL forgets the name. */
 void metrics_upstream_name(unsigned i, const char *url);

@@ -70,6 +70,11 @@
 
 /* Files tried per (build-id, kind) on a worker. */
 #define CANDIDATES_MAX 8
+/*
+ * Retry-After of a fill this server could not keep (a full disk): the
+ * maintenance job evicts every few seconds.
+ */
+#define LOCAL_RETRY_AFTER 30
 /* Cache-Control max-age of artifacts: a build-id's bytes never change. */
 #define HIT_MAX_AGE (7 * 24 * 3600)
 
@@ -841,6 +846,11 @@ waiter_check(struct waiter *w)
 		metrics_request(mep, METRICS_NOTFOUND);
 		conn_send_miss(c, "not found",
 		    entry_ttl_left(rq->th, flight_key(w->f)));
+		return;
+	case FLIGHT_UNAVAILABLE:
+		conn_set_result(c, "ERROR", "local");
+		metrics_request(mep, METRICS_ERROR);
+		conn_send_retry(c, 503, v.why, LOCAL_RETRY_AFTER);
 		return;
 	case FLIGHT_FAILED:
 		conn_set_result(c, "ERROR", "upstream");

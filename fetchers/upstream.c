@@ -78,6 +78,7 @@ struct attempt {
 	int refused; /* the sink refused its content */
 	int timed_out; /* our first-byte timer fired */
 	int redirect_refused; /* a Location outside upstream-redirects */
+	int local; /* the sink could not keep its bytes: our failure */
 	int head_code; /* status of the answer whose head is arriving */
 	long code; /* HTTP status of the final answer */
 	uint64_t length;
@@ -488,7 +489,13 @@ deliver(struct upstream_fetch *f, const char *p, size_t n)
 		f->winner->refused = 1;
 		return 0;
 	}
-	if (f->sink.data(f->arg, p, n) == -1) {
+	switch (f->sink.data(f->arg, p, n)) {
+	case 0:
+		break;
+	case UPSTREAM_SINK_LOCAL:
+		f->winner->local = 1;
+		return 0;
+	default:
 		f->winner->refused = 1;
 		return 0;
 	}
@@ -535,7 +542,7 @@ attempt_write_cb(char *p, size_t size, size_t nitems, void *arg)
 	struct upstream_fetch *f = a->f;
 	size_t n = size * nitems, take;
 
-	if (a->lost || a->refused)
+	if (a->lost || a->refused || a->local)
 		return 0;
 	if (a->code == 0) {
 		curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &a->code);
@@ -619,8 +626,8 @@ attempt_retry(struct attempt *a, CURLcode rc)
 	unsigned ms;
 
 	if (a->tries >= cfg->upstream_retries || a->refused ||
-	    a->redirect_refused || rc == CURLE_HTTP_RETURNED_ERROR ||
-	    rc == CURLE_TOO_MANY_REDIRECTS ||
+	    a->redirect_refused || a->local ||
+	    rc == CURLE_HTTP_RETURNED_ERROR || rc == CURLE_TOO_MANY_REDIRECTS ||
 	    rc == CURLE_PEER_FAILED_VERIFICATION || a->timed_out ||
 	    rc == CURLE_OPERATION_TIMEDOUT)
 		return 0;
@@ -658,10 +665,17 @@ attempt_done_cb(CURL *easy, CURLcode rc, void *arg)
 	if (code > 0 && f->us->obs.latency != NULL)
 		f->us->obs.latency(a->u->index, seconds_since(&a->t0));
 	/* A body shorter than the prefix is offered when it ends. */
-	if (rc == CURLE_OK && !a->refused &&
-	    (f->winner == a || (f->winner == NULL && attempt_offer(a)))) {
+	if (rc == CURLE_OK && !a->refused && !a->local &&
+	    (f->winner == a || (f->winner == NULL && attempt_offer(a))) &&
+	    !a->local) {
 		upstream_answered(a->u);
 		f->sink.done(f->arg, UPSTREAM_OK, NULL);
+		fetch_free(f);
+		return;
+	}
+	if (a->local) {
+		/* Not the upstream's doing: no error, no breaker. */
+		f->sink.done(f->arg, UPSTREAM_LOCAL, NULL);
 		fetch_free(f);
 		return;
 	}

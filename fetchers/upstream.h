@@ -30,10 +30,13 @@ struct upstream_fetch;
 /* Most bytes of X-DEBUGINFOD-* headers kept from one answer. */
 #define UPSTREAM_HEADERS_MAX 2048
 
+#define UPSTREAM_SINK_LOCAL (-2)
+
 enum upstream_result {
 	UPSTREAM_OK,
 	UPSTREAM_NOTFOUND,
 	UPSTREAM_FAILED,
+	UPSTREAM_LOCAL, /* the sink could not keep the bytes: not the upstream */
 };
 
 /* What failed, for metrics; the same order as the daemon's metrics. */
@@ -69,7 +72,11 @@ struct upstream_sink {
 	 */
 	int (*accept)(void *arg, const struct upstream_head *h, const void *buf,
 	    size_t len);
-	/* The accepted body, in order from its first byte; -1 aborts. */
+	/*
+	 * The accepted body, in order from its first byte; -1 aborts it as
+	 * wrong content, UPSTREAM_SINK_LOCAL as a local failure (a full
+	 * disk), which is never held against the upstream.
+	 */
 	int (*data)(void *arg, const void *buf, size_t len);
 	/* The end; the fetch is freed after this returns. */
 	void (*done)(void *arg, enum upstream_result res, const char *why);

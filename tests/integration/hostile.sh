@@ -214,4 +214,46 @@ ok $? "... a rescan over the FIFO finishes"
 is "$(code "$ff_URL/")" 200 "... and the daemon answers"
 stop_daemon ff
 is "$STOP_RC" 0 "... and stops on SIGTERM"
+# ------------------------------------------------------------ a full disk
+
+# The cache on a 1.5 MiB tmpfs, in a mount namespace of the daemon's own;
+# the upstream's answer (2 MiB) cannot be written.  That is this server's
+# failure: 503 saying so, counted as such, and never the upstream's error,
+# breaker or error entry.
+if [ "$(id -u)" -eq 0 ] && unshare -m --propagation private true 2>/dev/null; then
+	id_big=6464646464646464646464646464646464646464
+	start_fake fullup "$id_big=ok:$(mkbin $id_big 2000000)"
+	mkdir -p "$T/df-cache"
+	cat >"$T/small-disk" <<EOF2
+#!/bin/bash
+exec unshare -m --propagation private bash -c \
+    'mount -t tmpfs -o size=1536k tmpfs "\$0" && exec "\$@"' \
+    "$T/df-cache" "$DBGMIRRORD" "\$@"
+EOF2
+	chmod +x "$T/small-disk"
+	DBGMIRRORD="$T/small-disk" start_daemon df --scan-dir none \
+	    --upstream "$fullup_URL" --breaker-failures 1
+	code=$(curl -s -o "$T/df.body" -w '%{http_code}' "$df_URL/buildid/$id_big/debuginfo")
+	rc=$?
+	# The disk fills after the first bytes went out, or before: a cut
+	# transfer, or a 503 saying so -- never a complete 200.
+	if [ "$code" = 503 ]; then
+		like "$(cat "$T/df.body")" "cannot keep it now: No space left on device" \
+		    "a fill the cache disk cannot hold: 503 saying why"
+	else
+		ok $((rc == 0)) "a fill the cache disk cannot hold: cut (curl $rc), never complete"
+	fi
+	like "$(metric dbgmirror_local_write_errors_total "$df_URL")" '^[1-9]' \
+	    "... counted as a local write error"
+	is "$(metric "dbgmirror_upstream_breaker_state{upstream=\"$fullup_URL\"}" "$df_URL")" 0 \
+	    "... the upstream's breaker (1 failure opens it) stays closed"
+	is "$(curl -s "$df_URL/metrics" | grep "^dbgmirror_upstream_errors_total{upstream=\"$fullup_URL\"" | grep -vc ' 0$')" \
+	    0 "... and no upstream error is counted"
+	code "$df_URL/buildid/$id_big/debuginfo" >/dev/null
+	is "$(requests_to fullup "$id_big")" 2 \
+	    "... nor an error entry written: the next request asks again"
+	stop_daemon df
+else
+	skip "a full disk: needs root and unshare -m to mount a small tmpfs"
+fi
 done_testing

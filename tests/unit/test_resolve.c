@@ -387,6 +387,27 @@ test_failed_verification(void)
 }
 
 static void
+test_local_failure(void)
+{
+	struct conn cs[2];
+	char target[128];
+	size_t i;
+	int unavailable = 0;
+
+	snprintf(target, sizeof(target),
+	    "/buildid/e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0/debuginfo");
+	for (i = 0; i < 2; i++)
+		ask(&cs[i], target);
+	ok(run_until_created(3), "another fill starts");
+	/* What fill.c does when the disk is full before a byte went out. */
+	finish(FLIGHT_UNAVAILABLE, "this server cannot keep it now: full");
+	ok(run_until_ended(cs, 2), "the fill ends unavailable");
+	for (i = 0; i < 2; i++)
+		unavailable += cs[i].status == 503 && cs[i].max_age > 0;
+	is_int(unavailable, 2, "both waiters: 503 with a Retry-After");
+}
+
+static void
 test_negative_before_answer(void)
 {
 	struct conn cs[3];
@@ -401,7 +422,7 @@ test_negative_before_answer(void)
 	    "/buildid/c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0/executable");
 	for (i = 0; i < 2; i++)
 		ask(&cs[i], target);
-	ok(run_until_created(3), "a third fill starts");
+	ok(run_until_created(4), "a third fill starts");
 	/* What fill.c does at a miss: the entry first, then the end. */
 	buildid_parse(&id, target + 9, 40, &why);
 	cache_key_make(&k, &id, CACHE_EXECUTABLE, "");
@@ -462,7 +483,7 @@ test_section_after_package_fill(void)
 	snprintf(target, sizeof(target), "/buildid/%s/section/.debug_info",
 	    id_s);
 	ask(&c, target);
-	ok(run_until_created(4), "a section request starts a package fill");
+	ok(run_until_created(5), "a section request starts a package fill");
 	ok(fill.from_package, "... of the member");
 	is_int(fill.w.kind, CACHE_DEBUGINFO, "... of the whole debuginfo");
 	is_str(fill.w.member, rec.member, "... named by the index");
@@ -490,7 +511,7 @@ test_section_after_package_fill(void)
 	ok(run_until_ended(&c, 1), "the fill's end resumes the request");
 	is_int(c.status, 200, "... a 200");
 	is_int(c.size, sec.size, "... of the section's bytes, cut from it");
-	is_int(fill.created, 4, "... no second fill");
+	is_int(fill.created, 5, "... no second fill");
 }
 
 int
@@ -539,6 +560,7 @@ main(void)
 
 	test_herd_and_leaving();
 	test_failed_verification();
+	test_local_failure();
 	test_negative_before_answer();
 	test_section_after_package_fill();
 
