@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cache/blobstore.h"
 #include "cache/index.h"
@@ -22,8 +23,11 @@
 #include "cache/pkgindex.h"
 #include "conf/config.h"
 #include "autoconf.h"
+#include "daemon/clock.h"
 #include "daemon/scan.h"
 #include "indexer/buildid.h"
+#include "indexer/elf.h"
+#include "indexer/file.h"
 
 static void
 usage(FILE *fp)
@@ -31,8 +35,10 @@ usage(FILE *fp)
 	fprintf(fp,
 	    "usage: dbgmirror [--config FILE] [--cache-dir DIR] COMMAND\n"
 	    "\n"
-	    "  lookup ID   the files and package members indexed for build-id "
-	    "ID\n"
+	    "  lookup ID   where build-id ID (or that of an ELF file) is "
+	    "known:\n"
+	    "              local files, package members, cached answers, "
+	    "misses\n"
 	    "  stats       index entries, bytes, and the last scan\n"
 	    "  purge ID    drop the cached files and misses of build-id ID\n"
 	    "  purge --negative        drop every remembered miss\n"
@@ -101,30 +107,106 @@ lookup_member_cb(const struct pkg_rec *m, void *arg)
 	return 0;
 }
 
+/*
+ * The build-id an operand names: hex digits, or the path of an ELF file
+ * whose build-id is read.  0, or 2 (bad usage) having said why.
+ */
 static int
-cmd_lookup(struct index_reader *rd, const char *hex)
+operand_id(const char *arg, struct buildid *id)
+{
+	struct elf_info info;
+	struct stat st;
+	const char *why;
+	char err[256];
+	int fd, rc;
+
+	if (buildid_parse(id, arg, strlen(arg), &why) == 0)
+		return 0;
+	if ((fd = file_open_regular(arg, &st)) == -1) {
+		fprintf(stderr,
+		    "dbgmirror: %s: not a build-id (%s) nor a readable file\n",
+		    arg, why);
+		return 2;
+	}
+	rc = elf_read_info(fd, &info, err, sizeof(err));
+	close(fd);
+	if (rc != 0 || info.id.len == 0) {
+		fprintf(stderr, "dbgmirror: %s: %s\n", arg,
+		    rc == ELF_NOTFOUND ? "neither a build-id nor an ELF file"
+			: rc != 0      ? err
+				       : "an ELF file without a GNU build-id");
+		return 2;
+	}
+	*id = info.id;
+	return 0;
+}
+
+/* The cache's answers and remembered misses for the whole files of id. */
+static int
+lookup_cache(struct index_reader *rd, const struct buildid *id)
+{
+	static const enum cache_kind kinds[] = { CACHE_DEBUGINFO,
+		CACHE_EXECUTABLE };
+	struct blob_info bi;
+	struct neg_entry ne;
+	struct cache_key k;
+	char when[32];
+	int64_t now = clock_now();
+	size_t i;
+	int found = 0;
+
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		cache_key_make(&k, id, kinds[i], "");
+		if (blob_lookup(rd, &k, &bi) == 0) {
+			format_time(bi.stored, when, sizeof(when));
+			printf("%-10s  cached  %" PRIu64
+			       " bytes  from %s  since "
+			       "%s\n",
+			    cache_kind_name(kinds[i]), bi.size,
+			    bi.source[0] != '\0' ? bi.source : "(unknown)",
+			    when);
+			found++;
+		}
+		if (neg_get(rd, &k, now, &ne) == 0) {
+			printf("%-10s  %s, remembered for %llds more\n",
+			    cache_kind_name(kinds[i]),
+			    ne.kind == NEG_NOTFOUND
+				? "not found anywhere (negative entry)"
+				: "the upstreams failed (error entry)",
+			    (long long)(ne.expires - now));
+			found++;
+		}
+	}
+	return found;
+}
+
+static int
+cmd_lookup(struct index_reader *rd, const char *arg)
 {
 	static const enum elf_kind kinds[] = { ELF_KIND_DEBUGINFO,
 		ELF_KIND_EXECUTABLE };
 	struct buildid id;
 	struct lookup lk = { rd, NULL, 0 };
-	const char *why;
 	char canon[BUILDID_HEX_MAX];
 	size_t i;
+	int rc;
 
-	if (buildid_parse(&id, hex, strlen(hex), &why) == -1) {
-		fprintf(stderr, "dbgmirror: %s: %s\n", hex, why);
-		return 2;
-	}
+	if ((rc = operand_id(arg, &id)) != 0)
+		return rc;
+	buildid_format(&id, canon);
+	if (strcmp(canon, arg) != 0)
+		printf("build-id %s\n", canon);
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		lk.kind = elf_kind_name(kinds[i]);
 		if (index_find(rd, &id, kinds[i], lookup_cb, &lk) == -1 ||
 		    pkgidx_find(rd, &id, kinds[i], lookup_member_cb, &lk) == -1)
 			goto fail;
 	}
+	lk.found += lookup_cache(rd, &id);
 	if (lk.found == 0) {
-		buildid_format(&id, canon);
-		printf("%s: not indexed\n", canon);
+		printf("%s: unknown here: no local file, package member, "
+		       "cached answer or remembered miss\n",
+		    canon);
 		return 1;
 	}
 	return 0;
@@ -275,8 +357,17 @@ command_ok(const struct config_args *args, const struct purge_opts *po)
 	const char *cmd = args->nrest > 0 ? args->rest[0] : NULL;
 	int purge_opts = po->negative + (po->upstream != NULL);
 
-	if (cmd == NULL || po->bad)
+	if (cmd == NULL) {
+		fprintf(stderr, "dbgmirror: no command given\n");
 		return 0;
+	}
+	if (po->bad)
+		return 0;
+	if (strcmp(cmd, "purge") != 0 && strcmp(cmd, "lookup") != 0 &&
+	    strcmp(cmd, "stats") != 0) {
+		fprintf(stderr, "dbgmirror: unknown command '%s'\n", cmd);
+		return 0;
+	}
 	if (strcmp(cmd, "purge") == 0)
 		return args->nrest == 2 ? purge_opts == 0
 					: args->nrest == 1 && purge_opts == 1;
@@ -301,6 +392,11 @@ main(int argc, char **argv)
 	if ((av = calloc((size_t)argc + 1, sizeof(*av))) == NULL ||
 	    config_init(&cfg) == -1) {
 		fprintf(stderr, "dbgmirror: out of memory\n");
+		free(av);
+		return 1;
+	}
+	if (elf_init() == -1) {
+		fprintf(stderr, "dbgmirror: libelf: version mismatch\n");
 		free(av);
 		return 1;
 	}

@@ -24,10 +24,17 @@ like "$out" "^debuginfo +$FX/usr/lib/debug/.dwz/shapes.debug" \
 
 out=$(cli lookup 00112233445566778899)
 is "$?" 1 "an unknown id exits 1"
-is "$out" "00112233445566778899: not indexed" "and says so"
+is "$out" "00112233445566778899: unknown here: no local file, package member, cached answer or remembered miss" \
+    "and says where it looked"
 out=$(cli lookup xyz 2>&1)
 is "$?" 2 "a malformed id exits 2"
-like "$out" "build-id" "and says what is wrong"
+like "$out" "xyz: not a build-id .* nor a readable file" "and says what is wrong"
+out=$(cli lookup /etc/hostname 2>&1)
+is "$?" 2 "a file that is no ELF: exit 2"
+like "$out" "/etc/hostname: neither a build-id nor an ELF file" "... saying so"
+out=$(cli lookup "$FX/usr/bin/prog_c")
+like "$out" "^build-id $ID_prog_c" "an ELF file's path: its build-id ..."
+like "$out" "debuginfo +$FX/usr/bin/prog_c" "... looked up"
 
 out=$(cli stats)
 ok $? "stats exits 0"
@@ -58,6 +65,7 @@ is "$?" 2 "no command: exit 2"
 like "$out" "usage: dbgmirror" "with the usage"
 out=$("$DBGMIRROR" --no-config frobnicate 2>&1)
 is "$?" 2 "unknown command: exit 2"
+like "$out" "unknown command 'frobnicate'" "... naming it"
 out=$("$DBGMIRROR" --no-config --bogus stats 2>&1)
 is "$?" 2 "unknown option: exit 2"
 like "$out" "--bogus" "the message names the option"
@@ -83,4 +91,19 @@ stop_daemon lk
 start_daemon lk2 --scan-dir none --cache-dir "$T/lk-cache"
 is "$(code "$lk2_URL/")" 200 "once it stopped, another daemon starts on it"
 stop_daemon lk2
+# lookup shows what the cache knows of an id: answers and misses.
+idc=6565656565656565656565656565656565656565
+start_fake cup "$idc=ok:$(mkbin $idc)"
+start_daemon cc --scan-dir none --upstream "$cup_URL" --negative-ttl 600
+code "$cc_URL/buildid/$idc/debuginfo" >/dev/null
+code "$cc_URL/buildid/$idc/executable" >/dev/null
+code "$cc_URL/buildid/6666666666666666666666666666666666666666/debuginfo" >/dev/null
+out=$("$DBGMIRROR" --no-config --cache-dir "$T/cc-cache" lookup "$idc")
+ok $? "lookup of an id only the cache has exits 0"
+like "$out" "debuginfo +cached +[0-9]+ bytes +from $cup_URL" \
+    "... showing the cached answer and where it came from"
+out=$("$DBGMIRROR" --no-config --cache-dir "$T/cc-cache" lookup 6666666666666666666666666666666666666666)
+like "$out" "debuginfo +not found anywhere \(negative entry\), remembered for [0-9]+s more" \
+    "... and a remembered miss with its time left"
+stop_daemon cc
 done_testing
