@@ -314,6 +314,57 @@ opt_find(const char *name)
 	return -1;
 }
 
+/* Edits (insert, delete, replace) from a[0..an) to b; at most 64 long. */
+static size_t
+edit_distance(const char *a, size_t an, const char *b)
+{
+	size_t bn = strlen(b), row[65], i, j, diag, up;
+
+	if (an > 64 || bn > 64)
+		return SIZE_MAX;
+	for (j = 0; j <= bn; j++)
+		row[j] = j;
+	for (i = 1; i <= an; i++) {
+		diag = row[0];
+		row[0] = i;
+		for (j = 1; j <= bn; j++) {
+			up = row[j];
+			row[j] = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < row[j])
+				row[j] = up + 1;
+			if (row[j - 1] + 1 < row[j])
+				row[j] = row[j - 1] + 1;
+			diag = up;
+		}
+	}
+	return row[bn];
+}
+
+/*
+ * " (did you mean PREFIXNAME?)" for the option closest to the unknown
+ * name (len bytes), when it is close (a third of its letters at most),
+ * into buf; else "".
+ */
+static const char *
+did_you_mean(const char *name, size_t len, const char *prefix, char *buf,
+    size_t buflen)
+{
+	size_t i, d, best = SIZE_MAX, besti = 0;
+
+	for (i = 0; i < NOPTIONS; i++)
+		if ((d = edit_distance(name, len, options[i].name)) < best) {
+			best = d;
+			besti = i;
+		}
+	if (best == 0 || best > (len + 2) / 3) {
+		buf[0] = '\0';
+		return buf;
+	}
+	snprintf(buf, buflen, " (did you mean %s%s?)", prefix,
+	    options[besti].name);
+	return buf;
+}
+
 /* "dir/name", without doubling a '/' that dir ends with. */
 static char *
 path_join(const char *dir, const char *name)
@@ -953,12 +1004,14 @@ int
 config_set(struct config *cfg, const char *name, const char *value,
     const char *where, struct config_diag *diag)
 {
+	char hint[96];
 	char buf[SHOWN_MAX];
 	int o;
 
 	if ((o = opt_find(name)) == -1) {
-		diag_add(diag, "%s: %s: unknown option", where,
-		    shown(name, buf, sizeof(buf)));
+		diag_add(diag, "%s: %s: unknown option%s", where,
+		    shown(name, buf, sizeof(buf)),
+		    did_you_mean(name, strlen(name), "", hint, sizeof(hint)));
 		return -1;
 	}
 	return opt_set(cfg, (size_t)o, value, where, diag, NULL, 0);
@@ -1124,6 +1177,7 @@ static int
 parse_file(struct config *cfg, FILE *fp, const char *path,
     struct config_diag *diag, struct layer *layer)
 {
+	char hint[96];
 	char line[LINE_MAX_BYTES + 1], where[64 + FILENAME_MAX];
 	char buf[SHOWN_MAX];
 	unsigned long lineno = 0;
@@ -1162,8 +1216,9 @@ parse_file(struct config *cfg, FILE *fp, const char *path,
 			continue;
 		}
 		if ((o = opt_find(p)) == -1) {
-			diag_add(diag, "%s: %s: unknown option", where,
-			    shown(p, buf, sizeof(buf)));
+			diag_add(diag, "%s: %s: unknown option%s", where,
+			    shown(p, buf, sizeof(buf)),
+			    did_you_mean(p, strlen(p), "", hint, sizeof(hint)));
 			rc = -1;
 			continue;
 		}
@@ -1298,6 +1353,7 @@ int
 config_parse_args(struct config_args *args, int argc, char **argv,
     struct config_diag *diag)
 {
+	char hint[96];
 	char buf[SHOWN_MAX];
 	int i, rc = 0, dummy;
 
@@ -1354,8 +1410,9 @@ config_parse_args(struct config_args *args, int argc, char **argv,
 				o = -1;
 		}
 		if (f == A_NONE && o == -1) {
-			diag_add(diag, "command line: --%.*s: unknown option",
-			    (int)len, shown(a, buf, sizeof(buf)));
+			diag_add(diag, "command line: --%.*s: unknown option%s",
+			    (int)len, shown(a, buf, sizeof(buf)),
+			    did_you_mean(a, len, "--", hint, sizeof(hint)));
 			rc = -1;
 			continue;
 		}
@@ -1607,6 +1664,7 @@ int
 config_load(struct config *cfg, const struct config_args *args,
     struct config_diag *diag)
 {
+	char hint[96];
 	struct layer file, cmd;
 	const char *path = NULL;
 	size_t n0 = diag->n, i;
@@ -1638,8 +1696,10 @@ config_load(struct config *cfg, const struct config_args *args,
 		const char *name = args->pairs[2 * i];
 
 		if ((o = opt_find(name)) == -1) {
-			diag_add(diag, "command line: --%s: unknown option",
-			    name);
+			diag_add(diag, "command line: --%s: unknown option%s",
+			    name,
+			    did_you_mean(name, strlen(name), "--", hint,
+				sizeof(hint)));
 			rc = -1;
 			continue;
 		}

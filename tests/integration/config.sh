@@ -42,6 +42,17 @@ like "$("$D" --no-config --check-config 2>&1)" "no file \(--no-config\)" \
 like "$("$D" --check-config --config "$top_srcdir/conf/dbgmirror.conf" 2>&1)" \
     "^$top_srcdir/conf/dbgmirror.conf: configuration OK" "... or the file given"
 
+# A misspelt option gets a suggestion; a word like no option gets none.
+like "$("$D" --no-config --cache-sise 1G --check-config 2>&1)" \
+    "--cache-sise: unknown option \(did you mean --cache-size\?\)" \
+    "a misspelt option on the command line: did you mean"
+printf 'negativ-ttl = 5\n' >"$T/typo.conf"
+like "$("$D" --config "$T/typo.conf" --check-config 2>&1)" \
+    "typo.conf:1: negativ-ttl: unknown option \(did you mean negative-ttl\?\)" \
+    "... and in a file"
+out=$("$D" --no-config --zzzzzzzz 1 --check-config 2>&1)
+like "$out" "--zzzzzzzz: unknown option$" "... but not for a word like no option"
+
 out=$("$D" --check-config --config "$T/missing.conf" 2>&1)
 is "$?" 1 "a missing config file is an error"
 like "$out" "missing.conf" "naming the file"
