@@ -807,8 +807,9 @@ test_args(void)
 		is_str(msg(&diag, 3), "command line: -q: unknown option",
 		    "unknown -q in a cluster");
 		is_str(msg(&diag, 4),
-		    "command line: --no-threads: unknown option",
-		    "--no- only for booleans");
+		    "command line: --no-threads: unknown option (did you "
+		    "mean --threads?)",
+		    "--no- only for booleans (the option itself suggested)");
 		is_str(msg(&diag, 5),
 		    "command line: --no-config: takes no value",
 		    "a flag with =");
