@@ -15,7 +15,7 @@
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$top_srcdir/tests/integration/lib.sh"
 
-TARGETS=${FUZZ_TARGETS:-"request route httpdate response elf config"}
+TARGETS=${FUZZ_TARGETS:-"request route httpdate response elf config rpmhdr"}
 FUZZ_SRC=$top_srcdir/tests/fuzz
 
 # How a finished command ended, from its exit status.
