@@ -26,6 +26,16 @@
  * header-timeout of its first byte (trickling bytes does not extend it); an
  * idle kept-alive connection lasts keepalive-timeout; a response that makes
  * no progress for send-timeout is abandoned.
+ *
+ * Refusals: a connection over max-connections gets a fixed 503 and is
+ * closed.  When accept fails for want of descriptors, the thread stops
+ * accepting for ACCEPT_PAUSE_MS (the listener is level-triggered: without
+ * the pause it would spin) and sheds one waiting connection the same way,
+ * using a descriptor it keeps spare for that, so the client learns at once
+ * instead of waiting in the backlog.  The swap of the spare excludes other
+ * threads' accepts (fdlock), which would otherwise take the freed slot for
+ * good and leave this thread's backlog stuck.  Both are counted in the metrics and
+ * logged at most once per LOG_LIMIT_SECONDS.
  */
 #include "daemon/http.h"
 
@@ -35,6 +45,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <event2/event.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -62,6 +73,8 @@
 #define SEND_BUDGET (8u << 20)
 #define LINGER_SECONDS 2
 #define TICK_MS 250
+#define ACCEPT_PAUSE_MS 100
+#define LOG_LIMIT_SECONDS 10
 
 struct http_thread {
 	struct httpd *h;
@@ -71,6 +84,8 @@ struct http_thread {
 	struct event **levs;
 	struct event *stop_ev;
 	struct event *tick_ev;
+	struct event *resume_ev; /* accepting again after a pause */
+	int spare_fd; /* given up to shed a connection when out of fds */
 	struct pool_inbox *inbox;
 	void *state; /* the handler's */
 	struct conn *conns;
@@ -92,6 +107,9 @@ struct httpd {
 	unsigned nthreads;
 	struct http_thread *threads;
 	atomic_uint nconns;
+	/* Held for reading by accepts, for writing while a spare is swapped. */
+	pthread_rwlock_t fdlock;
+	struct log_limit log_nofd, log_refused;
 };
 
 enum conn_state {
@@ -929,27 +947,110 @@ conn_new(struct http_thread *t, int fd, const struct sockaddr_storage *ss)
 
 /* ------------------------------------------------------------- threads */
 
+/*
+ * Refuse a fresh connection with a 503: its request (TCP_DEFER_ACCEPT
+ * waited for it) is read first so that the close is a FIN, not a reset that
+ * could discard the answer; a fresh socket's buffer always takes it.
+ */
+static void
+refuse(int fd, enum metrics_refusal why)
+{
+	static const char answer[] =
+	    "HTTP/1.1 503 Service Unavailable\r\n"
+	    "Content-Type: text/plain\r\nContent-Length: 21\r\n"
+	    "Retry-After: 1\r\nConnection: close\r\n\r\n"
+	    "too many connections\n";
+	char buf[4096];
+
+	metrics_connection_refused(why);
+	(void)!recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+	(void)!send(fd, answer, sizeof(answer) - 1,
+	    MSG_NOSIGNAL | MSG_DONTWAIT);
+	close(fd);
+}
+
+static void
+accept_resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct http_thread *t = arg;
+	size_t i;
+
+	for (i = 0; i < t->h->cfg->nlisten; i++)
+		if (t->levs[i] != NULL)
+			event_add(t->levs[i], NULL);
+}
+
+/*
+ * accept on lfd failed with err (EMFILE or ENFILE): shed one waiting
+ * connection through the spare descriptor, then pause every listener of
+ * the thread; accept_resume_cb starts them again.
+ */
+static void
+accept_nofd(struct http_thread *t, int lfd, int err)
+{
+	struct timeval pause = { 0, ACCEPT_PAUSE_MS * 1000 };
+	uint64_t held;
+	size_t i;
+	int fd;
+
+	metrics_accept_error(
+	    err == EMFILE ? METRICS_ACCEPT_EMFILE : METRICS_ACCEPT_ENFILE);
+	pthread_rwlock_wrlock(&t->h->fdlock);
+	if (t->spare_fd != -1) {
+		close(t->spare_fd);
+		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd != -1)
+			refuse(fd, METRICS_REFUSED_DESCRIPTORS);
+	}
+	/* Lost only to a descriptor opened elsewhere; retried next time. */
+	t->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	pthread_rwlock_unlock(&t->h->fdlock);
+	thread_clock(t);
+	if (log_limit_due(&t->h->log_nofd, t->clock_sec, LOG_LIMIT_SECONDS,
+		&held))
+		log_warnx("%s: accept: %s: shedding connections, pausing "
+			  "accepts for %d ms (%llu more such failures "
+			  "not logged); raise the open files limit",
+		    __func__, strerror(err), ACCEPT_PAUSE_MS,
+		    (unsigned long long)held);
+	for (i = 0; i < t->h->cfg->nlisten; i++)
+		if (t->levs[i] != NULL)
+			event_del(t->levs[i]);
+	evtimer_add(t->resume_ev, &pause);
+}
+
 static void
 accept_cb(evutil_socket_t lfd, short what, void *arg)
 {
 	struct http_thread *t = arg;
 	struct sockaddr_storage ss;
 	socklen_t len;
+	uint64_t held;
 	int i, fd;
 
 	for (i = 0; i < ACCEPT_BURST; i++) {
 		len = sizeof(ss);
+		pthread_rwlock_rdlock(&t->h->fdlock);
 		fd = accept4(lfd, (struct sockaddr *)&ss, &len,
 		    SOCK_NONBLOCK | SOCK_CLOEXEC);
+		pthread_rwlock_unlock(&t->h->fdlock);
 		if (fd == -1) {
 			if (errno == EMFILE || errno == ENFILE)
-				log_warn("%s: accept", __func__);
+				accept_nofd(t, lfd, errno);
 			return;
 		}
 		if (atomic_fetch_add(&t->h->nconns, 1) >=
 		    t->h->cfg->max_connections) {
 			atomic_fetch_sub(&t->h->nconns, 1);
-			close(fd);
+			refuse(fd, METRICS_REFUSED_MAX_CONNECTIONS);
+			thread_clock(t);
+			if (log_limit_due(&t->h->log_refused, t->clock_sec,
+				LOG_LIMIT_SECONDS, &held))
+				log_warnx("%s: refused a connection over "
+					  "max-connections %u (%llu more "
+					  "not logged)",
+				    __func__, t->h->cfg->max_connections,
+				    (unsigned long long)held);
 			continue;
 		}
 		conn_new(t, fd, &ss);
@@ -1030,17 +1131,20 @@ thread_init(struct http_thread *t, struct httpd *h)
 	size_t i;
 
 	t->h = h;
+	t->spare_fd = -1;
 	if ((t->base = event_base_new()) == NULL ||
 	    (t->lfds = calloc(cfg->nlisten, sizeof(int))) == NULL ||
 	    (t->levs = calloc(cfg->nlisten, sizeof(*t->levs))) == NULL)
 		return -1;
 	for (i = 0; i < cfg->nlisten; i++)
 		t->lfds[i] = -1;
+	t->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if ((t->inbox = pool_inbox_new(t->base)) == NULL ||
 	    (t->stop_ev = event_new(t->base, -1, 0, stop_cb, t)) == NULL ||
 	    (t->tick_ev = event_new(t->base, -1, EV_PERSIST, tick_cb, t)) ==
 		NULL ||
-	    event_add(t->tick_ev, &tick) == -1)
+	    event_add(t->tick_ev, &tick) == -1 ||
+	    (t->resume_ev = evtimer_new(t->base, accept_resume_cb, t)) == NULL)
 		return -1;
 	t->tv_header = common_timeout(t->base, cfg->header_timeout);
 	t->tv_keepalive = common_timeout(t->base, cfg->keepalive_timeout);
@@ -1154,8 +1258,14 @@ httpd_new(const struct config *cfg, const struct http_handler *handler,
 	h->cfg = cfg;
 	h->handler = *handler;
 	h->nthreads = cfg->threads;
+	if (pthread_rwlock_init(&h->fdlock, NULL) != 0) {
+		snprintf(err, errlen, "out of memory");
+		free(h);
+		return NULL;
+	}
 	if ((h->threads = calloc(h->nthreads, sizeof(*h->threads))) == NULL) {
 		snprintf(err, errlen, "out of memory");
+		pthread_rwlock_destroy(&h->fdlock);
 		free(h);
 		return NULL;
 	}
@@ -1232,11 +1342,16 @@ httpd_free(struct httpd *h)
 			event_free(t->stop_ev);
 		if (t->tick_ev != NULL)
 			event_free(t->tick_ev);
+		if (t->resume_ev != NULL)
+			event_free(t->resume_ev);
+		if (t->spare_fd != -1)
+			close(t->spare_fd);
 		logbuf_flush(&t->log);
 		event_base_free(t->base);
 		free(t->lfds);
 		free(t->levs);
 	}
 	free(h->threads);
+	pthread_rwlock_destroy(&h->fdlock);
 	free(h);
 }

@@ -184,3 +184,19 @@ logbuf_flush(struct logbuf *lb)
 	write_all(lb->buf, lb->len);
 	lb->len = 0;
 }
+
+int
+log_limit_due(struct log_limit *ll, time_t now, unsigned interval,
+    uint64_t *suppressed)
+{
+	long long last = atomic_load_explicit(&ll->last, memory_order_relaxed);
+
+	/* One thread wins the interval; the others only count. */
+	if ((last == 0 || now - last >= (long long)interval || now < last) &&
+	    atomic_compare_exchange_strong(&ll->last, &last, (long long)now)) {
+		*suppressed = atomic_exchange(&ll->suppressed, 0);
+		return 1;
+	}
+	atomic_fetch_add_explicit(&ll->suppressed, 1, memory_order_relaxed);
+	return 0;
+}

@@ -9,7 +9,10 @@
 #define DAEMON_LOG_H
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <time.h>
 
 #define LOG_WARN 0
 #define LOG_INFO 1
@@ -28,6 +31,23 @@ void fatal(const char *fmt, ...)
     __attribute__((format(printf, 1, 2), noreturn));
 void fatalx(const char *fmt, ...)
     __attribute__((format(printf, 1, 2), noreturn));
+
+/*
+ * A rate limit for a message that an outside party can make recur: at most
+ * one line per interval, the others counted.  Shared by threads; zero it to
+ * start (a static one is ready).
+ */
+struct log_limit {
+	atomic_llong last; /* time of the last line allowed */
+	atomic_uint_fast64_t suppressed;
+};
+
+/*
+ * 1 when the caller should log now (then *suppressed is how many were
+ * held back since the last line), 0 when this one is only counted.
+ */
+int log_limit_due(struct log_limit *ll, time_t now, unsigned interval,
+    uint64_t *suppressed);
 
 /*
  * A per-thread buffer of access-log lines.  Appending never blocks for long:

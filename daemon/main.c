@@ -187,16 +187,44 @@ cpu_count(void)
 	return n > 0 ? (unsigned)n : 1;
 }
 
-/* Allow as many open files as the hard limit: one per connection. */
+/*
+ * Descriptors besides those of connections: listeners, event loops,
+ * workers, the index, package passes and the like.
+ */
+#define NOFILE_MARGIN 64
+
+/*
+ * Allow as many open files as the hard limit, and warn when even that is
+ * less than the configuration needs: each connection may hold its socket
+ * and a file being sent, each fill its transfer and its file.  Short of
+ * descriptors the daemon sheds connections (daemon/http.c) rather than
+ * failing worse.
+ */
 static void
-raise_nofile(void)
+raise_nofile(const struct config *cfg)
 {
+	uint64_t need = 2 * (uint64_t)cfg->max_connections +
+	    2 * (uint64_t)cfg->max_fills + NOFILE_MARGIN;
 	struct rlimit rl;
 
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+	if (getrlimit(RLIMIT_NOFILE, &rl) == -1)
+		return;
+	if (rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &rl);
+		/* The kernel caps it at fs.nr_open: then ask for the need. */
+		if (setrlimit(RLIMIT_NOFILE, &rl) == -1 && need < rl.rlim_max) {
+			rl.rlim_cur = need;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+		getrlimit(RLIMIT_NOFILE, &rl);
 	}
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need)
+		log_warnx("%s: the open files limit is %llu, below the %llu "
+			  "that max-connections %u and max-fills %u need; "
+			  "connections will be shed when it is reached",
+		    __func__, (unsigned long long)rl.rlim_cur,
+		    (unsigned long long)need, cfg->max_connections,
+		    cfg->max_fills);
 }
 
 /* mkdir -p for the cache directory. */
@@ -493,7 +521,7 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	configure(&d, argc, argv);
 	clock_init();
-	raise_nofile();
+	raise_nofile(&d.cfg);
 
 	if (evthread_use_pthreads() == -1)
 		fatalx("libevent without thread support");

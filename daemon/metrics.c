@@ -25,6 +25,8 @@
 #define NENDPOINTS (METRICS_EP_OTHER + 1)
 #define NRESULTS (METRICS_BAD + 1)
 #define NUPERRS (METRICS_UPERR_BREAKER + 1)
+#define NACCEPTERRS (METRICS_ACCEPT_ENFILE + 1)
+#define NREFUSALS (METRICS_REFUSED_DESCRIPTORS + 1)
 #define NBUCKETS (sizeof(buckets) / sizeof(buckets[0]))
 /* Beyond this an observation is clamped so its microseconds fit. */
 #define MAX_SECONDS 1e9
@@ -35,6 +37,9 @@ static const char *const result_names[NRESULTS] = { "hit", "miss", "negative",
 	"joined", "error", "notfound", "bad" };
 static const char *const uperr_names[NUPERRS] = { "connect", "timeout", "http",
 	"transfer", "content", "breaker" };
+static const char *const accept_err_names[NACCEPTERRS] = { "emfile", "enfile" };
+static const char *const refusal_names[NREFUSALS] = { "max_connections",
+	"descriptors" };
 
 /* Upper bounds of the latency buckets; the last one is +Inf. */
 static const struct {
@@ -69,6 +74,8 @@ static atomic_uint_fast64_t requests[NENDPOINTS][NRESULTS];
 static atomic_uint_fast64_t bytes_sent;
 static atomic_uint_fast64_t package_passes;
 static atomic_uint_fast64_t local_write_errors;
+static atomic_uint_fast64_t accept_errors[NACCEPTERRS];
+static atomic_uint_fast64_t refused[NREFUSALS];
 static struct upstream_counters upstreams[METRICS_MAX_UPSTREAMS];
 
 /* Start-up state, see above. */
@@ -106,6 +113,10 @@ metrics_init(void)
 	zero(&bytes_sent);
 	zero(&package_passes);
 	zero(&local_write_errors);
+	for (k = 0; k < NACCEPTERRS; k++)
+		zero(&accept_errors[k]);
+	for (k = 0; k < NREFUSALS; k++)
+		zero(&refused[k]);
 	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++) {
 		struct upstream_counters *u = &upstreams[i];
 
@@ -148,6 +159,22 @@ void
 metrics_package_pass(void)
 {
 	add(&package_passes, 1);
+}
+
+void
+metrics_accept_error(enum metrics_accept_err reason)
+{
+	if ((unsigned)reason >= NACCEPTERRS)
+		return;
+	add(&accept_errors[reason], 1);
+}
+
+void
+metrics_connection_refused(enum metrics_refusal reason)
+{
+	if ((unsigned)reason >= NREFUSALS)
+		return;
+	add(&refused[reason], 1);
 }
 
 void
@@ -306,6 +333,31 @@ render_requests(FILE *fp)
 	    get(&local_write_errors));
 }
 
+/* name{reason="..."} for each of n reasons. */
+static void
+put_reasons(FILE *fp, const char *name, const char *help,
+    const char *const *names, atomic_uint_fast64_t *counts, size_t n)
+{
+	size_t k;
+
+	put_header(fp, name, "counter", help);
+	for (k = 0; k < n; k++)
+		fprintf(fp, "%s{reason=\"%s\"} %llu\n", name, names[k],
+		    (unsigned long long)get(&counts[k]));
+}
+
+static void
+render_connections(FILE *fp)
+{
+	put_reasons(fp, "dbgmirror_accept_errors_total",
+	    "Failed accepts for want of file descriptors.", accept_err_names,
+	    accept_errors, NACCEPTERRS);
+	put_reasons(fp, "dbgmirror_connections_refused_total",
+	    "Connections closed unserved: over max-connections, or shed "
+	    "while out of file descriptors.",
+	    refusal_names, refused, NREFUSALS);
+}
+
 static void
 render_latency(FILE *fp)
 {
@@ -424,6 +476,7 @@ metrics_render(size_t *len)
 	if ((fp = open_memstream(&buf, &size)) == NULL)
 		return NULL;
 	render_requests(fp);
+	render_connections(fp);
 	render_upstreams(fp);
 	render_gauges(fp);
 	put_header(fp, "dbgmirror_start_time_seconds", "gauge",

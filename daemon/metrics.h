@@ -49,6 +49,18 @@ enum metrics_uperr {
 	METRICS_UPERR_BREAKER,
 };
 
+/* Label reason="emfile|enfile" of a failed accept. */
+enum metrics_accept_err {
+	METRICS_ACCEPT_EMFILE,
+	METRICS_ACCEPT_ENFILE,
+};
+
+/* Label reason="max_connections|descriptors" of a refused connection. */
+enum metrics_refusal {
+	METRICS_REFUSED_MAX_CONNECTIONS,
+	METRICS_REFUSED_DESCRIPTORS,
+};
+
 /*
  * What the gauges callback fills in; it is handed a zeroed one.  The
  * eviction counts are counters kept by the cache, read like the gauges.
@@ -71,6 +83,11 @@ void metrics_bytes_sent(uint64_t n);
 void metrics_package_pass(void);
 /* A fill's bytes could not be written here (ENOSPC and the like). */
 void metrics_local_write_error(void);
+
+/* accept() failed for want of descriptors. */
+void metrics_accept_error(enum metrics_accept_err reason);
+/* A connection closed at once, without being served. */
+void metrics_connection_refused(enum metrics_refusal reason);
 
 /* Start-up: name upstream i after url (copied); NULL forgets the name. */
 void metrics_upstream_name(unsigned i, const char *url);
