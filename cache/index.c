@@ -836,6 +836,35 @@ pages_of(const MDB_stat *st)
 	return st->ms_branch_pages + st->ms_leaf_pages + st->ms_overflow_pages;
 }
 
+/* Records deleted by one transaction of a sweep, at first. */
+#define SWEEP_CHUNK 1024
+
+int
+index_sweep(struct index *idx, index_sweep_fn step, void *arg, uint64_t *n,
+    char *err, size_t errlen)
+{
+	unsigned limit = SWEEP_CHUNK, done;
+	struct index_batch *b;
+	uint64_t counted;
+
+	*n = 0;
+	for (;;) {
+		if ((b = index_batch_begin(idx, err, errlen)) == NULL)
+			return -1;
+		counted = 0;
+		done = step(b, limit, &counted, arg);
+		if (index_batch_commit(b, err, errlen) == -1) {
+			if (errno != ENOSPC || limit == 1)
+				return -1;
+			limit /= 2;
+			continue;
+		}
+		*n += counted;
+		if (done < limit)
+			return 0;
+	}
+}
+
 int
 index_usage(struct index *idx, uint64_t *used, uint64_t *size)
 {

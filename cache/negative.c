@@ -12,7 +12,6 @@
  */
 #include "cache/negative.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,14 +26,6 @@ struct neg_rec {
 
 #define EXPKEY_LEN (INDEX_TIME_LEN + CACHE_KEY_LEN)
 
-/*
- * Entries deleted per write transaction by the sweeps.  LMDB copies every
- * page it changes, so a deletion needs free pages too: when a map is so
- * full that a transaction fails for want of them, the sweep tries again
- * with half as many, down to one, and each transaction that commits frees
- * pages for the next.
- */
-#define SWEEP_CHUNK 1024
 /*
  * New entries are refused above this share of the map (percent), so that
  * deleting them always stays possible.
@@ -155,7 +146,6 @@ neg_put(struct index *idx, const struct cache_key *k, const struct buildid *id,
 struct purge {
 	struct index_batch *b;
 	const struct buildid *id;
-	uint64_t n;
 	unsigned left; /* deletions left in this transaction */
 };
 
@@ -180,52 +170,45 @@ purge_cb(const struct index_rec *r, void *arg)
 			sizeof(ek)) == -1)
 			return -1;
 	}
-	p->n++;
 	p->left--;
 	return INDEX_WALK_DELETE;
+}
+
+/* index_sweep_fn: one transaction of a purge. */
+static unsigned
+purge_step(struct index_batch *b, unsigned limit, uint64_t *counted, void *arg)
+{
+	struct purge *p = arg;
+
+	p->b = b;
+	p->left = limit;
+	index_batch_walk(b, INDEX_NEG, purge_cb, p);
+	*counted = limit - p->left;
+	return limit - p->left;
 }
 
 int
 neg_purge(struct index *idx, const struct buildid *id, uint64_t *n, char *err,
     size_t errlen)
 {
-	struct purge p = { NULL, id, 0, 0 };
-	unsigned chunk = SWEEP_CHUNK;
-	uint64_t before;
+	struct purge p = { NULL, id, 0 };
 
-	/* In small transactions, until one deletes nothing more. */
-	*n = 0;
-	do {
-		if ((p.b = index_batch_begin(idx, err, errlen)) == NULL)
-			return -1;
-		before = p.n;
-		p.left = chunk;
-		index_batch_walk(p.b, INDEX_NEG, purge_cb, &p);
-		if (index_batch_commit(p.b, err, errlen) == -1) {
-			if (errno != ENOSPC || chunk == 1)
-				return -1;
-			p.n = before;
-			chunk /= 2;
-			p.left = 0;
-			continue;
-		}
-		*n = p.n;
-	} while (p.left == 0);
-	return 0;
+	return index_sweep(idx, purge_step, &p, n, err, errlen);
 }
 
 struct expire {
 	struct index_batch *b;
 	int64_t now;
+	uint64_t max;
 	uint64_t excess; /* entries over the bound, dropped oldest first */
-	uint64_t n;
 	unsigned left; /* deletions left in this transaction */
+	uint64_t entries; /* of them, entries (not stale keys) */
 };
 
 /*
  * Walk of negexp, soonest to expire first: drop what expired, and while
  * there are more entries than the bound, what would expire next; stop at
- * the rest.
+ * the rest.  Stale keys count as deletions too (they are).
  */
 static int
 expire_cb(const struct index_rec *r, void *arg)
@@ -254,44 +237,38 @@ expire_cb(const struct index_rec *r, void *arg)
 		if (index_batch_del_rec(e->b, INDEX_NEG, hash, CACHE_KEY_LEN) ==
 		    -1)
 			return -1;
-		e->n++;
 		if (e->excess > 0)
 			e->excess--;
+		e->entries++;
 	}
 	e->left--;
 	return INDEX_WALK_DELETE;
+}
+
+/* index_sweep_fn: one transaction of an expiry sweep. */
+static unsigned
+expire_step(struct index_batch *b, unsigned limit, uint64_t *counted, void *arg)
+{
+	struct expire *e = arg;
+	uint64_t count;
+
+	e->b = b;
+	e->left = limit;
+	e->entries = 0;
+	e->excess = e->max > 0 &&
+		index_batch_count(b, INDEX_NEG, &count) == 0 && count > e->max
+	    ? count - e->max
+	    : 0;
+	index_batch_walk(b, INDEX_NEG_EXPIRY, expire_cb, e);
+	*counted = e->entries;
+	return limit - e->left;
 }
 
 int
 neg_expire(struct index *idx, int64_t now, uint64_t max, uint64_t *n, char *err,
     size_t errlen)
 {
-	struct expire e = { NULL, now, 0, 0, 0 };
-	unsigned chunk = SWEEP_CHUNK;
-	uint64_t count, before;
+	struct expire e = { NULL, now, max, 0, 0, 0 };
 
-	/* In small transactions, until one stops before its chunk is done. */
-	*n = 0;
-	do {
-		if ((e.b = index_batch_begin(idx, err, errlen)) == NULL)
-			return -1;
-		e.excess = max > 0 &&
-			index_batch_count(e.b, INDEX_NEG, &count) == 0 &&
-			count > max
-		    ? count - max
-		    : 0;
-		before = e.n;
-		e.left = chunk;
-		index_batch_walk(e.b, INDEX_NEG_EXPIRY, expire_cb, &e);
-		if (index_batch_commit(e.b, err, errlen) == -1) {
-			if (errno != ENOSPC || chunk == 1)
-				return -1;
-			e.n = before;
-			chunk /= 2;
-			e.left = 0;
-			continue;
-		}
-		*n = e.n;
-	} while (e.left == 0);
-	return 0;
+	return index_sweep(idx, expire_step, &e, n, err, errlen);
 }
