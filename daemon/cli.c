@@ -216,25 +216,42 @@ fail:
 }
 
 static int
-cmd_stats(struct index_reader *rd, const char *path)
+cmd_stats(struct index_reader *rd, const char *path, const struct config *cfg)
 {
 	struct index_stats st;
+	struct blob_stats bst;
 	uint64_t pkgs, members;
 	char start[32], end[32];
 
 	if (index_stats(rd, &st) == -1 ||
 	    index_count(rd, INDEX_PKGS, &pkgs) == -1 ||
-	    index_count(rd, INDEX_MEMBERS, &members) == -1) {
+	    index_count(rd, INDEX_MEMBERS, &members) == -1 ||
+	    blob_stats(rd, NULL, &bst) == -1) {
 		fprintf(stderr, "dbgmirror: index read failed\n");
 		return 1;
 	}
+	/* Each line says what its numbers count. */
 	printf("index:       %s\n", path);
-	printf("files:       %" PRIu64 "\n", st.files);
-	printf("debuginfo:   %" PRIu64 " build-ids\n", st.debuginfo);
-	printf("executable:  %" PRIu64 " build-ids\n", st.executable);
-	printf("bytes:       %" PRIu64 "\n", st.bytes);
-	printf("packages:    %" PRIu64 ", %" PRIu64 " member records\n", pkgs,
-	    members);
+	printf("files:       %" PRIu64 " local files indexed (scan-dir)\n",
+	    st.files);
+	printf("debuginfo:   %" PRIu64 " build-ids with a local debuginfo\n",
+	    st.debuginfo);
+	printf("executable:  %" PRIu64 " build-ids with a local executable\n",
+	    st.executable);
+	printf("bytes:       %" PRIu64 " in those local files\n", st.bytes);
+	printf("packages:    %" PRIu64 " indexed (scan-packages), with %" PRIu64
+	       " member records (one per member and kind)\n",
+	    pkgs, members);
+	printf("cache:       %" PRIu64 " answers kept, %" PRIu64 " bytes",
+	    bst.entries, bst.bytes);
+	if (cfg->cache_size > 0)
+		printf(" of %" PRIu64 " (cache-size), %" PRIu64 "%%\n",
+		    cfg->cache_size, bst.bytes * 100 / cfg->cache_size);
+	else
+		printf(" (no cache-size cap)\n");
+	printf("misses:      %" PRIu64 " negative and error entries "
+	       "(negative-max %u)\n",
+	    bst.negatives, cfg->negative_max);
 	if (st.scan.started == 0) {
 		printf("last scan:   never\n");
 		return 0;
@@ -448,7 +465,7 @@ main(int argc, char **argv)
 	if (strcmp(cmd, "lookup") == 0)
 		rc = cmd_lookup(rd, args.rest[1]);
 	else
-		rc = cmd_stats(rd, path);
+		rc = cmd_stats(rd, path, &cfg);
 out:
 	index_reader_free(rd);
 	index_close(idx);

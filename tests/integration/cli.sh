@@ -105,5 +105,9 @@ like "$out" "debuginfo +cached +[0-9]+ bytes +from $cup_URL" \
 out=$("$DBGMIRROR" --no-config --cache-dir "$T/cc-cache" lookup 6666666666666666666666666666666666666666)
 like "$out" "debuginfo +not found anywhere \(negative entry\), remembered for [0-9]+s more" \
     "... and a remembered miss with its time left"
+out=$("$DBGMIRROR" --no-config --cache-dir "$T/cc-cache" --cache-size 1G stats)
+like "$out" "cache: +2 answers kept, [1-9][0-9]* bytes of 1073741824 \(cache-size\)" \
+    "stats: the cache against its cap"
+like "$out" "misses: +1 negative and error entries" "... and the remembered misses"
 stop_daemon cc
 done_testing
