@@ -213,15 +213,15 @@ sink_accept(void *arg, const struct upstream_head *h, const void *buf,
 	if (is_elf_kind(j->w.kind) &&
 	    (!elf_has_magic(buf, len) ||
 		elf_prefix_check(buf, len, &j->w.id) == -1)) {
-		log_info("%s: %s%s: not an ELF file with the build-id asked "
-			 "for",
-		    __func__, h->url, j->w.path);
+		log_info("%s%s refused: not an ELF file with the build-id "
+			 "asked for",
+		    h->url, j->w.path);
 		return -1;
 	}
 	if (h->length != UINT64_MAX &&
 	    h->length > j->fl->d.cfg->max_object_size) {
-		log_info("%s: %s%s: %llu bytes is over max-object-size",
-		    __func__, h->url, j->w.path, (unsigned long long)h->length);
+		log_info("%s%s refused: %llu bytes is over max-object-size",
+		    h->url, j->w.path, (unsigned long long)h->length);
 		return -1;
 	}
 	j->has_upstream = 1;
@@ -294,8 +294,8 @@ sink_data(void *arg, const void *buf, size_t len)
 	j->written += len;
 	flight_progress(j->f, j->written);
 	if (is_elf_kind(j->w.kind) && !j->checked && early_check(j) == -1) {
-		log_info("%s: %s: build-id differs from the one asked for",
-		    __func__, j->w.path);
+		log_info("fill of %s refused: its build-id is another one",
+		    j->w.path);
 		return -1;
 	}
 	return 0;
@@ -346,7 +346,8 @@ verify_publish(struct fill *fl, struct flight *f, int fd,
 	if (rc == -1)
 		log_warnx("%s: %s", __func__, err);
 	else if (rc == BLOB_TOO_BIG)
-		log_info("%s: %s not cached: larger than the cache", __func__,
+		log_info("an answer from %s was served but not cached: larger "
+			 "than the cache",
 		    flight_source(f));
 	return 0;
 }
@@ -394,7 +395,7 @@ finish_done(void *arg)
 	if (j->verified) {
 		job_end(j, FLIGHT_READY, NULL);
 	} else if (j->wrong) {
-		log_warnx("%s: %s", __func__, j->why);
+		log_warnx("refused after the final check: %s", j->why);
 		if (j->has_upstream)
 			upstream_blame(j->fl->us, j->upstream);
 		job_end(j, FLIGHT_FAILED, j->why);
@@ -425,7 +426,7 @@ sink_done(void *arg, enum upstream_result res, const char *why)
 		snprintf(j->why, sizeof(j->why), "short body");
 	}
 	if (res != UPSTREAM_OK)
-		log_info("%s: %s: %s", __func__, j->w.path,
+		log_info("fill of %s: %s", j->w.path,
 		    res == UPSTREAM_NOTFOUND ? "not found upstream" : j->why);
 	if (pool_submit(j->fl->d.pool, finish_work, j->fl->d.inbox, finish_done,
 		j) == -1)

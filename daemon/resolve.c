@@ -417,11 +417,12 @@ reindex(struct index *idx, const char *path, int fd, const struct stat *st,
 		      : scan_identify(fd, path, st, rec, err, sizeof(err));
 	if (rc == 0) {
 		index_batch_put_file(b, rec);
-		log_info("%s: %s changed; indexed again", __func__, path);
+		log_info("%s changed since it was indexed: indexed again",
+		    path);
 	} else {
 		index_batch_del_file(b, path);
 		rec->kinds = 0;
-		log_info("%s: %s is gone or no longer ELF; dropped", __func__,
+		log_info("%s is gone or no longer ELF: dropped from the index",
 		    path);
 	}
 	if (index_batch_commit(b, err, sizeof(err)) == -1)
@@ -442,7 +443,7 @@ cut_section(struct rq *rq, int fd, const char *path)
 	rc = elf_find_section(fd, rq->rt->arg, &sec, err, sizeof(err));
 	if (rc != 0) {
 		if (rc == -1)
-			log_info("%s: %s: %s", __func__, path, err);
+			log_info("cannot cut a section from %s: %s", path, err);
 		close(fd);
 		return rc;
 	}

@@ -57,7 +57,7 @@ is "$(code "$d_URL/buildid/$ID_prog_c/executable")" 404 \
     "a file replaced by another build is not served for the old id"
 is "$(code "$d_URL/buildid/$id_other/executable")" 200 \
     "the check re-indexed it under its new id at once"
-access_log_has d "changed; indexed again"
+access_log_has d "changed since it was indexed: indexed again"
 ok $? "the re-index is logged"
 
 # Touched but the same: served, after a re-read.
