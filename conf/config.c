@@ -140,8 +140,10 @@ static const struct opt options[] = {
 	    "to connect to an upstream", 0, FIELD(upstream_connect_timeout), 1,
 	    300 },
 	{ "upstream-first-byte-timeout", T_DURATION, "5", NULL,
-	    "from the request to an upstream's first answer byte", 0,
-	    FIELD(upstream_first_byte_timeout), 1, 3600 },
+	    "of an upstream's silence before it is asked whether it is at "
+	    "work (GET /): one that answers is waited for, up to "
+	    "upstream-timeout",
+	    0, FIELD(upstream_first_byte_timeout), 1, 3600 },
 	{ "upstream-stall-timeout", T_DURATION, "10", NULL,
 	    "an upstream transfer may receive nothing", 0,
 	    FIELD(upstream_stall_timeout), 1, 3600 },

@@ -99,6 +99,9 @@ struct fill {
 	struct fill_deps d;
 	struct pkg_limits lim; /* for extracting members */
 	struct upstream_set *us;
+	/* What the upstream set was told, kept for its life. */
+	struct upstream_conf *ucf;
+	const char **listeners;
 	struct index_reader *rd;
 	unsigned negative_ttl; /* the shortest over the upstreams */
 	unsigned error_ttl;
@@ -168,13 +171,20 @@ obs_error(unsigned i, enum upstream_err kind)
  */
 static const struct config *obs_cfg;
 
+/* How upstream i is shown. */
+static const char *
+obs_name(unsigned i)
+{
+	return obs_cfg != NULL && i < obs_cfg->nupstreams
+	    ? obs_cfg->upstreams[i].name
+	    : "?";
+}
+
 static void
 obs_breaker(unsigned i, enum upstream_breaker state, const char *why,
     unsigned backoff)
 {
-	const char *name = obs_cfg != NULL && i < obs_cfg->nupstreams
-	    ? obs_cfg->upstreams[i].name
-	    : "?";
+	const char *name = obs_name(i);
 
 	metrics_upstream_breaker(i, (int)state);
 	if (why == NULL)
@@ -195,11 +205,20 @@ obs_breaker(unsigned i, enum upstream_breaker state, const char *why,
 	}
 }
 
+static void
+obs_working(unsigned i, const char *path, unsigned seconds)
+{
+	log_info("upstream %s: no answer for %s after %us, but it answers: "
+		 "waited for",
+	    obs_name(i), path, seconds);
+}
+
 static const struct upstream_observer observer = {
 	obs_request,
 	obs_latency,
 	obs_error,
 	obs_breaker,
+	obs_working,
 };
 
 /* ------------------------------------------------------ upstream sink */
@@ -1183,6 +1202,67 @@ fill_join(struct fill *fl, const struct cache_key *k, int from_package,
 	return f;
 }
 
+/*
+ * The upstream set's options from the configuration, whose strings they
+ * borrow; the arrays are fl's.  -1 when out of memory.
+ */
+static int
+upstream_opts_of(struct fill *fl, const struct config *cfg,
+    struct upstream_opts *o)
+{
+	size_t i;
+
+	memset(o, 0, sizeof(*o));
+	if (cfg->nupstreams > 0 &&
+	    (fl->ucf = calloc(cfg->nupstreams, sizeof(*fl->ucf))) == NULL)
+		return -1;
+	if (cfg->nlisten > 0 &&
+	    (fl->listeners = calloc(cfg->nlisten, sizeof(char *))) == NULL)
+		return -1;
+	for (i = 0; i < cfg->nupstreams; i++) {
+		const struct config_upstream *cu = &cfg->upstreams[i];
+
+		fl->ucf[i] = (struct upstream_conf){
+			.url = cu->url,
+			.name = cu->name,
+			.enabled = cu->enabled,
+			.connect_timeout = cu->connect_timeout,
+			.first_byte_timeout = cu->first_byte_timeout,
+			.min_rate = cu->min_rate,
+			.headers = cu->headers.v,
+			.nheaders = cu->headers.n,
+		};
+	}
+	for (i = 0; i < cfg->nlisten; i++)
+		fl->listeners[i] = cfg->listen[i].text;
+	o->upstreams = fl->ucf;
+	o->n = cfg->nupstreams;
+	o->stall_timeout = cfg->upstream_stall_timeout;
+	o->timeout = cfg->upstream_timeout;
+	o->retries = cfg->upstream_retries;
+	o->breaker_failures = cfg->breaker_failures;
+	o->breaker_backoff = cfg->breaker_backoff;
+	o->breaker_backoff_max = cfg->breaker_backoff_max;
+	switch (cfg->upstream_redirects) {
+	case CONFIG_REDIRECTS_NONE:
+		o->redirects = UPSTREAM_REDIRECTS_NONE;
+		break;
+	case CONFIG_REDIRECTS_SAME_HOST:
+		o->redirects = UPSTREAM_REDIRECTS_SAME_HOST;
+		break;
+	case CONFIG_REDIRECTS_ANY:
+		o->redirects = UPSTREAM_REDIRECTS_ANY;
+		break;
+	}
+	o->proxy = cfg->proxy;
+	o->ca_file = cfg->ca_file;
+	o->user_agent = cfg->user_agent;
+	o->listeners = fl->listeners;
+	o->nlisteners = cfg->nlisten;
+	o->now_ns = clock_mono_ns;
+	return 0;
+}
+
 int
 fill_enabled(const struct fill *fl)
 {
@@ -1193,6 +1273,7 @@ struct fill *
 fill_new(const struct fill_deps *deps, char *err, size_t errlen)
 {
 	const struct config *cfg = deps->cfg;
+	struct upstream_opts uo;
 	struct fill *fl;
 	size_t i;
 
@@ -1220,7 +1301,12 @@ fill_new(const struct fill_deps *deps, char *err, size_t errlen)
 	fl->queue_ev = event_new(deps->base, -1, 0, fill_queue_cb, fl);
 	fl->rd = index_reader_new(deps->idx);
 	obs_cfg = cfg;
-	fl->us = upstream_set_new(cfg, deps->base, &observer, err, errlen);
+	if (upstream_opts_of(fl, cfg, &uo) == -1) {
+		snprintf(err, errlen, "out of memory");
+		fill_free(fl);
+		return NULL;
+	}
+	fl->us = upstream_set_new(&uo, deps->base, &observer, err, errlen);
 	if (fl->queue_ev == NULL || fl->rd == NULL || fl->us == NULL) {
 		if (fl->us != NULL)
 			snprintf(err, errlen, "out of memory");
@@ -1248,6 +1334,8 @@ fill_free(struct fill *fl)
 	if (fl->queue_ev != NULL)
 		event_free(fl->queue_ev);
 	index_reader_free(fl->rd);
+	free(fl->ucf);
+	free(fl->listeners);
 	pthread_mutex_destroy(&fl->mu);
 	free(fl);
 }

@@ -9,9 +9,19 @@
  * forbids removing handles from inside its callbacks.
  *
  * Deadlines: connect (CURLOPT_CONNECTTIMEOUT), first byte (our timer per
- * attempt, disarmed by the first header line), a stall (no byte for
- * upstream-stall-timeout: CURLOPT_LOW_SPEED_*), and the whole fetch
- * (upstream-timeout).  A transport error is retried after a backoff of
+ * attempt, disarmed by the first header line), a stall (once the head is
+ * in, fewer than min-rate bytes/s over an upstream-stall-timeout, or no
+ * byte at all: our timer too, since libcurl's low-speed limit would also
+ * count the silence before the head), and the whole fetch
+ * (upstream-timeout).  The first-byte timer tells an upstream that gives
+ * no answer at all from one at work: a debuginfod extracting a member of
+ * a large package sends nothing for seconds, then the whole file.  When
+ * it fires, the upstream is asked "GET /" (unless it answered that within
+ * the last first-byte timeout): an answer means it is alive and working,
+ * and the attempt waits another first-byte timeout, then asks again, up
+ * to the whole fetch's deadline; no answer to that either within a
+ * first-byte timeout fails the attempt.  Connection refused, a connect timeout or a closed connection
+ * fail at once, as before.  A transport error is retried after a backoff of
  * 100 ms doubling, up to upstream-retries times; the winner resumes with
  * "Range: bytes=N-", and when the upstream answers 200 anyway, its first
  * N bytes are skipped.
@@ -32,7 +42,6 @@
 #include <strings.h>
 #include <time.h>
 
-#include "conf/config.h"
 #include "autoconf.h"
 #include "fetchers/curlev.h"
 
@@ -43,17 +52,18 @@
 struct upstream {
 	struct upstream_set *us;
 	unsigned index;
-	const struct config_upstream *cu;
+	const struct upstream_conf *cu;
 	struct curl_slist *extra; /* configured request headers */
 	enum upstream_breaker state;
 	unsigned failures; /* in a row */
 	unsigned backoff; /* seconds, doubling while probes fail */
 	struct event *probe_timer;
 	CURL *probe;
+	int64_t live_at; /* ns: "GET /" last answered; 0 never */
 };
 
 struct upstream_set {
-	const struct config *cfg;
+	struct upstream_opts o;
 	struct event_base *base;
 	struct curlev *cv;
 	struct upstream_observer obs;
@@ -70,8 +80,13 @@ struct attempt {
 	CURL *easy;
 	struct curl_slist *hdrs;
 	struct event *fb_timer; /* first byte */
+	CURL *live; /* "GET /" while its head is late */
+	unsigned waited; /* seconds it waited for a head so far */
 	struct event *retry_timer;
-	struct timespec t0;
+	struct event *stall_timer; /* the body's pace, once the head is in */
+	uint64_t received; /* body bytes of this answer */
+	uint64_t mark; /* received when the stall timer was last armed */
+	int64_t t0; /* ns, when it started */
 	unsigned tries;
 	int got_head; /* a header line arrived */
 	int lost; /* another attempt won, or it was given up */
@@ -166,7 +181,7 @@ breaker_open(struct upstream *u, const char *why)
 static void
 breaker_reopen(struct upstream *u, const char *why)
 {
-	unsigned max = u->us->cfg->breaker_backoff_max;
+	unsigned max = u->us->o.breaker_backoff_max;
 
 	u->backoff = u->backoff * 2 > max ? max : u->backoff * 2;
 	breaker_open(u, why);
@@ -175,18 +190,18 @@ breaker_reopen(struct upstream *u, const char *why)
 static void
 upstream_failed(struct upstream *u, enum upstream_err kind)
 {
-	const struct config *cfg = u->us->cfg;
+	const struct upstream_opts *o = &u->us->o;
 
 	if (u->us->obs.error != NULL)
 		u->us->obs.error(u->index, kind);
 	if (u->state != UPSTREAM_CLOSED)
 		return;
-	if (++u->failures >= cfg->breaker_failures) {
+	if (++u->failures >= o->breaker_failures) {
 		char why[96];
 
 		snprintf(why, sizeof(why), "%u failure%s in a row, the last %s",
 		    u->failures, u->failures == 1 ? "" : "s", err_words(kind));
-		u->backoff = cfg->breaker_backoff;
+		u->backoff = o->breaker_backoff;
 		breaker_open(u, why);
 	}
 }
@@ -210,8 +225,9 @@ upstream_probe_done_cb(CURL *easy, CURLcode rc, void *arg)
 		char why[64];
 
 		snprintf(why, sizeof(why), "the probe got HTTP %ld", code);
+		u->live_at = u->us->o.now_ns();
 		u->failures = 0;
-		u->backoff = u->us->cfg->breaker_backoff;
+		u->backoff = u->us->o.breaker_backoff;
 		breaker_set(u, UPSTREAM_CLOSED, why);
 		return;
 	}
@@ -231,43 +247,61 @@ discard_cb(char *p, size_t size, size_t n, void *arg)
 	return size * n;
 }
 
+/*
+ * Start "GET /" of u, given seconds, ending in done(arg); NULL when out
+ * of memory.
+ */
+static CURL *
+probe_new(struct upstream *u, unsigned seconds, curlev_done_fn done, void *arg)
+{
+	char url[1024];
+	CURL *e;
+
+	snprintf(url, sizeof(url), "%s/", u->cu->url);
+	if ((e = curl_easy_init()) == NULL)
+		return NULL;
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT, (long)seconds);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, discard_cb);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, u->us->ua);
+	if (u->us->o.proxy != NULL)
+		curl_easy_setopt(e, CURLOPT_PROXY, u->us->o.proxy);
+	if (u->us->o.ca_file != NULL)
+		curl_easy_setopt(e, CURLOPT_CAINFO, u->us->o.ca_file);
+	if (curlev_add(u->us->cv, e, done, arg) == -1) {
+		curl_easy_cleanup(e);
+		return NULL;
+	}
+	return e;
+}
+
 static void
 probe_start(struct upstream *u)
 {
-	char url[1024];
-
 	breaker_set(u, UPSTREAM_PROBING, "the backoff is over");
-	snprintf(url, sizeof(url), "%s/", u->cu->url);
-	if ((u->probe = curl_easy_init()) == NULL) {
+	if ((u->probe = probe_new(u, PROBE_TIMEOUT, upstream_probe_done_cb,
+		 u)) == NULL)
 		breaker_reopen(u, "out of memory");
-		return;
-	}
-	curl_easy_setopt(u->probe, CURLOPT_URL, url);
-	curl_easy_setopt(u->probe, CURLOPT_TIMEOUT, (long)PROBE_TIMEOUT);
-	curl_easy_setopt(u->probe, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(u->probe, CURLOPT_WRITEFUNCTION, discard_cb);
-	curl_easy_setopt(u->probe, CURLOPT_USERAGENT, u->us->ua);
-	if (u->us->cfg->proxy != NULL)
-		curl_easy_setopt(u->probe, CURLOPT_PROXY, u->us->cfg->proxy);
-	if (u->us->cfg->ca_file != NULL)
-		curl_easy_setopt(u->probe, CURLOPT_CAINFO, u->us->cfg->ca_file);
-	if (curlev_add(u->us->cv, u->probe, upstream_probe_done_cb, u) == -1) {
-		curl_easy_cleanup(u->probe);
-		u->probe = NULL;
-		breaker_reopen(u, "out of memory");
-	}
 }
 
 /* ------------------------------------------------------------ attempts */
 
 static double
-seconds_since(const struct timespec *t0)
+seconds_since(const struct upstream_set *us, int64_t t0)
 {
-	struct timespec now;
+	return (double)(us->o.now_ns() - t0) / 1e9;
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - t0->tv_sec) +
-	    (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+/* Stop a's "GET /", if any (never from inside a libcurl callback). */
+static void
+attempt_unprobe(struct attempt *a)
+{
+	if (a->live != NULL) {
+		curlev_remove(a->f->us->cv, a->live);
+		curl_easy_cleanup(a->live);
+		a->live = NULL;
+	}
 }
 
 /* End the curl side of an attempt (not its place in the fetch). */
@@ -279,10 +313,12 @@ attempt_stop(struct attempt *a)
 		curl_easy_cleanup(a->easy);
 		a->easy = NULL;
 	}
+	attempt_unprobe(a);
 	curl_slist_free_all(a->hdrs);
 	a->hdrs = NULL;
 	evtimer_del(a->fb_timer);
 	evtimer_del(a->retry_timer);
+	evtimer_del(a->stall_timer);
 }
 
 static void
@@ -291,6 +327,7 @@ attempt_free(struct attempt *a)
 	attempt_stop(a);
 	event_free(a->fb_timer);
 	event_free(a->retry_timer);
+	event_free(a->stall_timer);
 	free(a);
 }
 
@@ -345,21 +382,21 @@ host_is_local(const char *host)
 
 /* 1 when host:port is one of this server's own listeners. */
 static int
-is_own_listener(const struct config *cfg, const char *host, const char *port)
+is_own_listener(const struct upstream_opts *o, const char *host,
+    const char *port)
 {
 	char hp[300];
 	size_t i;
 
 	snprintf(hp, sizeof(hp), "%s:%s", host, port);
-	for (i = 0; i < cfg->nlisten; i++) {
-		const char *lp = strrchr(cfg->listen[i].text, ':');
+	for (i = 0; i < o->nlisteners; i++) {
+		const char *l = o->listeners[i], *lp = strrchr(l, ':');
 
 		if (lp == NULL || strcmp(lp + 1, port) != 0)
 			continue;
-		if (host_is_local(host) ||
-		    strcasecmp(cfg->listen[i].text, hp) == 0 ||
-		    strncmp(cfg->listen[i].text, "0.0.0.0:", 8) == 0 ||
-		    strncmp(cfg->listen[i].text, "[::]:", 5) == 0)
+		if (host_is_local(host) || strcasecmp(l, hp) == 0 ||
+		    strncmp(l, "0.0.0.0:", 8) == 0 ||
+		    strncmp(l, "[::]:", 5) == 0)
 			return 1;
 	}
 	return 0;
@@ -387,7 +424,7 @@ url_parts(CURLU *h, char **scheme, char **host, char **port)
 static int
 redirect_allowed(struct attempt *a, const char *v, size_t n)
 {
-	const struct config *cfg = a->f->us->cfg;
+	const struct upstream_opts *o = &a->f->us->o;
 	char loc[2048], *cur = NULL;
 	char *s1 = NULL, *h1 = NULL, *p1 = NULL, *s2 = NULL, *h2 = NULL,
 	     *p2 = NULL;
@@ -403,7 +440,7 @@ redirect_allowed(struct attempt *a, const char *v, size_t n)
 		return 0;
 	memcpy(loc, v, n);
 	loc[n] = '\0';
-	if (cfg->upstream_redirects == CONFIG_REDIRECTS_NONE)
+	if (o->redirects == UPSTREAM_REDIRECTS_NONE)
 		goto refused;
 	curl_easy_getinfo(a->easy, CURLINFO_EFFECTIVE_URL, &cur);
 	to = curl_url();
@@ -415,8 +452,8 @@ redirect_allowed(struct attempt *a, const char *v, size_t n)
 	    curl_url_set(up, CURLUPART_URL, a->u->cu->url, 0) == CURLUE_OK &&
 	    url_parts(to, &s1, &h1, &p1) == 0 &&
 	    url_parts(up, &s2, &h2, &p2) == 0) {
-		ok = !is_own_listener(cfg, h1, p1) &&
-		    (cfg->upstream_redirects == CONFIG_REDIRECTS_ANY ||
+		ok = !is_own_listener(o, h1, p1) &&
+		    (o->redirects == UPSTREAM_REDIRECTS_ANY ||
 			(strcasecmp(s1, s2) == 0 && strcasecmp(h1, h2) == 0 &&
 			    strcmp(p1, p2) == 0));
 	}
@@ -445,8 +482,12 @@ attempt_header_cb(char *p, size_t size, size_t nitems, void *arg)
 	char buf[128];
 
 	if (!a->got_head) {
+		struct timeval tv = { (time_t)a->f->us->o.stall_timeout, 0 };
+
 		a->got_head = 1;
 		evtimer_del(a->fb_timer);
+		a->mark = a->received;
+		evtimer_add(a->stall_timer, &tv);
 	}
 	if (n >= 5 && strncmp(p, "HTTP/", 5) == 0) {
 		/* A new answer (after a redirect or a 100): start over. */
@@ -544,6 +585,7 @@ attempt_write_cb(char *p, size_t size, size_t nitems, void *arg)
 
 	if (a->lost || a->refused || a->local)
 		return 0;
+	a->received += n;
 	if (a->code == 0) {
 		curl_easy_getinfo(a->easy, CURLINFO_RESPONSE_CODE, &a->code);
 		attempt_length(a);
@@ -575,20 +617,106 @@ attempt_write_cb(char *p, size_t size, size_t nitems, void *arg)
 	return deliver(f, p + take, n - take) ? n : 0;
 }
 
+/*
+ * A timer of a ran out (f->why says which): the attempt has failed, and
+ * with it the fetch when a had won.  Removing here is safe: a timer is
+ * not a curl callback.
+ */
+static void
+attempt_timed_out(struct attempt *a)
+{
+	struct upstream_fetch *f = a->f;
+
+	a->timed_out = 1;
+	attempt_stop(a);
+	upstream_failed(a->u, UPSTREAM_ERR_TIMEOUT);
+	if (f->winner == a) {
+		f->sink.done(f->arg, UPSTREAM_FAILED, f->why);
+		fetch_free(f);
+		return;
+	}
+	a->lost = 1;
+	f->failed = 1;
+	fetch_check_end(f);
+}
+
+/* Give up a's head: the upstream answers nothing at all. */
+static void
+attempt_no_answer(struct attempt *a)
+{
+	snprintf(a->f->why, sizeof(a->f->why), "%s: no answer within %us",
+	    a->u->cu->name, a->waited);
+	attempt_timed_out(a);
+}
+
+/*
+ * Every stall timeout once the head is in: the body must have kept up
+ * min-rate bytes/s, and brought one byte at least.
+ */
+static void
+attempt_stall_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct attempt *a = arg;
+	unsigned secs = a->f->us->o.stall_timeout;
+	uint64_t need = (uint64_t)a->u->cu->min_rate * secs;
+	struct timeval tv = { (time_t)secs, 0 };
+
+	if (a->received - a->mark >= (need > 0 ? need : 1)) {
+		a->mark = a->received;
+		evtimer_add(a->stall_timer, &tv);
+		return;
+	}
+	snprintf(a->f->why, sizeof(a->f->why),
+	    "%s: slower than %u bytes/s for %us", a->u->cu->name,
+	    a->u->cu->min_rate, secs);
+	attempt_timed_out(a);
+}
+
+/* The upstream of a answers: wait another first-byte timeout. */
+static void
+attempt_wait_more(struct attempt *a)
+{
+	struct timeval tv = { (time_t)a->u->cu->first_byte_timeout, 0 };
+
+	if (a->u->us->obs.working != NULL)
+		a->u->us->obs.working(a->u->index, a->f->path, a->waited);
+	evtimer_add(a->fb_timer, &tv);
+}
+
+static void
+attempt_live_done_cb(CURL *easy, CURLcode rc, void *arg)
+{
+	struct attempt *a = arg;
+	long code = 0;
+
+	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_cleanup(easy);
+	a->live = NULL;
+	if (a->got_head || a->lost)
+		return; /* the answer came meanwhile */
+	if (code > 0 && code < 500) {
+		a->u->live_at = a->f->us->o.now_ns();
+		attempt_wait_more(a);
+	} else {
+		attempt_no_answer(a);
+	}
+}
+
 static void
 attempt_fb_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct attempt *a = arg;
+	struct upstream *u = a->u;
+	int64_t patience = (int64_t)u->cu->first_byte_timeout * 1000000000;
 
-	/* Removing here is safe: this is not a curl callback. */
-	a->timed_out = 1;
-	attempt_stop(a);
-	upstream_failed(a->u, UPSTREAM_ERR_TIMEOUT);
-	a->lost = 1;
-	a->f->failed = 1;
-	snprintf(a->f->why, sizeof(a->f->why), "%s: no answer within %us",
-	    a->u->cu->name, a->u->cu->first_byte_timeout);
-	fetch_check_end(a->f);
+	a->waited += u->cu->first_byte_timeout;
+	if (u->live_at != 0 && u->us->o.now_ns() - u->live_at < patience) {
+		attempt_wait_more(a);
+		return;
+	}
+	if ((a->live = probe_new(u, u->cu->first_byte_timeout,
+		 attempt_live_done_cb, a)) == NULL)
+		attempt_no_answer(a);
 }
 
 static void
@@ -621,11 +749,10 @@ classify(CURLcode rc)
 static int
 attempt_retry(struct attempt *a, CURLcode rc)
 {
-	const struct config *cfg = a->f->us->cfg;
 	struct timeval tv;
 	unsigned ms;
 
-	if (a->tries >= cfg->upstream_retries || a->refused ||
+	if (a->tries >= a->f->us->o.retries || a->refused ||
 	    a->redirect_refused || a->local ||
 	    rc == CURLE_HTTP_RETURNED_ERROR || rc == CURLE_TOO_MANY_REDIRECTS ||
 	    rc == CURLE_PEER_FAILED_VERIFICATION || a->timed_out ||
@@ -658,12 +785,15 @@ attempt_done_cb(CURL *easy, CURLcode rc, void *arg)
 	curl_easy_cleanup(easy);
 	a->easy = NULL;
 	evtimer_del(a->fb_timer);
+	evtimer_del(a->stall_timer);
+	/* Safe in a done callback, which is not one of libcurl's. */
+	attempt_unprobe(a);
 	curl_slist_free_all(a->hdrs);
 	a->hdrs = NULL;
 	if (a->lost)
 		goto end;
 	if (code > 0 && f->us->obs.latency != NULL)
-		f->us->obs.latency(a->u->index, seconds_since(&a->t0));
+		f->us->obs.latency(a->u->index, seconds_since(f->us, a->t0));
 	/* A body shorter than the prefix is offered when it ends. */
 	if (rc == CURLE_OK && !a->refused && !a->local &&
 	    (f->winner == a || (f->winner == NULL && attempt_offer(a))) &&
@@ -699,11 +829,6 @@ attempt_done_cb(CURL *easy, CURLcode rc, void *arg)
 		if (rc == CURLE_HTTP_RETURNED_ERROR)
 			snprintf(f->why, sizeof(f->why), "%s: HTTP %ld",
 			    a->u->cu->name, code);
-		else if (rc == CURLE_OPERATION_TIMEDOUT && a->got_head)
-			snprintf(f->why, sizeof(f->why),
-			    "%s: slower than %u bytes/s for %us",
-			    a->u->cu->name, a->u->cu->min_rate,
-			    a->f->us->cfg->upstream_stall_timeout);
 		else
 			snprintf(f->why, sizeof(f->why), "%s: %s",
 			    a->u->cu->name, curl_easy_strerror(rc));
@@ -725,13 +850,14 @@ attempt_start(struct attempt *a)
 {
 	struct upstream_fetch *f = a->f;
 	struct upstream_set *us = f->us;
-	const struct config *cfg = us->cfg;
+	const struct upstream_opts *o = &us->o;
 	struct timeval tv = { (time_t)a->u->cu->first_byte_timeout, 0 };
 	const struct curl_slist *h;
 	char url[4096], line[1024], range[48];
 	CURL *e;
 
 	a->got_head = 0;
+	a->waited = 0;
 	a->code = 0;
 	a->keeplen = 0;
 	a->mtime = -1;
@@ -764,14 +890,6 @@ attempt_start(struct attempt *a)
 	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT,
 	    (long)a->u->cu->connect_timeout);
-	/*
-	 * Slower than min-rate bytes/s over a stall timeout's worth of time
-	 * is given up: nothing at all, or a trickle that would hold its
-	 * clients until upstream-timeout.
-	 */
-	curl_easy_setopt(e, CURLOPT_LOW_SPEED_LIMIT, (long)a->u->cu->min_rate);
-	curl_easy_setopt(e, CURLOPT_LOW_SPEED_TIME,
-	    (long)cfg->upstream_stall_timeout);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, attempt_header_cb);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, a);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, attempt_write_cb);
@@ -785,17 +903,17 @@ attempt_start(struct attempt *a)
 	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
 	if (strncasecmp(url, "https:", 6) == 0)
 		curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
-	if (cfg->proxy != NULL)
-		curl_easy_setopt(e, CURLOPT_PROXY, cfg->proxy);
-	if (cfg->ca_file != NULL) {
+	if (o->proxy != NULL)
+		curl_easy_setopt(e, CURLOPT_PROXY, o->proxy);
+	if (o->ca_file != NULL) {
 		curl_easy_setopt(e, CURLOPT_CAPATH, "/etc/ssl/certs");
-		curl_easy_setopt(e, CURLOPT_CAINFO, cfg->ca_file);
+		curl_easy_setopt(e, CURLOPT_CAINFO, o->ca_file);
 	}
 	if (a->skip > 0) {
 		snprintf(range, sizeof(range), "%" PRIu64 "-", a->skip);
 		curl_easy_setopt(e, CURLOPT_RANGE, range);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &a->t0);
+	a->t0 = o->now_ns();
 	if (curlev_add(us->cv, e, attempt_done_cb, a) == -1)
 		goto fail;
 	if (us->obs.request != NULL)
@@ -876,7 +994,7 @@ fetch_deadline_cb(evutil_socket_t fd, short what, void *arg)
 	struct upstream_fetch *f = arg;
 
 	snprintf(f->why, sizeof(f->why), "no upstream answered within %us",
-	    f->us->cfg->upstream_timeout);
+	    f->us->o.timeout);
 	f->sink.done(f->arg, UPSTREAM_FAILED, f->why);
 	fetch_free(f);
 }
@@ -888,7 +1006,7 @@ upstream_fetch(struct upstream_set *us, const char *path, const char *xff,
 {
 	struct upstream_fetch *f;
 	struct attempt *a;
-	struct timeval tv = { (time_t)us->cfg->upstream_timeout, 0 };
+	struct timeval tv = { (time_t)us->o.timeout, 0 };
 	unsigned i, usable = 0, enabled = 0;
 
 	for (i = 0; i < us->n; i++) {
@@ -934,9 +1052,12 @@ upstream_fetch(struct upstream_set *us, const char *path, const char *xff,
 		a->fb_timer = evtimer_new(us->base, attempt_fb_timer_cb, a);
 		a->retry_timer =
 		    evtimer_new(us->base, attempt_retry_timer_cb, a);
+		a->stall_timer =
+		    evtimer_new(us->base, attempt_stall_timer_cb, a);
 		a->next = f->attempts;
 		f->attempts = a;
-		if (a->fb_timer == NULL || a->retry_timer == NULL)
+		if (a->fb_timer == NULL || a->retry_timer == NULL ||
+		    a->stall_timer == NULL)
 			goto fail;
 	}
 	evtimer_add(f->deadline, &tv);
@@ -978,7 +1099,7 @@ upstream_shutdown(void)
 }
 
 struct upstream_set *
-upstream_set_new(const struct config *cfg, struct event_base *base,
+upstream_set_new(const struct upstream_opts *opts, struct event_base *base,
     const struct upstream_observer *obs, char *err, size_t errlen)
 {
 	struct upstream_set *us;
@@ -987,30 +1108,29 @@ upstream_set_new(const struct config *cfg, struct event_base *base,
 
 	if ((us = calloc(1, sizeof(*us))) == NULL)
 		goto nomem;
-	us->cfg = cfg;
+	us->o = *opts;
 	us->base = base;
 	if (obs != NULL)
 		us->obs = *obs;
 	snprintf(us->ua, sizeof(us->ua), "%s",
-	    cfg->user_agent != NULL ? cfg->user_agent
-				    : PACKAGE_NAME "/" PACKAGE_VERSION);
+	    opts->user_agent != NULL ? opts->user_agent
+				     : PACKAGE_NAME "/" PACKAGE_VERSION);
 	if ((us->cv = curlev_new(base)) == NULL)
 		goto nomem;
-	if (cfg->nupstreams > 0 &&
-	    (us->v = calloc(cfg->nupstreams, sizeof(*us->v))) == NULL)
+	if (opts->n > 0 && (us->v = calloc(opts->n, sizeof(*us->v))) == NULL)
 		goto nomem;
-	us->n = (unsigned)cfg->nupstreams;
-	for (i = 0; i < cfg->nupstreams; i++) {
+	us->n = (unsigned)opts->n;
+	for (i = 0; i < opts->n; i++) {
 		u = &us->v[i];
 		u->us = us;
 		u->index = (unsigned)i;
-		u->cu = &cfg->upstreams[i];
+		u->cu = &opts->upstreams[i];
 		u->probe_timer = evtimer_new(base, upstream_probe_timer_cb, u);
 		if (u->probe_timer == NULL)
 			goto nomem;
-		for (j = 0; j < u->cu->headers.n; j++)
+		for (j = 0; j < u->cu->nheaders; j++)
 			if ((u->extra = curl_slist_append(u->extra,
-				 u->cu->headers.v[j])) == NULL)
+				 u->cu->headers[j])) == NULL)
 				goto nomem;
 		breaker_set(u, UPSTREAM_CLOSED, NULL);
 	}

@@ -20,7 +20,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct config;
 struct event_base;
 struct upstream_set;
 struct upstream_fetch;
@@ -93,13 +92,65 @@ struct upstream_observer {
 	 */
 	void (*breaker)(unsigned i, enum upstream_breaker state,
 	    const char *why, unsigned backoff);
+	/*
+	 * Upstream i has sent nothing for path in seconds, but answers
+	 * "GET /": it is at work, and is waited for again.
+	 */
+	void (*working)(unsigned i, const char *path, unsigned seconds);
+};
+
+/* Which redirects of an upstream's answers are followed. */
+enum upstream_redirects {
+	UPSTREAM_REDIRECTS_NONE,
+	UPSTREAM_REDIRECTS_SAME_HOST, /* same scheme, host and port */
+	UPSTREAM_REDIRECTS_ANY,
+};
+
+/* One upstream server. */
+struct upstream_conf {
+	const char *url; /* http:// or https://, no trailing '/' */
+	const char *name; /* url without user:password@: how it is shown */
+	int enabled;
+	unsigned connect_timeout; /* seconds to a connection */
+	/*
+	 * Seconds an upstream that took the request may keep its answer's
+	 * head; then it is asked "GET /" and waited for again as long as it
+	 * answers that (see upstream.c, "Deadlines").
+	 */
+	unsigned first_byte_timeout;
+	unsigned min_rate; /* bytes/s a body must keep up over stall_timeout */
+	char *const *headers; /* "Name: value" lines sent with each request */
+	size_t nheaders;
+};
+
+/*
+ * Everything the set is told; the pointers are borrowed and must outlive
+ * the set.
+ */
+struct upstream_opts {
+	const struct upstream_conf *upstreams;
+	size_t n;
+	unsigned stall_timeout; /* seconds of a body slower than min_rate */
+	unsigned timeout; /* seconds for a whole fetch */
+	unsigned retries; /* after a transport error */
+	unsigned breaker_failures; /* in a row that open a breaker */
+	unsigned breaker_backoff; /* seconds to the first probe */
+	unsigned breaker_backoff_max; /* seconds; the doubling stops here */
+	enum upstream_redirects redirects;
+	const char *proxy; /* NULL: none */
+	const char *ca_file; /* NULL: the system's */
+	const char *user_agent; /* NULL: PACKAGE/VERSION */
+	/* This server's own listeners, "host:port": never a redirect's target. */
+	const char *const *listeners;
+	size_t nlisteners;
+	int64_t (*now_ns)(void); /* the monotonic clock, in nanoseconds */
 };
 
 /* Process-wide set-up of libcurl, before any thread starts; and after. */
 int upstream_init(void);
 void upstream_shutdown(void);
 
-struct upstream_set *upstream_set_new(const struct config *cfg,
+struct upstream_set *upstream_set_new(const struct upstream_opts *opts,
     struct event_base *base, const struct upstream_observer *obs, char *err,
     size_t errlen);
 /* Cancels every fetch without calling back. */

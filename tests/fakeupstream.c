@@ -10,6 +10,9 @@
  *   ok:PATH        200 with the file, debuginfod headers and Last-Modified;
  *                  Range (bytes=N-, bytes=N-M, bytes=-N) gives 206; HEAD
  *   hang           read the request, never answer
+ *   late:PATH      as ok, after --late MS (default 3000) without a byte,
+ *                  while "/" answers at once: an upstream at work on a
+ *                  large package
  *   stall:PATH     the headers of ok (real Content-Length), then nothing
  *   trickle:PATH   as ok, the body paced at --rate bytes/s (default 1000)
  *   html           200 text/html with a short "service unavailable" page
@@ -64,6 +67,7 @@
 enum mode {
 	M_OK,
 	M_HANG,
+	M_LATE,
 	M_STALL,
 	M_TRICKLE,
 	M_HTML,
@@ -82,6 +86,7 @@ static const struct {
 } modes[] = {
 	{ "ok", M_OK, 1 },
 	{ "hang", M_HANG, 0 },
+	{ "late", M_LATE, 1 },
 	{ "stall", M_STALL, 1 },
 	{ "trickle", M_TRICKLE, 1 },
 	{ "html", M_HTML, 0 },
@@ -103,6 +108,7 @@ static struct rule *rules;
 static size_t nrules;
 static int log_fd = -1;
 static long delay_ms;
+static long late_ms = 3000;
 /* Bytes of an X-DEBUGINFOD-PAD header on file answers; 0 for none. */
 static long pad_header;
 /* What the pad is made of. */
@@ -142,12 +148,13 @@ usage(FILE *f)
 	fprintf(f,
 	    "usage: fakeupstream [--listen ADDR] [--port N] [--port-file FILE] "
 	    "[--log FILE]\n"
-	    "                    [--delay MS] [--rate BYTES_PER_SEC] "
+	    "                    [--delay MS] [--late MS] [--rate "
+	    "BYTES_PER_SEC] "
 	    "[--pad-header N] [--pad-byte B]\n"
 	    "                    ID=MODE[:ARG] ...\n"
-	    "modes: ok:PATH hang stall:PATH trickle:PATH html truncate:PATH\n"
-	    "       reset:PATH resumable:PATH status:CODE redirect:TARGET\n"
-	    "       redirectloop\n"
+	    "modes: ok:PATH hang late:PATH stall:PATH trickle:PATH html\n"
+	    "       truncate:PATH reset:PATH resumable:PATH status:CODE\n"
+	    "       redirect:TARGET redirectloop\n"
 	    "ID is a hex build-id or * for every id not listed.\n");
 }
 
@@ -657,6 +664,9 @@ answer(struct conn *c, const struct request *rq)
 	case M_HANG:
 		wait_peer_close(c);
 		return -1;
+	case M_LATE:
+		sleep_ms(late_ms);
+		return serve_file(c, rq, r);
 	case M_HTML:
 		return respond(c, rq, 200, "text/html", html_page, "");
 	case M_STATUS: {
@@ -834,6 +844,7 @@ main(int argc, char **argv)
 		{ "port-file", required_argument, NULL, 'p' },
 		{ "log", required_argument, NULL, 'L' },
 		{ "delay", required_argument, NULL, 'd' },
+		{ "late", required_argument, NULL, 'T' },
 		{ "rate", required_argument, NULL, 'r' },
 		{ "pad-header", required_argument, NULL, 'H' },
 		{ "pad-byte", required_argument, NULL, 'B' },
@@ -873,6 +884,9 @@ main(int argc, char **argv)
 			break;
 		case 'd':
 			delay_ms = number(optarg, "--delay");
+			break;
+		case 'T':
+			late_ms = number(optarg, "--late");
 			break;
 		case 'B':
 			if ((pad_byte = number(optarg, "--pad-byte")) < 1 ||

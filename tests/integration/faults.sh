@@ -21,7 +21,9 @@ id_loop=cccccccccccccccccccccccccccccccccccccccc
 id_huge=dddddddddddddddddddddddddddddddddddddddd
 id_short=eeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeeee
 id_resume=ffffffffffffffffffffffffffffffffffffffff
+id_late=1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a
 bin_ok=$(mkbin $id_ok)
+bin_late=$(mkbin $id_late)
 bin_trickle=$(mkbin $id_trickle 60000)
 bin_trunc=$(mkbin $id_trunc 60000)
 bin_reset=$(mkbin $id_reset 60000)
@@ -32,11 +34,12 @@ truncate -s 3G "$T/huge"
 dd if="$(mkbin $id_huge)" of="$T/huge" conv=notrunc status=none
 printf '\177ELF' >"$T/short"
 
-start_fake up --rate 40000 \
+# late: 5 s without a byte (2.5 first-byte timeouts), while "/" answers.
+start_fake up --rate 40000 --late 5000 \
     "$id_ok=ok:$bin_ok" \
+    "$id_late=late:$bin_late" \
     "$id_wrong=ok:$bin_ok" \
     "$id_html=html" \
-    "$id_hang=hang" \
     "$id_stall=stall:$bin_stall" \
     "$id_trickle=trickle:$bin_trickle" \
     "$id_trunc=truncate:$bin_trunc" \
@@ -100,12 +103,38 @@ is "$CODE" 502 "200 with an HTML page: 502"
 ! cached $id_html
 ok $? "... not cached"
 
+# An upstream at work: silent past the first-byte timeout, but it answers
+# "GET /", so it is waited for.
+fetch late $id_late
+is "$CODE" 200 "an upstream silent for 2.5 first-byte timeouts that answers GET /: 200"
+cmp -s "$T/late" "$bin_late"
+ok $? "... the bytes of the program"
+grep -q "upstream $up_URL: no answer for /buildid/$id_late/debuginfo after [0-9]*s, but it answers: waited for" "$T/d.log"
+ok $? "... and the log says it was waited for"
+
+# An upstream that answers nothing at all, not even "GET /": every request
+# of its is held by a thread that sleeps.
+start_fake dead --delay 600000 "*=hang"
+start_daemon d2 --scan-dir none --upstream "$dead_URL" \
+    --upstream-connect-timeout 1 --upstream-first-byte-timeout 2 \
+    --error-ttl 0 --breaker-failures 1000
+M=$d2_URL
 fetch hang $id_hang
 is "$CODE" 502 "an upstream that accepts and never answers: 502"
-lt "$SECS" 6
-ok $? "... within the first-byte deadline ($SECS s)"
-like "$(metric "dbgmirror_upstream_errors_total{upstream=\"$up_URL\",kind=\"timeout\"}" "$M")" \
+lt "$SECS" 9
+ok $? "... within a first-byte timeout and one for GET / ($SECS s)"
+like "$(metric "dbgmirror_upstream_errors_total{upstream=\"$dead_URL\",kind=\"timeout\"}" "$M")" \
     '^[1-9]' "... counted as a timeout"
+# Many requests for it at once: all answered.
+for i in $(seq 1 10); do
+	curl -s -o /dev/null -m 20 -w '%{http_code}\n' \
+	    "$M/buildid/$id_hang/debuginfo" &
+done >"$T/par" 2>&1
+wait_until 25 sh -c "[ \$(wc -l <'$T/par') -eq 10 ]"
+ok $? "10 requests for a hanging upstream all end"
+is "$(sort -u "$T/par")" 502 "... each with 502"
+stop_daemon d2
+M=$d_URL
 
 fetch stall $id_stall
 [ "$CODE" = 502 ] || [ "$CURL_RC" -ne 0 ]
@@ -177,16 +206,8 @@ is "$CODE" 502 "4 bytes of ELF magic: 502"
 
 is "$(find "$T/d-cache/tmp" -type f | wc -l)" 0 \
     "no temp files are left behind"
-is "$(blobs)" 4 "the cache holds the four good files only"
+is "$(blobs)" 5 "the cache holds the five good files only"
 
-# Many requests for the cases that must not hang, at once: all answered.
-for i in $(seq 1 10); do
-	curl -s -o /dev/null -m 20 -w '%{http_code}\n' \
-	    "$M/buildid/$id_hang/debuginfo" &
-done >"$T/par" 2>&1
-wait_until 15 sh -c "[ \$(wc -l <'$T/par') -eq 10 ]"
-ok $? "10 requests for a hanging upstream all end"
-is "$(sort -u "$T/par")" 502 "... each with 502"
 
 stop_daemon d
 is "$STOP_RC" 0 "SIGTERM: exit 0"
