@@ -82,6 +82,7 @@ struct blobstore {
 	atomic_uint pins[PIN_BUCKETS];
 	atomic_uint_fast64_t evictions;
 	atomic_uint_fast64_t evicted_bytes;
+	atomic_uint_fast64_t tmp_bytes; /* of fills in tmp/, not yet blobs */
 };
 
 /* ---------------------------------------------------------------- paths */
@@ -822,25 +823,36 @@ evict_cb(const struct index_rec *r, void *arg)
 	return INDEX_WALK_DELETE;
 }
 
-int
-blob_evict(struct blobstore *bs, uint64_t *entries, uint64_t *bytes, char *err,
-    size_t errlen)
+/*
+ * Eviction as blob_evict says, with room more bytes to come: counted with
+ * the blobs against the cap, and wanted free on the filesystem.
+ */
+static int
+evict(struct blobstore *bs, uint64_t room, uint64_t *entries, uint64_t *bytes,
+    char *err, size_t errlen)
 {
 	struct evict ev = { bs, NULL, 0, 0, 0, 0 };
 	struct statvfs vfs;
 	uint64_t avail = 0, total = 0, cur;
 
 	*entries = *bytes = 0;
-	if (bs->lim.max_bytes == 0 && bs->lim.min_free_pct == 0)
+	if (bs->lim.max_bytes == 0 && bs->lim.min_free_pct == 0 && room == 0)
 		return 0;
-	if (bs->lim.min_free_pct != 0 && statvfs(bs->dir, &vfs) == 0) {
+	if ((bs->lim.min_free_pct != 0 || room != 0) &&
+	    statvfs(bs->dir, &vfs) == 0) {
 		avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
 		total = (uint64_t)vfs.f_blocks * vfs.f_frsize;
 	}
 	if ((ev.b = index_batch_begin(bs->idx, err, errlen)) == NULL)
 		return -1;
-	if (index_batch_get_counter(ev.b, BYTES_COUNTER, &cur) == -1 ||
-	    (ev.need = evict_need(&bs->lim, cur, avail, total)) == 0) {
+	if (index_batch_get_counter(ev.b, BYTES_COUNTER, &cur) == 0) {
+		ev.need = evict_need(&bs->lim,
+		    cur + atomic_load(&bs->tmp_bytes) + room,
+		    avail > room ? avail - room : 0, total);
+		if (avail < room && room - avail > ev.need)
+			ev.need = room - avail;
+	}
+	if (ev.need == 0) {
 		/* Nothing to do, or the error for the commit to tell. */
 		return index_batch_commit(ev.b, err, errlen);
 	}
@@ -858,6 +870,27 @@ blob_evict(struct blobstore *bs, uint64_t *entries, uint64_t *bytes, char *err,
 		return -1;
 	}
 	return 0;
+}
+
+int
+blob_evict(struct blobstore *bs, uint64_t *entries, uint64_t *bytes, char *err,
+    size_t errlen)
+{
+	return evict(bs, 0, entries, bytes, err, errlen);
+}
+
+int
+blob_make_room(struct blobstore *bs, uint64_t room, uint64_t *entries,
+    uint64_t *bytes, char *err, size_t errlen)
+{
+	return evict(bs, room, entries, bytes, err, errlen);
+}
+
+void
+blob_tmp_add(struct blobstore *bs, uint64_t plus, uint64_t minus)
+{
+	atomic_fetch_add(&bs->tmp_bytes, plus);
+	atomic_fetch_sub(&bs->tmp_bytes, minus);
 }
 
 /* ---------------------------------------------------------------- purge */
@@ -937,6 +970,7 @@ blob_stats(struct index_reader *rd, struct blobstore *bs, struct blob_stats *st)
 	if (bs != NULL) {
 		st->evictions = atomic_load(&bs->evictions);
 		st->evicted_bytes = atomic_load(&bs->evicted_bytes);
+		st->tmp_bytes = atomic_load(&bs->tmp_bytes);
 	}
 	return 0;
 }

@@ -117,13 +117,26 @@ void blob_pin(struct blobstore *bs, const struct cache_key *k);
 void blob_unpin(struct blobstore *bs, const struct cache_key *k);
 
 /*
- * On a worker: when bytes > high_pct% of max_bytes, or the filesystem's
- * free space < min_free_pct%, delete least-recently-used (atime, then
- * stored) unpinned entries until bytes <= low_pct% and free space is
- * enough, or nothing evictable is left.  Counts what it removed.
+ * On a worker: when bytes (of blobs and of fills in tmp/) > high_pct% of
+ * max_bytes, or the filesystem's free space < min_free_pct%, delete
+ * least-recently-used (atime, then stored) unpinned entries until bytes <=
+ * low_pct% and free space is enough, or nothing evictable is left.  Counts
+ * what it removed.
  */
 int blob_evict(struct blobstore *bs, uint64_t *entries, uint64_t *bytes,
     char *err, size_t errlen);
+/*
+ * The same for a fill that could not write (ENOSPC): room more bytes are
+ * to come, so they count against the cap and must be free on the
+ * filesystem (beyond min_free_pct), whatever the watermarks say.
+ */
+int blob_make_room(struct blobstore *bs, uint64_t room, uint64_t *entries,
+    uint64_t *bytes, char *err, size_t errlen);
+/*
+ * Any thread: bytes that fills wrote to tmp/ (plus) or that left it
+ * (minus: published or deleted), so that eviction counts them.
+ */
+void blob_tmp_add(struct blobstore *bs, uint64_t plus, uint64_t minus);
 
 /*
  * Delete entries (and files) matching: id NULL = any id; source NULL = any
@@ -134,6 +147,7 @@ int blob_purge(struct blobstore *bs, const struct buildid *id,
 
 struct blob_stats {
 	uint64_t entries, bytes, negatives, evictions, evicted_bytes;
+	uint64_t tmp_bytes; /* of fills not yet published */
 };
 /* bs may be NULL: no eviction counts. */
 int blob_stats(struct index_reader *rd, struct blobstore *bs,

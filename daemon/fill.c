@@ -92,6 +92,12 @@ struct job {
 	int wrong; /* worker: the final check failed */
 	int found; /* the cache answered it: job_lookup()'s code */
 	int local_errno; /* writing the fill failed here */
+	int told; /* readers know the length: they may have bytes */
+	int room_tried; /* room was made once for it after a local failure */
+	int room_made; /* room_work evicted something */
+	int paused; /* the transfer waits for room_work */
+	int ended; /* the fetch ended while paused: sink_done is due */
+	uint64_t tmp_counted; /* its bytes in tmp/, told to the blob store */
 	char why[256];
 };
 
@@ -113,6 +119,51 @@ struct fill {
 };
 
 static void job_end(struct job *j, enum flight_state st, const char *why);
+static void job_fetch(struct job *j);
+static void room_work(void *arg);
+static void room_resume(void *arg);
+static void sink_end(struct job *j);
+
+/*
+ * The bytes of a fill in tmp/ count against cache-size with the cached
+ * files (cache/blobstore.h): j's temp file now ends at end.
+ */
+static void
+job_tmp_grow(struct job *j, uint64_t end)
+{
+	if (end > j->tmp_counted) {
+		blob_tmp_add(j->fl->d.bs, end - j->tmp_counted, 0);
+		j->tmp_counted = end;
+	}
+}
+
+/* j's temp file is published, deleted or emptied: it counts no more. */
+static void
+job_tmp_release(struct job *j)
+{
+	blob_tmp_add(j->fl->d.bs, 0, j->tmp_counted);
+	j->tmp_counted = 0;
+}
+
+/*
+ * Worker: make room in the cache for bytes more, after a write found none;
+ * 1 when something was evicted.  Also the package extractor's room hook.
+ */
+static int
+fill_room(uint64_t bytes, void *arg)
+{
+	struct fill *fl = arg;
+	uint64_t n, b;
+	char err[256];
+
+	if (blob_make_room(fl->d.bs, bytes, &n, &b, err, sizeof(err)) == -1)
+		log_warnx("making room for a fill: %s", err);
+	if (n > 0)
+		log_info("no room for a fill: %llu cached files (%llu bytes) "
+			 "evicted, and the write tried again",
+		    (unsigned long long)n, (unsigned long long)b);
+	return n > 0;
+}
 
 static int
 is_elf_kind(enum cache_kind kind)
@@ -252,6 +303,7 @@ sink_accept(void *arg, const struct upstream_head *h, const void *buf,
 		is_elf_kind(j->w.kind) ? UINT64_MAX : h->length, j->mtime,
 		h->headers, h->headers_len, h->url) == -1)
 		return -1;
+	j->told = !is_elf_kind(j->w.kind) && h->length != UINT64_MAX;
 	return 0;
 }
 
@@ -278,8 +330,10 @@ early_check(struct job *j)
 	if (rc == 0 && n < PREFIX_CHECK && !whole)
 		return 0; /* more bytes may tell */
 	j->checked = 1;
-	if (j->length != UINT64_MAX && (rc == 1 || !whole))
+	if (j->length != UINT64_MAX && (rc == 1 || !whole)) {
 		flight_set_length(j->f, j->length);
+		j->told = 1;
+	}
 	return 0;
 }
 
@@ -303,13 +357,28 @@ sink_data(void *arg, const void *buf, size_t len)
 			 * while the disk is short of min-free-disk.
 			 */
 			j->local_errno = n == 0 ? EIO : errno;
-			log_warnx("cannot write a fill to %s: %s; answered 503",
+			log_warnx("cannot write a fill to %s: %s",
 			    flight_tmp_path(j->f), strerror(j->local_errno));
 			metrics_local_write_error();
+			/*
+			 * Readers stream it: pause the transfer while room
+			 * is made, and write this piece again.  (Before any
+			 * reader has a byte, the fill starts over instead:
+			 * sink_done.)
+			 */
+			if (j->told && j->written > 0 && !j->room_tried &&
+			    j->local_errno == ENOSPC) {
+				j->room_tried = j->paused = 1;
+				if (pool_submit(j->fl->d.pool, room_work,
+					j->fl->d.inbox, room_resume, j) == 0)
+					return UPSTREAM_SINK_PAUSE;
+				j->paused = 0;
+			}
 			return UPSTREAM_SINK_LOCAL;
 		}
 		done += (size_t)n;
 	}
+	job_tmp_grow(j, j->written + len);
 	j->written += len;
 	flight_progress(j->f, j->written);
 	if (is_elf_kind(j->w.kind) && !j->checked && early_check(j) == -1) {
@@ -381,6 +450,7 @@ finish_work(void *arg)
 	int64_t now = clock_now();
 	int rc;
 
+	job_tmp_release(j); /* published or deleted from here on */
 	if (j->res == UPSTREAM_OK) {
 		if (verify_publish(fl, j->f, j->fd, &j->w.id, j->w.kind,
 			j->w.arg, j->written, j->mtime, j->why,
@@ -427,6 +497,66 @@ finish_done(void *arg)
 	}
 }
 
+/* Worker: room for the fill j could not write (the whole of it). */
+static void
+room_work(void *arg)
+{
+	struct job *j = arg;
+	uint64_t need = j->length != UINT64_MAX ? j->length : j->written;
+
+	j->room_made = fill_room(need + PKG_ROOM_STEP, j->fl);
+}
+
+/* After room_work for a paused transfer: go on, or end it. */
+static void
+room_resume(void *arg)
+{
+	struct job *j = arg;
+
+	j->paused = 0;
+	if (j->ended) {
+		/* It ended meanwhile (a deadline): what sink_done saw. */
+		sink_end(j);
+	} else if (j->room_made) {
+		log_info("fill of %s: goes on, now that there is room",
+		    j->w.path);
+		upstream_resume(j->uf);
+	} else {
+		upstream_cancel(j->uf);
+		j->uf = NULL;
+		j->res = UPSTREAM_LOCAL;
+		snprintf(j->why, sizeof(j->why),
+		    "this server cannot keep it now: %s",
+		    strerror(j->local_errno));
+		sink_end(j);
+	}
+}
+
+/*
+ * After room_work: a fill whose readers have no byte yet starts again
+ * from its first byte; one that streamed, or found no room, ends as this
+ * server's failure (503, or a cut connection).
+ */
+static void
+room_done(void *arg)
+{
+	struct job *j = arg;
+
+	if (j->room_made && !j->told && ftruncate(j->fd, 0) == 0) {
+		log_info("fill of %s: asked again, now that there is room",
+		    j->w.path);
+		job_tmp_release(j);
+		j->written = 0;
+		j->checked = 0;
+		j->has_upstream = 0;
+		j->local_errno = 0;
+		j->length = UINT64_MAX;
+		job_fetch(j);
+		return;
+	}
+	sink_end(j);
+}
+
 static void
 sink_done(void *arg, enum upstream_result res, const char *why)
 {
@@ -444,9 +574,29 @@ sink_done(void *arg, enum upstream_result res, const char *why)
 		j->res = UPSTREAM_FAILED;
 		snprintf(j->why, sizeof(j->why), "short body");
 	}
-	if (res != UPSTREAM_OK)
+	if (j->paused) {
+		/* room_resume ends it, when room_work is over. */
+		j->ended = 1;
+		return;
+	}
+	if (res == UPSTREAM_LOCAL && !j->room_tried) {
+		/* Make room, then try once more unless readers have bytes. */
+		j->room_tried = 1;
+		if (pool_submit(j->fl->d.pool, room_work, j->fl->d.inbox,
+			room_done, j) == 0)
+			return;
+	}
+	sink_end(j);
+}
+
+/* The end of j's fetch, as j->res says: the final check on a worker. */
+static void
+sink_end(struct job *j)
+{
+	if (j->res != UPSTREAM_OK)
 		log_info("fill of %s: %s", j->w.path,
-		    res == UPSTREAM_NOTFOUND ? "not found upstream" : j->why);
+		    j->res == UPSTREAM_NOTFOUND ? "not found upstream"
+						: j->why);
 	if (pool_submit(j->fl->d.pool, finish_work, j->fl->d.inbox, finish_done,
 		j) == -1)
 		job_end(j, FLIGHT_FAILED, "server is shutting down");
@@ -487,6 +637,7 @@ job_new(struct fill *fl, struct flight *f)
 static void
 job_end(struct job *j, enum flight_state st, const char *why)
 {
+	job_tmp_release(j);
 	if (j->uf != NULL)
 		upstream_cancel(j->uf);
 	flight_end(j->f, st, why);
@@ -565,6 +716,7 @@ package_progress(uint64_t end, void *arg)
 {
 	struct job *j = arg;
 
+	job_tmp_grow(j, end);
 	j->written = end;
 	flight_progress(j->f, end);
 	if (is_elf_kind(j->w.kind) && !j->checked && early_check(j) == -1)
@@ -1115,7 +1267,6 @@ job_begin(struct job *j)
 {
 	struct fill *fl = j->fl;
 	char path[PATH_MAX], err[256];
-	enum upstream_result res;
 
 	j->anext = fl->active;
 	if (fl->active != NULL)
@@ -1131,6 +1282,16 @@ job_begin(struct job *j)
 		return;
 	}
 	flight_set_file(j->f, j->fd, path);
+	job_fetch(j);
+}
+
+/* Ask the upstreams for j, whose temp file is open and empty. */
+static void
+job_fetch(struct job *j)
+{
+	struct fill *fl = j->fl;
+	enum upstream_result res;
+
 	j->uf = upstream_fetch(fl->us, j->w.path,
 	    j->w.xff[0] != '\0' ? j->w.xff : NULL, j->w.via,
 	    j->w.ua[0] != '\0' ? j->w.ua : NULL, fl->d.cfg->max_object_size,
@@ -1284,6 +1445,8 @@ fill_new(const struct fill_deps *deps, char *err, size_t errlen)
 	fl->d = *deps;
 	fl->lim = pkg_default_limits;
 	fl->lim.min_free_pct = cfg->min_free_disk;
+	fl->lim.room = fill_room;
+	fl->lim.room_arg = fl;
 	pthread_mutex_init(&fl->mu, NULL);
 	fl->negative_ttl = cfg->negative_ttl;
 	fl->error_ttl = cfg->error_ttl;

@@ -167,6 +167,7 @@ gauges(struct metrics_gauges *g, void *arg)
 			g->negative_entries = bs.negatives;
 			g->evictions = bs.evictions;
 			g->evicted_bytes = bs.evicted_bytes;
+			g->cache_tmp_bytes = bs.tmp_bytes;
 		}
 		if (index_stats(rd, &is) == 0)
 			g->index_files = is.files;

@@ -453,6 +453,10 @@ render_gauges(FILE *fp)
 	    "Entries in the cache.", g.cache_entries);
 	put_single(fp, "dbgmirror_cache_bytes", "gauge",
 	    "Bytes of cached files.", g.cache_bytes);
+	put_single(fp, "dbgmirror_cache_tmp_bytes", "gauge",
+	    "Bytes of fills in progress or not yet published, counted with "
+	    "the cached files against cache-size.",
+	    g.cache_tmp_bytes);
 	put_single(fp, "dbgmirror_negative_entries", "gauge",
 	    "Negative cache entries.", g.negative_entries);
 	put_single(fp, "dbgmirror_index_files", "gauge",

@@ -69,6 +69,7 @@ struct metrics_gauges {
 	uint64_t fills, fill_waiters, cache_entries, cache_bytes,
 	    negative_entries, index_files, connections;
 	uint64_t evictions, evicted_bytes;
+	uint64_t cache_tmp_bytes; /* of fills not yet in the cache */
 };
 
 /*

@@ -518,7 +518,11 @@ attempt_header_cb(char *p, size_t size, size_t nitems, void *arg)
 	return n;
 }
 
-/* Hand bytes of the winner to the sink; 0 when it refused them. */
+/*
+ * Hand bytes of the winner to the sink: 1 taken, 0 refused (or not kept),
+ * DELIVER_PAUSED when the sink wants them again after upstream_resume().
+ */
+#define DELIVER_PAUSED 2
 static int
 deliver(struct upstream_fetch *f, const char *p, size_t n)
 {
@@ -533,6 +537,8 @@ deliver(struct upstream_fetch *f, const char *p, size_t n)
 	switch (f->sink.data(f->arg, p, n)) {
 	case 0:
 		break;
+	case UPSTREAM_SINK_PAUSE:
+		return DELIVER_PAUSED;
 	case UPSTREAM_SINK_LOCAL:
 		f->winner->local = 1;
 		return 0;
@@ -573,7 +579,8 @@ attempt_offer(struct attempt *a)
 	}
 	f->winner = a;
 	fetch_lose_others(f, a);
-	return deliver(f, a->prefix, a->prefixlen);
+	/* The sink only pauses bytes it has let readers see: never these. */
+	return deliver(f, a->prefix, a->prefixlen) == 1;
 }
 
 static size_t
@@ -595,13 +602,18 @@ attempt_write_cb(char *p, size_t size, size_t nitems, void *arg)
 			return 0;
 	}
 	if (f->winner == a) {
-		if (a->code == 200 && a->skip > 0) {
-			take = a->skip < n ? (size_t)a->skip : n;
-			a->skip -= take;
-			p += take;
-			n -= take;
+		take = a->code == 200 && a->skip > 0
+		    ? (a->skip < n ? (size_t)a->skip : n)
+		    : 0;
+		switch (deliver(f, p + take, n - take)) {
+		case DELIVER_PAUSED:
+			/* libcurl hands the same piece again on resume. */
+			return CURL_WRITEFUNC_PAUSE;
+		case 0:
+			return 0;
 		}
-		return deliver(f, p, n) ? size * nitems : 0;
+		a->skip -= take;
+		return n;
 	}
 	if (f->winner != NULL)
 		return 0;
@@ -614,7 +626,7 @@ attempt_write_cb(char *p, size_t size, size_t nitems, void *arg)
 		return n;
 	if (!attempt_offer(a))
 		return 0;
-	return deliver(f, p + take, n - take) ? n : 0;
+	return deliver(f, p + take, n - take) == 1 ? n : 0;
 }
 
 /*
@@ -1075,6 +1087,13 @@ void
 upstream_cancel(struct upstream_fetch *f)
 {
 	fetch_free(f);
+}
+
+void
+upstream_resume(struct upstream_fetch *f)
+{
+	if (f->winner != NULL && f->winner->easy != NULL)
+		curl_easy_pause(f->winner->easy, CURLPAUSE_CONT);
 }
 
 void

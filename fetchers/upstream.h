@@ -30,6 +30,7 @@ struct upstream_fetch;
 #define UPSTREAM_HEADERS_MAX 2048
 
 #define UPSTREAM_SINK_LOCAL (-2)
+#define UPSTREAM_SINK_PAUSE (-3)
 
 enum upstream_result {
 	UPSTREAM_OK,
@@ -75,6 +76,8 @@ struct upstream_sink {
 	 * The accepted body, in order from its first byte; -1 aborts it as
 	 * wrong content, UPSTREAM_SINK_LOCAL as a local failure (a full
 	 * disk), which is never held against the upstream.
+	 * UPSTREAM_SINK_PAUSE takes none of buf: the same bytes come again
+	 * after upstream_resume() (never returned for the first piece).
 	 */
 	int (*data)(void *arg, const void *buf, size_t len);
 	/* The end; the fetch is freed after this returns. */
@@ -169,6 +172,8 @@ struct upstream_fetch *upstream_fetch(struct upstream_set *us, const char *path,
     const struct upstream_sink *sink, void *arg, enum upstream_result *res);
 /* Stop a fetch before its done callback; none will run. */
 void upstream_cancel(struct upstream_fetch *f);
+/* Go on with a fetch whose sink paused it. */
+void upstream_resume(struct upstream_fetch *f);
 /* The accepted answer of upstream i turned out wrong after all. */
 void upstream_blame(struct upstream_set *us, unsigned i);
 

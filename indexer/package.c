@@ -77,6 +77,8 @@ struct sink {
 	unsigned min_free_pct; /* of pkg_limits */
 	uint64_t room_at; /* where the next free-space check is due */
 	int no_room; /* the file system is short of free space */
+	const struct pkg_limits *lim; /* its room hook */
+	int room_tried; /* the hook was called for this member */
 	void (*progress)(uint64_t end, void *arg); /* after each write */
 	void *progress_arg;
 };
@@ -498,6 +500,33 @@ sink_room(struct sink *s, uint64_t end, size_t size)
 }
 
 /*
+ * No room for size more bytes: ask the limits' hook, once per member, to
+ * make some; 1 when it did.
+ */
+static int
+sink_make_room(struct sink *s, size_t size)
+{
+	if (s->lim == NULL || s->lim->room == NULL || s->room_tried)
+		return 0;
+	s->room_tried = 1;
+	if (!s->lim->room((uint64_t)size + PKG_ROOM_STEP, s->lim->room_arg))
+		return 0;
+	s->room_at = 0; /* check again at once */
+	return 1;
+}
+
+/* Write a piece of the member: -1 with errno when it could not. */
+static int
+sink_write(struct sink *s, const void *buf, size_t size, uint64_t off)
+{
+	if (write_all(s->fd, buf, size, off) == 0)
+		return 0;
+	if (errno != ENOSPC || !sink_make_room(s, size))
+		return -1;
+	return write_all(s->fd, buf, size, off);
+}
+
+/*
  * Read the current member's data to its end into s.  The data is always
  * read through (what the archive really holds, not what the header
  * declares); it is written only while it may be ELF and fits the limit.
@@ -531,9 +560,11 @@ read_data(struct pkg_reader *r, struct sink *s, char *err, size_t errlen)
 		if (s->fd != -1 && s->elf != 0 && !s->over) {
 			if (uoff + size > s->limit)
 				s->over = 1;
-			else if (!sink_room(s, uoff, size))
+			else if (!sink_room(s, uoff, size) &&
+			    (!sink_make_room(s, size) ||
+				!sink_room(s, uoff, size)))
 				s->over = s->no_room = 1;
-			else if (write_all(s->fd, buf, size, uoff) == -1) {
+			else if (sink_write(s, buf, size, uoff) == -1) {
 				snprintf(err, errlen, "write: %s",
 				    strerror(errno));
 				return -1;
@@ -729,6 +760,7 @@ extract_regular(struct pkg_reader *r, int out_fd, const struct pkg_limits *lim,
 		.elf = 1,
 		.limit = lim->max_member,
 		.min_free_pct = lim->min_free_pct,
+		.lim = lim,
 		.progress = progress,
 		.progress_arg = arg };
 	struct stat st;

@@ -34,6 +34,13 @@ struct pkg_limits {
 	 * PKG_ROOM_STEP bytes); 0: no check.
 	 */
 	unsigned min_free_pct;
+	/*
+	 * When a member's write finds no room (that check, or ENOSPC): make
+	 * room for bytes more, on the calling thread; 1 when some was made,
+	 * and the write is tried once more.  NULL: the member fails.
+	 */
+	int (*room)(uint64_t bytes, void *arg);
+	void *room_arg;
 };
 
 #define PKG_ROOM_STEP (64u << 20)

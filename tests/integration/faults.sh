@@ -144,8 +144,20 @@ ok $? "... within the stall deadline ($SECS s)"
 ! cached $id_stall
 ok $? "... not cached"
 
-out=$(curl -s -o "$T/trickle" -m 20 -w '%{time_starttransfer} %{time_total}' \
-    "$M/buildid/$id_trickle/debuginfo")
+curl -s -o "$T/trickle" -m 20 -w '%{time_starttransfer} %{time_total}' \
+    "$M/buildid/$id_trickle/debuginfo" >"$T/trickle.out" &
+trickle_pid=$!
+# tmp_bytes: the bytes of fills not yet in the cache, counted against
+# cache-size with it.
+tmp_bytes() {
+	[ "$(metric dbgmirror_cache_tmp_bytes "$M")" "$1" 0 ]
+}
+wait_until 20 tmp_bytes -gt
+ok $? "while it arrives, its bytes in tmp/ are counted (dbgmirror_cache_tmp_bytes)"
+wait "$trickle_pid"
+wait_until 20 tmp_bytes -eq
+ok $? "... and are no more once it is cached"
+out=$(cat "$T/trickle.out")
 cmp -s "$T/trickle" "$bin_trickle"
 ok $? "a slow upstream: the right bytes in the end"
 first=${out% *}

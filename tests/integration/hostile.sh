@@ -253,6 +253,39 @@ EOF2
 	is "$(requests_to fullup "$id_big")" 2 \
 	    "... nor an error entry written: the next request asks again"
 	stop_daemon df
+
+	# A 2.5 MiB cache holding a file of 1.2 MB: a fill of 1.5 MB from the
+	# upstream, then one from a package, find the disk full part-way.
+	# Each makes room (evicts what is cached) and goes on: 200, whole.
+	id_old=6565656565656565656565656565656565656565
+	id_up=6666666666666666666666666666666666666666
+	id_pkg=6767676767676767676767676767676767676767
+	bin_pkg=$(mkbin $id_pkg 1500000)
+	mkdir -p "$T/room/usr/lib/debug/.build-id/67" "$T/roompkgs"
+	cp "$bin_pkg" "$T/room/usr/lib/debug/.build-id/67/${id_pkg:2}.debug"
+	tar --zstd -cf "$T/roompkgs/room-1-1-x86_64.pkg.tar.zst" -C "$T/room" usr
+	start_fake roomup "$id_old=ok:$(mkbin $id_old 1200000)" \
+	    "$id_up=ok:$(mkbin $id_up 1500000)"
+	sed -i 's/size=1536k/size=2560k/' "$T/small-disk"
+	rm -rf "$T/df-cache"
+	mkdir -p "$T/df-cache"
+	DBGMIRRORD="$T/small-disk" start_daemon df --scan-dir none \
+	    --scan-packages "$T/roompkgs" --upstream "$roomup_URL" \
+	    --min-free-disk 0
+	is "$(code "$df_URL/buildid/$id_old/debuginfo")" 200 "a small cache: a 1.2 MB file is cached"
+	curl -s -o "$T/room-up" "$df_URL/buildid/$id_up/debuginfo"
+	cmp -s "$T/room-up" "$T/bins/$id_up"
+	ok $? "a 1.5 MB fill from the upstream that the disk cannot hold: room is made, and it is whole"
+	grep -q "no room for a fill: [1-9][0-9]* cached files" "$df_LOG" &&
+	    grep -q "fill of /buildid/$id_up/debuginfo: goes on, now that there is room" "$df_LOG"
+	ok $? "... the log says what was evicted, and that the fill went on"
+	is "$(requests_to roomup "$id_up")" 1 "... from one upstream request"
+	curl -s -o "$T/room-pkg" "$df_URL/buildid/$id_pkg/debuginfo"
+	cmp -s "$T/room-pkg" "$bin_pkg"
+	ok $? "a 1.5 MB member of a package that the disk cannot hold: room is made, and it is whole"
+	is "$(grep -c "no room for a fill: [1-9][0-9]* cached files" "$df_LOG")" 2 \
+	    "... evicting again"
+	stop_daemon df
 else
 	skip "a full disk: needs root and unshare -m to mount a small tmpfs"
 fi

@@ -514,6 +514,28 @@ test_evict(void)
 	is_int(lookup(&s, &k[5]), 0, "the stale key's entry stays");
 	is_int(lookup(&s, &k[1]), INDEX_NOTFOUND, "the real LRU one goes");
 	is_int(stats(&s).bytes, 360, "150 + 200 + 10 bytes left");
+
+	/* Fills in tmp/ count with the blobs against the cap. */
+	is_int(blob_evict(s.bs, &n, &bytes, err, sizeof(err)), 0,
+	    "evict at 360 of a high mark of 500");
+	is_int(n, 0, "removes nothing");
+	blob_tmp_add(s.bs, 300, 0);
+	is_int(stats(&s).tmp_bytes, 300, "300 bytes of fills in tmp/");
+	is_int(blob_evict(s.bs, &n, &bytes, err, sizeof(err)), 0,
+	    "evict at 360 + 300 in tmp/");
+	ok(n > 0 && stats(&s).bytes + 300 <= 400,
+	    "cached files go down to the low mark, the fills counted");
+	blob_tmp_add(s.bs, 0, 300);
+	is_int(stats(&s).tmp_bytes, 0, "the fills published: none left");
+
+	/* Room for a fill that found the disk full, whatever the marks. */
+	put_blob(&s, &k[4], 24, 'i', 100, "", 6000);
+	st = stats(&s);
+	ok(st.bytes > 0 && st.bytes <= 400, "under the high mark again");
+	is_int(blob_make_room(s.bs, UINT64_MAX / 2, &n, &bytes, err,
+		   sizeof(err)),
+	    0, "make room for more than the disk holds");
+	is_int(stats(&s).entries, 0, "everything evictable goes");
 	store_close(&s);
 }
 
