@@ -841,25 +841,31 @@ pages_of(const MDB_stat *st)
 
 int
 index_sweep(struct index *idx, index_sweep_fn step, void *arg, uint64_t *n,
-    char *err, size_t errlen)
+    size_t nn, char *err, size_t errlen)
 {
 	unsigned limit = SWEEP_CHUNK, done;
 	struct index_batch *b;
-	uint64_t counted;
+	uint64_t counted[INDEX_SWEEP_COUNTS];
+	size_t i;
 
-	*n = 0;
+	if (nn > INDEX_SWEEP_COUNTS) {
+		snprintf(err, errlen, "index_sweep: %zu counts", nn);
+		return -1;
+	}
+	memset(n, 0, nn * sizeof(*n));
 	for (;;) {
 		if ((b = index_batch_begin(idx, err, errlen)) == NULL)
 			return -1;
-		counted = 0;
-		done = step(b, limit, &counted, arg);
+		memset(counted, 0, sizeof(counted));
+		done = step(b, limit, counted, arg);
 		if (index_batch_commit(b, err, errlen) == -1) {
 			if (errno != ENOSPC || limit == 1)
 				return -1;
 			limit /= 2;
 			continue;
 		}
-		*n += counted;
+		for (i = 0; i < nn; i++)
+			n[i] += counted[i];
 		if (done < limit)
 			return 0;
 	}

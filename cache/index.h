@@ -196,19 +196,21 @@ int index_batch_count(struct index_batch *b, enum index_table t, uint64_t *n);
 
 /*
  * A sweep: step(b, limit, counted, arg) deletes at most limit records in
- * batch b, returns how many it deleted and adds to *counted those the
- * caller counts (a failed operation is kept by the batch and fails its
- * commit).  index_sweep runs it in one write transaction after another
- * until a step deletes fewer than its limit; LMDB copies every page it
- * changes, so when a transaction fails for want of free pages (a full
- * map) the step is run again with half the limit, down to one, and each
- * commit frees pages for the next.  *n = what the committed steps
- * counted.  0, or -1 with err.
+ * batch b, returns how many it deleted and adds to counted[0..nn-1] what
+ * the caller counts (entries, bytes...; a failed operation is kept by the
+ * batch and fails its commit).  index_sweep runs it in one write
+ * transaction after another until a step deletes fewer than its limit;
+ * LMDB copies every page it changes, so when a transaction fails for want
+ * of free pages (a full map) the step is run again with half the limit,
+ * down to one, and each commit frees pages for the next.  n[0..nn-1] =
+ * what the committed steps counted, nn at most INDEX_SWEEP_COUNTS.  0, or
+ * -1 with err.
  */
+#define INDEX_SWEEP_COUNTS 2
 typedef unsigned (*index_sweep_fn)(struct index_batch *b, unsigned limit,
     uint64_t *counted, void *arg);
 int index_sweep(struct index *idx, index_sweep_fn step, void *arg, uint64_t *n,
-    char *err, size_t errlen);
+    size_t nn, char *err, size_t errlen);
 int index_batch_walk_prefix(struct index_batch *b, enum index_table t,
     const void *prefix, size_t len, index_rec_cb cb, void *arg);
 int index_batch_get_counter(struct index_batch *b, const char *name,
