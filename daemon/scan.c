@@ -34,10 +34,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cache/pkgindex.h"
+#include "daemon/clock.h"
 #include "daemon/log.h"
 #include "indexer/file.h"
 #include "indexer/package.h"
@@ -120,7 +120,8 @@ struct scan {
 	struct pkg_limits lim; /* on every package read */
 	atomic_size_t next; /* the next queue item to read */
 	int failed; /* the index could not be written */
-	struct index_scan stats;
+	struct index_scan stats; /* recorded with each batch */
+	int64_t t0; /* clock_mono_ns() at the start */
 };
 
 /* Two independent 64-bit FNV-1a hashes of s; never all zero. */
@@ -323,6 +324,8 @@ flush_queue(struct scan *s)
 		free(it->path);
 	}
 	s->nqueue = 0;
+	if (b != NULL)
+		index_batch_set_scan(b, &s->stats);
 	if (b == NULL || index_batch_commit(b, err, sizeof(err)) == -1) {
 		log_warnx("scan: %s", err);
 		s->failed = 1;
@@ -371,6 +374,7 @@ consider(struct scan *s, const char *path, const struct stat *st)
 		return;
 	}
 	s->queue[s->nqueue].st = *st;
+	s->stats.queued++;
 	if (++s->nqueue == QUEUE_MAX)
 		flush_queue(s);
 }
@@ -952,6 +956,8 @@ flush_packages(struct scan *s)
 		pkg_item_clear(it);
 	}
 	s->npkgq = 0;
+	if (b != NULL)
+		index_batch_set_scan(b, &s->stats);
 	if (b == NULL || index_batch_commit(b, err, sizeof(err)) == -1) {
 		log_warnx("scan: %s", err);
 		s->failed = 1;
@@ -969,6 +975,9 @@ queue_package(struct scan *s, const char *path, const struct stat *st)
 		return;
 	}
 	it->st = *st;
+	/* The last round's were counted when first queued. */
+	if (!s->last_round)
+		s->stats.pkg_queued++;
 	if (++s->npkgq == PKG_QUEUE_MAX)
 		flush_packages(s);
 }
@@ -977,8 +986,10 @@ queue_package(struct scan *s, const char *path, const struct stat *st)
 static void
 consider_package(struct scan *s, const char *path, const struct stat *st)
 {
-	if (is_package_name(path) &&
-	    needs_reading(s, &s->pkgs, path, st, pkgidx_get_package))
+	if (!is_package_name(path))
+		return;
+	s->stats.pkg_seen++;
+	if (needs_reading(s, &s->pkgs, path, st, pkgidx_get_package))
 		queue_package(s, path, st);
 }
 
@@ -1013,11 +1024,11 @@ keep_seen(const char *path, void *arg)
 }
 
 /*
- * Record the scan's counts; at the end, also drop the files and packages
+ * Record the scan's counts; with prune, also drop the files and packages
  * that were not reached, for each kind of root that was read completely.
  */
 static int
-finish(struct scan *s, int end)
+finish(struct scan *s, int prune)
 {
 	struct index_batch *b;
 	uint64_t removed = 0;
@@ -1025,10 +1036,10 @@ finish(struct scan *s, int end)
 
 	if ((b = index_batch_begin(s->idx, err, sizeof(err))) == NULL)
 		goto fail;
-	if (end && !s->files.incomplete)
+	if (prune && !s->files.incomplete)
 		index_batch_prune(b, keep_seen, &s->files.seen,
 		    &s->stats.removed);
-	if (end && !s->pkgs.incomplete &&
+	if (prune && !s->pkgs.incomplete &&
 	    pkgidx_prune(b, keep_seen, &s->pkgs.seen, &removed) == 0)
 		s->stats.removed += removed;
 	index_batch_set_scan(b, &s->stats);
@@ -1038,6 +1049,25 @@ finish(struct scan *s, int end)
 fail:
 	log_warnx("scan: %s", err);
 	return -1;
+}
+
+/* The scan starts: what the last one to end did is kept beside it. */
+static void
+start(struct scan *s)
+{
+	struct index_scan last;
+
+	if (index_reader_begin(s->rd) == 0) {
+		if (index_get_scan(s->rd, &last) == 0) {
+			s->stats.ended = last.ended;
+			s->stats.ended_ms = last.ended_ms;
+			s->stats.outcome = last.outcome;
+		}
+		index_reader_end(s->rd);
+	}
+	s->stats.started = clock_now();
+	s->t0 = clock_mono_ns();
+	finish(s, 0);
 }
 
 /* Walk every root in roots with r's visitor. */
@@ -1094,8 +1124,7 @@ scan_run(struct index *idx, const struct scan_opts *opts,
 	s->lim.min_free_pct = opts->min_free_pct;
 	s->files.visit = consider;
 	s->pkgs.visit = consider_package;
-	s->stats.started = (int64_t)time(NULL);
-	finish(s, 0);
+	start(s);
 
 	walk_roots(s, &s->files, opts->roots, opts->nroots);
 	flush_queue(s);
@@ -1109,9 +1138,13 @@ scan_run(struct index *idx, const struct scan_opts *opts,
 		read_waiting(s);
 	}
 
-	rc = atomic_load(opts->cancel) ? -1 : 0;
-	s->stats.finished = (int64_t)time(NULL);
-	if (rc == 0 && (s->failed || finish(s, 1) == -1))
+	s->stats.finished = s->stats.ended = clock_now();
+	s->stats.ended_ms = (uint64_t)(clock_mono_ns() - s->t0) / 1000000;
+	s->stats.outcome = atomic_load(opts->cancel) ? INDEX_SCAN_CANCELLED
+	    : s->failed                              ? INDEX_SCAN_FAILED
+						     : INDEX_SCAN_DONE;
+	rc = s->stats.outcome == INDEX_SCAN_DONE ? 0 : -1;
+	if (finish(s, rc == 0) == -1)
 		rc = -1;
 	if ((s->files.incomplete || s->pkgs.incomplete) && rc == 0)
 		log_info("scan: some directories could not be read; records "
