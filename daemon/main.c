@@ -631,6 +631,7 @@ main(int argc, char **argv)
 	}
 	d.opts.roots = d.cfg.scan_dirs.v;
 	d.opts.nroots = d.cfg.scan_dirs.n;
+	d.opts.pool = d.pool;
 	d.opts.threads = d.cfg.workers;
 	d.opts.pkg_roots = d.cfg.scan_packages.v;
 	d.opts.npkg_roots = d.cfg.scan_packages.n;

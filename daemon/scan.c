@@ -3,9 +3,11 @@
  *
  * The walk only stats: a file whose size, mtime, inode and device match its
  * record is unchanged and costs nothing more.  New and changed files are
- * queued, and each full queue is read by several threads at once (opening
- * the file and reading its ELF headers is the slow part), then committed in
- * one write transaction, so results become visible as the scan goes.
+ * queued, and each full queue is read several at once (opening the file
+ * and reading its ELF headers is the slow part), then committed in one
+ * write transaction, so results become visible as the scan goes.  Each
+ * commit also records the scan's progress (struct index_scan), which
+ * /metrics and dbgmirror stats read.
  *
  * Symbolic links to regular files are followed (that is how .build-id trees
  * point at their files) and indexed under the target's real path, once;
@@ -15,13 +17,28 @@
  *
  * The package roots go through the same walk with another visitor: files
  * named like packages are compared with their package record the same way,
- * and new or changed ones are queued.  Each full queue is read by
- * pkg_threads threads at once (pkg_scan() decompresses the whole package
- * and inspects every ELF member in an unlinked file of tmpdir), then
- * committed, each package replacing its old members.  Packages have their
- * own set of paths reached and their own pruning.  Packages whose DWARF 4
- * debug files need a dwz alt file that no indexed package shipped when
- * they were read are read once more at the end (see struct pkg_read).
+ * and new or changed ones are queued.  Each full queue is read pkg_threads
+ * at once (pkg_scan() decompresses the whole package and inspects every ELF
+ * member in an unlinked file of tmpdir), then committed, each package
+ * replacing its old members.  Packages have their own set of paths reached
+ * and their own pruning.  Packages whose DWARF 4 debug files need a dwz alt
+ * file that no indexed package shipped when they were read are read once
+ * more at the end (see struct pkg_read).
+ *
+ * Threads.  The daemon runs scan_run() as a long job of its worker pool
+ * (daemon/main.c: at start-up, on SIGUSR1 and every rescan-interval, one
+ * scan at a time), and the parallel reads run there too, so that a scan
+ * never takes more than the pool's max_long workers and short jobs (the
+ * requests' verify, publish, stat) always have theirs.  A queue is read
+ * with pool_share_run(): the scan's own thread reads items like its
+ * helpers, which are long jobs queued for the run; it then waits only for
+ * the helpers that started, never for one still queued.  So with max_long
+ * 1, where no helper can start while the scan holds the only long place,
+ * the scan reads every item itself and cannot deadlock; with more places,
+ * up to threads (or pkg_threads) read at once, helpers included.  Helpers
+ * touch only the queue item they took (and the index through their own
+ * readers); everything else, the walk, the counts and the commits, stays
+ * on the scan's thread.  Without a pool (opts->pool NULL), it reads alone.
  */
 #include "daemon/scan.h"
 
@@ -29,7 +46,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,13 +55,13 @@
 #include "cache/pkgindex.h"
 #include "daemon/clock.h"
 #include "daemon/log.h"
+#include "daemon/pool.h"
 #include "indexer/file.h"
 #include "indexer/package.h"
 #include "indexer/sources.h"
 
 #define QUEUE_MAX 1024
 #define DEPTH_MAX 64
-#define THREADS_MAX 64
 /* Smaller files cannot hold an ELF header. */
 #define ELF_MIN_SIZE 64
 
@@ -118,7 +134,7 @@ struct scan {
 	size_t nwaiting, capwaiting;
 	int last_round; /* reading the waiting packages */
 	struct pkg_limits lim; /* on every package read */
-	atomic_size_t next; /* the next queue item to read */
+	struct pool_share *share; /* the queues are read with helpers */
 	int failed; /* the index could not be written */
 	struct index_scan stats; /* recorded with each batch */
 	int64_t t0; /* clock_mono_ns() at the start */
@@ -241,7 +257,7 @@ scan_identify(int fd, const char *path, const struct stat *st,
 	return 0;
 }
 
-/* Read one queued file; runs on any scan thread. */
+/* Read one queued file; on the scan's thread or a helper. */
 static void
 read_item(struct item *it)
 {
@@ -263,33 +279,20 @@ read_item(struct item *it)
 	close(fd);
 }
 
-static void *
-reader_main(void *arg)
+/* pool_item_fn: read queued file i. */
+static void
+read_queued(void *arg, size_t i)
 {
 	struct scan *s = arg;
-	size_t i;
 
-	while ((i = atomic_fetch_add(&s->next, 1)) < s->nqueue)
-		read_item(&s->queue[i]);
-	return NULL;
+	read_item(&s->queue[i]);
 }
 
-/* Run fn(s) on nt threads at once, this one included, n items to share. */
-static void
-run_parallel(struct scan *s, void *(*fn)(void *), unsigned nt, size_t n)
+/* The helpers for nt reads at once: this thread reads too. */
+static unsigned
+helpers(unsigned nt)
 {
-	pthread_t tids[THREADS_MAX];
-	unsigned k, started = 0;
-
-	if (nt > THREADS_MAX)
-		nt = THREADS_MAX;
-	atomic_store(&s->next, 0);
-	for (k = 1; k < nt && k < n; k++)
-		if (pthread_create(&tids[started], NULL, fn, s) == 0)
-			started++;
-	fn(s);
-	for (k = 0; k < started; k++)
-		pthread_join(tids[k], NULL);
+	return nt > 1 ? nt - 1 : 0;
 }
 
 /* Read the queue in parallel, then commit what it found. */
@@ -302,7 +305,8 @@ flush_queue(struct scan *s)
 
 	if (s->nqueue == 0)
 		return;
-	run_parallel(s, reader_main, s->opts->threads, s->nqueue);
+	pool_share_run(s->share, helpers(s->opts->threads), read_queued, s,
+	    s->nqueue);
 
 	b = index_batch_begin(s->idx, err, sizeof(err));
 	for (i = 0; i < s->nqueue; i++) {
@@ -819,7 +823,7 @@ read_later(struct pkg_read *pr)
 		close(pr->side.fd);
 }
 
-/* Read one queued package; runs on any scan thread. */
+/* Read one queued package; on the scan's thread or a helper. */
 static void
 read_package(struct scan *s, struct pkg_item *it)
 {
@@ -874,15 +878,13 @@ read_package(struct scan *s, struct pkg_item *it)
 		    st_pkg.bad_elf);
 }
 
-static void *
-pkg_reader_main(void *arg)
+/* pool_item_fn: read queued package i. */
+static void
+read_queued_package(void *arg, size_t i)
 {
 	struct scan *s = arg;
-	size_t i;
 
-	while ((i = atomic_fetch_add(&s->next, 1)) < s->npkgq)
-		read_package(s, &s->pkgq[i]);
-	return NULL;
+	read_package(s, &s->pkgq[i]);
 }
 
 /* Read path again at the end of the scan, for the alt files it lacked. */
@@ -920,7 +922,7 @@ flush_packages(struct scan *s)
 		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 		nt = ncpu > 0 ? (unsigned)ncpu : 1;
 	}
-	run_parallel(s, pkg_reader_main, nt, s->npkgq);
+	pool_share_run(s->share, helpers(nt), read_queued_package, s, s->npkgq);
 
 	b = index_batch_begin(s->idx, err, sizeof(err));
 	for (i = 0; i < s->npkgq; i++) {
@@ -1124,6 +1126,8 @@ scan_run(struct index *idx, const struct scan_opts *opts,
 	s->lim.min_free_pct = opts->min_free_pct;
 	s->files.visit = consider;
 	s->pkgs.visit = consider_package;
+	/* Without it (out of memory), this thread reads alone. */
+	s->share = pool_share_new(opts->pool);
 	start(s);
 
 	walk_roots(s, &s->files, opts->roots, opts->nroots);
@@ -1150,6 +1154,7 @@ scan_run(struct index *idx, const struct scan_opts *opts,
 		log_info("scan: some directories could not be read; records "
 			 "of vanished files are kept until a complete scan");
 	*out = s->stats;
+	pool_share_free(s->share);
 	index_reader_free(s->rd);
 	free(s->files.seen.slot);
 	free(s->pkgs.seen.slot);
