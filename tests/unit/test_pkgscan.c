@@ -130,6 +130,19 @@ find(struct index *idx, enum elf_kind kind, struct seen *s)
 	return rc == 0 ? s->n : -1;
 }
 
+/* The scan's record in idx, into *rec; 1 when it could be read. */
+static int
+recorded(struct index *idx, struct index_scan *rec)
+{
+	struct index_reader *rd = index_reader_new(idx);
+	int rc = 0;
+
+	if (rd != NULL && index_reader_begin(rd) == 0)
+		rc = index_get_scan(rd, rec) == 0;
+	index_reader_free(rd);
+	return rc;
+}
+
 /* A scan in a long job of a pool, as the daemon runs it. */
 struct pooled {
 	struct index *idx;
@@ -233,7 +246,7 @@ int
 main(void)
 {
 	struct index *idx;
-	struct index_scan out;
+	struct index_scan out, rec;
 	struct scan_opts opts;
 	struct seen s;
 	atomic_int cancel = 0;
@@ -265,6 +278,8 @@ main(void)
 	opts.cancel = &cancel;
 
 	is_int(scan_run(idx, &opts, &out), 0, "first scan");
+	ok(out.pkg_seen == 3 && out.pkg_queued == 3,
+	    "three files named like packages seen, all new");
 	is_int(out.packages, 2, "two packages read");
 	is_int(out.members, 4, "two servable members in each");
 	is_int(out.failed, 1, "the fake .deb failed");
@@ -324,8 +339,15 @@ main(void)
 	is_int(out.removed, 1, "the fake .deb's record is dropped");
 	is_int(find(idx, ELF_KIND_EXECUTABLE, &s), 1, "the package is kept");
 
+	ok(recorded(idx, &rec) && rec.finished == out.finished &&
+		rec.ended == rec.finished && rec.outcome == INDEX_SCAN_DONE &&
+		rec.pkg_seen == 1 && rec.removed == 1,
+	    "the index records how the scan ended, and its counts");
 	cancel = 1;
 	is_int(scan_run(idx, &opts, &out), -1, "a cancelled scan fails");
+	ok(recorded(idx, &rec) && rec.finished != 0 &&
+		rec.outcome == INDEX_SCAN_CANCELLED,
+	    "... and is recorded as ended, cancelled");
 
 	free(roots[0]);
 	index_close(idx);
