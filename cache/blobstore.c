@@ -12,7 +12,9 @@
  * crashes: publish renames, then commits (a file without entry is an
  * orphan that recovery deletes); eviction and purge unlink, then commit
  * (an entry without file is found by recovery, and until then a lookup
- * finds no file and refetches).
+ * finds no file and refetches).  Eviction and purge are sweeps
+ * (index_sweep): many small transactions, each unlinking then committing
+ * its share, so that they work when the map is full.
  *
  * Hits do not write: blob_touch appends to a bounded buffer under a mutex
  * held for a copy, and blob_flush_touches moves the atimes of many hits in
@@ -788,11 +790,22 @@ blob_unpin(struct blobstore *bs, const struct cache_key *k)
 
 /* ------------------------------------------------------------- eviction */
 
+/*
+ * Eviction is a sweep (index_sweep): each transaction reads the byte
+ * total again, so publishes between two of them count.  The free space is
+ * measured once, before the first; what the total fell by since then is
+ * taken as freed on disk too, as it was when one transaction did it all.
+ */
 struct evict {
 	struct blobstore *bs;
 	struct index_batch *b;
-	uint64_t need; /* bytes still to free */
-	uint64_t entries, bytes;
+	uint64_t avail, total; /* the file system's, before the sweep */
+	uint64_t room; /* bytes more to come (blob_make_room) */
+	uint64_t start; /* the byte total the first step read */
+	int started;
+	uint64_t need; /* bytes this step must free */
+	uint64_t entries, bytes; /* freed by this step */
+	unsigned left; /* deletions left to this step */
 	int unlink_errno;
 };
 
@@ -805,10 +818,14 @@ evict_cb(const struct index_rec *r, void *arg)
 	struct blob_hdr h;
 	int rc;
 
-	if (ev->bytes >= ev->need)
+	if (ev->bytes >= ev->need || ev->left == 0)
 		return 1;
-	if ((rc = lru_entry(ev->b, r, hash, &h)) != 0)
-		return rc == INDEX_NOTFOUND ? INDEX_WALK_DELETE : rc;
+	if ((rc = lru_entry(ev->b, r, hash, &h)) != 0) {
+		if (rc != INDEX_NOTFOUND)
+			return rc;
+		ev->left--;
+		return INDEX_WALK_DELETE;
+	}
 	if (atomic_load_explicit(pin_bucket(ev->bs, hash),
 		memory_order_relaxed) != 0)
 		return 0;
@@ -820,56 +837,80 @@ evict_cb(const struct index_rec *r, void *arg)
 		return -1;
 	ev->entries++;
 	ev->bytes += h.size;
+	ev->left--;
 	return INDEX_WALK_DELETE;
+}
+
+/* index_sweep_fn: one transaction of an eviction; counts entries, bytes. */
+static unsigned
+evict_step(struct index_batch *b, unsigned limit, uint64_t *counted, void *arg)
+{
+	struct evict *ev = arg;
+	uint64_t cur, avail;
+
+	ev->b = b;
+	ev->left = limit;
+	ev->entries = ev->bytes = 0;
+	/* On failure the batch keeps the error for its commit. */
+	if (index_batch_get_counter(b, BYTES_COUNTER, &cur) == -1)
+		return 0;
+	if (!ev->started) {
+		ev->start = cur;
+		ev->started = 1;
+	}
+	/* What the total fell by since the first step is free on disk. */
+	avail = ev->avail + ev->start;
+	avail = avail > cur ? avail - cur : 0;
+	/* Fills in tmp/ and the room asked for count with the blobs. */
+	ev->need = evict_need(&ev->bs->lim,
+	    cur + atomic_load(&ev->bs->tmp_bytes) + ev->room,
+	    avail > ev->room ? avail - ev->room : 0, ev->total);
+	if (avail < ev->room && ev->room - avail > ev->need)
+		ev->need = ev->room - avail;
+	if (ev->need == 0)
+		return 0;
+	index_batch_walk(b, INDEX_LRU, evict_cb, ev);
+	bytes_add(b, 0, ev->bytes, &cur);
+	counted[0] = ev->entries;
+	counted[1] = ev->bytes;
+	return limit - ev->left;
 }
 
 /*
  * Eviction as blob_evict says, with room more bytes to come: counted with
- * the blobs against the cap, and wanted free on the filesystem.
+ * the blobs against the cap, and wanted free on the file system.
  */
 static int
 evict(struct blobstore *bs, uint64_t room, uint64_t *entries, uint64_t *bytes,
     char *err, size_t errlen)
 {
-	struct evict ev = { bs, NULL, 0, 0, 0, 0 };
+	struct evict ev;
 	struct statvfs vfs;
-	uint64_t avail = 0, total = 0, cur;
+	uint64_t n[2];
+	int rc;
 
 	*entries = *bytes = 0;
 	if (bs->lim.max_bytes == 0 && bs->lim.min_free_pct == 0 && room == 0)
 		return 0;
+	memset(&ev, 0, sizeof(ev));
+	ev.bs = bs;
+	ev.room = room;
 	if ((bs->lim.min_free_pct != 0 || room != 0) &&
 	    statvfs(bs->dir, &vfs) == 0) {
-		avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
-		total = (uint64_t)vfs.f_blocks * vfs.f_frsize;
+		ev.avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+		ev.total = (uint64_t)vfs.f_blocks * vfs.f_frsize;
 	}
-	if ((ev.b = index_batch_begin(bs->idx, err, errlen)) == NULL)
-		return -1;
-	if (index_batch_get_counter(ev.b, BYTES_COUNTER, &cur) == 0) {
-		ev.need = evict_need(&bs->lim,
-		    cur + atomic_load(&bs->tmp_bytes) + room,
-		    avail > room ? avail - room : 0, total);
-		if (avail < room && room - avail > ev.need)
-			ev.need = room - avail;
-	}
-	if (ev.need == 0) {
-		/* Nothing to do, or the error for the commit to tell. */
-		return index_batch_commit(ev.b, err, errlen);
-	}
-	index_batch_walk(ev.b, INDEX_LRU, evict_cb, &ev);
-	bytes_add(ev.b, 0, ev.bytes, &cur);
-	if (index_batch_commit(ev.b, err, errlen) == -1)
-		return -1;
-	atomic_fetch_add(&bs->evictions, ev.entries);
-	atomic_fetch_add(&bs->evicted_bytes, ev.bytes);
-	*entries = ev.entries;
-	*bytes = ev.bytes;
-	if (ev.unlink_errno != 0) {
+	rc = index_sweep(bs->idx, evict_step, &ev, n, 2, err, errlen);
+	atomic_fetch_add(&bs->evictions, n[0]);
+	atomic_fetch_add(&bs->evicted_bytes, n[1]);
+	*entries = n[0];
+	*bytes = n[1];
+	if (rc == 0 && ev.unlink_errno != 0) {
 		snprintf(err, errlen, "evict: cannot remove a blob: %s",
 		    strerror(ev.unlink_errno));
 		return -1;
 	}
-	return 0;
+	return rc;
 }
 
 int
@@ -900,7 +941,8 @@ struct purge {
 	struct index_batch *b;
 	const struct buildid *id;
 	const char *source;
-	uint64_t n, bytes;
+	uint64_t n, bytes; /* removed by this step */
+	unsigned left; /* deletions left to this step */
 	int unlink_errno;
 };
 
@@ -915,6 +957,8 @@ purge_cb(const struct index_rec *r, void *arg)
 	uint8_t hash[CACHE_KEY_LEN];
 	int ok;
 
+	if (p->left == 0)
+		return 1;
 	ok = blob_decode(r, &h, &info) == 0;
 	if (!ok && (p->id != NULL || p->source != NULL))
 		return 0;
@@ -933,24 +977,34 @@ purge_cb(const struct index_rec *r, void *arg)
 	}
 	p->n++;
 	p->bytes += ok ? h.size : 0;
+	p->left--;
 	return INDEX_WALK_DELETE;
+}
+
+/* index_sweep_fn: one transaction of a purge. */
+static unsigned
+purge_step(struct index_batch *b, unsigned limit, uint64_t *counted, void *arg)
+{
+	struct purge *p = arg;
+	uint64_t total;
+
+	p->b = b;
+	p->left = limit;
+	p->n = p->bytes = 0;
+	index_batch_walk(b, INDEX_BLOBS, purge_cb, p);
+	bytes_add(b, 0, p->bytes, &total);
+	counted[0] = p->n;
+	return limit - p->left;
 }
 
 int
 blob_purge(struct blobstore *bs, const struct buildid *id, const char *source,
     uint64_t *n, char *err, size_t errlen)
 {
-	struct purge p = { bs, NULL, id, source, 0, 0, 0 };
-	uint64_t total;
+	struct purge p = { bs, NULL, id, source, 0, 0, 0, 0 };
 
-	*n = 0;
-	if ((p.b = index_batch_begin(bs->idx, err, errlen)) == NULL)
+	if (index_sweep(bs->idx, purge_step, &p, n, 1, err, errlen) == -1)
 		return -1;
-	index_batch_walk(p.b, INDEX_BLOBS, purge_cb, &p);
-	bytes_add(p.b, 0, p.bytes, &total);
-	if (index_batch_commit(p.b, err, errlen) == -1)
-		return -1;
-	*n = p.n;
 	if (p.unlink_errno != 0) {
 		snprintf(err, errlen, "purge: cannot remove a blob: %s",
 		    strerror(p.unlink_errno));

@@ -465,7 +465,7 @@ stats_file_cb(const struct index_file *f, void *arg)
 int
 index_stats(struct index_reader *rd, struct index_stats *st)
 {
-	MDB_val k = { 4, "scan" }, v;
+	MDB_val k, v;
 	MDB_cursor *cur;
 	size_t dups;
 	int rc;
@@ -487,12 +487,21 @@ index_stats(struct index_reader *rd, struct index_stats *st)
 	mdb_cursor_close(cur);
 	if (rc != MDB_NOTFOUND)
 		return -1;
-	k.mv_size = 4;
-	k.mv_data = "scan";
+	return index_get_scan(rd, &st->scan);
+}
+
+int
+index_get_scan(struct index_reader *rd, struct index_scan *sc)
+{
+	MDB_val k = { 4, "scan" }, v;
+	int rc;
+
+	memset(sc, 0, sizeof(*sc));
 	rc = mdb_get(rd->txn, rd->idx->meta, &k, &v);
-	if (rc == 0 && v.mv_size == sizeof(st->scan))
-		memcpy(&st->scan, v.mv_data, sizeof(st->scan));
-	return 0;
+	/* One of another layout is an older program's: none. */
+	if (rc == 0 && v.mv_size == sizeof(*sc))
+		memcpy(sc, v.mv_data, sizeof(*sc));
+	return rc == 0 || rc == MDB_NOTFOUND ? 0 : -1;
 }
 
 struct index_batch *
@@ -781,7 +790,7 @@ counter_get(MDB_txn *txn, struct index *idx, const char *name, uint64_t *v)
 	*v = 0;
 	rc = mdb_get(txn, idx->meta, &k, &val);
 	if (rc == MDB_NOTFOUND)
-		return 0;
+		return INDEX_NOTFOUND;
 	if (rc != 0)
 		return -1;
 	/* A damaged counter reads as 0; the next recovery rewrites it. */
@@ -841,25 +850,31 @@ pages_of(const MDB_stat *st)
 
 int
 index_sweep(struct index *idx, index_sweep_fn step, void *arg, uint64_t *n,
-    char *err, size_t errlen)
+    size_t nn, char *err, size_t errlen)
 {
 	unsigned limit = SWEEP_CHUNK, done;
 	struct index_batch *b;
-	uint64_t counted;
+	uint64_t counted[INDEX_SWEEP_COUNTS];
+	size_t i;
 
-	*n = 0;
+	if (nn > INDEX_SWEEP_COUNTS) {
+		snprintf(err, errlen, "index_sweep: %zu counts", nn);
+		return -1;
+	}
+	memset(n, 0, nn * sizeof(*n));
 	for (;;) {
 		if ((b = index_batch_begin(idx, err, errlen)) == NULL)
 			return -1;
-		counted = 0;
-		done = step(b, limit, &counted, arg);
+		memset(counted, 0, sizeof(counted));
+		done = step(b, limit, counted, arg);
 		if (index_batch_commit(b, err, errlen) == -1) {
 			if (errno != ENOSPC || limit == 1)
 				return -1;
 			limit /= 2;
 			continue;
 		}
-		*n += counted;
+		for (i = 0; i < nn; i++)
+			n[i] += counted[i];
 		if (done < limit)
 			return 0;
 	}
@@ -951,11 +966,13 @@ index_batch_walk_prefix(struct index_batch *b, enum index_table t,
 int
 index_batch_get_counter(struct index_batch *b, const char *name, uint64_t *v)
 {
+	int rc;
+
 	if (b->rc != 0)
 		return -1;
-	if (counter_get(b->txn, b->idx, name, v) == -1)
+	if ((rc = counter_get(b->txn, b->idx, name, v)) == -1)
 		return batch_fail(b, MDB_CORRUPTED);
-	return 0;
+	return rc;
 }
 
 int

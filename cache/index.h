@@ -50,9 +50,13 @@ struct index_file {
 	struct buildid id;
 };
 
-/* What the last scan did, as the scanner recorded it. */
+/*
+ * What the current or last scan did, as the scanner recorded it with each
+ * batch it committed: the counts are so far while it runs.  Times are unix
+ * seconds of the daemon's clock.
+ */
 struct index_scan {
-	int64_t started; /* unix seconds */
+	int64_t started;
 	int64_t finished; /* 0 while a scan runs */
 	uint64_t seen; /* files walked */
 	uint64_t read; /* files whose ELF headers were read */
@@ -60,7 +64,18 @@ struct index_scan {
 	uint64_t failed; /* unreadable or malformed files and packages */
 	uint64_t packages; /* packages read */
 	uint64_t members; /* member records written for them */
+	uint64_t queued; /* files new or changed, to be read */
+	uint64_t pkg_seen; /* package files walked */
+	uint64_t pkg_queued; /* packages new or changed, to be read */
+	/* The last scan that ended (this one, once it has); 0: none yet. */
+	int64_t ended;
+	uint64_t ended_ms; /* how long it took */
+	uint32_t outcome; /* how it ended: INDEX_SCAN_* */
+	uint32_t unused;
 };
+#define INDEX_SCAN_DONE 0
+#define INDEX_SCAN_CANCELLED 1 /* the daemon stopped */
+#define INDEX_SCAN_FAILED 2 /* the index could not be written */
 
 struct index_stats {
 	uint64_t files; /* records, servable or not */
@@ -111,6 +126,8 @@ int index_get_file(struct index_reader *rd, const char *path,
 int index_foreach_file(struct index_reader *rd, index_file_cb cb, void *arg);
 
 int index_stats(struct index_reader *rd, struct index_stats *st);
+/* Only the scan's record, without counting files; zeros when none. */
+int index_get_scan(struct index_reader *rd, struct index_scan *sc);
 
 /*
  * A write transaction.  Only one is open at a time in the whole
@@ -183,7 +200,10 @@ int index_count(struct index_reader *rd, enum index_table t, uint64_t *n);
  * are room again) and the map's size.  Any thread; a read transaction.
  */
 int index_usage(struct index *idx, uint64_t *used, uint64_t *size);
-/* A uint64 kept under name in the meta table; 0 when never set. */
+/*
+ * A uint64 kept under name in the meta table: 0, or INDEX_NOTFOUND (and
+ * *v = 0) when never set, or -1.
+ */
 int index_get_counter(struct index_reader *rd, const char *name, uint64_t *v);
 
 /* The same inside a write transaction.  A walk's callback may change other
@@ -196,19 +216,21 @@ int index_batch_count(struct index_batch *b, enum index_table t, uint64_t *n);
 
 /*
  * A sweep: step(b, limit, counted, arg) deletes at most limit records in
- * batch b, returns how many it deleted and adds to *counted those the
- * caller counts (a failed operation is kept by the batch and fails its
- * commit).  index_sweep runs it in one write transaction after another
- * until a step deletes fewer than its limit; LMDB copies every page it
- * changes, so when a transaction fails for want of free pages (a full
- * map) the step is run again with half the limit, down to one, and each
- * commit frees pages for the next.  *n = what the committed steps
- * counted.  0, or -1 with err.
+ * batch b, returns how many it deleted and adds to counted[0..nn-1] what
+ * the caller counts (entries, bytes...; a failed operation is kept by the
+ * batch and fails its commit).  index_sweep runs it in one write
+ * transaction after another until a step deletes fewer than its limit;
+ * LMDB copies every page it changes, so when a transaction fails for want
+ * of free pages (a full map) the step is run again with half the limit,
+ * down to one, and each commit frees pages for the next.  n[0..nn-1] =
+ * what the committed steps counted, nn at most INDEX_SWEEP_COUNTS.  0, or
+ * -1 with err.
  */
+#define INDEX_SWEEP_COUNTS 2
 typedef unsigned (*index_sweep_fn)(struct index_batch *b, unsigned limit,
     uint64_t *counted, void *arg);
 int index_sweep(struct index *idx, index_sweep_fn step, void *arg, uint64_t *n,
-    char *err, size_t errlen);
+    size_t nn, char *err, size_t errlen);
 int index_batch_walk_prefix(struct index_batch *b, enum index_table t,
     const void *prefix, size_t len, index_rec_cb cb, void *arg);
 int index_batch_get_counter(struct index_batch *b, const char *name,

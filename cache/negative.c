@@ -193,7 +193,7 @@ neg_purge(struct index *idx, const struct buildid *id, uint64_t *n, char *err,
 {
 	struct purge p = { NULL, id, 0 };
 
-	return index_sweep(idx, purge_step, &p, n, err, errlen);
+	return index_sweep(idx, purge_step, &p, n, 1, err, errlen);
 }
 
 struct expire {
@@ -270,5 +270,5 @@ neg_expire(struct index *idx, int64_t now, uint64_t max, uint64_t *n, char *err,
 {
 	struct expire e = { NULL, now, max, 0, 0, 0 };
 
-	return index_sweep(idx, expire_step, &e, n, err, errlen);
+	return index_sweep(idx, expire_step, &e, n, 1, err, errlen);
 }

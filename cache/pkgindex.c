@@ -17,6 +17,11 @@
  * checked when read back (lengths, NULs, id, kinds), since a damaged map
  * must not become a path handed to the extractor.
  *
+ * The index's counter "pkg_members" is the number of ELF member records,
+ * kept in the same transactions as they change, so that /metrics and
+ * stats read it without a walk; an index written before it existed is
+ * counted once, by the first batch that changes packages or prunes them.
+ *
  * Runs on whatever thread holds the reader or the batch.
  */
 #include "cache/pkgindex.h"
@@ -30,6 +35,7 @@
 #define MEMBER_KEY_LEN (CACHE_KEY_LEN + PKG_KEY_LEN)
 #define PATH_LEN_MAX 4095
 #define PKG_REC_ANY (PKG_REC_FILE | PKG_REC_SOURCE)
+#define MEMBERS_COUNTER "pkg_members"
 
 _Static_assert(MEMBER_KEY_LEN <= INDEX_KEY_MAX, "member keys fit");
 
@@ -256,33 +262,107 @@ pkgidx_get_package(struct index_reader *rd, const char *path,
 	return pkg_decode(&r, out);
 }
 
+struct unlink {
+	struct index_batch *b;
+	uint64_t elf; /* ELF member records deleted */
+};
+
+/* 1 when the member record of key in b is an ELF member's. */
+static int
+is_elf_member(struct index_batch *b, const uint8_t key[MEMBER_KEY_LEN])
+{
+	struct index_rec r;
+	struct pkg_rec m;
+
+	if (index_batch_get_rec(b, INDEX_MEMBERS, key, MEMBER_KEY_LEN, &r) !=
+		0 ||
+	    member_decode(&r, &m) == -1)
+		return 0;
+	return (m.kinds & ELF_KIND_ALL) != 0;
+}
+
 /* Delete the member record that a INDEX_PKG_MEMBERS key names, and it. */
 static int
 unlink_member_cb(const struct index_rec *r, void *arg)
 {
-	struct index_batch *b = arg;
+	struct unlink *u = arg;
 	uint8_t key[MEMBER_KEY_LEN];
 
 	if (r->keylen == MEMBER_KEY_LEN) {
 		memcpy(key, (const uint8_t *)r->key + PKG_KEY_LEN,
 		    CACHE_KEY_LEN);
 		memcpy(key + CACHE_KEY_LEN, r->key, PKG_KEY_LEN);
-		if (index_batch_del_rec(b, INDEX_MEMBERS, key, sizeof(key)) ==
-		    -1)
+		u->elf += is_elf_member(u->b, key);
+		if (index_batch_del_rec(u->b, INDEX_MEMBERS, key,
+			sizeof(key)) == -1)
 			return -1;
 	}
 	return INDEX_WALK_DELETE;
 }
 
-/* Drop the member records of the package whose key is pkey. */
+/*
+ * Drop the member records of the package whose key is pkey; add the ELF
+ * ones to *elf.
+ */
 static int
-unlink_members(struct index_batch *b, const uint8_t pkey[PKG_KEY_LEN])
+unlink_members(struct index_batch *b, const uint8_t pkey[PKG_KEY_LEN],
+    uint64_t *elf)
 {
-	return index_batch_walk_prefix(b, INDEX_PKG_MEMBERS, pkey, PKG_KEY_LEN,
-	    unlink_member_cb, b);
+	struct unlink u = { b, 0 };
+	int rc;
+
+	rc = index_batch_walk_prefix(b, INDEX_PKG_MEMBERS, pkey, PKG_KEY_LEN,
+	    unlink_member_cb, &u);
+	*elf += u.elf;
+	return rc;
 }
 
-/* Record member m of the package under pkey as kind. */
+/* Walk of INDEX_MEMBERS: count the ELF member records. */
+static int
+count_elf_cb(const struct index_rec *r, void *arg)
+{
+	struct pkg_rec m;
+
+	if (member_decode(r, &m) == 0 && (m.kinds & ELF_KIND_ALL) != 0)
+		(*(uint64_t *)arg)++;
+	return 0;
+}
+
+/*
+ * After a change: move the ELF member count by plus and minus, or count
+ * the records (the change included) when the index has no count yet.
+ */
+static int
+members_add(struct index_batch *b, uint64_t plus, uint64_t minus)
+{
+	uint64_t n = 0;
+	int rc;
+
+	rc = index_batch_get_counter(b, MEMBERS_COUNTER, &n);
+	if (rc == -1)
+		return -1;
+	if (rc == INDEX_NOTFOUND) {
+		plus = minus = 0;
+		if (index_batch_walk(b, INDEX_MEMBERS, count_elf_cb, &n) != 0)
+			return -1;
+	}
+	return index_batch_set_counter(b, MEMBERS_COUNTER,
+	    (n > minus ? n - minus : 0) + plus);
+}
+
+int
+pkgidx_count(struct index_reader *rd, uint64_t *packages, uint64_t *members)
+{
+	if (index_count(rd, INDEX_PKGS, packages) == -1 ||
+	    index_get_counter(rd, MEMBERS_COUNTER, members) == -1)
+		return -1;
+	return 0;
+}
+
+/*
+ * Record member m of the package under pkey as kind: 1 when that made a
+ * new ELF member record, 0 when not, -1.
+ */
 static int
 put_member(struct index_batch *b, const uint8_t pkey[PKG_KEY_LEN],
     const char *pkg, size_t pkglen, const struct pkg_rec *m, unsigned kind)
@@ -292,6 +372,7 @@ put_member(struct index_batch *b, const uint8_t pkey[PKG_KEY_LEN],
 	struct member_hdr h;
 	struct cache_key ck;
 	size_t mlen = strlen(m->member), len;
+	int added;
 
 	memset(&h, 0, sizeof(h));
 	h.size = m->size;
@@ -311,13 +392,15 @@ put_member(struct index_batch *b, const uint8_t pkey[PKG_KEY_LEN],
 	memcpy(key + CACHE_KEY_LEN, pkey, PKG_KEY_LEN);
 	memcpy(back, pkey, PKG_KEY_LEN);
 	memcpy(back + PKG_KEY_LEN, key, CACHE_KEY_LEN);
+	/* Two members of a package may share an (id, kind): one record. */
+	added = (kind & ELF_KIND_ALL) != 0 && !is_elf_member(b, key);
 	if (index_batch_put_rec(b, INDEX_MEMBERS, key, sizeof(key), val, len) ==
 		-1 ||
 	    index_batch_put_rec(b, INDEX_PKG_MEMBERS, back, sizeof(back), "",
 		0) == -1)
 		return -1;
 	/* Found now: a miss remembered for it no longer holds. */
-	return neg_batch_del(b, &ck) == -1 ? -1 : 0;
+	return neg_batch_del(b, &ck) == -1 ? -1 : added;
 }
 
 /* 1 when m can be recorded. */
@@ -338,12 +421,14 @@ pkgidx_put(struct index_batch *b, const struct index_file *pkg,
 	uint8_t val[512 + PATH_LEN_MAX];
 	struct index_file rec = *pkg;
 	size_t pathlen = strlen(pkg->path), vlen, i;
+	uint64_t gone = 0, added = 0;
 	unsigned kind, kinds = 0;
+	int rc;
 
 	if (!path_ok(pkg->path, pathlen) || pathlen > PATH_LEN_MAX)
 		return -1;
 	index_path_key(pkg->path, pkey);
-	if (unlink_members(b, pkey) == -1)
+	if (unlink_members(b, pkey, &gone) == -1)
 		return -1;
 	for (i = 0; i < n; i++) {
 		if (!member_ok(&recs[i]))
@@ -355,13 +440,18 @@ pkgidx_put(struct index_batch *b, const struct index_file *pkg,
 			continue;
 		}
 		for (kind = ELF_KIND_DEBUGINFO; kind <= ELF_KIND_EXECUTABLE;
-		     kind <<= 1)
-			if ((recs[i].kinds & kind) != 0 &&
-			    put_member(b, pkey, pkg->path, pathlen, &recs[i],
-				kind) == -1)
+		     kind <<= 1) {
+			if ((recs[i].kinds & kind) == 0)
+				continue;
+			if ((rc = put_member(b, pkey, pkg->path, pathlen,
+				 &recs[i], kind)) == -1)
 				return -1;
+			added += (uint64_t)rc;
+		}
 		kinds |= recs[i].kinds & ELF_KIND_ALL;
 	}
+	if (members_add(b, added, gone) == -1)
+		return -1;
 
 	rec.kinds = kinds;
 	rec.id.len = 0;
@@ -376,6 +466,7 @@ struct prune {
 	int (*keep)(const char *path, void *arg);
 	void *arg;
 	uint64_t removed;
+	uint64_t elf; /* ELF member records dropped with them */
 };
 
 static int
@@ -390,7 +481,7 @@ prune_cb(const struct index_rec *r, void *arg)
 	/* The key first: changing the other tables may move the record. */
 	if (r->keylen == PKG_KEY_LEN) {
 		memcpy(pkey, r->key, PKG_KEY_LEN);
-		if (unlink_members(p->b, pkey) == -1)
+		if (unlink_members(p->b, pkey, &p->elf) == -1)
 			return -1;
 	}
 	p->removed++;
@@ -401,10 +492,12 @@ int
 pkgidx_prune(struct index_batch *b, int (*keep)(const char *path, void *arg),
     void *arg, uint64_t *removed)
 {
-	struct prune p = { b, keep, arg, 0 };
+	struct prune p = { b, keep, arg, 0, 0 };
 	int rc;
 
 	rc = index_batch_walk(b, INDEX_PKGS, prune_cb, &p);
 	*removed = p.removed;
-	return rc == 0 ? 0 : -1;
+	if (rc != 0)
+		return -1;
+	return members_add(b, 0, p.elf);
 }

@@ -81,8 +81,16 @@ int pkgidx_put(struct index_batch *b, const struct index_file *pkg,
     const struct pkg_rec *recs, size_t n);
 
 /*
+ * The packages indexed, and their servable members: one per ELF member
+ * and kind (debuginfo, executable), without the source and file records.
+ */
+int pkgidx_count(struct index_reader *rd, uint64_t *packages,
+    uint64_t *members);
+
+/*
  * Drop every package for which keep() returns 0, with its members, and
  * count the packages in *removed.  A damaged package record is dropped.
+ * On an index that has no member count yet, this counts them.
  */
 int pkgidx_prune(struct index_batch *b,
     int (*keep)(const char *path, void *arg), void *arg, uint64_t *removed);

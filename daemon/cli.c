@@ -215,17 +215,76 @@ fail:
 	return 1;
 }
 
+/* How a scan that ended did, in words. */
+static const char *
+outcome_name(uint32_t outcome)
+{
+	switch (outcome) {
+	case INDEX_SCAN_DONE:
+		return "complete";
+	case INDEX_SCAN_CANCELLED:
+		return "cancelled: the daemon stopped";
+	case INDEX_SCAN_FAILED:
+		return "failed: the index could not be written";
+	}
+	return "unknown";
+}
+
+/* What the scan counted so far, or in all. */
+static void
+print_scan_counts(const struct index_scan *sc)
+{
+	printf("%" PRIu64 " files seen, %" PRIu64 " new or changed, %" PRIu64
+	       " read, %" PRIu64 " not indexable; %" PRIu64
+	       " packages seen, %" PRIu64 " new or changed, %" PRIu64
+	       " read (%" PRIu64 " servable members)",
+	    sc->seen, sc->queued, sc->read, sc->failed, sc->pkg_seen,
+	    sc->pkg_queued, sc->packages, sc->members);
+}
+
+/*
+ * The scan's record: the one running with its progress as of its last
+ * committed batch, and the last one that ended.
+ */
+static void
+print_scan(const struct index_scan *sc)
+{
+	char start[32], end[32];
+
+	if (sc->started == 0) {
+		printf("last scan:   never\n");
+		return;
+	}
+	format_time(sc->started, start, sizeof(start));
+	if (sc->finished == 0) {
+		printf("scan:        running since %s: ", start);
+		print_scan_counts(sc);
+		printf(" so far\n");
+		if (sc->ended == 0) {
+			printf("last scan:   none ended yet\n");
+			return;
+		}
+		format_time(sc->ended, end, sizeof(end));
+		printf("last scan:   ended %s after %.1fs, %s\n", end,
+		    (double)sc->ended_ms / 1000, outcome_name(sc->outcome));
+		return;
+	}
+	format_time(sc->finished, end, sizeof(end));
+	printf("last scan:   %s to %s (%.1fs, %s): ", start, end,
+	    (double)sc->ended_ms / 1000, outcome_name(sc->outcome));
+	print_scan_counts(sc);
+	printf(", %" PRIu64 " records of vanished ones removed\n", sc->removed);
+}
+
 static int
 cmd_stats(struct index_reader *rd, const char *path, const struct config *cfg)
 {
 	struct index_stats st;
 	struct blob_stats bst;
 	uint64_t pkgs, members;
-	char start[32], end[32];
 
 	if (index_stats(rd, &st) == -1 ||
-	    index_count(rd, INDEX_PKGS, &pkgs) == -1 ||
-	    index_count(rd, INDEX_MEMBERS, &members) == -1 ||
+	    pkgidx_count(rd, &pkgs, &members) == -1 ||
 	    blob_stats(rd, NULL, &bst) == -1) {
 		fprintf(stderr, "dbgmirror: index read failed\n");
 		return 1;
@@ -240,7 +299,7 @@ cmd_stats(struct index_reader *rd, const char *path, const struct config *cfg)
 	    st.executable);
 	printf("bytes:       %" PRIu64 " in those local files\n", st.bytes);
 	printf("packages:    %" PRIu64 " indexed (scan-packages), with %" PRIu64
-	       " member records (one per member and kind)\n",
+	       " servable members (one per ELF member and kind)\n",
 	    pkgs, members);
 	printf("cache:       %" PRIu64 " answers kept, %" PRIu64 " bytes",
 	    bst.entries, bst.bytes);
@@ -252,21 +311,7 @@ cmd_stats(struct index_reader *rd, const char *path, const struct config *cfg)
 	printf("misses:      %" PRIu64 " negative and error entries "
 	       "(negative-max %u)\n",
 	    bst.negatives, cfg->negative_max);
-	if (st.scan.started == 0) {
-		printf("last scan:   never\n");
-		return 0;
-	}
-	format_time(st.scan.started, start, sizeof(start));
-	if (st.scan.finished == 0) {
-		printf("last scan:   running since %s\n", start);
-		return 0;
-	}
-	format_time(st.scan.finished, end, sizeof(end));
-	printf("last scan:   %s to %s: %" PRIu64 " seen, %" PRIu64
-	       " read, %" PRIu64 " removed, %" PRIu64 " not indexable, %" PRIu64
-	       " packages read (%" PRIu64 " members)\n",
-	    start, end, st.scan.seen, st.scan.read, st.scan.removed,
-	    st.scan.failed, st.scan.packages, st.scan.members);
+	print_scan(&st.scan);
 	return 0;
 }
 

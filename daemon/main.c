@@ -43,6 +43,7 @@
 #include "cache/flight.h"
 #include "cache/index.h"
 #include "cache/negative.h"
+#include "cache/pkgindex.h"
 #include "conf/config.h"
 #include "autoconf.h"
 #include "daemon/fill.h"
@@ -147,6 +148,25 @@ maintain_cb(evutil_socket_t fd, short what, void *arg)
 		d->maintaining = 0;
 }
 
+/* The scan's record, as /metrics shows it. */
+static void
+scan_gauges(const struct index_scan *is, struct metrics_scan *ms)
+{
+	ms->running = is->started != 0 && is->finished == 0;
+	ms->files_seen = is->seen;
+	ms->files_queued = is->queued;
+	ms->files_read = is->read;
+	ms->packages_seen = is->pkg_seen;
+	ms->packages_queued = is->pkg_queued;
+	ms->packages_read = is->packages;
+	ms->members = is->members;
+	ms->errors = is->failed;
+	ms->removed = is->removed;
+	ms->started = is->started;
+	ms->ended = is->ended;
+	ms->ended_ms = is->ended_ms;
+}
+
 /* The gauges /metrics shows, asked for when it is rendered. */
 static void
 gauges(struct metrics_gauges *g, void *arg)
@@ -169,8 +189,11 @@ gauges(struct metrics_gauges *g, void *arg)
 			g->evicted_bytes = bs.evicted_bytes;
 			g->cache_tmp_bytes = bs.tmp_bytes;
 		}
-		if (index_stats(rd, &is) == 0)
+		if (index_stats(rd, &is) == 0) {
 			g->index_files = is.files;
+			scan_gauges(&is.scan, &g->scan);
+		}
+		pkgidx_count(rd, &g->index_packages, &g->index_members);
 		index_reader_end(rd);
 	}
 	index_reader_free(rd);
@@ -609,6 +632,7 @@ main(int argc, char **argv)
 	}
 	d.opts.roots = d.cfg.scan_dirs.v;
 	d.opts.nroots = d.cfg.scan_dirs.n;
+	d.opts.pool = d.pool;
 	d.opts.threads = d.cfg.workers;
 	d.opts.pkg_roots = d.cfg.scan_packages.v;
 	d.opts.npkg_roots = d.cfg.scan_packages.n;

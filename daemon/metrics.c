@@ -437,6 +437,58 @@ render_upstreams(FILE *fp)
 	}
 }
 
+/* name{state="seen|queued|read"}. */
+static void
+put_states(FILE *fp, const char *name, const char *help, uint64_t seen,
+    uint64_t queued, uint64_t read)
+{
+	put_header(fp, name, "gauge", help);
+	fprintf(fp, "%s{state=\"seen\"} %llu\n", name,
+	    (unsigned long long)seen);
+	fprintf(fp, "%s{state=\"queued\"} %llu\n", name,
+	    (unsigned long long)queued);
+	fprintf(fp, "%s{state=\"read\"} %llu\n", name,
+	    (unsigned long long)read);
+}
+
+static void
+render_scan(FILE *fp, const struct metrics_scan *sc)
+{
+	put_single(fp, "dbgmirror_scan_running", "gauge",
+	    "1 while a scan of scan-dir and scan-packages runs.", sc->running);
+	put_states(fp, "dbgmirror_scan_files",
+	    "Files under scan-dir in the current scan (the last one when none "
+	    "runs): walked, new or changed, read.",
+	    sc->files_seen, sc->files_queued, sc->files_read);
+	put_states(fp, "dbgmirror_scan_packages",
+	    "Packages under scan-packages in the current scan (the last one "
+	    "when none runs): walked, new or changed, read.",
+	    sc->packages_seen, sc->packages_queued, sc->packages_read);
+	put_single(fp, "dbgmirror_scan_package_members", "gauge",
+	    "Servable members of the packages the current or last scan read.",
+	    sc->members);
+	put_single(fp, "dbgmirror_scan_errors", "gauge",
+	    "Files and packages the current or last scan could not index.",
+	    sc->errors);
+	put_single(fp, "dbgmirror_scan_removed", "gauge",
+	    "Records of vanished files and packages the last scan dropped.",
+	    sc->removed);
+	put_header(fp, "dbgmirror_scan_start_time_seconds", "gauge",
+	    "Start of the current or last scan since the Unix epoch; 0: "
+	    "never.");
+	fprintf(fp, "dbgmirror_scan_start_time_seconds %lld\n",
+	    (long long)sc->started);
+	put_header(fp, "dbgmirror_scan_last_end_time_seconds", "gauge",
+	    "End of the last scan that ended since the Unix epoch; 0: none.");
+	fprintf(fp, "dbgmirror_scan_last_end_time_seconds %lld\n",
+	    (long long)sc->ended);
+	put_header(fp, "dbgmirror_scan_last_duration_seconds", "gauge",
+	    "How long the last scan that ended took.");
+	fputs("dbgmirror_scan_last_duration_seconds ", fp);
+	put_seconds(fp, sc->ended_ms * 1000);
+	putc('\n', fp);
+}
+
 static void
 render_gauges(FILE *fp)
 {
@@ -460,13 +512,20 @@ render_gauges(FILE *fp)
 	put_single(fp, "dbgmirror_negative_entries", "gauge",
 	    "Negative cache entries.", g.negative_entries);
 	put_single(fp, "dbgmirror_index_files", "gauge",
-	    "Files in the local index.", g.index_files);
+	    "Local files indexed (scan-dir), servable or not.", g.index_files);
+	put_single(fp, "dbgmirror_index_packages", "gauge",
+	    "Packages indexed (scan-packages).", g.index_packages);
+	put_single(fp, "dbgmirror_index_package_members", "gauge",
+	    "Servable members of the indexed packages, one per ELF member "
+	    "and kind.",
+	    g.index_members);
 	put_single(fp, "dbgmirror_connections", "gauge",
 	    "Open client connections.", g.connections);
 	put_single(fp, "dbgmirror_cache_evictions_total", "counter",
 	    "Cache entries evicted.", g.evictions);
 	put_single(fp, "dbgmirror_cache_evicted_bytes_total", "counter",
 	    "Bytes of cache entries evicted.", g.evicted_bytes);
+	render_scan(fp, &g.scan);
 }
 
 char *

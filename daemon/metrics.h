@@ -70,6 +70,17 @@ struct metrics_gauges {
 	    negative_entries, index_files, connections;
 	uint64_t evictions, evicted_bytes;
 	uint64_t cache_tmp_bytes; /* of fills not yet in the cache */
+	uint64_t index_packages, index_members; /* servable members */
+	/* The current scan, or the last one when none runs. */
+	struct metrics_scan {
+		int running;
+		uint64_t files_seen, files_queued, files_read;
+		uint64_t packages_seen, packages_queued, packages_read;
+		uint64_t members, errors, removed;
+		int64_t started; /* unix seconds; 0: never */
+		int64_t ended; /* of the last scan that ended; 0: none */
+		uint64_t ended_ms; /* how long that one took */
+	} scan;
 };
 
 /*

@@ -9,11 +9,19 @@
  * finished job with a done callback is appended to its inbox, and the first
  * job to arrive in an empty inbox activates the inbox's event, so a burst of
  * completions costs the loop one wake-up.
+ *
+ * A share (pool_share_run) hands out its items by an atomic counter to
+ * the caller and to the helpers that joined the run; a helper joins only
+ * while the run is open, under the share's lock, and the caller closes the
+ * run when it finds no item left, then waits for the joined ones only.
+ * The share is reference counted: the caller's reference, and one for
+ * each helper queued, which may start after the caller has gone.
  */
 #include "daemon/pool.h"
 
 #include <event2/event.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 
 struct job {
@@ -260,4 +268,133 @@ pool_submit_long(struct pool *pool, pool_fn work, struct pool_inbox *inbox,
     pool_fn done, void *arg)
 {
 	return submit(pool, 1, work, inbox, done, arg);
+}
+
+struct pool_share {
+	struct pool *pool;
+	pthread_mutex_t lock; /* all below but next */
+	pthread_cond_t idle; /* active fell to 0 */
+	unsigned refs; /* the caller's, and one per queued helper */
+	unsigned queued; /* helpers not started yet */
+	unsigned active; /* helpers in the open run */
+	int open; /* a run takes helpers */
+	pool_item_fn fn;
+	void *arg;
+	size_t n;
+	atomic_size_t next; /* the next item to take */
+};
+
+/* Under sh's lock: drop one reference; 1 when it was the last. */
+static int
+share_unref(struct pool_share *sh)
+{
+	return --sh->refs == 0;
+}
+
+static void
+share_destroy(struct pool_share *sh)
+{
+	pthread_mutex_destroy(&sh->lock);
+	pthread_cond_destroy(&sh->idle);
+	free(sh);
+}
+
+/* Take items until none is left. */
+static void
+share_take(struct pool_share *sh)
+{
+	size_t i;
+
+	while ((i = atomic_fetch_add(&sh->next, 1)) < sh->n)
+		sh->fn(sh->arg, i);
+}
+
+/* A helper: a long job that joins the open run, if any. */
+static void
+share_help(void *arg)
+{
+	struct pool_share *sh = arg;
+	int joined, last;
+
+	pthread_mutex_lock(&sh->lock);
+	sh->queued--;
+	if ((joined = sh->open))
+		sh->active++;
+	pthread_mutex_unlock(&sh->lock);
+	if (joined)
+		share_take(sh);
+	pthread_mutex_lock(&sh->lock);
+	if (joined && --sh->active == 0)
+		pthread_cond_signal(&sh->idle);
+	last = share_unref(sh);
+	pthread_mutex_unlock(&sh->lock);
+	if (last)
+		share_destroy(sh);
+}
+
+struct pool_share *
+pool_share_new(struct pool *pool)
+{
+	struct pool_share *sh;
+
+	if ((sh = calloc(1, sizeof(*sh))) == NULL)
+		return NULL;
+	sh->pool = pool;
+	sh->refs = 1;
+	pthread_mutex_init(&sh->lock, NULL);
+	pthread_cond_init(&sh->idle, NULL);
+	atomic_init(&sh->next, 0);
+	return sh;
+}
+
+void
+pool_share_run(struct pool_share *sh, unsigned helpers, pool_item_fn fn,
+    void *arg, size_t n)
+{
+	size_t i;
+
+	if (sh == NULL || sh->pool == NULL) {
+		for (i = 0; i < n; i++)
+			fn(arg, i);
+		return;
+	}
+	pthread_mutex_lock(&sh->lock);
+	sh->fn = fn;
+	sh->arg = arg;
+	sh->n = n;
+	atomic_store(&sh->next, 0);
+	sh->open = 1;
+	/* No more helpers than items besides the caller's first. */
+	if (n > 0 && helpers > n - 1)
+		helpers = (unsigned)(n - 1);
+	while (sh->queued < helpers) {
+		if (pool_submit_long(sh->pool, share_help, NULL, NULL, sh) ==
+		    -1)
+			break;
+		sh->queued++;
+		sh->refs++;
+	}
+	pthread_mutex_unlock(&sh->lock);
+
+	share_take(sh);
+
+	pthread_mutex_lock(&sh->lock);
+	sh->open = 0;
+	while (sh->active > 0)
+		pthread_cond_wait(&sh->idle, &sh->lock);
+	pthread_mutex_unlock(&sh->lock);
+}
+
+void
+pool_share_free(struct pool_share *sh)
+{
+	int last;
+
+	if (sh == NULL)
+		return;
+	pthread_mutex_lock(&sh->lock);
+	last = share_unref(sh);
+	pthread_mutex_unlock(&sh->lock);
+	if (last)
+		share_destroy(sh);
 }

@@ -17,6 +17,8 @@
 #ifndef DAEMON_POOL_H
 #define DAEMON_POOL_H
 
+#include <stddef.h>
+
 struct event_base;
 struct pool;
 struct pool_inbox;
@@ -42,5 +44,34 @@ int pool_submit(struct pool *pool, pool_fn work, struct pool_inbox *inbox,
 /* The same for a long job. */
 int pool_submit_long(struct pool *pool, pool_fn work, struct pool_inbox *inbox,
     pool_fn done, void *arg);
+
+/*
+ * Work shared out: a job (a scan) splits a loop over n items among itself
+ * and helper long jobs, so that one long job reads several files at once
+ * and the helpers hold long places like any long job.  The caller does its
+ * share, and waits only for the helpers that have started; a helper still
+ * queued when the items run out is not waited for.  So a share completes
+ * even when the caller holds the last long place (max_long 1): the caller
+ * then does all the work itself.
+ *
+ * A queued helper outlives its run: it joins the next run of the same
+ * share, or ends at once when it starts with no run open, and it keeps the
+ * share's memory alive until then.  One thread runs a share at a time.
+ */
+struct pool_share;
+typedef void (*pool_item_fn)(void *arg, size_t i);
+
+/* NULL when out of memory; pool NULL: every run is done by the caller. */
+struct pool_share *pool_share_new(struct pool *pool);
+/*
+ * Call fn(arg, i) once for each i in [0, n), on this thread and on up to
+ * helpers long jobs of sh's pool (fewer when helpers of an earlier run
+ * are still queued); return when every call has returned.  sh NULL: all
+ * on this thread.
+ */
+void pool_share_run(struct pool_share *sh, unsigned helpers, pool_item_fn fn,
+    void *arg, size_t n);
+/* The caller lets go; queued helpers free sh when they end. */
+void pool_share_free(struct pool_share *sh);
 
 #endif /* DAEMON_POOL_H */

@@ -3,9 +3,11 @@
  *
  * The walk only stats: a file whose size, mtime, inode and device match its
  * record is unchanged and costs nothing more.  New and changed files are
- * queued, and each full queue is read by several threads at once (opening
- * the file and reading its ELF headers is the slow part), then committed in
- * one write transaction, so results become visible as the scan goes.
+ * queued, and each full queue is read several at once (opening the file
+ * and reading its ELF headers is the slow part), then committed in one
+ * write transaction, so results become visible as the scan goes.  Each
+ * commit also records the scan's progress (struct index_scan), which
+ * /metrics and dbgmirror stats read.
  *
  * Symbolic links to regular files are followed (that is how .build-id trees
  * point at their files) and indexed under the target's real path, once;
@@ -15,13 +17,28 @@
  *
  * The package roots go through the same walk with another visitor: files
  * named like packages are compared with their package record the same way,
- * and new or changed ones are queued.  Each full queue is read by
- * pkg_threads threads at once (pkg_scan() decompresses the whole package
- * and inspects every ELF member in an unlinked file of tmpdir), then
- * committed, each package replacing its old members.  Packages have their
- * own set of paths reached and their own pruning.  Packages whose DWARF 4
- * debug files need a dwz alt file that no indexed package shipped when
- * they were read are read once more at the end (see struct pkg_read).
+ * and new or changed ones are queued.  Each full queue is read pkg_threads
+ * at once (pkg_scan() decompresses the whole package and inspects every ELF
+ * member in an unlinked file of tmpdir), then committed, each package
+ * replacing its old members.  Packages have their own set of paths reached
+ * and their own pruning.  Packages whose DWARF 4 debug files need a dwz alt
+ * file that no indexed package shipped when they were read are read once
+ * more at the end (see struct pkg_read).
+ *
+ * Threads.  The daemon runs scan_run() as a long job of its worker pool
+ * (daemon/main.c: at start-up, on SIGUSR1 and every rescan-interval, one
+ * scan at a time), and the parallel reads run there too, so that a scan
+ * never takes more than the pool's max_long workers and short jobs (the
+ * requests' verify, publish, stat) always have theirs.  A queue is read
+ * with pool_share_run(): the scan's own thread reads items like its
+ * helpers, which are long jobs queued for the run; it then waits only for
+ * the helpers that started, never for one still queued.  So with max_long
+ * 1, where no helper can start while the scan holds the only long place,
+ * the scan reads every item itself and cannot deadlock; with more places,
+ * up to threads (or pkg_threads) read at once, helpers included.  Helpers
+ * touch only the queue item they took (and the index through their own
+ * readers); everything else, the walk, the counts and the commits, stays
+ * on the scan's thread.  Without a pool (opts->pool NULL), it reads alone.
  */
 #include "daemon/scan.h"
 
@@ -29,23 +46,22 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cache/pkgindex.h"
+#include "daemon/clock.h"
 #include "daemon/log.h"
+#include "daemon/pool.h"
 #include "indexer/file.h"
 #include "indexer/package.h"
 #include "indexer/sources.h"
 
 #define QUEUE_MAX 1024
 #define DEPTH_MAX 64
-#define THREADS_MAX 64
 /* Smaller files cannot hold an ELF header. */
 #define ELF_MIN_SIZE 64
 
@@ -118,9 +134,10 @@ struct scan {
 	size_t nwaiting, capwaiting;
 	int last_round; /* reading the waiting packages */
 	struct pkg_limits lim; /* on every package read */
-	atomic_size_t next; /* the next queue item to read */
+	struct pool_share *share; /* the queues are read with helpers */
 	int failed; /* the index could not be written */
-	struct index_scan stats;
+	struct index_scan stats; /* recorded with each batch */
+	int64_t t0; /* clock_mono_ns() at the start */
 };
 
 /* Two independent 64-bit FNV-1a hashes of s; never all zero. */
@@ -240,7 +257,7 @@ scan_identify(int fd, const char *path, const struct stat *st,
 	return 0;
 }
 
-/* Read one queued file; runs on any scan thread. */
+/* Read one queued file; on the scan's thread or a helper. */
 static void
 read_item(struct item *it)
 {
@@ -262,33 +279,20 @@ read_item(struct item *it)
 	close(fd);
 }
 
-static void *
-reader_main(void *arg)
+/* pool_item_fn: read queued file i. */
+static void
+read_queued(void *arg, size_t i)
 {
 	struct scan *s = arg;
-	size_t i;
 
-	while ((i = atomic_fetch_add(&s->next, 1)) < s->nqueue)
-		read_item(&s->queue[i]);
-	return NULL;
+	read_item(&s->queue[i]);
 }
 
-/* Run fn(s) on nt threads at once, this one included, n items to share. */
-static void
-run_parallel(struct scan *s, void *(*fn)(void *), unsigned nt, size_t n)
+/* The helpers for nt reads at once: this thread reads too. */
+static unsigned
+helpers(unsigned nt)
 {
-	pthread_t tids[THREADS_MAX];
-	unsigned k, started = 0;
-
-	if (nt > THREADS_MAX)
-		nt = THREADS_MAX;
-	atomic_store(&s->next, 0);
-	for (k = 1; k < nt && k < n; k++)
-		if (pthread_create(&tids[started], NULL, fn, s) == 0)
-			started++;
-	fn(s);
-	for (k = 0; k < started; k++)
-		pthread_join(tids[k], NULL);
+	return nt > 1 ? nt - 1 : 0;
 }
 
 /* Read the queue in parallel, then commit what it found. */
@@ -301,7 +305,8 @@ flush_queue(struct scan *s)
 
 	if (s->nqueue == 0)
 		return;
-	run_parallel(s, reader_main, s->opts->threads, s->nqueue);
+	pool_share_run(s->share, helpers(s->opts->threads), read_queued, s,
+	    s->nqueue);
 
 	b = index_batch_begin(s->idx, err, sizeof(err));
 	for (i = 0; i < s->nqueue; i++) {
@@ -323,6 +328,8 @@ flush_queue(struct scan *s)
 		free(it->path);
 	}
 	s->nqueue = 0;
+	if (b != NULL)
+		index_batch_set_scan(b, &s->stats);
 	if (b == NULL || index_batch_commit(b, err, sizeof(err)) == -1) {
 		log_warnx("scan: %s", err);
 		s->failed = 1;
@@ -371,6 +378,7 @@ consider(struct scan *s, const char *path, const struct stat *st)
 		return;
 	}
 	s->queue[s->nqueue].st = *st;
+	s->stats.queued++;
 	if (++s->nqueue == QUEUE_MAX)
 		flush_queue(s);
 }
@@ -815,7 +823,7 @@ read_later(struct pkg_read *pr)
 		close(pr->side.fd);
 }
 
-/* Read one queued package; runs on any scan thread. */
+/* Read one queued package; on the scan's thread or a helper. */
 static void
 read_package(struct scan *s, struct pkg_item *it)
 {
@@ -870,15 +878,13 @@ read_package(struct scan *s, struct pkg_item *it)
 		    st_pkg.bad_elf);
 }
 
-static void *
-pkg_reader_main(void *arg)
+/* pool_item_fn: read queued package i. */
+static void
+read_queued_package(void *arg, size_t i)
 {
 	struct scan *s = arg;
-	size_t i;
 
-	while ((i = atomic_fetch_add(&s->next, 1)) < s->npkgq)
-		read_package(s, &s->pkgq[i]);
-	return NULL;
+	read_package(s, &s->pkgq[i]);
 }
 
 /* Read path again at the end of the scan, for the alt files it lacked. */
@@ -916,7 +922,7 @@ flush_packages(struct scan *s)
 		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 		nt = ncpu > 0 ? (unsigned)ncpu : 1;
 	}
-	run_parallel(s, pkg_reader_main, nt, s->npkgq);
+	pool_share_run(s->share, helpers(nt), read_queued_package, s, s->npkgq);
 
 	b = index_batch_begin(s->idx, err, sizeof(err));
 	for (i = 0; i < s->npkgq; i++) {
@@ -952,6 +958,8 @@ flush_packages(struct scan *s)
 		pkg_item_clear(it);
 	}
 	s->npkgq = 0;
+	if (b != NULL)
+		index_batch_set_scan(b, &s->stats);
 	if (b == NULL || index_batch_commit(b, err, sizeof(err)) == -1) {
 		log_warnx("scan: %s", err);
 		s->failed = 1;
@@ -969,6 +977,9 @@ queue_package(struct scan *s, const char *path, const struct stat *st)
 		return;
 	}
 	it->st = *st;
+	/* The last round's were counted when first queued. */
+	if (!s->last_round)
+		s->stats.pkg_queued++;
 	if (++s->npkgq == PKG_QUEUE_MAX)
 		flush_packages(s);
 }
@@ -977,8 +988,10 @@ queue_package(struct scan *s, const char *path, const struct stat *st)
 static void
 consider_package(struct scan *s, const char *path, const struct stat *st)
 {
-	if (is_package_name(path) &&
-	    needs_reading(s, &s->pkgs, path, st, pkgidx_get_package))
+	if (!is_package_name(path))
+		return;
+	s->stats.pkg_seen++;
+	if (needs_reading(s, &s->pkgs, path, st, pkgidx_get_package))
 		queue_package(s, path, st);
 }
 
@@ -1013,11 +1026,11 @@ keep_seen(const char *path, void *arg)
 }
 
 /*
- * Record the scan's counts; at the end, also drop the files and packages
+ * Record the scan's counts; with prune, also drop the files and packages
  * that were not reached, for each kind of root that was read completely.
  */
 static int
-finish(struct scan *s, int end)
+finish(struct scan *s, int prune)
 {
 	struct index_batch *b;
 	uint64_t removed = 0;
@@ -1025,10 +1038,10 @@ finish(struct scan *s, int end)
 
 	if ((b = index_batch_begin(s->idx, err, sizeof(err))) == NULL)
 		goto fail;
-	if (end && !s->files.incomplete)
+	if (prune && !s->files.incomplete)
 		index_batch_prune(b, keep_seen, &s->files.seen,
 		    &s->stats.removed);
-	if (end && !s->pkgs.incomplete &&
+	if (prune && !s->pkgs.incomplete &&
 	    pkgidx_prune(b, keep_seen, &s->pkgs.seen, &removed) == 0)
 		s->stats.removed += removed;
 	index_batch_set_scan(b, &s->stats);
@@ -1038,6 +1051,25 @@ finish(struct scan *s, int end)
 fail:
 	log_warnx("scan: %s", err);
 	return -1;
+}
+
+/* The scan starts: what the last one to end did is kept beside it. */
+static void
+start(struct scan *s)
+{
+	struct index_scan last;
+
+	if (index_reader_begin(s->rd) == 0) {
+		if (index_get_scan(s->rd, &last) == 0) {
+			s->stats.ended = last.ended;
+			s->stats.ended_ms = last.ended_ms;
+			s->stats.outcome = last.outcome;
+		}
+		index_reader_end(s->rd);
+	}
+	s->stats.started = clock_now();
+	s->t0 = clock_mono_ns();
+	finish(s, 0);
 }
 
 /* Walk every root in roots with r's visitor. */
@@ -1094,8 +1126,9 @@ scan_run(struct index *idx, const struct scan_opts *opts,
 	s->lim.min_free_pct = opts->min_free_pct;
 	s->files.visit = consider;
 	s->pkgs.visit = consider_package;
-	s->stats.started = (int64_t)time(NULL);
-	finish(s, 0);
+	/* Without it (out of memory), this thread reads alone. */
+	s->share = pool_share_new(opts->pool);
+	start(s);
 
 	walk_roots(s, &s->files, opts->roots, opts->nroots);
 	flush_queue(s);
@@ -1109,14 +1142,19 @@ scan_run(struct index *idx, const struct scan_opts *opts,
 		read_waiting(s);
 	}
 
-	rc = atomic_load(opts->cancel) ? -1 : 0;
-	s->stats.finished = (int64_t)time(NULL);
-	if (rc == 0 && (s->failed || finish(s, 1) == -1))
+	s->stats.finished = s->stats.ended = clock_now();
+	s->stats.ended_ms = (uint64_t)(clock_mono_ns() - s->t0) / 1000000;
+	s->stats.outcome = atomic_load(opts->cancel) ? INDEX_SCAN_CANCELLED
+	    : s->failed                              ? INDEX_SCAN_FAILED
+						     : INDEX_SCAN_DONE;
+	rc = s->stats.outcome == INDEX_SCAN_DONE ? 0 : -1;
+	if (finish(s, rc == 0) == -1)
 		rc = -1;
 	if ((s->files.incomplete || s->pkgs.incomplete) && rc == 0)
 		log_info("scan: some directories could not be read; records "
 			 "of vanished files are kept until a complete scan");
 	*out = s->stats;
+	pool_share_free(s->share);
 	index_reader_free(s->rd);
 	free(s->files.seen.slot);
 	free(s->pkgs.seen.slot);

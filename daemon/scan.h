@@ -2,8 +2,9 @@
  * daemon/scan.h: index the ELF files under the scan directories, and the
  * members of the packages under the package roots.
  *
- * scan_run() blocks for the whole walk and belongs on a worker thread; the
- * daemon decides when scans run.  scan_identify() is the one way a local
+ * scan_run() blocks for the whole walk and belongs in a long job of the
+ * worker pool (daemon/pool.h), which also runs the helpers that read
+ * files and packages beside it; the daemon decides when scans run.  scan_identify() is the one way a local
  * file becomes an index record, shared by the scan and by the request path
  * when a file changed since it was indexed.
  */
@@ -17,14 +18,17 @@
 
 #include "cache/index.h"
 
+struct pool;
+
 struct scan_opts {
 	char **roots; /* absolute directories */
 	size_t nroots;
-	unsigned threads; /* files read in parallel */
+	struct pool *pool; /* runs the helpers as long jobs; NULL: none */
+	unsigned threads; /* files read at once, helpers and this thread */
 	char **pkg_roots; /* absolute directories or package files, whose
 			   * .deb .ddeb .rpm .pkg.tar[.zst|.xz|.gz] are read */
 	size_t npkg_roots;
-	unsigned pkg_threads; /* packages read in parallel; 0 = one per CPU */
+	unsigned pkg_threads; /* packages read at once; 0 = one per CPU */
 	const char *tmpdir; /* for members being inspected: <cache-dir>/tmp */
 	unsigned min_free_pct; /* of tmpdir's file system, kept free */
 	atomic_int *cancel; /* non-zero: stop as soon as possible */

@@ -42,7 +42,7 @@ like "$out" "files: +6" "stats counts the 6 files"
 like "$out" "debuginfo: +4 build-ids" "4 debuginfo build-ids (a, b, c, alt)"
 like "$out" "executable: +3 build-ids" "3 executable build-ids"
 like "$out" "bytes: +[1-9][0-9]*" "bytes"
-like "$out" "last scan: +[0-9T:Z-]+ to [0-9T:Z-]+: 8 seen, 6 read, 0 removed" \
+like "$out" "last scan: +[0-9T:Z-]+ to [0-9T:Z-]+ \([0-9.]+s, complete\): 8 files seen, 6 new or changed, 6 read, 0 not indexable; 0 packages seen, 0 new or changed, 0 read \(0 servable members\), 0 records of vanished ones removed" \
     "the last scan's counts"
 
 echo changed >>"$FX/usr/bin/prog_a"

@@ -228,8 +228,39 @@ fi
 stop_daemon d
 is "$STOP_RC" 0 "SIGTERM: exit 0"
 
-# package-coextract 0: only the member asked for comes out.
-start_daemon solo --scan-dir none --scan-packages "$P" --package-coextract 0
+# package-coextract 0: only the member asked for comes out.  (This daemon
+# also tells its scan's progress: the clock stands at a known time.)
+touch -d @1700000000 "$T/clock"
+DBGMIRROR_TEST_CLOCK=$T/clock start_daemon solo --scan-dir none \
+    --scan-packages "$P" --package-coextract 0 --rescan-interval 0
+members=$(metric dbgmirror_index_package_members "$solo_URL")
+lt 0 "$members"
+ok $? "/metrics: the indexed packages' servable members ($members)"
+is "$(metric dbgmirror_index_files "$solo_URL")" 0 \
+    "... while no local file is indexed"
+is "$(metric dbgmirror_scan_running "$solo_URL")" 0 "no scan runs now"
+is "$(metric dbgmirror_scan_last_end_time_seconds "$solo_URL")" 1700000000 \
+    "the last scan ended at the clock's time"
+read_pkgs=$(metric 'dbgmirror_scan_packages{state="read"}' "$solo_URL")
+is "$(metric 'dbgmirror_scan_packages{state="seen"}' "$solo_URL")" \
+    "$(find "$P" -name '*.deb' -o -name '*.ddeb' -o -name '*.rpm' \
+	-o -name '*.pkg.tar.*' | wc -l)" \
+    "it walked every package"
+lt 0 "$read_pkgs"
+ok $? "and read $read_pkgs of them"
+is "$(metric dbgmirror_scan_package_members "$solo_URL")" "$members" \
+    "it indexed all the members (the first scan)"
+out=$("$DBGMIRROR" --no-config --cache-dir "$T/solo-cache" stats)
+like "$out" "packages: +[0-9]+ indexed \(scan-packages\), with $members servable members" \
+    "stats: the same members"
+like "$out" "last scan: +2023-11-14T22:13:20Z to 2023-11-14T22:13:20Z \([0-9.]+s, complete\): 0 files seen.*; [0-9]+ packages seen, [0-9]+ new or changed, $read_pkgs read \($members servable members\)" \
+    "stats: the last scan's end and its packages, in words"
+kill -USR1 "$solo_PID"
+wait_scan solo 2
+is "$(metric 'dbgmirror_scan_packages{state="read"}' "$solo_URL")" 0 \
+    "an unchanged rescan reads no package..."
+is "$(metric dbgmirror_index_package_members "$solo_URL")" "$members" \
+    "... and the index still has every member"
 code "$solo_URL/buildid/$ID_prog_a/executable" >/dev/null
 curl -s -D "$T/solo.h" -o /dev/null "$solo_URL/buildid/$ID_prog_b/executable"
 is "$(header X-Cache "$T/solo.h")" "MISS" \

@@ -480,8 +480,10 @@ static void
 test_scan_and_abort(struct index *idx, struct index_reader *rd,
     const struct index_file *r, const struct buildid *ids)
 {
-	struct index_scan s = { 1700000000, 1700000123, 10, 7, 3, 1, 4, 9 };
-	struct index_scan running = { 1700001000, 0, 5, 0, 0, 0, 0, 0 };
+	struct index_scan s = { 1700000000, 1700000123, 10, 7, 3, 1, 4, 9, 6, 5,
+		4, 1700000123, 123000, INDEX_SCAN_DONE, 0 };
+	struct index_scan running = { 1700001000, 0, 5, 0, 0, 0, 0, 0, 0, 0, 0,
+		0, 0, 0, 0 };
 	struct index_stats st, before;
 	struct index_batch *b;
 	struct index_file f;
@@ -499,7 +501,9 @@ test_scan_and_abort(struct index *idx, struct index_reader *rd,
 	ok(st.scan.started == s.started && st.scan.finished == s.finished &&
 		st.scan.seen == s.seen && st.scan.read == s.read &&
 		st.scan.removed == s.removed && st.scan.failed == s.failed &&
-		st.scan.packages == s.packages && st.scan.members == s.members,
+		st.scan.packages == s.packages &&
+		st.scan.members == s.members &&
+		memcmp(&st.scan, &s, sizeof(s)) == 0,
 	    "scan round-trips through stats");
 	before = st;
 	index_reader_end(rd);

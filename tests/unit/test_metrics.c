@@ -115,9 +115,20 @@ test_headers(void)
 		{ "dbgmirror_cache_bytes", "gauge" },
 		{ "dbgmirror_negative_entries", "gauge" },
 		{ "dbgmirror_index_files", "gauge" },
+		{ "dbgmirror_index_packages", "gauge" },
+		{ "dbgmirror_index_package_members", "gauge" },
 		{ "dbgmirror_connections", "gauge" },
 		{ "dbgmirror_cache_evictions_total", "counter" },
 		{ "dbgmirror_cache_evicted_bytes_total", "counter" },
+		{ "dbgmirror_scan_running", "gauge" },
+		{ "dbgmirror_scan_files", "gauge" },
+		{ "dbgmirror_scan_packages", "gauge" },
+		{ "dbgmirror_scan_package_members", "gauge" },
+		{ "dbgmirror_scan_errors", "gauge" },
+		{ "dbgmirror_scan_removed", "gauge" },
+		{ "dbgmirror_scan_start_time_seconds", "gauge" },
+		{ "dbgmirror_scan_last_end_time_seconds", "gauge" },
+		{ "dbgmirror_scan_last_duration_seconds", "gauge" },
 		{ "dbgmirror_start_time_seconds", "gauge" },
 	};
 	char line[256];
@@ -334,6 +345,21 @@ fill_gauges(struct metrics_gauges *g, void *arg)
 	g->connections = 7;
 	g->evictions = 8;
 	g->evicted_bytes = 9;
+	g->index_packages = 10;
+	g->index_members = 11;
+	g->scan.running = 1;
+	g->scan.files_seen = 12;
+	g->scan.files_queued = 13;
+	g->scan.files_read = 14;
+	g->scan.packages_seen = 15;
+	g->scan.packages_queued = 16;
+	g->scan.packages_read = 17;
+	g->scan.members = 18;
+	g->scan.errors = 19;
+	g->scan.removed = 20;
+	g->scan.started = 1700000100;
+	g->scan.ended = 1700000000;
+	g->scan.ended_ms = 2500;
 }
 
 static void
@@ -360,6 +386,31 @@ test_gauges(void)
 	is_int(value("dbgmirror_cache_evictions_total"), 8, "evictions");
 	is_int(value("dbgmirror_cache_evicted_bytes_total"), 9,
 	    "evicted bytes");
+	is_int(value("dbgmirror_index_packages"), 10, "packages indexed");
+	is_int(value("dbgmirror_index_package_members"), 11,
+	    "their servable members");
+	is_int(value("dbgmirror_scan_running"), 1, "a scan runs");
+	is_int(value("dbgmirror_scan_files{state=\"seen\"}"), 12,
+	    "files seen so far");
+	is_int(value("dbgmirror_scan_files{state=\"queued\"}"), 13,
+	    "files queued");
+	is_int(value("dbgmirror_scan_files{state=\"read\"}"), 14, "files read");
+	is_int(value("dbgmirror_scan_packages{state=\"seen\"}"), 15,
+	    "packages seen");
+	is_int(value("dbgmirror_scan_packages{state=\"queued\"}"), 16,
+	    "packages queued");
+	is_int(value("dbgmirror_scan_packages{state=\"read\"}"), 17,
+	    "packages read");
+	is_int(value("dbgmirror_scan_package_members"), 18,
+	    "members of the packages read");
+	is_int(value("dbgmirror_scan_errors"), 19, "scan errors");
+	is_int(value("dbgmirror_scan_removed"), 20, "records removed");
+	is_int(value("dbgmirror_scan_start_time_seconds"), 1700000100,
+	    "the scan's start");
+	is_int(value("dbgmirror_scan_last_end_time_seconds"), 1700000000,
+	    "the last scan's end");
+	is_str(value_str("dbgmirror_scan_last_duration_seconds"), "2.5",
+	    "and how long it took");
 }
 
 static void *

@@ -488,6 +488,115 @@ test_clears_negative(struct index *idx, struct index_reader *rd)
 	index_reader_end(rd);
 }
 
+/* The packages and servable members pkgidx_count says; -1s on error. */
+static void
+counts(struct index_reader *rd, long long *pkgs, long long *members)
+{
+	uint64_t p, m;
+
+	*pkgs = *members = -1;
+	if (index_reader_begin(rd) == -1)
+		return;
+	if (pkgidx_count(rd, &p, &m) == 0) {
+		*pkgs = (long long)p;
+		*members = (long long)m;
+	}
+	index_reader_end(rd);
+}
+
+static int
+keep_all(const char *path, void *arg)
+{
+	(void)path;
+	(void)arg;
+	return 1;
+}
+
+/*
+ * The servable member count follows puts, replacements and prunes, leaves
+ * out source and file records, counts a shared (id, kind) of a package
+ * once, and is made by counting on an index that has none yet.
+ */
+static void
+test_member_count(void)
+{
+	struct buildid a = make_id(71), b = make_id(72), c = make_id(73);
+	struct index_file pa = make_pkg("/count/a.deb", 10);
+	struct index_file pb = make_pkg("/count/b.deb", 20);
+	struct pkg_rec ra[] = {
+		make_member("/usr/bin/a", &a, ELF_KIND_ALL, 1),
+		make_member("/usr/lib/debug/b.debug", &b, ELF_KIND_DEBUGINFO,
+		    2),
+		make_member("/usr/src/a.c", &a, PKG_REC_SOURCE, 0),
+		make_member("/usr/share/doc/README", &(struct buildid){ 0 },
+		    PKG_REC_FILE, 3),
+	};
+	struct pkg_rec rb[] = {
+		make_member("/usr/bin/c", &c, ELF_KIND_EXECUTABLE, 4),
+		make_member("/usr/bin/c-again", &c, ELF_KIND_EXECUTABLE, 5),
+	};
+	struct index_reader *rd;
+	struct index_batch *bt;
+	struct index *idx;
+	uint8_t pkey[PKG_KEY_LEN];
+	uint64_t removed;
+	char err[ERRLEN];
+	long long pkgs, members;
+
+	idx = index_open(at("count"), 0, MAPSIZE, err, sizeof(err));
+	if (!ok(idx != NULL && (rd = index_reader_new(idx)) != NULL,
+		"count: a fresh index"))
+		return;
+	counts(rd, &pkgs, &members);
+	ok(pkgs == 0 && members == 0, "no package, no member");
+	is_int(put_pkg(idx, &pa, ra, 4), 0, "a package of 2 ELF members");
+	counts(rd, &pkgs, &members);
+	is_int(pkgs, 1, "one package");
+	is_int(members, 3,
+	    "3 servable members: one per ELF member and kind, "
+	    "no source or file record");
+	is_int(put_pkg(idx, &pb, rb, 2), 0, "one with a shared (id, kind)");
+	counts(rd, &pkgs, &members);
+	is_int(members, 4, "... counted once");
+	is_int(put_pkg(idx, &pa, ra + 1, 1), 0, "the first replaced");
+	counts(rd, &pkgs, &members);
+	ok(pkgs == 2 && members == 2, "its old members are taken off");
+	is_int(prune_but(idx, "/count/b.deb"), 1, "prune the first");
+	counts(rd, &pkgs, &members);
+	ok(pkgs == 1 && members == 1, "its members go with it");
+	index_reader_free(rd);
+	index_close(idx);
+
+	/* An index from before the count: members written without it. */
+	index_path_key(pa.path, pkey);
+	idx = index_open(at("count-old"), 0, MAPSIZE, err, sizeof(err));
+	if (!ok(idx != NULL && (rd = index_reader_new(idx)) != NULL,
+		"count: another fresh index"))
+		return;
+	bt = index_batch_begin(idx, err, sizeof(err));
+	ok(bt != NULL &&
+		put_member(bt, pkey, pa.path, strlen(pa.path), &ra[0],
+		    ELF_KIND_DEBUGINFO) == 1 &&
+		put_member(bt, pkey, pa.path, strlen(pa.path), &ra[1],
+		    ELF_KIND_DEBUGINFO) == 1 &&
+		put_member(bt, pkey, pa.path, strlen(pa.path), &ra[2],
+		    PKG_REC_SOURCE) == 0 &&
+		index_batch_commit(bt, err, sizeof(err)) == 0,
+	    "write records as an older program did, without a count");
+	bt = index_batch_begin(idx, err, sizeof(err));
+	ok(bt != NULL &&
+		index_batch_get_counter(bt, MEMBERS_COUNTER, &removed) ==
+		    INDEX_NOTFOUND,
+	    "no count yet");
+	ok(bt != NULL && pkgidx_prune(bt, keep_all, NULL, &removed) == 0 &&
+		removed == 0 && index_batch_commit(bt, err, sizeof(err)) == 0,
+	    "a scan's prune that keeps all");
+	counts(rd, &pkgs, &members);
+	is_int(members, 2, "counts the ELF member records");
+	index_reader_free(rd);
+	index_close(idx);
+}
+
 int
 main(void)
 {
@@ -511,6 +620,7 @@ main(void)
 		test_hostile(idx, rd);
 		test_clears_negative(idx, rd);
 	}
+	test_member_count();
 	index_reader_free(rd);
 	index_close(idx);
 	testdir_remove();

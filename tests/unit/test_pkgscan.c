@@ -13,20 +13,25 @@
 
 #include <sys/stat.h>
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cache/pkgindex.h"
+#include "daemon/pool.h"
 #include "tests/shell.h"
 #include "tests/tap.h"
 #include "tests/testdir.h"
 
 #define MAPSIZE (64ull << 20)
 #define ERRLEN 256
+#define WAIT_SECONDS 60
 
 static const char prog_c[] = "int main(void) { return 0; }\n";
 static const char control[] = "Package: prog\nVersion: 1.0\n"
@@ -125,11 +130,123 @@ find(struct index *idx, enum elf_kind kind, struct seen *s)
 	return rc == 0 ? s->n : -1;
 }
 
+/* The scan's record in idx, into *rec; 1 when it could be read. */
+static int
+recorded(struct index *idx, struct index_scan *rec)
+{
+	struct index_reader *rd = index_reader_new(idx);
+	int rc = 0;
+
+	if (rd != NULL && index_reader_begin(rd) == 0)
+		rc = index_get_scan(rd, rec) == 0;
+	index_reader_free(rd);
+	return rc;
+}
+
+/* A scan in a long job of a pool, as the daemon runs it. */
+struct pooled {
+	struct index *idx;
+	const struct scan_opts *opts;
+	struct index_scan out;
+	int rc;
+	int done;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+static void
+pooled_scan(void *arg)
+{
+	struct pooled *p = arg;
+	int rc;
+
+	rc = scan_run(p->idx, p->opts, &p->out);
+	pthread_mutex_lock(&p->mu);
+	p->rc = rc;
+	p->done = 1;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+/*
+ * Scan idx with opts in a long job of a pool of nthreads workers, at most
+ * max_long on long jobs, reading at once as many as opts says; 0 when the
+ * scan ended within WAIT_SECONDS, *out its counts.
+ */
+static int
+scan_on_pool(struct index *idx, struct scan_opts *opts, unsigned nthreads,
+    unsigned max_long, struct index_scan *out)
+{
+	struct pooled p = { idx, opts, { 0 }, -1, 0, PTHREAD_MUTEX_INITIALIZER,
+		PTHREAD_COND_INITIALIZER };
+	struct timespec until;
+	struct pool *pool;
+	int rc = 0;
+
+	memset(out, 0, sizeof(*out));
+	if ((pool = pool_new(nthreads, max_long)) == NULL)
+		return -1;
+	opts->pool = pool;
+	if (pool_submit_long(pool, pooled_scan, NULL, NULL, &p) == -1)
+		p.done = 1;
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += WAIT_SECONDS;
+	pthread_mutex_lock(&p.mu);
+	while (!p.done && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&p.cv, &p.mu, &until);
+	rc = p.done ? p.rc : -1;
+	pthread_mutex_unlock(&p.mu);
+	opts->pool = NULL;
+	/* A scan stuck for good is a failure; its pool is left. */
+	if (p.done)
+		pool_free(pool);
+	*out = p.out;
+	return rc;
+}
+
+/*
+ * The first scan again in fresh indexes, its reads shared on pools: with
+ * the scan in the only long place (the scan reads all alone), and with
+ * room for helpers.  Both must end and find the same.
+ */
+static void
+test_pooled(const struct scan_opts *serial)
+{
+	static const unsigned max_long[] = { 1, 3 };
+	struct scan_opts opts = *serial;
+	struct index_scan out;
+	struct index *idx;
+	struct seen s;
+	char name[32], what[80], err[ERRLEN];
+	size_t i;
+
+	opts.threads = 4;
+	opts.pkg_threads = 4;
+	for (i = 0; i < sizeof(max_long) / sizeof(max_long[0]); i++) {
+		snprintf(name, sizeof(name), "index-pool%u", max_long[i]);
+		idx = index_open(at(name), 0, MAPSIZE, err, sizeof(err));
+		if (!ok(idx != NULL, "a fresh index")) {
+			printf("# %s\n", err);
+			continue;
+		}
+		snprintf(what, sizeof(what),
+		    "max_long %u: a scan reading 4 at once ends", max_long[i]);
+		is_int(scan_on_pool(idx, &opts, max_long[i] + 1, max_long[i],
+			   &out),
+		    0, what);
+		ok(out.packages == 2 && out.members == 4 && out.failed == 1,
+		    "... having read what the scan alone read");
+		is_int(find(idx, ELF_KIND_DEBUGINFO, &s), 2,
+		    "... and indexed it");
+		index_close(idx);
+	}
+}
+
 int
 main(void)
 {
 	struct index *idx;
-	struct index_scan out;
+	struct index_scan out, rec;
 	struct scan_opts opts;
 	struct seen s;
 	atomic_int cancel = 0;
@@ -161,6 +278,8 @@ main(void)
 	opts.cancel = &cancel;
 
 	is_int(scan_run(idx, &opts, &out), 0, "first scan");
+	ok(out.pkg_seen == 3 && out.pkg_queued == 3,
+	    "three files named like packages seen, all new");
 	is_int(out.packages, 2, "two packages read");
 	is_int(out.members, 4, "two servable members in each");
 	is_int(out.failed, 1, "the fake .deb failed");
@@ -171,6 +290,7 @@ main(void)
 	is_int(find(idx, ELF_KIND_EXECUTABLE, &s), 2,
 	    "the executable too, not its symbolic link");
 	is_str(s.member, "/usr/bin/prog", "under its own path");
+	test_pooled(&opts);
 
 	is_int(scan_run(idx, &opts, &out), 0, "rescan");
 	is_int(out.packages, 0, "unchanged packages are not read again");
@@ -219,8 +339,15 @@ main(void)
 	is_int(out.removed, 1, "the fake .deb's record is dropped");
 	is_int(find(idx, ELF_KIND_EXECUTABLE, &s), 1, "the package is kept");
 
+	ok(recorded(idx, &rec) && rec.finished == out.finished &&
+		rec.ended == rec.finished && rec.outcome == INDEX_SCAN_DONE &&
+		rec.pkg_seen == 1 && rec.removed == 1,
+	    "the index records how the scan ended, and its counts");
 	cancel = 1;
 	is_int(scan_run(idx, &opts, &out), -1, "a cancelled scan fails");
+	ok(recorded(idx, &rec) && rec.finished != 0 &&
+		rec.outcome == INDEX_SCAN_CANCELLED,
+	    "... and is recorded as ended, cancelled");
 
 	free(roots[0]);
 	index_close(idx);

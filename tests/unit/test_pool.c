@@ -11,6 +11,7 @@
 #include <event2/event.h>
 #include <event2/thread.h>
 #include <pthread.h>
+#include <string.h>
 #include <time.h>
 
 #include "tests/tap.h"
@@ -168,6 +169,141 @@ test_inbox_and_free(void)
 	event_base_free(base);
 }
 
+/*
+ * Shares.  Items count themselves and may wait on their own gate; the job
+ * that runs a share is a long job, and says when it is done.
+ */
+#define SHARE_ITEMS 100
+static int share_gate; /* items may finish */
+static int items_done, items_elsewhere, in_item, share_jobs_done;
+static int item_calls[SHARE_ITEMS];
+static pthread_t share_thread; /* the job's */
+
+struct share_job {
+	struct pool *pool;
+	unsigned helpers;
+	size_t n;
+};
+
+static void
+item_fn(void *arg, size_t i)
+{
+	pthread_mutex_lock(&mu);
+	in_item++;
+	pthread_cond_broadcast(&changed);
+	while (!share_gate)
+		pthread_cond_wait(&changed, &mu);
+	in_item--;
+	items_done++;
+	item_calls[i]++;
+	if (!pthread_equal(pthread_self(), share_thread))
+		items_elsewhere++;
+	pthread_cond_broadcast(&changed);
+	pthread_mutex_unlock(&mu);
+}
+
+static void
+share_job(void *arg)
+{
+	struct share_job *j = arg;
+	struct pool_share *sh;
+
+	pthread_mutex_lock(&mu);
+	share_thread = pthread_self();
+	pthread_mutex_unlock(&mu);
+	sh = pool_share_new(j->pool);
+	pool_share_run(sh, j->helpers, item_fn, NULL, j->n);
+	pool_share_free(sh);
+	pthread_mutex_lock(&mu);
+	share_jobs_done++;
+	pthread_cond_broadcast(&changed);
+	pthread_mutex_unlock(&mu);
+}
+
+static void
+share_reset(int gate)
+{
+	pthread_mutex_lock(&mu);
+	share_gate = gate;
+	items_done = items_elsewhere = in_item = share_jobs_done = 0;
+	short_done = 0;
+	memset(item_calls, 0, sizeof(item_calls));
+	pthread_mutex_unlock(&mu);
+}
+
+/* The job holds the only long place: it must do every item itself. */
+static void
+test_share_alone(void)
+{
+	struct share_job j;
+	struct pool *pool;
+	int i, once = 1;
+
+	share_reset(1);
+	pool = pool_new(2, 1);
+	j.pool = pool;
+	j.helpers = 4;
+	j.n = SHARE_ITEMS;
+	ok(pool_submit_long(pool, share_job, NULL, NULL, &j) == 0,
+	    "max_long 1: a long job shares 100 items with 4 helpers");
+	ok(wait_for(&share_jobs_done, 1),
+	    "... and completes: it waits for no helper that cannot start");
+	for (i = 0; i < SHARE_ITEMS; i++)
+		once &= item_calls[i] == 1;
+	ok(get(&items_done) == SHARE_ITEMS && once, "every item done once");
+	is_int(get(&items_elsewhere), 0, "all of them by the job itself");
+	/* The queued helpers start now, find no run and free the share. */
+	pool_free(pool);
+}
+
+/*
+ * With two long places, the job and one helper read at once and take
+ * both; a short job still runs.
+ */
+static void
+test_share_helpers(void)
+{
+	struct share_job j;
+	struct pool *pool;
+
+	share_reset(0);
+	pool = pool_new(3, 2);
+	j.pool = pool;
+	j.helpers = 3;
+	j.n = 4;
+	ok(pool_submit_long(pool, share_job, NULL, NULL, &j) == 0,
+	    "max_long 2: a long job shares 4 items with up to 3 helpers");
+	ok(wait_for(&in_item, 2), "the job and a helper read at once");
+	ok(pool_submit(pool, short_work, NULL, NULL, NULL) == 0,
+	    "a short job queued while the share holds every long place");
+	ok(wait_for(&short_done, 1), "... it runs");
+	is_int(get(&items_done), 0, "... while the items still wait");
+	pthread_mutex_lock(&mu);
+	share_gate = 1;
+	pthread_cond_broadcast(&changed);
+	pthread_mutex_unlock(&mu);
+	ok(wait_for(&share_jobs_done, 1), "the gate open, the share completes");
+	is_int(get(&items_done), 4, "with every item done");
+	ok(get(&items_elsewhere) > 0, "some by a helper");
+	pool_free(pool);
+}
+
+/* Without a pool, or a share, the caller does it all. */
+static void
+test_share_no_pool(void)
+{
+	struct pool_share *sh;
+
+	share_reset(1);
+	share_thread = pthread_self();
+	sh = pool_share_new(NULL);
+	pool_share_run(sh, 3, item_fn, NULL, 10);
+	pool_share_free(sh);
+	pool_share_run(NULL, 3, item_fn, NULL, 10);
+	is_int(items_done, 20, "no pool, no share: the caller does the items");
+	is_int(items_elsewhere, 0, "... on its own thread");
+}
+
 int
 main(void)
 {
@@ -175,6 +311,9 @@ main(void)
 	ok(pool_new(2, 0) == NULL, "pool_new: long work needs a worker");
 	ok(pool_new(2, 2) == NULL, "... and must leave one for short work");
 	test_urgency();
+	test_share_alone();
+	test_share_helpers();
+	test_share_no_pool();
 	test_inbox_and_free();
 	return tap_done();
 }

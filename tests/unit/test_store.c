@@ -896,6 +896,93 @@ test_negative_full(void)
 	index_close(idx);
 }
 
+/*
+ * Fill a store's map with entries (no files: removing them finds none) in
+ * batches, halved at each failed commit, until not even one fits; how
+ * many were kept.
+ */
+static uint32_t
+fill_map(struct store *s, uint32_t seed)
+{
+	struct index_batch *b;
+	struct blob_info bi;
+	struct cache_key k;
+	struct buildid id;
+	uint8_t *rec, lk[LRUKEY_LEN];
+	uint64_t total;
+	size_t len;
+	uint32_t kept = 0, batch = 100, i;
+	char err[ERRLEN];
+
+	while (batch > 0) {
+		if ((b = index_batch_begin(s->idx, err, sizeof(err))) == NULL)
+			return kept;
+		for (i = 0; i < batch; i++) {
+			neg_key(seed + kept + i, &id, &k);
+			bi = make_info(&id, CACHE_DEBUGINFO, "", "http://up/");
+			bi.size = 10;
+			if ((rec = blob_encode(&bi, 1000, &len)) == NULL)
+				break;
+			lru_key(1000, 1000, k.hash, lk);
+			index_batch_put_rec(b, INDEX_BLOBS, k.hash,
+			    CACHE_KEY_LEN, rec, len);
+			index_batch_put_rec(b, INDEX_LRU, lk, sizeof(lk), "",
+			    0);
+			free(rec);
+		}
+		bytes_add(b, 10 * i, 0, &total);
+		if (index_batch_commit(b, err, sizeof(err)) == -1)
+			batch /= 2;
+		else
+			kept += i;
+	}
+	return kept;
+}
+
+/* A map full of cache entries: purge and eviction still empty it. */
+static void
+test_blobs_full(void)
+{
+	static const struct blob_limits all = { 1, 0, 0, 0 };
+	char path[PATH_MAX], err[ERRLEN];
+	struct store s;
+	uint64_t n = 0, bytes = 0;
+	uint32_t kept;
+
+	memset(&s, 0, sizeof(s));
+	snprintf(s.dir, sizeof(s.dir), "%s", at("fullmap"));
+	mkdir(s.dir, 0755);
+	if (snprintf(path, sizeof(path), "%s/index", s.dir) >=
+	    (int)sizeof(path))
+		return;
+	if (!ok((s.idx = index_open(path, 0, 1u << 20, err, sizeof(err))) !=
+			NULL &&
+		    (s.bs = blobstore_new(s.idx, s.dir, &nolimits, err,
+			 sizeof(err))) != NULL &&
+		    (s.rd = index_reader_new(s.idx)) != NULL,
+		"a store with a 1 MiB map"))
+		return;
+	kept = fill_map(&s, 0);
+	printf("# %u entries fill the map\n", kept);
+	if (!ok(blob_purge(s.bs, NULL, NULL, &n, err, sizeof(err)) == 0 &&
+		    n == kept,
+		"purging every entry of a full map works, and removes them "
+		"all"))
+		printf("# %llu removed: %s\n", (unsigned long long)n, err);
+	is_int(stats(&s).entries, 0, "no entry left");
+	is_int(stats(&s).bytes, 0, "no byte left");
+
+	kept = fill_map(&s, 1000000);
+	s.bs->lim = all;
+	if (!ok(blob_evict(s.bs, &n, &bytes, err, sizeof(err)) == 0 &&
+		    n == kept && bytes == 10ull * kept,
+		"eviction in a full map works, and evicts them all"))
+		printf("# %llu evicted: %s\n", (unsigned long long)n, err);
+	is_int(stats(&s).entries, 0, "no entry left");
+	is_int(stats(&s).evictions, kept, "each counted");
+	store_close(&s);
+}
+
 int
 main(void)
 {
@@ -909,6 +996,7 @@ main(void)
 	test_arithmetic();
 	test_negative();
 	test_negative_full();
+	test_blobs_full();
 	test_purge();
 	test_corrupt();
 	test_index_flags();
