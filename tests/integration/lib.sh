@@ -158,9 +158,12 @@ start_daemon() {
 	DAEMON_PIDS="$DAEMON_PIDS $pid"
 	# The banner follows the last listener bound; a bind that fails
 	# ends the daemon instead.
-	wait_until 20 sh -c "grep -q '$banner' '$log' || ! kill -0 $pid"
+	wait_until 60 sh -c "grep -q '$banner' '$log' || ! kill -0 $pid"
 	if ! kill -0 "$pid" 2>/dev/null || ! grep -q "$banner" "$log"; then
 		cat "$log"
+		# Where it is stuck, when it is.
+		[ -d "/proc/$pid" ] && diag "$name: $(tr '\0' ' ' <"/proc/$pid/cmdline")" &&
+		    diag "state $(awk '/^State/ { print $2 }' "/proc/$pid/status"), in $(cat "/proc/$pid/wchan")"
 		bail "$name did not start"
 	fi
 	port=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$log" |
