@@ -272,15 +272,17 @@ EOF2
 	DBGMIRRORD="$T/small-disk" start_daemon df --scan-dir none \
 	    --scan-packages "$T/roompkgs" --upstream "$roomup_URL" \
 	    --min-free-disk 0
-	is "$(code "$df_URL/buildid/$id_old/debuginfo")" 200 "a small cache: a 1.2 MB file is cached"
-	curl -s -o "$T/room-up" "$df_URL/buildid/$id_up/debuginfo"
+	is "$(code "$df_URL/buildid/$id_old/debuginfo" -m 60)" 200 \
+	    "a small cache: a 1.2 MB file is cached" ||
+	    diag "$(tail -n 5 "$df_LOG")"
+	curl -s -m 60 -o "$T/room-up" "$df_URL/buildid/$id_up/debuginfo"
 	cmp -s "$T/room-up" "$T/bins/$id_up"
 	ok $? "a 1.5 MB fill from the upstream that the disk cannot hold: room is made, and it is whole"
 	grep -q "no room for a fill: [1-9][0-9]* cached files" "$df_LOG" &&
 	    grep -q "fill of /buildid/$id_up/debuginfo: goes on, now that there is room" "$df_LOG"
 	ok $? "... the log says what was evicted, and that the fill went on"
 	is "$(requests_to roomup "$id_up")" 1 "... from one upstream request"
-	curl -s -o "$T/room-pkg" "$df_URL/buildid/$id_pkg/debuginfo"
+	curl -s -m 60 -o "$T/room-pkg" "$df_URL/buildid/$id_pkg/debuginfo"
 	cmp -s "$T/room-pkg" "$bin_pkg"
 	ok $? "a 1.5 MB member of a package that the disk cannot hold: room is made, and it is whole"
 	is "$(grep -c "no room for a fill: [1-9][0-9]* cached files" "$df_LOG")" 2 \
