@@ -212,14 +212,26 @@ upstream_answered(struct upstream *u)
 	u->failures = 0;
 }
 
-static void
-upstream_probe_done_cb(CURL *easy, CURLcode rc, void *arg)
+/*
+ * The end of a "GET /" (probe_new): its HTTP status (0: none), the handle
+ * freed.  Any status below 500 means the upstream is there and answering.
+ */
+static long
+probe_end(CURL *easy)
 {
-	struct upstream *u = arg;
 	long code = 0;
 
 	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
 	curl_easy_cleanup(easy);
+	return code;
+}
+
+static void
+upstream_probe_done_cb(CURL *easy, CURLcode rc, void *arg)
+{
+	struct upstream *u = arg;
+	long code = probe_end(easy);
+
 	u->probe = NULL;
 	if (code > 0 && code < 500) {
 		char why[64];
@@ -699,10 +711,8 @@ static void
 attempt_live_done_cb(CURL *easy, CURLcode rc, void *arg)
 {
 	struct attempt *a = arg;
-	long code = 0;
+	long code = probe_end(easy);
 
-	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
-	curl_easy_cleanup(easy);
 	a->live = NULL;
 	if (a->got_head || a->lost)
 		return; /* the answer came meanwhile */
