@@ -610,13 +610,15 @@ package_rpmhdr(const char *package)
  * that can catch it.  A member fill joins the open pass of its package
  * (else starts one) under fl->mu, in the same critical section that
  * created its flight, so a pass never misses a fill that was coming.  It
- * can join until the pass has read past its member; a later one starts
- * the next pass.  While reading, the pass also claims members nothing
- * asked for, up to package-coextract of them (dwz alt files always, as
- * every debug file of the package may point at them), so that the next
- * requests of a debugger are hits.  Sources lead a pass of their own (their
- * member may be a link, which sides do not follow), which ELF fills can
- * still join.
+ * can join until the pass has read past its member; a later one waits for
+ * the next pass, which is queued while a pass of the package runs and
+ * begins when that pass ends, so that however many fills come too late for
+ * the running pass, they cost one more pass, not one each.  While reading,
+ * the pass also claims members nothing asked for, up to package-coextract
+ * of them (dwz alt files always, as every debug file of the package may
+ * point at them), so that the next requests of a debugger are hits.
+ * Sources lead a pass of their own (their member may be a link, which
+ * sides do not follow), which ELF fills can still join.
  */
 enum pm_state {
 	PM_AHEAD, /* not met yet */
@@ -648,6 +650,7 @@ struct pass {
 	size_t wanted; /* members ahead that a fill wants */
 	size_t ahead; /* members not met yet */
 	size_t ahead_dwz; /* of them, dwz alt files */
+	int queued; /* waits for a pass of its package to end */
 	int begun, closed;
 };
 
@@ -761,9 +764,12 @@ pass_want(struct pass *p, struct job *j)
 static void pass_work(void *arg);
 static void pass_done(void *arg);
 
-/* fl->mu held: a new pass for member fill j; -1 when none can start. */
+/*
+ * fl->mu held: a new pass for member fill j, queued (not begun until
+ * pass_release) when queued; -1 when none can start.
+ */
 static int
-pass_new(struct fill *fl, struct job *j)
+pass_new(struct fill *fl, struct job *j, int queued)
 {
 	struct pass *p;
 
@@ -776,7 +782,9 @@ pass_new(struct fill *fl, struct job *j)
 		p->early = j;
 	else
 		p->lead = j;
-	if (pool_submit_long(fl->d.pool, pass_work, fl->d.inbox, pass_done,
+	p->queued = queued;
+	if (!queued &&
+	    pool_submit_long(fl->d.pool, pass_work, fl->d.inbox, pass_done,
 		p) == -1) {
 		free(p);
 		return -1;
@@ -786,24 +794,72 @@ pass_new(struct fill *fl, struct job *j)
 	return 0;
 }
 
-/* fl->mu held: member fill j joins an open pass of its package or starts one. */
+/*
+ * fl->mu held: member fill j joins an open pass of its package that has
+ * not read past its member, else one that has not begun, else starts one,
+ * queued behind the passes of the package that run.
+ */
 static int
 pass_join(struct fill *fl, struct job *j)
 {
-	struct pass *p;
+	struct pass *p, *later = NULL;
+	int running = 0;
 
 	for (p = fl->passes; p != NULL; p = p->next) {
 		if (strcmp(p->package, j->w.package) != 0)
 			continue;
-		if (!p->begun && is_elf_kind(j->w.kind)) {
-			j->next = p->early;
-			p->early = j;
+		if (!p->begun) {
+			if (later == NULL)
+				later = p;
+		} else if (pass_want(p, j) == 0) {
 			return 0;
+		} else {
+			running = 1;
 		}
-		if (p->begun && pass_want(p, j) == 0)
-			return 0;
 	}
-	return pass_new(fl, j);
+	if (later != NULL && is_elf_kind(j->w.kind)) {
+		j->next = later->early;
+		later->early = j;
+		return 0;
+	}
+	return pass_new(fl, j, running);
+}
+
+/*
+ * The fills' loop, as a pass of package ends: begin the passes queued
+ * behind it.  Fills of one that cannot begin end as failures.
+ */
+static void
+pass_release(struct fill *fl, const char *package)
+{
+	struct pass *p, *next, *failed = NULL;
+	struct job *j;
+
+	pthread_mutex_lock(&fl->mu);
+	for (p = fl->passes; p != NULL; p = next) {
+		next = p->next;
+		if (!p->queued || strcmp(p->package, package) != 0)
+			continue;
+		p->queued = 0;
+		if (pool_submit_long(fl->d.pool, pass_work, fl->d.inbox,
+			pass_done, p) == -1) {
+			pass_close(p);
+			p->next = failed;
+			failed = p;
+		}
+	}
+	pthread_mutex_unlock(&fl->mu);
+	for (p = failed; p != NULL; p = next) {
+		next = p->next;
+		if (p->lead != NULL)
+			job_end(p->lead, FLIGHT_FAILED,
+			    "server is shutting down");
+		while ((j = p->early) != NULL) {
+			p->early = j->next;
+			job_end(j, FLIGHT_FAILED, "server is shutting down");
+		}
+		free(p);
+	}
 }
 
 /* Worker: member fill j's temp file and head, as its pass gets to it. */
@@ -997,7 +1053,7 @@ pass_begin(struct pass *p, struct index_reader *rd)
 		next = j->next;
 		/* A member another fill has (as another kind) waits a pass. */
 		indexed = pass_member(p, j->w.member) != NULL;
-		if (pass_want(p, j) == 0 || (indexed && pass_new(fl, j) == 0))
+		if (pass_want(p, j) == 0 || (indexed && pass_join(fl, j) == 0))
 			continue;
 		j->res = UPSTREAM_FAILED;
 		snprintf(j->why, sizeof(j->why), "%s",
@@ -1073,6 +1129,7 @@ pass_done(void *arg)
 	struct job *j, *next;
 	size_t i;
 
+	pass_release(p->fl, p->package);
 	if (p->lead != NULL)
 		finish_done(p->lead);
 	for (i = 0; i < p->n; i++) {
