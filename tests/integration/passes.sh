@@ -8,7 +8,8 @@
 # filler on its way to the last one, K requests for the members before the
 # filler, which it has read past, arrive one after the other: they share
 # one more pass.  Scanning the package and passing over it four times keep
-# the daemon's peak memory small.
+# the daemon's peak memory small.  Last, in a small package, a pass claims
+# unasked the member clients will ask for next.
 . "$top_srcdir/tests/integration/lib.sh"
 
 N=100
@@ -180,4 +181,32 @@ lt $((peak - base)) $((64 * 1024))
 ok $? "... and the passes added under 64 MiB to it"
 stop_daemon d
 is "$STOP_RC" 0 "SIGTERM: exit 0"
+
+# What a pass claims unasked goes to what clients ask for next: with
+# package-coextract 1, a pass for an executable claims the debug file of
+# its build-id, met last, rather than another debug file met before it.
+exe=$(id_of 900)
+other=$(id_of 901)
+mkdir -p "$T/rank/usr/bin" "$T/rankpkgs"
+for i in 900 901; do
+	mkdir -p "$(dirname "$T/rank/$(member "$i")")"
+	"$MKELF" --type dyn --build-id "$(id_of "$i")" --debug .debug_info:4K \
+	    "$T/rank/$(member "$i")" || bail "mkelf failed"
+done
+"$MKELF" --type dyn --build-id "$exe" --text 4K "$T/rank/usr/bin/prog" ||
+    bail "mkelf failed"
+tar -cf - -C "$T/rank" usr/bin/prog "$(member 901)" "$(member 900)" |
+    zstd -q >"$T/rankpkgs/rank-1.0-1-x86_64.pkg.tar.zst"
+start_daemon e --scan-dir none --scan-packages "$T/rankpkgs" \
+    --package-coextract 1
+is "$(code "$e_URL/buildid/$exe/executable")" 200 "an executable: 200"
+curl -s -D "$T/exe.h" -o "$T/exe.debug" "$e_URL/buildid/$exe/debuginfo"
+is "$(header X-Cache "$T/exe.h")" HIT \
+    "... its debug file, met last, came out in the same pass"
+cmp -s "$T/exe.debug" "$T/rank/$(member 900)"
+ok $? "... byte-identical"
+curl -s -D "$T/other.h" -o /dev/null "$e_URL/buildid/$other/debuginfo"
+is "$(header X-Cache "$T/other.h")" MISS \
+    "... rather than the debug file of another id, met before it"
+stop_daemon e
 done_testing
