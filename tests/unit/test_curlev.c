@@ -24,6 +24,8 @@
 #include "tests/tap.h"
 
 #define LIMIT 30 /* seconds any wait may take */
+/* Longer than any wait: a transfer that ends within one did not time out. */
+#define XFER_TIMEOUT_MS (2 * LIMIT * 1000L)
 #define CONC 8 /* concurrent transfers */
 #define HELD_LENGTH 1000000 /* announced by /held, which sends less */
 
@@ -327,7 +329,7 @@ test_concurrent(struct curlev *cv, struct server *srv)
 	for (i = 0; i < CONC; i++) {
 		snprintf(path, sizeof(path), "/ok/%d", 1000 * (i + 1));
 		started +=
-		    xfer_start(cv, &m.x[i], srv, path, LIMIT * 1000L) == 0;
+		    xfer_start(cv, &m.x[i], srv, path, XFER_TIMEOUT_MS) == 0;
 	}
 	is_int(started, CONC, "concurrent transfers added");
 	ok(run_until(all_done, &m) == 0,
@@ -348,7 +350,7 @@ test_removed(struct curlev *cv, struct server *srv)
 	int before = loop_events();
 
 	srv->closed = 0;
-	ok(xfer_start(cv, &x, srv, "/held", LIMIT * 1000L) == 0,
+	ok(xfer_start(cv, &x, srv, "/held", XFER_TIMEOUT_MS) == 0,
 	    "a transfer of a body that stops coming");
 	ok(run_until(got_bytes, &x) == 0, "... has its first bytes");
 	curlev_remove(cv, x.easy);
