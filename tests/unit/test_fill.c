@@ -8,11 +8,13 @@
  * Checked: a herd of joins, and joins while the body trickles in, cost one
  * upstream request and all get the verified file, which is published; the
  * reader that started the fill leaving mid-fill does not stop it; an
- * answer with another build-id fails every reader and publishes nothing; a
- * miss is in the negative entries before any reader is woken by the end,
- * answers the next fill without asking upstream, and is asked again once
- * the test clock passes its TTL.  Every wait is for a condition, bounded
- * by WAIT_SECONDS.
+ * answer with another build-id (refused at its first bytes), or with the
+ * build-id but no debug info (refused by the final check, readers having
+ * been let stream all but its last byte), fails every reader and
+ * publishes nothing; a miss is in the negative entries before any reader
+ * is woken by the end, answers the next fill without asking upstream, and
+ * is asked again once the test clock passes its TTL.  Every wait is for a
+ * condition, bounded by WAIT_SECONDS.
  */
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -51,6 +53,7 @@
 static const char *ID_A = "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1";
 static const char *ID_B = "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2";
 static const char *ID_C = "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3";
+static const char *ID_D = "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4";
 
 static struct event_base *base;
 static struct index *idx;
@@ -66,6 +69,7 @@ struct reader {
 	int created;
 	int wakes;
 	int negative_at_wake; /* the key's negative entry, at the last wake */
+	uint64_t sendable; /* the most it was ever allowed to send */
 	struct cache_key k;
 };
 
@@ -171,6 +175,8 @@ run_until(struct reader *rs, size_t n, int streaming)
 				continue;
 			}
 			flight_view(rs[i].f, &v);
+			if (v.sendable > rs[i].sendable)
+				rs[i].sendable = v.sendable;
 			there += streaming
 			    ? v.state == FLIGHT_STREAMING && v.sendable > 0
 			    : ended(v.state);
@@ -210,7 +216,7 @@ upstream_asked(const char *hex)
 static int
 fake_start(const char *top)
 {
-	char exe[4096], rule_a[4096], rule_b[4096], port[32];
+	char exe[4096], rule_a[4096], rule_b[4096], rule_d[4096], port[32];
 	time_t until = time(NULL) + WAIT_SECONDS;
 	struct stat st;
 	FILE *fp;
@@ -219,6 +225,7 @@ fake_start(const char *top)
 	snprintf(exe, sizeof(exe), "%s/tests/fakeupstream", top);
 	snprintf(rule_a, sizeof(rule_a), "%s=trickle:%s", ID_A, at("a.debug"));
 	snprintf(rule_b, sizeof(rule_b), "%s=ok:%s", ID_B, at("a.debug"));
+	snprintf(rule_d, sizeof(rule_d), "%s=ok:%s", ID_D, at("d.exe"));
 	if ((fake_pid = fork()) == 0) {
 		/*
 		 * It prints its port, which is not TAP, and must not outlive
@@ -231,7 +238,7 @@ fake_start(const char *top)
 			dup2(fd, STDERR_FILENO);
 		}
 		execl(exe, exe, "--port-file", at("fake.port"), "--log",
-		    at("fake.log"), "--rate", "8000", rule_a, rule_b,
+		    at("fake.log"), "--rate", "8000", rule_a, rule_b, rule_d,
 		    (char *)NULL);
 		_exit(127);
 	}
@@ -329,25 +336,36 @@ test_herd(void)
 	ok(cached_as(&rs[1].k, at("a.debug")), "... with the upstream's bytes");
 }
 
+/*
+ * An answer that fails verification (what says which) ends the fill of
+ * hex as failed for every reader, none of which was ever let send the
+ * last of the size bytes of path, the answer; nothing is published and
+ * an error entry is remembered.
+ */
 static void
-test_wrong_id(void)
+test_refused(const char *hex, const char *path, const char *what)
 {
 	struct reader rs[3];
 	struct blob_info bi;
 	struct neg_entry ne;
 	struct index_reader *rd;
+	struct stat st;
+	char msg[256];
 	size_t i;
-	int failed = 0, found, neg;
+	int failed = 0, cut = 0, found, neg;
 
 	for (i = 0; i < 3; i++)
-		reader_join(&rs[i], ID_B);
-	ok(run_until(rs, 3, 0),
-	    "an answer with another build-id ends the fill");
+		reader_join(&rs[i], hex);
+	snprintf(msg, sizeof(msg), "%s ends the fill", what);
+	ok(run_until(rs, 3, 0), msg);
+	stat(path, &st);
 	for (i = 0; i < 3; i++) {
 		failed += reader_state(&rs[i]) == FLIGHT_FAILED;
+		cut += rs[i].sendable < (uint64_t)st.st_size;
 		reader_leave(&rs[i]);
 	}
 	is_int(failed, 3, "... failed, for every reader");
+	is_int(cut, 3, "... none ever let send the whole answer");
 	rd = index_reader_new(idx);
 	found = rd != NULL && index_reader_begin(rd) == 0 &&
 	    blob_lookup(rd, &rs[0].k, &bi) == 0;
@@ -432,6 +450,8 @@ main(void)
 	if (!shell("'%s/tests/mkelf' --type dyn --build-id %s "
 		   "--debug .debug_info:6K --debug .debug_line:2K '%s'",
 		top, ID_A, at("a.debug")) ||
+	    !shell("'%s/tests/mkelf' --type dyn --build-id %s --text 8K '%s'",
+		top, ID_D, at("d.exe")) ||
 	    (port = fake_start(top)) == -1) {
 		printf("Bail out! no debug file or no fake upstream\n");
 		fake_stop();
@@ -479,7 +499,9 @@ main(void)
 	}
 
 	test_herd();
-	test_wrong_id();
+	test_refused(ID_B, at("a.debug"), "an answer with another build-id");
+	test_refused(ID_D, at("d.exe"),
+	    "an executable with the build-id, asked for as debuginfo,");
 	test_negative();
 
 	fake_stop();
