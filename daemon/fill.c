@@ -781,13 +781,31 @@ package_rpmhdr(const char *package)
  * that can catch it.  A member fill joins the open pass of its package
  * (else starts one) under fl->mu, in the same critical section that
  * created its flight, so a pass never misses a fill that was coming.  It
- * can join until the pass has read past its member; a later one starts
- * the next pass.  While reading, the pass also claims members nothing
- * asked for, up to package-coextract of them (dwz alt files always, as
- * every debug file of the package may point at them), so that the next
- * requests of a debugger are hits.  Sources lead a pass of their own (their
- * member may be a link, which sides do not follow), which ELF fills can
- * still join.
+ * can join until the pass has read past its member; a later one waits for
+ * the next pass, which is queued while a pass of the package runs and
+ * begins when that pass ends, so that however many fills come too late for
+ * the running pass, they cost one more pass, not one each.  While reading,
+ * the pass also claims members nothing asked for, so that the next
+ * requests of a debugger are hits: dwz alt files always, as every debug
+ * file of the package may point at them, and up to package-coextract
+ * others.  Those go to the members clients are likeliest to ask for next,
+ * best first:
+ *
+ *   1. members sharing the build-id of a member a fill of the pass wants:
+ *      the debug file an executable's .gnu_debuglink names, the executable
+ *      of a debug file, which a client asks for once it has the other;
+ *   2. members whose build-id is cached as the other ELF kind: a client
+ *      had the executable (or the debug file) of that id from this server
+ *      and is likely to want the rest;
+ *   3. debug files, which debuggers ask for far more than executables;
+ *   4. the rest.
+ *
+ * A member met is claimed when fewer than budget members still ahead
+ * outrank it, so that the budget is not spent on the first members met
+ * when better ones come later; among equals the first met wins.  A member
+ * already cached is never claimed again.  Sources lead a pass of their own
+ * (their member may be a link, which sides do not follow), which ELF fills
+ * can still join.
  */
 enum pm_state {
 	PM_AHEAD, /* not met yet */
@@ -795,11 +813,21 @@ enum pm_state {
 	PM_BEHIND, /* met and passed by */
 };
 
+/* How likely a member nothing asked for is to be asked for next. */
+enum pm_rank {
+	PR_SIBLING, /* shares its build-id with a member a fill wants */
+	PR_ASKED, /* its build-id is cached as the other kind */
+	PR_DEBUG, /* a debug file */
+	PR_OTHER,
+	PR_NONE, /* not claimed for its rank: met, wanted, cached or dwz */
+};
+
 /* An indexed ELF member of the package of a pass. */
 struct pmember {
 	struct pkg_rec rec; /* member malloc'ed; package not set */
 	enum pm_state state;
-	int dwz;
+	enum pm_rank rank;
+	int dwz; /* a dwz alt file not cached yet */
 	struct job *job; /* the fill that wants it, if any */
 	struct pkg_side side;
 };
@@ -817,8 +845,9 @@ struct pass {
 	size_t n, cap;
 	size_t budget; /* members it may still claim unasked */
 	size_t wanted; /* members ahead that a fill wants */
-	size_t ahead; /* members not met yet */
-	size_t ahead_dwz; /* of them, dwz alt files */
+	size_t ranked[PR_NONE]; /* members ahead that it may claim, by rank */
+	size_t ahead_dwz; /* dwz alt files not met yet */
+	int queued; /* waits for a pass of its package to end */
 	int begun, closed;
 };
 
@@ -864,9 +893,84 @@ pass_load_cb(const struct pkg_rec *r, void *arg)
 	return 0;
 }
 
+/* The kind a member of kinds is filled as when nothing asked for it. */
+static enum cache_kind
+pm_kind(unsigned kinds)
+{
+	return kinds & ELF_KIND_DEBUGINFO ? CACHE_DEBUGINFO : CACHE_EXECUTABLE;
+}
+
+/* Worker, in rd's transaction: 1 when (id, kind) is cached. */
+static int
+pm_cached(struct index_reader *rd, const struct buildid *id,
+    enum cache_kind kind)
+{
+	struct cache_key k;
+	struct blob_info bi;
+
+	cache_key_make(&k, id, kind, "");
+	return blob_lookup(rd, &k, &bi) == 0;
+}
+
+/* Worker, in rd's transaction: pm's rank before any fill wants it. */
+static enum pm_rank
+pm_rank_of(struct index_reader *rd, const struct pmember *pm)
+{
+	enum cache_kind kind = pm_kind(pm->rec.kinds);
+
+	if (pm_cached(rd, &pm->rec.id, kind))
+		return PR_NONE;
+	if (pm_cached(rd, &pm->rec.id,
+		kind == CACHE_DEBUGINFO ? CACHE_EXECUTABLE : CACHE_DEBUGINFO))
+		return PR_ASKED;
+	return kind == CACHE_DEBUGINFO ? PR_DEBUG : PR_OTHER;
+}
+
+/* fl->mu held (or p not begun): pm is no more a member p may claim. */
+static void
+pm_unrank(struct pass *p, struct pmember *pm)
+{
+	if (pm->rank != PR_NONE)
+		p->ranked[pm->rank]--;
+	pm->rank = PR_NONE;
+}
+
+/*
+ * fl->mu held: a fill wants the member of build-id id; the other members
+ * of that id come first among those p may claim.
+ */
+static void
+pass_favour(struct pass *p, const struct buildid *id)
+{
+	struct pmember *pm;
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		pm = &p->m[i];
+		if (pm->rank == PR_NONE || pm->rank == PR_SIBLING ||
+		    !buildid_equal(&pm->rec.id, id))
+			continue;
+		pm_unrank(p, pm);
+		pm->rank = PR_SIBLING;
+		p->ranked[PR_SIBLING]++;
+	}
+}
+
+/* fl->mu held: members ahead that p may claim and that outrank r. */
+static size_t
+pass_outranked(const struct pass *p, enum pm_rank r)
+{
+	size_t n = 0;
+	int i;
+
+	for (i = 0; i < (int)r; i++)
+		n += p->ranked[i];
+	return n;
+}
+
 /*
  * Worker: the indexed ELF members of p's package, by name, one entry per
- * file (a file indexed as two kinds is one member).
+ * file (a file indexed as two kinds is one member), ranked with rd.
  */
 static void
 pass_load(struct pass *p, struct index_reader *rd)
@@ -887,10 +991,16 @@ pass_load(struct pass *p, struct index_reader *rd)
 	}
 	p->n = k;
 	for (i = 0; i < p->n; i++) {
-		p->m[i].dwz = strncmp(p->m[i].rec.member, PKG_DWZ_DIR,
-				  strlen(PKG_DWZ_DIR)) == 0;
-		p->ahead++;
-		p->ahead_dwz += p->m[i].dwz;
+		p->m[i].rank = pm_rank_of(rd, &p->m[i]);
+		if (p->m[i].rank != PR_NONE &&
+		    strncmp(p->m[i].rec.member, PKG_DWZ_DIR,
+			strlen(PKG_DWZ_DIR)) == 0) {
+			p->m[i].dwz = 1;
+			p->m[i].rank = PR_NONE;
+			p->ahead_dwz++;
+		}
+		if (p->m[i].rank != PR_NONE)
+			p->ranked[p->m[i].rank]++;
 	}
 }
 
@@ -926,15 +1036,20 @@ pass_want(struct pass *p, struct job *j)
 		return -1;
 	pm->job = j;
 	p->wanted++;
+	pm_unrank(p, pm);
+	pass_favour(p, &j->w.id);
 	return 0;
 }
 
 static void pass_work(void *arg);
 static void pass_done(void *arg);
 
-/* fl->mu held: a new pass for member fill j; -1 when none can start. */
+/*
+ * fl->mu held: a new pass for member fill j, queued (not begun until
+ * pass_release) when queued; -1 when none can start.
+ */
 static int
-pass_new(struct fill *fl, struct job *j)
+pass_new(struct fill *fl, struct job *j, int queued)
 {
 	struct pass *p;
 
@@ -947,7 +1062,9 @@ pass_new(struct fill *fl, struct job *j)
 		p->early = j;
 	else
 		p->lead = j;
-	if (pool_submit_long(fl->d.pool, pass_work, fl->d.inbox, pass_done,
+	p->queued = queued;
+	if (!queued &&
+	    pool_submit_long(fl->d.pool, pass_work, fl->d.inbox, pass_done,
 		p) == -1) {
 		free(p);
 		return -1;
@@ -957,24 +1074,72 @@ pass_new(struct fill *fl, struct job *j)
 	return 0;
 }
 
-/* fl->mu held: member fill j joins an open pass of its package or starts one. */
+/*
+ * fl->mu held: member fill j joins an open pass of its package that has
+ * not read past its member, else one that has not begun, else starts one,
+ * queued behind the passes of the package that run.
+ */
 static int
 pass_join(struct fill *fl, struct job *j)
 {
-	struct pass *p;
+	struct pass *p, *later = NULL;
+	int running = 0;
 
 	for (p = fl->passes; p != NULL; p = p->next) {
 		if (strcmp(p->package, j->w.package) != 0)
 			continue;
-		if (!p->begun && is_elf_kind(j->w.kind)) {
-			j->next = p->early;
-			p->early = j;
+		if (!p->begun) {
+			if (later == NULL)
+				later = p;
+		} else if (pass_want(p, j) == 0) {
 			return 0;
+		} else {
+			running = 1;
 		}
-		if (p->begun && pass_want(p, j) == 0)
-			return 0;
 	}
-	return pass_new(fl, j);
+	if (later != NULL && is_elf_kind(j->w.kind)) {
+		j->next = later->early;
+		later->early = j;
+		return 0;
+	}
+	return pass_new(fl, j, running);
+}
+
+/*
+ * The fills' loop, as a pass of package ends: begin the passes queued
+ * behind it.  Fills of one that cannot begin end as failures.
+ */
+static void
+pass_release(struct fill *fl, const char *package)
+{
+	struct pass *p, *next, *failed = NULL;
+	struct job *j;
+
+	pthread_mutex_lock(&fl->mu);
+	for (p = fl->passes; p != NULL; p = next) {
+		next = p->next;
+		if (!p->queued || strcmp(p->package, package) != 0)
+			continue;
+		p->queued = 0;
+		if (pool_submit_long(fl->d.pool, pass_work, fl->d.inbox,
+			pass_done, p) == -1) {
+			pass_close(p);
+			p->next = failed;
+			failed = p;
+		}
+	}
+	pthread_mutex_unlock(&fl->mu);
+	for (p = failed; p != NULL; p = next) {
+		next = p->next;
+		if (p->lead != NULL)
+			job_end(p->lead, FLIGHT_FAILED,
+			    "server is shutting down");
+		while ((j = p->early) != NULL) {
+			p->early = j->next;
+			job_end(j, FLIGHT_FAILED, "server is shutting down");
+		}
+		free(p);
+	}
 }
 
 /* Worker: member fill j's temp file and head, as its pass gets to it. */
@@ -1013,9 +1178,7 @@ job_open_member(struct pass *p, struct job *j)
 static struct job *
 job_unasked(struct pass *p, const struct pmember *pm)
 {
-	enum cache_kind kind = pm->rec.kinds & ELF_KIND_DEBUGINFO
-	    ? CACHE_DEBUGINFO
-	    : CACHE_EXECUTABLE;
+	enum cache_kind kind = pm_kind(pm->rec.kinds);
 	struct cache_key k;
 	struct flight *f;
 	struct job *j;
@@ -1053,15 +1216,19 @@ pass_side(const char *member, void *arg)
 	struct pass *p = arg;
 	struct pmember *pm;
 	struct job *j = NULL;
+	enum pm_rank r;
 
 	pthread_mutex_lock(&p->fl->mu);
 	if ((pm = pass_member(p, member)) != NULL && pm->state == PM_AHEAD) {
-		p->ahead--;
+		r = pm->rank;
+		pm_unrank(p, pm);
 		p->ahead_dwz -= (size_t)pm->dwz;
 		if (pm->job != NULL)
 			p->wanted--;
-		else if ((pm->dwz || p->budget > 0) &&
-		    (pm->job = job_unasked(p, pm)) != NULL && !pm->dwz)
+		else if (pm->dwz)
+			pm->job = job_unasked(p, pm);
+		else if (r != PR_NONE && pass_outranked(p, r) < p->budget &&
+		    (pm->job = job_unasked(p, pm)) != NULL)
 			p->budget--;
 		j = pm->job;
 		pm->state = j != NULL ? PM_TAKEN : PM_BEHIND;
@@ -1093,7 +1260,7 @@ pass_more(void *arg)
 
 	pthread_mutex_lock(&p->fl->mu);
 	more = p->wanted > 0 || p->ahead_dwz > 0 ||
-	    (p->budget > 0 && p->ahead > 0);
+	    (p->budget > 0 && pass_outranked(p, PR_NONE) > 0);
 	if (!more)
 		pass_close(p);
 	pthread_mutex_unlock(&p->fl->mu);
@@ -1168,7 +1335,7 @@ pass_begin(struct pass *p, struct index_reader *rd)
 		next = j->next;
 		/* A member another fill has (as another kind) waits a pass. */
 		indexed = pass_member(p, j->w.member) != NULL;
-		if (pass_want(p, j) == 0 || (indexed && pass_new(fl, j) == 0))
+		if (pass_want(p, j) == 0 || (indexed && pass_join(fl, j) == 0))
 			continue;
 		j->res = UPSTREAM_FAILED;
 		snprintf(j->why, sizeof(j->why), "%s",
@@ -1244,6 +1411,7 @@ pass_done(void *arg)
 	struct job *j, *next;
 	size_t i;
 
+	pass_release(p->fl, p->package);
 	if (p->lead != NULL)
 		finish_done(p->lead);
 	for (i = 0; i < p->n; i++) {
