@@ -1,6 +1,6 @@
 #!/bin/bash
-# Decompression passes over a package.  One Arch package of over 1 GiB
-# holds K small debug files, a 1 GiB member that is not ELF, then 102 more
+# Decompression passes over a package.  One Arch package of over 2 GiB
+# holds K small debug files, a 2 GiB member that is not ELF, then 102 more
 # debug files.  100 concurrent requests for 100 of those are answered with
 # the right bytes by one decompression pass, with package-coextract 0 so
 # that nothing but joining the pass can make it one; another one, asked for
@@ -38,12 +38,12 @@ for i in $(seq 0 $((LEAD + K))); do
 	    bail "mkelf failed"
 done
 # The filler comes before all but K debug files in the tar, so that the
-# pass reads it before them: 1 GiB that does not compress (AES-CTR of
-# zeros), so that the package file itself is over 1 GiB.  Its tar header is
+# pass reads it before them: 2 GiB that does not compress (AES-CTR of
+# zeros), so that the package file itself is over 2 GiB.  Its tar header is
 # taken from a sparse file of the same name and size; the bytes are
 # streamed, never stored.  The K files before it are a tar without its end
 # (two zero blocks, the whole record with -b1).
-truncate -s 1G "$T/root/aaa-filler"
+truncate -s 2G "$T/root/aaa-filler"
 mkdir -p "$T/pkgs"
 PKG=$T/pkgs/many-1.0-1-x86_64.pkg.tar.zst
 # shellcheck disable=SC2046 # the member lists are split on purpose
@@ -52,13 +52,13 @@ PKG=$T/pkgs/many-1.0-1-x86_64.pkg.tar.zst
 	    $((LEAD + K))); do member "$i"; done) | head -c -1024
 	tar -cf - -C "$T/root" aaa-filler 2>/dev/null | head -c 512
 	openssl enc -aes-128-ctr -pass pass:filler -nosalt -pbkdf2 \
-	    </dev/zero 2>/dev/null | head -c 1G
+	    </dev/zero 2>/dev/null | head -c 2G
 	tar -cf - -C "$T/root" $(for i in $(seq 0 "$LEAD"); do
 	    member "$i"; done)
 } | zstd -q -1 >"$PKG"
-[ "$(stat -c %s "$PKG")" -gt $((1 << 30)) ] &&
+[ "$(stat -c %s "$PKG")" -gt $((2 << 30)) ] &&
     tar --zstd -tf "$PKG" >"$T/listing"
-ok $? "a package of over 1 GiB: debug files, an incompressible filler, then more"
+ok $? "a package of over 2 GiB: debug files, an incompressible filler, then more"
 is "$(grep -c '\.debug$' "$T/listing")" $((LEAD + K + 1)) \
     "... all $((LEAD + K + 1)) of them"
 is "$(grep -n filler "$T/listing" | cut -d: -f1)" $((K + 1)) \
@@ -171,12 +171,12 @@ is "$bad" 0 "the $K members before it: each 200, byte-identical"
 is "$(metric dbgmirror_package_passes_total "$d_URL")" 4 \
     "... out of one more pass"
 
-# Scanning and four passes over 1 GiB: the reader streams, so the peak
+# Scanning and four passes over 2 GiB: the reader streams, so the peak
 # stays far below the package's size.
 peak=$(hwm d)
 diag "VmHWM: $base KiB after the scan, $peak KiB after the passes"
 lt "$peak" $((256 * 1024))
-ok $? "peak memory over scan and passes of a 1 GiB package: under 256 MiB"
+ok $? "peak memory over scan and passes of a 2 GiB package: under 256 MiB"
 lt $((peak - base)) $((64 * 1024))
 ok $? "... and the passes added under 64 MiB to it"
 stop_daemon d
