@@ -1,0 +1,81 @@
+/*
+ * fetchers/headers.c: read the head of an upstream's answer line by line.
+ *
+ * libcurl calls its header function once per line, for the head of every
+ * answer of a transfer: the interim ones (100 Continue), each redirect,
+ * then the final answer.  So a status line starts everything over.  Lines
+ * are taken as bytes with a length, never as C strings.
+ */
+#include "fetchers/headers.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+void
+headers_reset(struct headers *h)
+{
+	h->code = 0;
+	h->range_start = -1;
+	h->date[0] = '\0';
+	h->keeplen = 0;
+}
+
+/* Append an X-DEBUGINFOD-* line to h->keep when it may be replayed. */
+static void
+keep_header(struct headers *h, const char *line, size_t n)
+{
+	static const char prefix[] = "x-debuginfod-";
+	size_t i;
+
+	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		n--;
+	if (n < sizeof(prefix) ||
+	    strncasecmp(line, prefix, sizeof(prefix) - 1) != 0)
+		return;
+	/* Our own X-DEBUGINFOD-SIZE is sent from the bytes we have. */
+	if (strncasecmp(line, "x-debuginfod-size:", 18) == 0)
+		return;
+	/* A value with control or 8-bit bytes is not replayed at all. */
+	for (i = 0; i < n; i++)
+		if (((unsigned char)line[i] < 0x20 && line[i] != '\t') ||
+		    (unsigned char)line[i] >= 0x7f)
+			return;
+	if (memchr(line, ':', n) == NULL ||
+	    h->keeplen + n + 2 > sizeof(h->keep))
+		return;
+	memcpy(h->keep + h->keeplen, line, n);
+	memcpy(h->keep + h->keeplen + n, "\r\n", 2);
+	h->keeplen += n + 2;
+}
+
+enum headers_line
+headers_line(struct headers *h, const char *p, size_t n, const char **value,
+    size_t *vlen)
+{
+	if (n >= 5 && strncmp(p, "HTTP/", 5) == 0) {
+		headers_reset(h);
+		if ((p = memchr(p, ' ', n)) != NULL)
+			h->code = atoi(p + 1);
+		return HEADERS_STATUS;
+	}
+	if (h->code >= 300 && h->code < 400 && n > 9 &&
+	    strncasecmp(p, "location:", 9) == 0) {
+		*value = p + 9;
+		*vlen = n - 9;
+		return HEADERS_LOCATION;
+	}
+	if (n > 14 && strncasecmp(p, "last-modified:", 14) == 0) {
+		if (n - 14 < sizeof(h->date)) {
+			memcpy(h->date, p + 14, n - 14);
+			h->date[n - 14] = '\0';
+			h->date[strcspn(h->date, "\r\n")] = '\0';
+		} else {
+			h->date[0] = '\0';
+		}
+	} else if (n > 20 && strncasecmp(p, "content-range: bytes ", 20) == 0) {
+		h->range_start = strtoll(p + 20, NULL, 10);
+	}
+	keep_header(h, p, n);
+	return HEADERS_FIELD;
+}
