@@ -21,6 +21,28 @@ headers_reset(struct headers *h)
 	h->keeplen = 0;
 }
 
+/*
+ * The status of a status line of n bytes, "HTTP/<version> <three digits>"
+ * and then a space or the line's end; 0 when it is not spelt so.
+ */
+static int
+status_code(const char *p, size_t n)
+{
+	const char *sp = memchr(p, ' ', n), *end = p + n;
+	int code = 0, i;
+
+	if (sp == NULL || end - sp < 4)
+		return 0;
+	for (i = 1; i <= 3; i++) {
+		if (sp[i] < '0' || sp[i] > '9')
+			return 0;
+		code = code * 10 + (sp[i] - '0');
+	}
+	if (sp + 4 < end && sp[4] != ' ' && sp[4] != '\r' && sp[4] != '\n')
+		return 0;
+	return code >= 100 ? code : 0;
+}
+
 /* Append an X-DEBUGINFOD-* line to h->keep when it may be replayed. */
 static void
 keep_header(struct headers *h, const char *line, size_t n)
@@ -55,8 +77,7 @@ headers_line(struct headers *h, const char *p, size_t n, const char **value,
 {
 	if (n >= 5 && strncmp(p, "HTTP/", 5) == 0) {
 		headers_reset(h);
-		if ((p = memchr(p, ' ', n)) != NULL)
-			h->code = atoi(p + 1);
+		h->code = status_code(p, n);
 		return HEADERS_STATUS;
 	}
 	if (h->code >= 300 && h->code < 400 && n > 9 &&

@@ -22,7 +22,7 @@
 
 /* What the head of the answer arriving says so far. */
 struct headers {
-	int code; /* the status line's number; 0 before a status line */
+	int code; /* the status, 100 to 999; 0 before a status line or none */
 	int64_t range_start; /* of "Content-Range: bytes N-..."; -1: none */
 	char date[HEADERS_DATE_MAX]; /* the Last-Modified value; "": none */
 	/* X-DEBUGINFOD-* lines to replay, each "Name: value\r\n". */
