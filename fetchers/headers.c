@@ -43,28 +43,47 @@ status_code(const char *p, size_t n)
 	return code >= 100 ? code : 0;
 }
 
-/* Append an X-DEBUGINFOD-* line to h->keep when it may be replayed. */
+/*
+ * 1 for a byte of a token (RFC 9110 5.6.2): printable ASCII but the
+ * delimiters.
+ */
+static int
+is_token_byte(unsigned char c)
+{
+	return c > 0x20 && c < 0x7f && strchr("\"(),/:;<=>?@[\\]{}", c) == NULL;
+}
+
+/*
+ * Append an X-DEBUGINFOD-* line to h->keep when it may be replayed as it
+ * is: a token before the colon, so that our answer stays well-formed, and
+ * no control or 8-bit byte after it.
+ */
 static void
 keep_header(struct headers *h, const char *line, size_t n)
 {
 	static const char prefix[] = "x-debuginfod-";
-	size_t i;
+	const char *colon;
+	size_t name, i;
 
 	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
 		n--;
-	if (n < sizeof(prefix) ||
+	if ((colon = memchr(line, ':', n)) == NULL)
+		return;
+	name = (size_t)(colon - line);
+	if (name < sizeof(prefix) - 1 ||
 	    strncasecmp(line, prefix, sizeof(prefix) - 1) != 0)
 		return;
 	/* Our own X-DEBUGINFOD-SIZE is sent from the bytes we have. */
-	if (strncasecmp(line, "x-debuginfod-size:", 18) == 0)
+	if (name == 17 && strncasecmp(line, "x-debuginfod-size", 17) == 0)
 		return;
-	/* A value with control or 8-bit bytes is not replayed at all. */
-	for (i = 0; i < n; i++)
+	for (i = 0; i < name; i++)
+		if (!is_token_byte((unsigned char)line[i]))
+			return;
+	for (i = name + 1; i < n; i++)
 		if (((unsigned char)line[i] < 0x20 && line[i] != '\t') ||
 		    (unsigned char)line[i] >= 0x7f)
 			return;
-	if (memchr(line, ':', n) == NULL ||
-	    h->keeplen + n + 2 > sizeof(h->keep))
+	if (h->keeplen + n + 2 > sizeof(h->keep))
 		return;
 	memcpy(h->keep + h->keeplen, line, n);
 	memcpy(h->keep + h->keeplen + n, "\r\n", 2);

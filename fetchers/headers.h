@@ -46,7 +46,8 @@ void headers_reset(struct headers *h);
  * its code read.  A Last-Modified value is kept in date ("" when it does
  * not fit), a Content-Range start in range_start, an X-DEBUGINFOD-* line
  * other than X-DEBUGINFOD-SIZE (which the server makes itself) appended
- * to keep when it has a colon, no control or 8-bit bytes and fits whole.  For HEADERS_LOCATION, *value and *vlen are the
+ * to keep when its name is a token, its value has no control or 8-bit
+ * bytes (tabs aside) and it fits whole.  For HEADERS_LOCATION, *value and *vlen are the
  * bytes after "Location:", as they came.
  */
 enum headers_line headers_line(struct headers *h, const char *line, size_t n,
