@@ -8,7 +8,6 @@
  */
 #include "fetchers/headers.h"
 
-#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -41,6 +40,33 @@ status_code(const char *p, size_t n)
 	if (sp + 4 < end && sp[4] != ' ' && sp[4] != '\r' && sp[4] != '\n')
 		return 0;
 	return code >= 100 ? code : 0;
+}
+
+/*
+ * The first byte a Content-Range value of n bytes at p announces,
+ * " bytes N-...", or -1 when it does not spell one (as "bytes *" and a
+ * length, which only says how long the file is, does not).
+ */
+static int64_t
+range_first(const char *p, size_t n)
+{
+	const char *end = p + n;
+	int64_t v = 0;
+
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (end - p < 6 || strncasecmp(p, "bytes ", 6) != 0)
+		return -1;
+	for (p += 6; p < end && *p == ' '; p++)
+		;
+	if (p == end || *p < '0' || *p > '9')
+		return -1;
+	for (; p < end && *p >= '0' && *p <= '9'; p++) {
+		if (v > (INT64_MAX - (*p - '0')) / 10)
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	return p < end && *p == '-' ? v : -1;
 }
 
 /*
@@ -113,8 +139,8 @@ headers_line(struct headers *h, const char *p, size_t n, const char **value,
 		} else {
 			h->date[0] = '\0';
 		}
-	} else if (n > 20 && strncasecmp(p, "content-range: bytes ", 20) == 0) {
-		h->range_start = strtoll(p + 20, NULL, 10);
+	} else if (n > 14 && strncasecmp(p, "content-range:", 14) == 0) {
+		h->range_start = range_first(p + 14, n - 14);
 	}
 	keep_header(h, p, n);
 	return HEADERS_FIELD;

@@ -8,7 +8,8 @@
  * exact size without a NUL, so that AddressSanitizer sees a read past it.
  *
  * Besides memory errors, the target aborts when, after any line, the state
- * breaks the contract: a status other than 0 or 100 to 999; a status line
+ * breaks the contract: a status other than 0 or 100 to 999, a range start
+ * below -1; a status line
  * that does not start everything over; a Location given outside a 3xx
  * answer or not as the bytes after its colon; a date with its line end or
  * without its NUL; kept text over UPSTREAM_HEADERS_MAX, or other than
@@ -74,6 +75,7 @@ check_line(const struct headers *h, enum headers_line rc, const char *line,
 		FUZZ_CHECK(h->code >= 300 && h->code < 400);
 		FUZZ_CHECK(value == line + 9 && vlen == n - 9);
 	}
+	FUZZ_CHECK(h->range_start >= -1);
 	FUZZ_CHECK(memchr(h->date, '\0', sizeof(h->date)) != NULL);
 	FUZZ_CHECK(strpbrk(h->date, "\r\n") == NULL);
 	check_kept(h->keep, h->keeplen);
