@@ -50,21 +50,6 @@
 #define LRUKEY_LEN (2 * INDEX_TIME_LEN + CACHE_KEY_LEN)
 #define BYTES_COUNTER "blob_bytes"
 
-/* The stored entry: this header, then arg, source and headers, each with
- * a NUL after it. */
-struct blob_hdr {
-	uint64_t size;
-	int64_t mtime;
-	int64_t stored;
-	int64_t atime;
-	uint32_t arglen;
-	uint32_t sourcelen;
-	uint32_t headerslen;
-	uint8_t kind;
-	uint8_t idlen;
-	uint8_t id[BUILDID_MAX];
-};
-
 struct touch {
 	struct cache_key k;
 	int64_t t;
@@ -135,13 +120,7 @@ lru_key(int64_t atime, int64_t stored, const uint8_t hash[CACHE_KEY_LEN],
 	memcpy(out + 2 * INDEX_TIME_LEN, hash, CACHE_KEY_LEN);
 }
 
-/*
- * Decode a stored entry into *h and, when info is not NULL, *info (whose
- * strings then point into the record).  -1 when it is damaged: every
- * length is checked against the record's size and every string must end
- * with its NUL.
- */
-static int
+int
 blob_decode(const struct index_rec *r, struct blob_hdr *h,
     struct blob_info *info)
 {

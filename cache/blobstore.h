@@ -27,6 +27,7 @@
 struct index;
 struct index_reader;
 struct blobstore;
+struct index_rec;
 
 struct blob_limits {
 	uint64_t max_bytes; /* cap on blob bytes; 0 = none */
@@ -53,6 +54,33 @@ struct blob_info {
 	    *headers; /* "Name: value\r\n"... lines to replay, may be "" */
 	size_t headers_len;
 };
+
+/*
+ * The stored entry, in host byte order: this header, then arg, source and
+ * headers, each with a NUL after it.
+ */
+struct blob_hdr {
+	uint64_t size;
+	int64_t mtime;
+	int64_t stored;
+	int64_t atime;
+	uint32_t arglen;
+	uint32_t sourcelen;
+	uint32_t headerslen;
+	uint8_t kind; /* enum cache_kind */
+	uint8_t idlen;
+	uint8_t id[BUILDID_MAX];
+};
+
+/*
+ * Decode a stored entry as read from the index into *h and, when info is
+ * not NULL, *info (whose strings then point into the record).  -1 when it
+ * is damaged: a key that is not CACHE_KEY_LEN long, a length that does not
+ * add up to the record's size, a string without its NUL, an unknown kind,
+ * an id too long.  r may be anything; nothing outside it is read.
+ */
+int blob_decode(const struct index_rec *r, struct blob_hdr *h,
+    struct blob_info *info);
 
 /* Percentages above 100 are taken as 100. */
 struct blobstore *blobstore_new(struct index *idx, const char *cache_dir,

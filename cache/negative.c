@@ -17,13 +17,6 @@
 
 #include "cache/index.h"
 
-struct neg_rec {
-	int64_t expires;
-	uint8_t kind;
-	uint8_t idlen;
-	uint8_t id[BUILDID_MAX];
-};
-
 #define EXPKEY_LEN (INDEX_TIME_LEN + CACHE_KEY_LEN)
 
 /*
@@ -32,8 +25,7 @@ struct neg_rec {
  */
 #define PUT_MAX_PCT 90
 
-/* Decode a stored record; -1 when it is damaged. */
-static int
+int
 neg_decode(const struct index_rec *r, struct neg_rec *out)
 {
 	if (r->vallen != sizeof(*out))

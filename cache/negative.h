@@ -21,6 +21,7 @@
 struct index;
 struct index_reader;
 struct index_batch;
+struct index_rec;
 
 enum neg_kind {
 	NEG_NOTFOUND = 1,
@@ -31,6 +32,21 @@ struct neg_entry {
 	int64_t expires;
 	enum neg_kind kind;
 };
+
+/* The stored record of an entry, in host byte order. */
+struct neg_rec {
+	int64_t expires;
+	uint8_t kind; /* enum neg_kind */
+	uint8_t idlen;
+	uint8_t id[BUILDID_MAX];
+};
+
+/*
+ * Decode a stored record as read from the index: 0 and *out, or -1 when
+ * it is damaged (another size, an unknown kind, an id too long).  r may be
+ * anything; nothing outside it is read.
+ */
+int neg_decode(const struct index_rec *r, struct neg_rec *out);
 
 /*
  * 0 and *out when k has a negative entry still valid at now (expires >

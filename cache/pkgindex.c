@@ -82,8 +82,8 @@ path_ok(const char *s, size_t len)
 }
 
 /* A package record is a file record of the index, with an absolute path. */
-static int
-pkg_decode(const struct index_rec *r, struct index_file *f)
+int
+pkgidx_package_decode(const struct index_rec *r, struct index_file *f)
 {
 	if (index_file_decode(r->val, r->vallen, f) == -1 ||
 	    !path_ok(f->path, strlen(f->path)))
@@ -102,8 +102,8 @@ kinds_ok(unsigned kinds, unsigned idlen)
 	return idlen > 0 && kinds != 0 && (kinds & ~ELF_KIND_ALL) == 0;
 }
 
-static int
-member_decode(const struct index_rec *r, struct pkg_rec *m)
+int
+pkgidx_member_decode(const struct index_rec *r, struct pkg_rec *m)
 {
 	struct member_hdr h;
 	const char *pkg, *member;
@@ -149,8 +149,8 @@ find_cb(const struct index_rec *r, void *arg)
 	struct pkg_rec m;
 
 	/* The key says (id, kind); the record must agree. */
-	if (member_decode(r, &m) == -1 || !buildid_equal(&m.id, fd->id) ||
-	    (m.kinds & fd->kind) == 0)
+	if (pkgidx_member_decode(r, &m) == -1 ||
+	    !buildid_equal(&m.id, fd->id) || (m.kinds & fd->kind) == 0)
 		return 0;
 	return fd->cb(&m, fd->arg);
 }
@@ -177,7 +177,7 @@ path_cb(const struct index_rec *r, void *arg)
 	struct find_path *fp = arg;
 	struct pkg_rec m;
 
-	if (member_decode(r, &m) == -1 || m.kinds != fp->kind ||
+	if (pkgidx_member_decode(r, &m) == -1 || m.kinds != fp->kind ||
 	    strcmp(m.member, fp->path) != 0 ||
 	    (fp->id != NULL && !buildid_equal(&m.id, fp->id)))
 		return 0;
@@ -231,7 +231,7 @@ members_cb(const struct index_rec *back, void *arg)
 	memcpy(key, (const uint8_t *)back->key + PKG_KEY_LEN, CACHE_KEY_LEN);
 	memcpy(key + CACHE_KEY_LEN, back->key, PKG_KEY_LEN);
 	if (index_get_rec(ms->rd, INDEX_MEMBERS, key, sizeof(key), &r) != 0 ||
-	    member_decode(&r, &m) == -1 || (m.kinds & ELF_KIND_ALL) == 0)
+	    pkgidx_member_decode(&r, &m) == -1 || (m.kinds & ELF_KIND_ALL) == 0)
 		return 0;
 	return ms->cb(&m, ms->arg);
 }
@@ -259,7 +259,7 @@ pkgidx_get_package(struct index_reader *rd, const char *path,
 	index_path_key(path, key);
 	if ((rc = index_get_rec(rd, INDEX_PKGS, key, sizeof(key), &r)) != 0)
 		return rc;
-	return pkg_decode(&r, out);
+	return pkgidx_package_decode(&r, out);
 }
 
 struct unlink {
@@ -476,7 +476,7 @@ prune_cb(const struct index_rec *r, void *arg)
 	struct index_file f;
 	uint8_t pkey[PKG_KEY_LEN];
 
-	if (pkg_decode(r, &f) == 0 && p->keep(f.path, p->arg))
+	if (pkgidx_package_decode(r, &f) == 0 && p->keep(f.path, p->arg))
 		return 0;
 	/* The key first: changing the other tables may move the record. */
 	if (r->keylen == PKG_KEY_LEN) {

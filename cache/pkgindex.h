@@ -41,6 +41,16 @@ struct pkg_rec {
 };
 
 /*
+ * Decode the stored records of a package (INDEX_PKGS) and of a member
+ * (INDEX_MEMBERS), as read from the index: 0 with *out pointing into r, or
+ * -1 for a record that is damaged (lengths, NULs, a path that is not
+ * absolute, an id too long, kinds that do not go with it) or whose key has
+ * the wrong length.  r may be anything; nothing outside it is read.
+ */
+int pkgidx_package_decode(const struct index_rec *r, struct index_file *out);
+int pkgidx_member_decode(const struct index_rec *r, struct pkg_rec *out);
+
+/*
  * Call cb for each package that ships the source file path (canonical)
  * that a debuginfo of build-id id names; same returns as pkgidx_find.
  */

@@ -44,6 +44,7 @@
 
 #include "autoconf.h"
 #include "fetchers/curlev.h"
+#include "fetchers/headers.h"
 
 #define RETRY_BASE_MS 100
 #define PROBE_TIMEOUT 5
@@ -94,14 +95,10 @@ struct attempt {
 	int timed_out; /* our first-byte timer fired */
 	int redirect_refused; /* a Location outside upstream-redirects */
 	int local; /* the sink could not keep its bytes: our failure */
-	int head_code; /* status of the answer whose head is arriving */
 	long code; /* HTTP status of the final answer */
 	uint64_t length;
-	int64_t mtime;
-	int64_t range_start; /* of a 206 answer; -1 when none */
 	uint64_t skip; /* bytes to drop from a 200 answer to a resume */
-	char keep[UPSTREAM_HEADERS_MAX];
-	size_t keeplen;
+	struct headers head; /* of the answer arriving */
 	char prefix[UPSTREAM_PREFIX];
 	size_t prefixlen;
 };
@@ -355,33 +352,6 @@ fetch_lose_others(struct upstream_fetch *f, struct attempt *w)
 	event_active(f->reap, 0, 0);
 }
 
-static void
-keep_header(struct attempt *a, const char *line, size_t n)
-{
-	static const char prefix[] = "x-debuginfod-";
-	size_t i;
-
-	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
-		n--;
-	if (n < sizeof(prefix) ||
-	    strncasecmp(line, prefix, sizeof(prefix) - 1) != 0)
-		return;
-	/* Our own X-DEBUGINFOD-SIZE is sent from the bytes we have. */
-	if (strncasecmp(line, "x-debuginfod-size:", 18) == 0)
-		return;
-	/* A value with control or 8-bit bytes is not replayed at all. */
-	for (i = 0; i < n; i++)
-		if (((unsigned char)line[i] < 0x20 && line[i] != '\t') ||
-		    (unsigned char)line[i] >= 0x7f)
-			return;
-	if (memchr(line, ':', n) == NULL ||
-	    a->keeplen + n + 2 > sizeof(a->keep))
-		return;
-	memcpy(a->keep + a->keeplen, line, n);
-	memcpy(a->keep + a->keeplen + n, "\r\n", 2);
-	a->keeplen += n + 2;
-}
-
 /* 1 when host names this machine: a loopback or wildcard address. */
 static int
 host_is_local(const char *host)
@@ -490,8 +460,8 @@ static size_t
 attempt_header_cb(char *p, size_t size, size_t nitems, void *arg)
 {
 	struct attempt *a = arg;
-	size_t n = size * nitems;
-	char buf[128];
+	size_t n = size * nitems, vlen;
+	const char *v;
 
 	if (!a->got_head) {
 		struct timeval tv = { (time_t)a->f->us->o.stall_timeout, 0 };
@@ -501,32 +471,11 @@ attempt_header_cb(char *p, size_t size, size_t nitems, void *arg)
 		a->mark = a->received;
 		evtimer_add(a->stall_timer, &tv);
 	}
-	if (n >= 5 && strncmp(p, "HTTP/", 5) == 0) {
-		/* A new answer (after a redirect or a 100): start over. */
-		a->keeplen = 0;
-		a->mtime = -1;
-		a->range_start = -1;
-		a->head_code = 0;
-		if ((p = memchr(p, ' ', n)) != NULL)
-			a->head_code = atoi(p + 1);
-		return n;
-	}
-	if (a->head_code >= 300 && a->head_code < 400 && n > 9 &&
-	    strncasecmp(p, "location:", 9) == 0 &&
-	    !redirect_allowed(a, p + 9, n - 9)) {
+	if (headers_line(&a->head, p, n, &v, &vlen) == HEADERS_LOCATION &&
+	    !redirect_allowed(a, v, vlen)) {
 		a->redirect_refused = 1;
 		return 0; /* libcurl ends the transfer: CURLE_WRITE_ERROR */
 	}
-	if (n > 14 && strncasecmp(p, "last-modified:", 14) == 0 &&
-	    n - 14 < sizeof(buf)) {
-		memcpy(buf, p + 14, n - 14);
-		buf[n - 14] = '\0';
-		buf[strcspn(buf, "\r\n")] = '\0';
-		a->mtime = (int64_t)curl_getdate(buf, NULL);
-	} else if (n > 20 && strncasecmp(p, "content-range: bytes ", 20) == 0) {
-		a->range_start = strtoll(p + 20, NULL, 10);
-	}
-	keep_header(a, p, n);
 	return n;
 }
 
@@ -582,9 +531,11 @@ attempt_offer(struct attempt *a)
 	h.upstream = a->u->index;
 	h.url = a->u->cu->name;
 	h.length = a->length;
-	h.mtime = a->mtime;
-	h.headers = a->keep;
-	h.headers_len = a->keeplen;
+	h.mtime = a->head.date[0] != '\0'
+	    ? (int64_t)curl_getdate(a->head.date, NULL)
+	    : -1;
+	h.headers = a->head.keep;
+	h.headers_len = a->head.keeplen;
 	if (f->sink.accept(f->arg, &h, a->prefix, a->prefixlen) == -1) {
 		a->refused = 1;
 		return 0;
@@ -610,7 +561,7 @@ attempt_write_cb(char *p, size_t size, size_t nitems, void *arg)
 		attempt_length(a);
 		/* A resumed transfer must go on where the last one broke. */
 		if (f->winner == a && a->code == 206 &&
-		    a->range_start != (int64_t)f->delivered)
+		    a->head.range_start != (int64_t)f->delivered)
 			return 0;
 	}
 	if (f->winner == a) {
@@ -881,9 +832,7 @@ attempt_start(struct attempt *a)
 	a->got_head = 0;
 	a->waited = 0;
 	a->code = 0;
-	a->keeplen = 0;
-	a->mtime = -1;
-	a->range_start = -1;
+	headers_reset(&a->head);
 	snprintf(url, sizeof(url), "%s%s", a->u->cu->url, f->path);
 	if ((e = a->easy = curl_easy_init()) == NULL)
 		goto fail;

@@ -7,17 +7,24 @@
 # target's seed corpus to a scratch directory so the committed one stays
 # small, and runs the target there.  A crash is minimised into
 # tests/fuzz/regress/TARGET/, where "make check" replays it from then on;
-# the script then fails, naming it.  FUZZ_ONLY="elf rpmhdr" limits the
-# targets.
+# the script then fails, naming it.  The targets are the
+# tests/fuzz/fuzz_T.c of the source tree; FUZZ_ONLY="elf rpmhdr" limits
+# them.
 set -u
 : "${top_srcdir:?}" "${top_builddir:?}"
 seconds=${FUZZ_SECONDS:-600}
-targets=${FUZZ_ONLY:-"request route httpdate response elf config rpmhdr"}
+targets=${FUZZ_ONLY:-$(cd "$top_srcdir/tests/fuzz" && ls fuzz_*.c |
+    sed 's/^fuzz_//; s/\.c$//')}
 fb=$top_builddir/fuzz-build
 failed=0
 
 command -v clang >/dev/null ||
     { echo "fuzz.sh: clang is needed (apt-get install clang)" >&2; exit 1; }
+# Debian ships libFuzzer's runtime apart from clang.
+echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' |
+    clang -x c -fsanitize=fuzzer -o /dev/null - 2>/dev/null ||
+    { echo "fuzz.sh: clang cannot link libFuzzer" \
+	"(apt-get install libclang-rt-14-dev)" >&2; exit 1; }
 mkdir -p "$fb"
 if [ ! -f "$fb/Makefile" ]; then
 	(cd "$fb" && "$top_srcdir/configure" -q CC=clang --enable-fuzzing \

@@ -2,8 +2,10 @@
 # tests/fuzz/replay.sh: run the seed corpus and every committed crash input
 # through the fuzz targets, as one TAP stream for "make check".
 #
-# For each target T, tests/fuzz/fuzz_T gets tests/fuzz/corpus/T and
-# tests/fuzz/regress/T (those that exist).  Built normally, the targets
+# The targets are those of the tests/fuzz/fuzz_T.c in the source tree
+# (FUZZ_TARGETS="elf rpmhdr" names some instead).  Each target T,
+# tests/fuzz/fuzz_T, gets tests/fuzz/corpus/T and tests/fuzz/regress/T
+# (those that exist).  Built normally, the targets
 # carry tests/fuzz/replay.c, which prints "ok N - PATH" per input; those
 # lines are renumbered into this script's stream.  A target that exits
 # non-zero or is killed gives one "not ok" naming it, how many of its
@@ -15,8 +17,9 @@
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 . "$top_srcdir/tests/integration/lib.sh"
 
-TARGETS=${FUZZ_TARGETS:-"request route httpdate response elf config rpmhdr"}
 FUZZ_SRC=$top_srcdir/tests/fuzz
+TARGETS=${FUZZ_TARGETS:-$(cd "$FUZZ_SRC" && ls fuzz_*.c |
+    sed 's/^fuzz_//; s/\.c$//')}
 
 # How a finished command ended, from its exit status.
 how() {

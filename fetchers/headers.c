@@ -1,0 +1,147 @@
+/*
+ * fetchers/headers.c: read the head of an upstream's answer line by line.
+ *
+ * libcurl calls its header function once per line, for the head of every
+ * answer of a transfer: the interim ones (100 Continue), each redirect,
+ * then the final answer.  So a status line starts everything over.  Lines
+ * are taken as bytes with a length, never as C strings.
+ */
+#include "fetchers/headers.h"
+
+#include <string.h>
+#include <strings.h>
+
+void
+headers_reset(struct headers *h)
+{
+	h->code = 0;
+	h->range_start = -1;
+	h->date[0] = '\0';
+	h->keeplen = 0;
+}
+
+/*
+ * The status of a status line of n bytes, "HTTP/<version> <three digits>"
+ * and then a space or the line's end; 0 when it is not spelt so.
+ */
+static int
+status_code(const char *p, size_t n)
+{
+	const char *sp = memchr(p, ' ', n), *end = p + n;
+	int code = 0, i;
+
+	if (sp == NULL || end - sp < 4)
+		return 0;
+	for (i = 1; i <= 3; i++) {
+		if (sp[i] < '0' || sp[i] > '9')
+			return 0;
+		code = code * 10 + (sp[i] - '0');
+	}
+	if (sp + 4 < end && sp[4] != ' ' && sp[4] != '\r' && sp[4] != '\n')
+		return 0;
+	return code >= 100 ? code : 0;
+}
+
+/*
+ * The first byte a Content-Range value of n bytes at p announces,
+ * " bytes N-...", or -1 when it does not spell one (as "bytes *" and a
+ * length, which only says how long the file is, does not).
+ */
+static int64_t
+range_first(const char *p, size_t n)
+{
+	const char *end = p + n;
+	int64_t v = 0;
+
+	while (p < end && (*p == ' ' || *p == '\t'))
+		p++;
+	if (end - p < 6 || strncasecmp(p, "bytes ", 6) != 0)
+		return -1;
+	for (p += 6; p < end && *p == ' '; p++)
+		;
+	if (p == end || *p < '0' || *p > '9')
+		return -1;
+	for (; p < end && *p >= '0' && *p <= '9'; p++) {
+		if (v > (INT64_MAX - (*p - '0')) / 10)
+			return -1;
+		v = v * 10 + (*p - '0');
+	}
+	return p < end && *p == '-' ? v : -1;
+}
+
+/*
+ * 1 for a byte of a token (RFC 9110 5.6.2): printable ASCII but the
+ * delimiters.
+ */
+static int
+is_token_byte(unsigned char c)
+{
+	return c > 0x20 && c < 0x7f && strchr("\"(),/:;<=>?@[\\]{}", c) == NULL;
+}
+
+/*
+ * Append an X-DEBUGINFOD-* line to h->keep when it may be replayed as it
+ * is: a token before the colon, so that our answer stays well-formed, and
+ * no control or 8-bit byte after it.
+ */
+static void
+keep_header(struct headers *h, const char *line, size_t n)
+{
+	static const char prefix[] = "x-debuginfod-";
+	const char *colon;
+	size_t name, i;
+
+	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
+		n--;
+	if ((colon = memchr(line, ':', n)) == NULL)
+		return;
+	name = (size_t)(colon - line);
+	if (name < sizeof(prefix) - 1 ||
+	    strncasecmp(line, prefix, sizeof(prefix) - 1) != 0)
+		return;
+	/* Our own X-DEBUGINFOD-SIZE is sent from the bytes we have. */
+	if (name == 17 && strncasecmp(line, "x-debuginfod-size", 17) == 0)
+		return;
+	for (i = 0; i < name; i++)
+		if (!is_token_byte((unsigned char)line[i]))
+			return;
+	for (i = name + 1; i < n; i++)
+		if (((unsigned char)line[i] < 0x20 && line[i] != '\t') ||
+		    (unsigned char)line[i] >= 0x7f)
+			return;
+	if (h->keeplen + n + 2 > sizeof(h->keep))
+		return;
+	memcpy(h->keep + h->keeplen, line, n);
+	memcpy(h->keep + h->keeplen + n, "\r\n", 2);
+	h->keeplen += n + 2;
+}
+
+enum headers_line
+headers_line(struct headers *h, const char *p, size_t n, const char **value,
+    size_t *vlen)
+{
+	if (n >= 5 && strncmp(p, "HTTP/", 5) == 0) {
+		headers_reset(h);
+		h->code = status_code(p, n);
+		return HEADERS_STATUS;
+	}
+	if (h->code >= 300 && h->code < 400 && n > 9 &&
+	    strncasecmp(p, "location:", 9) == 0) {
+		*value = p + 9;
+		*vlen = n - 9;
+		return HEADERS_LOCATION;
+	}
+	if (n > 14 && strncasecmp(p, "last-modified:", 14) == 0) {
+		if (n - 14 < sizeof(h->date)) {
+			memcpy(h->date, p + 14, n - 14);
+			h->date[n - 14] = '\0';
+			h->date[strcspn(h->date, "\r\n")] = '\0';
+		} else {
+			h->date[0] = '\0';
+		}
+	} else if (n > 14 && strncasecmp(p, "content-range:", 14) == 0) {
+		h->range_start = range_first(p + 14, n - 14);
+	}
+	keep_header(h, p, n);
+	return HEADERS_FIELD;
+}

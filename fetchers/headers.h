@@ -1,0 +1,56 @@
+/*
+ * fetchers/headers.h: the head of an upstream's answer, read one header
+ * line at a time as libcurl hands the lines over.
+ *
+ * The lines come from any server an upstream URL (or its redirect) names,
+ * so they are hostile: nothing here trusts a length, a NUL or a digit it
+ * has not checked.  What is kept is bounded: X-DEBUGINFOD-* lines, to be
+ * replayed to clients, up to UPSTREAM_HEADERS_MAX bytes.  No libcurl and no
+ * I/O, so that it can be tested and fuzzed alone; one struct headers per
+ * transfer, used by one thread.
+ */
+#ifndef FETCHERS_HEADERS_H
+#define FETCHERS_HEADERS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fetchers/upstream.h"
+
+/* The longest Last-Modified value kept, NUL included. */
+#define HEADERS_DATE_MAX 128
+
+/* What the head of the answer arriving says so far. */
+struct headers {
+	int code; /* the status, 100 to 999; 0 before a status line or none */
+	int64_t range_start; /* of "Content-Range: bytes N-..."; -1: none */
+	char date[HEADERS_DATE_MAX]; /* the Last-Modified value; "": none */
+	/* X-DEBUGINFOD-* lines to replay, each "Name: value\r\n". */
+	char keep[UPSTREAM_HEADERS_MAX];
+	size_t keeplen;
+};
+
+/* What one line was, for the caller's own decisions. */
+enum headers_line {
+	HEADERS_STATUS, /* a status line: the head of a new answer begins */
+	HEADERS_LOCATION, /* the Location of a 3xx answer */
+	HEADERS_FIELD, /* any other line */
+};
+
+/* Forget everything: no answer yet. */
+void headers_reset(struct headers *h);
+
+/*
+ * Take one line of n bytes (not NUL-terminated; its CR LF included or not)
+ * into h.  A status line ("HTTP/...") starts a new answer: h is reset and
+ * its code read.  A Last-Modified value is kept in date ("" when it does
+ * not fit), a Content-Range start in range_start, an X-DEBUGINFOD-* line
+ * other than X-DEBUGINFOD-SIZE (which the server makes itself) appended
+ * to keep when its name is a token, its value has no control or 8-bit
+ * bytes (tabs aside) and it fits whole.  For HEADERS_LOCATION, *value and *vlen are the
+ * bytes after "Location:", as they came.
+ */
+enum headers_line headers_line(struct headers *h, const char *line, size_t n,
+    const char **value, size_t *vlen);
+
+#endif /* FETCHERS_HEADERS_H */
