@@ -276,7 +276,7 @@ is_elf_member(struct index_batch *b, const uint8_t key[MEMBER_KEY_LEN])
 
 	if (index_batch_get_rec(b, INDEX_MEMBERS, key, MEMBER_KEY_LEN, &r) !=
 		0 ||
-	    member_decode(&r, &m) == -1)
+	    pkgidx_member_decode(&r, &m) == -1)
 		return 0;
 	return (m.kinds & ELF_KIND_ALL) != 0;
 }
@@ -323,7 +323,7 @@ count_elf_cb(const struct index_rec *r, void *arg)
 {
 	struct pkg_rec m;
 
-	if (member_decode(r, &m) == 0 && (m.kinds & ELF_KIND_ALL) != 0)
+	if (pkgidx_member_decode(r, &m) == 0 && (m.kinds & ELF_KIND_ALL) != 0)
 		(*(uint64_t *)arg)++;
 	return 0;
 }
