@@ -668,8 +668,8 @@ member_sources(struct pkg_read *pr, const char *member, int fd,
 	int alt_fd = alt_find(pr, alt_id), missing = 0;
 	char err[256];
 
-	if (sources_list(fd, alt_fd, PKG_SOURCES_MAX, source_cb, &sc, &missing,
-		err, sizeof(err)) == -1)
+	if (sources_list(fd, alt_fd, pr->tmpdir, PKG_SOURCES_MAX, source_cb,
+		&sc, &missing, err, sizeof(err)) == -1)
 		log_debug("scan: %s %s: sources: %s", pr->it->path, member,
 		    err);
 	return missing && alt_fd == -1 && alt_id->len > 0;

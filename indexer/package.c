@@ -429,8 +429,8 @@ pkg_reader_next(struct pkg_reader *r, struct archive_entry **e, char *err,
 	return 0;
 }
 
-static int
-write_all(int fd, const void *buf, size_t len, uint64_t off)
+int
+pkg_pwrite(int fd, const void *buf, size_t len, uint64_t off)
 {
 	const char *p = buf;
 	ssize_t n;
@@ -533,7 +533,7 @@ read_data(struct pkg_reader *r, struct sink *s, char *err, size_t errlen)
 				s->over = 1;
 			else if (!sink_room(s, uoff, size))
 				s->over = s->no_room = 1;
-			else if (write_all(s->fd, buf, size, uoff) == -1) {
+			else if (pkg_pwrite(s->fd, buf, size, uoff) == -1) {
 				snprintf(err, errlen, "write: %s",
 				    strerror(errno));
 				return -1;
