@@ -254,6 +254,8 @@ struct dfile {
 /* Attributes of one abbreviation, directories of one line table. */
 #define ATTRS_MAX 256
 #define DIRS_MAX 65536
+/* Entries of an abbreviation table looked through for one code. */
+#define ABBREV_SCAN_MAX 4096
 /* DW_FORM_indirect chains followed. */
 #define INDIRECT_MAX 4
 
@@ -589,6 +591,11 @@ struct walk {
 	/* info walks the units; the others are looked up. */
 	struct cur info, abbrev, line, at_line, str, line_str, stroff, alt_str;
 	struct spec spec[ATTRS_MAX];
+	/* The abbreviation in spec: table, code, tag, attributes. */
+	int abbrev_known;
+	uint64_t abbrev_off, abbrev_code;
+	unsigned abbrev_tag;
+	size_t abbrev_nspec;
 	struct strref dir[DIRS_MAX];
 	char name[PATH_MAX], comp[PATH_MAX], dirbuf[PATH_MAX], file[PATH_MAX],
 	    joined[PATH_MAX];
@@ -875,7 +882,11 @@ out:
 
 /*
  * Find abbreviation code in the table at off: its tag and attributes in
- * w->spec.  -1 when it is not there or cannot be read.
+ * w->spec.  -1 when it is not there, cannot be read, or is not among the
+ * first ABBREV_SCAN_MAX entries of the table.  Compilers put the unit's
+ * own entry first, and units share tables: the last answer is kept, and
+ * the bound keeps a file whose many units each point deep into a big
+ * table from costing units times table.
  */
 static int
 abbrev_find(struct walk *w, uint64_t off, uint64_t code, unsigned *tag,
@@ -883,12 +894,18 @@ abbrev_find(struct walk *w, uint64_t off, uint64_t code, unsigned *tag,
 {
 	struct cur *c = &w->abbrev;
 	uint64_t k, name, form;
-	unsigned t;
+	unsigned t, n;
 
+	if (w->abbrev_known && w->abbrev_off == off && w->abbrev_code == code) {
+		*tag = w->abbrev_tag;
+		*nspec = w->abbrev_nspec;
+		return 0;
+	}
+	w->abbrev_known = 0;
 	if (cur_seek(c, off, c->s->size) == -1)
 		return -1;
-	for (;;) {
-		if ((k = cur_uleb(c)) == 0 || c->bad)
+	for (n = 0;; n++) {
+		if (n == ABBREV_SCAN_MAX || (k = cur_uleb(c)) == 0 || c->bad)
 			return -1;
 		t = (unsigned)cur_uleb(c);
 		cur_skip(c, 1); /* has children */
@@ -910,7 +927,11 @@ abbrev_find(struct walk *w, uint64_t off, uint64_t code, unsigned *tag,
 			w->spec[(*nspec)++].form = (unsigned)form;
 		}
 		if (k == code) {
-			*tag = t;
+			*tag = w->abbrev_tag = t;
+			w->abbrev_nspec = *nspec;
+			w->abbrev_off = off;
+			w->abbrev_code = code;
+			w->abbrev_known = 1;
 			return 0;
 		}
 	}
@@ -1252,7 +1273,8 @@ dfile_open(struct dfile *d, int fd, const char *tmpdir, char *err,
 		return -1;
 	if (gelf_getehdr(f.elf, &eh) == NULL) {
 		snprintf(err, errlen, "bad ELF header: %s", elf_errmsg(-1));
-		rc = -1;
+		elf_file_close(&f);
+		return -1;
 	}
 	d->big = eh.e_ident[EI_DATA] == ELFDATA2MSB;
 	d->class64 = eh.e_ident[EI_CLASS] == ELFCLASS64;
