@@ -9,7 +9,8 @@
  * section, pread from the file: memory stays the same whatever the size of
  * the file or of its sections.  Compressed sections (SHF_COMPRESSED or
  * .zdebug_, zlib) are first decompressed, a block at a time, into an
- * unlinked file in tmpdir, and read from there.
+ * unlinked file in tmpdir, and read from there; .debug_info, the biggest,
+ * is read in order, so it is inflated as the walk goes instead.
  *
  * Files are hostile.  Every debug section is checked to lie inside the file
  * and to stay under SOURCES_SECTION_MAX, compressed or not, before a byte
@@ -237,6 +238,8 @@ static const char *const sec_names[SEC_N] = { "info", "abbrev", "line", "str",
 struct sect {
 	int fd; /* -1: absent */
 	uint64_t off, size;
+	/* zlen > 0: a zlib stream of zlen bytes at off, inflated as read. */
+	uint64_t zlen;
 };
 
 /* The DWARF of one ELF file, as far as listing its sources reads it. */
@@ -271,6 +274,10 @@ struct cur {
 	uint64_t wpos;
 	size_t wlen;
 	int bad;
+	/* A zlib stream: the window ends where inflate is. */
+	z_stream *z;
+	unsigned char *zin; /* ZBLOCK of compressed bytes */
+	uint64_t zused; /* compressed bytes read */
 	unsigned char win[WINDOW];
 };
 
@@ -295,6 +302,98 @@ cur_seek(struct cur *c, uint64_t pos, uint64_t end)
 	return c->bad ? -1 : 0;
 }
 
+static void
+cur_free(struct cur *c)
+{
+	if (c->z != NULL)
+		inflateEnd(c->z);
+	free(c->z);
+	free(c->zin);
+	c->z = NULL;
+	c->zin = NULL;
+}
+
+/* Inflate up to len bytes into out: *got of them; -1 on a bad stream. */
+static int
+cur_inflate(struct cur *c, unsigned char *out, size_t len, size_t *got)
+{
+	uint64_t left;
+	ssize_t n;
+	int rc = Z_OK;
+
+	c->z->next_out = out;
+	c->z->avail_out = (uInt)len;
+	while (c->z->avail_out > 0 && rc != Z_STREAM_END) {
+		if (c->z->avail_in == 0) {
+			left = c->s->zlen - c->zused;
+			if (left == 0)
+				break;
+			n = pread(c->s->fd, c->zin,
+			    left < ZBLOCK ? (size_t)left : ZBLOCK,
+			    (off_t)(c->s->off + c->zused));
+			if (n <= 0)
+				return -1;
+			c->zused += (uint64_t)n;
+			c->z->next_in = c->zin;
+			c->z->avail_in = (uInt)n;
+		}
+		rc = inflate(c->z, Z_NO_FLUSH);
+		if (rc != Z_OK && rc != Z_STREAM_END)
+			return -1;
+	}
+	*got = len - c->z->avail_out;
+	return 0;
+}
+
+/*
+ * Make the window of a zlib stream start at pos with n bytes or more:
+ * what it holds from pos on is kept, the stream is inflated on (skipping
+ * to pos), and started again when pos is behind the window.
+ */
+static int
+cur_zfill(struct cur *c, size_t n)
+{
+	uint64_t zpos = c->wpos + c->wlen;
+	size_t keep = 0, got;
+
+	if (c->z == NULL) {
+		if ((c->z = calloc(1, sizeof(*c->z))) == NULL ||
+		    (c->zin = malloc(ZBLOCK)) == NULL ||
+		    inflateInit(c->z) != Z_OK) {
+			free(c->z);
+			c->z = NULL;
+			return -1;
+		}
+		c->wpos = c->wlen = zpos = 0;
+	}
+	if (c->pos < c->wpos) {
+		if (inflateReset(c->z) != Z_OK)
+			return -1;
+		c->z->avail_in = 0;
+		c->zused = 0;
+		c->wpos = c->wlen = zpos = 0;
+	}
+	if (c->pos < zpos) {
+		keep = (size_t)(zpos - c->pos);
+		memmove(c->win, c->win + (c->pos - c->wpos), keep);
+	}
+	while (zpos < c->pos) {
+		if (cur_inflate(c, c->win,
+			c->pos - zpos < WINDOW ? (size_t)(c->pos - zpos)
+					       : WINDOW,
+			&got) == -1 ||
+		    got == 0)
+			return -1;
+		zpos += got;
+	}
+	c->wpos = c->pos;
+	c->wlen = keep;
+	if (cur_inflate(c, c->win + keep, WINDOW - keep, &got) == -1)
+		return -1;
+	c->wlen += got;
+	return c->wlen >= n ? 0 : -1;
+}
+
 /* n (<= WINDOW) bytes at the cursor, which moves past them, or NULL. */
 static const unsigned char *
 cur_take(struct cur *c, size_t n)
@@ -307,7 +406,14 @@ cur_take(struct cur *c, size_t n)
 		c->bad = 1;
 		return NULL;
 	}
-	if (c->pos < c->wpos || c->pos + n > c->wpos + c->wlen) {
+	if (c->pos >= c->wpos && c->pos + n <= c->wpos + c->wlen) {
+		/* In the window. */
+	} else if (c->s->zlen > 0) {
+		if (cur_zfill(c, n) == -1) {
+			c->bad = 1;
+			return NULL;
+		}
+	} else {
 		left = c->s->size - c->pos;
 		got = pread(c->s->fd, c->win,
 		    left < WINDOW ? (size_t)left : WINDOW,
@@ -1249,7 +1355,8 @@ strings_end(const struct sect *s)
 /*
  * Find the sections of the ELF file at fd that list its sources, every
  * debug section checked first; compressed ones are decompressed into an
- * unlinked file in tmpdir.  Returns 1 when there is a .debug_info to
+ * unlinked file in tmpdir, but for .debug_info, which is read in order and
+ * inflated as it is read.  Returns 1 when there is a .debug_info to
  * read, 0 when there is none, -1 with err.
  */
 static int
@@ -1308,11 +1415,16 @@ dfile_open(struct dfile *d, int fd, const char *tmpdir, char *err,
 		    size > 0) {
 			/* The first of a name counts, as for libdw. */
 			d->sec[i].fd = fd;
-			d->sec[i].off = sh.sh_offset;
+			d->sec[i].off = sh.sh_offset + zhdr;
 			d->sec[i].size = size;
-			z[i].zoff = sh.sh_offset + zhdr;
-			z[i].zlen = zhdr > 0 ? sh.sh_size - zhdr : 0;
-			z[i].size = zhdr > 0 ? size : 0;
+			/* .debug_info is read in order: inflated as read. */
+			if (zhdr > 0 && i == SEC_INFO) {
+				d->sec[i].zlen = sh.sh_size - zhdr;
+			} else if (zhdr > 0) {
+				z[i].zoff = sh.sh_offset + zhdr;
+				z[i].zlen = sh.sh_size - zhdr;
+				z[i].size = size;
+			}
 		}
 	}
 	elf_file_close(&f);
@@ -1404,6 +1516,7 @@ sources_list(int fd, int alt_fd, const char *tmpdir, unsigned max_files,
 	cur_init(&w->stroff, &w->df.sec[SEC_STROFF], w->df.big);
 	cur_init(&w->alt_str, &w->alt.sec[SEC_STR], w->alt.big);
 	rc = walk_units(w, err, errlen);
+	cur_free(&w->info);
 	seen_free(&w->seen);
 	if (alt_missing != NULL)
 		*alt_missing = w->alt_missing;

@@ -28,7 +28,9 @@
  *
  * Compressed debug sections that are read are decompressed into an
  * unlinked file in tmpdir (pkg_tmp_open(): a memfd when tmpdir is NULL,
- * which counts against memory), at most SOURCES_SECTION_MAX bytes each.
+ * which counts against memory), at most SOURCES_SECTION_MAX bytes each;
+ * .debug_info is inflated as it is read instead, so damage found in its
+ * stream ends the list there, as a malformed unit does.
  *
  * dwz moves strings that several files share, DW_AT_comp_dir among them,
  * into the alt file.  alt_fd is that file open, or -1: it must carry the
