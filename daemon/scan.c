@@ -46,6 +46,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -66,12 +67,16 @@
 #define ELF_MIN_SIZE 64
 
 /*
- * Bounds on one package.  Memory: a queue of PKG_QUEUE_MAX packages is held
- * until committed, each with at most PKG_RECS_MAX records (servable
- * members, the files it ships, the sources its debuginfo names) whose
- * names take at most PKG_NAMES_MAX bytes.
+ * Bounds on one package: at most PKG_RECS_MAX records (servable members,
+ * the files it ships, the sources its debuginfo names) whose names take at
+ * most PKG_NAMES_MAX bytes.  Memory: a queue of PKG_QUEUE_MAX packages is
+ * read at once, largest first; a package whose records take more than
+ * PKG_HELD_MAX bytes is committed by its reader as soon as it is read, the
+ * others wait for the queue's commit.  So what is held is at most
+ * PKG_QUEUE_MAX * PKG_HELD_MAX, plus one whole package per thread.
  */
-#define PKG_QUEUE_MAX 16
+#define PKG_QUEUE_MAX 64
+#define PKG_HELD_MAX (256u << 10)
 #define PKG_RECS_MAX 100000
 #define PKG_NAMES_MAX (16u << 20)
 #define PKG_SOURCES_MAX 100000 /* source files one debuginfo may name */
@@ -135,6 +140,8 @@ struct scan {
 	int last_round; /* reading the waiting packages */
 	struct pkg_limits lim; /* on every package read */
 	struct pool_share *share; /* the queues are read with helpers */
+	/* Guards what package readers change: failed, stats, waiting. */
+	pthread_mutex_t lock;
 	int failed; /* the index could not be written */
 	struct index_scan stats; /* recorded with each batch */
 	int64_t t0; /* clock_mono_ns() at the start */
@@ -676,8 +683,8 @@ member_sources(struct pkg_read *pr, const char *member, int fd,
 	int alt_fd = alt_find(pr, alt_id), missing = 0;
 	char err[256];
 
-	if (sources_list(fd, alt_fd, PKG_SOURCES_MAX, source_cb, &sc, &missing,
-		err, sizeof(err)) == -1)
+	if (sources_list(fd, alt_fd, pr->tmpdir, PKG_SOURCES_MAX, source_cb,
+		&sc, &missing, err, sizeof(err)) == -1)
 		log_debug("scan: %s %s: sources: %s", pr->it->path, member,
 		    err);
 	return missing && alt_fd == -1 && alt_id->len > 0;
@@ -878,15 +885,6 @@ read_package(struct scan *s, struct pkg_item *it)
 		    st_pkg.bad_elf);
 }
 
-/* pool_item_fn: read queued package i. */
-static void
-read_queued_package(void *arg, size_t i)
-{
-	struct scan *s = arg;
-
-	read_package(s, &s->pkgq[i]);
-}
-
 /* Read path again at the end of the scan, for the alt files it lacked. */
 static void
 wait_alt(struct scan *s, const char *path)
@@ -905,29 +903,26 @@ wait_alt(struct scan *s, const char *path)
 		s->nwaiting++;
 }
 
-/* Read the queued packages in parallel, then commit their members. */
+/*
+ * Record the packages read among the n items in one write transaction and
+ * free their members; items already committed (path NULL) are passed by.
+ * Runs on the scan thread, or on a reader for the package it read.
+ */
 static void
-flush_packages(struct scan *s)
+commit_packages(struct scan *s, struct pkg_item *items, size_t n)
 {
 	struct index_batch *b;
 	struct index_file rec;
-	unsigned nt = s->opts->pkg_threads;
-	long ncpu;
 	char err[256];
 	size_t i;
 
-	if (s->npkgq == 0)
-		return;
-	if (nt == 0) {
-		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-		nt = ncpu > 0 ? (unsigned)ncpu : 1;
-	}
-	pool_share_run(s->share, helpers(nt), read_queued_package, s, s->npkgq);
-
 	b = index_batch_begin(s->idx, err, sizeof(err));
-	for (i = 0; i < s->npkgq; i++) {
-		struct pkg_item *it = &s->pkgq[i];
+	pthread_mutex_lock(&s->lock);
+	for (i = 0; i < n; i++) {
+		struct pkg_item *it = &items[i];
 
+		if (it->path == NULL)
+			continue;
 		if (it->result == PKG_READ) {
 			size_t j, elf = 0;
 
@@ -957,13 +952,63 @@ flush_packages(struct scan *s)
 			    it->result == PKG_READ ? it->nrecs : 0);
 		pkg_item_clear(it);
 	}
-	s->npkgq = 0;
 	if (b != NULL)
 		index_batch_set_scan(b, &s->stats);
+	pthread_mutex_unlock(&s->lock);
 	if (b == NULL || index_batch_commit(b, err, sizeof(err)) == -1) {
 		log_warnx("scan: %s", err);
+		pthread_mutex_lock(&s->lock);
 		s->failed = 1;
+		pthread_mutex_unlock(&s->lock);
 	}
+}
+
+/* The records of a package read take this much memory, roughly. */
+static size_t
+pkg_item_held(const struct pkg_item *it)
+{
+	return it->names + it->caprecs * sizeof(*it->recs);
+}
+
+/* pool_item_fn: read queued package i; a big one is committed at once. */
+static void
+read_queued_package(void *arg, size_t i)
+{
+	struct scan *s = arg;
+	struct pkg_item *it = &s->pkgq[i];
+
+	read_package(s, it);
+	if (pkg_item_held(it) > PKG_HELD_MAX)
+		commit_packages(s, it, 1);
+}
+
+/* Largest first: a big package read last would leave the others idle. */
+static int
+pkg_item_cmp(const void *a, const void *b)
+{
+	off_t x = ((const struct pkg_item *)a)->st.st_size;
+	off_t y = ((const struct pkg_item *)b)->st.st_size;
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Read the queued packages in parallel, then commit their members. */
+static void
+flush_packages(struct scan *s)
+{
+	unsigned nt = s->opts->pkg_threads;
+	long ncpu;
+
+	if (s->npkgq == 0)
+		return;
+	if (nt == 0) {
+		ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		nt = ncpu > 0 ? (unsigned)ncpu : 1;
+	}
+	qsort(s->pkgq, s->npkgq, sizeof(s->pkgq[0]), pkg_item_cmp);
+	pool_share_run(s->share, helpers(nt), read_queued_package, s, s->npkgq);
+	commit_packages(s, s->pkgq, s->npkgq);
+	s->npkgq = 0;
 }
 
 /* Queue the package at path (st) to be read. */
@@ -1120,6 +1165,7 @@ scan_run(struct index *idx, const struct scan_opts *opts,
 		log_warnx("scan: out of memory");
 		return -1;
 	}
+	pthread_mutex_init(&s->lock, NULL);
 	s->idx = idx;
 	s->opts = opts;
 	s->lim = pkg_default_limits;
@@ -1158,6 +1204,7 @@ scan_run(struct index *idx, const struct scan_opts *opts,
 	index_reader_free(s->rd);
 	free(s->files.seen.slot);
 	free(s->pkgs.seen.slot);
+	pthread_mutex_destroy(&s->lock);
 	free(s);
 	return rc;
 }

@@ -9,8 +9,14 @@
  *	.deb:	file -> ar ("data.tar.*" member) -> raw+filters -> tar
  *	other:	file -> raw+filters (rpm, gzip, xz, zstd...) -> tar or cpio
  *
- * The "raw" reader does nothing but decompress, so the callback that feeds
- * the top reader sees every decompressed byte of the package.  That is where
+ * xz (a .deb's data.tar.xz, an Arch .pkg.tar.xz) is decompressed with
+ * liblzma in place of the raw reader, with a memory limit (XZ_MEMLIMIT)
+ * that libarchive does not set: an xz stream chooses its own dictionary,
+ * up to 1.5 GiB.  rpm payloads go through libarchive's xz.
+ *
+ * The "raw" reader (or the xz decoder) does nothing but decompress, so the
+ * callback that feeds the top reader sees every decompressed byte of the
+ * package.  That is where
  * max_total is enforced: libarchive also skips data on its own (unread
  * member data, cpio resynchronisation, pax headers), and a bomb hidden
  * there is stopped just as early as one in a member we read.
@@ -31,6 +37,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <lzma.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,6 +54,17 @@
 #define AR_MAGIC_LEN 8
 /* Members of the outer ar of a .deb looked at before giving up. */
 #define DEB_MEMBERS_MAX 16
+/*
+ * The most memory the xz decoder may take: enough for xz -9's 64 MiB
+ * dictionary.  libarchive's own xz filter sets no limit, and an xz stream
+ * may ask for a 1.5 GiB dictionary, which would be held while it is read.
+ */
+#define XZ_MEMLIMIT (72u << 20)
+/* The xz magic that starts a stream. */
+#define XZ_MAGIC \
+	"\xfd" \
+	"7zXZ"
+#define XZ_MAGIC_LEN 6
 
 /*
  * The reader stack of one open package.  ar is the outer ar of a .deb (else
@@ -55,8 +73,12 @@
 struct pkg_reader {
 	int fd;
 	struct archive *ar;
-	struct archive *raw;
+	struct archive *raw; /* NULL when xz is set */
 	struct archive *files;
+	int xz; /* decompressed here with liblzma, within XZ_MEMLIMIT */
+	lzma_stream lz;
+	int xz_eof, xz_end; /* no more input; the stream ended */
+	unsigned char *xz_buf; /* READ_BLOCK out, then READ_BLOCK in */
 	uint64_t total; /* decompressed bytes handed to files */
 	uint64_t max_total;
 	unsigned members;
@@ -230,6 +252,68 @@ deb_member_read_cb(struct archive *a, void *arg, const void **buf)
 	return pass_block(a, r->ar, buf);
 }
 
+/*
+ * The next block of the xz stream as a read callback wants it: bytes, 0 at
+ * its end, -1 with the error set on a.  Compressed bytes come from the ar
+ * member of a .deb, else from the file.
+ */
+static la_ssize_t
+xz_block(struct archive *a, struct pkg_reader *r, const void **buf)
+{
+	const void *in = r->xz_buf + READ_BLOCK;
+	la_ssize_t n;
+	lzma_ret rc;
+
+	r->lz.next_out = r->xz_buf;
+	r->lz.avail_out = READ_BLOCK;
+	while (r->lz.avail_out == READ_BLOCK && !r->xz_end) {
+		if (r->lz.avail_in == 0 && !r->xz_eof) {
+			if (r->ar != NULL)
+				n = pass_block(a, r->ar, &in);
+			else if ((n = read(r->fd, r->xz_buf + READ_BLOCK,
+				      READ_BLOCK)) == -1)
+				archive_set_error(a, errno, "read: %s",
+				    strerror(errno));
+			if (n == -1)
+				return -1;
+			r->lz.next_in = in;
+			r->lz.avail_in = (size_t)n;
+			r->xz_eof = n == 0;
+		}
+		rc = lzma_code(&r->lz, r->xz_eof ? LZMA_FINISH : LZMA_RUN);
+		if (rc == LZMA_STREAM_END) {
+			r->xz_end = 1;
+		} else if (rc == LZMA_MEMLIMIT_ERROR) {
+			archive_set_error(a, ENOMEM,
+			    "xz: the stream needs more than %u MiB to "
+			    "decompress",
+			    XZ_MEMLIMIT >> 20);
+			return -1;
+		} else if (rc != LZMA_OK) {
+			archive_set_error(a, EIO, "xz: %s",
+			    rc == LZMA_BUF_ERROR ? "truncated stream"
+						 : "corrupt stream");
+			return -1;
+		}
+	}
+	*buf = r->xz_buf;
+	return (la_ssize_t)(READ_BLOCK - r->lz.avail_out);
+}
+
+/* Decompress the xz stream here rather than in a raw reader. */
+static int
+xz_open(struct pkg_reader *r, char *err, size_t errlen)
+{
+	r->xz = 1;
+	if ((r->xz_buf = malloc(2 * READ_BLOCK)) == NULL ||
+	    lzma_stream_decoder(&r->lz, XZ_MEMLIMIT, LZMA_CONCATENATED) !=
+		LZMA_OK) {
+		snprintf(err, errlen, "cannot set up an xz decoder");
+		return -1;
+	}
+	return 0;
+}
+
 /* Feeds files from raw, counting what the package decompresses to. */
 static la_ssize_t
 files_read_cb(struct archive *a, void *arg, const void **buf)
@@ -237,7 +321,7 @@ files_read_cb(struct archive *a, void *arg, const void **buf)
 	struct pkg_reader *r = arg;
 	la_ssize_t n;
 
-	if ((n = pass_block(a, r->raw, buf)) <= 0)
+	if ((n = r->xz ? xz_block(a, r, buf) : pass_block(a, r->raw, buf)) <= 0)
 		return n;
 	if ((uint64_t)n > r->max_total - r->total) {
 		/* libarchive's own printf knows no %llu. */
@@ -259,6 +343,9 @@ pkg_reader_close(struct pkg_reader *r)
 		archive_read_free(r->raw);
 	if (r->ar != NULL)
 		archive_read_free(r->ar);
+	if (r->xz)
+		lzma_end(&r->lz);
+	free(r->xz_buf);
 	if (r->fd != -1)
 		close(r->fd);
 	memset(r, 0, sizeof(*r));
@@ -313,6 +400,9 @@ open_deb(struct pkg_reader *r, char *err, size_t errlen)
 			break;
 	}
 	snprintf(r->member, sizeof(r->member), "%s", name);
+	/* dpkg goes by the name too. */
+	if (strcmp(name, "data.tar.xz") == 0)
+		return xz_open(r, err, errlen);
 	if ((r->raw = archive_read_new()) == NULL ||
 	    archive_read_support_format_raw(r->raw) != ARCHIVE_OK ||
 	    add_filters(r->raw, 0, err, errlen) == -1) {
@@ -328,10 +418,18 @@ open_deb(struct pkg_reader *r, char *err, size_t errlen)
 	return 0;
 }
 
-/* rpm and Arch packages: raw decompresses the file itself. */
+/*
+ * rpm and Arch packages: raw decompresses the file itself, but for an xz
+ * file (.pkg.tar.xz), decompressed here.
+ */
 static int
 open_plain(struct pkg_reader *r, char *err, size_t errlen)
 {
+	char magic[XZ_MAGIC_LEN];
+
+	if (pread(r->fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
+	    memcmp(magic, XZ_MAGIC, XZ_MAGIC_LEN) == 0)
+		return xz_open(r, err, errlen);
 	if ((r->raw = archive_read_new()) == NULL ||
 	    archive_read_support_format_raw(r->raw) != ARCHIVE_OK ||
 	    add_filters(r->raw, 1, err, errlen) == -1) {
@@ -385,7 +483,7 @@ pkg_reader_open(struct pkg_reader *r, const char *path,
 		return -1;
 
 	/* The raw format has one entry: the decompressed stream. */
-	rc = archive_read_next_header(r->raw, &e);
+	rc = r->xz ? ARCHIVE_OK : archive_read_next_header(r->raw, &e);
 	if (rc == ARCHIVE_EOF) {
 		snprintf(err, errlen, "empty package");
 		return -1;
@@ -431,8 +529,8 @@ pkg_reader_next(struct pkg_reader *r, struct archive_entry **e, char *err,
 	return 0;
 }
 
-static int
-write_all(int fd, const void *buf, size_t len, uint64_t off)
+int
+pkg_pwrite(int fd, const void *buf, size_t len, uint64_t off)
 {
 	const char *p = buf;
 	ssize_t n;
@@ -519,11 +617,11 @@ sink_make_room(struct sink *s, size_t size)
 static int
 sink_write(struct sink *s, const void *buf, size_t size, uint64_t off)
 {
-	if (write_all(s->fd, buf, size, off) == 0)
+	if (pkg_pwrite(s->fd, buf, size, off) == 0)
 		return 0;
 	if (errno != ENOSPC || !sink_make_room(s, size))
 		return -1;
-	return write_all(s->fd, buf, size, off);
+	return pkg_pwrite(s->fd, buf, size, off);
 }
 
 /*

@@ -2,11 +2,13 @@
  * indexer/sources.h: the source files a debuginfo file names, spelled as
  * the keys /buildid/ID/source/PATH is looked up by.
  *
- * DWARF is read with libdw over a pread-backed libelf handle (ELF_C_READ,
- * never mmap), every section is bounded before libdw loads it, and no file
- * is opened by name: not the dwz alt file a .gnu_debugaltlink names (the
- * caller finds it by build-id and hands it over), not a split .dwo.
- * Blocking; for worker threads, once elf_init() has run.
+ * Only the unit entries and line table headers that name files are read,
+ * through small windows (pread, never mmap), so memory does not grow with
+ * the file: compressed debug sections are decompressed into an unlinked
+ * file in tmpdir first.  No file is opened by name: not the dwz alt file a
+ * .gnu_debugaltlink names (the caller finds it by build-id and hands it
+ * over), not a split .dwo.  Blocking; for worker threads, once elf_init()
+ * has run.
  */
 #ifndef INDEXER_SOURCES_H
 #define INDEXER_SOURCES_H
@@ -24,6 +26,12 @@
  * on, non-zero to stop.  Returns 0, or -1 with err for a file whose DWARF
  * cannot be read (not ELF, no .debug_info is 0 with no calls).
  *
+ * Compressed debug sections that are read are decompressed into an
+ * unlinked file in tmpdir (pkg_tmp_open(): a memfd when tmpdir is NULL,
+ * which counts against memory), at most SOURCES_SECTION_MAX bytes each;
+ * .debug_info is inflated as it is read instead, so damage found in its
+ * stream ends the list there, as a malformed unit does.
+ *
  * dwz moves strings that several files share, DW_AT_comp_dir among them,
  * into the alt file.  alt_fd is that file open, or -1: it must carry the
  * build-id the file's .gnu_debugaltlink names and pass the same checks,
@@ -38,9 +46,10 @@
  * be unreadable half-way, what could be read has been passed to cb already
  * and the result is -1.  gcc's "<built-in>" and "<artificial>" pseudo-files
  * are not sources and are skipped.  The path cb gets is valid during the
- * call only.
+ * call only.  Only the header of a line table is read: a table whose line
+ * program is damaged still lists its files.
  */
-int sources_list(int fd, int alt_fd, unsigned max_files,
+int sources_list(int fd, int alt_fd, const char *tmpdir, unsigned max_files,
     int (*cb)(const char *path, void *arg), void *arg, int *alt_missing,
     char *err, size_t errlen);
 

@@ -81,8 +81,8 @@ list(int fd, int alt, unsigned max, int elf)
 	memset(&s, 0, sizeof(s));
 	s.max = max;
 	err[0] = '\0';
-	rc =
-	    sources_list(fd, alt, max, path_cb, &s, &missing, err, sizeof(err));
+	rc = sources_list(fd, alt, NULL, max, path_cb, &s, &missing, err,
+	    sizeof(err));
 	FUZZ_CHECK(rc == 0 || rc == -1);
 	if (rc == -1)
 		FUZZ_CHECK(err[0] != '\0');

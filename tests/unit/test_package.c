@@ -1109,6 +1109,28 @@ test_hostile(void)
 	is_int(extract_to(at("bomb.deb"), "/nothere", &lim, err), -1,
 	    "bomb: skipping through it is an error too");
 	ok(now() - t0 < 3, "bomb in a .deb: stopped quickly");
+
+	/*
+	 * An xz stream chooses its dictionary, up to 1.5 GiB, and the
+	 * decoder holds it while it reads: one that asks for more memory
+	 * than XZ_MEMLIMIT is refused, in a .deb and bare.
+	 */
+	ok(shell("cd '%s' && mkdir bigdict && cd bigdict && "
+		 "printf '2.0\\n' >debian-binary && "
+		 "cp ../cut/control.tar.xz . && tar -cf - -C ../root . | "
+		 "xz --lzma2=dict=256MiB >data.tar.xz && "
+		 "ar rc ../bigdict.deb debian-binary control.tar.xz "
+		 "data.tar.xz && cp data.tar.xz ../bigdict.pkg.tar.xz",
+	       tmpdir),
+	    "xz with a 256 MiB dictionary, in a .deb and bare");
+	ok(scan_fails(at("bigdict.deb"), &limits, err) &&
+		strstr(err, "MiB to decompress") != NULL,
+	    "a 256 MiB xz dictionary in a .deb: refused");
+	ok(scan_fails(at("bigdict.pkg.tar.xz"), &limits, err) &&
+		strstr(err, "MiB to decompress") != NULL,
+	    "a 256 MiB xz dictionary in an Arch package: refused");
+	is_int(extract_to(at("bigdict.deb"), "/usr/bin/one", &limits, err), -1,
+	    "a 256 MiB xz dictionary: extract is an error");
 	ok(dir_is_empty(at("scratch")), "hostile input leaves tmpdir empty");
 	free(l);
 }

@@ -82,8 +82,8 @@ list_alt(struct list *l, const char *name, const char *alt, unsigned max)
 		l->rc = -2;
 		return;
 	}
-	l->rc = sources_list(fd, alt_fd, max, collect_cb, l, &l->alt_missing,
-	    l->err, sizeof(l->err));
+	l->rc = sources_list(fd, alt_fd, tmpdir, max, collect_cb, l,
+	    &l->alt_missing, l->err, sizeof(l->err));
 	close(fd);
 	if (alt_fd != -1)
 		close(alt_fd);
@@ -357,6 +357,54 @@ test_limits(void)
 	is_int(l.rc, 0, "cb stops: rc");
 	is_int(l.n, 1, "cb stops: after one call");
 	list_free(&l);
+	list_free(&full);
+}
+
+/*
+ * Compressed debug sections, as distributions ship them (SHF_COMPRESSED,
+ * and the older .zdebug_ names): the same paths as the plain file.  A
+ * damaged compressed stream is refused before any call.
+ */
+static void
+test_compressed(void)
+{
+	static const char *const how[] = { "zlib-gabi", "zlib-gnu" };
+	struct list full = { 0 }, l = { 0 };
+	char what[128];
+	size_t i;
+
+	list_file(&full, "proj/prog5.debug", 1000);
+	for (i = 0; i < sizeof(how) / sizeof(how[0]); i++) {
+		snprintf(what, sizeof(what),
+		    "objcopy --compress-debug-sections=%s", how[i]);
+		if (!ok(shell("cd '%s' && objcopy --compress-debug-sections=%s "
+			      "proj/prog5.debug z.debug",
+			    tmpdir, how[i]),
+			what))
+			continue;
+		list_file(&l, "z.debug", 1000);
+		snprintf(what, sizeof(what), "%s: the same paths", how[i]);
+		ok(l.rc == 0 && full.n > 0 && same_set(&full, &l), what);
+		list_free(&l);
+	}
+
+	/* Zeros over the end of the zlib stream: its checksum fails. */
+	if (ok(shell("cd '%s' && objcopy --compress-debug-sections=zlib-gabi "
+		     "proj/prog5.debug zbad.debug && set -- $(readelf -SW "
+		     "zbad.debug | sed -n 's/^ *\\[ *[0-9]*\\] *//p' | awk "
+		     "'$1 == \".debug_line\" && $7 ~ /C/ { print $4, $5 }') && "
+		     "[ -n \"$2\" ] && dd if=/dev/zero of=zbad.debug bs=1 "
+		     "seek=$((0x$1 + 0x$2 - 8)) count=8 conv=notrunc "
+		     "status=none",
+		   tmpdir),
+		"zeros over the end of the compressed .debug_line")) {
+		l.quiet = 1;
+		list_file(&l, "zbad.debug", 1000);
+		ok(l.rc == -1 && l.n == 0 &&
+			strstr(l.err, "decompress") != NULL,
+		    "damaged compressed section: -1, no calls");
+		list_free(&l);
+	}
 	list_free(&full);
 }
 
@@ -670,6 +718,7 @@ main(void)
 	test_compiled(5);
 	test_relative();
 	test_limits();
+	test_compressed();
 	test_dwz(5);
 	test_dwz(4);
 	test_alt_fifo();
