@@ -325,16 +325,35 @@ w_slow() {
 }
 
 # A herd: SOAK_HERD clients at once for a cold steady id; each must get the
-# file, and the steady upstream must have been asked once.
+# file, and the steady upstream must have been asked once.  One curl makes
+# all the requests at once: as many curl processes, forked on a loaded
+# machine, can start seconds apart, after the fill is over and its file
+# evicted from the small cache, and then rightly cost another request.
 w_herd() {
-	local rec=$R/herd id i n=0 asked
+	local rec=$R/herd id i n=0 asked code out v
+	local -a args
 	while running && [ "$n" -lt "${#HERD[@]}" ]; do
 		id=${HERD[n]}
 		n=$((n + 1))
+		args=()
 		for ((i = 0; i < SOAK_HERD; i++)); do
-			get_whole "$rec" herd "$id" &
+			args+=(-o "$T/herd.$i" "$URL/buildid/$id/debuginfo")
 		done
-		wait
+		rm -f "$T"/herd.*
+		curl -s -Z --parallel-immediate --parallel-max "$SOAK_HERD" \
+		    --max-time 60 -w '%{http_code} %{filename_effective}\n' \
+		    "${args[@]}" >"$T/herd.codes" 2>/dev/null
+		while read -r code out; do
+			v=$(expected_for herd "$code")
+			if [ "$code" = 200 ] && ! cmp -s "$out" "${FILE[$id]}"; then
+				record "$rec" herd "$id" "$code" BAD wrong-bytes
+			else
+				record "$rec" herd "$id" "$code" "$v"
+			fi
+		done <"$T/herd.codes"
+		for ((i = $(wc -l <"$T/herd.codes"); i < SOAK_HERD; i++)); do
+			record "$rec" herd "$id" 000 BAD no-answer
+		done
 		asked=$(grep -c "/buildid/$id/" "$steady_LOG")
 		if [ "$asked" -eq 1 ]; then
 			record "$rec" herd-upstream "$id" 1 ok
