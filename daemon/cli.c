@@ -457,33 +457,17 @@ cmd_misses(struct index_reader *rd, const struct cmd_opts *co)
 {
 	struct misses_query q = { 0, 0, co->json };
 	const char *why;
-	uint64_t secs;
-	char *end, *text;
-	unsigned long top;
+	char *text;
 	size_t len;
 
-	if (co->top != NULL) {
-		top = strtoul(co->top, &end, 10);
-		if (*co->top < '0' || *co->top > '9' || *end != '\0' ||
-		    top > 1000000) {
-			fprintf(stderr,
-			    "dbgmirror: --top %s: expected a number up to "
-			    "1000000\n",
-			    co->top);
-			return 2;
-		}
-		q.top = (unsigned)top;
+	if (co->top != NULL && misses_query_top(&q, co->top, &why) == -1) {
+		fprintf(stderr, "dbgmirror: --top %s: %s\n", co->top, why);
+		return 2;
 	}
-	if (co->since != NULL) {
-		if (config_parse_duration(co->since, &secs, &why) == -1) {
-			fprintf(stderr, "dbgmirror: --since %s: %s\n",
-			    co->since, why);
-			return 2;
-		}
-		q.since = clock_now() -
-		    (int64_t)(secs < INT32_MAX ? secs : INT32_MAX);
-		if (q.since <= 0)
-			q.since = 1;
+	if (co->since != NULL &&
+	    misses_query_since(&q, co->since, clock_now(), &why) == -1) {
+		fprintf(stderr, "dbgmirror: --since %s: %s\n", co->since, why);
+		return 2;
 	}
 	if ((text = misses_report(rd, &q, &len)) == NULL) {
 		fprintf(stderr, "dbgmirror: index read failed\n");

@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "cache/misses.h"
+#include "conf/config.h"
 #include "daemon/clock.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
@@ -141,6 +142,38 @@ misses_note(struct misses *m, const struct buildid *id, enum cache_kind kind,
 }
 
 /* ------------------------------------------------------------- report */
+
+#define TOP_MAX 1000000
+
+int
+misses_query_top(struct misses_query *q, const char *s, const char **why)
+{
+	unsigned long n;
+	char *end;
+
+	n = strtoul(s, &end, 10);
+	if (*s < '0' || *s > '9' || *end != '\0' || n > TOP_MAX) {
+		*why = "expected a number up to 1000000";
+		return -1;
+	}
+	q->top = (unsigned)n;
+	return 0;
+}
+
+int
+misses_query_since(struct misses_query *q, const char *s, int64_t now,
+    const char **why)
+{
+	uint64_t secs;
+
+	if (config_parse_duration(s, &secs, why) == -1)
+		return -1;
+	q->since = now - (int64_t)(secs < INT32_MAX ? secs : INT32_MAX);
+	/* 0 would mean "since ever"; a time before 1970 is the same. */
+	if (q->since <= 0)
+		q->since = 1;
+	return 0;
+}
 
 const char *
 misses_kinds(unsigned kinds, char *buf, size_t len)

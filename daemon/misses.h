@@ -50,6 +50,14 @@ struct misses_query {
 };
 
 /*
+ * Set q->top from s (a number up to 1,000,000) or q->since from s (a
+ * duration, as options spell it, back from now): 0, or -1 with *why.
+ */
+int misses_query_top(struct misses_query *q, const char *s, const char **why);
+int misses_query_since(struct misses_query *q, const char *s, int64_t now,
+    const char **why);
+
+/*
  * The report, from the caller's read transaction on rd: malloc'd,
  * NUL-terminated, its strlen in *len; NULL when the index cannot be read
  * or out of memory.

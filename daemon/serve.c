@@ -234,9 +234,7 @@ struct report {
 static int
 report_query(char *query, struct misses_query *q, const char **why)
 {
-	char *tok, *save = NULL, *val, *end;
-	uint64_t secs;
-	unsigned long n;
+	char *tok, *save = NULL, *val;
 
 	q->top = 0;
 	q->since = 0;
@@ -251,20 +249,11 @@ report_query(char *query, struct misses_query *q, const char **why)
 		if (route_decode(val, strlen(val), val, 1, why) == -1)
 			return -1;
 		if (strcmp(tok, "top") == 0) {
-			n = strtoul(val, &end, 10);
-			if (*val < '0' || *val > '9' || *end != '\0' ||
-			    n > 1000000) {
-				*why = "top: expected a number up to 1000000";
+			if (misses_query_top(q, val, why) == -1)
 				return -1;
-			}
-			q->top = (unsigned)n;
 		} else if (strcmp(tok, "since") == 0) {
-			if (config_parse_duration(val, &secs, why) == -1)
+			if (misses_query_since(q, val, clock_now(), why) == -1)
 				return -1;
-			q->since = clock_now() -
-			    (int64_t)(secs < INT32_MAX ? secs : INT32_MAX);
-			if (q->since <= 0)
-				q->since = 1;
 		} else if (strcmp(tok, "format") == 0 &&
 		    (strcmp(val, "json") == 0 || strcmp(val, "text") == 0)) {
 			q->json = val[0] == 'j';
