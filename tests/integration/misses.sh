@@ -115,6 +115,18 @@ is "$(ids_in "$(misses)")" "$id_m1 $id_m4 $id_m3 " \
     "at the cap, the least missed seen longest ago went ($id_m2)"
 is "$(metric dbgmirror_missing_ids "$d_URL")" 3 "... 3 ids kept"
 
+# A herd: 100 not-found requests over 20 connections at once, answered by
+# both event-loop threads; every one counted, none dropped.
+seq 1 100 | xargs -P 20 -I{} curl -s -o /dev/null --max-time 20 \
+    "$d_URL/buildid/$id_m3/debuginfo"
+count_m3() {
+	misses | awk -v id="$id_m3" '$5 == id { print $1 }'
+}
+wait_until 20 sh -c "\"$DBGMIRROR\" --no-config --cache-dir '$T/d-cache' misses 2>/dev/null | grep -q '^ *101 .* $id_m3 '" ||
+    diag "the herd was never counted whole"
+is "$(count_m3)" 101 "a herd of 100 misses: all counted"
+is "$(metric dbgmirror_misses_dropped_total "$d_URL")" 0 "... none dropped"
+
 stop_daemon d
 is "$STOP_RC" 0 "the daemon stops cleanly"
 
