@@ -1,18 +1,29 @@
 /*
- * tests/unit/test_misses.c: cache/misses.c, the missing-id report's table:
- * events folded into one record per build-id, the walk from the most
- * missed, eviction by count down to a bound, and index_walk_back.
+ * tests/unit/test_misses.c: the missing-id report: its table
+ * (cache/misses.c: events folded into one record per build-id, the walk
+ * from the most missed, eviction by count down to a bound) and its
+ * recorder's queue (daemon/misses.c: what the request path notes reaches
+ * the index through the pool; a full queue drops and counts).
  *
- * One index in a mkdtemp directory, removed at the end; one thread.
+ * Indexes in a mkdtemp directory, removed at the end.  The queue test
+ * holds the pool's workers on a gate the test opens, so the queue fills
+ * by the recorder's rules, not by timing; its wait is bounded.
  */
 #include "cache/misses.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "cache/index.h"
+#include "daemon/metrics.h"
+#include "daemon/misses.h"
+#include "daemon/pool.h"
 #include "tests/tap.h"
 #include "tests/testdir.h"
+
+#define WAIT_SECONDS 30
 
 #define MAPSIZE (64ull << 20)
 
@@ -163,6 +174,90 @@ test_evict(struct index *idx)
 	is_int(s.v[0].count, 4, "... with all its misses counted");
 }
 
+/* The pool's workers wait here until the test opens the gate. */
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static int gate_open, gate_waiting;
+
+static void
+gate_work(void *arg)
+{
+	pthread_mutex_lock(&gate_mu);
+	gate_waiting++;
+	pthread_cond_broadcast(&gate_cv);
+	while (!gate_open)
+		pthread_cond_wait(&gate_cv, &gate_mu);
+	pthread_mutex_unlock(&gate_mu);
+}
+
+/* 1 when n workers wait at the gate, within WAIT_SECONDS. */
+static int
+gate_wait_for(int n)
+{
+	struct timespec until;
+	int rc = 0;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += WAIT_SECONDS;
+	pthread_mutex_lock(&gate_mu);
+	while (gate_waiting < n && rc == 0)
+		rc = pthread_cond_timedwait(&gate_cv, &gate_mu, &until);
+	rc = gate_waiting >= n;
+	pthread_mutex_unlock(&gate_mu);
+	return rc;
+}
+
+static void
+test_queue(void)
+{
+	struct buildid id;
+	struct index *idx;
+	struct misses *m;
+	struct pool *pool;
+	struct seen s;
+	char err[256], *text;
+	size_t i, len;
+	uint64_t total = 0;
+
+	metrics_init();
+	idx = index_open(at("queue"), 0, MAPSIZE, err, sizeof(err));
+	pool = pool_new(2, 1);
+	if (!ok(idx != NULL && pool != NULL, "queue: an index and a pool"))
+		return;
+	m = misses_new(idx, pool, 100);
+	/* Both workers held: the flush the first note starts cannot run. */
+	pool_submit(pool, gate_work, NULL, NULL, NULL);
+	pool_submit(pool, gate_work, NULL, NULL, NULL);
+	ok(gate_wait_for(2), "both workers held at the gate");
+	memset(&id, 0, sizeof(id));
+	id.len = 20;
+	for (i = 0; i < MISSES_QUEUE_MAX + 3; i++) {
+		id.bytes[0] = (uint8_t)(i % 5);
+		misses_note(m, &id, CACHE_DEBUGINFO, "gdb/1 and more", 5,
+		    "::1");
+	}
+	text = metrics_render(&len);
+	ok(text != NULL &&
+		strstr(text, "\ndbgmirror_misses_dropped_total 3\n") != NULL,
+	    "a full queue: the 3 notes over it dropped and counted");
+	free(text);
+	pthread_mutex_lock(&gate_mu);
+	gate_open = 1;
+	pthread_cond_broadcast(&gate_cv);
+	pthread_mutex_unlock(&gate_mu);
+	pool_free(pool); /* runs the queued flush, then stops */
+	misses_free(m);
+	walk(idx, &s, 0);
+	is_int(s.n, 5, "the queue reached the index: 5 ids");
+	for (i = 0; i < s.n; i++)
+		total += s.v[i].count;
+	is_int(total, MISSES_QUEUE_MAX, "... every note the queue held");
+	is_str(s.v[0].ua, "gdb/1", "... the User-Agent as long as given");
+	is_str(s.v[0].addr, "::1", "... the address");
+	index_close(idx);
+	metrics_free();
+}
+
 int
 main(void)
 {
@@ -178,6 +273,7 @@ main(void)
 		test_evict(idx);
 		index_close(idx);
 	}
+	test_queue();
 	testdir_remove();
 	return tap_done();
 }
