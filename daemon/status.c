@@ -130,68 +130,82 @@ put_time(FILE *fp, int64_t t)
 
 /* ------------------------------------------------------------ requests */
 
+/* The rows of the requests table: the results each adds up. */
+#define RESULT(r) (1u << (r))
+static const struct {
+	const char *id; /* of its cells: ID-1m, ID-5m, ID-15m */
+	const char *what;
+	unsigned results; /* RESULT() of each */
+} request_rows[] = {
+	{ "requests", "requests", RESULT(METRICS_BAD + 1) - 1 },
+	{ "hits", "hits", RESULT(METRICS_HIT) },
+	{ "filled", "filled (from packages or upstreams)",
+	    RESULT(METRICS_MISS) | RESULT(METRICS_JOINED) },
+	{ "notfound", "not found", RESULT(METRICS_NOTFOUND) },
+	{ "negative", "answered from a remembered miss or failure",
+	    RESULT(METRICS_NEGATIVE) },
+	{ "errors", "errors and bad requests",
+	    RESULT(METRICS_ERROR) | RESULT(METRICS_BAD) },
+};
+
+static uint64_t
+sum_of(const struct metrics_recent *r, unsigned results)
+{
+	uint64_t n = 0;
+	unsigned k;
+
+	for (k = 0; k <= METRICS_BAD; k++)
+		if (results & RESULT(k))
+			n += r->results[k];
+	return n;
+}
+
+/* The windows of the requests table, in minutes. */
+static const unsigned windows[3] = { 1, 5, 15 };
+
+/* One row of the requests table: its results in each window. */
+static void
+put_request_row(FILE *fp, size_t k, const struct metrics_recent r[3])
+{
+	size_t i;
+
+	fprintf(fp, "<tr><th>%s</th>", request_rows[k].what);
+	for (i = 0; i < 3; i++)
+		fprintf(fp, "<td class=\"n\" id=\"%s-%um\">%" PRIu64 "</td>",
+		    request_rows[k].id, windows[i],
+		    sum_of(&r[i], request_rows[k].results));
+	fputs("</tr>\n", fp);
+}
+
 static void
 render_requests(FILE *fp)
 {
-	static const unsigned minutes[] = { 1, 5, 15 };
 	struct metrics_recent r[3];
-	uint64_t total[3], hits, filled, errors;
+	uint64_t total;
 	size_t i, k;
 
-	for (i = 0; i < 3; i++) {
-		metrics_recent(minutes[i], &r[i]);
-		total[i] = 0;
-		for (k = 0; k <= METRICS_BAD; k++)
-			total[i] += r[i].results[k];
-	}
+	for (i = 0; i < 3; i++)
+		metrics_recent(windows[i], &r[i]);
 	fputs("<section id=\"requests\"><h2>Requests</h2>\n<table>\n"
 	      "<tr><th></th><th>last minute</th><th>last 5 minutes</th>"
 	      "<th>last 15 minutes</th></tr>\n",
 	    fp);
-	fputs("<tr><th>requests</th>", fp);
-	for (i = 0; i < 3; i++)
-		fprintf(fp,
-		    "<td class=\"n\" id=\"requests-%um\">%" PRIu64 "</td>",
-		    minutes[i], total[i]);
-	fputs("</tr>\n<tr><th>hit ratio</th>", fp);
+	put_request_row(fp, 0, r);
+	fputs("<tr><th>hit ratio</th>", fp);
 	for (i = 0; i < 3; i++) {
-		hits = r[i].results[METRICS_HIT];
-		if (total[i] == 0)
-			fprintf(fp, "<td class=\"n\" id=\"ratio-%um\">-</td>",
-			    minutes[i]);
+		total = sum_of(&r[i], request_rows[0].results);
+		fprintf(fp, "<td class=\"n\" id=\"ratio-%um\">", windows[i]);
+		if (total == 0)
+			fputs("-", fp);
 		else
-			fprintf(fp,
-			    "<td class=\"n\" id=\"ratio-%um\">%.0f%%</td>",
-			    minutes[i],
-			    100.0 * (double)hits / (double)total[i]);
+			fprintf(fp, "%.0f%%",
+			    100.0 * (double)r[i].results[METRICS_HIT] /
+				(double)total);
+		fputs("</td>", fp);
 	}
 	fputs("</tr>\n", fp);
-	for (k = 0; k < 5; k++) {
-		static const char *const what[] = { "hits",
-			"filled (from packages or upstreams)", "not found",
-			"answered from a remembered miss or failure",
-			"errors and bad requests" };
-		static const char *const key[] = { "hits", "filled", "notfound",
-			"negative", "errors" };
-
-		fprintf(fp, "<tr><th>%s</th>", what[k]);
-		for (i = 0; i < 3; i++) {
-			hits = r[i].results[METRICS_HIT];
-			filled = r[i].results[METRICS_MISS] +
-			    r[i].results[METRICS_JOINED];
-			errors = r[i].results[METRICS_ERROR] +
-			    r[i].results[METRICS_BAD];
-			fprintf(fp,
-			    "<td class=\"n\" id=\"%s-%um\">%" PRIu64 "</td>",
-			    key[k], minutes[i],
-			    k == 0       ? hits
-				: k == 1 ? filled
-				: k == 2 ? r[i].results[METRICS_NOTFOUND]
-				: k == 3 ? r[i].results[METRICS_NEGATIVE]
-					 : errors);
-		}
-		fputs("</tr>\n", fp);
-	}
+	for (k = 1; k < sizeof(request_rows) / sizeof(request_rows[0]); k++)
+		put_request_row(fp, k, r);
 	fputs("</table>\n<p class=\"sub\">The hit ratio counts answers "
 	      "from local files and the cache among all requests "
 	      "answered.</p></section>\n",
