@@ -5,8 +5,7 @@
  * (daemon/resolve.c), where the whole request path is; the banner,
  * /metrics, /status (daemon/status.c) and the admin endpoints (purges,
  * and the missing-id report of daemon/misses.c) are answered here.  Each
- * event-loop thread has its own index reader, which the resolver and the
- * status page use.
+ * event-loop thread has its own index reader, which the resolver uses.
  */
 #include "daemon/serve.h"
 
@@ -343,19 +342,58 @@ send_metrics(struct conn *c)
 	free(text);
 }
 
-static void
-send_status(struct conn *c, struct serve_thread *st)
-{
-	size_t len;
+/*
+ * The status page, made on a worker: the gauges it shows count what the
+ * index holds, which is no work for an event loop.
+ */
+struct page {
+	struct conn *c;
+	struct serve *srv;
 	char *html;
+	size_t len;
+};
 
-	html = status_render(st->srv->d.cfg, st->srv->d.ft, st->rt.rd, &len);
-	if (html == NULL) {
+static void
+status_work(void *arg)
+{
+	struct page *p = arg;
+	struct index_reader *rd = index_reader_new(p->srv->d.idx);
+
+	p->html = status_render(p->srv->d.cfg, p->srv->d.ft, rd, &p->len);
+	index_reader_free(rd);
+}
+
+static void
+status_done(void *arg)
+{
+	struct page *p = arg;
+
+	if (p->html == NULL)
+		conn_send_error(p->c, 503, "out of memory");
+	else
+		conn_send_text(p->c, 200, "text/html; charset=utf-8", p->html,
+		    p->len);
+	free(p->html);
+	free(p);
+}
+
+static void
+status_start(struct conn *c, struct serve *srv)
+{
+	struct page *p;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL) {
 		conn_send_error(c, 503, "out of memory");
 		return;
 	}
-	conn_send_text(c, 200, "text/html; charset=utf-8", html, len);
-	free(html);
+	p->c = c;
+	p->srv = srv;
+	conn_wait(c);
+	if (pool_submit(srv->d.pool, status_work, conn_inbox(c), status_done,
+		p) == -1) {
+		free(p);
+		conn_send_error(c, 503, "server is shutting down");
+	}
 }
 
 /* 1 when the client names text/html in Accept: a browser. */
@@ -397,7 +435,7 @@ serve_request(struct conn *c, void *state)
 		/* Browsers get the status page, when it is open to them. */
 		if (wants_html(req) &&
 		    access_allowed(c, st->srv->d.cfg->metrics_access))
-			send_status(c, st);
+			status_start(c, st->srv);
 		else
 			conn_send_text(c, 200, "text/plain", banner,
 			    sizeof(banner) - 1);
@@ -418,7 +456,7 @@ serve_request(struct conn *c, void *state)
 		if (!access_allowed(c, st->srv->d.cfg->metrics_access))
 			conn_send_error(c, 403, "/status is not open to you");
 		else
-			send_status(c, st);
+			status_start(c, st->srv);
 		return;
 	case ROUTE_DEBUGINFO:
 	case ROUTE_EXECUTABLE:

@@ -8,7 +8,7 @@
  * most missed build-ids and the last warnings.  Everything comes from
  * what the daemon keeps anyway (daemon/metrics.h, the flight table, the
  * index, the log's ring), read without locks on the request path; the
- * render runs on the event loop of the request, like /metrics.
+ * render runs on a worker, since the gauges count what the index holds.
  *
  * Every string from outside (upstream names, build-ids, User-Agents, log
  * lines) is HTML-escaped.

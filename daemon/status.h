@@ -12,9 +12,10 @@ struct flight_table;
 struct index_reader;
 
 /*
- * The page, malloc'd, its length in *len; NULL when out of memory.  On an
- * event-loop thread: rd is the thread's reader (no transaction open), used
- * for the most missed build-ids; ft NULL shows no fills.
+ * The page, malloc'd, its length in *len; NULL when out of memory.  On a
+ * worker (the gauges count what the index holds): rd is a reader with no
+ * transaction open, for the most missed build-ids (NULL: none shown); ft
+ * NULL shows no fills.
  */
 char *status_render(const struct config *cfg, struct flight_table *ft,
     struct index_reader *rd, size_t *len);
