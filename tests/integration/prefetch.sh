@@ -1,0 +1,3 @@
+#!/bin/bash
+. "$top_srcdir/tests/integration/lib.sh"
+done_testing
