@@ -5,10 +5,12 @@
  * while the daemon writes), so it works whether or not dbgmirrord runs.
  * purge writes it too: LMDB orders its write transactions with the
  * daemon's.  The cache directory comes from the same configuration as the
- * daemon's.
+ * daemon's.  prefetch is a client of the running daemon instead
+ * (daemon/prefetch.c).
  */
 #include <sys/stat.h>
 
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -24,6 +26,7 @@
 #include "conf/config.h"
 #include "autoconf.h"
 #include "daemon/clock.h"
+#include "daemon/prefetch.h"
 #include "daemon/scan.h"
 #include "indexer/buildid.h"
 #include "indexer/elf.h"
@@ -43,6 +46,11 @@ usage(FILE *fp)
 	    "  purge ID    drop the cached files and misses of build-id ID\n"
 	    "  purge --negative        drop every remembered miss\n"
 	    "  purge --upstream URL    drop the files fetched from URL\n"
+	    "  prefetch [--jobs N] [--url URL] [--executable] [ID|FILE|DIR|-]...\n"
+	    "              have the daemon fetch the debuginfo of build-ids,\n"
+	    "              of ELF files and the libraries they load, of the\n"
+	    "              objects a core file had mapped (standard input\n"
+	    "              when no operand is given)\n"
 	    "\n"
 	    "Exit status: 0 done; 1 not found or error; 2 bad usage.\n");
 }
@@ -315,30 +323,64 @@ cmd_stats(struct index_reader *rd, const char *path, const struct config *cfg)
 	return 0;
 }
 
-/* The options of purge, which are its own and not configuration. */
+/*
+ * The options of purge and prefetch, which are their own and not
+ * configuration.
+ */
 struct purge_opts {
-	int negative; /* --negative */
-	const char *upstream; /* --upstream URL */
-	int bad; /* repeated, or --upstream without its URL */
+	int negative; /* purge --negative */
+	const char *upstream; /* purge --upstream URL */
+	const char *jobs; /* prefetch --jobs N */
+	const char *url; /* prefetch --url URL */
+	int executable; /* prefetch --executable */
+	int bad; /* repeated, or without its value */
 };
 
 /*
- * Copy argv into out (argc + 1 entries), leaving out purge's options when
- * they follow the word purge.  That word is found by a first parse: the
- * operands it returns point into argv.  Returns the new argc.
+ * Option name (without "--") at argv[*i], with its value in *val (from
+ * "--name=V" or the next word): 1 when it is that option, else 0.  A
+ * repeated option, or one missing its value, sets po->bad.
+ */
+static int
+value_opt(int argc, char **argv, int *i, const char *name, const char **val,
+    struct purge_opts *po)
+{
+	const char *a = argv[*i];
+	size_t n = strlen(name);
+
+	if (strncmp(a, "--", 2) != 0 || strncmp(a + 2, name, n) != 0 ||
+	    (a[2 + n] != '\0' && a[2 + n] != '='))
+		return 0;
+	po->bad |= *val != NULL;
+	if (a[2 + n] == '=')
+		*val = a + 3 + n;
+	else if (*i + 1 < argc)
+		*val = argv[++*i];
+	else
+		po->bad = 1;
+	return 1;
+}
+
+/*
+ * Copy argv into out (argc + 1 entries), leaving out the options of purge
+ * or prefetch when they follow that word.  The word is found by a first
+ * parse: the operands it returns point into argv.  Returns the new argc.
  */
 static int
 purge_split(int argc, char **argv, char **out, struct purge_opts *po)
 {
 	struct config_args probe;
 	struct config_diag diag = { 0 };
-	int i, n = 0, cmd = argc;
+	int i, n = 0, cmd = argc, purge = 0;
 
 	memset(po, 0, sizeof(*po));
 	config_parse_args(&probe, argc, argv, &diag);
-	if (probe.nrest > 0 && strcmp(probe.rest[0], "purge") == 0)
+	if (probe.nrest > 0 && (strcmp(probe.rest[0], "purge") == 0 ||
+				   strcmp(probe.rest[0], "prefetch") == 0)) {
+		purge = strcmp(probe.rest[0], "purge") == 0;
 		for (cmd = 1; cmd < argc && argv[cmd] != probe.rest[0]; cmd++)
 			;
+	}
 	config_args_free(&probe);
 	config_diag_free(&diag);
 	for (i = 0; i < argc; i++) {
@@ -348,17 +390,18 @@ purge_split(int argc, char **argv, char **out, struct purge_opts *po)
 			/* Operands from here on. */
 			cmd = argc;
 			out[n++] = argv[i];
-		} else if (strcmp(argv[i], "--negative") == 0) {
+		} else if (purge && strcmp(argv[i], "--negative") == 0) {
 			po->bad |= po->negative++;
-		} else if (strcmp(argv[i], "--upstream") == 0 ||
-		    strncmp(argv[i], "--upstream=", 11) == 0) {
-			po->bad |= po->upstream != NULL;
-			if (argv[i][10] == '=')
-				po->upstream = argv[i] + 11;
-			else if (i + 1 < argc)
-				po->upstream = argv[++i];
-			else
-				po->bad = 1;
+		} else if (purge && value_opt(argc, argv, &i, "upstream",
+					&po->upstream, po)) {
+			continue;
+		} else if (!purge && strcmp(argv[i], "--executable") == 0) {
+			po->bad |= po->executable++;
+		} else if (!purge && (value_opt(argc, argv, &i, "jobs",
+					  &po->jobs, po) ||
+					 value_opt(argc, argv, &i, "url",
+					     &po->url, po))) {
+			continue;
 		} else {
 			out[n++] = argv[i];
 		}
@@ -412,7 +455,68 @@ cmd_purge(struct index *idx, const char *cache_dir, const char *hex,
 	return 0;
 }
 
-/* 1 when the operands and purge's options make a command. */
+/*
+ * The daemon's URL for prefetch: --url, else the first listen address of
+ * the configuration (a wildcard address meaning this host's loopback).
+ */
+static int
+daemon_url(const struct config *cfg, const char *url, char *out, size_t len)
+{
+	const char *text, *colon;
+
+	if (url != NULL) {
+		if (strncmp(url, "http://", 7) != 0 &&
+		    strncmp(url, "https://", 8) != 0)
+			return -1;
+		snprintf(out, len, "%s", url);
+	} else {
+		if (cfg->nlisten == 0)
+			return -1;
+		text = cfg->listen[0].text;
+		if ((colon = strrchr(text, ':')) == NULL)
+			return -1;
+		if (strncmp(text, "0.0.0.0:", 8) == 0)
+			snprintf(out, len, "http://127.0.0.1%s", colon);
+		else if (strncmp(text, "[::]:", 5) == 0)
+			snprintf(out, len, "http://[::1]%s", colon);
+		else
+			snprintf(out, len, "http://%s", text);
+	}
+	while (strlen(out) > 0 && out[strlen(out) - 1] == '/')
+		out[strlen(out) - 1] = '\0';
+	return 0;
+}
+
+static int
+cmd_prefetch(const struct config *cfg, const struct purge_opts *po,
+    char *const *operands, size_t n)
+{
+	struct prefetch_opts o;
+	char url[4096], *end;
+	unsigned long jobs = 8;
+
+	if (po->jobs != NULL) {
+		errno = 0;
+		jobs = strtoul(po->jobs, &end, 10);
+		if (errno != 0 || end == po->jobs || *end != '\0' ||
+		    jobs == 0 || jobs > 1024) {
+			fprintf(stderr,
+			    "dbgmirror: prefetch: --jobs: 1 to 1024\n");
+			return 2;
+		}
+	}
+	if (daemon_url(cfg, po->url, url, sizeof(url)) == -1) {
+		fprintf(stderr, "dbgmirror: prefetch: no daemon URL (--url "
+				"http://HOST:PORT)\n");
+		return 2;
+	}
+	o.jobs = (unsigned)jobs;
+	o.url = url;
+	o.executables = po->executable;
+	return prefetch_run(&o, operands, n);
+}
+
+/* 1 when the operands and the options of purge make a command. */
 static int
 command_ok(const struct config_args *args, const struct purge_opts *po)
 {
@@ -425,6 +529,8 @@ command_ok(const struct config_args *args, const struct purge_opts *po)
 	}
 	if (po->bad)
 		return 0;
+	if (strcmp(cmd, "prefetch") == 0)
+		return 1;
 	if (strcmp(cmd, "purge") != 0 && strcmp(cmd, "lookup") != 0 &&
 	    strcmp(cmd, "stats") != 0) {
 		fprintf(stderr, "dbgmirror: unknown command '%s'\n", cmd);
@@ -487,6 +593,10 @@ main(int argc, char **argv)
 		goto out;
 	}
 	cmd = args.rest[0];
+	if (strcmp(cmd, "prefetch") == 0) {
+		rc = cmd_prefetch(&cfg, &po, args.rest + 1, args.nrest - 1);
+		goto out;
+	}
 
 	snprintf(path, sizeof(path), "%s/index", cfg.cache_dir);
 	if ((idx = index_open(path,

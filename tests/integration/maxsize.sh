@@ -59,18 +59,21 @@ requests_are() {
 }
 
 # --- a known size, an upstream that ignores the limit ------------------------
-# trickle at 200 bytes/s: the head (Content-Length) and the first bytes,
-# then a fill that stays in flight for as long as the test needs.
+# trickle at 20 bytes/s: the head (Content-Length) and the first bytes
+# (in 3 s), then a fill that stays in flight for as long as the test
+# needs, whose build-id note (some 700 bytes in) does not come for half a
+# minute, so that readers are not let in before it: only the announced
+# size can answer a smaller limit before then.
 big=$(mkbin 1111111111111111111111111111111111111111 300000)
 bsize=$(stat -c %s "$big")
-start_fake stall --rate 200 1111111111111111111111111111111111111111=trickle:"$big"
+start_fake stall --rate 20 1111111111111111111111111111111111111111=trickle:"$big"
 start_daemon s --scan-dir none --upstream "$stall_URL" \
     --upstream-min-rate 1 --upstream-timeout 600
 su=$s_URL/buildid/1111111111111111111111111111111111111111/executable
 curl -s -o /dev/null --max-time 120 "$su" &
 wait_until 30 metric_is dbgmirror_fill_waiters "$s_URL" 1
 ok $? "a client without a limit waits on a fill that trickles"
-is "$(code "$su" -H "X-DEBUGINFOD-MAXSIZE: $((bsize - 1))")" 406 \
+is "$(code "$su" --max-time 25 -H "X-DEBUGINFOD-MAXSIZE: $((bsize - 1))")" 406 \
     "a joining client with a smaller limit: 406 at once"
 is "$(metric dbgmirror_fills_in_flight "$s_URL")" 1 "... while the fill goes on"
 is "$(metric dbgmirror_fill_waiters "$s_URL")" 1 "... for the client still waiting"
