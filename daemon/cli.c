@@ -46,7 +46,8 @@ usage(FILE *fp)
 	    "  purge ID    drop the cached files and misses of build-id ID\n"
 	    "  purge --negative        drop every remembered miss\n"
 	    "  purge --upstream URL    drop the files fetched from URL\n"
-	    "  prefetch [--jobs N] [--url URL] [--executable] [ID|FILE|DIR|-]...\n"
+	    "  prefetch [--jobs N] [--url URL] [--executable] "
+	    "[ID|FILE|DIR|-]...\n"
 	    "              have the daemon fetch the debuginfo of build-ids,\n"
 	    "              of ELF files and the libraries they load, of the\n"
 	    "              objects a core file had mapped (standard input\n"
@@ -375,8 +376,9 @@ purge_split(int argc, char **argv, char **out, struct purge_opts *po)
 
 	memset(po, 0, sizeof(*po));
 	config_parse_args(&probe, argc, argv, &diag);
-	if (probe.nrest > 0 && (strcmp(probe.rest[0], "purge") == 0 ||
-				   strcmp(probe.rest[0], "prefetch") == 0)) {
+	if (probe.nrest > 0 &&
+	    (strcmp(probe.rest[0], "purge") == 0 ||
+		strcmp(probe.rest[0], "prefetch") == 0)) {
 		purge = strcmp(probe.rest[0], "purge") == 0;
 		for (cmd = 1; cmd < argc && argv[cmd] != probe.rest[0]; cmd++)
 			;
@@ -392,15 +394,14 @@ purge_split(int argc, char **argv, char **out, struct purge_opts *po)
 			out[n++] = argv[i];
 		} else if (purge && strcmp(argv[i], "--negative") == 0) {
 			po->bad |= po->negative++;
-		} else if (purge && value_opt(argc, argv, &i, "upstream",
-					&po->upstream, po)) {
+		} else if (purge &&
+		    value_opt(argc, argv, &i, "upstream", &po->upstream, po)) {
 			continue;
 		} else if (!purge && strcmp(argv[i], "--executable") == 0) {
 			po->bad |= po->executable++;
-		} else if (!purge && (value_opt(argc, argv, &i, "jobs",
-					  &po->jobs, po) ||
-					 value_opt(argc, argv, &i, "url",
-					     &po->url, po))) {
+		} else if (!purge &&
+		    (value_opt(argc, argv, &i, "jobs", &po->jobs, po) ||
+			value_opt(argc, argv, &i, "url", &po->url, po))) {
 			continue;
 		} else {
 			out[n++] = argv[i];
@@ -506,8 +507,9 @@ cmd_prefetch(const struct config *cfg, const struct purge_opts *po,
 		}
 	}
 	if (daemon_url(cfg, po->url, url, sizeof(url)) == -1) {
-		fprintf(stderr, "dbgmirror: prefetch: no daemon URL (--url "
-				"http://HOST:PORT)\n");
+		fprintf(stderr,
+		    "dbgmirror: prefetch: no daemon URL (--url "
+		    "http://HOST:PORT)\n");
 		return 2;
 	}
 	o.jobs = (unsigned)jobs;

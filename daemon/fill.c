@@ -601,7 +601,7 @@ sink_end(struct job *j)
 	if (j->res != UPSTREAM_OK)
 		log_info("fill of %s: %s", j->w.path,
 		    j->res == UPSTREAM_NOTFOUND ? "not found upstream"
-		    : j->res == UPSTREAM_TOOBIG
+			: j->res == UPSTREAM_TOOBIG
 			? "larger than the X-DEBUGINFOD-MAXSIZE sent upstream"
 			: j->why);
 	if (pool_submit(j->fl->d.pool, finish_work, j->fl->d.inbox, finish_done,

@@ -85,8 +85,7 @@ struct prefetch {
 /* The prefetch of the current directory walk (nftw has no argument). */
 static struct prefetch *walking;
 
-static void
-warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static void
 warn(const char *fmt, ...)

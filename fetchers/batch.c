@@ -186,8 +186,8 @@ item_end(struct item *it, CURLcode rc)
 	r.hit = it->hit;
 	r.bytes = it->bytes;
 	if (rc != CURLE_OK && !(rc == CURLE_WRITE_ERROR && it->cut))
-		r.error = it->errbuf[0] != '\0' ? it->errbuf
-						 : curl_easy_strerror(rc);
+		r.error =
+		    it->errbuf[0] != '\0' ? it->errbuf : curl_easy_strerror(rc);
 	it->done(it->arg, &r);
 }
 

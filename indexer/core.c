@@ -66,8 +66,7 @@ core_read(const struct core *c, uint64_t vaddr, void *buf, size_t len)
 		n = p->p_filesz - in;
 		if (n > len)
 			n = len;
-		if (p->p_offset > c->filesize ||
-		    in > c->filesize - p->p_offset)
+		if (p->p_offset > c->filesize || in > c->filesize - p->p_offset)
 			return 0;
 		if (n > c->filesize - p->p_offset - in)
 			n = c->filesize - p->p_offset - in;
@@ -145,8 +144,8 @@ object_buildid(const struct core *c, uint64_t start, uint64_t pagesz,
 		if (gelf_getphdr(e, (int)i, &ph) == NULL ||
 		    ph.p_type != PT_NOTE || ph.p_filesz > OBJ_NOTES_MAX)
 			continue;
-		got = core_read(c, bias + ph.p_vaddr, notes,
-		    (size_t)ph.p_filesz);
+		got =
+		    core_read(c, bias + ph.p_vaddr, notes, (size_t)ph.p_filesz);
 		if (got == ph.p_filesz)
 			notes_buildid(notes, got, ph.p_align == 8 ? 8 : 4, id);
 	}
@@ -195,11 +194,13 @@ nt_file(const struct core *c, const unsigned char *d, size_t n,
 		ofs = word_at(c, d + 2 * w + i * 3 * w + 2 * w);
 		/* Its first mapping from offset 0, once per name. */
 		if (ofs == 0) {
-			const char *prev = (const char *)d + 2 * w + count * 3 * w;
+			const char *prev =
+			    (const char *)d + 2 * w + count * 3 * w;
 
 			for (j = 0; j < i; j++) {
 				if (strcmp(prev, name) == 0 &&
-				    word_at(c, d + 2 * w + j * 3 * w + 2 * w) == 0)
+				    word_at(c, d + 2 * w + j * 3 * w + 2 * w) ==
+					0)
 					break;
 				prev += strlen(prev) + 1;
 			}
@@ -253,9 +254,11 @@ core_notes(const struct core *c, const unsigned char *p, size_t n,
 			return;
 		if (nh.n_namesz == 5 && memcmp(p + off, "CORE", 5) == 0) {
 			if (nh.n_type == NT_FILE)
-				nt_file(c, p + off + name, nh.n_descsz, fn, arg);
+				nt_file(c, p + off + name, nh.n_descsz, fn,
+				    arg);
 			else if (nh.n_type == NT_AUXV)
-				nt_auxv(c, p + off + name, nh.n_descsz, fn, arg);
+				nt_auxv(c, p + off + name, nh.n_descsz, fn,
+				    arg);
 		}
 		if (desc > n - off - name)
 			return;
@@ -297,7 +300,8 @@ core_modules(int fd, core_module_fn fn, void *arg, char *err, size_t errlen)
 	}
 	if (elf_getphdrnum(ef.elf, &phnum) != 0 ||
 	    (c.loads = calloc(phnum + 1, sizeof(*c.loads))) == NULL) {
-		snprintf(err, errlen, "bad program headers: %s", elf_errmsg(-1));
+		snprintf(err, errlen, "bad program headers: %s",
+		    elf_errmsg(-1));
 		goto out;
 	}
 	for (i = 0; i < phnum; i++)

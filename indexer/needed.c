@@ -145,7 +145,8 @@ dyn_read_sections(struct elf_file *ef, struct dyn *d, char *err, size_t errlen)
 	while ((scn = elf_nextscn(ef->elf, scn)) != NULL) {
 		if (gelf_getshdr(scn, &sh) == NULL || sh.sh_type != SHT_DYNAMIC)
 			continue;
-		if ((data = elf_getdata(scn, NULL)) == NULL || sh.sh_entsize == 0) {
+		if ((data = elf_getdata(scn, NULL)) == NULL ||
+		    sh.sh_entsize == 0) {
 			snprintf(err, errlen, "bad dynamic section: %s",
 			    elf_errmsg(-1));
 			return -1;
@@ -163,7 +164,8 @@ dyn_read_sections(struct elf_file *ef, struct dyn *d, char *err, size_t errlen)
 				continue;
 			if (dy.d_tag == DT_RPATH && d->rpath == NULL) {
 				d->rpath = strdup(s);
-			} else if (dy.d_tag == DT_RUNPATH && d->runpath == NULL) {
+			} else if (dy.d_tag == DT_RUNPATH &&
+			    d->runpath == NULL) {
 				d->runpath = strdup(s);
 			} else if (dy.d_tag == DT_NEEDED &&
 			    d->nneeded < NEEDED_MAX) {
@@ -282,7 +284,7 @@ search_dirs(const char *dirs, const char *origin, const char *name, int cls,
 		n = end != NULL ? (size_t)(end - p) : strlen(p);
 		for (k = 0; n > 0;) {
 			size_t tl = strncmp(p, "${ORIGIN}", 9) == 0 ? 9
-			    : strncmp(p, "$ORIGIN", 7) == 0	    ? 7
+			    : strncmp(p, "$ORIGIN", 7) == 0         ? 7
 								    : 0;
 			size_t ol = strlen(origin);
 
@@ -304,7 +306,8 @@ search_dirs(const char *dirs, const char *origin, const char *name, int cls,
 		p = end != NULL ? end + 1 : NULL;
 		if (k == 0)
 			snprintf(dir, sizeof(dir), ".");
-		if ((size_t)snprintf(out, outlen, "%s/%s", dir, name) < outlen &&
+		if ((size_t)snprintf(out, outlen, "%s/%s", dir, name) <
+			outlen &&
 		    candidate_ok(out, cls, mach))
 			return 1;
 	}
@@ -335,7 +338,8 @@ cache_load(struct needed *n)
 	m = n->cache_len > 0 ? memmem(n->cache, n->cache_len, LD_CACHE_MAGIC,
 				   strlen(LD_CACHE_MAGIC))
 			     : NULL;
-	if (m == NULL || n->cache_len - (size_t)(m - n->cache) < LD_CACHE_HEAD) {
+	if (m == NULL ||
+	    n->cache_len - (size_t)(m - n->cache) < LD_CACHE_HEAD) {
 		free(n->cache);
 		n->cache = NULL;
 		n->cache_len = 0;
@@ -350,8 +354,8 @@ cache_str(const struct needed *n, uint32_t off)
 {
 	size_t at = n->cache_new + off;
 
-	if (at >= n->cache_len || memchr(n->cache + at, '\0',
-				      n->cache_len - at) == NULL)
+	if (at >= n->cache_len ||
+	    memchr(n->cache + at, '\0', n->cache_len - at) == NULL)
 		return NULL;
 	return n->cache + at;
 }
@@ -444,7 +448,8 @@ walk_name(struct needed *n, const char *name, const struct dyn *d,
     const char *obj, const char *prog_rpath, int cls, unsigned mach,
     char ***queue, size_t *nq, needed_fn fn, void *arg)
 {
-	char origin[PATH_MAX], found[PATH_MAX], real[PATH_MAX], miss[NAME_MAX + 2];
+	char origin[PATH_MAX], found[PATH_MAX], real[PATH_MAX],
+	    miss[NAME_MAX + 2];
 	char **q;
 	int rc;
 

@@ -679,8 +679,7 @@ answer(struct conn *c, const struct request *rq)
 	}
 	if (r == NULL)
 		return respond(c, rq, 404, "text/plain", "not found\n", "");
-	for (i = 0; gate != NULL && i < 60 * 20 && access(gate, F_OK) != 0;
-	     i++)
+	for (i = 0; gate != NULL && i < 60 * 20 && access(gate, F_OK) != 0; i++)
 		sleep_ms(50);
 
 	switch (r->mode) {
