@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fetchers/batch.h"
@@ -41,6 +42,8 @@
 #define TOKEN_MAX PATH_MAX
 /* Width of the progress bar, in characters. */
 #define BAR_WIDTH 30
+/* The bar is redrawn at most this often, in nanoseconds. */
+#define BAR_EVERY_NS (100 * 1000 * 1000)
 
 enum outcome {
 	OUT_FETCHED,
@@ -80,6 +83,7 @@ struct prefetch {
 	size_t nasks, done;
 	uint64_t counts[OUT_N];
 	int tty;
+	int64_t drawn_ns; /* when the bar was last drawn */
 };
 
 /* The prefetch of the current directory walk (nftw has no argument). */
@@ -333,9 +337,17 @@ static void
 tick_cb(void *arg)
 {
 	struct prefetch *pf = arg;
+	struct timespec ts;
+	int64_t now;
 
-	if (pf->tty)
-		progress_draw(pf, 0);
+	if (!pf->tty)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	if (now - pf->drawn_ns < BAR_EVERY_NS && pf->done < pf->nasks)
+		return;
+	pf->drawn_ns = now;
+	progress_draw(pf, 0);
 }
 
 static void
