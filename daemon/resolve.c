@@ -109,8 +109,6 @@ struct rq {
 	enum step step;
 	unsigned filled; /* ELF_KIND_* whole files package fills brought */
 	int cut_tried; /* STEP_CACHE: cached whole files had no section */
-	/* An upstream said 406 to this limit: the file is larger. */
-	uint64_t over;
 	int in_txn; /* th->rd's read transaction is ours */
 	int kept; /* on the heap */
 	/* A worker's outcome. */
@@ -833,7 +831,7 @@ waiter_over_limit(struct waiter *w, const struct flight_view *v)
 	if (max == 0)
 		return 0;
 	if (v->state == FLIGHT_TOOBIG)
-		return max <= v->limit || max <= w->rq->over;
+		return max <= v->limit;
 	return !w->whole && v->size != UINT64_MAX && v->size > max;
 }
 
@@ -867,9 +865,11 @@ waiter_check(struct waiter *w)
 	case FLIGHT_WAITING:
 		return;
 	case FLIGHT_TOOBIG:
-		/* Larger than another client's limit: not too big for us. */
-		if (v.limit > rq->over)
-			rq->over = v.limit;
+		/*
+		 * Larger than a smaller limit than ours (or than one when we
+		 * have none): ask again.  Each round needs another client
+		 * with a smaller limit to start a fill just then.
+		 */
 		waiter_rerun(w, STEP_UPSTREAM);
 		return;
 	case FLIGHT_STREAMING:
@@ -1270,7 +1270,6 @@ resolve_start(struct resolve_thread *th, struct conn *c, const struct route *rt)
 	rq.step = STEP_LOCAL;
 	rq.filled = 0;
 	rq.cut_tried = 0;
-	rq.over = 0;
 	rq.in_txn = 0;
 	rq.kept = 0;
 	rq_run(&rq);
