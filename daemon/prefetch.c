@@ -78,6 +78,7 @@ struct prefetch {
 	size_t n, cap;
 	struct needed *needed;
 	int bad; /* an operand was neither id nor file */
+	int lost; /* ids were lost for want of memory */
 	/* While asking. */
 	struct ask *asks;
 	size_t nasks, done;
@@ -103,27 +104,31 @@ warn(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
-/* Remember id, from from; -1 when out of memory. */
-static int
+/* Remember id, from from (out of memory: said once, and the run fails). */
+static void
 want_add(struct prefetch *pf, const struct buildid *id, const char *from)
 {
 	struct want *v;
 	size_t cap;
 
 	if (id->len == 0)
-		return 0;
+		return;
 	if (pf->n == pf->cap) {
 		cap = pf->cap == 0 ? 64 : 2 * pf->cap;
 		if ((v = realloc(pf->v, cap * sizeof(*v))) == NULL)
-			return -1;
+			goto lost;
 		pf->v = v;
 		pf->cap = cap;
 	}
 	if ((pf->v[pf->n].from = strdup(from)) == NULL)
-		return -1;
+		goto lost;
 	pf->v[pf->n].id = *id;
 	pf->n++;
-	return 0;
+	return;
+lost:
+	if (!pf->lost)
+		warn("out of memory: build-ids left out");
+	pf->lost = 1;
 }
 
 /* The build-id of the ELF file at path (len 0 when it has none). */
@@ -184,7 +189,8 @@ module_cb(const struct core_module *m, void *arg)
 
 /*
  * An ELF file: a core's objects, or its own id and its libraries'.
- * quiet: a file that is not ELF is no error (found in a directory).
+ * quiet (a file found in a directory): one that is not ELF is skipped
+ * silently, one that cannot be read is no usage error.
  */
 static void
 add_file(struct prefetch *pf, const char *path, int quiet)
@@ -196,7 +202,8 @@ add_file(struct prefetch *pf, const char *path, int quiet)
 
 	if ((fd = file_open_regular(path, &st)) == -1) {
 		warn("%s: %s", path, strerror(errno));
-		pf->bad = 1;
+		if (!quiet)
+			pf->bad = 1;
 		return;
 	}
 	rc = core_modules(fd, module_cb, pf, err, sizeof(err));
@@ -303,6 +310,8 @@ want_unique(struct prefetch *pf)
 {
 	size_t i, k = 0;
 
+	if (pf->n == 0)
+		return; /* qsort() takes no NULL array, even of nothing */
 	qsort(pf->v, pf->n, sizeof(*pf->v), want_cmp);
 	for (i = 0; i < pf->n; i++) {
 		if (k > 0 && want_cmp(&pf->v[k - 1], &pf->v[i]) == 0) {
@@ -464,5 +473,5 @@ prefetch_run(const struct prefetch_opts *o, char *const *operands, size_t n)
 	free(pf.asks);
 	if (pf.bad)
 		return 2;
-	return rc == -1 || pf.counts[OUT_FAILED] > 0 ? 1 : 0;
+	return rc == -1 || pf.lost || pf.counts[OUT_FAILED] > 0 ? 1 : 0;
 }

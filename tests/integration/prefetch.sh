@@ -31,10 +31,12 @@ ok $? "debuginfod serves the program and its library"
 start_daemon m --scan-dir none --upstream "$up_URL"
 
 # prefetch ARGS...: dbgmirror prefetch against m; stdout in OUT, its last
-# line in SUMMARY, stderr in $T/pf.err, the exit status in RC.
+# line in SUMMARY, stderr in $T/pf.err (and appended to $T/cli.log, which
+# the final sanitizer check reads), the exit status in RC.
 prefetch() {
 	OUT=$("$DBGMIRROR" --no-config prefetch --url "$m_URL" "$@" 2>"$T/pf.err")
 	RC=$?
+	cat "$T/pf.err" >>"$T/cli.log"
 	SUMMARY=$(printf '%s\n' "$OUT" | tail -n 1)
 }
 
@@ -98,12 +100,14 @@ start_fake bad '*=status:500'
 start_daemon f --scan-dir none --upstream "$bad_URL" --error-ttl 0
 OUT=$("$DBGMIRROR" --no-config prefetch --url "$f_URL" "$ID_lib" 2>&1)
 RC=$?
+printf '%s\n' "$OUT" >>"$T/cli.log"
 is "$RC" 1 "an upstream failing: exit 1"
 like "$OUT" "failed +$ID_lib debuginfo +argument +\(HTTP 502\)" "... the failure said"
 like "$OUT" 'fetched 0, already cached 0, missing 0, failed 1' "... and counted"
 
 script -qec "'$DBGMIRROR' --no-config prefetch --url '$m_URL' '$ID_lib' '$ID_prog'" \
     /dev/null >"$T/tty.out" 2>&1 </dev/null
+cat "$T/tty.out" >>"$T/cli.log"
 like "$(tr '\r' '\n' <"$T/tty.out")" '^\[#{30}\] 2/2  fetched 0  cached 2  missing 0  failed 0' \
     "on a terminal: a progress bar"
 like "$(cat "$T/tty.out")" 'fetched 0, already cached 2, missing 0, failed 0' "... then the summary"
