@@ -2,7 +2,8 @@
  * daemon/cli.c: dbgmirror, the admin command line.
  *
  * Reads the daemon's index directly (LMDB allows readers in other processes
- * while the daemon writes), so it works whether or not dbgmirrord runs.
+ * while the daemon writes), so it works whether or not dbgmirrord runs:
+ * lookup, stats, and misses (the missing-id report of daemon/misses.h).
  * purge writes it too: LMDB orders its write transactions with the
  * daemon's.  The cache directory comes from the same configuration as the
  * daemon's.  prefetch is a client of the running daemon instead
@@ -26,6 +27,7 @@
 #include "conf/config.h"
 #include "autoconf.h"
 #include "daemon/clock.h"
+#include "daemon/misses.h"
 #include "daemon/prefetch.h"
 #include "daemon/scan.h"
 #include "indexer/buildid.h"
@@ -46,6 +48,10 @@ usage(FILE *fp)
 	    "  purge ID    drop the cached files and misses of build-id ID\n"
 	    "  purge --negative        drop every remembered miss\n"
 	    "  purge --upstream URL    drop the files fetched from URL\n"
+	    "  misses [--top N] [--since DURATION] [--json]\n"
+	    "              the build-ids asked for and not found, the most "
+	    "missed\n"
+	    "              first (those missed within DURATION, e.g. 1d)\n"
 	    "  prefetch [--jobs N] [--url URL] [--executable] "
 	    "[ID|FILE|DIR|-]...\n"
 	    "              have the daemon fetch the debuginfo of build-ids,\n"
@@ -325,64 +331,66 @@ cmd_stats(struct index_reader *rd, const char *path, const struct config *cfg)
 }
 
 /*
- * The options of purge and prefetch, which are their own and not
+ * The options of purge, misses and prefetch, which are their own, not
  * configuration.
  */
-struct purge_opts {
+struct cmd_opts {
 	int negative; /* purge --negative */
 	const char *upstream; /* purge --upstream URL */
+	const char *top; /* misses --top N */
+	const char *since; /* misses --since DURATION */
+	int json; /* misses --json */
 	const char *jobs; /* prefetch --jobs N */
 	const char *url; /* prefetch --url URL */
 	int executable; /* prefetch --executable */
+	int purge, misses, prefetch; /* options of each given */
 	int bad; /* repeated, or without its value */
 };
 
 /*
- * Option name (without "--") at argv[*i], with its value in *val (from
- * "--name=V" or the next word): 1 when it is that option, else 0.  A
- * repeated option, or one missing its value, sets po->bad.
+ * An option with a value, "--name VALUE" or "--name=VALUE", at argv[*i]:
+ * 1 (and *val; *i moved past it) when it is that option, else 0.
  */
 static int
 value_opt(int argc, char **argv, int *i, const char *name, const char **val,
-    struct purge_opts *po)
+    int *bad)
 {
-	const char *a = argv[*i];
 	size_t n = strlen(name);
 
-	if (strncmp(a, "--", 2) != 0 || strncmp(a + 2, name, n) != 0 ||
-	    (a[2 + n] != '\0' && a[2 + n] != '='))
+	if (strncmp(argv[*i], name, n) != 0 ||
+	    (argv[*i][n] != '\0' && argv[*i][n] != '='))
 		return 0;
-	po->bad |= *val != NULL;
-	if (a[2 + n] == '=')
-		*val = a + 3 + n;
+	*bad |= *val != NULL;
+	if (argv[*i][n] == '=')
+		*val = argv[*i] + n + 1;
 	else if (*i + 1 < argc)
 		*val = argv[++*i];
 	else
-		po->bad = 1;
+		*bad = 1;
 	return 1;
 }
 
 /*
- * Copy argv into out (argc + 1 entries), leaving out the options of purge
- * or prefetch when they follow that word.  The word is found by a first
- * parse: the operands it returns point into argv.  Returns the new argc.
+ * Copy argv into out (argc + 1 entries), leaving out the command's options
+ * when they follow the word purge, misses or prefetch.  That word is found by a
+ * first parse: the operands it returns point into argv.  Returns the new
+ * argc.
  */
 static int
-purge_split(int argc, char **argv, char **out, struct purge_opts *po)
+cmd_split(int argc, char **argv, char **out, struct cmd_opts *co)
 {
 	struct config_args probe;
 	struct config_diag diag = { 0 };
-	int i, n = 0, cmd = argc, purge = 0;
+	int i, n = 0, cmd = argc;
 
-	memset(po, 0, sizeof(*po));
+	memset(co, 0, sizeof(*co));
 	config_parse_args(&probe, argc, argv, &diag);
 	if (probe.nrest > 0 &&
 	    (strcmp(probe.rest[0], "purge") == 0 ||
-		strcmp(probe.rest[0], "prefetch") == 0)) {
-		purge = strcmp(probe.rest[0], "purge") == 0;
+		strcmp(probe.rest[0], "misses") == 0 ||
+		strcmp(probe.rest[0], "prefetch") == 0))
 		for (cmd = 1; cmd < argc && argv[cmd] != probe.rest[0]; cmd++)
 			;
-	}
 	config_args_free(&probe);
 	config_diag_free(&diag);
 	for (i = 0; i < argc; i++) {
@@ -392,17 +400,27 @@ purge_split(int argc, char **argv, char **out, struct purge_opts *po)
 			/* Operands from here on. */
 			cmd = argc;
 			out[n++] = argv[i];
-		} else if (purge && strcmp(argv[i], "--negative") == 0) {
-			po->bad |= po->negative++;
-		} else if (purge &&
-		    value_opt(argc, argv, &i, "upstream", &po->upstream, po)) {
-			continue;
-		} else if (!purge && strcmp(argv[i], "--executable") == 0) {
-			po->bad |= po->executable++;
-		} else if (!purge &&
-		    (value_opt(argc, argv, &i, "jobs", &po->jobs, po) ||
-			value_opt(argc, argv, &i, "url", &po->url, po))) {
-			continue;
+		} else if (strcmp(argv[i], "--negative") == 0) {
+			co->bad |= co->negative++;
+			co->purge = 1;
+		} else if (value_opt(argc, argv, &i, "--upstream",
+			       &co->upstream, &co->bad)) {
+			co->purge = 1;
+		} else if (strcmp(argv[i], "--json") == 0) {
+			co->bad |= co->json++;
+			co->misses = 1;
+		} else if (value_opt(argc, argv, &i, "--top", &co->top,
+			       &co->bad) ||
+		    value_opt(argc, argv, &i, "--since", &co->since,
+			&co->bad)) {
+			co->misses = 1;
+		} else if (strcmp(argv[i], "--executable") == 0) {
+			co->bad |= co->executable++;
+			co->prefetch = 1;
+		} else if (value_opt(argc, argv, &i, "--jobs", &co->jobs,
+			       &co->bad) ||
+		    value_opt(argc, argv, &i, "--url", &co->url, &co->bad)) {
+			co->prefetch = 1;
 		} else {
 			out[n++] = argv[i];
 		}
@@ -413,7 +431,7 @@ purge_split(int argc, char **argv, char **out, struct purge_opts *po)
 
 static int
 cmd_purge(struct index *idx, const char *cache_dir, const char *hex,
-    const struct purge_opts *po)
+    const struct cmd_opts *po)
 {
 	static const struct blob_limits nolimits = { 0, 0, 0, 0 };
 	struct blobstore *bs;
@@ -456,6 +474,33 @@ cmd_purge(struct index *idx, const char *cache_dir, const char *hex,
 	return 0;
 }
 
+/* misses: the report of the ids asked for and not found. */
+static int
+cmd_misses(struct index_reader *rd, const struct cmd_opts *co)
+{
+	struct misses_query q = { 0, 0, co->json };
+	const char *why;
+	char *text;
+	size_t len;
+
+	if (co->top != NULL && misses_query_top(&q, co->top, &why) == -1) {
+		fprintf(stderr, "dbgmirror: --top %s: %s\n", co->top, why);
+		return 2;
+	}
+	if (co->since != NULL &&
+	    misses_query_since(&q, co->since, clock_now(), &why) == -1) {
+		fprintf(stderr, "dbgmirror: --since %s: %s\n", co->since, why);
+		return 2;
+	}
+	if ((text = misses_report(rd, &q, &len)) == NULL) {
+		fprintf(stderr, "dbgmirror: index read failed\n");
+		return 1;
+	}
+	fwrite(text, 1, len, stdout);
+	free(text);
+	return 0;
+}
+
 /*
  * The daemon's URL for prefetch: --url, else the first listen address of
  * the configuration (a wildcard address meaning this host's loopback).
@@ -489,24 +534,24 @@ daemon_url(const struct config *cfg, const char *url, char *out, size_t len)
 }
 
 static int
-cmd_prefetch(const struct config *cfg, const struct purge_opts *po,
+cmd_prefetch(const struct config *cfg, const struct cmd_opts *co,
     char *const *operands, size_t n)
 {
 	struct prefetch_opts o;
 	char url[4096], *end;
 	unsigned long jobs = 8;
 
-	if (po->jobs != NULL) {
+	if (co->jobs != NULL) {
 		errno = 0;
-		jobs = strtoul(po->jobs, &end, 10);
-		if (errno != 0 || end == po->jobs || *end != '\0' ||
+		jobs = strtoul(co->jobs, &end, 10);
+		if (errno != 0 || end == co->jobs || *end != '\0' ||
 		    jobs == 0 || jobs > 1024) {
 			fprintf(stderr,
 			    "dbgmirror: prefetch: --jobs: 1 to 1024\n");
 			return 2;
 		}
 	}
-	if (daemon_url(cfg, po->url, url, sizeof(url)) == -1) {
+	if (daemon_url(cfg, co->url, url, sizeof(url)) == -1) {
 		fprintf(stderr,
 		    "dbgmirror: prefetch: no daemon URL (--url "
 		    "http://HOST:PORT)\n");
@@ -514,35 +559,43 @@ cmd_prefetch(const struct config *cfg, const struct purge_opts *po,
 	}
 	o.jobs = (unsigned)jobs;
 	o.url = url;
-	o.executables = po->executable;
+	o.executables = co->executable;
 	return prefetch_run(&o, operands, n);
 }
 
-/* 1 when the operands and the options of purge make a command. */
+/* 1 when the operands and the command's options make a command. */
 static int
-command_ok(const struct config_args *args, const struct purge_opts *po)
+command_ok(const struct config_args *args, const struct cmd_opts *co)
 {
 	const char *cmd = args->nrest > 0 ? args->rest[0] : NULL;
-	int purge_opts = po->negative + (po->upstream != NULL);
+	int purge_opts = co->negative + (co->upstream != NULL);
 
 	if (cmd == NULL) {
 		fprintf(stderr, "dbgmirror: no command given\n");
 		return 0;
 	}
-	if (po->bad)
+	if (co->bad)
 		return 0;
-	if (strcmp(cmd, "prefetch") == 0)
-		return 1;
 	if (strcmp(cmd, "purge") != 0 && strcmp(cmd, "lookup") != 0 &&
-	    strcmp(cmd, "stats") != 0) {
+	    strcmp(cmd, "stats") != 0 && strcmp(cmd, "misses") != 0 &&
+	    strcmp(cmd, "prefetch") != 0) {
 		fprintf(stderr, "dbgmirror: unknown command '%s'\n", cmd);
 		return 0;
 	}
+	if (co->purge && strcmp(cmd, "purge") != 0)
+		return 0;
+	if (co->misses && strcmp(cmd, "misses") != 0)
+		return 0;
+	if (co->prefetch && strcmp(cmd, "prefetch") != 0)
+		return 0;
+	if (strcmp(cmd, "prefetch") == 0)
+		return 1;
 	if (strcmp(cmd, "purge") == 0)
 		return args->nrest == 2 ? purge_opts == 0
 					: args->nrest == 1 && purge_opts == 1;
 	return (strcmp(cmd, "lookup") == 0 && args->nrest == 2) ||
-	    (strcmp(cmd, "stats") == 0 && args->nrest == 1);
+	    (strcmp(cmd, "stats") == 0 && args->nrest == 1) ||
+	    (strcmp(cmd, "misses") == 0 && args->nrest == 1);
 }
 
 int
@@ -553,7 +606,7 @@ main(int argc, char **argv)
 	struct config_diag diag = { 0 };
 	struct index *idx = NULL;
 	struct index_reader *rd = NULL;
-	struct purge_opts po;
+	struct cmd_opts po;
 	char path[PATH_MAX], err[512], **av;
 	const char *cmd;
 	size_t i;
@@ -570,7 +623,8 @@ main(int argc, char **argv)
 		free(av);
 		return 1;
 	}
-	ac = purge_split(argc, argv, av, &po);
+	clock_init();
+	ac = cmd_split(argc, argv, av, &po);
 	rc = config_parse_args(&args, ac, av, &diag);
 	if (rc == 0 && args.help) {
 		usage(stdout);
@@ -621,6 +675,8 @@ main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "lookup") == 0)
 		rc = cmd_lookup(rd, args.rest[1]);
+	else if (strcmp(cmd, "misses") == 0)
+		rc = cmd_misses(rd, &po);
 	else
 		rc = cmd_stats(rd, path, &cfg);
 out:
