@@ -26,8 +26,8 @@
  * "Range: bytes=N-", and when the upstream answers 200 anyway, its first
  * N bytes are skipped.
  *
- * Breakers count failures in a row per upstream (a 404 or a good answer
- * resets the count).  An open breaker makes fetches skip the upstream at
+ * Breakers count failures in a row per upstream (a 404, a 406 to the
+ * X-DEBUGINFOD-MAXSIZE we sent or a good answer resets the count).  An open breaker makes fetches skip the upstream at
  * once; a timer probes "GET /" after the backoff and closes the breaker on
  * any answer below 500.
  */
@@ -112,6 +112,7 @@ struct upstream_fetch {
 	char *xff;
 	char *via;
 	char *ua;
+	uint64_t limit; /* X-DEBUGINFOD-MAXSIZE to send; 0: none */
 	uint64_t max_size;
 	struct attempt *attempts;
 	struct attempt *winner;
@@ -119,6 +120,7 @@ struct upstream_fetch {
 	struct event *deadline;
 	struct event *reap; /* removes lost attempts outside curl callbacks */
 	int failed; /* some attempt failed (not 404) */
+	int toobig; /* some upstream answered 406 to f->limit */
 	char why[160];
 };
 
@@ -795,6 +797,13 @@ attempt_done_cb(CURL *easy, CURLcode rc, void *arg)
 		upstream_answered(a->u);
 		a->lost = 1;
 		goto end;
+	} else if (rc == CURLE_HTTP_RETURNED_ERROR && code == 406 &&
+	    f->limit > 0) {
+		/* An answer, not a failure: larger than what we asked for. */
+		upstream_answered(a->u);
+		a->lost = 1;
+		f->toobig = 1;
+		goto end;
 	} else if (attempt_retry(a, rc)) {
 		return;
 	} else {
@@ -842,6 +851,11 @@ attempt_start(struct attempt *a)
 	}
 	if (f->via != NULL) {
 		snprintf(line, sizeof(line), "Via: %s", f->via);
+		a->hdrs = curl_slist_append(a->hdrs, line);
+	}
+	if (f->limit > 0) {
+		snprintf(line, sizeof(line), "X-DEBUGINFOD-MAXSIZE: %" PRIu64,
+		    f->limit);
 		a->hdrs = curl_slist_append(a->hdrs, line);
 	}
 	for (h = a->u->extra; h != NULL; h = h->next)
@@ -942,7 +956,10 @@ fetch_check_end(struct upstream_fetch *f)
 	for (a = f->attempts; a != NULL; a = a->next)
 		if (!a->lost)
 			return;
-	res = f->failed ? UPSTREAM_FAILED : UPSTREAM_NOTFOUND;
+	/* A 406 says the file exists: it outranks failures and 404s. */
+	res = f->toobig ? UPSTREAM_TOOBIG
+	    : f->failed ? UPSTREAM_FAILED
+			: UPSTREAM_NOTFOUND;
 	f->sink.done(f->arg, res, res == UPSTREAM_FAILED ? f->why : NULL);
 	fetch_free(f);
 }
@@ -972,7 +989,7 @@ fetch_deadline_cb(evutil_socket_t fd, short what, void *arg)
 
 struct upstream_fetch *
 upstream_fetch(struct upstream_set *us, const char *path, const char *xff,
-    const char *via, const char *ua, uint64_t max_size,
+    const char *via, const char *ua, uint64_t limit, uint64_t max_size,
     const struct upstream_sink *sink, void *arg, enum upstream_result *res)
 {
 	struct upstream_fetch *f;
@@ -998,6 +1015,7 @@ upstream_fetch(struct upstream_set *us, const char *path, const char *xff,
 	f->us = us;
 	f->sink = *sink;
 	f->arg = arg;
+	f->limit = limit;
 	f->max_size = max_size;
 	f->path = strdup(path);
 	f->xff = xff != NULL ? strdup(xff) : NULL;
