@@ -145,8 +145,10 @@ CLI=("$DBGMIRROR" --no-config --cache-dir "$T/d-cache")
 
 # ---------------------------------------------------------------- checks
 # record FILE KIND ID STATUS VERDICT [NOTE]
+# An empty field is written as "-", so that the columns never shift.
 record() {
-	printf '%s %s %s %s %s %s\n' "$(now)" "$2" "$3" "$4" "$5" "${6:--}" >>"$1"
+	printf '%s %s %s %s %s %s\n' "$(now)" "${2:--}" "${3:--}" "${4:--}" \
+	    "${5:--}" "${6:--}" >>"$1"
 }
 
 # fetch OUT URL [CURL ARGS]: the status in $ST: 000 when no answer came,
@@ -227,6 +229,9 @@ w_hits() {
 		else
 			kind=flap id=$(pick FLAP)
 		fi
+		# No id (shuf gave none, once, at load 20): nothing to ask, and
+		# nothing to judge an answer against.
+		[ -n "$id" ] || continue
 		get_whole "$rec" "$kind" "$id"
 	done
 }
