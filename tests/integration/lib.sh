@@ -66,6 +66,7 @@ is() {
 		ok 1 "$3"
 		echo "#   got:      '$1'"
 		echo "#   expected: '$2'"
+		return 1
 	fi
 }
 
@@ -77,6 +78,7 @@ like() {
 		ok 1 "$3"
 		echo "#   got:      '$(printf '%s' "$1" | head -c 300)'"
 		echo "#   expected to match: '$2'"
+		return 1
 	fi
 }
 
