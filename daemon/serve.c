@@ -2,7 +2,8 @@
  * daemon/serve.c: the request handler: route each request to its endpoint.
  *
  * Artifacts (debuginfo, executable, section, source) go to the resolver
- * (daemon/resolve.c), where the whole request path is; the banner,
+ * (daemon/resolve.c), where the whole request path is, and /metadata to
+ * daemon/metadata.c; the banner,
  * /metrics and the admin endpoint are answered here.  Each event-loop
  * thread has its own index reader, which the resolver uses.
  */
@@ -23,6 +24,7 @@
 #include "conf/config.h"
 #include "autoconf.h"
 #include "daemon/log.h"
+#include "daemon/metadata.h"
 #include "daemon/metrics.h"
 #include "daemon/pool.h"
 #include "daemon/resolve.h"
@@ -34,11 +36,13 @@ static const char banner[] =
 		 "GET /buildid/ID/executable\n"
 		 "GET /buildid/ID/section/NAME\n"
 		 "GET /buildid/ID/source/PATH\n"
+		 "GET /metadata?key=file|glob|buildid&value=V\n"
 		 "GET /metrics\n";
 
 struct serve {
 	struct serve_deps d;
 	struct resolve_deps rd;
+	struct metadata_deps md;
 	/* This process's name in Via headers, to see its own loops. */
 	char via_token[40];
 };
@@ -247,6 +251,9 @@ serve_request(struct conn *c, void *state)
 	case ROUTE_PURGE:
 		purge_start(c, st->srv, &rt);
 		return;
+	case ROUTE_METADATA:
+		metadata_start(&st->srv->md, c, rt.arg);
+		return;
 	case ROUTE_DEBUGINFO:
 	case ROUTE_EXECUTABLE:
 	case ROUTE_SECTION:
@@ -307,6 +314,11 @@ serve_new(const struct serve_deps *deps)
 	srv->rd.bs = deps->bs;
 	srv->rd.fill = deps->fill;
 	srv->rd.via_token = srv->via_token;
+	srv->md.cfg = deps->cfg;
+	srv->md.idx = deps->idx;
+	srv->md.pool = deps->pool;
+	srv->md.fill = deps->fill;
+	srv->md.via_token = srv->via_token;
 	return srv;
 }
 
