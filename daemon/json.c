@@ -125,8 +125,8 @@ jbuf_str(struct jbuf *b, const char *s, size_t n)
 			i += k;
 			continue;
 		} else {
-			memcpy(esc, "\\ufffd", 6);
-			k = 6;
+			memcpy(esc, "\xef\xbf\xbd", 3); /* U+FFFD */
+			k = 3;
 		}
 		if (jbuf_put(b, esc, k) == -1)
 			return -1;

@@ -6,7 +6,8 @@
  * always valid UTF-8 JSON: control bytes become \u00XX escapes, and each
  * byte of a sequence that is not valid UTF-8 (a stray continuation byte,
  * an overlong form, a surrogate, past U+10FFFF, a cut sequence) becomes
- * U+FFFD.  Pure functions of their input; no I/O.
+ * U+FFFD (its UTF-8 bytes), so that writing what was read changes it no
+ * more.  Pure functions of their input; no I/O.
  */
 #ifndef DAEMON_JSON_H
 #define DAEMON_JSON_H
