@@ -316,6 +316,7 @@ pathidx_put(struct index_batch *b, const struct pathidx_entry *e)
 	uint8_t k[KEY_CAP], ref[REF_LEN], v[VAL_CAP];
 	char path[PATH_LEN_MAX + 1], arch[PATH_LEN_MAX + 1];
 	struct pathidx_entry own;
+	struct index_rec r;
 	struct parts p;
 	size_t plen, alen, dlen, vlen;
 	int rc;
@@ -342,8 +343,13 @@ pathidx_put(struct index_batch *b, const struct pathidx_entry *e)
 	    index_batch_put_rec(b, INDEX_PATHS, k,
 		i_key(k, &own.id, p.dh, p.base, p.baselen, ref), "", 0) == -1)
 		return -1;
-	return index_batch_put_rec(b, INDEX_PATHS, k,
-	    p_key(k, path, p.dirlen, p.dh), path, p.dirlen);
+	/* Most directories are there already: a read is cheaper. */
+	dlen = p_key(k, path, p.dirlen, p.dh);
+	if ((rc = index_batch_get_rec(b, INDEX_PATHS, k, dlen, &r)) == 0)
+		return 0;
+	if (rc == -1)
+		return -1;
+	return index_batch_put_rec(b, INDEX_PATHS, k, dlen, path, p.dirlen);
 }
 
 int
