@@ -30,6 +30,9 @@
  * resets the count).  An open breaker makes fetches skip the upstream at
  * once; a timer probes "GET /" after the backoff and closes the breaker on
  * any answer below 500.
+ *
+ * /metadata queries take a path of their own ("metadata queries" below):
+ * every enabled upstream asked once, whole bodies kept for the caller.
  */
 #include "fetchers/upstream.h"
 

@@ -153,8 +153,8 @@ test_endpoints(void)
 	check_route("/buildid/ab/debuginfo", ROUTE_DEBUGINFO, "ab", NULL,
 	    "two-digit build-id");
 	/* The query is the handler's to decode. */
-	check_route("/metadata?key=glob&value=%2Fusr%2F*", ROUTE_METADATA,
-	    NULL, "key=glob&value=%2Fusr%2F*", "metadata");
+	check_route("/metadata?key=glob&value=%2Fusr%2F*", ROUTE_METADATA, NULL,
+	    "key=glob&value=%2Fusr%2F*", "metadata");
 	check_route("/metadata", ROUTE_METADATA, NULL, "",
 	    "metadata without a query");
 	check_route("http://host/metadata?key=file&value=/x", ROUTE_METADATA,
