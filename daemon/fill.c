@@ -69,7 +69,7 @@
 #define MEMBER_HEADERS_MAX (2 * PATH_MAX + RPM_SIG_MAX + 128)
 
 /* Bytes of an upstream's answer to a metadata query kept at most. */
-#define META_BODY_MAX (32u << 20)
+#define META_BODY_MAX (16u << 20)
 
 /* Bytes read back from the temp file for the early build-id check. */
 #define PREFIX_CHECK (64u << 10)

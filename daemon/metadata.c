@@ -22,7 +22,8 @@
  * on the connection's thread) and the upstreams' part (until its answer
  * on the fills' loop).  The fills' loop wakes the connection's thread
  * through an event of that thread's base, only while the exchange lasts;
- * the event is freed on that thread when the exchange ends.
+ * the event is freed on that thread when the exchange ends, and when it
+ * was pending then, the reference it carried is dropped there.
  */
 #include "daemon/metadata.h"
 
@@ -49,13 +50,18 @@
 #include "indexer/buildid.h"
 #include "indexer/elf.h"
 
-/* Bytes of results kept from the index, and from the upstreams. */
-#define RESULTS_MAX (64u << 20)
+/*
+ * Bytes of results kept from the index, and from the upstreams: beyond
+ * them an answer is cut (complete:false), so that a glob of everything
+ * costs a bounded amount of memory.
+ */
+#define RESULTS_MAX (16u << 20)
 
 struct mq {
 	pthread_mutex_t mu;
 	unsigned refs;
 	int gone; /* the exchange ended */
+	int woken; /* ev is active and holds the upstreams' reference */
 	struct conn *c;
 	struct event *ev; /* on c's loop: the upstreams answered */
 	const struct metadata_deps *d;
@@ -142,13 +148,19 @@ static void
 mq_release(void *arg)
 {
 	struct mq *m = arg;
+	int woken;
 
 	pthread_mutex_lock(&m->mu);
 	m->gone = 1;
+	/* An event still pending is cancelled: its reference is ours. */
+	woken = m->woken;
+	m->woken = 0;
 	if (m->ev != NULL)
 		event_free(m->ev);
 	m->ev = NULL;
 	pthread_mutex_unlock(&m->mu);
+	if (woken)
+		mq_unref(m);
 	mq_unref(m);
 }
 
@@ -231,6 +243,9 @@ remote_event_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct mq *m = arg;
 
+	pthread_mutex_lock(&m->mu);
+	m->woken = 0;
+	pthread_mutex_unlock(&m->mu);
 	m->remote_done = 1;
 	mq_check(m);
 	mq_unref(m);
@@ -256,9 +271,10 @@ remote_answered(struct fill_meta *fm, const struct upstream_meta_answer *a,
 	m->remote_complete = complete && !m->remote.full;
 	pthread_mutex_lock(&m->mu);
 	if (!m->gone) {
+		m->woken = 1;
 		event_active(m->ev, EV_READ, 1);
 		pthread_mutex_unlock(&m->mu);
-		return; /* remote_event_cb lets go */
+		return; /* remote_event_cb, or mq_release, lets go */
 	}
 	pthread_mutex_unlock(&m->mu);
 	mq_unref(m);

@@ -5,7 +5,8 @@
 # unstripped binaries as two results; bad queries as 400 with a reason;
 # paths that are no UTF-8; rescans dropping what is gone.  Federated
 # through a second dbgmirrord; complete:false when an upstream is down,
-# answers something else, or hangs past metadata-timeout; the loop guard.
+# answers something else (elfutils debuginfod 0.188, which predates
+# /metadata, among them), or hangs past metadata-timeout; the loop guard.
 # (Debian 12's debuginfod-find predates metadata: curl asks.)
 . "$top_srcdir/tests/integration/lib.sh"
 
@@ -210,10 +211,38 @@ is "$META_CODE" 200 "a hanging upstream: answered at the deadline"
 is "$(count)" 3 "... with the others' results"
 is "$(complete)" False "... complete:false"
 
+# Clients that leave before the answer, while an upstream hangs: the
+# daemon lets go of their queries (sanitizer builds check for leaks when
+# it stops) and answers the next one.
+for i in 1 2 3; do
+	curl -s -o /dev/null --max-time 0.5 \
+	    "$fed3_URL/metadata?key=glob&value=/usr/*"
+done
+wait_until 20 sh -c "[ \$(grep -c 'metadata?key=glob: .*$hang_URL' '$fed3_LOG') -ge 3 ]"
+ok $? "queries whose clients left ran to their deadline"
+meta fed3 file "$FX/usr/bin/prog_c"
+is "$(count)" 3 "... and the next one is answered"
+stop_daemon fed3
+is "$STOP_RC" 0 "... and the daemon stops cleanly"
+
+# A real debuginfod older than /metadata (Debian 12's 0.188) as upstream:
+# it cannot answer, so the answer is the index's, incomplete.
+if command -v debuginfod >/dev/null; then
+	start_debuginfod ref -F "$FX/usr/bin"
+	start_daemon old --scan-dir "$FX" --upstream "$ref_URL"
+	meta old file "$FX/usr/bin/prog_c"
+	is "$(count)" 2 "elfutils debuginfod 0.188 upstream: the index's results"
+	is "$(complete)" False "... complete:false (it has no /metadata)"
+else
+	skip "elfutils debuginfod is not installed"
+	skip "elfutils debuginfod is not installed"
+fi
+
 # The loop guard: a request with X-Forwarded-For at the limit is answered
 # from the index alone.
+start_daemon fed4 --scan-dir "$FX" --upstream "$good_URL"
 before=$(requests_to good '/metadata')
-meta fed3 file "$FX/usr/bin/prog_c" \
+meta fed4 file "$FX/usr/bin/prog_c" \
     -H 'X-Forwarded-For: 1.1.1.1, 2.2.2.2, 3.3.3.3, 4.4.4.4, 5.5.5.5, 6.6.6.6, 7.7.7.7, 8.8.8.8'
 is "$(count)" 2 "X-Forwarded-For at its limit: the index's results only"
 is "$(complete)" True "... complete"
