@@ -51,6 +51,8 @@ struct flight {
 	char why[WHY_MAX];
 	struct watcher *watchers;
 	unsigned nwatchers;
+	int64_t created_ns;
+	char label[FLIGHT_LABEL_MAX];
 };
 
 struct flight_table {
@@ -95,6 +97,54 @@ flight_table_counts(struct flight_table *ft, uint64_t *flights,
 	pthread_mutex_unlock(&ft->mu);
 }
 
+/* The oldest (the greatest age) first. */
+static int
+info_cmp(const void *a, const void *b)
+{
+	const struct flight_info *x = a, *y = b;
+
+	return x->age_ns < y->age_ns ? 1 : x->age_ns > y->age_ns ? -1 : 0;
+}
+
+size_t
+flight_table_list(struct flight_table *ft, struct flight_info *out, size_t max)
+{
+	struct flight_info *fi;
+	struct flight *f;
+	int64_t now = ft->now_ns();
+	size_t n = 0, b;
+
+	pthread_mutex_lock(&ft->mu);
+	for (b = 0; b < BUCKETS; b++) {
+		for (f = ft->b[b]; f != NULL && n < max; f = f->next) {
+			fi = &out[n++];
+			pthread_mutex_lock(&f->mu);
+			memcpy(fi->label, f->label, sizeof(fi->label));
+			snprintf(fi->source, sizeof(fi->source), "%s",
+			    f->state != FLIGHT_WAITING && f->source != NULL
+				? f->source
+				: "");
+			fi->state = f->state;
+			fi->written = f->written;
+			fi->length = f->length;
+			fi->watchers = f->nwatchers;
+			fi->age_ns = now - f->created_ns;
+			pthread_mutex_unlock(&f->mu);
+		}
+	}
+	pthread_mutex_unlock(&ft->mu);
+	qsort(out, n, sizeof(*out), info_cmp);
+	return n;
+}
+
+void
+flight_set_label(struct flight *f, const char *label)
+{
+	pthread_mutex_lock(&f->mu);
+	snprintf(f->label, sizeof(f->label), "%s", label);
+	pthread_mutex_unlock(&f->mu);
+}
+
 static unsigned
 bucket_of(const struct cache_key *k)
 {
@@ -133,6 +183,7 @@ flight_join(struct flight_table *ft, const struct cache_key *k, int limited,
 	f->mtime = -1;
 	f->state = FLIGHT_WAITING;
 	f->in_table = 1;
+	f->created_ns = ft->now_ns();
 	f->limited = limited != 0;
 	f->next = ft->b[b];
 	ft->b[b] = f;

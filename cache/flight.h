@@ -53,6 +53,21 @@ struct flight_view {
  */
 struct flight_table *flight_table_new(unsigned max, int64_t (*now_ns)(void));
 void flight_table_free(struct flight_table *ft);
+/* What a status page shows of a flight. */
+#define FLIGHT_LABEL_MAX 160
+struct flight_info {
+	char label[FLIGHT_LABEL_MAX]; /* flight_set_label's; "" when none */
+	char source[128]; /* once the head is in; "" before */
+	enum flight_state state;
+	uint64_t written;
+	uint64_t length; /* UINT64_MAX while unknown */
+	unsigned watchers;
+	int64_t age_ns; /* since it was created */
+};
+/* Up to max flights of the table, the oldest first; how many. */
+size_t flight_table_list(struct flight_table *ft, struct flight_info *out,
+    size_t max);
+
 /* Flights in the table, and the readers watching them. */
 void flight_table_counts(struct flight_table *ft, uint64_t *flights,
     uint64_t *watchers);
@@ -71,6 +86,8 @@ const struct cache_key *flight_key(const struct flight *f);
 
 /* ---- the filler */
 
+/* Name the flight for flight_table_list (copied, cut to fit). */
+void flight_set_label(struct flight *f, const char *label);
 /* The temp file the bytes go to; the flight owns fd from now on. */
 void flight_set_file(struct flight *f, int fd, const char *tmp_path);
 const char *flight_tmp_path(const struct flight *f);

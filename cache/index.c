@@ -1,17 +1,17 @@
 /*
  * cache/index.c: the LMDB index.
  *
- * Eleven databases in one environment:
+ * Thirteen databases in one environment:
  *
  *   meta   "schema" -> uint32 version; "scan" -> struct index_scan;
  *          counters (e.g. the cache's blob bytes) -> uint64
  *   files  SHA-256(path) -> file record (fixed header, then path and NUL)
  *   ids    kind byte + build-id -> SHA-256(path) of each file holding it
  *          (MDB_DUPSORT | MDB_DUPFIXED: one key, many 32-byte values)
- *   blobs, lru, neg, negexp, pkgs, members, pkgmembers, paths   the
- *          generic tables (enum index_table), whose records
- *          cache/blobstore.c, cache/negative.c, cache/pkgindex.c and
- *          cache/pathindex.c lay out
+ *   blobs, lru, neg, negexp, pkgs, members, pkgmembers, misses,
+ *          missrank, paths   the generic tables (enum index_table), whose
+ *          records cache/blobstore.c, cache/negative.c, cache/pkgindex.c,
+ *          cache/misses.c and cache/pathindex.c lay out
  *
  * Paths are keyed by their hash because LMDB keys are limited to 511 bytes
  * and paths are not.  Records are stored in host byte order: an index is
@@ -38,11 +38,12 @@
 #define PATHKEY_LEN INDEX_PATHKEY_LEN
 #define MAX_READERS 1024
 #define PATH_LEN_MAX 4095
-#define NTABLES 8
+#define NTABLES 10
 
 /* The LMDB names of enum index_table, in its order. */
 static const char *const table_names[NTABLES] = { "blobs", "lru", "neg",
-	"negexp", "pkgs", "members", "pkgmembers", "paths" };
+	"negexp", "pkgs", "members", "pkgmembers", "misses", "missrank",
+	"paths" };
 
 _Static_assert(PATHKEY_LEN == SHA256_DIGEST_LENGTH, "path keys are SHA-256");
 
@@ -753,11 +754,12 @@ rec_get(MDB_txn *txn, MDB_dbi dbi, const void *key, size_t keylen,
  * write transaction (del set) cb may ask for the record to be deleted;
  * LMDB's cursor then moves on by itself and its next MDB_NEXT yields the
  * record that followed.  *lmdb receives an LMDB failure, for the batch to
- * remember.
+ * remember.  With back, the walk goes from the last key to the first
+ * (without a prefix, and never deleting).
  */
 static int
-rec_walk(MDB_txn *txn, MDB_dbi dbi, const void *prefix, size_t plen, int del,
-    index_rec_cb cb, void *arg, int *lmdb)
+rec_walk_dir(MDB_txn *txn, MDB_dbi dbi, const void *prefix, size_t plen,
+    int del, int back, index_rec_cb cb, void *arg, int *lmdb)
 {
 	MDB_cursor *cur;
 	MDB_val k = { plen, (void *)prefix }, v;
@@ -774,8 +776,11 @@ rec_walk(MDB_txn *txn, MDB_dbi dbi, const void *prefix, size_t plen, int del,
 		return -1;
 	}
 	for (rc = mdb_cursor_get(cur, &k, &v,
-		 plen > 0 ? MDB_SET_RANGE : MDB_FIRST);
-	     rc == 0; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+		 back           ? MDB_LAST
+		     : plen > 0 ? MDB_SET_RANGE
+				: MDB_FIRST);
+	     rc == 0;
+	     rc = mdb_cursor_get(cur, &k, &v, back ? MDB_PREV : MDB_NEXT)) {
 		if (plen > 0 &&
 		    (k.mv_size < plen || memcmp(k.mv_data, prefix, plen) != 0))
 			break;
@@ -798,6 +803,13 @@ rec_walk(MDB_txn *txn, MDB_dbi dbi, const void *prefix, size_t plen, int del,
 		return -1;
 	}
 	return ret == INDEX_WALK_DELETE ? -1 : ret;
+}
+
+static int
+rec_walk(MDB_txn *txn, MDB_dbi dbi, const void *prefix, size_t plen, int del,
+    index_rec_cb cb, void *arg, int *lmdb)
+{
+	return rec_walk_dir(txn, dbi, prefix, plen, del, 0, cb, arg, lmdb);
 }
 
 static int
@@ -832,6 +844,16 @@ index_walk_prefix(struct index_reader *rd, enum index_table t,
 	int lmdb;
 
 	return rec_walk(rd->txn, rd->idx->tables[t], prefix, len, 0, cb, arg,
+	    &lmdb);
+}
+
+int
+index_walk_back(struct index_reader *rd, enum index_table t, index_rec_cb cb,
+    void *arg)
+{
+	int lmdb;
+
+	return rec_walk_dir(rd->txn, rd->idx->tables[t], NULL, 0, 0, 1, cb, arg,
 	    &lmdb);
 }
 

@@ -18,7 +18,7 @@
 #include "indexer/elf.h"
 
 /* Bumped whenever the record layout changes; an old index is rebuilt. */
-#define INDEX_SCHEMA_VERSION 5
+#define INDEX_SCHEMA_VERSION 6
 
 /* index_open() flags. */
 #define INDEX_RDONLY 0x1
@@ -164,6 +164,8 @@ enum index_table {
 	INDEX_PKGS, /* path key of a package -> package record */
 	INDEX_MEMBERS, /* cache key of (id, kind), package path key -> member */
 	INDEX_PKG_MEMBERS, /* package path key, cache key -> nothing */
+	INDEX_MISSES, /* build-id -> missing-id record */
+	INDEX_MISS_RANK, /* count, last seen, id hash -> build-id */
 	INDEX_PATHS, /* paths by directory, base name, id (cache/pathindex.c) */
 };
 #define INDEX_KEY_MAX 400
@@ -195,6 +197,9 @@ int index_get_rec(struct index_reader *rd, enum index_table t, const void *key,
  * when every record was visited. */
 int index_walk_prefix(struct index_reader *rd, enum index_table t,
     const void *prefix, size_t len, index_rec_cb cb, void *arg);
+/* Every record of t, last key first, until cb stops (never deleting). */
+int index_walk_back(struct index_reader *rd, enum index_table t,
+    index_rec_cb cb, void *arg);
 int index_count(struct index_reader *rd, enum index_table t, uint64_t *n);
 /*
  * Bytes of the map that the index's trees hold (pages freed by deletions

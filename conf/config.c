@@ -212,11 +212,16 @@ static const struct opt options[] = {
 	    "negative and error entries kept at most (the soonest to expire "
 	    "go first), 0 = no bound",
 	    0, FIELD(negative_max), 0, 1000000000 },
+	{ "misses-max", T_UNSIGNED, "100000", NULL,
+	    "build-ids kept in the missing-id report (the least missed go "
+	    "first), 0 = no report",
+	    0, FIELD(misses_max), 0, 100000000 },
 	{ "admin-access", T_ADMIN, "loopback", NULL,
-	    "who may use /admin/purge: none, loopback or any", 0,
-	    FIELD(admin_access), 0, 0 },
+	    "who may use /admin/purge and /admin/misses: none, loopback or "
+	    "any",
+	    0, FIELD(admin_access), 0, 0 },
 	{ "metrics-access", T_ADMIN, "any", NULL,
-	    "who may read /metrics: none, loopback or any", 0,
+	    "who may read /metrics and /status: none, loopback or any", 0,
 	    FIELD(metrics_access), 0, 0 },
 	{ "admin-token", T_PATH, NULL, "none",
 	    "a file whose token admin requests must send as a Bearer", 0,
@@ -447,6 +452,20 @@ number_syntax(enum opt_type t, const char **expect)
 		*expect = "expected a decimal number";
 		return no_suffixes;
 	}
+}
+
+int
+config_parse_duration(const char *s, uint64_t *seconds, const char **why)
+{
+	const char *expect;
+	const struct suffix *tab = number_syntax(T_DURATION, &expect);
+
+	if (parse_number(s, tab, 0, seconds, why) == -1) {
+		if (*why == NULL)
+			*why = expect;
+		return -1;
+	}
+	return 0;
 }
 
 static int

@@ -37,7 +37,7 @@ struct config_strlist {
 	size_t n;
 };
 
-/* Who may use the admin endpoint (/admin/purge), or read /metrics. */
+/* Who may use the admin endpoints (/admin/...), or read /metrics and /status. */
 /* Which upstream redirects are followed (upstream-redirects). */
 enum config_redirects {
 	CONFIG_REDIRECTS_NONE = 0,
@@ -127,6 +127,7 @@ struct config {
 	unsigned negative_ttl; /* seconds; per upstream too */
 	unsigned error_ttl; /* seconds; per upstream too */
 	unsigned negative_max; /* entries kept at most; 0: no bound */
+	unsigned misses_max; /* ids in the missing-id report; 0: none kept */
 	enum config_admin admin_access;
 	enum config_admin metrics_access; /* who may read /metrics */
 	char *admin_token_file; /* NULL: admin requests need no token */
@@ -162,6 +163,12 @@ struct config_args {
  * recorded as an answer's source (purge --upstream).
  */
 void config_url_public(const char *url, char *out, size_t outlen);
+
+/*
+ * A duration as options spell it (seconds, or a number with suffix s, m,
+ * h or d): 0 and *seconds, or -1 with *why.
+ */
+int config_parse_duration(const char *s, uint64_t *seconds, const char **why);
 
 /* Fill cfg with the embedded defaults. */
 int config_init(struct config *cfg);

@@ -2,7 +2,8 @@
  * daemon/cli.c: dbgmirror, the admin command line.
  *
  * Reads the daemon's index directly (LMDB allows readers in other processes
- * while the daemon writes), so it works whether or not dbgmirrord runs.
+ * while the daemon writes), so it works whether or not dbgmirrord runs:
+ * lookup, stats, and misses (the missing-id report of daemon/misses.h).
  * purge writes it too: LMDB orders its write transactions with the
  * daemon's.  The cache directory comes from the same configuration as the
  * daemon's.
@@ -24,6 +25,7 @@
 #include "conf/config.h"
 #include "autoconf.h"
 #include "daemon/clock.h"
+#include "daemon/misses.h"
 #include "daemon/scan.h"
 #include "indexer/buildid.h"
 #include "indexer/elf.h"
@@ -43,6 +45,10 @@ usage(FILE *fp)
 	    "  purge ID    drop the cached files and misses of build-id ID\n"
 	    "  purge --negative        drop every remembered miss\n"
 	    "  purge --upstream URL    drop the files fetched from URL\n"
+	    "  misses [--top N] [--since DURATION] [--json]\n"
+	    "              the build-ids asked for and not found, the most "
+	    "missed\n"
+	    "              first (those missed within DURATION, e.g. 1d)\n"
 	    "\n"
 	    "Exit status: 0 done; 1 not found or error; 2 bad usage.\n");
 }
@@ -315,28 +321,58 @@ cmd_stats(struct index_reader *rd, const char *path, const struct config *cfg)
 	return 0;
 }
 
-/* The options of purge, which are its own and not configuration. */
-struct purge_opts {
-	int negative; /* --negative */
-	const char *upstream; /* --upstream URL */
-	int bad; /* repeated, or --upstream without its URL */
+/* The options of purge and misses, which are their own, not configuration. */
+struct cmd_opts {
+	int negative; /* purge --negative */
+	const char *upstream; /* purge --upstream URL */
+	const char *top; /* misses --top N */
+	const char *since; /* misses --since DURATION */
+	int json; /* misses --json */
+	int purge, misses; /* options of each given */
+	int bad; /* repeated, or without its value */
 };
 
 /*
- * Copy argv into out (argc + 1 entries), leaving out purge's options when
- * they follow the word purge.  That word is found by a first parse: the
- * operands it returns point into argv.  Returns the new argc.
+ * An option with a value, "--name VALUE" or "--name=VALUE", at argv[*i]:
+ * 1 (and *val; *i moved past it) when it is that option, else 0.
  */
 static int
-purge_split(int argc, char **argv, char **out, struct purge_opts *po)
+value_opt(int argc, char **argv, int *i, const char *name, const char **val,
+    int *bad)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(argv[*i], name, n) != 0 ||
+	    (argv[*i][n] != '\0' && argv[*i][n] != '='))
+		return 0;
+	*bad |= *val != NULL;
+	if (argv[*i][n] == '=')
+		*val = argv[*i] + n + 1;
+	else if (*i + 1 < argc)
+		*val = argv[++*i];
+	else
+		*bad = 1;
+	return 1;
+}
+
+/*
+ * Copy argv into out (argc + 1 entries), leaving out the command's options
+ * when they follow the word purge or misses.  That word is found by a
+ * first parse: the operands it returns point into argv.  Returns the new
+ * argc.
+ */
+static int
+cmd_split(int argc, char **argv, char **out, struct cmd_opts *co)
 {
 	struct config_args probe;
 	struct config_diag diag = { 0 };
 	int i, n = 0, cmd = argc;
 
-	memset(po, 0, sizeof(*po));
+	memset(co, 0, sizeof(*co));
 	config_parse_args(&probe, argc, argv, &diag);
-	if (probe.nrest > 0 && strcmp(probe.rest[0], "purge") == 0)
+	if (probe.nrest > 0 &&
+	    (strcmp(probe.rest[0], "purge") == 0 ||
+		strcmp(probe.rest[0], "misses") == 0))
 		for (cmd = 1; cmd < argc && argv[cmd] != probe.rest[0]; cmd++)
 			;
 	config_args_free(&probe);
@@ -349,16 +385,19 @@ purge_split(int argc, char **argv, char **out, struct purge_opts *po)
 			cmd = argc;
 			out[n++] = argv[i];
 		} else if (strcmp(argv[i], "--negative") == 0) {
-			po->bad |= po->negative++;
-		} else if (strcmp(argv[i], "--upstream") == 0 ||
-		    strncmp(argv[i], "--upstream=", 11) == 0) {
-			po->bad |= po->upstream != NULL;
-			if (argv[i][10] == '=')
-				po->upstream = argv[i] + 11;
-			else if (i + 1 < argc)
-				po->upstream = argv[++i];
-			else
-				po->bad = 1;
+			co->bad |= co->negative++;
+			co->purge = 1;
+		} else if (value_opt(argc, argv, &i, "--upstream",
+			       &co->upstream, &co->bad)) {
+			co->purge = 1;
+		} else if (strcmp(argv[i], "--json") == 0) {
+			co->bad |= co->json++;
+			co->misses = 1;
+		} else if (value_opt(argc, argv, &i, "--top", &co->top,
+			       &co->bad) ||
+		    value_opt(argc, argv, &i, "--since", &co->since,
+			&co->bad)) {
+			co->misses = 1;
 		} else {
 			out[n++] = argv[i];
 		}
@@ -369,7 +408,7 @@ purge_split(int argc, char **argv, char **out, struct purge_opts *po)
 
 static int
 cmd_purge(struct index *idx, const char *cache_dir, const char *hex,
-    const struct purge_opts *po)
+    const struct cmd_opts *po)
 {
 	static const struct blob_limits nolimits = { 0, 0, 0, 0 };
 	struct blobstore *bs;
@@ -412,29 +451,61 @@ cmd_purge(struct index *idx, const char *cache_dir, const char *hex,
 	return 0;
 }
 
-/* 1 when the operands and purge's options make a command. */
+/* misses: the report of the ids asked for and not found. */
 static int
-command_ok(const struct config_args *args, const struct purge_opts *po)
+cmd_misses(struct index_reader *rd, const struct cmd_opts *co)
+{
+	struct misses_query q = { 0, 0, co->json };
+	const char *why;
+	char *text;
+	size_t len;
+
+	if (co->top != NULL && misses_query_top(&q, co->top, &why) == -1) {
+		fprintf(stderr, "dbgmirror: --top %s: %s\n", co->top, why);
+		return 2;
+	}
+	if (co->since != NULL &&
+	    misses_query_since(&q, co->since, clock_now(), &why) == -1) {
+		fprintf(stderr, "dbgmirror: --since %s: %s\n", co->since, why);
+		return 2;
+	}
+	if ((text = misses_report(rd, &q, &len)) == NULL) {
+		fprintf(stderr, "dbgmirror: index read failed\n");
+		return 1;
+	}
+	fwrite(text, 1, len, stdout);
+	free(text);
+	return 0;
+}
+
+/* 1 when the operands and the command's options make a command. */
+static int
+command_ok(const struct config_args *args, const struct cmd_opts *co)
 {
 	const char *cmd = args->nrest > 0 ? args->rest[0] : NULL;
-	int purge_opts = po->negative + (po->upstream != NULL);
+	int purge_opts = co->negative + (co->upstream != NULL);
 
 	if (cmd == NULL) {
 		fprintf(stderr, "dbgmirror: no command given\n");
 		return 0;
 	}
-	if (po->bad)
+	if (co->bad)
 		return 0;
 	if (strcmp(cmd, "purge") != 0 && strcmp(cmd, "lookup") != 0 &&
-	    strcmp(cmd, "stats") != 0) {
+	    strcmp(cmd, "stats") != 0 && strcmp(cmd, "misses") != 0) {
 		fprintf(stderr, "dbgmirror: unknown command '%s'\n", cmd);
 		return 0;
 	}
+	if (co->purge && strcmp(cmd, "purge") != 0)
+		return 0;
+	if (co->misses && strcmp(cmd, "misses") != 0)
+		return 0;
 	if (strcmp(cmd, "purge") == 0)
 		return args->nrest == 2 ? purge_opts == 0
 					: args->nrest == 1 && purge_opts == 1;
 	return (strcmp(cmd, "lookup") == 0 && args->nrest == 2) ||
-	    (strcmp(cmd, "stats") == 0 && args->nrest == 1);
+	    (strcmp(cmd, "stats") == 0 && args->nrest == 1) ||
+	    (strcmp(cmd, "misses") == 0 && args->nrest == 1);
 }
 
 int
@@ -445,7 +516,7 @@ main(int argc, char **argv)
 	struct config_diag diag = { 0 };
 	struct index *idx = NULL;
 	struct index_reader *rd = NULL;
-	struct purge_opts po;
+	struct cmd_opts po;
 	char path[PATH_MAX], err[512], **av;
 	const char *cmd;
 	size_t i;
@@ -462,7 +533,8 @@ main(int argc, char **argv)
 		free(av);
 		return 1;
 	}
-	ac = purge_split(argc, argv, av, &po);
+	clock_init();
+	ac = cmd_split(argc, argv, av, &po);
 	rc = config_parse_args(&args, ac, av, &diag);
 	if (rc == 0 && args.help) {
 		usage(stdout);
@@ -509,6 +581,8 @@ main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "lookup") == 0)
 		rc = cmd_lookup(rd, args.rest[1]);
+	else if (strcmp(cmd, "misses") == 0)
+		rc = cmd_misses(rd, &po);
 	else
 		rc = cmd_stats(rd, path, &cfg);
 out:

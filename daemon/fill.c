@@ -1539,6 +1539,21 @@ fill_metadata(struct fill *fl, struct fill_meta *m)
 	event_active(fl->queue_ev, EV_READ, 1);
 }
 
+/* Name a new flight after what it fills: "KIND ID[ ARG][ from PACKAGE]". */
+static void
+flight_label(struct flight *f, const struct fill_what *w)
+{
+	char id[BUILDID_HEX_MAX], label[320]; /* cut by flight_set_label */
+	const char *pkg = strrchr(w->package, '/');
+
+	buildid_format(&w->id, id);
+	snprintf(label, sizeof(label), "%s %s%s%.64s%s%.64s",
+	    cache_kind_name(w->kind), id, w->arg[0] != '\0' ? " " : "", w->arg,
+	    w->package[0] != '\0' ? " from " : "",
+	    pkg != NULL ? pkg + 1 : w->package);
+	flight_set_label(f, label);
+}
+
 struct flight *
 fill_join(struct fill *fl, const struct cache_key *k, int from_package,
     fill_what_fn what, void *arg, int *created)
@@ -1556,6 +1571,7 @@ fill_join(struct fill *fl, const struct cache_key *k, int from_package,
 			flight_fail(f, "out of memory");
 		} else {
 			what(&j->w, arg);
+			flight_label(f, &j->w);
 			if (!from_package)
 				job_queue(fl, j);
 			else if (pass_join(fl, j) == -1)

@@ -8,6 +8,7 @@
 #include "daemon/log.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,44 @@
 
 static const char *log_prog = "dbgmirror";
 static int log_lvl = LOG_INFO;
+
+/* The last warnings, for the status page: a ring, under recent_mu. */
+static struct {
+	pthread_mutex_t mu;
+	char line[LOG_RECENT_MAX][LOG_RECENT_LEN];
+	unsigned next; /* the slot the next warning takes */
+	unsigned n; /* slots in use */
+} recent = { PTHREAD_MUTEX_INITIALIZER, { { 0 } }, 0, 0 };
+
+/* Keep a warning, line[0..len), for log_recent(). */
+static void
+recent_keep(const char *time, size_t tlen, const char *msg, size_t len)
+{
+	pthread_mutex_lock(&recent.mu);
+	snprintf(recent.line[recent.next], LOG_RECENT_LEN, "%.*s %.*s",
+	    (int)tlen, time, (int)len, msg);
+	recent.next = (recent.next + 1) % LOG_RECENT_MAX;
+	if (recent.n < LOG_RECENT_MAX)
+		recent.n++;
+	pthread_mutex_unlock(&recent.mu);
+}
+
+void
+log_recent(void (*cb)(const char *line, void *arg), void *arg)
+{
+	char lines[LOG_RECENT_MAX][LOG_RECENT_LEN];
+	unsigned i, n, first;
+
+	pthread_mutex_lock(&recent.mu);
+	n = recent.n;
+	first = (recent.next + LOG_RECENT_MAX - n) % LOG_RECENT_MAX;
+	for (i = 0; i < n; i++)
+		memcpy(lines[i], recent.line[(first + i) % LOG_RECENT_MAX],
+		    LOG_RECENT_LEN);
+	pthread_mutex_unlock(&recent.mu);
+	for (i = n; i > 0; i--)
+		cb(lines[i - 1], arg);
+}
 
 void
 log_init(const char *progname, int level)
@@ -56,7 +95,7 @@ vlog(const char *tag, int with_errno, const char *fmt, va_list ap)
 	int saved = errno;
 	struct timespec ts;
 	struct tm tm;
-	size_t len;
+	size_t len, prefix;
 	int n;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
@@ -65,7 +104,7 @@ vlog(const char *tag, int with_errno, const char *fmt, va_list ap)
 	    "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s[%ld]: %s",
 	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
 	    tm.tm_sec, ts.tv_nsec / 1000000, log_prog, (long)getpid(), tag);
-	len = (size_t)n;
+	len = prefix = (size_t)n;
 	n = vsnprintf(line + len, sizeof(line) - len, fmt, ap);
 	len = n < 0 ? len : len + (size_t)n;
 	if (with_errno && len < sizeof(line)) {
@@ -78,6 +117,9 @@ vlog(const char *tag, int with_errno, const char *fmt, va_list ap)
 		memcpy(line + len, "...", 3);
 		len += 3;
 	}
+	/* The time (24 bytes) and the message, without name and tag. */
+	if (strcmp(tag, "warning: ") == 0)
+		recent_keep(line, 24, line + prefix, len - prefix);
 	line[len++] = '\n';
 	write_all(line, len);
 	errno = saved;

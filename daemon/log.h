@@ -26,6 +26,14 @@ void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/*
+ * The last LOG_RECENT_MAX warnings, newest first, each "TIME message" cut
+ * to LOG_RECENT_LEN - 1 bytes: cb(line) for each, on the caller's thread.
+ */
+#define LOG_RECENT_MAX 16
+#define LOG_RECENT_LEN 256
+void log_recent(void (*cb)(const char *line, void *arg), void *arg);
+
 /* Start-up failures only: log and exit(1).  Only main.c and cli.c. */
 void fatal(const char *fmt, ...)
     __attribute__((format(printf, 1, 2), noreturn));

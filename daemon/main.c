@@ -42,6 +42,7 @@
 #include "cache/blobstore.h"
 #include "cache/flight.h"
 #include "cache/index.h"
+#include "cache/misses.h"
 #include "cache/negative.h"
 #include "cache/pkgindex.h"
 #include "conf/config.h"
@@ -51,6 +52,7 @@
 #include "daemon/clock.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
+#include "daemon/misses.h"
 #include "daemon/pool.h"
 #include "daemon/scan.h"
 #include "daemon/serve.h"
@@ -68,6 +70,7 @@ struct daemon {
 	struct blobstore *bs;
 	struct flight_table *ft;
 	struct fill *fill;
+	struct misses *misses; /* NULL: misses-max 0 */
 	struct httpd *httpd;
 	struct event *maintain_ev;
 	int maintaining;
@@ -194,6 +197,7 @@ gauges(struct metrics_gauges *g, void *arg)
 			scan_gauges(&is.scan, &g->scan);
 		}
 		pkgidx_count(rd, &g->index_packages, &g->index_members);
+		miss_count(rd, &g->missing_ids);
 		index_reader_end(rd);
 	}
 	index_reader_free(rd);
@@ -604,6 +608,10 @@ main(int argc, char **argv)
 	sd.bs = d.bs;
 	sd.ft = d.ft;
 	sd.fill = d.fill;
+	if (d.cfg.misses_max > 0 &&
+	    (d.misses = misses_new(d.idx, d.pool, d.cfg.misses_max)) == NULL)
+		fatalx("out of memory");
+	sd.misses = d.misses;
 	if (d.cfg.admin_token_file != NULL)
 		admin_token = read_admin_token(d.cfg.admin_token_file);
 	sd.admin_token = admin_token;
@@ -664,6 +672,7 @@ main(int argc, char **argv)
 
 	httpd_stop(d.httpd);
 	pool_free(d.pool);
+	misses_free(d.misses);
 	/* Fills that finished on the pool end before their readers go. */
 	pool_inbox_free(d.inbox);
 	httpd_free(d.httpd);

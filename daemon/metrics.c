@@ -17,10 +17,13 @@
 #include "daemon/metrics.h"
 
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include "daemon/clock.h"
 
 #define NENDPOINTS (METRICS_EP_OTHER + 1)
 #define NRESULTS (METRICS_BAD + 1)
@@ -68,12 +71,34 @@ struct upstream_counters {
 	atomic_uint_fast64_t errors[NUPERRS];
 	atomic_uint_fast64_t verify_failures;
 	atomic_int breaker;
+	atomic_llong last_error; /* clock_now() of the last; 0: none */
+	atomic_int last_error_kind;
 };
+
+/*
+ * One thread's requests of the last minutes: slot m % RECENT_SLOTS counts
+ * minute m.  Only the owning thread writes its rings; it resets a slot
+ * when a new minute comes to it.  A reader summing meanwhile may see a
+ * slot half reset, which costs the status page a few requests, never the
+ * request path a lock.  The rings are never freed (threads may outlive a
+ * metrics_init()); the list keeps them reachable.
+ */
+#define RECENT_SLOTS (METRICS_RECENT_MINUTES + 1)
+struct recent {
+	struct recent *next;
+	struct {
+		atomic_llong minute;
+		atomic_uint_fast64_t n[NRESULTS];
+	} slot[RECENT_SLOTS];
+};
+static _Atomic(struct recent *) recents;
+static _Thread_local struct recent *my_recent;
 
 static atomic_uint_fast64_t requests[NENDPOINTS][NRESULTS];
 static atomic_uint_fast64_t bytes_sent;
 static atomic_uint_fast64_t package_passes;
 static atomic_uint_fast64_t local_write_errors;
+static atomic_uint_fast64_t misses_dropped;
 static atomic_uint_fast64_t accept_errors[NACCEPTERRS];
 static atomic_uint_fast64_t refused[NREFUSALS];
 static struct upstream_counters upstreams[METRICS_MAX_UPSTREAMS];
@@ -113,6 +138,7 @@ metrics_init(void)
 	zero(&bytes_sent);
 	zero(&package_passes);
 	zero(&local_write_errors);
+	zero(&misses_dropped);
 	for (k = 0; k < NACCEPTERRS; k++)
 		zero(&accept_errors[k]);
 	for (k = 0; k < NREFUSALS; k++)
@@ -128,19 +154,80 @@ metrics_init(void)
 			zero(&u->errors[k]);
 		zero(&u->verify_failures);
 		atomic_store_explicit(&u->breaker, 0, memory_order_relaxed);
+		atomic_store(&u->last_error, 0);
 	}
+	for (struct recent *rc = atomic_load(&recents); rc != NULL;
+	     rc = rc->next)
+		for (k = 0; k < RECENT_SLOTS; k++) {
+			atomic_store(&rc->slot[k].minute, 0);
+			for (r = 0; r < NRESULTS; r++)
+				zero(&rc->slot[k].n[r]);
+		}
 	metrics_free();
 	gauges_fn = NULL;
 	gauges_arg = NULL;
 	start_time = time(NULL);
 }
 
+/* This thread's ring, made on its first request; NULL when out of memory. */
+static struct recent *
+recent_mine(void)
+{
+	struct recent *rc;
+
+	if (my_recent != NULL)
+		return my_recent;
+	if ((rc = calloc(1, sizeof(*rc))) == NULL)
+		return NULL;
+	rc->next = atomic_load(&recents);
+	while (!atomic_compare_exchange_weak(&recents, &rc->next, rc))
+		;
+	return my_recent = rc;
+}
+
 void
 metrics_request(enum metrics_endpoint ep, enum metrics_result res)
 {
+	struct recent *rc;
+	long long minute;
+	size_t k, r;
+
 	if ((unsigned)ep >= NENDPOINTS || (unsigned)res >= NRESULTS)
 		return;
 	add(&requests[ep][res], 1);
+	if ((rc = recent_mine()) == NULL)
+		return;
+	minute = (long long)(clock_now() / 60);
+	k = (size_t)(minute % RECENT_SLOTS);
+	if (atomic_load_explicit(&rc->slot[k].minute, memory_order_relaxed) !=
+	    minute) {
+		for (r = 0; r < NRESULTS; r++)
+			zero(&rc->slot[k].n[r]);
+		atomic_store_explicit(&rc->slot[k].minute, minute,
+		    memory_order_relaxed);
+	}
+	add(&rc->slot[k].n[res], 1);
+}
+
+void
+metrics_recent(unsigned minutes, struct metrics_recent *out)
+{
+	long long now = (long long)(clock_now() / 60), m;
+	struct recent *rc;
+	size_t k, r;
+
+	memset(out, 0, sizeof(*out));
+	if (minutes > METRICS_RECENT_MINUTES)
+		minutes = METRICS_RECENT_MINUTES;
+	for (rc = atomic_load(&recents); rc != NULL; rc = rc->next)
+		for (k = 0; k < RECENT_SLOTS; k++) {
+			m = atomic_load_explicit(&rc->slot[k].minute,
+			    memory_order_relaxed);
+			if (m > now || m <= now - (long long)minutes)
+				continue;
+			for (r = 0; r < NRESULTS; r++)
+				out->results[r] += get(&rc->slot[k].n[r]);
+		}
 }
 
 void
@@ -153,6 +240,12 @@ void
 metrics_local_write_error(void)
 {
 	add(&local_write_errors, 1);
+}
+
+void
+metrics_misses_dropped(uint64_t n)
+{
+	add(&misses_dropped, n);
 }
 
 void
@@ -220,6 +313,45 @@ metrics_upstream_error(unsigned i, enum metrics_uperr kind)
 	if (i >= METRICS_MAX_UPSTREAMS || (unsigned)kind >= NUPERRS)
 		return;
 	add(&upstreams[i].errors[kind], 1);
+	atomic_store(&upstreams[i].last_error_kind, (int)kind);
+	atomic_store(&upstreams[i].last_error, (long long)clock_now());
+}
+
+int64_t
+metrics_upstream_last_error(unsigned i, enum metrics_uperr *kind)
+{
+	if (i >= METRICS_MAX_UPSTREAMS)
+		return 0;
+	*kind = (enum metrics_uperr)atomic_load(&upstreams[i].last_error_kind);
+	return atomic_load(&upstreams[i].last_error);
+}
+
+void
+metrics_upstream_read(unsigned i, struct metrics_upstream *out)
+{
+	struct upstream_counters *u;
+	size_t k;
+
+	memset(out, 0, sizeof(*out));
+	if (i >= METRICS_MAX_UPSTREAMS || upstream_names[i] == NULL)
+		return;
+	u = &upstreams[i];
+	out->name = upstream_names[i];
+	out->requests = get(&u->requests);
+	for (k = 0; k < NUPERRS; k++)
+		out->errors += get(&u->errors[k]);
+	for (k = 0; k < NBUCKETS; k++)
+		out->answers += get(&u->latency[k]);
+	if (out->answers > 0)
+		out->mean_seconds =
+		    (double)get(&u->latency_us) / 1e6 / (double)out->answers;
+	out->breaker = atomic_load_explicit(&u->breaker, memory_order_relaxed);
+}
+
+const char *
+metrics_uperr_name(enum metrics_uperr kind)
+{
+	return (unsigned)kind < NUPERRS ? uperr_names[kind] : "?";
 }
 
 void
@@ -331,6 +463,10 @@ render_requests(FILE *fp)
 	    "Fills this server could not write (a full disk): answered 503, "
 	    "never held against the source.",
 	    get(&local_write_errors));
+	put_single(fp, "dbgmirror_misses_dropped_total", "counter",
+	    "Not-found requests left out of the missing-id report: its "
+	    "queue was full, or the index could not take them.",
+	    get(&misses_dropped));
 }
 
 /* name{reason="..."} for each of n reasons. */
@@ -489,14 +625,26 @@ render_scan(FILE *fp, const struct metrics_scan *sc)
 	putc('\n', fp);
 }
 
+void
+metrics_gauges_read(struct metrics_gauges *g)
+{
+	memset(g, 0, sizeof(*g));
+	if (gauges_fn != NULL)
+		gauges_fn(g, gauges_arg);
+}
+
+int64_t
+metrics_start_time(void)
+{
+	return (int64_t)start_time;
+}
+
 static void
 render_gauges(FILE *fp)
 {
 	struct metrics_gauges g;
 
-	memset(&g, 0, sizeof(g));
-	if (gauges_fn != NULL)
-		gauges_fn(&g, gauges_arg);
+	metrics_gauges_read(&g);
 	put_single(fp, "dbgmirror_fills_in_flight", "gauge",
 	    "Upstream fills in progress.", g.fills);
 	put_single(fp, "dbgmirror_fill_waiters", "gauge",
@@ -519,6 +667,8 @@ render_gauges(FILE *fp)
 	    "Servable members of the indexed packages, one per ELF member "
 	    "and kind.",
 	    g.index_members);
+	put_single(fp, "dbgmirror_missing_ids", "gauge",
+	    "Distinct build-ids in the missing-id report.", g.missing_ids);
 	put_single(fp, "dbgmirror_connections", "gauge",
 	    "Open client connections.", g.connections);
 	put_single(fp, "dbgmirror_cache_evictions_total", "counter",

@@ -2,7 +2,8 @@
  * daemon/metrics.h: the counters and gauges behind /metrics, rendered in the
  * Prometheus text exposition format (version 0.0.4).
  *
- * Updates are lock-free and may come from any thread.  metrics_init(),
+ * Updates are lock-free and may come from any thread; so are the reads
+ * the status page makes (metrics_recent(), metrics_upstream_read()).  metrics_init(),
  * metrics_upstream_name() and metrics_set_gauges() are start-up calls: make
  * them before other threads start using the module.  Upstreams are known by
  * their index in the configuration; indices of METRICS_MAX_UPSTREAMS and
@@ -72,6 +73,7 @@ struct metrics_gauges {
 	uint64_t evictions, evicted_bytes;
 	uint64_t cache_tmp_bytes; /* of fills not yet in the cache */
 	uint64_t index_packages, index_members; /* servable members */
+	uint64_t missing_ids; /* in the missing-id report */
 	/* The current scan, or the last one when none runs. */
 	struct metrics_scan {
 		int running;
@@ -97,6 +99,9 @@ void metrics_package_pass(void);
 /* A fill's bytes could not be written here (ENOSPC and the like). */
 void metrics_local_write_error(void);
 
+/* n requests that ended not-found were left out of the missing-id report. */
+void metrics_misses_dropped(uint64_t n);
+
 /* accept() failed for want of descriptors. */
 void metrics_accept_error(enum metrics_accept_err reason);
 /* A connection closed at once, without being served. */
@@ -118,6 +123,38 @@ void metrics_upstream_breaker(unsigned i, int state);
  */
 void metrics_set_gauges(void (*fn)(struct metrics_gauges *g, void *arg),
     void *arg);
+
+/* Fill in g as a render would (zeroed first; the callback, if any). */
+void metrics_gauges_read(struct metrics_gauges *g);
+
+/* When metrics_init() ran: the process's start, unix seconds. */
+int64_t metrics_start_time(void);
+
+/*
+ * Requests of the last minutes, for the status page: each thread counts
+ * its own in a ring of per-minute buckets (minutes of clock_now()), so
+ * the request path shares no cache line with other threads for it.
+ * RESULTS[r] is the count of result r in the last `minutes` minutes,
+ * the current one included; at most METRICS_RECENT_MINUTES.
+ */
+#define METRICS_RECENT_MINUTES 15
+struct metrics_recent {
+	uint64_t results[METRICS_BAD + 1];
+};
+void metrics_recent(unsigned minutes, struct metrics_recent *out);
+
+/* Upstream i's last error: its kind and when (clock_now()); 0: none. */
+int64_t metrics_upstream_last_error(unsigned i, enum metrics_uperr *kind);
+/* Requests, errors, and the mean latency of upstream i so far. */
+struct metrics_upstream {
+	const char *name; /* NULL: no such upstream */
+	uint64_t requests, errors, answers;
+	double mean_seconds; /* over answers; 0 when none */
+	int breaker; /* 0 closed, 1 open, 2 probing */
+};
+void metrics_upstream_read(unsigned i, struct metrics_upstream *out);
+/* "connect", "timeout"... */
+const char *metrics_uperr_name(enum metrics_uperr kind);
 
 /*
  * The exposition text, malloc'd and NUL-terminated, its strlen in *len;

@@ -204,6 +204,7 @@ header_slot(struct request *req, struct slice name)
 		{ "x-forwarded-for", offsetof(struct request, forwarded_for) },
 		{ "via", offsetof(struct request, via) },
 		{ "authorization", offsetof(struct request, authorization) },
+		{ "accept", offsetof(struct request, accept) },
 	};
 	size_t i;
 

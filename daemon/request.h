@@ -46,6 +46,7 @@ struct request {
 	struct slice forwarded_for; /* X-Forwarded-For */
 	struct slice via; /* Via: the proxies the request went through */
 	struct slice authorization;
+	struct slice accept; /* media types the client takes */
 	size_t head_len; /* bytes of the head, including the blank line */
 };
 

@@ -17,6 +17,10 @@
  *   STEP_UPSTREAM  the upstream debuginfods: a fill
  *   STEP_END       every source said no: 404
  *
+ * Every answer that ends a request not-found (STEP_END, a remembered miss,
+ * a fill every upstream said 404 to) is noted for the missing-id report
+ * (daemon/misses.h), which only queues it.
+ *
  * A new source is one lookup function and one line of that table.  A
  * lookup answers (SRC_ANSWERED), passes (SRC_ABSENT: the next step), or
  * leaves the request waiting (SRC_PENDING) for a worker's job or a fill;
@@ -62,6 +66,7 @@
 #include "daemon/http.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
+#include "daemon/misses.h"
 #include "daemon/pool.h"
 #include "daemon/route.h"
 #include "daemon/scan.h"
@@ -239,10 +244,22 @@ rq_error(struct rq *rq, int status, const char *result, const char *why)
 	return SRC_ANSWERED;
 }
 
+/* The request ends not-found: into the missing-id report. */
+static void
+rq_missed(const struct rq *rq)
+{
+	const struct request *req = conn_request(rq->c);
+
+	misses_note(rq->th->d->misses, &rq->rt->id,
+	    cache_kind_of(rq->rt->endpoint), req->user_agent.p,
+	    req->user_agent.n, conn_peer_addr(rq->c));
+}
+
 /* Every source said no. */
 static void
 answer_absent(struct rq *rq)
 {
+	rq_missed(rq);
 	conn_set_result(rq->c, "MISS", "local");
 	metrics_request(metrics_endpoint_of(rq->rt->endpoint),
 	    METRICS_NOTFOUND);
@@ -843,6 +860,7 @@ waiter_check(struct waiter *w)
 		waiter_stream(w, &v);
 		return;
 	case FLIGHT_NOTFOUND:
+		rq_missed(rq);
 		conn_set_result(c, "MISS", "upstream");
 		metrics_request(mep, METRICS_NOTFOUND);
 		conn_send_miss(c, "not found",
@@ -1174,14 +1192,16 @@ negative_lookup(struct rq *rq)
 	 * (debuginfod-find for 10 minutes), so it is a 502 (503 for a
 	 * section, which clients then fetch whole) saying when to retry.
 	 */
-	if (ne.kind == NEG_NOTFOUND)
+	if (ne.kind == NEG_NOTFOUND) {
+		rq_missed(rq);
 		conn_send_miss(rq->c, "not found",
 		    (unsigned)(ne.expires - now));
-	else
+	} else {
 		conn_send_retry(rq->c,
 		    rq->rt->endpoint == ROUTE_SECTION ? 503 : 502,
 		    "upstreams failing; try again later",
 		    (unsigned)(ne.expires - now));
+	}
 	return SRC_ANSWERED;
 }
 

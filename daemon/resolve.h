@@ -13,6 +13,7 @@ struct conn;
 struct fill;
 struct index;
 struct index_reader;
+struct misses;
 struct pool;
 struct request;
 struct route;
@@ -25,6 +26,7 @@ struct resolve_deps {
 	struct blobstore *bs;
 	struct fill *fill; /* NULL: no fills (nothing beyond local files) */
 	const char *via_token; /* this process's name in Via headers */
+	struct misses *misses; /* NULL: not-found requests are not recorded */
 };
 
 /* Per event-loop thread: its index reader.  NULL rd: answers are 503. */

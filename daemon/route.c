@@ -127,16 +127,23 @@ route_parse(struct route *rt, const char *target, size_t len, const char **why)
 		rt->endpoint = ROUTE_METRICS;
 		return 0;
 	}
-	if (strcmp(path, "/admin/purge") == 0) {
-		if (q == NULL || qlen > ROUTE_PATH_MAX) {
+	if (strcmp(path, "/status") == 0) {
+		rt->endpoint = ROUTE_STATUS;
+		return 0;
+	}
+	if (strcmp(path, "/admin/purge") == 0 ||
+	    strcmp(path, "/admin/misses") == 0) {
+		rt->endpoint = path[7] == 'p' ? ROUTE_PURGE : ROUTE_MISSES;
+		if ((q == NULL && rt->endpoint == ROUTE_PURGE) ||
+		    qlen > ROUTE_PATH_MAX) {
 			*why = q == NULL ? "purge what? id=ID, negative or "
 					   "upstream=URL"
 					 : "query too long";
 			return 400;
 		}
-		memcpy(rt->arg, q + 1, qlen);
+		if (q != NULL)
+			memcpy(rt->arg, q + 1, qlen);
 		rt->arg[qlen] = '\0';
-		rt->endpoint = ROUTE_PURGE;
 		return 0;
 	}
 	if (strcmp(path, "/metadata") == 0) {

@@ -25,6 +25,8 @@ enum route_endpoint {
 	ROUTE_SOURCE, /* /buildid/ID/source/PATH */
 	ROUTE_METRICS, /* /metrics */
 	ROUTE_PURGE, /* /admin/purge?QUERY; arg is the raw query */
+	ROUTE_MISSES, /* /admin/misses[?QUERY]; arg is the raw query */
+	ROUTE_STATUS, /* /status */
 	ROUTE_METADATA, /* /metadata?QUERY; arg is the raw query, or "" */
 };
 

@@ -3,9 +3,10 @@
  *
  * Artifacts (debuginfo, executable, section, source) go to the resolver
  * (daemon/resolve.c), where the whole request path is, and /metadata to
- * daemon/metadata.c; the banner,
- * /metrics and the admin endpoint are answered here.  Each event-loop
- * thread has its own index reader, which the resolver uses.
+ * daemon/metadata.c; the banner, /metrics, /status (daemon/status.c) and
+ * the admin endpoints (purges, and the missing-id report of
+ * daemon/misses.c) are answered here.  Each event-loop thread has its own
+ * index reader, which the resolver uses.
  */
 #include "daemon/serve.h"
 
@@ -23,12 +24,15 @@
 #include "cache/negative.h"
 #include "conf/config.h"
 #include "autoconf.h"
+#include "daemon/clock.h"
 #include "daemon/log.h"
 #include "daemon/metadata.h"
 #include "daemon/metrics.h"
+#include "daemon/misses.h"
 #include "daemon/pool.h"
 #include "daemon/resolve.h"
 #include "daemon/route.h"
+#include "daemon/status.h"
 
 static const char banner[] =
     PACKAGE_NAME " " PACKAGE_VERSION ": a debuginfod-compatible server\n"
@@ -37,7 +41,8 @@ static const char banner[] =
 		 "GET /buildid/ID/section/NAME\n"
 		 "GET /buildid/ID/source/PATH\n"
 		 "GET /metadata?key=file|glob|buildid&value=V\n"
-		 "GET /metrics\n";
+		 "GET /metrics\n"
+		 "GET /status\n";
 
 struct serve {
 	struct serve_deps d;
@@ -161,32 +166,46 @@ purge_done(void *arg)
 	free(p);
 }
 
+/*
+ * 1 when c may use an admin endpoint that answers method (POST for
+ * actions, GET for reports) under admin-access and admin-token; else 0,
+ * having answered.
+ */
+static int
+admin_allowed(struct conn *c, struct serve *srv, enum request_method method)
+{
+	const struct request *req = conn_request(c);
+
+	if (!access_allowed(c, srv->d.cfg->admin_access)) {
+		conn_send_error(c, 403,
+		    "the admin endpoint is not open to you");
+		return 0;
+	}
+	if (method == METHOD_POST && req->method != METHOD_POST) {
+		conn_send_not_allowed(c, "POST");
+		return 0;
+	}
+	if (srv->d.admin_token != NULL &&
+	    !admin_token_ok(req->authorization, srv->d.admin_token)) {
+		conn_send_error(c, 401,
+		    "admin requests need Authorization: Bearer with the "
+		    "admin-token");
+		return 0;
+	}
+	return 1;
+}
+
 static void
 purge_start(struct conn *c, struct serve *srv, const struct route *rt)
 {
 	struct purge *p;
 
-	if (!access_allowed(c, srv->d.cfg->admin_access)) {
-		conn_send_error(c, 403,
-		    "the admin endpoint is not open to you");
-		return;
-	}
 	/*
 	 * An action, never a GET: a redirect, a crawler or a browser page
 	 * must not be able to trigger it.
 	 */
-	if (conn_request(c)->method != METHOD_POST) {
-		conn_send_not_allowed(c, "POST");
+	if (!admin_allowed(c, srv, METHOD_POST))
 		return;
-	}
-	if (srv->d.admin_token != NULL &&
-	    !admin_token_ok(conn_request(c)->authorization,
-		srv->d.admin_token)) {
-		conn_send_error(c, 401,
-		    "admin requests need Authorization: Bearer with the "
-		    "admin-token");
-		return;
-	}
 	if ((p = calloc(1, sizeof(*p))) == NULL) {
 		conn_send_error(c, 503, "out of memory");
 		return;
@@ -198,6 +217,117 @@ purge_start(struct conn *c, struct serve *srv, const struct route *rt)
 	if (pool_submit_long(srv->d.pool, purge_work, conn_inbox(c), purge_done,
 		p) == -1) {
 		free(p);
+		conn_send_error(c, 503, "server is shutting down");
+	}
+}
+
+/* A report of the missing ids, read on a worker. */
+struct report {
+	struct conn *c;
+	struct serve *srv;
+	struct misses_query q;
+	char *text;
+	size_t len;
+};
+
+/*
+ * Parse /admin/misses's query: top=N, since=DURATION, format=json|text.
+ * 0, or -1 with *why.
+ */
+static int
+report_query(char *query, struct misses_query *q, const char **why)
+{
+	char *tok, *save = NULL, *val;
+
+	q->top = 0;
+	q->since = 0;
+	q->json = 0;
+	for (tok = strtok_r(query, "&", &save); tok != NULL;
+	     tok = strtok_r(NULL, "&", &save)) {
+		if ((val = strchr(tok, '=')) == NULL) {
+			*why = "expected top=N, since=DURATION or format=json";
+			return -1;
+		}
+		*val++ = '\0';
+		if (route_decode(val, strlen(val), val, 1, why) == -1)
+			return -1;
+		if (strcmp(tok, "top") == 0) {
+			if (misses_query_top(q, val, why) == -1)
+				return -1;
+		} else if (strcmp(tok, "since") == 0) {
+			if (misses_query_since(q, val, clock_now(), why) == -1)
+				return -1;
+		} else if (strcmp(tok, "format") == 0 &&
+		    (strcmp(val, "json") == 0 || strcmp(val, "text") == 0)) {
+			q->json = val[0] == 'j';
+		} else {
+			*why = "expected top=N, since=DURATION or "
+			       "format=json|text";
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static void
+report_work(void *arg)
+{
+	struct report *r = arg;
+	struct index_reader *rd;
+
+	if ((rd = index_reader_new(r->srv->d.idx)) == NULL)
+		return;
+	if (index_reader_begin(rd) == 0) {
+		r->text = misses_report(rd, &r->q, &r->len);
+		index_reader_end(rd);
+	}
+	index_reader_free(rd);
+}
+
+static void
+report_done(void *arg)
+{
+	struct report *r = arg;
+
+	conn_set_result(r->c, r->text != NULL ? "REPORT" : "ERROR", "-");
+	if (r->text == NULL)
+		conn_send_error(r->c, 503, "cannot read the index");
+	else
+		conn_send_text(r->c, 200,
+		    r->q.json ? "application/json" : "text/plain", r->text,
+		    r->len);
+	free(r->text);
+	free(r);
+}
+
+/*
+ * /admin/misses: a report, so GET (and HEAD): reading it changes nothing,
+ * so nothing is gained by refusing a GET.  It shows client addresses and
+ * User-Agents, so it is under admin-access and admin-token like purges.
+ */
+static void
+report_start(struct conn *c, struct serve *srv, struct route *rt)
+{
+	const char *why = NULL;
+	struct report *r;
+
+	if (!admin_allowed(c, srv, METHOD_GET))
+		return;
+	if ((r = calloc(1, sizeof(*r))) == NULL) {
+		conn_send_error(c, 503, "out of memory");
+		return;
+	}
+	if (report_query(rt->arg, &r->q, &why) == -1) {
+		free(r);
+		conn_send_error(c, 400, why);
+		return;
+	}
+	r->c = c;
+	r->srv = srv;
+	conn_wait(c);
+	if (pool_submit(srv->d.pool, report_work, conn_inbox(c), report_done,
+		r) == -1) {
+		free(r);
 		conn_send_error(c, 503, "server is shutting down");
 	}
 }
@@ -214,6 +344,73 @@ send_metrics(struct conn *c)
 	}
 	conn_send_text(c, 200, "text/plain; version=0.0.4", text, len);
 	free(text);
+}
+
+/*
+ * The status page, made on a worker: the gauges it shows count what the
+ * index holds, which is no work for an event loop.
+ */
+struct page {
+	struct conn *c;
+	struct serve *srv;
+	char *html;
+	size_t len;
+};
+
+static void
+status_work(void *arg)
+{
+	struct page *p = arg;
+	struct index_reader *rd = index_reader_new(p->srv->d.idx);
+
+	p->html = status_render(p->srv->d.cfg, p->srv->d.ft, rd, &p->len);
+	index_reader_free(rd);
+}
+
+static void
+status_done(void *arg)
+{
+	struct page *p = arg;
+
+	if (p->html == NULL)
+		conn_send_error(p->c, 503, "out of memory");
+	else
+		conn_send_text(p->c, 200, "text/html; charset=utf-8", p->html,
+		    p->len);
+	free(p->html);
+	free(p);
+}
+
+static void
+status_start(struct conn *c, struct serve *srv)
+{
+	struct page *p;
+
+	if ((p = calloc(1, sizeof(*p))) == NULL) {
+		conn_send_error(c, 503, "out of memory");
+		return;
+	}
+	p->c = c;
+	p->srv = srv;
+	conn_wait(c);
+	if (pool_submit(srv->d.pool, status_work, conn_inbox(c), status_done,
+		p) == -1) {
+		free(p);
+		conn_send_error(c, 503, "server is shutting down");
+	}
+}
+
+/* 1 when the client names text/html in Accept: a browser. */
+static int
+wants_html(const struct request *req)
+{
+	const char *p = req->accept.p;
+	size_t i;
+
+	for (i = 0; p != NULL && i + 9 <= req->accept.n; i++)
+		if (strncasecmp(p + i, "text/html", 9) == 0)
+			return 1;
+	return 0;
 }
 
 /* ------------------------------------------------------------- requests */
@@ -239,8 +436,13 @@ serve_request(struct conn *c, void *state)
 	}
 	switch (rt.endpoint) {
 	case ROUTE_BANNER:
-		conn_send_text(c, 200, "text/plain", banner,
-		    sizeof(banner) - 1);
+		/* Browsers get the status page, when it is open to them. */
+		if (wants_html(req) &&
+		    access_allowed(c, st->srv->d.cfg->metrics_access))
+			status_start(c, st->srv);
+		else
+			conn_send_text(c, 200, "text/plain", banner,
+			    sizeof(banner) - 1);
 		return;
 	case ROUTE_METRICS:
 		if (!access_allowed(c, st->srv->d.cfg->metrics_access))
@@ -253,6 +455,15 @@ serve_request(struct conn *c, void *state)
 		return;
 	case ROUTE_METADATA:
 		metadata_start(&st->srv->md, c, rt.arg);
+		return;
+	case ROUTE_MISSES:
+		report_start(c, st->srv, &rt);
+		return;
+	case ROUTE_STATUS:
+		if (!access_allowed(c, st->srv->d.cfg->metrics_access))
+			conn_send_error(c, 403, "/status is not open to you");
+		else
+			status_start(c, st->srv);
 		return;
 	case ROUTE_DEBUGINFO:
 	case ROUTE_EXECUTABLE:
@@ -314,6 +525,7 @@ serve_new(const struct serve_deps *deps)
 	srv->rd.bs = deps->bs;
 	srv->rd.fill = deps->fill;
 	srv->rd.via_token = srv->via_token;
+	srv->rd.misses = deps->misses;
 	srv->md.cfg = deps->cfg;
 	srv->md.idx = deps->idx;
 	srv->md.pool = deps->pool;

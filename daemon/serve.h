@@ -11,6 +11,7 @@ struct config;
 struct fill;
 struct flight_table;
 struct index;
+struct misses;
 struct pool;
 struct serve;
 
@@ -23,6 +24,7 @@ struct serve_deps {
 	struct flight_table *ft;
 	struct fill *fill; /* NULL: no upstreams */
 	const char *admin_token; /* NULL: admin requests need none */
+	struct misses *misses; /* NULL: no missing-id report */
 };
 
 struct serve *serve_new(const struct serve_deps *deps);

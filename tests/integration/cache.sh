@@ -107,7 +107,7 @@ t0=$(date +%s%N)
 is "$(code "$x_URL/buildid/$id_gone/executable")" 404 \
     "a loop between two mirrors ends with 404"
 ms=$((($(date +%s%N) - t0) / 1000000))
-lt "$ms" 3000
+lt "$ms" 8000
 ok $? "... promptly (${ms} ms)"
 access_log_has x 'MISS loop'
 ok $? "... the loop is seen and logged"

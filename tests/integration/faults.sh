@@ -121,7 +121,7 @@ start_daemon d2 --scan-dir none --upstream "$dead_URL" \
 M=$d2_URL
 fetch hang $id_hang
 is "$CODE" 502 "an upstream that accepts and never answers: 502"
-lt "$SECS" 9
+lt "$SECS" 16
 ok $? "... within a first-byte timeout and one for GET / ($SECS s)"
 like "$(metric "dbgmirror_upstream_errors_total{upstream=\"$dead_URL\",kind=\"timeout\"}" "$M")" \
     '^[1-9]' "... counted as a timeout"
@@ -139,7 +139,7 @@ M=$d_URL
 fetch stall $id_stall
 [ "$CODE" = 502 ] || [ "$CURL_RC" -ne 0 ]
 ok $? "headers, then silence: an error (status $CODE, curl $CURL_RC)"
-lt "$SECS" 10
+lt "$SECS" 16
 ok $? "... within the stall deadline ($SECS s)"
 ! cached $id_stall
 ok $? "... not cached"
@@ -205,7 +205,7 @@ cmp -s "$T/redir" "$bin_redir"
 ok $? "... to the right bytes"
 fetch loop $id_loop
 is "$CODE" 502 "a redirect loop: 502"
-lt "$SECS" 5
+lt "$SECS" 10
 ok $? "... promptly ($SECS s)"
 
 fetch huge $id_huge

@@ -220,16 +220,20 @@ code() {
 }
 
 # raw PORT: send stdin as-is to 127.0.0.1:PORT and print what comes back
-# until the server closes the connection, 5 s at most (so send
-# "Connection: close" unless the test is about keep-alive).
+# until the server closes the connection, RAW_WAIT (20) seconds at most (so
+# send "Connection: close" unless the test is about keep-alive).  Returns 0
+# when the server closed the connection, 1 when the wait ran out first:
+# that the server closes is asserted on this, never on how long it took.
 raw() {
-	local port=$1
+	local port=$1 rc
 	{
 		exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
 		cat >&3
-		timeout 5 cat <&3
+		timeout "${RAW_WAIT:-20}" cat <&3
+		rc=$?
 		exec 3>&-
 	} 2>/dev/null
+	[ "$rc" -eq 0 ]
 }
 
 # status_of TEXT: the status code in the first line of a raw answer.

@@ -6,7 +6,7 @@
 # pipelining, the header and keep-alive timeouts, the access log -- and that
 # the daemon still serves normally after all the hostile input.
 . "$top_srcdir/tests/integration/lib.sh"
-# "printf ... | send": send runs in this shell and can set RAW_MS.
+# "printf ... | send": send runs in this shell and can set RAW_RC.
 shopt -s lastpipe
 
 build_fixtures
@@ -28,14 +28,12 @@ get() {
 header() {
 	tr -d '\r' <"$T/head" | sed -n "s/^$1: //Ip" | head -n 1
 }
-# send PORT: stdin over raw into $T/r; the time it took in $RAW_MS.
+# send PORT: stdin over raw into $T/r; RAW_RC is 0 when the server closed
+# the connection, 1 when raw gave up waiting for it.
 send() {
-	local t0 t1
 	rm -f "$T"/r.*
-	t0=$(date +%s%N)
 	raw "$1" >"$T/r"
-	t1=$(date +%s%N)
-	RAW_MS=$(((t1 - t0) / 1000000))
+	RAW_RC=$?
 }
 # rhead FILE: the first response head of a raw reply, CR removed.
 rhead() {
@@ -268,28 +266,24 @@ done
 
 printf 'GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello' | send "$P"
 is "$(rstatus "$T/r")" 400 "GET with a Content-Length body: 400"
-[ "$RAW_MS" -lt 3000 ]
-ok $? "... and the server closes the connection (${RAW_MS} ms)"
+ok "$RAW_RC" "... and the server closes the connection"
 is "$(grep -ac '^HTTP/' "$T/r")" 1 "... the body was not taken for a request"
 printf 'GET / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n\r\n' |
     send "$P"
 is "$(rstatus "$T/r")" 400 "GET with a chunked body: 400"
-[ "$RAW_MS" -lt 3000 ]
-ok $? "... and the server closes the connection (${RAW_MS} ms)"
+ok "$RAW_RC" "... and the server closes the connection"
 
 # ---------------------------------------------------------- HTTP versions
 
 printf 'GET / HTTP/1.0\r\n\r\n' | send "$P"
 is "$(rstatus "$T/r")" 200 "HTTP/1.0: 200"
-[ "$RAW_MS" -lt 2000 ]
-ok $? "... and the server closes after the response (${RAW_MS} ms)"
+ok "$RAW_RC" "... and the server closes after the response"
 printf 'GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\nGET / HTTP/1.0\r\n\r\n' |
     send "$P"
 is "$(split_responses "$T/r")" 2 "HTTP/1.0 keep-alive: two responses on one connection"
 grep -qix 'connection: keep-alive' "$T/r.1.head"
 ok $? "... the first says Connection: keep-alive"
-[ "$RAW_MS" -lt 2000 ]
-ok $? "... the second (plain 1.0) closes (${RAW_MS} ms)"
+ok "$RAW_RC" "... the second (plain 1.0) closes"
 printf 'GET / HTTP/2.0\r\nHost: x\r\n\r\n' | send "$P"
 is "$(rstatus "$T/r")" 505 "HTTP/2.0: 505"
 printf 'GET / HTTP/x.y\r\nHost: x\r\n\r\n' | send "$P"
@@ -395,8 +389,7 @@ is "$(($(wc -c <"$T/r.1.head") + $(wc -l <"$T/r.1.head") + \
     $(wc -c <"$T/r.1.body") + $(wc -c <"$T/r.2.head") + \
     $(wc -l <"$T/r.2.head") + $(wc -c <"$T/r.2.body")))" \
     "$(stat -c %s "$T/r")" "... and nothing else on the connection"
-[ "$RAW_MS" -lt 2000 ]
-ok $? "... the connection closes after the second (${RAW_MS} ms)"
+ok "$RAW_RC" "... the connection closes after the second"
 
 {
 	for i in $(seq 1 9); do printf 'GET / HTTP/1.1\r\nHost: x\r\n\r\n'; done
@@ -407,8 +400,7 @@ is "$(cat "$T"/r.*.head | grep -c '^HTTP/1.1 200 OK$')" 10 "... all 200"
 printf 'GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n' |
     send "$P"
 is "$(split_responses "$T/r")" 1 "nothing is answered after a Connection: close request"
-[ "$RAW_MS" -lt 2000 ]
-ok $? "... and the connection closes at once (${RAW_MS} ms)"
+ok "$RAW_RC" "... and the connection closes at once"
 
 # A pipelined section request (answered by a worker) keeps the order too.
 printf 'GET /buildid/%s/section/.debug_info HTTP/1.1\r\nHost: x\r\n\r\nGET /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n' \
@@ -432,50 +424,58 @@ ok $? "... then the file, in order"
 
 start_daemon t --scan-dir "$FX" --header-timeout 1 --keepalive-timeout 1
 # hold PORT: send stdin, keep the socket open, read until the server closes
-# (5 s at most) into $T/r.
+# (RAW_WAIT s at most) into $T/r.  RAW_RC: 0 when the server closed it;
+# RAW_MS: how long that took, only ever checked as a lower bound (a loaded
+# machine makes it longer, never shorter).
 hold() {
 	local t0 t1
 	rm -f "$T"/r.*
 	exec 3<>"/dev/tcp/127.0.0.1/$1" || return 1
 	t0=$(date +%s%N)
 	cat >&3
-	timeout 5 cat <&3 >"$T/r"
+	timeout "${RAW_WAIT:-20}" cat <&3 >"$T/r"
+	RAW_RC=$?
 	t1=$(date +%s%N)
 	exec 3>&-
 	RAW_MS=$(((t1 - t0) / 1000000))
 }
 printf 'GET / HTTP/1.1\r\n' | hold "$t_PORT"
 is "$(rstatus "$T/r")" 408 "a head that never ends: 408"
-[ "$RAW_MS" -lt 3000 ]
-ok $? "... within the 1 s header timeout, then closed (${RAW_MS} ms)"
+ok "$RAW_RC" "... then the server closes the connection"
 is "$(rheader "$T/r" connection)" close "... saying Connection: close"
 
 # The trickle: one header byte every 0.4 s does not extend the deadline.
-t0=$(date +%s%N)
+# The server must close while the bytes still come: the trickle goes on
+# for 30 s (far past the 1 s deadline on any machine) and leaves a mark
+# when it is over, so a server that waited for its end is seen by the mark,
+# not by a clock.
 exec 4<>"/dev/tcp/127.0.0.1/$t_PORT"
 printf 'GET / HTTP/1.1\r\n' >&4
 (
-	for i in $(seq 1 12); do
-		printf 'x' >&4 2>/dev/null || exit 0
+	trap '' PIPE
+	for i in $(seq 1 75); do
+		printf 'x' >&4 2>/dev/null
 		sleep 0.4
 	done
+	touch "$T/trickle.over"
 ) &
 trickle=$!
-timeout 5 cat <&4 >"$T/r" 2>/dev/null
-t1=$(date +%s%N)
+timeout 40 cat <&4 >"$T/r" 2>/dev/null
+rc=$?
+[ -e "$T/trickle.over" ]
+over=$?
 exec 4>&-
 kill "$trickle" 2>/dev/null
 wait "$trickle" 2>/dev/null
-RAW_MS=$(((t1 - t0) / 1000000))
 is "$(rstatus "$T/r")" 408 "a trickling client: 408"
-[ "$RAW_MS" -lt 3000 ]
-ok $? "... still within ~1 s of the first byte (${RAW_MS} ms)"
+is "$rc/$over" 0/1 "... the server closed while the bytes still came"
 
 printf 'GET / HTTP/1.1\r\nHost: x\r\n\r\n' | hold "$t_PORT"
 is "$(rstatus "$T/r")" 200 "keep-alive: the response comes"
 is "$(rheader "$T/r" connection)" "" "... without Connection: close"
-[ "$RAW_MS" -ge 700 ] && [ "$RAW_MS" -lt 3000 ]
-ok $? "... and the idle connection is closed after ~1 s (${RAW_MS} ms)"
+ok "$RAW_RC" "... and the idle connection is closed by the server"
+[ "$RAW_MS" -ge 700 ]
+ok $? "... not before its 1 s keep-alive timeout (${RAW_MS} ms)"
 stop_daemon t
 
 # ------------------------------------------------------------- access log

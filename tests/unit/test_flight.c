@@ -242,6 +242,55 @@ test_limit(void)
 	flight_table_free(ft);
 }
 
+/* ------------------------------------------ the status page's list */
+
+static void
+test_list(void)
+{
+	struct flight_table *ft = flight_table_new(0, clock_mono_ns);
+	struct cache_key k1 = key_of(0x51), k2 = key_of(0x52);
+	struct flight_info fi[4];
+	struct reader r[2];
+	struct flight *f1, *f2;
+	int created, i;
+	size_t n;
+
+	memset(r, 0, sizeof(r));
+	is_int(flight_table_list(ft, fi, 4), 0, "list: an empty table");
+	f1 = flight_join(ft, &k1, 1, &created);
+	flight_set_label(f1, "debuginfo 5151");
+	f2 = flight_join(ft, &k2, 1, &created);
+	flight_watch(f2, reader_wake, &r[0]);
+	flight_watch(f2, reader_wake, &r[1]);
+	flight_set_head(f2, 100, 1000, "", 0, "http://up");
+	flight_set_length(f2, 100);
+	flight_progress(f2, 40);
+	n = flight_table_list(ft, fi, 4);
+	is_int(n, 2, "list: both flights");
+	ok(fi[0].age_ns >= fi[1].age_ns, "the oldest first");
+	/* Made within the same nanosecond they may come either way. */
+	i = fi[0].label[0] != '\0' ? 0 : 1;
+	is_str(fi[i].label, "debuginfo 5151", "the first one's label");
+	ok(fi[i].state == FLIGHT_WAITING && fi[i].source[0] == '\0' &&
+		fi[i].length == UINT64_MAX && fi[i].watchers == 0,
+	    "... waiting, no source, no length, no watcher");
+	ok(fi[1 - i].label[0] == '\0' && fi[1 - i].state == FLIGHT_STREAMING,
+	    "the other: no label, streaming");
+	is_str(fi[1 - i].source, "http://up", "... its source");
+	ok(fi[1 - i].written == 40 && fi[1 - i].length == 100 &&
+		fi[1 - i].watchers == 2,
+	    "... its bytes and its two watchers");
+	is_int(flight_table_list(ft, fi, 1), 1, "at most max");
+	flight_unwatch(f2, &r[0]);
+	flight_unwatch(f2, &r[1]);
+	flight_end(f1, FLIGHT_NOTFOUND, "gone");
+	flight_end(f2, FLIGHT_FAILED, "broken");
+	flight_unref(f1);
+	flight_unref(f2);
+	is_int(flight_table_list(ft, fi, 4), 0, "ended and let go: none");
+	flight_table_free(ft);
+}
+
 int
 main(void)
 {
@@ -251,6 +300,7 @@ main(void)
 	test_stream();
 	test_failed();
 	test_limit();
+	test_list();
 	testdir_remove();
 	return tap_done();
 }

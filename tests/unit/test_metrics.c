@@ -9,13 +9,17 @@
  */
 #include "daemon/metrics.h"
 
+#include <sys/time.h>
+
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "daemon/clock.h"
 #include "tests/tap.h"
 
 #define NTHREADS 4
@@ -465,6 +469,95 @@ test_reinit(void)
 	    0, "init zeroes the histogram");
 }
 
+/* The test clock: its file's mtime is clock_now(). */
+static char clock_file[] = "/tmp/test_metrics.clock.XXXXXX";
+
+static void
+clock_set(time_t t)
+{
+	struct timeval tv[2] = { { t, 0 }, { t, 0 } };
+
+	if (utimes(clock_file, tv) == -1)
+		ok(0, "set the test clock");
+}
+
+static void *
+recent_thread(void *arg)
+{
+	metrics_request(METRICS_EP_SOURCE, METRICS_ERROR);
+	return arg;
+}
+
+/*
+ * The requests of the last minutes: per-minute buckets of the test clock,
+ * summed over threads, a bucket reused once its minute has passed.
+ */
+static void
+test_recent(void)
+{
+	const time_t t0 = 1700000040; /* minute 28333334, second 0 */
+	struct metrics_recent r;
+	pthread_t th;
+	int fd;
+
+	if (!ok((fd = mkstemp(clock_file)) != -1, "make a test clock file"))
+		return;
+	close(fd);
+	setenv("DBGMIRROR_TEST_CLOCK", clock_file, 1);
+	clock_init();
+	clock_set(t0);
+	metrics_init();
+	metrics_request(METRICS_EP_DEBUGINFO, METRICS_HIT);
+	metrics_request(METRICS_EP_DEBUGINFO, METRICS_HIT);
+	metrics_request(METRICS_EP_EXECUTABLE, METRICS_HIT);
+	metrics_request(METRICS_EP_DEBUGINFO, METRICS_NOTFOUND);
+	metrics_recent(1, &r);
+	is_int(r.results[METRICS_HIT], 3, "recent: 3 hits this minute");
+	is_int(r.results[METRICS_NOTFOUND], 1, "... 1 not found");
+	if (pthread_create(&th, NULL, recent_thread, NULL) == 0)
+		pthread_join(th, NULL);
+	metrics_recent(1, &r);
+	is_int(r.results[METRICS_ERROR], 1, "... and another thread's error");
+
+	clock_set(t0 + 59);
+	metrics_request(METRICS_EP_DEBUGINFO, METRICS_HIT);
+	metrics_recent(1, &r);
+	is_int(r.results[METRICS_HIT], 4, "the same minute at its last second");
+
+	clock_set(t0 + 120);
+	metrics_request(METRICS_EP_DEBUGINFO, METRICS_MISS);
+	metrics_recent(1, &r);
+	is_int(r.results[METRICS_HIT], 0, "two minutes on: no hit this minute");
+	is_int(r.results[METRICS_MISS], 1, "... the new miss");
+	metrics_recent(5, &r);
+	is_int(r.results[METRICS_HIT], 4, "... the hits are in the last 5");
+	is_int(r.results[METRICS_ERROR], 1, "... the other thread's too");
+
+	clock_set(t0 + 16 * 60);
+	metrics_recent(15, &r);
+	is_int(r.results[METRICS_MISS], 1,
+	    "16 minutes on: the miss at +2 is in the last 15 ...");
+	is_int(r.results[METRICS_HIT], 0, "... the hits at +0 are not");
+	metrics_recent(100, &r);
+	is_int(r.results[METRICS_MISS] * 10 + r.results[METRICS_HIT], 10,
+	    "more minutes than kept: the last 15");
+	clock_set(t0 + 17 * 60);
+	metrics_recent(15, &r);
+	is_int(r.results[METRICS_MISS], 0, "17 minutes on: not the miss");
+
+	clock_set(t0 + 32 * 60); /* the first minute's bucket again */
+	metrics_request(METRICS_EP_DEBUGINFO, METRICS_HIT);
+	metrics_recent(1, &r);
+	is_int(r.results[METRICS_HIT], 1,
+	    "a bucket reused is reset: 1 hit, not 5");
+	is_int(r.results[METRICS_NOTFOUND], 0, "... nor the old not found");
+
+	metrics_init();
+	metrics_recent(1, &r);
+	is_int(r.results[METRICS_HIT], 0, "init zeroes the buckets");
+	unlink(clock_file); /* the real time again */
+}
+
 int
 main(void)
 {
@@ -486,6 +579,7 @@ main(void)
 	test_gauges();
 	test_threads();
 	test_reinit();
+	test_recent();
 
 	metrics_free();
 	free(text);

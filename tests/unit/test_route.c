@@ -152,6 +152,21 @@ test_endpoints(void)
 	    ID20, "/usr/src/debug/a.c", "source");
 	check_route("/buildid/ab/debuginfo", ROUTE_DEBUGINFO, "ab", NULL,
 	    "two-digit build-id");
+	check_route("/metrics", ROUTE_METRICS, NULL, "", "metrics");
+	check_route("/status", ROUTE_STATUS, NULL, "", "status page");
+	check_route("/status?x=1", ROUTE_STATUS, NULL, NULL,
+	    "status page, a query ignored");
+	check_route("/admin/purge?negative", ROUTE_PURGE, NULL, "negative",
+	    "purge, its raw query");
+	check_reason("/admin/purge", 400,
+	    "purge what? id=ID, negative or "
+	    "upstream=URL",
+	    "purge without a query");
+	check_route("/admin/misses", ROUTE_MISSES, NULL, "",
+	    "missing-id report, no query");
+	check_route("/admin/misses?top=5&since=1d", ROUTE_MISSES, NULL,
+	    "top=5&since=1d", "missing-id report, its raw query");
+	check_refused("/admin/missesx", 404, "a near miss of the report");
 	/* The query is the handler's to decode. */
 	check_route("/metadata?key=glob&value=%2Fusr%2F*", ROUTE_METADATA, NULL,
 	    "key=glob&value=%2Fusr%2F*", "metadata");
