@@ -41,6 +41,8 @@ struct flight {
 	int fd;
 	char *tmp_path;
 	uint64_t length;
+	uint64_t size; /* announced; UINT64_MAX: not yet */
+	uint64_t limit;
 	uint64_t written;
 	uint64_t notified; /* written at the last wake-up */
 	int64_t notified_ns;
@@ -180,6 +182,7 @@ flight_join(struct flight_table *ft, const struct cache_key *k, int limited,
 	f->refs = 1;
 	f->fd = -1;
 	f->length = UINT64_MAX;
+	f->size = UINT64_MAX;
 	f->mtime = -1;
 	f->state = FLIGHT_WAITING;
 	f->in_table = 1;
@@ -310,6 +313,23 @@ flight_set_head(struct flight *f, uint64_t length, int64_t mtime,
 }
 
 void
+flight_announce(struct flight *f, uint64_t size)
+{
+	pthread_mutex_lock(&f->mu);
+	f->size = size;
+	wake_locked(f);
+	pthread_mutex_unlock(&f->mu);
+}
+
+void
+flight_set_limit(struct flight *f, uint64_t limit)
+{
+	pthread_mutex_lock(&f->mu);
+	f->limit = limit;
+	pthread_mutex_unlock(&f->mu);
+}
+
+void
 flight_set_length(struct flight *f, uint64_t length)
 {
 	pthread_mutex_lock(&f->mu);
@@ -397,6 +417,8 @@ flight_view(struct flight *f, struct flight_view *v)
 	v->state = f->state;
 	v->length = f->length;
 	v->why = f->why;
+	v->size = f->length != UINT64_MAX ? f->length : f->size;
+	v->limit = f->limit;
 	switch (f->state) {
 	case FLIGHT_STREAMING:
 		/* Never the last byte before verification. */

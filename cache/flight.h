@@ -37,6 +37,7 @@ enum flight_state {
 	FLIGHT_NOTFOUND, /* every source said it does not exist */
 	FLIGHT_FAILED, /* no source gave it; why says what happened */
 	FLIGHT_UNAVAILABLE, /* this server could not keep it (a full disk) */
+	FLIGHT_TOOBIG, /* larger than the limit the fill asked with (a 406) */
 };
 
 /* A consistent snapshot for a reader. */
@@ -45,6 +46,12 @@ struct flight_view {
 	uint64_t length; /* once STREAMING */
 	uint64_t sendable; /* bytes a reader may send now */
 	const char *why; /* FAILED and NOTFOUND */
+	/*
+	 * The answer's size as soon as it is known, which may be before
+	 * readers may start (flight_announce); UINT64_MAX until then.
+	 */
+	uint64_t size;
+	uint64_t limit; /* the fill's X-DEBUGINFOD-MAXSIZE; 0: none */
 };
 
 /*
@@ -97,6 +104,14 @@ const char *flight_tmp_path(const struct flight *f);
  */
 int flight_set_head(struct flight *f, uint64_t length, int64_t mtime,
     const char *headers, size_t headers_len, const char *source);
+/*
+ * The size of the answer, known before readers may start (an upstream's
+ * Content-Length, an indexed member's size): readers with a smaller
+ * X-DEBUGINFOD-MAXSIZE can be answered at once.  Wakes every reader.
+ */
+void flight_announce(struct flight *f, uint64_t size);
+/* The X-DEBUGINFOD-MAXSIZE the fill asks the upstreams with; 0: none. */
+void flight_set_limit(struct flight *f, uint64_t limit);
 /* Let readers start streaming an answer of length bytes. */
 void flight_set_length(struct flight *f, uint64_t length);
 /* written bytes are now in the temp file. */

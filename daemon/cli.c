@@ -6,10 +6,12 @@
  * lookup, stats, and misses (the missing-id report of daemon/misses.h).
  * purge writes it too: LMDB orders its write transactions with the
  * daemon's.  The cache directory comes from the same configuration as the
- * daemon's.
+ * daemon's.  prefetch is a client of the running daemon instead
+ * (daemon/prefetch.c).
  */
 #include <sys/stat.h>
 
+#include <errno.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -26,6 +28,7 @@
 #include "autoconf.h"
 #include "daemon/clock.h"
 #include "daemon/misses.h"
+#include "daemon/prefetch.h"
 #include "daemon/scan.h"
 #include "indexer/buildid.h"
 #include "indexer/elf.h"
@@ -49,6 +52,12 @@ usage(FILE *fp)
 	    "              the build-ids asked for and not found, the most "
 	    "missed\n"
 	    "              first (those missed within DURATION, e.g. 1d)\n"
+	    "  prefetch [--jobs N] [--url URL] [--executable] "
+	    "[ID|FILE|DIR|-]...\n"
+	    "              have the daemon fetch the debuginfo of build-ids,\n"
+	    "              of ELF files and the libraries they load, of the\n"
+	    "              objects a core file had mapped (standard input\n"
+	    "              when no operand is given)\n"
 	    "\n"
 	    "Exit status: 0 done; 1 not found or error; 2 bad usage.\n");
 }
@@ -321,14 +330,20 @@ cmd_stats(struct index_reader *rd, const char *path, const struct config *cfg)
 	return 0;
 }
 
-/* The options of purge and misses, which are their own, not configuration. */
+/*
+ * The options of purge, misses and prefetch, which are their own, not
+ * configuration.
+ */
 struct cmd_opts {
 	int negative; /* purge --negative */
 	const char *upstream; /* purge --upstream URL */
 	const char *top; /* misses --top N */
 	const char *since; /* misses --since DURATION */
 	int json; /* misses --json */
-	int purge, misses; /* options of each given */
+	const char *jobs; /* prefetch --jobs N */
+	const char *url; /* prefetch --url URL */
+	int executable; /* prefetch --executable */
+	int purge, misses, prefetch; /* options of each given */
 	int bad; /* repeated, or without its value */
 };
 
@@ -357,7 +372,7 @@ value_opt(int argc, char **argv, int *i, const char *name, const char **val,
 
 /*
  * Copy argv into out (argc + 1 entries), leaving out the command's options
- * when they follow the word purge or misses.  That word is found by a
+ * when they follow the word purge, misses or prefetch.  That word is found by a
  * first parse: the operands it returns point into argv.  Returns the new
  * argc.
  */
@@ -372,7 +387,8 @@ cmd_split(int argc, char **argv, char **out, struct cmd_opts *co)
 	config_parse_args(&probe, argc, argv, &diag);
 	if (probe.nrest > 0 &&
 	    (strcmp(probe.rest[0], "purge") == 0 ||
-		strcmp(probe.rest[0], "misses") == 0))
+		strcmp(probe.rest[0], "misses") == 0 ||
+		strcmp(probe.rest[0], "prefetch") == 0))
 		for (cmd = 1; cmd < argc && argv[cmd] != probe.rest[0]; cmd++)
 			;
 	config_args_free(&probe);
@@ -398,6 +414,13 @@ cmd_split(int argc, char **argv, char **out, struct cmd_opts *co)
 		    value_opt(argc, argv, &i, "--since", &co->since,
 			&co->bad)) {
 			co->misses = 1;
+		} else if (strcmp(argv[i], "--executable") == 0) {
+			co->bad |= co->executable++;
+			co->prefetch = 1;
+		} else if (value_opt(argc, argv, &i, "--jobs", &co->jobs,
+			       &co->bad) ||
+		    value_opt(argc, argv, &i, "--url", &co->url, &co->bad)) {
+			co->prefetch = 1;
 		} else {
 			out[n++] = argv[i];
 		}
@@ -478,6 +501,68 @@ cmd_misses(struct index_reader *rd, const struct cmd_opts *co)
 	return 0;
 }
 
+/*
+ * The daemon's URL for prefetch: --url, else the first listen address of
+ * the configuration (a wildcard address meaning this host's loopback).
+ */
+static int
+daemon_url(const struct config *cfg, const char *url, char *out, size_t len)
+{
+	const char *text, *colon;
+
+	if (url != NULL) {
+		if (strncmp(url, "http://", 7) != 0 &&
+		    strncmp(url, "https://", 8) != 0)
+			return -1;
+		snprintf(out, len, "%s", url);
+	} else {
+		if (cfg->nlisten == 0)
+			return -1;
+		text = cfg->listen[0].text;
+		if ((colon = strrchr(text, ':')) == NULL)
+			return -1;
+		if (strncmp(text, "0.0.0.0:", 8) == 0)
+			snprintf(out, len, "http://127.0.0.1%s", colon);
+		else if (strncmp(text, "[::]:", 5) == 0)
+			snprintf(out, len, "http://[::1]%s", colon);
+		else
+			snprintf(out, len, "http://%s", text);
+	}
+	while (strlen(out) > 0 && out[strlen(out) - 1] == '/')
+		out[strlen(out) - 1] = '\0';
+	return 0;
+}
+
+static int
+cmd_prefetch(const struct config *cfg, const struct cmd_opts *co,
+    char *const *operands, size_t n)
+{
+	struct prefetch_opts o;
+	char url[4096], *end;
+	unsigned long jobs = 8;
+
+	if (co->jobs != NULL) {
+		errno = 0;
+		jobs = strtoul(co->jobs, &end, 10);
+		if (errno != 0 || end == co->jobs || *end != '\0' ||
+		    jobs == 0 || jobs > 1024) {
+			fprintf(stderr,
+			    "dbgmirror: prefetch: --jobs: 1 to 1024\n");
+			return 2;
+		}
+	}
+	if (daemon_url(cfg, co->url, url, sizeof(url)) == -1) {
+		fprintf(stderr,
+		    "dbgmirror: prefetch: no daemon URL (--url "
+		    "http://HOST:PORT)\n");
+		return 2;
+	}
+	o.jobs = (unsigned)jobs;
+	o.url = url;
+	o.executables = co->executable;
+	return prefetch_run(&o, operands, n);
+}
+
 /* 1 when the operands and the command's options make a command. */
 static int
 command_ok(const struct config_args *args, const struct cmd_opts *co)
@@ -492,7 +577,8 @@ command_ok(const struct config_args *args, const struct cmd_opts *co)
 	if (co->bad)
 		return 0;
 	if (strcmp(cmd, "purge") != 0 && strcmp(cmd, "lookup") != 0 &&
-	    strcmp(cmd, "stats") != 0 && strcmp(cmd, "misses") != 0) {
+	    strcmp(cmd, "stats") != 0 && strcmp(cmd, "misses") != 0 &&
+	    strcmp(cmd, "prefetch") != 0) {
 		fprintf(stderr, "dbgmirror: unknown command '%s'\n", cmd);
 		return 0;
 	}
@@ -500,6 +586,10 @@ command_ok(const struct config_args *args, const struct cmd_opts *co)
 		return 0;
 	if (co->misses && strcmp(cmd, "misses") != 0)
 		return 0;
+	if (co->prefetch && strcmp(cmd, "prefetch") != 0)
+		return 0;
+	if (strcmp(cmd, "prefetch") == 0)
+		return 1;
 	if (strcmp(cmd, "purge") == 0)
 		return args->nrest == 2 ? purge_opts == 0
 					: args->nrest == 1 && purge_opts == 1;
@@ -559,6 +649,10 @@ main(int argc, char **argv)
 		goto out;
 	}
 	cmd = args.rest[0];
+	if (strcmp(cmd, "prefetch") == 0) {
+		rc = cmd_prefetch(&cfg, &po, args.rest + 1, args.nrest - 1);
+		goto out;
+	}
 
 	snprintf(path, sizeof(path), "%s/index", cfg.cache_dir);
 	if ((idx = index_open(path,

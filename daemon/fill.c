@@ -302,6 +302,9 @@ sink_accept(void *arg, const struct upstream_head *h, const void *buf,
 	j->upstream = h->upstream;
 	j->mtime = h->mtime >= 0 ? h->mtime : clock_now();
 	j->length = h->length;
+	/* Readers over their X-DEBUGINFOD-MAXSIZE need not wait for more. */
+	if (h->length != UINT64_MAX)
+		flight_announce(j->f, h->length);
 	/* ELF waits for early_check() before readers learn the length. */
 	if (flight_set_head(j->f,
 		is_elf_kind(j->w.kind) ? UINT64_MAX : h->length, j->mtime,
@@ -468,8 +471,8 @@ finish_work(void *arg)
 	}
 	if (j->w.package[0] != '\0')
 		return; /* the package is indexed: no miss to remember */
-	if (j->res == UPSTREAM_LOCAL)
-		return; /* nothing to remember of the upstreams */
+	if (j->res == UPSTREAM_LOCAL || j->res == UPSTREAM_TOOBIG)
+		return; /* nothing to remember: ours, or one client's limit */
 	if (j->res == UPSTREAM_NOTFOUND && fl->negative_ttl > 0)
 		rc = neg_put(fl->d.idx, &j->key, &j->w.id, NEG_NOTFOUND,
 		    now + fl->negative_ttl, err, sizeof(err));
@@ -498,6 +501,8 @@ finish_done(void *arg)
 		job_end(j, FLIGHT_NOTFOUND, "not found");
 	} else if (j->res == UPSTREAM_LOCAL) {
 		job_end(j, FLIGHT_UNAVAILABLE, j->why);
+	} else if (j->res == UPSTREAM_TOOBIG) {
+		job_end(j, FLIGHT_TOOBIG, "larger than X-DEBUGINFOD-MAXSIZE");
 	} else {
 		job_end(j, FLIGHT_FAILED, j->why);
 	}
@@ -602,7 +607,9 @@ sink_end(struct job *j)
 	if (j->res != UPSTREAM_OK)
 		log_info("fill of %s: %s", j->w.path,
 		    j->res == UPSTREAM_NOTFOUND ? "not found upstream"
-						: j->why);
+			: j->res == UPSTREAM_TOOBIG
+			? "larger than the X-DEBUGINFOD-MAXSIZE sent upstream"
+			: j->why);
 	if (pool_submit(j->fl->d.pool, finish_work, j->fl->d.inbox, finish_done,
 		j) == -1)
 		job_end(j, FLIGHT_FAILED, "server is shutting down");
@@ -1468,8 +1475,8 @@ job_fetch(struct job *j)
 
 	j->uf = upstream_fetch(fl->us, j->w.path,
 	    j->w.xff[0] != '\0' ? j->w.xff : NULL, j->w.via,
-	    j->w.ua[0] != '\0' ? j->w.ua : NULL, fl->d.cfg->max_object_size,
-	    &sink, j, &res);
+	    j->w.ua[0] != '\0' ? j->w.ua : NULL, j->w.limit,
+	    fl->d.cfg->max_object_size, &sink, j, &res);
 	if (j->uf == NULL) {
 		j->res = res;
 		snprintf(j->why, sizeof(j->why), "%s",
@@ -1572,11 +1579,15 @@ fill_join(struct fill *fl, const struct cache_key *k, int from_package,
 		} else {
 			what(&j->w, arg);
 			flight_label(f, &j->w);
-			if (!from_package)
+			if (!from_package) {
+				flight_set_limit(f, j->w.limit);
 				job_queue(fl, j);
-			else if (pass_join(fl, j) == -1)
-				job_end(j, FLIGHT_FAILED,
-				    "server is shutting down");
+			} else {
+				flight_announce(f, j->w.member_size);
+				if (pass_join(fl, j) == -1)
+					job_end(j, FLIGHT_FAILED,
+					    "server is shutting down");
+			}
 		}
 	}
 	if (from_package)

@@ -41,6 +41,11 @@ struct fill_what {
 	char xff[2048]; /* X-Forwarded-For to send; "" for none */
 	char via[1024]; /* Via to send */
 	char ua[256]; /* the client's User-Agent; "" for none */
+	/*
+	 * X-DEBUGINFOD-MAXSIZE to send upstream, 0 for none: the limit of
+	 * the client whose request started the fill (see daemon/resolve.c).
+	 */
+	uint64_t limit;
 	/* From a package instead of upstreams when package is not "". */
 	char package[PATH_MAX]; /* the package file */
 	char member[PATH_MAX]; /* the member's path in it */

@@ -814,6 +814,44 @@ waiter_stream(struct waiter *w, const struct flight_view *v)
 	conn_send_stream(c, fd, &art, waiter_avail, w);
 }
 
+/* Leave the flight and walk the sources again from step. */
+static void
+waiter_rerun(struct waiter *w, enum step step)
+{
+	struct rq *rq = w->rq;
+
+	w->rq = NULL;
+	conn_on_end(rq->c, NULL, NULL);
+	waiter_release(w);
+	rq->step = step;
+	rq->cut_tried = 0;
+	rq_run(rq);
+}
+
+/*
+ * X-DEBUGINFOD-MAXSIZE and fills.  A fill is shared, so the limit sent
+ * upstream is the one of the request that started it (what_of), and a
+ * 406 there says only that the file is larger than that limit: it is
+ * never remembered (no negative or error entry, no breaker count).  Each
+ * waiter then decides for itself: a limit no larger gets the 406, any
+ * other (or none) asks again, by a fill of its own or one it joins.  And
+ * as soon as a fill knows its size (an upstream's Content-Length, a
+ * package member's indexed size), a waiter whose limit is smaller gets
+ * its 406 at once while the fill goes on for the others.  No client is
+ * ever sent more than its limit.
+ */
+static int
+waiter_over_limit(struct waiter *w, const struct flight_view *v)
+{
+	uint64_t max = response_maxsize(conn_request(w->rq->c));
+
+	if (max == 0)
+		return 0;
+	if (v->state == FLIGHT_TOOBIG)
+		return max <= v->limit;
+	return !w->whole && v->size != UINT64_MAX && v->size > max;
+}
+
 /*
  * The flight moved on.  Before the head: wait, answer the end, or start
  * streaming.  The exchange's end releases the waiter (conn_on_end), so w is
@@ -832,8 +870,24 @@ waiter_check(struct waiter *w)
 		return;
 	}
 	flight_view(w->f, &v);
+	if ((v.state == FLIGHT_WAITING || v.state == FLIGHT_STREAMING ||
+		v.state == FLIGHT_TOOBIG) &&
+	    waiter_over_limit(w, &v)) {
+		conn_set_result(c, w->joined ? "JOINED" : "MISS", "upstream");
+		metrics_request(mep, w->joined ? METRICS_JOINED : METRICS_MISS);
+		conn_send_error(c, 406, RESPONSE_TOOBIG);
+		return;
+	}
 	switch (v.state) {
 	case FLIGHT_WAITING:
+		return;
+	case FLIGHT_TOOBIG:
+		/*
+		 * Larger than a smaller limit than ours (or than one when we
+		 * have none): ask again.  Each round needs another client
+		 * with a smaller limit to start a fill just then.
+		 */
+		waiter_rerun(w, STEP_UPSTREAM);
 		return;
 	case FLIGHT_STREAMING:
 		if (w->whole)
@@ -849,12 +903,7 @@ waiter_check(struct waiter *w)
 	case FLIGHT_READY:
 		if (w->whole) {
 			/* In the cache now: cut it there (STEP_CACHE). */
-			w->rq = NULL;
-			conn_on_end(c, NULL, NULL);
-			waiter_release(w);
-			rq->step = STEP_CACHE;
-			rq->cut_tried = 0;
-			rq_run(rq);
+			waiter_rerun(w, STEP_CACHE);
 			return;
 		}
 		waiter_stream(w, &v);
@@ -1023,6 +1072,9 @@ what_of(struct fill_what *w, void *arg)
 		w->path[0] = '\0';
 	resolve_forward_headers(c, token, w->xff, sizeof(w->xff), w->via,
 	    sizeof(w->via), w->ua, sizeof(w->ua));
+	/* The client's X-DEBUGINFOD-MAXSIZE goes upstream with it. */
+	if (pf == NULL)
+		w->limit = response_maxsize(conn_request(c));
 }
 
 void

@@ -119,6 +119,18 @@ parse_u64(const char *p, const char *end, uint64_t *v)
 	return 0;
 }
 
+uint64_t
+response_maxsize(const struct request *req)
+{
+	uint64_t max;
+
+	if (req->maxsize.p == NULL ||
+	    parse_u64(req->maxsize.p, req->maxsize.p + req->maxsize.n, &max) ==
+		-1)
+		return 0;
+	return max;
+}
+
 /*
  * One byte range "bytes=a-b", "bytes=a-" or "bytes=-n".  Returns 1 with
  * the range, 0 to ignore the header (another unit, several ranges, bad
@@ -209,13 +221,10 @@ response_plan(const struct request *req, const struct artifact *art,
 		return;
 	}
 
-	if (req->maxsize.p != NULL &&
-	    parse_u64(req->maxsize.p, req->maxsize.p + req->maxsize.n, &max) ==
-		0 &&
-	    max > 0 && art->size > max) {
+	if ((max = response_maxsize(req)) > 0 && art->size > max) {
 		plan->status = 406;
 		plan->length = 0;
-		plan->why = "larger than X-DEBUGINFOD-MAXSIZE";
+		plan->why = RESPONSE_TOOBIG;
 		return;
 	}
 

@@ -43,6 +43,15 @@ struct plan {
 	const char *why; /* 406, 416: the text body, without its newline */
 };
 
+/* The text of a 406 for X-DEBUGINFOD-MAXSIZE. */
+#define RESPONSE_TOOBIG "larger than X-DEBUGINFOD-MAXSIZE"
+
+/*
+ * The request's X-DEBUGINFOD-MAXSIZE in bytes; 0 when there is none or it
+ * is not a positive decimal number (no limit, as for debuginfod).
+ */
+uint64_t response_maxsize(const struct request *req);
+
 /* Decide status and body range, in RFC 9110 section 13.2.2 order. */
 void response_plan(const struct request *req, const struct artifact *art,
     struct plan *plan);

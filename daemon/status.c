@@ -268,6 +268,8 @@ flight_state_name(enum flight_state s)
 		return "failed";
 	case FLIGHT_UNAVAILABLE:
 		return "no room here";
+	case FLIGHT_TOOBIG:
+		return "over its client's X-DEBUGINFOD-MAXSIZE";
 	}
 	return "?";
 }

@@ -26,8 +26,8 @@
  * "Range: bytes=N-", and when the upstream answers 200 anyway, its first
  * N bytes are skipped.
  *
- * Breakers count failures in a row per upstream (a 404 or a good answer
- * resets the count).  An open breaker makes fetches skip the upstream at
+ * Breakers count failures in a row per upstream (a 404, a 406 to the
+ * X-DEBUGINFOD-MAXSIZE we sent or a good answer resets the count).  An open breaker makes fetches skip the upstream at
  * once; a timer probes "GET /" after the backoff and closes the breaker on
  * any answer below 500.
  *
@@ -116,6 +116,7 @@ struct upstream_fetch {
 	char *xff;
 	char *via;
 	char *ua;
+	uint64_t limit; /* X-DEBUGINFOD-MAXSIZE to send; 0: none */
 	uint64_t max_size;
 	struct attempt *attempts;
 	struct attempt *winner;
@@ -123,6 +124,7 @@ struct upstream_fetch {
 	struct event *deadline;
 	struct event *reap; /* removes lost attempts outside curl callbacks */
 	int failed; /* some attempt failed (not 404) */
+	int toobig; /* some upstream answered 406 to f->limit */
 	char why[160];
 };
 
@@ -799,6 +801,13 @@ attempt_done_cb(CURL *easy, CURLcode rc, void *arg)
 		upstream_answered(a->u);
 		a->lost = 1;
 		goto end;
+	} else if (rc == CURLE_HTTP_RETURNED_ERROR && code == 406 &&
+	    f->limit > 0) {
+		/* An answer, not a failure: larger than what we asked for. */
+		upstream_answered(a->u);
+		a->lost = 1;
+		f->toobig = 1;
+		goto end;
 	} else if (attempt_retry(a, rc)) {
 		return;
 	} else {
@@ -825,12 +834,13 @@ end:
 /*
  * Set what every request to u has on e: url, the transport (connect
  * timeout, proxy, CA), the configured headers, and the X-Forwarded-For,
- * Via and User-Agent of the request it is made for (each NULL for none).
+ * Via and User-Agent of the request it is made for (each NULL for none)
+ * and its X-DEBUGINFOD-MAXSIZE (limit; 0 for none).
  * Returns the header list, which the caller frees after the transfer.
  */
 static struct curl_slist *
 easy_request(CURL *e, const struct upstream *u, const char *url,
-    const char *xff, const char *via, const char *ua)
+    const char *xff, const char *via, uint64_t limit, const char *ua)
 {
 	const struct upstream_opts *o = &u->us->o;
 	struct curl_slist *hdrs = NULL;
@@ -843,6 +853,11 @@ easy_request(CURL *e, const struct upstream *u, const char *url,
 	}
 	if (via != NULL) {
 		snprintf(line, sizeof(line), "Via: %s", via);
+		hdrs = curl_slist_append(hdrs, line);
+	}
+	if (limit > 0) {
+		snprintf(line, sizeof(line), "X-DEBUGINFOD-MAXSIZE: %" PRIu64,
+		    limit);
 		hdrs = curl_slist_append(hdrs, line);
 	}
 	for (h = u->extra; h != NULL; h = h->next)
@@ -884,7 +899,7 @@ attempt_start(struct attempt *a)
 	snprintf(url, sizeof(url), "%s%s", a->u->cu->url, f->path);
 	if ((e = a->easy = curl_easy_init()) == NULL)
 		goto fail;
-	a->hdrs = easy_request(e, a->u, url, f->xff, f->via, f->ua);
+	a->hdrs = easy_request(e, a->u, url, f->xff, f->via, f->limit, f->ua);
 	curl_easy_setopt(e, CURLOPT_FAILONERROR, 1L);
 	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
 	curl_easy_setopt(e, CURLOPT_MAXREDIRS, (long)MAX_REDIRS);
@@ -964,7 +979,10 @@ fetch_check_end(struct upstream_fetch *f)
 	for (a = f->attempts; a != NULL; a = a->next)
 		if (!a->lost)
 			return;
-	res = f->failed ? UPSTREAM_FAILED : UPSTREAM_NOTFOUND;
+	/* A 406 says the file exists: it outranks failures and 404s. */
+	res = f->toobig ? UPSTREAM_TOOBIG
+	    : f->failed ? UPSTREAM_FAILED
+			: UPSTREAM_NOTFOUND;
 	f->sink.done(f->arg, res, res == UPSTREAM_FAILED ? f->why : NULL);
 	fetch_free(f);
 }
@@ -994,7 +1012,7 @@ fetch_deadline_cb(evutil_socket_t fd, short what, void *arg)
 
 struct upstream_fetch *
 upstream_fetch(struct upstream_set *us, const char *path, const char *xff,
-    const char *via, const char *ua, uint64_t max_size,
+    const char *via, const char *ua, uint64_t limit, uint64_t max_size,
     const struct upstream_sink *sink, void *arg, enum upstream_result *res)
 {
 	struct upstream_fetch *f;
@@ -1020,6 +1038,7 @@ upstream_fetch(struct upstream_set *us, const char *path, const char *xff,
 	f->us = us;
 	f->sink = *sink;
 	f->arg = arg;
+	f->limit = limit;
 	f->max_size = max_size;
 	f->path = strdup(path);
 	f->xff = xff != NULL ? strdup(xff) : NULL;
@@ -1232,7 +1251,7 @@ meta_start(struct meta_attempt *a, const char *path, const char *xff,
 	snprintf(url, sizeof(url), "%s%s", a->u->cu->url, path);
 	if ((a->easy = curl_easy_init()) == NULL)
 		goto nomem;
-	a->hdrs = easy_request(a->easy, a->u, url, xff, via, ua);
+	a->hdrs = easy_request(a->easy, a->u, url, xff, via, 0, ua);
 	curl_easy_setopt(a->easy, CURLOPT_TIMEOUT, (long)timeout);
 	curl_easy_setopt(a->easy, CURLOPT_WRITEFUNCTION, meta_write_cb);
 	curl_easy_setopt(a->easy, CURLOPT_WRITEDATA, a);

@@ -37,6 +37,11 @@ enum upstream_result {
 	UPSTREAM_NOTFOUND,
 	UPSTREAM_FAILED,
 	UPSTREAM_LOCAL, /* the sink could not keep the bytes: not the upstream */
+	/*
+	 * None gave it, and one answered 406 to the X-DEBUGINFOD-MAXSIZE
+	 * sent: it exists but is larger.  Not a failure of the upstream.
+	 */
+	UPSTREAM_TOOBIG,
 };
 
 /* What failed, for metrics; the same order as the daemon's metrics. */
@@ -166,13 +171,15 @@ unsigned upstream_count(const struct upstream_set *us);
 /*
  * Ask for path ("/buildid/ID/debuginfo", already escaped).  xff and via
  * are the X-Forwarded-For and Via values to send and ua the client's
- * User-Agent (each NULL for none).  Returns NULL without calling back when
+ * User-Agent (each NULL for none); limit, when not 0, is sent as
+ * X-DEBUGINFOD-MAXSIZE.  Returns NULL without calling back when
  * no upstream can be asked; *res then says NOTFOUND (none enabled) or
  * FAILED (all breakers open).
  */
 struct upstream_fetch *upstream_fetch(struct upstream_set *us, const char *path,
-    const char *xff, const char *via, const char *ua, uint64_t max_size,
-    const struct upstream_sink *sink, void *arg, enum upstream_result *res);
+    const char *xff, const char *via, const char *ua, uint64_t limit,
+    uint64_t max_size, const struct upstream_sink *sink, void *arg,
+    enum upstream_result *res);
 /* Stop a fetch before its done callback; none will run. */
 void upstream_cancel(struct upstream_fetch *f);
 /* Go on with a fetch whose sink paused it. */

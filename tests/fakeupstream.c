@@ -29,7 +29,11 @@
  * The file modes honour Range the same way (truncate and reset send half of
  * the selected bytes), and --pad-header N adds a header X-DEBUGINFOD-PAD of N
  * bytes (of --pad-byte, a number, default 'p') to them.  --delay MS waits before every answer; --log FILE gets
- * one line per request received, written with one O_APPEND write.  --port N
+ * one line per request received, written with one O_APPEND write.
+ * --maxsize makes the file modes answer 406 to an X-DEBUGINFOD-MAXSIZE
+ * smaller than the file, as debuginfod does (without it the header is
+ * only logged).  --gate FILE holds every /buildid/ answer until FILE
+ * exists (60 s at most), while "/" answers at once.  --port N
  * listens on port N instead of a free one, to restart a server where it was.
  *
  * Threads: the main thread only waits for SIGTERM or SIGINT and then exits 0;
@@ -116,11 +120,13 @@ static long pad_header;
 /* What the pad is made of. */
 static long pad_byte = 'p';
 static long rate = 1000;
+static int honour_maxsize;
+static const char *gate;
 
 struct request {
 	char *method;
 	char *target;
-	const char *xff, *ua, *range, *auth;
+	const char *xff, *ua, *range, *auth, *maxsize;
 	int head_only; /* HEAD */
 	int keep_alive;
 };
@@ -153,6 +159,7 @@ usage(FILE *f)
 	    "                    [--delay MS] [--late MS] [--rate "
 	    "BYTES_PER_SEC] "
 	    "[--pad-header N] [--pad-byte B]\n"
+	    "                    [--maxsize] [--gate FILE]\n"
 	    "                    ID=MODE[:ARG] ...\n"
 	    "modes: ok:PATH hang late:PATH stall:PATH trickle:PATH html\n"
 	    "       truncate:PATH reset:PATH resumable:PATH status:CODE\n"
@@ -244,6 +251,7 @@ reason(int code)
 		{ 403, "Forbidden" },
 		{ 404, "Not Found" },
 		{ 405, "Method Not Allowed" },
+		{ 406, "Not Acceptable" },
 		{ 416, "Range Not Satisfiable" },
 		{ 429, "Too Many Requests" },
 		{ 431, "Request Header Fields Too Large" },
@@ -287,9 +295,11 @@ log_request(const struct request *rq)
 	if (log_fd == -1)
 		return;
 	n = snprintf(line, sizeof(line),
-	    "%s %s xff=\"%s\" ua=\"%s\" range=\"%s\" auth=\"%s\"\n", rq->method,
-	    rq->target, rq->xff ? rq->xff : "-", rq->ua ? rq->ua : "-",
-	    rq->range ? rq->range : "-", rq->auth ? rq->auth : "-");
+	    "%s %s xff=\"%s\" ua=\"%s\" range=\"%s\" auth=\"%s\" "
+	    "maxsize=\"%s\"\n",
+	    rq->method, rq->target, rq->xff ? rq->xff : "-",
+	    rq->ua ? rq->ua : "-", rq->range ? rq->range : "-",
+	    rq->auth ? rq->auth : "-", rq->maxsize ? rq->maxsize : "-");
 	if (n < 0)
 		return;
 	if ((size_t)n >= sizeof(line)) {
@@ -380,6 +390,9 @@ parse_head(char *head, struct request *rq)
 		else if (strcasecmp(line, "Authorization") == 0 &&
 		    rq->auth == NULL)
 			rq->auth = v;
+		else if (strcasecmp(line, "X-DEBUGINFOD-MAXSIZE") == 0 &&
+		    rq->maxsize == NULL)
+			rq->maxsize = v;
 		else if (strcasecmp(line, "Connection") == 0) {
 			if (strcasestr(v, "close") != NULL)
 				rq->keep_alive = 0;
@@ -572,6 +585,12 @@ serve_file(struct conn *c, const struct request *rq, const struct rule *r)
 		    "");
 	}
 	len = st.st_size;
+	if (honour_maxsize && rq->maxsize != NULL && atoll(rq->maxsize) > 0 &&
+	    st.st_size > atoll(rq->maxsize)) {
+		close(fd);
+		return respond(c, rq, 406, "text/plain",
+		    "larger than X-DEBUGINFOD-MAXSIZE\n", "");
+	}
 	if (rq->range != NULL) {
 		switch (parse_range(rq->range, st.st_size, &off, &len)) {
 		case -1:
@@ -646,6 +665,7 @@ answer(struct conn *c, const struct request *rq)
 	const struct rule *r;
 	const char *id, *slash;
 	char extra[OUT_MAX];
+	int i;
 
 	if (strcmp(rq->method, "GET") != 0 && !rq->head_only)
 		return respond(c, rq, 405, "text/plain", "GET or HEAD only\n",
@@ -665,6 +685,8 @@ answer(struct conn *c, const struct request *rq)
 	}
 	if (r == NULL)
 		return respond(c, rq, 404, "text/plain", "not found\n", "");
+	for (i = 0; gate != NULL && i < 60 * 20 && access(gate, F_OK) != 0; i++)
+		sleep_ms(50);
 
 	switch (r->mode) {
 	case M_HANG:
@@ -854,6 +876,8 @@ main(int argc, char **argv)
 		{ "rate", required_argument, NULL, 'r' },
 		{ "pad-header", required_argument, NULL, 'H' },
 		{ "pad-byte", required_argument, NULL, 'B' },
+		{ "maxsize", no_argument, NULL, 'M' },
+		{ "gate", required_argument, NULL, 'G' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -890,6 +914,12 @@ main(int argc, char **argv)
 			break;
 		case 'd':
 			delay_ms = number(optarg, "--delay");
+			break;
+		case 'M':
+			honour_maxsize = 1;
+			break;
+		case 'G':
+			gate = optarg;
 			break;
 		case 'T':
 			late_ms = number(optarg, "--late");

@@ -149,11 +149,35 @@ is "$(header X-DEBUGINFOD-SIZE)" 3221225472 "3 GB file: X-DEBUGINFOD-SIZE"
 # The request log: one line per request, headers recorded.
 before=$(wc -l <"$up_LOG")
 get "$U/buildid/$i_ok/debuginfo" -H 'X-Forwarded-For: 192.0.2.7' \
-    -A 'tester/1.0' -H 'Authorization: Bearer t0k' -r 5-6
+    -A 'tester/1.0' -H 'Authorization: Bearer t0k' -r 5-6 \
+    -H 'X-DEBUGINFOD-MAXSIZE: 3'
 is "$(wc -l <"$up_LOG")" $((before + 1)) "log: one line per request"
 is "$(tail -n 1 "$up_LOG")" \
-    "GET /buildid/$i_ok/debuginfo xff=\"192.0.2.7\" ua=\"tester/1.0\" range=\"bytes=5-6\" auth=\"Bearer t0k\"" \
-    "log: method, target, xff, ua, range, auth"
+    "GET /buildid/$i_ok/debuginfo xff=\"192.0.2.7\" ua=\"tester/1.0\" range=\"bytes=5-6\" auth=\"Bearer t0k\" maxsize=\"3\"" \
+    "log: method, target, xff, ua, range, auth, maxsize"
+is "$CODE" 206 "without --maxsize, X-DEBUGINFOD-MAXSIZE is only logged"
+
+# --maxsize: 406 to a limit under the file's size, as debuginfod does.
+start_fake lim --maxsize "$i_ok=ok:$T/blob"
+blobsize=$(stat -c %s "$T/blob")
+get "$lim_URL/buildid/$i_ok/debuginfo" -H "X-DEBUGINFOD-MAXSIZE: $((blobsize - 1))"
+is "$CODE" 406 "--maxsize: a limit under the size gets 406"
+get "$lim_URL/buildid/$i_ok/debuginfo" -H "X-DEBUGINFOD-MAXSIZE: $blobsize"
+is "$CODE" 200 "--maxsize: a limit of the size gets the file"
+
+# --gate: /buildid/ answers wait for the file, "/" does not.
+start_fake gated --gate "$T/gate" "$i_ok=ok:$T/blob"
+curl -s -o "$T/gated.body" --max-time 60 "$gated_URL/buildid/$i_ok/debuginfo" &
+gpid=$!
+wait_until 10 sh -c "grep -q '^GET /buildid/' '$gated_LOG'"
+ok $? "--gate: the request is in"
+is "$(curl -s --max-time 10 "$gated_URL/")" fakeupstream "--gate: / answers meanwhile"
+kill -0 "$gpid" 2>/dev/null
+ok $? "--gate: the answer waits for the gate"
+touch "$T/gate"
+wait "$gpid"
+cmp -s "$T/gated.body" "$T/blob"
+ok $? "--gate: then comes the file"
 like "$(grep -m 1 ' /buildid/ff/' "$up_LOG")" 'xff="-" ua="curl/' \
     "log: absent headers are -"
 

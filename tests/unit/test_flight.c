@@ -242,6 +242,45 @@ test_limit(void)
 	flight_table_free(ft);
 }
 
+/*
+ * A size announced before readers may start, for their X-DEBUGINFOD-MAXSIZE;
+ * the fill's limit; and the end of a fill refused by an upstream's 406.
+ */
+static void
+test_announce(void)
+{
+	struct flight_table *ft = flight_table_new(0, clock_mono_ns);
+	struct cache_key k = key_of(0x33);
+	struct reader r;
+	struct flight_view v;
+	struct flight *f;
+	int created, before;
+
+	memset(&r, 0, sizeof(r));
+	f = flight_join(ft, &k, 1, &created);
+	flight_watch(f, reader_wake, &r);
+	flight_view(f, &v);
+	ok(v.size == UINT64_MAX && v.limit == 0,
+	    "a new fill: no size known, no limit");
+	flight_set_limit(f, 4096);
+	flight_set_head(f, UINT64_MAX, 0, "", 0, "http://up");
+	before = atomic_load(&r.wakes);
+	flight_announce(f, 10000);
+	ok(atomic_load(&r.wakes) > before, "an announced size wakes readers");
+	flight_view(f, &v);
+	ok(v.state == FLIGHT_WAITING && v.size == 10000 && v.sendable == 0,
+	    "... which see the size while they may not start yet");
+	is_int(v.limit, 4096, "... and the fill's limit");
+	flight_end(f, FLIGHT_TOOBIG, "larger than X-DEBUGINFOD-MAXSIZE");
+	flight_view(f, &v);
+	ok(v.state == FLIGHT_TOOBIG && v.limit == 4096,
+	    "an upstream's 406 ends it TOOBIG, the limit still there");
+	flight_detach(f);
+	flight_unwatch(f, &r);
+	flight_unref(f);
+	flight_table_free(ft);
+}
+
 /* ------------------------------------------ the status page's list */
 
 static void
@@ -300,6 +339,7 @@ main(void)
 	test_stream();
 	test_failed();
 	test_limit();
+	test_announce();
 	test_list();
 	testdir_remove();
 	return tap_done();

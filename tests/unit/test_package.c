@@ -965,15 +965,6 @@ make_bomb(const char *path)
 	return rc;
 }
 
-static double
-now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void
 test_hostile(void)
 {
@@ -985,7 +976,6 @@ test_hostile(void)
 	struct stat sb;
 	char err[ERRLEN];
 	size_t i, trunclen = 0;
-	double t0;
 	int rc;
 
 	if (l == NULL)
@@ -1094,21 +1084,17 @@ test_hostile(void)
 	    "wrap the bomb in a .deb");
 	lim.max_total = 64u << 20;
 	memset(l, 0, sizeof(*l));
-	t0 = now();
 	rc = pkg_scan_stats(at("bomb.pkg.tar.zst"), at("scratch"), &lim,
 	    collect_cb, l, &st, err, ERRLEN);
 	is_int(rc, -1, "bomb: error");
 	ok(strstr(err, "more than") != NULL, "bomb: for max_total");
 	ok(st.total <= lim.max_total, "bomb: no more than max_total read");
-	ok(now() - t0 < 3, "bomb: stopped quickly");
-	t0 = now();
 	ok(scan_fails(at("bomb.deb"), &lim, err), "bomb in a .deb: error");
 	ok(strstr(err, "more than") != NULL, "bomb in a .deb: for max_total");
 	is_int(extract_to(at("bomb.deb"), "/usr/share/zeros", &lim, err), -1,
 	    "bomb in a .deb: extract is an error");
 	is_int(extract_to(at("bomb.deb"), "/nothere", &lim, err), -1,
 	    "bomb: skipping through it is an error too");
-	ok(now() - t0 < 3, "bomb in a .deb: stopped quickly");
 
 	/*
 	 * An xz stream chooses its dictionary, up to 1.5 GiB, and the

@@ -7,8 +7,9 @@
  * directory, removed at the end; a missing tool is a failure, not a skip.
  * The test directory is resolved with realpath() first, so that the
  * comp_dir gcc records is the canonical spelling the checks expect.  An
- * alarm turns a hang (libdw opening a FIFO named as the alt file) into a
- * failure.
+ * alarm turns a hang (opening a FIFO named as the alt file) into a
+ * failure; it allows 10 minutes, which a ThreadSanitizer build on a loaded
+ * machine needs for the byte-flip rounds, and only a hang exceeds.
  */
 #include "indexer/sources.h"
 
@@ -703,7 +704,7 @@ main(void)
 {
 	char real[PATH_MAX];
 
-	alarm(120);
+	alarm(600);
 	if (!ok(testdir_make("test_sources") == 0,
 		"make a temporary directory"))
 		return tap_done();
