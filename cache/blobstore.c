@@ -38,10 +38,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "cache/index.h"
 #include "cache/negative.h"
+#include "cache/pathindex.h"
+#include "indexer/elf.h"
 
 #define TOUCH_MAX 4096
 #define PIN_BUCKETS 1024
@@ -197,6 +200,37 @@ blob_encode(const struct blob_info *info, int64_t now, size_t *len)
 	return buf;
 }
 
+/*
+ * The value of header name among the "Name: value\r\n" lines of
+ * headers[0..len) into out: 1, or 0 when it is not there or too long.
+ */
+static int
+header_value(const char *headers, size_t len, const char *name, char *out,
+    size_t outlen)
+{
+	size_t n = strlen(name), vlen;
+	const char *p = headers, *end = headers + len, *eol, *v;
+
+	for (; p < end; p = eol + 1) {
+		if ((eol = memchr(p, '\n', (size_t)(end - p))) == NULL)
+			eol = end;
+		if ((size_t)(eol - p) <= n || strncasecmp(p, name, n) != 0 ||
+		    p[n] != ':')
+			continue;
+		for (v = p + n + 1; v < eol && (*v == ' ' || *v == '\t'); v++)
+			;
+		vlen = (size_t)(eol - v);
+		while (vlen > 0 && (v[vlen - 1] == '\r' || v[vlen - 1] == ' '))
+			vlen--;
+		if (vlen >= outlen)
+			return 0;
+		memcpy(out, v, vlen);
+		out[vlen] = '\0';
+		return 1;
+	}
+	return 0;
+}
+
 /* Drop the LRU key of the entry of hash, decoded as h. */
 static int
 lru_del(struct index_batch *b, const uint8_t hash[CACHE_KEY_LEN],
@@ -206,6 +240,49 @@ lru_del(struct index_batch *b, const uint8_t hash[CACHE_KEY_LEN],
 
 	lru_key(h->atime, h->stored, hash, lk);
 	return index_batch_del_rec(b, INDEX_LRU, lk, sizeof(lk)) == -1 ? -1 : 0;
+}
+
+/* The ELF kind of a cache kind; 0 for sections and sources. */
+static unsigned
+elf_kind_of(unsigned kind)
+{
+	return kind == CACHE_DEBUGINFO ? ELF_KIND_DEBUGINFO
+	    : kind == CACHE_EXECUTABLE ? ELF_KIND_EXECUTABLE
+				       : 0;
+}
+
+/* Drop the path index's entries of the entry decoded as h. */
+static int
+paths_del(struct index_batch *b, const struct blob_hdr *h)
+{
+	struct buildid id;
+
+	if (elf_kind_of(h->kind) == 0)
+		return 0;
+	id.len = h->idlen;
+	memcpy(id.bytes, h->id, h->idlen);
+	return pathidx_del_upstream(b, &id, elf_kind_of(h->kind));
+}
+
+/*
+ * Record in the path index the X-DEBUGINFOD-FILE (and -ARCHIVE) that an
+ * upstream answered info with; nothing for other answers.
+ */
+static int
+paths_put(struct index_batch *b, const struct blob_info *info)
+{
+	char file[PATH_MAX], archive[PATH_MAX];
+	struct pathidx_entry e = { file, archive, elf_kind_of(info->kind),
+		info->id, PATHIDX_UPSTREAM };
+
+	if (!info->upstream || e.kinds == 0 ||
+	    !header_value(info->headers, info->headers_len, "X-DEBUGINFOD-FILE",
+		file, sizeof(file)))
+		return 0;
+	if (!header_value(info->headers, info->headers_len,
+		"X-DEBUGINFOD-ARCHIVE", archive, sizeof(archive)))
+		archive[0] = '\0';
+	return pathidx_put(b, &e);
 }
 
 /* Unlink the file of hash; 0 also when it was gone. */
@@ -329,7 +406,7 @@ recover_entry_cb(const struct index_rec *r, void *arg)
 		rv->bytes += h.size;
 		return 0;
 	}
-	if (lru_del(rv->b, hash, &h) == -1)
+	if (lru_del(rv->b, hash, &h) == -1 || paths_del(rv->b, &h) == -1)
 		return -1;
 	rv->entries++;
 	return INDEX_WALK_DELETE;
@@ -605,6 +682,7 @@ blob_publish(struct blobstore *bs, const struct cache_key *k,
 	if (rc == 0 && blob_decode(&old, &oh, NULL) == 0) {
 		minus = oh.size;
 		lru_del(b, k->hash, &oh);
+		paths_del(b, &oh);
 	}
 	/* Under the writer lock: see the top of the file. */
 	if (rename_in(tmp_path, path) == -1) {
@@ -616,6 +694,7 @@ blob_publish(struct blobstore *bs, const struct cache_key *k,
 	index_batch_put_rec(b, INDEX_BLOBS, k->hash, CACHE_KEY_LEN, rec,
 	    reclen);
 	index_batch_put_rec(b, INDEX_LRU, lk, sizeof(lk), "", 0);
+	paths_put(b, info);
 	neg_batch_del(b, k);
 	bytes_add(b, info->size, minus, &total);
 	free(rec);
@@ -812,7 +891,9 @@ evict_cb(const struct index_rec *r, void *arg)
 		ev->unlink_errno = errno;
 		return 0;
 	}
-	if (index_batch_del_rec(ev->b, INDEX_BLOBS, hash, CACHE_KEY_LEN) == -1)
+	if (index_batch_del_rec(ev->b, INDEX_BLOBS, hash, CACHE_KEY_LEN) ==
+		-1 ||
+	    paths_del(ev->b, &h) == -1)
 		return -1;
 	ev->entries++;
 	ev->bytes += h.size;
@@ -951,7 +1032,9 @@ purge_cb(const struct index_rec *r, void *arg)
 			p->unlink_errno = errno;
 			return 0;
 		}
-		if (ok && lru_del(p->b, hash, &h) == -1)
+		if (ok &&
+		    (lru_del(p->b, hash, &h) == -1 ||
+			paths_del(p->b, &h) == -1))
 			return -1;
 	}
 	p->n++;

@@ -53,6 +53,11 @@ struct blob_info {
 	const char
 	    *headers; /* "Name: value\r\n"... lines to replay, may be "" */
 	size_t headers_len;
+	/*
+	 * blob_publish: an upstream's answer, whose X-DEBUGINFOD-FILE goes
+	 * in the path index (cache/pathindex.h).  Not stored.
+	 */
+	int upstream;
 };
 
 /*
@@ -105,8 +110,10 @@ int blob_tmp_new(struct blobstore *bs, char *path, size_t pathlen, char *err,
 
 /*
  * On a worker thread: fsync the temp file, rename it into blobs/, write the
- * entry (replacing an older one for k, fixing the byte total), delete any
- * negative entry for k, all so that a crash at any point leaves either no
+ * entry (replacing an older one for k, fixing the byte total), record an
+ * upstream's X-DEBUGINFOD-FILE in the path index (cache/pathindex.h: an
+ * entry's paths leave with it, evicted or purged), delete any negative
+ * entry for k, all so that a crash at any point leaves either no
  * entry or a complete one (rename before the index commit; recovery deletes
  * a blob without entry).  Then evict if over the high watermark.  The
  * entry's stored and atime are now (info's are ignored); the temp file

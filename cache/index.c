@@ -1,16 +1,17 @@
 /*
  * cache/index.c: the LMDB index.
  *
- * Ten databases in one environment:
+ * Thirteen databases in one environment:
  *
  *   meta   "schema" -> uint32 version; "scan" -> struct index_scan;
  *          counters (e.g. the cache's blob bytes) -> uint64
  *   files  SHA-256(path) -> file record (fixed header, then path and NUL)
  *   ids    kind byte + build-id -> SHA-256(path) of each file holding it
  *          (MDB_DUPSORT | MDB_DUPFIXED: one key, many 32-byte values)
- *   blobs, lru, neg, negexp, pkgs, members, pkgmembers   the generic
- *          tables (enum index_table), whose records cache/blobstore.c,
- *          cache/negative.c and cache/pkgindex.c lay out
+ *   blobs, lru, neg, negexp, pkgs, members, pkgmembers, misses,
+ *          missrank, paths   the generic tables (enum index_table), whose
+ *          records cache/blobstore.c, cache/negative.c, cache/pkgindex.c,
+ *          cache/misses.c and cache/pathindex.c lay out
  *
  * Paths are keyed by their hash because LMDB keys are limited to 511 bytes
  * and paths are not.  Records are stored in host byte order: an index is
@@ -22,6 +23,7 @@
  * a time, and must finish on the thread that began.
  */
 #include "cache/index.h"
+#include "cache/pathindex.h"
 
 #include <sys/stat.h>
 
@@ -36,11 +38,12 @@
 #define PATHKEY_LEN INDEX_PATHKEY_LEN
 #define MAX_READERS 1024
 #define PATH_LEN_MAX 4095
-#define NTABLES 9
+#define NTABLES 10
 
 /* The LMDB names of enum index_table, in its order. */
 static const char *const table_names[NTABLES] = { "blobs", "lru", "neg",
-	"negexp", "pkgs", "members", "pkgmembers", "misses", "missrank" };
+	"negexp", "pkgs", "members", "pkgmembers", "misses", "missrank",
+	"paths" };
 
 _Static_assert(PATHKEY_LEN == SHA256_DIGEST_LENGTH, "path keys are SHA-256");
 
@@ -557,6 +560,18 @@ unlink_ids(struct index_batch *b, const uint8_t key[PATHKEY_LEN],
 	return 0;
 }
 
+/* Keep the path index's entry of a local file in step with its record. */
+static int
+local_path_put(struct index_batch *b, const struct index_file *f)
+{
+	struct pathidx_entry e = { f->path, "", f->kinds, f->id,
+		PATHIDX_LOCAL };
+
+	if (f->id.len > 0 && f->kinds != 0)
+		return pathidx_put(b, &e);
+	return pathidx_del(b, PATHIDX_LOCAL, f->path, NULL) == -1 ? -1 : 0;
+}
+
 int
 index_batch_put_file(struct index_batch *b, const struct index_file *f)
 {
@@ -576,6 +591,8 @@ index_batch_put_file(struct index_batch *b, const struct index_file *f)
 	if (rc == -1)
 		return batch_fail(b, MDB_CORRUPTED);
 	if (rc == 0 && unlink_ids(b, key, &old) == -1)
+		return -1;
+	if (local_path_put(b, f) == -1)
 		return -1;
 
 	v.mv_size = sizeof(struct file_hdr) + pathlen + 1;
@@ -615,7 +632,8 @@ index_batch_del_file(struct index_batch *b, const char *path)
 	rc = get_by_key(b->txn, b->idx, key, &old);
 	if (rc != 0)
 		return rc == INDEX_NOTFOUND ? rc : batch_fail(b, MDB_CORRUPTED);
-	if (unlink_ids(b, key, &old) == -1)
+	if (pathidx_del(b, PATHIDX_LOCAL, old.path, NULL) == -1 ||
+	    unlink_ids(b, key, &old) == -1)
 		return -1;
 	if ((rc = mdb_del(b->txn, b->idx->files, &k, NULL)) != 0)
 		return batch_fail(b, rc);
@@ -642,6 +660,8 @@ index_batch_prune(struct index_batch *b,
 		if (file_decode(&v, &f) == 0) {
 			if (keep(f.path, arg))
 				continue;
+			if (pathidx_del(b, PATHIDX_LOCAL, f.path, NULL) == -1)
+				break;
 			if (k.mv_size == PATHKEY_LEN &&
 			    unlink_ids(b, k.mv_data, &f) == -1)
 				break;

@@ -18,7 +18,7 @@
 #include "indexer/elf.h"
 
 /* Bumped whenever the record layout changes; an old index is rebuilt. */
-#define INDEX_SCHEMA_VERSION 5
+#define INDEX_SCHEMA_VERSION 6
 
 /* index_open() flags. */
 #define INDEX_RDONLY 0x1
@@ -166,8 +166,9 @@ enum index_table {
 	INDEX_PKG_MEMBERS, /* package path key, cache key -> nothing */
 	INDEX_MISSES, /* build-id -> missing-id record */
 	INDEX_MISS_RANK, /* count, last seen, id hash -> build-id */
+	INDEX_PATHS, /* paths by directory, base name, id (cache/pathindex.c) */
 };
-#define INDEX_KEY_MAX 64
+#define INDEX_KEY_MAX 400
 
 /* The key of a path in the files table and in INDEX_PKGS: its SHA-256. */
 #define INDEX_PATHKEY_LEN 32

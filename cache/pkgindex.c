@@ -17,6 +17,9 @@
  * checked when read back (lengths, NULs, id, kinds), since a damaged map
  * must not become a path handed to the extractor.
  *
+ * Each ELF member also has its entry in the path index
+ * (cache/pathindex.h), made and dropped with its records.
+ *
  * The index's counter "pkg_members" is the number of ELF member records,
  * kept in the same transactions as they change, so that /metrics and
  * stats read it without a walk; an index written before it existed is
@@ -30,6 +33,7 @@
 
 #include "cache/key.h"
 #include "cache/negative.h"
+#include "cache/pathindex.h"
 
 #define PKG_KEY_LEN INDEX_PATHKEY_LEN
 #define MEMBER_KEY_LEN (CACHE_KEY_LEN + PKG_KEY_LEN)
@@ -281,18 +285,40 @@ is_elf_member(struct index_batch *b, const uint8_t key[MEMBER_KEY_LEN])
 	return (m.kinds & ELF_KIND_ALL) != 0;
 }
 
+/*
+ * Drop the path index's entry of the ELF member whose record is under
+ * key, if it is one: 1 when it was, 0 when not, -1.
+ */
+static int
+unlink_member_path(struct index_batch *b, const uint8_t key[MEMBER_KEY_LEN])
+{
+	struct index_rec r;
+	struct pkg_rec m;
+
+	if (index_batch_get_rec(b, INDEX_MEMBERS, key, MEMBER_KEY_LEN, &r) !=
+		0 ||
+	    pkgidx_member_decode(&r, &m) == -1 || (m.kinds & ELF_KIND_ALL) == 0)
+		return 0;
+	/* Another kind's record of the member may have dropped it. */
+	return pathidx_del(b, PATHIDX_PACKAGE, m.member, m.package) == -1 ? -1
+									  : 1;
+}
+
 /* Delete the member record that a INDEX_PKG_MEMBERS key names, and it. */
 static int
 unlink_member_cb(const struct index_rec *r, void *arg)
 {
 	struct unlink *u = arg;
 	uint8_t key[MEMBER_KEY_LEN];
+	int elf;
 
 	if (r->keylen == MEMBER_KEY_LEN) {
 		memcpy(key, (const uint8_t *)r->key + PKG_KEY_LEN,
 		    CACHE_KEY_LEN);
 		memcpy(key + CACHE_KEY_LEN, r->key, PKG_KEY_LEN);
-		u->elf += is_elf_member(u->b, key);
+		if ((elf = unlink_member_path(u->b, key)) == -1)
+			return -1;
+		u->elf += (uint64_t)elf;
 		if (index_batch_del_rec(u->b, INDEX_MEMBERS, key,
 			sizeof(key)) == -1)
 			return -1;
@@ -420,6 +446,8 @@ pkgidx_put(struct index_batch *b, const struct index_file *pkg,
 	uint8_t pkey[PKG_KEY_LEN];
 	uint8_t val[512 + PATH_LEN_MAX];
 	struct index_file rec = *pkg;
+	struct pathidx_entry e = { .archive = pkg->path,
+		.origin = PATHIDX_PACKAGE };
 	size_t pathlen = strlen(pkg->path), vlen, i;
 	uint64_t gone = 0, added = 0;
 	unsigned kind, kinds = 0;
@@ -448,6 +476,11 @@ pkgidx_put(struct index_batch *b, const struct index_file *pkg,
 				return -1;
 			added += (uint64_t)rc;
 		}
+		e.path = recs[i].member;
+		e.kinds = recs[i].kinds & ELF_KIND_ALL;
+		e.id = recs[i].id;
+		if (pathidx_put(b, &e) == -1)
+			return -1;
 		kinds |= recs[i].kinds & ELF_KIND_ALL;
 	}
 	if (members_add(b, added, gone) == -1)

@@ -112,6 +112,7 @@ struct config {
 	unsigned breaker_backoff; /* seconds before the first probe */
 	unsigned breaker_backoff_max; /* seconds; the doubling stops here */
 	unsigned max_forwarded_for; /* X-Forwarded-For entries accepted */
+	unsigned metadata_timeout; /* seconds of a /metadata query */
 	char *ca_file; /* trusted besides the system store; NULL: none */
 	char *proxy; /* NULL: from the environment; "": none */
 	char *user_agent; /* NULL: dbgmirror/VERSION */

@@ -68,6 +68,9 @@
 #define RPM_SIG_MAX 2048
 #define MEMBER_HEADERS_MAX (2 * PATH_MAX + RPM_SIG_MAX + 128)
 
+/* Bytes of an upstream's answer to a metadata query kept at most. */
+#define META_BODY_MAX (16u << 20)
+
 /* Bytes read back from the temp file for the early build-id check. */
 #define PREFIX_CHECK (64u << 10)
 
@@ -113,6 +116,7 @@ struct fill {
 	unsigned error_ttl;
 	pthread_mutex_t mu;
 	struct job *queue;
+	struct fill_meta *meta_queue; /* under mu */
 	struct event *queue_ev;
 	struct job *active; /* begun and not ended, on the loop's thread */
 	struct pass *passes; /* open package passes, under mu */
@@ -394,13 +398,14 @@ sink_data(void *arg, const void *buf, size_t len)
 
 /*
  * Worker: the final check of the written bytes of flight f, for (id, kind,
- * arg), then publish them.  0 when they verified (published, or too big to
+ * arg), then publish them (upstream: an upstream's answer, not a package
+ * member's).  0 when they verified (published, or too big to
  * cache); -1 when they are wrong, with why.
  */
 static int
 verify_publish(struct fill *fl, struct flight *f, int fd,
     const struct buildid *id, enum cache_kind kind, const char *arg,
-    uint64_t written, int64_t mtime, char *why, size_t whylen)
+    uint64_t written, int64_t mtime, int upstream, char *why, size_t whylen)
 {
 	struct elf_info info;
 	struct blob_info bi;
@@ -432,6 +437,7 @@ verify_publish(struct fill *fl, struct flight *f, int fd,
 	bi.kind = kind;
 	bi.arg = arg;
 	bi.source = flight_source(f);
+	bi.upstream = upstream;
 	rc = blob_publish(fl->d.bs, flight_key(f), flight_tmp_path(f), &bi, now,
 	    err, sizeof(err));
 	if (rc == -1)
@@ -456,8 +462,8 @@ finish_work(void *arg)
 	job_tmp_release(j); /* published or deleted from here on */
 	if (j->res == UPSTREAM_OK) {
 		if (verify_publish(fl, j->f, j->fd, &j->w.id, j->w.kind,
-			j->w.arg, j->written, j->mtime, j->why,
-			sizeof(j->why)) == 0) {
+			j->w.arg, j->written, j->mtime, j->w.package[0] == '\0',
+			j->why, sizeof(j->why)) == 0) {
 			j->verified = 1;
 			return;
 		}
@@ -1493,20 +1499,51 @@ job_queue(struct fill *fl, struct job *j)
 	event_active(fl->queue_ev, EV_READ, 1);
 }
 
+/* upstream_meta_fn: the answers of a metadata query, to its asker. */
+static void
+meta_answered(void *arg, const struct upstream_meta_answer *answers, unsigned n)
+{
+	struct fill_meta *m = arg;
+
+	m->done(m, answers, n);
+}
+
 static void
 fill_queue_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct fill *fl = arg;
 	struct job *j, *next;
+	struct fill_meta *m, *mnext;
 
 	pthread_mutex_lock(&fl->mu);
 	j = fl->queue;
 	fl->queue = NULL;
+	m = fl->meta_queue;
+	fl->meta_queue = NULL;
 	pthread_mutex_unlock(&fl->mu);
 	for (; j != NULL; j = next) {
 		next = j->next;
 		job_begin(j);
 	}
+	for (; m != NULL; m = mnext) {
+		mnext = m->next;
+		if (upstream_metadata(fl->us, m->path,
+			m->xff[0] != '\0' ? m->xff : NULL, m->via,
+			m->ua[0] != '\0' ? m->ua : NULL,
+			fl->d.cfg->metadata_timeout, META_BODY_MAX,
+			meta_answered, m) == NULL)
+			m->done(m, NULL, 0);
+	}
+}
+
+void
+fill_metadata(struct fill *fl, struct fill_meta *m)
+{
+	pthread_mutex_lock(&fl->mu);
+	m->next = fl->meta_queue;
+	fl->meta_queue = m;
+	pthread_mutex_unlock(&fl->mu);
+	event_active(fl->queue_ev, EV_READ, 1);
 }
 
 /* Name a new flight after what it fills: "KIND ID[ ARG][ from PACKAGE]". */
@@ -1678,6 +1715,7 @@ void
 fill_free(struct fill *fl)
 {
 	struct job *j;
+	struct fill_meta *m;
 
 	if (fl == NULL)
 		return;
@@ -1685,6 +1723,10 @@ fill_free(struct fill *fl)
 	while ((j = fl->queue) != NULL) {
 		fl->queue = j->next;
 		job_end(j, FLIGHT_FAILED, "server is shutting down");
+	}
+	while ((m = fl->meta_queue) != NULL) {
+		fl->meta_queue = m->next;
+		m->done(m, NULL, 0);
 	}
 	while (fl->active != NULL)
 		job_end(fl->active, FLIGHT_FAILED, "server is shutting down");

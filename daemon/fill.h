@@ -7,7 +7,8 @@
  * libcurl; fills from packages run on the worker pool, one decompression
  * pass serving every member fill of a package that can catch it.
  * Verification and publishing (ELF parsing, fsync, rename, LMDB writes)
- * run on the worker pool and report back to that loop.
+ * run on the worker pool and report back to that loop.  /metadata
+ * queries for the upstreams are handed to that loop here too.
  */
 #ifndef DAEMON_FILL_H
 #define DAEMON_FILL_H
@@ -80,5 +81,28 @@ typedef void (*fill_what_fn)(struct fill_what *w, void *arg);
  */
 struct flight *fill_join(struct fill *fl, const struct cache_key *k,
     int from_package, fill_what_fn what, void *arg, int *created);
+
+struct upstream_meta_answer;
+
+/* A /metadata query for the upstreams, made on any thread. */
+struct fill_meta {
+	char path[3 * ROUTE_PATH_MAX + 64]; /* "/metadata?...", escaped */
+	char xff[2048]; /* X-Forwarded-For to send; "" for none */
+	char via[1024]; /* Via to send */
+	char ua[256]; /* the client's User-Agent; "" for none */
+	/*
+	 * On the fills' loop: the answers of the n enabled upstreams (NULL:
+	 * none could be asked, for want of memory or at shutdown).
+	 */
+	void (*done)(struct fill_meta *m,
+	    const struct upstream_meta_answer *answers, unsigned n);
+	struct fill_meta *next; /* in the fill's queue */
+};
+
+/*
+ * Any thread: ask every enabled upstream m's query at once, each given
+ * metadata-timeout; m must live until m->done has run.
+ */
+void fill_metadata(struct fill *fl, struct fill_meta *m);
 
 #endif /* DAEMON_FILL_H */

@@ -35,7 +35,7 @@
 #define MAX_SECONDS 1e9
 
 static const char *const endpoint_names[NENDPOINTS] = { "debuginfo",
-	"executable", "section", "source", "other" };
+	"executable", "section", "source", "metadata", "other" };
 static const char *const result_names[NRESULTS] = { "hit", "miss", "negative",
 	"joined", "error", "notfound", "bad" };
 static const char *const uperr_names[NUPERRS] = { "connect", "timeout", "http",

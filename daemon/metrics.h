@@ -17,12 +17,13 @@
 
 #define METRICS_MAX_UPSTREAMS 32
 
-/* Label endpoint="debuginfo|executable|section|source|other". */
+/* Label endpoint="debuginfo|executable|section|source|metadata|other". */
 enum metrics_endpoint {
 	METRICS_EP_DEBUGINFO,
 	METRICS_EP_EXECUTABLE,
 	METRICS_EP_SECTION,
 	METRICS_EP_SOURCE,
+	METRICS_EP_METADATA,
 	METRICS_EP_OTHER,
 };
 

@@ -1055,11 +1055,9 @@ what_of(struct fill_what *w, void *arg)
 {
 	const struct what_src *src = arg;
 	struct conn *c = src->rq->c;
-	const struct request *req = conn_request(c);
 	const struct route *rt = src->rt;
 	const struct pkg_found *pf = src->pf;
 	const char *token = src->rq->th->d->via_token;
-	const char *peer = conn_peer_addr(c);
 
 	w->id = rt->id;
 	w->kind = cache_kind_of(rt->endpoint);
@@ -1072,19 +1070,31 @@ what_of(struct fill_what *w, void *arg)
 	}
 	if (upstream_path(rt, w->path, sizeof(w->path)) == -1)
 		w->path[0] = '\0';
-	if (req->forwarded_for.p != NULL)
-		snprintf(w->xff, sizeof(w->xff), "%.*s, %s",
-		    (int)req->forwarded_for.n, req->forwarded_for.p, peer);
-	else
-		snprintf(w->xff, sizeof(w->xff), "%s", peer);
-	slice_copy(req->user_agent, w->ua, sizeof(w->ua));
+	resolve_forward_headers(c, token, w->xff, sizeof(w->xff), w->via,
+	    sizeof(w->via), w->ua, sizeof(w->ua));
+	/* The client's X-DEBUGINFOD-MAXSIZE goes upstream with it. */
 	if (pf == NULL)
-		w->limit = response_maxsize(req);
-	if (req->via.p != NULL)
-		snprintf(w->via, sizeof(w->via), "%.*s, 1.1 %s",
-		    (int)req->via.n, req->via.p, token);
+		w->limit = response_maxsize(conn_request(c));
+}
+
+void
+resolve_forward_headers(struct conn *c, const char *token, char *xff,
+    size_t xfflen, char *via, size_t vialen, char *ua, size_t ualen)
+{
+	const struct request *req = conn_request(c);
+	const char *peer = conn_peer_addr(c);
+
+	if (req->forwarded_for.p != NULL)
+		snprintf(xff, xfflen, "%.*s, %s", (int)req->forwarded_for.n,
+		    req->forwarded_for.p, peer);
 	else
-		snprintf(w->via, sizeof(w->via), "1.1 %s", token);
+		snprintf(xff, xfflen, "%s", peer);
+	slice_copy(req->user_agent, ua, ualen);
+	if (req->via.p != NULL)
+		snprintf(via, vialen, "%.*s, 1.1 %s", (int)req->via.n,
+		    req->via.p, token);
+	else
+		snprintf(via, vialen, "1.1 %s", token);
 }
 
 /*
@@ -1266,15 +1276,26 @@ upstream_lookup(struct rq *rq)
 	const struct request *req = conn_request(rq->c);
 	const struct resolve_deps *d = rq->th->d;
 
+	const char *why;
+
 	rq_txn_end(rq);
 	if (d->fill == NULL || !fill_enabled(d->fill))
 		return SRC_ABSENT;
-	if (via_has(req->via, d->via_token))
-		return refuse_loop(rq, "not forwarded: a request loop");
-	if (xff_count(req->forwarded_for) >= d->cfg->max_forwarded_for)
-		return refuse_loop(rq,
-		    "not forwarded: X-Forwarded-For limit reached");
+	if ((why = resolve_loop(req, d->via_token,
+		 d->cfg->max_forwarded_for)) != NULL)
+		return refuse_loop(rq, why);
 	return await_fill(rq, rq->rt, NULL);
+}
+
+const char *
+resolve_loop(const struct request *req, const char *via_token,
+    unsigned max_forwarded_for)
+{
+	if (via_has(req->via, via_token))
+		return "not forwarded: a request loop";
+	if (xff_count(req->forwarded_for) >= max_forwarded_for)
+		return "not forwarded: X-Forwarded-For limit reached";
+	return NULL;
 }
 
 /* ------------------------------------------------------------- start */

@@ -5,6 +5,8 @@
 #ifndef DAEMON_RESOLVE_H
 #define DAEMON_RESOLVE_H
 
+#include <stddef.h>
+
 struct blobstore;
 struct config;
 struct conn;
@@ -13,6 +15,7 @@ struct index;
 struct index_reader;
 struct misses;
 struct pool;
+struct request;
 struct route;
 
 /* What requests are answered from; all must outlive the resolver. */
@@ -38,5 +41,19 @@ struct resolve_thread {
  */
 void resolve_start(struct resolve_thread *th, struct conn *c,
     const struct route *rt);
+
+/*
+ * The loop guard of every request forwarded upstream: NULL when req may
+ * be, else why not (it went through this server already, as its Via
+ * says, or its X-Forwarded-For has max_forwarded_for entries).
+ */
+const char *resolve_loop(const struct request *req, const char *via_token,
+    unsigned max_forwarded_for);
+/*
+ * The X-Forwarded-For, Via and User-Agent to send upstream for c's
+ * request, this server being via_token.
+ */
+void resolve_forward_headers(struct conn *c, const char *via_token, char *xff,
+    size_t xfflen, char *via, size_t vialen, char *ua, size_t ualen);
 
 #endif /* DAEMON_RESOLVE_H */

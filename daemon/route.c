@@ -146,6 +146,17 @@ route_parse(struct route *rt, const char *target, size_t len, const char **why)
 		rt->arg[qlen] = '\0';
 		return 0;
 	}
+	if (strcmp(path, "/metadata") == 0) {
+		if (qlen > ROUTE_PATH_MAX) {
+			*why = "query too long";
+			return 414;
+		}
+		if (q != NULL)
+			memcpy(rt->arg, q + 1, qlen);
+		rt->arg[q != NULL ? qlen : 0] = '\0';
+		rt->endpoint = ROUTE_METADATA;
+		return 0;
+	}
 	if (strncmp(path, "/buildid/", 9) != 0) {
 		if (strstr(path, "..") != NULL) {
 			*why = "\"..\" in the path";

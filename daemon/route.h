@@ -27,6 +27,7 @@ enum route_endpoint {
 	ROUTE_PURGE, /* /admin/purge?QUERY; arg is the raw query */
 	ROUTE_MISSES, /* /admin/misses[?QUERY]; arg is the raw query */
 	ROUTE_STATUS, /* /status */
+	ROUTE_METADATA, /* /metadata?QUERY; arg is the raw query, or "" */
 };
 
 struct route {

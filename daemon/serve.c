@@ -2,10 +2,11 @@
  * daemon/serve.c: the request handler: route each request to its endpoint.
  *
  * Artifacts (debuginfo, executable, section, source) go to the resolver
- * (daemon/resolve.c), where the whole request path is; the banner,
- * /metrics, /status (daemon/status.c) and the admin endpoints (purges,
- * and the missing-id report of daemon/misses.c) are answered here.  Each
- * event-loop thread has its own index reader, which the resolver uses.
+ * (daemon/resolve.c), where the whole request path is, and /metadata to
+ * daemon/metadata.c; the banner, /metrics, /status (daemon/status.c) and
+ * the admin endpoints (purges, and the missing-id report of
+ * daemon/misses.c) are answered here.  Each event-loop thread has its own
+ * index reader, which the resolver uses.
  */
 #include "daemon/serve.h"
 
@@ -25,6 +26,7 @@
 #include "autoconf.h"
 #include "daemon/clock.h"
 #include "daemon/log.h"
+#include "daemon/metadata.h"
 #include "daemon/metrics.h"
 #include "daemon/misses.h"
 #include "daemon/pool.h"
@@ -38,12 +40,14 @@ static const char banner[] =
 		 "GET /buildid/ID/executable\n"
 		 "GET /buildid/ID/section/NAME\n"
 		 "GET /buildid/ID/source/PATH\n"
+		 "GET /metadata?key=file|glob|buildid&value=V\n"
 		 "GET /metrics\n"
 		 "GET /status\n";
 
 struct serve {
 	struct serve_deps d;
 	struct resolve_deps rd;
+	struct metadata_deps md;
 	/* This process's name in Via headers, to see its own loops. */
 	char via_token[40];
 };
@@ -449,6 +453,9 @@ serve_request(struct conn *c, void *state)
 	case ROUTE_PURGE:
 		purge_start(c, st->srv, &rt);
 		return;
+	case ROUTE_METADATA:
+		metadata_start(&st->srv->md, c, rt.arg);
+		return;
 	case ROUTE_MISSES:
 		report_start(c, st->srv, &rt);
 		return;
@@ -519,6 +526,11 @@ serve_new(const struct serve_deps *deps)
 	srv->rd.fill = deps->fill;
 	srv->rd.via_token = srv->via_token;
 	srv->rd.misses = deps->misses;
+	srv->md.cfg = deps->cfg;
+	srv->md.idx = deps->idx;
+	srv->md.pool = deps->pool;
+	srv->md.fill = deps->fill;
+	srv->md.via_token = srv->via_token;
 	return srv;
 }
 

@@ -30,6 +30,9 @@
  * X-DEBUGINFOD-MAXSIZE we sent or a good answer resets the count).  An open breaker makes fetches skip the upstream at
  * once; a timer probes "GET /" after the backoff and closes the breaker on
  * any answer below 500.
+ *
+ * /metadata queries take a path of their own ("metadata queries" below):
+ * every enabled upstream asked once, whole bodies kept for the caller.
  */
 #include "fetchers/upstream.h"
 
@@ -71,6 +74,7 @@ struct upstream_set {
 	struct upstream *v;
 	unsigned n;
 	struct upstream_fetch *fetches;
+	struct upstream_meta *metas;
 	char ua[128];
 };
 
@@ -827,6 +831,57 @@ end:
 	fetch_check_end(f);
 }
 
+/*
+ * Set what every request to u has on e: url, the transport (connect
+ * timeout, proxy, CA), the configured headers, and the X-Forwarded-For,
+ * Via and User-Agent of the request it is made for (each NULL for none)
+ * and its X-DEBUGINFOD-MAXSIZE (limit; 0 for none).
+ * Returns the header list, which the caller frees after the transfer.
+ */
+static struct curl_slist *
+easy_request(CURL *e, const struct upstream *u, const char *url,
+    const char *xff, const char *via, uint64_t limit, const char *ua)
+{
+	const struct upstream_opts *o = &u->us->o;
+	struct curl_slist *hdrs = NULL;
+	const struct curl_slist *h;
+	char line[1024];
+
+	if (xff != NULL) {
+		snprintf(line, sizeof(line), "X-Forwarded-For: %s", xff);
+		hdrs = curl_slist_append(hdrs, line);
+	}
+	if (via != NULL) {
+		snprintf(line, sizeof(line), "Via: %s", via);
+		hdrs = curl_slist_append(hdrs, line);
+	}
+	if (limit > 0) {
+		snprintf(line, sizeof(line), "X-DEBUGINFOD-MAXSIZE: %" PRIu64,
+		    limit);
+		hdrs = curl_slist_append(hdrs, line);
+	}
+	for (h = u->extra; h != NULL; h = h->next)
+		hdrs = curl_slist_append(hdrs, h->data);
+	if (ua != NULL)
+		snprintf(line, sizeof(line), "%s %s", ua, u->us->ua);
+	else
+		snprintf(line, sizeof(line), "%s", u->us->ua);
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, line);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT,
+	    (long)u->cu->connect_timeout);
+	if (o->proxy != NULL)
+		curl_easy_setopt(e, CURLOPT_PROXY, o->proxy);
+	if (o->ca_file != NULL) {
+		curl_easy_setopt(e, CURLOPT_CAPATH, "/etc/ssl/certs");
+		curl_easy_setopt(e, CURLOPT_CAINFO, o->ca_file);
+	}
+	return hdrs;
+}
+
 static void
 attempt_start(struct attempt *a)
 {
@@ -834,8 +889,7 @@ attempt_start(struct attempt *a)
 	struct upstream_set *us = f->us;
 	const struct upstream_opts *o = &us->o;
 	struct timeval tv = { (time_t)a->u->cu->first_byte_timeout, 0 };
-	const struct curl_slist *h;
-	char url[4096], line[1024], range[48];
+	char url[4096], range[48];
 	CURL *e;
 
 	a->got_head = 0;
@@ -845,36 +899,11 @@ attempt_start(struct attempt *a)
 	snprintf(url, sizeof(url), "%s%s", a->u->cu->url, f->path);
 	if ((e = a->easy = curl_easy_init()) == NULL)
 		goto fail;
-	if (f->xff != NULL) {
-		snprintf(line, sizeof(line), "X-Forwarded-For: %s", f->xff);
-		a->hdrs = curl_slist_append(a->hdrs, line);
-	}
-	if (f->via != NULL) {
-		snprintf(line, sizeof(line), "Via: %s", f->via);
-		a->hdrs = curl_slist_append(a->hdrs, line);
-	}
-	if (f->limit > 0) {
-		snprintf(line, sizeof(line), "X-DEBUGINFOD-MAXSIZE: %" PRIu64,
-		    f->limit);
-		a->hdrs = curl_slist_append(a->hdrs, line);
-	}
-	for (h = a->u->extra; h != NULL; h = h->next)
-		a->hdrs = curl_slist_append(a->hdrs, h->data);
-	if (f->ua != NULL)
-		snprintf(line, sizeof(line), "%s %s", f->ua, us->ua);
-	else
-		snprintf(line, sizeof(line), "%s", us->ua);
-	curl_easy_setopt(e, CURLOPT_URL, url);
-	curl_easy_setopt(e, CURLOPT_USERAGENT, line);
-	curl_easy_setopt(e, CURLOPT_HTTPHEADER, a->hdrs);
-	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	a->hdrs = easy_request(e, a->u, url, f->xff, f->via, f->limit, f->ua);
 	curl_easy_setopt(e, CURLOPT_FAILONERROR, 1L);
 	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
 	curl_easy_setopt(e, CURLOPT_MAXREDIRS, (long)MAX_REDIRS);
-	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT,
-	    (long)a->u->cu->connect_timeout);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, attempt_header_cb);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, a);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, attempt_write_cb);
@@ -888,12 +917,6 @@ attempt_start(struct attempt *a)
 	curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
 	if (strncasecmp(url, "https:", 6) == 0)
 		curl_easy_setopt(e, CURLOPT_PIPEWAIT, 1L);
-	if (o->proxy != NULL)
-		curl_easy_setopt(e, CURLOPT_PROXY, o->proxy);
-	if (o->ca_file != NULL) {
-		curl_easy_setopt(e, CURLOPT_CAPATH, "/etc/ssl/certs");
-		curl_easy_setopt(e, CURLOPT_CAINFO, o->ca_file);
-	}
 	if (a->skip > 0) {
 		snprintf(range, sizeof(range), "%" PRIu64 "-", a->skip);
 		curl_easy_setopt(e, CURLOPT_RANGE, range);
@@ -1080,6 +1103,221 @@ upstream_blame(struct upstream_set *us, unsigned i)
 		upstream_failed(&us->v[i], UPSTREAM_ERR_CONTENT);
 }
 
+/* ------------------------------------------------------ metadata queries */
+
+/*
+ * A /metadata query asks every enabled upstream once, without retries,
+ * redirects or breaker accounting (an upstream too old to know the
+ * endpoint is no failing one), each with a deadline of its own
+ * (CURLOPT_TIMEOUT); one whose breaker is open is not asked and counts as
+ * failed.  Bodies are kept whole, up to max_body, for the caller to parse.
+ * The answers are told at once when all have ended; an event does it
+ * when none was asked, so that the callback never runs inside the call.
+ */
+struct meta_attempt {
+	struct upstream_meta *m;
+	struct upstream *u;
+	CURL *easy;
+	struct curl_slist *hdrs;
+	struct upstream_meta_answer ans;
+	size_t cap;
+	int ended;
+};
+
+struct upstream_meta {
+	struct upstream_set *us;
+	struct upstream_meta *prev, *next;
+	struct meta_attempt *v;
+	unsigned n, left;
+	size_t max_body;
+	struct event *kick; /* tells the end when nothing was asked */
+	upstream_meta_fn done;
+	void *arg;
+};
+
+static void
+meta_free(struct upstream_meta *m)
+{
+	unsigned i;
+
+	for (i = 0; i < m->n; i++) {
+		if (m->v[i].easy != NULL) {
+			curlev_remove(m->us->cv, m->v[i].easy);
+			curl_easy_cleanup(m->v[i].easy);
+		}
+		curl_slist_free_all(m->v[i].hdrs);
+		free(m->v[i].ans.body);
+	}
+	if (m->prev != NULL)
+		m->prev->next = m->next;
+	else
+		m->us->metas = m->next;
+	if (m->next != NULL)
+		m->next->prev = m->prev;
+	if (m->kick != NULL)
+		event_free(m->kick);
+	free(m->v);
+	free(m);
+}
+
+/* Every attempt ended: tell, then free. */
+static void
+meta_end(struct upstream_meta *m)
+{
+	struct upstream_meta_answer *ans;
+	unsigned i;
+
+	if ((ans = calloc(m->n + 1, sizeof(*ans))) != NULL) {
+		for (i = 0; i < m->n; i++)
+			ans[i] = m->v[i].ans;
+		m->done(m->arg, ans, m->n);
+	} else {
+		m->done(m->arg, NULL, m->n);
+	}
+	free(ans);
+	meta_free(m);
+}
+
+static void
+meta_kick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	meta_end(arg);
+}
+
+static size_t
+meta_write_cb(char *p, size_t size, size_t nitems, void *arg)
+{
+	struct meta_attempt *a = arg;
+	size_t n = size * nitems, cap;
+	char *nb;
+
+	if (a->ans.len + n > a->m->max_body) {
+		snprintf(a->ans.why, sizeof(a->ans.why),
+		    "answer larger than %zu bytes", a->m->max_body);
+		return 0;
+	}
+	if (a->ans.len + n + 1 > a->cap) {
+		cap = a->cap == 0 ? 4096 : a->cap;
+		while (cap < a->ans.len + n + 1)
+			cap *= 2;
+		if ((nb = realloc(a->ans.body, cap)) == NULL) {
+			snprintf(a->ans.why, sizeof(a->ans.why),
+			    "out of memory");
+			return 0;
+		}
+		a->ans.body = nb;
+		a->cap = cap;
+	}
+	memcpy(a->ans.body + a->ans.len, p, n);
+	a->ans.len += n;
+	a->ans.body[a->ans.len] = '\0';
+	return n;
+}
+
+static void
+meta_done_cb(CURL *easy, CURLcode rc, void *arg)
+{
+	struct meta_attempt *a = arg;
+	struct upstream_set *us = a->m->us;
+	long code = 0;
+
+	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_cleanup(easy);
+	a->easy = NULL;
+	a->ended = 1;
+	if (rc == CURLE_OK && code == 200 && a->ans.body != NULL) {
+		a->ans.ok = 1;
+	} else if (rc != CURLE_OK) {
+		if (a->ans.why[0] == '\0')
+			snprintf(a->ans.why, sizeof(a->ans.why), "%s",
+			    curl_easy_strerror(rc));
+		if (us->obs.error != NULL && rc != CURLE_WRITE_ERROR)
+			us->obs.error(a->u->index, classify(rc));
+	} else {
+		snprintf(a->ans.why, sizeof(a->ans.why), "HTTP %ld", code);
+	}
+	if (--a->m->left == 0)
+		meta_end(a->m);
+}
+
+/* Start attempt a; -1 when it could not start (a->ans.why says why). */
+static int
+meta_start(struct meta_attempt *a, const char *path, const char *xff,
+    const char *via, const char *ua, unsigned timeout)
+{
+	struct upstream_set *us = a->m->us;
+	char url[4096];
+
+	snprintf(url, sizeof(url), "%s%s", a->u->cu->url, path);
+	if ((a->easy = curl_easy_init()) == NULL)
+		goto nomem;
+	a->hdrs = easy_request(a->easy, a->u, url, xff, via, 0, ua);
+	curl_easy_setopt(a->easy, CURLOPT_TIMEOUT, (long)timeout);
+	curl_easy_setopt(a->easy, CURLOPT_WRITEFUNCTION, meta_write_cb);
+	curl_easy_setopt(a->easy, CURLOPT_WRITEDATA, a);
+	curl_easy_setopt(a->easy, CURLOPT_ACCEPT_ENCODING, "");
+	if (curlev_add(us->cv, a->easy, meta_done_cb, a) == -1)
+		goto nomem;
+	if (us->obs.request != NULL)
+		us->obs.request(a->u->index);
+	return 0;
+nomem:
+	if (a->easy != NULL)
+		curl_easy_cleanup(a->easy);
+	a->easy = NULL;
+	snprintf(a->ans.why, sizeof(a->ans.why), "out of memory");
+	return -1;
+}
+
+struct upstream_meta *
+upstream_metadata(struct upstream_set *us, const char *path, const char *xff,
+    const char *via, const char *ua, unsigned timeout, size_t max_body,
+    upstream_meta_fn done, void *arg)
+{
+	struct upstream_meta *m;
+	struct meta_attempt *a;
+	unsigned i;
+
+	if ((m = calloc(1, sizeof(*m))) == NULL)
+		return NULL;
+	m->us = us;
+	m->max_body = max_body;
+	m->done = done;
+	m->arg = arg;
+	m->next = us->metas;
+	if (us->metas != NULL)
+		us->metas->prev = m;
+	us->metas = m;
+	if ((m->v = calloc(us->n + 1, sizeof(*m->v))) == NULL ||
+	    (m->kick = event_new(us->base, -1, 0, meta_kick_cb, m)) == NULL) {
+		meta_free(m);
+		return NULL;
+	}
+	for (i = 0; i < us->n; i++) {
+		if (!us->v[i].cu->enabled)
+			continue;
+		a = &m->v[m->n++];
+		a->m = m;
+		a->u = &us->v[i];
+		a->ans.upstream = i;
+		a->ans.url = us->v[i].cu->name;
+		if (a->u->state != UPSTREAM_CLOSED)
+			snprintf(a->ans.why, sizeof(a->ans.why),
+			    "its breaker is open");
+		else if (meta_start(a, path, xff, via, ua, timeout) == 0)
+			m->left++;
+	}
+	if (m->left == 0)
+		event_active(m->kick, 0, 0);
+	return m;
+}
+
+void
+upstream_metadata_cancel(struct upstream_meta *m)
+{
+	meta_free(m);
+}
+
 /* ----------------------------------------------------------------- set */
 
 int
@@ -1146,6 +1384,11 @@ upstream_set_free(struct upstream_set *us)
 		return;
 	while (us->fetches != NULL)
 		fetch_free(us->fetches);
+	/* A metadata query's asker holds a record until it is told. */
+	while (us->metas != NULL) {
+		us->metas->done(us->metas->arg, NULL, 0);
+		meta_free(us->metas);
+	}
 	for (i = 0; i < us->n; i++) {
 		if (us->v[i].probe != NULL) {
 			curlev_remove(us->cv, us->v[i].probe);

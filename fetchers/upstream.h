@@ -161,7 +161,10 @@ void upstream_shutdown(void);
 struct upstream_set *upstream_set_new(const struct upstream_opts *opts,
     struct event_base *base, const struct upstream_observer *obs, char *err,
     size_t errlen);
-/* Cancels every fetch without calling back. */
+/*
+ * Cancels every fetch without calling back; metadata queries still
+ * running are told NULL answers.
+ */
 void upstream_set_free(struct upstream_set *us);
 unsigned upstream_count(const struct upstream_set *us);
 
@@ -183,5 +186,36 @@ void upstream_cancel(struct upstream_fetch *f);
 void upstream_resume(struct upstream_fetch *f);
 /* The accepted answer of upstream i turned out wrong after all. */
 void upstream_blame(struct upstream_set *us, unsigned i);
+
+/* One upstream's answer to a metadata query. */
+struct upstream_meta_answer {
+	unsigned upstream; /* its index in the configuration */
+	const char *url; /* its name (URL without userinfo) */
+	int ok; /* a 200 whose body is below */
+	char *body; /* NUL-terminated; the query's, valid during the callback */
+	size_t len;
+	char why[128]; /* when not ok */
+};
+
+struct upstream_meta;
+/*
+ * The answers of the n enabled upstreams, in configuration order (NULL
+ * when out of memory, then all count as failed); the query is freed
+ * after this returns.
+ */
+typedef void (*upstream_meta_fn)(void *arg,
+    const struct upstream_meta_answer *answers, unsigned n);
+
+/*
+ * Ask every enabled upstream for path ("/metadata?key=...", escaped) at
+ * once, each given timeout seconds, keeping bodies up to max_body bytes.
+ * xff, via and ua as for upstream_fetch.  done runs on the set's loop,
+ * never inside this call.  NULL when out of memory (done will not run).
+ */
+struct upstream_meta *upstream_metadata(struct upstream_set *us,
+    const char *path, const char *xff, const char *via, const char *ua,
+    unsigned timeout, size_t max_body, upstream_meta_fn done, void *arg);
+/* Stop a query before its callback; it will not run. */
+void upstream_metadata_cancel(struct upstream_meta *m);
 
 #endif /* FETCHERS_UPSTREAM_H */

@@ -5,7 +5,9 @@
  * with every way an upstream can fail.  Each positional argument ID=MODE[:ARG]
  * says how to answer requests for /buildid/ID/... (any artifact); "*" is the
  * rule for every id not listed, other ids get 404 "not found\n", and "/"
- * answers 200 "fakeupstream\n".  The modes:
+ * answers 200 "fakeupstream\n".  The rule of the id "metadata" (never
+ * "*") answers /metadata?QUERY (ok:PATH sends PATH as the body).  The
+ * modes:
  *
  *   ok:PATH        200 with the file, debuginfod headers and Last-Modified;
  *                  Range (bytes=N-, bytes=N-M, bytes=-N) gives 206; HEAD
@@ -671,7 +673,11 @@ answer(struct conn *c, const struct request *rq)
 	if (strcmp(rq->target, "/") == 0)
 		return respond(c, rq, 200, "text/plain", "fakeupstream\n", "");
 	r = NULL;
-	if (strncmp(rq->target, "/buildid/", 9) == 0) {
+	if (strncmp(rq->target, "/metadata?", 10) == 0) {
+		r = find_rule("metadata", 8);
+		if (r != NULL && strcmp(r->id, "metadata") != 0)
+			r = NULL;
+	} else if (strncmp(rq->target, "/buildid/", 9) == 0) {
 		id = rq->target + 9;
 		slash = strchr(id, '/');
 		if (slash != NULL && slash > id && slash[1] != '\0')

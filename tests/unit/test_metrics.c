@@ -172,14 +172,14 @@ static void
 test_requests(void)
 {
 	static const char *const eps[] = { "debuginfo", "executable", "section",
-		"source", "other" };
+		"source", "metadata", "other" };
 	static const char *const res[] = { "hit", "miss", "negative", "joined",
 		"error", "notfound", "bad" };
 	char series[128];
 	size_t e, r;
 	int wrong = 0;
 
-	for (e = 0; e < 5; e++) {
+	for (e = 0; e < 6; e++) {
 		for (r = 0; r < 7; r++) {
 			snprintf(series, sizeof(series),
 			    "dbgmirror_requests_total{endpoint=\"%s\","
@@ -191,7 +191,7 @@ test_requests(void)
 			}
 		}
 	}
-	is_int(wrong, 0, "all 35 request series are there, at zero");
+	is_int(wrong, 0, "all 42 request series are there, at zero");
 	is_int(value("dbgmirror_bytes_sent_total"), 0, "no bytes sent yet");
 
 	metrics_request(METRICS_EP_DEBUGINFO, METRICS_HIT);

@@ -167,6 +167,13 @@ test_endpoints(void)
 	check_route("/admin/misses?top=5&since=1d", ROUTE_MISSES, NULL,
 	    "top=5&since=1d", "missing-id report, its raw query");
 	check_refused("/admin/missesx", 404, "a near miss of the report");
+	/* The query is the handler's to decode. */
+	check_route("/metadata?key=glob&value=%2Fusr%2F*", ROUTE_METADATA, NULL,
+	    "key=glob&value=%2Fusr%2F*", "metadata");
+	check_route("/metadata", ROUTE_METADATA, NULL, "",
+	    "metadata without a query");
+	check_route("http://host/metadata?key=file&value=/x", ROUTE_METADATA,
+	    NULL, "key=file&value=/x", "metadata in absolute form");
 }
 
 static void
@@ -496,6 +503,9 @@ test_lengths(void)
 	free(s);
 	s = long_target("/buildid/ab/source/", "a/", 19 + ROUTE_PATH_MAX + 104);
 	check_refused(s, 414, "long source path of short segments");
+	free(s);
+	s = long_target("/metadata?", "a", 10 + ROUTE_PATH_MAX + 1);
+	check_refused(s, 414, "4097-byte metadata query");
 	free(s);
 	/* Long before canonicalisation, short after: accepted. */
 	arg = long_target("/buildid/ab/source/", "b/../", 6000);

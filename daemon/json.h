@@ -1,0 +1,50 @@
+/*
+ * daemon/json.h: the JSON of /metadata: writing results, and reading the
+ * results of an upstream's answer.
+ *
+ * Strings are bytes (paths may hold any byte but NUL); what is written is
+ * always valid UTF-8 JSON: control bytes become \u00XX escapes, and each
+ * byte of a sequence that is not valid UTF-8 (a stray continuation byte,
+ * an overlong form, a surrogate, past U+10FFFF, a cut sequence) becomes
+ * U+FFFD (its UTF-8 bytes), so that writing what was read changes it no
+ * more.  Pure functions of their input; no I/O.
+ */
+#ifndef DAEMON_JSON_H
+#define DAEMON_JSON_H
+
+#include <stddef.h>
+
+/* A growing, NUL-terminated buffer of at most max bytes. */
+struct jbuf {
+	char *p;
+	size_t len, cap;
+	size_t max;
+	int full; /* something did not fit in max (or memory) */
+};
+
+void jbuf_free(struct jbuf *b);
+/* Append n bytes; -1 (and full set) when they do not fit. */
+int jbuf_put(struct jbuf *b, const char *s, size_t n);
+/* Append the n bytes at s as a JSON string, quotes included. */
+int jbuf_str(struct jbuf *b, const char *s, size_t n);
+
+/*
+ * Append one result, {"type":..,"buildid":..,"file":..[,"archive":..]},
+ * after a comma when b is not empty; archive NULL or "" leaves it out.
+ * Nothing is appended when it does not fit: -1.
+ */
+int json_result(struct jbuf *b, const char *type, const char *buildid,
+    const char *file, const char *archive);
+
+/*
+ * Read an upstream's answer s[0..len): a JSON object whose "results" is
+ * an array of objects and whose "complete", when there, is a boolean.
+ * Each result whose type is "executable" or "debuginfo" and which has a
+ * string buildid and file is appended to b with json_result (other
+ * members dropped); *complete is the answer's (1 when it does not say).
+ * Returns the results appended, or -1 when s is not such an answer (b
+ * then unchanged).  Nesting is bounded.
+ */
+int json_read_results(const char *s, size_t len, struct jbuf *b, int *complete);
+
+#endif /* DAEMON_JSON_H */

@@ -1,0 +1,30 @@
+/*
+ * daemon/metadata.h: GET /metadata?key=K&value=V, answered from the path
+ * index and federated to the upstreams.
+ */
+#ifndef DAEMON_METADATA_H
+#define DAEMON_METADATA_H
+
+struct config;
+struct conn;
+struct fill;
+struct index;
+struct pool;
+
+/* What queries are answered from; all must outlive every query. */
+struct metadata_deps {
+	const struct config *cfg;
+	struct index *idx;
+	struct pool *pool;
+	struct fill *fill; /* NULL: no upstreams */
+	const char *via_token; /* this process's name in Via headers */
+};
+
+/*
+ * On c's thread: answer the query (the raw query string of the target)
+ * now, or later when the index's walk and the upstreams have answered.
+ */
+void metadata_start(const struct metadata_deps *d, struct conn *c,
+    const char *query);
+
+#endif /* DAEMON_METADATA_H */
