@@ -197,7 +197,7 @@ scans_done() {
 wait_scan() {
 	local log
 	eval "log=\$${1}_LOG"
-	wait_until 30 scans_done "$log" "$2" ||
+	wait_until 300 scans_done "$log" "$2" ||
 	    bail "$1: scan $2 did not finish"
 }
 

@@ -57,7 +57,11 @@ done
 listening "$port" || { cat "$T/nginx/error.log"; bail "nginx did not start"; }
 tls=https://127.0.0.1:$port
 
-start_daemon plain --scan-dir none --upstream "$tls" --error-ttl 0
+# Deadlines far past any handshake: a slow one (ThreadSanitizer on a loaded
+# machine took more than the 5 s default) must end in the verification
+# failure this checks, not in a timeout.
+start_daemon plain --scan-dir none --upstream "$tls" --error-ttl 0 \
+    --upstream-connect-timeout 60 --upstream-first-byte-timeout 60
 is "$(code "$plain_URL/buildid/$id/debuginfo")" 502 \
     "an https upstream with an unknown certificate: 502"
 like "$(metric "dbgmirror_upstream_errors_total{upstream=\"$tls\",kind=\"connect\"}" "$plain_URL")" \
