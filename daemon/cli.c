@@ -27,6 +27,7 @@
 #include "conf/config.h"
 #include "autoconf.h"
 #include "daemon/clock.h"
+#include "daemon/httpdate.h"
 #include "daemon/misses.h"
 #include "daemon/prefetch.h"
 #include "daemon/scan.h"
@@ -62,16 +63,6 @@ usage(FILE *fp)
 	    "Exit status: 0 done; 1 not found or error; 2 bad usage.\n");
 }
 
-static void
-format_time(int64_t t, char *buf, size_t len)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	gmtime_r(&tt, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 struct lookup {
 	struct index_reader *rd;
 	const char *kind;
@@ -98,9 +89,9 @@ static int
 lookup_cb(const struct index_file *f, void *arg)
 {
 	struct lookup *lk = arg;
-	char when[32];
+	char when[HTTPDATE_ISO_LEN];
 
-	format_time(f->mtime_sec, when, sizeof(when));
+	httpdate_iso((time_t)f->mtime_sec, when);
 	printf("%-10s  %s  %" PRIu64 " bytes  %s%s\n", lk->kind, f->path,
 	    f->size, when, file_note(f, "file"));
 	lk->found++;
@@ -165,7 +156,7 @@ lookup_cache(struct index_reader *rd, const struct buildid *id)
 	struct blob_info bi;
 	struct neg_entry ne;
 	struct cache_key k;
-	char when[32];
+	char when[HTTPDATE_ISO_LEN];
 	int64_t now = clock_now();
 	size_t i;
 	int found = 0;
@@ -173,7 +164,7 @@ lookup_cache(struct index_reader *rd, const struct buildid *id)
 	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		cache_key_make(&k, id, kinds[i], "");
 		if (blob_lookup(rd, &k, &bi) == 0) {
-			format_time(bi.stored, when, sizeof(when));
+			httpdate_iso((time_t)bi.stored, when);
 			printf("%-10s  cached  %" PRIu64
 			       " bytes  from %s  since "
 			       "%s\n",
@@ -264,13 +255,13 @@ print_scan_counts(const struct index_scan *sc)
 static void
 print_scan(const struct index_scan *sc)
 {
-	char start[32], end[32];
+	char start[HTTPDATE_ISO_LEN], end[HTTPDATE_ISO_LEN];
 
 	if (sc->started == 0) {
 		printf("last scan:   never\n");
 		return;
 	}
-	format_time(sc->started, start, sizeof(start));
+	httpdate_iso((time_t)sc->started, start);
 	if (sc->finished == 0) {
 		printf("scan:        running since %s: ", start);
 		print_scan_counts(sc);
@@ -279,12 +270,12 @@ print_scan(const struct index_scan *sc)
 			printf("last scan:   none ended yet\n");
 			return;
 		}
-		format_time(sc->ended, end, sizeof(end));
+		httpdate_iso((time_t)sc->ended, end);
 		printf("last scan:   ended %s after %.1fs, %s\n", end,
 		    (double)sc->ended_ms / 1000, outcome_name(sc->outcome));
 		return;
 	}
-	format_time(sc->finished, end, sizeof(end));
+	httpdate_iso((time_t)sc->finished, end);
 	printf("last scan:   %s to %s (%.1fs, %s): ", start, end,
 	    (double)sc->ended_ms / 1000, outcome_name(sc->outcome));
 	print_scan_counts(sc);

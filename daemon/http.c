@@ -93,7 +93,7 @@ struct http_thread {
 	time_t stop_deadline;
 	time_t clock_sec; /* the second the cached strings below are for */
 	char date[HTTPDATE_LEN];
-	char logtime[32];
+	char logtime[HTTPDATE_ISO_LEN];
 	const struct timeval *tv_header;
 	const struct timeval *tv_keepalive;
 	const struct timeval *tv_send;
@@ -195,14 +195,12 @@ static void
 thread_clock(struct http_thread *t)
 {
 	time_t now = time(NULL);
-	struct tm tm;
 
 	if (now == t->clock_sec)
 		return;
 	t->clock_sec = now;
 	httpdate_format(now, t->date);
-	gmtime_r(&now, &tm);
-	strftime(t->logtime, sizeof(t->logtime), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	httpdate_iso(now, t->logtime);
 }
 
 static double

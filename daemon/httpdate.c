@@ -1,6 +1,7 @@
 /*
- * daemon/httpdate.c: format and parse HTTP dates without the C locale
- * machinery (strftime and strptime follow LC_TIME; HTTP does not).
+ * daemon/httpdate.c: format and parse HTTP dates, and format ISO 8601
+ * times, without the C locale machinery (strftime and strptime follow
+ * LC_TIME; HTTP does not).
  */
 #include "daemon/httpdate.h"
 
@@ -120,6 +121,35 @@ clock_time(const char **p, const char *end, struct tm *tm)
 	    digits(p, end, 2, &tm->tm_sec) == -1)
 		return -1;
 	return 0;
+}
+
+void
+httpdate_iso(time_t t, char out[HTTPDATE_ISO_LEN])
+{
+	struct tm tm;
+	char *p = out;
+	int year;
+
+	if ((long long)t < HTTPDATE_MIN)
+		t = (time_t)HTTPDATE_MIN;
+	if ((long long)t > HTTPDATE_MAX)
+		t = (time_t)HTTPDATE_MAX;
+	gmtime_r(&t, &tm);
+	year = (tm.tm_year + 1900) % 10000;
+	p = put2(p, year / 100);
+	p = put2(p, year % 100);
+	*p++ = '-';
+	p = put2(p, tm.tm_mon + 1);
+	*p++ = '-';
+	p = put2(p, tm.tm_mday);
+	*p++ = 'T';
+	p = put2(p, tm.tm_hour);
+	*p++ = ':';
+	p = put2(p, tm.tm_min);
+	*p++ = ':';
+	p = put2(p, tm.tm_sec);
+	*p++ = 'Z';
+	*p = '\0';
 }
 
 int

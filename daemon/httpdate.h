@@ -1,5 +1,6 @@
 /*
- * daemon/httpdate.h: HTTP dates (RFC 9110 5.6.7), locale-independent.
+ * daemon/httpdate.h: HTTP dates (RFC 9110 5.6.7), and the ISO 8601 UTC
+ * times of the access log and the reports, locale-independent.
  */
 #ifndef DAEMON_HTTPDATE_H
 #define DAEMON_HTTPDATE_H
@@ -11,6 +12,12 @@
 #define HTTPDATE_LEN 30
 
 void httpdate_format(time_t t, char out[HTTPDATE_LEN]);
+
+/* "1994-11-06T08:49:37Z" and its NUL. */
+#define HTTPDATE_ISO_LEN 21
+
+/* t as ISO 8601 in UTC, years clamped to 0000-9999 as for HTTP dates. */
+void httpdate_iso(time_t t, char out[HTTPDATE_ISO_LEN]);
 
 /*
  * Parse an IMF-fixdate, or the obsolete RFC 850 and asctime forms that

@@ -280,28 +280,16 @@ remote_answered(struct fill_meta *fm, const struct upstream_meta_answer *a,
 	mq_unref(m);
 }
 
-/* The path to ask upstreams: the query, escaped again. */
-static void
+/* The path to ask upstreams: the query, escaped again.  0, or -1. */
+static int
 remote_path(const struct mq *m, char *out, size_t len)
 {
-	static const char hex[] = "0123456789ABCDEF";
-	size_t n;
-	const char *p;
+	int w = snprintf(out, len, "/metadata?key=%s&value=", m->key);
 
-	n = (size_t)snprintf(out, len, "/metadata?key=%s&value=", m->key);
-	for (p = m->value; *p != '\0' && n + 4 < len; p++) {
-		unsigned char ch = (unsigned char)*p;
-
-		if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
-		    (ch >= '0' && ch <= '9') || strchr("-._~/", ch) != NULL) {
-			out[n++] = (char)ch;
-		} else {
-			out[n++] = '%';
-			out[n++] = hex[ch >> 4];
-			out[n++] = hex[ch & 0xf];
-		}
-	}
-	out[n] = '\0';
+	if (w < 0 || (size_t)w >= len)
+		return -1;
+	return route_encode(m->value, ROUTE_ENC_QUERY, out + w,
+	    len - (size_t)w);
 }
 
 /* ------------------------------------------------------------- start */
@@ -385,6 +373,11 @@ metadata_start(const struct metadata_deps *d, struct conn *c, const char *query)
 	federate = d->fill != NULL && fill_enabled(d->fill) &&
 	    resolve_loop(conn_request(c), d->via_token,
 		d->cfg->max_forwarded_for) == NULL;
+	/* A query too long to forward is answered from here, incomplete. */
+	if (federate && remote_path(m, m->fm.path, sizeof(m->fm.path)) == -1) {
+		federate = 0;
+		m->remote_complete = 0;
+	}
 	pthread_mutex_init(&m->mu, NULL);
 	if (federate &&
 	    (m->ev = event_new(conn_base(c), -1, 0, remote_event_cb, m)) ==
@@ -401,7 +394,6 @@ metadata_start(const struct metadata_deps *d, struct conn *c, const char *query)
 	conn_on_end(c, mq_release, m);
 	if (federate) {
 		m->refs++;
-		remote_path(m, m->fm.path, sizeof(m->fm.path));
 		resolve_forward_headers(c, d->via_token, m->fm.xff,
 		    sizeof(m->fm.xff), m->fm.via, sizeof(m->fm.via), m->fm.ua,
 		    sizeof(m->fm.ua));

@@ -7,6 +7,7 @@
  * producers never wait for the index.  flushing is set while a flush job
  * is queued or running; the producer that finds it clear starts one.
  */
+#include "daemon/httpdate.h"
 #include "daemon/misses.h"
 
 #include <pthread.h>
@@ -191,16 +192,6 @@ misses_kinds(unsigned kinds, char *buf, size_t len)
 	return buf;
 }
 
-static void
-format_time(int64_t t, char *buf, size_t len)
-{
-	time_t tt = (time_t)t;
-	struct tm tm;
-
-	gmtime_r(&tt, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 /*
  * A JSON string.  Bytes outside printable ASCII are escaped as \u00XX
  * (read as Latin-1), so that any User-Agent gives valid JSON.
@@ -232,7 +223,8 @@ static int
 report_cb(const struct miss_info *mi, void *arg)
 {
 	struct report *r = arg;
-	char id[BUILDID_HEX_MAX], first[32], last[32], kinds[64];
+	char id[BUILDID_HEX_MAX], first[HTTPDATE_ISO_LEN],
+	    last[HTTPDATE_ISO_LEN], kinds[64];
 	enum cache_kind k;
 	int n = 0;
 
@@ -241,8 +233,8 @@ report_cb(const struct miss_info *mi, void *arg)
 	if (mi->last < r->q->since)
 		return 0;
 	buildid_format(&mi->id, id);
-	format_time(mi->first, first, sizeof(first));
-	format_time(mi->last, last, sizeof(last));
+	httpdate_iso((time_t)mi->first, first);
+	httpdate_iso((time_t)mi->last, last);
 	if (!r->q->json) {
 		fprintf(r->fp, "%8llu  %s  %s  %-20s  %s  %s  %s\n",
 		    (unsigned long long)mi->count, last, first,
@@ -275,7 +267,7 @@ misses_report(struct index_reader *rd, const struct misses_query *q,
     size_t *len)
 {
 	struct report r = { NULL, q, 0 };
-	char since[32], *buf = NULL;
+	char since[HTTPDATE_ISO_LEN], *buf = NULL;
 	uint64_t total;
 	size_t size = 0;
 	int failed;
@@ -284,7 +276,7 @@ misses_report(struct index_reader *rd, const struct misses_query *q,
 	    (r.fp = open_memstream(&buf, &size)) == NULL)
 		return NULL;
 	if (q->since > 0)
-		format_time(q->since, since, sizeof(since));
+		httpdate_iso((time_t)q->since, since);
 	if (q->json)
 		fprintf(r.fp, "{\"ids\":%llu,\"misses\":[",
 		    (unsigned long long)total);

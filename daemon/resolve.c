@@ -995,10 +995,7 @@ xff_count(struct slice xff)
 static int
 upstream_path(const struct route *rt, char *out, size_t len)
 {
-	static const char hex[] = "0123456789ABCDEF";
 	char id[BUILDID_HEX_MAX];
-	const char *p;
-	size_t n;
 	int w;
 
 	buildid_format(&rt->id, id);
@@ -1017,23 +1014,7 @@ upstream_path(const struct route *rt, char *out, size_t len)
 	}
 	if (w < 0 || (size_t)w >= len)
 		return -1;
-	n = (size_t)w;
-	for (p = rt->arg; *p != '\0'; p++) {
-		unsigned char ch = (unsigned char)*p;
-
-		if (n + 4 > len)
-			return -1;
-		if (ch > 0x20 && ch < 0x7f && ch != '%' && ch != '?' &&
-		    ch != '#') {
-			out[n++] = (char)ch;
-		} else {
-			out[n++] = '%';
-			out[n++] = hex[ch >> 4];
-			out[n++] = hex[ch & 0xf];
-		}
-	}
-	out[n] = '\0';
-	return 0;
+	return route_encode(rt->arg, ROUTE_ENC_PATH, out + w, len - (size_t)w);
 }
 
 /* Copy a slice into a C string of at most len - 1 bytes. */

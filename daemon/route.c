@@ -16,6 +16,40 @@
 /* The longest target decoded; longer ones are refused before decoding. */
 #define TARGET_MAX 8192
 
+int
+route_encode(const char *in, enum route_enc how, char *out, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = 0;
+	int keep;
+
+	for (; *in != '\0'; in++) {
+		unsigned char ch = (unsigned char)*in;
+
+		if (how == ROUTE_ENC_PATH)
+			keep = ch > 0x20 && ch < 0x7f && ch != '%' &&
+			    ch != '?' && ch != '#';
+		else
+			keep = (ch >= 'a' && ch <= 'z') ||
+			    (ch >= 'A' && ch <= 'Z') ||
+			    (ch >= '0' && ch <= '9') ||
+			    (ch != '\0' && strchr("-._~/", ch) != NULL);
+		if (n + (keep ? 1 : 3) >= len)
+			return -1;
+		if (keep) {
+			out[n++] = (char)ch;
+		} else {
+			out[n++] = '%';
+			out[n++] = hex[ch >> 4];
+			out[n++] = hex[ch & 0xf];
+		}
+	}
+	if (n >= len)
+		return -1;
+	out[n] = '\0';
+	return 0;
+}
+
 long
 route_decode(const char *in, size_t len, char *out, int form, const char **why)
 {

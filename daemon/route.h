@@ -52,4 +52,16 @@ int route_parse(struct route *rt, const char *target, size_t len,
 long route_decode(const char *in, size_t len, char *out, int form,
     const char **why);
 
+/* What route_encode leaves as it is. */
+enum route_enc {
+	ROUTE_ENC_PATH, /* printable ASCII but '%', '?', '#': a path */
+	ROUTE_ENC_QUERY, /* letters, digits, "-._~/": a query's value */
+};
+
+/*
+ * Percent-encode the C string in into out (len bytes, NUL-terminated),
+ * keeping what how says.  Returns 0, or -1 when out is too short.
+ */
+int route_encode(const char *in, enum route_enc how, char *out, size_t len);
+
 #endif /* DAEMON_ROUTE_H */

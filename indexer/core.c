@@ -76,32 +76,6 @@ core_read(const struct core *c, uint64_t vaddr, void *buf, size_t len)
 	return 0;
 }
 
-/* The GNU build-id among notes p[0..n) padded to align, into id. */
-static void
-notes_buildid(const unsigned char *p, size_t n, size_t align,
-    struct buildid *id)
-{
-	Elf32_Nhdr nh; /* the same for both classes */
-	size_t off = 0, name, desc;
-
-	while (n - off >= sizeof(nh)) {
-		memcpy(&nh, p + off, sizeof(nh));
-		off += sizeof(nh);
-		name = ((size_t)nh.n_namesz + align - 1) & ~(align - 1);
-		desc = ((size_t)nh.n_descsz + align - 1) & ~(align - 1);
-		if (name > n - off || desc > n - off - name)
-			return;
-		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-		    memcmp(p + off, "GNU", 4) == 0 && nh.n_descsz > 0 &&
-		    nh.n_descsz <= BUILDID_MAX) {
-			memcpy(id->bytes, p + off + name, nh.n_descsz);
-			id->len = nh.n_descsz;
-			return;
-		}
-		off += name + desc;
-	}
-}
-
 /*
  * The build-id of the ELF object whose header the process had at start;
  * returns what core_module.elf says.
@@ -146,8 +120,10 @@ object_buildid(const struct core *c, uint64_t start, uint64_t pagesz,
 			continue;
 		got =
 		    core_read(c, bias + ph.p_vaddr, notes, (size_t)ph.p_filesz);
+		/* Sets id only when it finds one, which ends the loop. */
 		if (got == ph.p_filesz)
-			notes_buildid(notes, got, ph.p_align == 8 ? 8 : 4, id);
+			(void)elf_notes_buildid(notes, got,
+			    ph.p_align == 8 ? 8 : 4, id);
 	}
 	elf_end(e);
 	return 1;

@@ -50,14 +50,10 @@ elf_has_magic(const void *buf, size_t len)
 	return len >= SELFMAG && memcmp(buf, ELFMAG, SELFMAG) == 0;
 }
 
-/*
- * Walk the notes in p[0..n) looking for the GNU build-id; align is the
- * padding of names and descriptors (4, or 8 for 8-aligned segments).
- */
-static int
-prefix_notes(const unsigned char *p, size_t n, size_t align,
-    const struct buildid *want)
+int
+elf_notes_buildid(const void *buf, size_t n, size_t align, struct buildid *id)
 {
+	const unsigned char *p = buf;
 	Elf32_Nhdr nh; /* the same layout in both classes */
 	size_t off = 0, name, desc;
 
@@ -69,15 +65,32 @@ prefix_notes(const unsigned char *p, size_t n, size_t align,
 		if (name > n - off || desc > n - off - name)
 			return 0;
 		if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-		    memcmp(p + off, "GNU", 4) == 0)
-			return nh.n_descsz == want->len &&
-				memcmp(p + off + name, want->bytes,
-				    want->len) == 0
-			    ? 1
-			    : -1;
+		    memcmp(p + off, "GNU", 4) == 0) {
+			if (nh.n_descsz == 0 || nh.n_descsz > BUILDID_MAX)
+				return -1;
+			memcpy(id->bytes, p + off + name, nh.n_descsz);
+			id->len = nh.n_descsz;
+			return 1;
+		}
 		off += name + desc;
 	}
 	return 0;
+}
+
+/* What the notes p[0..n) say of want: 1 it, -1 another id, 0 nothing. */
+static int
+prefix_notes(const unsigned char *p, size_t n, size_t align,
+    const struct buildid *want)
+{
+	struct buildid got;
+	int rc = elf_notes_buildid(p, n, align, &got);
+
+	if (rc != 1)
+		return rc;
+	return got.len == want->len &&
+		memcmp(got.bytes, want->bytes, want->len) == 0
+	    ? 1
+	    : -1;
 }
 
 int

@@ -73,6 +73,15 @@ int elf_is_debug_name(const char *name);
 int elf_has_magic(const void *buf, size_t len);
 
 /*
+ * Find the GNU build-id among the notes in buf[0..n), whose names and
+ * descriptors are padded to align (4, or 8 in 8-aligned segments).
+ * Returns 1 with *id, 0 when there is none (or the notes end malformed
+ * before it), -1 when its note is of a size no build-id has.
+ */
+int elf_notes_buildid(const void *buf, size_t n, size_t align,
+    struct buildid *id);
+
+/*
  * Check the first len bytes of a file that should carry GNU build-id want,
  * before the rest has arrived.  -1 when they are not ELF, or when a build-id
  * note they contain names another id; 1 when such a note matches; 0 when

@@ -897,6 +897,19 @@ check_format(time_t t, const char *s)
 	ok(out[HTTPDATE_LEN] == 'x', "format stays within HTTPDATE_LEN");
 }
 
+/* httpdate_iso(t) is s, in exactly HTTPDATE_ISO_LEN bytes. */
+static void
+check_iso(time_t t, const char *s)
+{
+	char out[HTTPDATE_ISO_LEN + 8], msg[100];
+
+	memset(out, 'x', sizeof(out));
+	httpdate_iso(t, out);
+	snprintf(msg, sizeof(msg), "iso %lld", (long long)t);
+	is_str(out, s, msg);
+	ok(out[HTTPDATE_ISO_LEN] == 'x', "iso stays within HTTPDATE_ISO_LEN");
+}
+
 /* Parse a heap copy of exactly the bytes of s[0..len). */
 static int
 parse_n(const char *s, size_t len, time_t *t)
@@ -944,6 +957,19 @@ test_httpdate_format(void)
 	check_format(253402300799LL, "Fri, 31 Dec 9999 23:59:59 GMT");
 	check_format(-1, "Wed, 31 Dec 1969 23:59:59 GMT");
 	is_int(HTTPDATE_LEN, 30, "HTTPDATE_LEN holds 29 bytes and a NUL");
+}
+
+static void
+test_httpdate_iso(void)
+{
+	check_iso(0, "1970-01-01T00:00:00Z");
+	check_iso(784111777, "1994-11-06T08:49:37Z");
+	check_iso(951782400, "2000-02-29T00:00:00Z");
+	check_iso(2147483648LL, "2038-01-19T03:14:08Z");
+	check_iso(253402300799LL, "9999-12-31T23:59:59Z");
+	check_iso(253402300800LL, "9999-12-31T23:59:59Z");
+	check_iso(-1, "1969-12-31T23:59:59Z");
+	check_iso(-62167219201LL, "0000-01-01T00:00:00Z");
 }
 
 static void
@@ -1099,6 +1125,7 @@ main(void)
 	test_artifact_head();
 	test_reasons();
 	test_httpdate_format();
+	test_httpdate_iso();
 	test_httpdate_parse();
 	test_httpdate_truncated();
 	test_httpdate_round_trip();

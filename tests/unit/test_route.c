@@ -514,6 +514,37 @@ test_lengths(void)
 	free(arg);
 }
 
+/* route_encode's output decodes back to its input; what it keeps. */
+static void
+test_encode(void)
+{
+	static const char in[] = "/usr/src/a b/c%d?e#f&g=h+i\x01\xff~x";
+	char out[128], back[128], small[8];
+	const char *why;
+	long n;
+
+	is_int(route_encode(in, ROUTE_ENC_PATH, out, sizeof(out)), 0,
+	    "encode a path");
+	is_str(out, "/usr/src/a%20b/c%25d%3Fe%23f&g=h+i%01%FF~x",
+	    "a path keeps printable bytes but % ? # and space");
+	n = route_decode(out, strlen(out), back, 0, &why);
+	ok(n == (long)strlen(in) && memcmp(back, in, (size_t)n) == 0,
+	    "... and decodes back to itself");
+	is_int(route_encode(in, ROUTE_ENC_QUERY, out, sizeof(out)), 0,
+	    "encode a query value");
+	is_str(out, "/usr/src/a%20b/c%25d%3Fe%23f%26g%3Dh%2Bi%01%FF~x",
+	    "a query value keeps letters, digits, -._~ and /");
+	n = route_decode(out, strlen(out), back, 1, &why);
+	ok(n == (long)strlen(in) && memcmp(back, in, (size_t)n) == 0,
+	    "... and decodes back to itself as a form");
+	is_int(route_encode("abcdefg", ROUTE_ENC_PATH, small, sizeof(small)), 0,
+	    "seven bytes and a NUL fit in eight");
+	is_int(route_encode("abcdefgh", ROUTE_ENC_PATH, small, sizeof(small)),
+	    -1, "eight do not");
+	is_int(route_encode("abcde f", ROUTE_ENC_PATH, small, sizeof(small)),
+	    -1, "nor an escape that would end past the buffer");
+}
+
 int
 main(void)
 {
@@ -527,5 +558,6 @@ main(void)
 	test_section_names();
 	test_not_found();
 	test_lengths();
+	test_encode();
 	return tap_done();
 }
