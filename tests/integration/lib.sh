@@ -335,9 +335,12 @@ dfind() {
 	shift
 	eval "url=\$${name}_URL"
 	nfind=$((nfind + 1))
-	FOUND=$(DEBUGINFOD_URLS=$url \
+	# Two minutes to the first byte: a fill that needs a decompression
+	# pass over gigabytes took more than client_env's 10 s under
+	# ThreadSanitizer on a loaded machine.
+	FOUND=$(DEBUGINFOD_URLS=$url DEBUGINFOD_TIMEOUT=120 \
 	    DEBUGINFOD_CACHE_PATH=$T/client-cache-$nfind \
-	    timeout 30 debuginfod-find "$@" 2>"$T/find.err")
+	    timeout 150 debuginfod-find "$@" 2>"$T/find.err")
 	rc=$?
 	[ "$rc" -eq 0 ] || sed 's/^/#   debuginfod-find: /' "$T/find.err"
 	return "$rc"
