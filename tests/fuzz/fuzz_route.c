@@ -60,6 +60,20 @@ check_canonical(const char *path)
 	FUZZ_CHECK(*seg == '\0');
 }
 
+/* An endpoint that takes no argument at all. */
+static int
+bare(enum route_endpoint e)
+{
+	return e == ROUTE_BANNER || e == ROUTE_METRICS || e == ROUTE_STATUS;
+}
+
+/* An endpoint whose argument is the raw query (its meaning is its query). */
+static int
+by_query(enum route_endpoint e)
+{
+	return e == ROUTE_PURGE || e == ROUTE_MISSES || e == ROUTE_METADATA;
+}
+
 static void
 check_route(const struct route *rt, int rc, const char *why)
 {
@@ -73,10 +87,10 @@ check_route(const struct route *rt, int rc, const char *why)
 		FUZZ_CHECK(why != NULL && why[0] != '\0');
 		return;
 	}
-	if (rt->endpoint == ROUTE_BANNER || rt->endpoint == ROUTE_METRICS)
+	if (bare(rt->endpoint))
 		return;
-	if (rt->endpoint == ROUTE_PURGE) {
-		/* The raw query, bounded; admin actions parse it. */
+	if (by_query(rt->endpoint)) {
+		/* The raw query, bounded; its endpoint parses it. */
 		n = strnlen(rt->arg, sizeof(rt->arg));
 		FUZZ_CHECK(n <= ROUTE_PATH_MAX);
 		return;
@@ -111,9 +125,8 @@ route_same(const struct route *a, int rca, const struct route *b, int rcb)
 		return 0;
 	if (rca != 0 || a->endpoint != b->endpoint)
 		return rca != 0;
-	/* No build-id to compare; a purge's query is its own. */
-	if (a->endpoint == ROUTE_BANNER || a->endpoint == ROUTE_METRICS ||
-	    a->endpoint == ROUTE_PURGE)
+	/* No build-id to compare; a query is its endpoint's own. */
+	if (bare(a->endpoint) || by_query(a->endpoint))
 		return 1;
 	if (!buildid_equal(&a->id, &b->id))
 		return 0;
@@ -158,8 +171,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(alt + size, QUERY, strlen(QUERY));
 	rc2 = route_copy(&other, alt, size + strlen(QUERY), &why);
 	check_route(&other, rc2, why);
-	/* The admin endpoint is the one whose meaning is its query. */
-	if (!(rc2 == 0 && other.endpoint == ROUTE_PURGE))
+	/* Endpoints whose meaning is their query may answer otherwise. */
+	if (!(rc2 == 0 && by_query(other.endpoint)))
 		FUZZ_CHECK(route_same(&got, rc, &other, rc2));
 
 	free(alt);
