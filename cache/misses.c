@@ -70,6 +70,7 @@ record_one(struct index_batch *b, const struct miss_event *ev)
 	struct index_rec cur;
 	struct miss_rec r;
 	uint8_t rk[RANKKEY_LEN];
+	int64_t first = ev->first != 0 ? ev->first : ev->when;
 	int rc;
 
 	rc = index_batch_get_rec(b, INDEX_MISSES, ev->id.bytes, ev->id.len,
@@ -79,15 +80,15 @@ record_one(struct index_batch *b, const struct miss_event *ev)
 		index_batch_del_rec(b, INDEX_MISS_RANK, rk, sizeof(rk));
 	} else {
 		memset(&r, 0, sizeof(r));
-		r.first = ev->when;
+		r.first = first;
 		r.idlen = (uint8_t)ev->id.len;
 		memcpy(r.id, ev->id.bytes, ev->id.len);
 	}
-	r.count++;
+	r.count += ev->count > 0 ? ev->count : 1;
 	if (ev->when > r.last)
 		r.last = ev->when;
-	if (ev->when < r.first)
-		r.first = ev->when;
+	if (first < r.first)
+		r.first = first;
 	r.kinds |= 1u << ev->kind;
 	snprintf(r.ua, sizeof(r.ua), "%s", ev->ua);
 	snprintf(r.addr, sizeof(r.addr), "%s", ev->addr);

@@ -27,11 +27,17 @@ struct index_reader;
 #define MISS_UA_MAX 128
 #define MISS_ADDR_MAX 48
 
-/* One request that ended not-found. */
+/*
+ * Requests for one kind of one id that ended not-found, folded into one
+ * event: count of them (0 counts as 1), the first and the last (when; a
+ * first of 0 is when), and the client of the last.
+ */
 struct miss_event {
 	struct buildid id;
 	enum cache_kind kind;
-	int64_t when; /* unix seconds of the daemon's clock */
+	uint64_t count;
+	int64_t first; /* unix seconds of the daemon's clock */
+	int64_t when;
 	char ua[MISS_UA_MAX];
 	char addr[MISS_ADDR_MAX];
 };

@@ -73,6 +73,7 @@ struct daemon {
 	struct misses *misses; /* NULL: misses-max 0 */
 	struct httpd *httpd;
 	struct event *maintain_ev;
+	struct event *misses_ev; /* every second: write the missing ids */
 	int maintaining;
 	struct event *rescan_ev;
 	struct scan_opts opts;
@@ -136,6 +137,14 @@ maintain_done(void *arg)
 	struct daemon *d = arg;
 
 	d->maintaining = 0;
+}
+
+static void
+misses_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct daemon *d = arg;
+
+	misses_tick(d->misses);
 }
 
 static void
@@ -625,6 +634,10 @@ main(int argc, char **argv)
 	d.maintain_ev = event_new(d.base, -1, EV_PERSIST, maintain_cb, &d);
 	if (d.maintain_ev == NULL || event_add(d.maintain_ev, &every) == -1)
 		fatalx("event loop: out of memory");
+	every.tv_sec = 1;
+	d.misses_ev = event_new(d.base, -1, EV_PERSIST, misses_cb, &d);
+	if (d.misses_ev == NULL || event_add(d.misses_ev, &every) == -1)
+		fatalx("event loop: out of memory");
 	for (i = 0; i < 3; i++) {
 		sigs[i] = evsignal_new(d.base, signums[i], signal_cb, &d);
 		if (sigs[i] == NULL || event_add(sigs[i], NULL) == -1)
@@ -681,6 +694,7 @@ main(int argc, char **argv)
 	signals_ignore(sigs, signums, 3);
 	event_free(d.rescan_ev);
 	event_free(d.maintain_ev);
+	event_free(d.misses_ev);
 	event_base_free(d.base);
 	serve_free(srv);
 	free(admin_token);

@@ -2,10 +2,15 @@
  * daemon/misses.c: the missing-id report's recorder and its rendering
  * (daemon/misses.h).
  *
- * The queue is two arrays: producers append to q under mu; the one flush
- * job swaps q with spare under mu and writes spare without it, so
- * producers never wait for the index.  flushing is set while a flush job
- * is queued or running; the producer that finds it clear starts one.
+ * The queue is two arrays: producers fold a request into q under mu (the
+ * event of its id and kind, found through slot, an open-addressing table
+ * of indexes into q, or a new one); the one flush job swaps q with spare
+ * under mu and writes spare without it, so producers never wait for the
+ * index.  flushing is set while a flush job is queued or running;
+ * misses_tick starts one, once a second, when the queue holds anything:
+ * a flood of 404s costs a memory write per request and one transaction a
+ * second, not a pool job and a transaction per handful of requests
+ * (which halved the 404s a thread could answer).
  */
 #include "daemon/httpdate.h"
 #include "daemon/misses.h"
@@ -23,6 +28,9 @@
 #include "daemon/metrics.h"
 #include "daemon/pool.h"
 
+/* Hash slots of the queue: a power of two, twice its events. */
+#define SLOTS (2 * MISSES_QUEUE_MAX)
+
 struct misses {
 	struct index *idx;
 	struct pool *pool;
@@ -31,6 +39,7 @@ struct misses {
 	struct miss_event *q; /* filling, under mu */
 	struct miss_event *spare; /* the flush's */
 	size_t n; /* events in q */
+	uint16_t slot[SLOTS]; /* 1 + the index in q of an event; 0: free */
 	int flushing;
 };
 
@@ -75,6 +84,7 @@ flush(struct misses *m)
 		m->spare = batch;
 		n = m->n;
 		m->n = 0;
+		memset(m->slot, 0, sizeof(m->slot));
 		pthread_mutex_unlock(&m->mu);
 		if (miss_record(m->idx, batch, n, err, sizeof(err)) == -1) {
 			log_warnx("%s: %s", __func__, err);
@@ -105,34 +115,16 @@ misses_free(struct misses *m)
 }
 
 void
-misses_note(struct misses *m, const struct buildid *id, enum cache_kind kind,
-    const char *ua, size_t ualen, const char *addr)
+misses_tick(struct misses *m)
 {
-	struct miss_event *ev;
-	int64_t now;
 	int start;
 
 	if (m == NULL)
 		return;
-	now = clock_now();
-	if (ualen >= MISS_UA_MAX)
-		ualen = MISS_UA_MAX - 1;
 	pthread_mutex_lock(&m->mu);
-	if (m->n == MISSES_QUEUE_MAX) {
-		pthread_mutex_unlock(&m->mu);
-		metrics_misses_dropped(1);
-		return;
-	}
-	ev = &m->q[m->n++];
-	ev->id = *id;
-	ev->kind = kind;
-	ev->when = now;
-	if (ua != NULL && ualen > 0)
-		memcpy(ev->ua, ua, ualen);
-	ev->ua[ua != NULL ? ualen : 0] = '\0';
-	snprintf(ev->addr, sizeof(ev->addr), "%s", addr);
-	start = !m->flushing;
-	m->flushing = 1;
+	start = !m->flushing && m->n > 0;
+	if (start)
+		m->flushing = 1;
 	pthread_mutex_unlock(&m->mu);
 	/* Not queued (shutting down): misses_free writes what is left. */
 	if (start && pool_submit(m->pool, flush_work, NULL, NULL, m) == -1) {
@@ -140,6 +132,62 @@ misses_note(struct misses *m, const struct buildid *id, enum cache_kind kind,
 		m->flushing = 0;
 		pthread_mutex_unlock(&m->mu);
 	}
+}
+
+/* The slot of (id, kind) in m->slot: its event's, or the free one. */
+static size_t
+slot_of(const struct misses *m, const struct buildid *id, enum cache_kind kind)
+{
+	uint32_t h = 2166136261u ^ (uint32_t)kind;
+	const struct miss_event *ev;
+	size_t i;
+
+	for (i = 0; i < id->len; i++)
+		h = (h ^ id->bytes[i]) * 16777619u;
+	for (i = h & (SLOTS - 1); m->slot[i] != 0; i = (i + 1) & (SLOTS - 1)) {
+		ev = &m->q[m->slot[i] - 1];
+		if (ev->kind == kind && buildid_equal(&ev->id, id))
+			break;
+	}
+	return i;
+}
+
+void
+misses_note(struct misses *m, const struct buildid *id, enum cache_kind kind,
+    const char *ua, size_t ualen, const char *addr)
+{
+	struct miss_event *ev;
+	int64_t now;
+	size_t i;
+
+	if (m == NULL)
+		return;
+	now = clock_now();
+	if (ualen >= MISS_UA_MAX)
+		ualen = MISS_UA_MAX - 1;
+	pthread_mutex_lock(&m->mu);
+	i = slot_of(m, id, kind);
+	if (m->slot[i] != 0) {
+		ev = &m->q[m->slot[i] - 1];
+		ev->count++;
+	} else if (m->n == MISSES_QUEUE_MAX) {
+		pthread_mutex_unlock(&m->mu);
+		metrics_misses_dropped(1);
+		return;
+	} else {
+		ev = &m->q[m->n++];
+		m->slot[i] = (uint16_t)m->n;
+		ev->id = *id;
+		ev->kind = kind;
+		ev->count = 1;
+		ev->first = now;
+	}
+	ev->when = now;
+	if (ua != NULL && ualen > 0)
+		memcpy(ev->ua, ua, ualen);
+	ev->ua[ua != NULL ? ualen : 0] = '\0';
+	snprintf(ev->addr, sizeof(ev->addr), "%s", addr);
+	pthread_mutex_unlock(&m->mu);
 }
 
 /* ------------------------------------------------------------- report */

@@ -2,13 +2,13 @@
  * daemon/misses.h: the missing-id report: requests that ended not-found,
  * recorded off the request path, and the report of them.
  *
- * The request path only appends an event to a bounded in-memory queue
- * (one mutex, no I/O); a short pool job writes what the queue holds to the
- * index in one transaction (cache/misses.h) and evicts the least missed
- * ids beyond the cap.  One flush runs at a time, and events that arrive
- * meanwhile wait for the next, so a flood of 404s costs one transaction
- * per flush, not one per request.  A full queue drops the event and
- * counts it (dbgmirror_misses_dropped_total).
+ * The request path only folds the request into a bounded in-memory queue
+ * of one event per id and kind (one mutex, no I/O); every second
+ * (misses_tick) a short pool job writes what the queue holds to the index
+ * in one transaction (cache/misses.h) and evicts the least missed ids
+ * beyond the cap, so a flood of 404s costs one transaction a second.  A
+ * request for an id and kind not in a full queue is dropped and counted
+ * (dbgmirror_misses_dropped_total).
  *
  * The report (the CLI's `dbgmirror misses`, /admin/misses) reads the table
  * in a read transaction of the caller.
@@ -26,11 +26,13 @@ struct index_reader;
 struct pool;
 struct misses;
 
-/* Events the queue holds at most. */
+/* Distinct ids and kinds the queue holds at most. */
 #define MISSES_QUEUE_MAX 1024
 
 /* Keep at most max ids in idx, flushing on pool's short jobs. */
 struct misses *misses_new(struct index *idx, struct pool *pool, uint64_t max);
+/* Once a second, any thread: start a flush when the queue holds events. */
+void misses_tick(struct misses *m);
 /* Write what the queue still holds, on this thread, and free m. */
 void misses_free(struct misses *m);
 

@@ -46,7 +46,9 @@ event(uint8_t seed, size_t len, enum cache_kind kind, int64_t when,
 /* What a walk saw, in its order. */
 struct seen {
 	struct miss_info v[16];
-	size_t n;
+	size_t n; /* kept in v */
+	size_t all; /* walked */
+	uint64_t total; /* their counts */
 	size_t stop; /* stop after this many; 0: never */
 };
 
@@ -55,6 +57,8 @@ seen_cb(const struct miss_info *mi, void *arg)
 {
 	struct seen *s = arg;
 
+	s->all++;
+	s->total += mi->count;
 	if (s->n < 16)
 		s->v[s->n++] = *mi;
 	return s->stop != 0 && s->n == s->stop;
@@ -217,41 +221,49 @@ test_queue(void)
 	struct seen s;
 	char err[256], *text;
 	size_t i, len;
-	uint64_t total = 0;
 
 	metrics_init();
 	idx = index_open(at("queue"), 0, MAPSIZE, err, sizeof(err));
 	pool = pool_new(2, 1);
 	if (!ok(idx != NULL && pool != NULL, "queue: an index and a pool"))
 		return;
-	m = misses_new(idx, pool, 100);
-	/* Both workers held: the flush the first note starts cannot run. */
+	m = misses_new(idx, pool, 2000);
+	/* Both workers held: a flush started now could not run. */
 	pool_submit(pool, gate_work, NULL, NULL, NULL);
 	pool_submit(pool, gate_work, NULL, NULL, NULL);
 	ok(gate_wait_for(2), "both workers held at the gate");
 	memset(&id, 0, sizeof(id));
 	id.len = 20;
-	for (i = 0; i < MISSES_QUEUE_MAX + 3; i++) {
+	/* 10,000 requests for 5 ids: 5 events, nothing dropped. */
+	for (i = 0; i < 10000; i++) {
 		id.bytes[0] = (uint8_t)(i % 5);
 		misses_note(m, &id, CACHE_DEBUGINFO, "gdb/1 and more", 5,
 		    "::1");
 	}
+	/* Then as many other ids as the queue has room for, and 3 more. */
+	for (i = 5; i < MISSES_QUEUE_MAX + 3; i++) {
+		id.bytes[0] = (uint8_t)(i & 0xff);
+		id.bytes[1] = (uint8_t)(i >> 8);
+		misses_note(m, &id, CACHE_DEBUGINFO, NULL, 0, "::1");
+	}
 	text = metrics_render(&len);
 	ok(text != NULL &&
 		strstr(text, "\ndbgmirror_misses_dropped_total 3\n") != NULL,
-	    "a full queue: the 3 notes over it dropped and counted");
+	    "a full queue: the 3 new ids over it dropped and counted");
 	free(text);
+	misses_tick(m);
 	pthread_mutex_lock(&gate_mu);
 	gate_open = 1;
 	pthread_cond_broadcast(&gate_cv);
 	pthread_mutex_unlock(&gate_mu);
-	pool_free(pool); /* runs the queued flush, then stops */
+	pool_free(pool); /* runs the flush the tick queued, then stops */
 	misses_free(m);
 	walk(idx, &s, 0);
-	is_int(s.n, 5, "the queue reached the index: 5 ids");
-	for (i = 0; i < s.n; i++)
-		total += s.v[i].count;
-	is_int(total, MISSES_QUEUE_MAX, "... every note the queue held");
+	is_int(s.all, MISSES_QUEUE_MAX,
+	    "the queue reached the index: 1024 ids");
+	is_int(s.total, 10000 + MISSES_QUEUE_MAX - 5,
+	    "... every request the queue folded in, counted");
+	is_int(s.v[0].count, 2000, "... the most missed first: 2000");
 	is_str(s.v[0].ua, "gdb/1", "... the User-Agent as long as given");
 	is_str(s.v[0].addr, "::1", "... the address");
 	index_close(idx);
