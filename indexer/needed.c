@@ -160,7 +160,9 @@ dyn_read_sections(struct elf_file *ef, struct dyn *d, char *err, size_t errlen)
 			    dy.d_tag != DT_RUNPATH)
 				continue;
 			s = elf_strptr(ef->elf, sh.sh_link, dy.d_un.d_val);
-			if (s == NULL)
+			/* No name is no library (the loader refuses it). */
+			if (s == NULL ||
+			    (dy.d_tag == DT_NEEDED && s[0] == '\0'))
 				continue;
 			if (dy.d_tag == DT_RPATH && d->rpath == NULL) {
 				d->rpath = strdup(s);
@@ -203,6 +205,8 @@ dyn_read_interp(struct elf_file *ef, int fd, struct dyn *d)
 			(ssize_t)ph.p_filesz)
 			return 0;
 		buf[ph.p_filesz] = '\0';
+		if (buf[0] == '\0')
+			return 0;
 		if ((d->interp = strdup(buf)) == NULL)
 			return -1;
 		return 0;
