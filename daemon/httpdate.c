@@ -25,19 +25,25 @@ put2(char *p, int v)
 #define HTTPDATE_MIN (-62167219200LL) /* 0000-01-01T00:00:00Z */
 #define HTTPDATE_MAX 253402300799LL /* 9999-12-31T23:59:59Z */
 
+/* t, clamped to those years, in UTC into *tm; its year. */
+static int
+utc(time_t t, struct tm *tm)
+{
+	if ((long long)t < HTTPDATE_MIN)
+		t = (time_t)HTTPDATE_MIN;
+	if ((long long)t > HTTPDATE_MAX)
+		t = (time_t)HTTPDATE_MAX;
+	gmtime_r(&t, tm);
+	return (tm->tm_year + 1900) % 10000;
+}
+
 void
 httpdate_format(time_t t, char out[HTTPDATE_LEN])
 {
 	struct tm tm;
 	char *p = out;
-	int year;
+	int year = utc(t, &tm);
 
-	if ((long long)t < HTTPDATE_MIN)
-		t = (time_t)HTTPDATE_MIN;
-	if ((long long)t > HTTPDATE_MAX)
-		t = (time_t)HTTPDATE_MAX;
-	gmtime_r(&t, &tm);
-	year = (tm.tm_year + 1900) % 10000;
 	memcpy(p, days[tm.tm_wday], 3);
 	p += 3;
 	*p++ = ',';
@@ -128,14 +134,8 @@ httpdate_iso(time_t t, char out[HTTPDATE_ISO_LEN])
 {
 	struct tm tm;
 	char *p = out;
-	int year;
+	int year = utc(t, &tm);
 
-	if ((long long)t < HTTPDATE_MIN)
-		t = (time_t)HTTPDATE_MIN;
-	if ((long long)t > HTTPDATE_MAX)
-		t = (time_t)HTTPDATE_MAX;
-	gmtime_r(&t, &tm);
-	year = (tm.tm_year + 1900) % 10000;
 	p = put2(p, year / 100);
 	p = put2(p, year % 100);
 	*p++ = '-';
