@@ -37,6 +37,12 @@ struct httpd *httpd_new(const struct config *cfg,
     const struct http_handler *handler, char *err, size_t errlen);
 /* Start the event-loop threads. */
 int httpd_start(struct httpd *h);
+/*
+ * Read the TLS listeners' certificates and keys again (SIGHUP): new
+ * connections use them, open ones keep theirs.  -1 when one failed (it
+ * keeps its old one; logged).
+ */
+int httpd_reload(struct httpd *h);
 /* Client connections open now, over all threads. */
 unsigned httpd_connections(struct httpd *h);
 /*
@@ -58,6 +64,9 @@ void conn_wait(struct conn *c);
 /* The loop the connection runs on, and the peer's address as text. */
 struct event_base *conn_base(struct conn *c);
 const char *conn_peer_addr(struct conn *c);
+/* 1 on HTTPS; the verified client certificate's subject, "" when none. */
+int conn_is_tls(struct conn *c);
+const char *conn_tls_subject(struct conn *c);
 /*
  * fn(arg) runs once when the exchange ends: its response sent, cut, or the
  * connection gone.  For resources the response uses (pins, streams).

@@ -56,6 +56,7 @@
 #include "daemon/pool.h"
 #include "daemon/scan.h"
 #include "daemon/serve.h"
+#include "daemon/tls.h"
 #include "fetchers/upstream.h"
 #include "indexer/elf.h"
 
@@ -355,6 +356,11 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 		scan_start(d);
 		return;
 	}
+	if (sig == SIGHUP) {
+		log_info("SIGHUP: reloading certificates");
+		httpd_reload(d->httpd);
+		return;
+	}
 	log_info("%s: stopping", strsignal((int)sig));
 	atomic_store(&d->cancel, 1);
 	event_base_loopbreak(d->base);
@@ -410,6 +416,31 @@ read_admin_token(const char *path)
 	if ((p = strdup(p)) == NULL)
 		fatalx("out of memory");
 	return p;
+}
+
+/*
+ * --check-config: each TLS listener's cert and key load and match, as the
+ * daemon would find them.  The number of problems, each said on stderr.
+ */
+static size_t
+check_tls(const struct config *cfg)
+{
+	char err[512];
+	SSL_CTX *ctx;
+	size_t i, rc = 0;
+
+	for (i = 0; i < cfg->nlisten; i++) {
+		if (!cfg->listen[i].tls)
+			continue;
+		if ((ctx = tls_ctx_new(&cfg->listen[i], err, sizeof(err))) ==
+		    NULL) {
+			fprintf(stderr, "dbgmirrord: listen %s: %s\n",
+			    cfg->listen[i].text, err);
+			rc++;
+		}
+		SSL_CTX_free(ctx);
+	}
+	return rc;
 }
 
 static void
@@ -514,12 +545,16 @@ configure(struct daemon *d, int argc, char **argv)
 		fprintf(stderr, "dbgmirrord: %s\n", diag.msgs[i]);
 	config_source(d, &args, source, sizeof(source));
 	if (args.check_config) {
+		size_t nproblems = diag.n;
+
 		if (rc == 0)
+			nproblems += check_tls(&d->cfg);
+		if (rc == 0 && nproblems == 0)
 			printf("%s: configuration OK\n", source);
 		else
-			fprintf(stderr, "dbgmirrord: %zu problem%s\n", diag.n,
-			    diag.n == 1 ? "" : "s");
-		exit(rc == 0 ? 0 : 1);
+			fprintf(stderr, "dbgmirrord: %zu problem%s\n",
+			    nproblems, nproblems == 1 ? "" : "s");
+		exit(rc == 0 && nproblems == 0 ? 0 : 1);
 	}
 	if (rc != 0) {
 		if (diag.n == 0)
@@ -548,8 +583,8 @@ main(int argc, char **argv)
 	uint64_t orphans = 0, dangling = 0;
 	struct serve *srv;
 	char *admin_token = NULL;
-	struct event *sigs[3];
-	static const int signums[3] = { SIGTERM, SIGINT, SIGUSR1 };
+	struct event *sigs[4];
+	static const int signums[4] = { SIGTERM, SIGINT, SIGUSR1, SIGHUP };
 	struct timeval every;
 	char path[PATH_MAX], err[512];
 	size_t i;
@@ -638,7 +673,7 @@ main(int argc, char **argv)
 	d.misses_ev = event_new(d.base, -1, EV_PERSIST, misses_cb, &d);
 	if (d.misses_ev == NULL || event_add(d.misses_ev, &every) == -1)
 		fatalx("event loop: out of memory");
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 4; i++) {
 		sigs[i] = evsignal_new(d.base, signums[i], signal_cb, &d);
 		if (sigs[i] == NULL || event_add(sigs[i], NULL) == -1)
 			fatalx("cannot handle signals");
@@ -680,7 +715,7 @@ main(int argc, char **argv)
 
 	event_base_dispatch(d.base);
 	/* While the loop is not running, a signal it handles is lost. */
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 4; i++)
 		signal(signums[i], SIG_IGN);
 
 	httpd_stop(d.httpd);
@@ -691,7 +726,7 @@ main(int argc, char **argv)
 	httpd_free(d.httpd);
 	fill_free(d.fill);
 	upstream_shutdown();
-	signals_ignore(sigs, signums, 3);
+	signals_ignore(sigs, signums, 4);
 	event_free(d.rescan_ev);
 	event_free(d.maintain_ev);
 	event_free(d.misses_ev);
