@@ -766,6 +766,13 @@ conn_send_error(struct conn *c, int status, const char *why)
 }
 
 void
+conn_send_unauthorized(struct conn *c, const char *why)
+{
+	send_error(c, 401, why, "WWW-Authenticate",
+	    "Bearer realm=\"dbgmirror\"");
+}
+
+void
 conn_send_miss(struct conn *c, const char *why, unsigned max_age)
 {
 	char cc[40];

@@ -75,6 +75,8 @@ void conn_on_end(struct conn *c, void (*fn)(void *), void *arg);
 
 /* A one-line text/plain error body saying why. */
 void conn_send_error(struct conn *c, int status, const char *why);
+/* 401 with "WWW-Authenticate: Bearer": credentials missing or bad. */
+void conn_send_unauthorized(struct conn *c, const char *why);
 /* 405 with "Allow: allow" (e.g. "GET, HEAD"). */
 void conn_send_not_allowed(struct conn *c, const char *allow);
 /*

@@ -55,6 +55,7 @@
 #include "daemon/misses.h"
 #include "daemon/pool.h"
 #include "daemon/scan.h"
+#include "daemon/access.h"
 #include "daemon/serve.h"
 #include "daemon/tls.h"
 #include "fetchers/upstream.h"
@@ -73,6 +74,7 @@ struct daemon {
 	struct fill *fill;
 	struct misses *misses; /* NULL: misses-max 0 */
 	struct httpd *httpd;
+	struct access *access; /* access rules and tokens */
 	struct event *maintain_ev;
 	struct event *misses_ev; /* every second: write the missing ids */
 	int maintaining;
@@ -357,8 +359,12 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 		return;
 	}
 	if (sig == SIGHUP) {
-		log_info("SIGHUP: reloading certificates");
+		char err[512];
+
+		log_info("SIGHUP: reloading certificates and tokens");
 		httpd_reload(d->httpd);
+		if (access_reload(d->access, err, sizeof(err)) == -1)
+			log_warnx("%s; keeping the old tokens", err);
 		return;
 	}
 	log_info("%s: stopping", strsignal((int)sig));
@@ -441,6 +447,21 @@ check_tls(const struct config *cfg)
 		SSL_CTX_free(ctx);
 	}
 	return rc;
+}
+
+/* --check-config: the access rules and the token file; 0 or 1 problem. */
+static size_t
+check_access(const struct config *cfg)
+{
+	char err[512];
+	struct access *a;
+
+	if ((a = access_new(cfg, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "dbgmirrord: %s\n", err);
+		return 1;
+	}
+	access_free(a);
+	return 0;
 }
 
 static void
@@ -548,7 +569,7 @@ configure(struct daemon *d, int argc, char **argv)
 		size_t nproblems = diag.n;
 
 		if (rc == 0)
-			nproblems += check_tls(&d->cfg);
+			nproblems += check_tls(&d->cfg) + check_access(&d->cfg);
 		if (rc == 0 && nproblems == 0)
 			printf("%s: configuration OK\n", source);
 		else
@@ -659,6 +680,9 @@ main(int argc, char **argv)
 	if (d.cfg.admin_token_file != NULL)
 		admin_token = read_admin_token(d.cfg.admin_token_file);
 	sd.admin_token = admin_token;
+	if ((d.access = access_new(&d.cfg, err, sizeof(err))) == NULL)
+		fatalx("%s", err);
+	sd.access = d.access;
 	if ((srv = serve_new(&sd)) == NULL)
 		fatalx("out of memory");
 	serve_handler(srv, &handler);
@@ -732,6 +756,7 @@ main(int argc, char **argv)
 	event_free(d.misses_ev);
 	event_base_free(d.base);
 	serve_free(srv);
+	access_free(d.access);
 	free(admin_token);
 	flight_table_free(d.ft);
 	blobstore_free(d.bs);
