@@ -450,7 +450,7 @@ static int
 cmd_purge(struct index *idx, const char *cache_dir, const char *hex,
     const struct cmd_opts *po)
 {
-	static const struct blob_limits nolimits = { 0, 0, 0, 0 };
+	static const struct blob_limits nolimits = { 0, 0, 0, 0, 0 };
 	struct blobstore *bs;
 	struct buildid id;
 	const char *why;

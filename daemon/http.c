@@ -7,6 +7,8 @@
  *
  *   READ   -> a complete head is parsed -> the handler answers at once
  *             (WRITE), or later from a pool completion (WAIT -> WRITE)
+ *   BODY   -> (uploads) the handler has the body written to a file, then
+ *             answers from a completion (WAIT -> WRITE); never kept alive
  *   WRITE  -> head, then the body by sendfile -> READ for the next request
  *             on a kept-alive connection, else LINGER
  *   LINGER -> our side shut down; input drained briefly so the client
@@ -130,6 +132,7 @@ struct httpd {
 
 enum conn_state {
 	CS_READ,
+	CS_BODY, /* a request body is being received (conn_recv_body) */
 	CS_WAIT,
 	CS_WRITE,
 	CS_LINGER,
@@ -156,6 +159,12 @@ struct conn {
 	char subject[256]; /* the client certificate's; "" when none */
 	char *tbuf; /* file bytes on their way into SSL_write */
 	size_t tlen, toff;
+
+	/* A request body being received into a file (conn_recv_body). */
+	int rbody_fd;
+	uint64_t rbody_left;
+	void (*rbody_done)(void *arg, int rc);
+	void *rbody_arg;
 
 	char *in;
 	size_t inlen, incap;
@@ -252,7 +261,11 @@ static void
 conn_free(struct conn *c)
 {
 	struct http_thread *t = c->t;
+	void (*body_done)(void *, int) = c->rbody_done;
 
+	c->rbody_done = NULL;
+	if (body_done != NULL)
+		body_done(c->rbody_arg, -1);
 	exchange_release(c);
 
 	if (c->prev != NULL)
@@ -896,6 +909,120 @@ conn_send_file(struct conn *c, int fd, uint64_t offset,
 	conn_leave(c);
 }
 
+/* ----------------------------------------------------------- bodies */
+
+/* The body is in, or cannot be: state WAIT, and the handler is told. */
+static void
+body_end(struct conn *c, int rc)
+{
+	void (*fn)(void *, int) = c->rbody_done;
+
+	c->rbody_done = NULL;
+	event_del(c->tev);
+	if (rc == -1) {
+		/* No answer can follow: the client's side of it is lost. */
+		c->result = "ABORTED";
+		log_exchange(c);
+		conn_close(c);
+		fn(c->rbody_arg, -1);
+		conn_leave(c); /* conn_recv_body's hold */
+		return;
+	}
+	c->state = CS_WAIT;
+	fn(c->rbody_arg, rc);
+}
+
+/* Write n body bytes at p to the file; an errno on failure, else 0. */
+static int
+body_write(struct conn *c, const char *p, size_t n)
+{
+	ssize_t w;
+
+	while (n > 0) {
+		w = write(c->rbody_fd, p, n);
+		if (w == -1 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w == 0 ? EIO : errno;
+		p += w;
+		n -= (size_t)w;
+		c->rbody_left -= (uint64_t)w;
+	}
+	return 0;
+}
+
+/*
+ * Read what the socket has of the body into the file.  Written on the
+ * event loop: an upload is rare, and the writes go to the page cache.
+ */
+static void
+body_read(struct conn *c)
+{
+	char buf[16384];
+	ssize_t n;
+	int err;
+
+	while (c->rbody_left > 0) {
+		n = io_recv(c, buf,
+		    c->rbody_left < sizeof(buf) ? (size_t)c->rbody_left
+						: sizeof(buf));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN) {
+			conn_timer(c, c->t->tv_send);
+			return;
+		}
+		if (n <= 0) {
+			body_end(c, -1);
+			return;
+		}
+		if ((err = body_write(c, buf, (size_t)n)) != 0) {
+			body_end(c, err);
+			return;
+		}
+	}
+	body_end(c, 0);
+}
+
+void
+conn_recv_body(struct conn *c, int fd, void (*done)(void *arg, int rc),
+    void *arg)
+{
+	static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+	size_t have = c->inlen - c->req.head_len;
+	int err;
+
+	conn_enter(c); /* held until the answer, as by conn_wait */
+	c->keepalive = 0;
+	c->state = CS_BODY;
+	c->rbody_fd = fd;
+	c->rbody_left = c->req.content_length;
+	c->rbody_done = done;
+	c->rbody_arg = arg;
+	if (have > c->rbody_left)
+		have = (size_t)c->rbody_left;
+	if (have > 0 &&
+	    (err = body_write(c, c->in + c->req.head_len, have)) != 0) {
+		body_end(c, err);
+		return;
+	}
+	/* A fresh socket's buffer takes these few bytes at once. */
+	if (c->req.expect_continue && have == 0 && c->rbody_left > 0 &&
+	    io_send(c, cont, sizeof(cont) - 1, 0) !=
+		(ssize_t)sizeof(cont) - 1) {
+		body_end(c, -1);
+		return;
+	}
+	if (c->rbody_left == 0) {
+		body_end(c, 0);
+		return;
+	}
+	conn_timer(c, c->t->tv_send);
+	/* More may be in the socket already, with no edge to come. */
+	if (!c->drained)
+		event_active(c->rev, EV_READ, 0);
+}
+
 /* ---------------------------------------------------------------- input */
 
 /* Grow the input buffer up to the head limit; 0 when it is full. */
@@ -974,7 +1101,7 @@ process_input(struct conn *c)
 		}
 		c->have_req = 1;
 		c->keepalive = c->req.keepalive && !c->req.has_body;
-		if (c->req.has_body)
+		if (c->req.has_body && c->req.method != METHOD_PUT)
 			conn_send_error(c, 400,
 			    "request bodies are not accepted");
 		else if (c->req.method == METHOD_OTHER)
@@ -1010,6 +1137,8 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 		process_input(c);
 	else if (c->state == CS_LINGER)
 		linger_drain(c);
+	else if (c->state == CS_BODY)
+		body_read(c);
 	else if (c->state == CS_WRITE && c->write_wants_read) {
 		c->write_wants_read = 0;
 		write_some(c);
@@ -1025,6 +1154,9 @@ conn_write_cb(evutil_socket_t fd, short what, void *arg)
 	conn_enter(c);
 	if (c->state == CS_WRITE) {
 		write_some(c);
+	} else if (c->state == CS_BODY && c->read_wants_write) {
+		c->read_wants_write = 0;
+		body_read(c);
 	} else if (c->state == CS_READ && c->read_wants_write && !c->parsing) {
 		/* A TLS read (a handshake) was waiting to write. */
 		c->read_wants_write = 0;
@@ -1053,6 +1185,11 @@ conn_timeout_cb(evutil_socket_t fd, short what, void *arg)
 		break;
 	case CS_WRITE:
 		exchange_abort(c, "send timeout");
+		break;
+	case CS_BODY:
+		log_debug("%s: %s: the request body stalled", __func__,
+		    c->peer);
+		body_end(c, -1);
 		break;
 	case CS_LINGER:
 		conn_close(c);

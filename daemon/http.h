@@ -110,4 +110,15 @@ void conn_send_stream(struct conn *c, int fd, const struct artifact *art,
 /* More bytes may be available: called on the connection's thread. */
 void conn_stream_wake(struct conn *c);
 
+/*
+ * PUT: receive the request's Content-Length body bytes into fd (which
+ * stays the caller's), answering 100 Continue when the client waits for
+ * it.  done(arg, rc) runs once: rc 0 when all arrived, an errno when the
+ * file could not take them (answer, e.g. 507), or -1 when the connection
+ * was lost (no answer: it is gone).  After 0 or an errno the handler
+ * answers as after conn_wait.  The connection closes after the answer.
+ */
+void conn_recv_body(struct conn *c, int fd, void (*done)(void *arg, int rc),
+    void *arg);
+
 #endif /* DAEMON_HTTP_H */

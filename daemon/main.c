@@ -636,6 +636,7 @@ main(int argc, char **argv)
 	lim.high_pct = d.cfg.cache_high_watermark;
 	lim.low_pct = d.cfg.cache_low_watermark;
 	lim.min_free_pct = d.cfg.min_free_disk;
+	lim.upload_max_bytes = d.cfg.upload_size;
 	if ((d.bs = blobstore_new(d.idx, d.cfg.cache_dir, &lim, err,
 		 sizeof(err))) == NULL)
 		fatalx("%s", err);

@@ -34,6 +34,7 @@
 #include "daemon/resolve.h"
 #include "daemon/route.h"
 #include "daemon/status.h"
+#include "daemon/upload.h"
 
 static const char banner[] =
     PACKAGE_NAME " " PACKAGE_VERSION ": a debuginfod-compatible server\n"
@@ -49,6 +50,7 @@ struct serve {
 	struct serve_deps d;
 	struct resolve_deps rd;
 	struct metadata_deps md;
+	struct upload_deps ud;
 	/* This process's name in Via headers, to see its own loops. */
 	char via_token[40];
 };
@@ -497,6 +499,14 @@ serve_request(struct conn *c, void *state)
 		conn_send_not_allowed(c, "GET, HEAD");
 		return;
 	}
+	if (req->method == METHOD_PUT) {
+		if (rt.endpoint != ROUTE_DEBUGINFO &&
+		    rt.endpoint != ROUTE_EXECUTABLE)
+			conn_send_not_allowed(c, "GET, HEAD");
+		else if (class_allowed(c, st->srv, ACCESS_UPLOAD))
+			upload_start(&st->srv->ud, c, &rt);
+		return;
+	}
 	switch (rt.endpoint) {
 	case ROUTE_BANNER:
 		/* Browsers get the status page, when it is open to them. */
@@ -591,6 +601,10 @@ serve_new(const struct serve_deps *deps)
 	srv->md.pool = deps->pool;
 	srv->md.fill = deps->fill;
 	srv->md.via_token = srv->via_token;
+	srv->ud.cfg = deps->cfg;
+	srv->ud.idx = deps->idx;
+	srv->ud.bs = deps->bs;
+	srv->ud.pool = deps->pool;
 	return srv;
 }
 
