@@ -159,6 +159,7 @@ struct conn {
 	char subject[256]; /* the client certificate's; "" when none */
 	char *tbuf; /* file bytes on their way into SSL_write */
 	size_t tlen, toff;
+	size_t thead; /* of tbuf[toff..], response head bytes before them */
 
 	/* A request body being received into a file (conn_recv_body). */
 	int rbody_fd;
@@ -385,7 +386,7 @@ exchange_end(struct conn *c)
 		c->out = c->outfixed;
 		c->outcap = OUT_FIXED;
 	}
-	c->tlen = c->toff = 0;
+	c->tlen = c->toff = c->thead = 0;
 	if (!c->keepalive || c->t->stopping) {
 		if (c->ssl != NULL)
 			SSL_shutdown(c->ssl);
@@ -532,10 +533,48 @@ io_sendfile(struct conn *c, size_t chunk)
 		c->tlen = (size_t)n;
 		c->toff = 0;
 	}
-	n = io_send(c, c->tbuf + c->toff, c->tlen - c->toff, 0);
-	if (n > 0)
+	/* Bytes of the head ahead of the body (tls_coalesce) are not body. */
+	for (;;) {
+		size_t head;
+
+		n = io_send(c, c->tbuf + c->toff, c->tlen - c->toff, 0);
+		if (n <= 0)
+			return n;
 		c->toff += (size_t)n;
-	return n;
+		head = (size_t)n < c->thead ? (size_t)n : c->thead;
+		c->thead -= head;
+		if ((size_t)n > head)
+			return n - (ssize_t)head;
+	}
+}
+
+/*
+ * Over TLS without kTLS, put the head and the start of a file body in one
+ * buffer, so that a small answer is one TLS record and one send, as it is
+ * one sendfile with MSG_MORE in plain HTTP.
+ */
+static int
+tls_coalesce(struct conn *c)
+{
+	size_t head = c->outlen - c->outsent, room;
+	ssize_t n;
+
+	if (head >= TLS_CHUNK / 2 ||
+	    (c->tbuf == NULL && (c->tbuf = malloc(TLS_CHUNK)) == NULL))
+		return -1;
+	memcpy(c->tbuf, c->out + c->outsent, head);
+	room = TLS_CHUNK - head;
+	if (c->body_left < room)
+		room = (size_t)c->body_left;
+	n = pread(c->body_fd, c->tbuf + head, room, c->body_off);
+	if (n <= 0)
+		return -1; /* the plain path says why */
+	c->body_off += n;
+	c->tlen = head + (size_t)n;
+	c->toff = 0;
+	c->thead = head;
+	c->outsent = c->outlen;
+	return 0;
 }
 
 /* --------------------------------------------------------------- output */
@@ -546,6 +585,9 @@ write_some(struct conn *c)
 	size_t budget = SEND_BUDGET, chunk;
 	ssize_t n;
 
+	if (c->ssl != NULL && !c->ktls && c->body_left > 0 &&
+	    c->stream_avail == NULL && c->outsent == 0 && c->tlen == 0)
+		tls_coalesce(c);
 	while (c->outsent < c->outlen) {
 		n = io_send(c, c->out + c->outsent, c->outlen - c->outsent,
 		    c->body_left > 0);

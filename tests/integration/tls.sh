@@ -29,7 +29,11 @@ ok $? "--check-config refuses a key of another certificate" ||
 [ $? -ne 0 ] && grep -q "tls needs cert=FILE and key=FILE" "$T/check.err"
 ok $? "a TLS listener without a key is a configuration error"
 
-start_daemon d --scan-dir "$FX" \
+# A file of several TLS records (the read-and-encrypt path in pieces).
+big=$(mkbin abcdef0123456789abcdef0123456789abcd0001 300000)
+mkdir -p "$T/bigscan"
+cp "$big" "$T/bigscan/"
+start_daemon d --scan-dir "$FX" --scan-dir "$T/bigscan" \
     --listen "127.0.0.1:0 tls cert=$T/live.pem key=$T/live.key" \
     --listen "127.0.0.1:0 tls cert=$C/server.pem key=$C/server.key client-ca=$C/ca.pem"
 P=$(tls_port d)
@@ -60,6 +64,14 @@ curl -s --max-time 10 --cacert "$C/ca.pem" -r 100-1099 -o "$T/part" \
     "$S/buildid/$ID_prog_a/debuginfo"
 cmp -s "$T/part" <(tail -c +101 "$dbg/prog_a.debug" | head -c 1000)
 ok $? "https: a Range is the right bytes"
+curl -s --max-time 10 --cacert "$C/ca.pem" -o "$T/body" \
+    "$S/buildid/abcdef0123456789abcdef0123456789abcd0001/executable"
+cmp -s "$T/body" "$big"
+ok $? "https: a 300 KB file, several records, byte-identical"
+curl -s --max-time 10 --cacert "$C/ca.pem" -r 70000-299999 -o "$T/part" \
+    "$S/buildid/abcdef0123456789abcdef0123456789abcd0001/executable"
+cmp -s "$T/part" <(tail -c +70001 "$big" | head -c 230000)
+ok $? "https: a Range across records is the right bytes"
 
 # libdebuginfod uses libcurl-gnutls, which reads no CA variable
 # (CURL_CA_BUNDLE is the curl tool's, SSL_CERT_FILE OpenSSL's): a client
