@@ -75,26 +75,63 @@ same_bytes(int a, int b)
 	}
 }
 
+/* A local file indexed under the upload's id and kind. */
+struct local {
+	int fd; /* the upload */
+	int found; /* 0 none; 1 the same bytes; 2 other bytes */
+};
+
+static int
+local_cb(const struct index_file *rec, void *arg)
+{
+	struct local *l = arg;
+	int fd, same;
+
+	if ((fd = open(rec->path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0; /* gone: the resolver will drop it */
+	same = same_bytes(fd, l->fd);
+	close(fd);
+	if (same == -1)
+		return 0;
+	l->found = same ? 1 : 2;
+	return 1;
+}
+
 /*
- * What the cache holds for the key: INDEX_NOTFOUND, 0 with *same (the
- * same bytes or not) and *uploaded, or -1.
+ * What is served for the key now: a local file (resolved before the
+ * cache) or a cache entry.  INDEX_NOTFOUND; 0 with *same (the same bytes
+ * or not) and *kept (nothing to publish: a local file, or an upload
+ * already); or -1.
  */
 static int
-existing(struct upload *u, int *same, int *uploaded)
+existing(struct upload *u, int *same, int *kept)
 {
 	struct index_reader *rd;
 	struct blob_info bi;
+	struct local l = { u->fd, 0 };
 	int rc, fd;
 
 	if ((rd = index_reader_new(u->d->idx)) == NULL)
 		return -1;
-	rc = index_reader_begin(rd) == -1 ? -1 : blob_lookup(rd, &u->key, &bi);
+	rc = index_reader_begin(rd) == -1 ? -1 : 0;
+	if (rc == 0 &&
+	    index_find(rd, &u->id,
+		u->kind == CACHE_DEBUGINFO ? ELF_KIND_DEBUGINFO
+					   : ELF_KIND_EXECUTABLE,
+		local_cb, &l) == -1)
+		rc = -1;
+	if (rc == 0 && l.found == 0)
+		rc = blob_lookup(rd, &u->key, &bi);
 	if (rc == 0)
-		*uploaded = bi.uploaded;
+		*kept = l.found != 0 || bi.uploaded;
 	index_reader_end(rd);
 	index_reader_free(rd);
 	if (rc != 0)
 		return rc;
+	if (l.found != 0) {
+		*same = l.found == 1;
+		return 0;
+	}
 	if ((fd = blob_open(u->d->bs, &u->key)) == -1)
 		return INDEX_NOTFOUND; /* a purge got there first */
 	rc = same_bytes(fd, u->fd);
@@ -123,7 +160,7 @@ upload_work(void *arg)
 	char why[256], err[256], hex[BUILDID_HEX_MAX];
 	int64_t now = clock_now();
 	uint64_t negs = 0;
-	int rc, same = 0, uploaded = 0;
+	int rc, same = 0, kept = 0;
 
 	buildid_format(&u->id, hex);
 	if (elf_check_artifact(u->fd, &u->id,
@@ -133,7 +170,7 @@ upload_work(void *arg)
 		answer(u, 400, METRICS_UPLOAD_REJECTED, "refused: %.200s", why);
 		return;
 	}
-	rc = existing(u, &same, &uploaded);
+	rc = existing(u, &same, &kept);
 	if (rc == -1) {
 		answer(u, 503, METRICS_UPLOAD_REJECTED, "%s",
 		    "cannot read the cache");
@@ -141,12 +178,12 @@ upload_work(void *arg)
 	}
 	if (rc == 0 && !same) {
 		answer(u, 409, METRICS_UPLOAD_CONFLICT,
-		    "%s: other bytes are stored under this build-id", hex);
+		    "%s: other bytes are served under this build-id", hex);
 		return;
 	}
-	if (rc == 0 && uploaded) {
+	if (rc == 0 && kept) {
 		answer(u, 200, METRICS_UPLOAD_SAME,
-		    "%s: these bytes are stored already", hex);
+		    "%s: these bytes are served already", hex);
 		return;
 	}
 	/* New, or a cached copy of the same bytes that becomes an upload. */

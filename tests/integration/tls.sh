@@ -33,7 +33,8 @@ ok $? "a TLS listener without a key is a configuration error"
 big=$(mkbin abcdef0123456789abcdef0123456789abcd0001 300000)
 mkdir -p "$T/bigscan"
 cp "$big" "$T/bigscan/"
-start_daemon d --scan-dir "$FX" --scan-dir "$T/bigscan" \
+: >"$T/tokens"
+start_daemon d --scan-dir "$FX" --scan-dir "$T/bigscan" --token-file "$T/tokens" \
     --listen "127.0.0.1:0 tls cert=$T/live.pem key=$T/live.key" \
     --listen "127.0.0.1:0 tls cert=$C/server.pem key=$C/server.key client-ca=$C/ca.pem"
 P=$(tls_port d)
@@ -72,6 +73,22 @@ curl -s --max-time 10 --cacert "$C/ca.pem" -r 70000-299999 -o "$T/part" \
     "$S/buildid/abcdef0123456789abcdef0123456789abcd0001/executable"
 cmp -s "$T/part" <(tail -c +70001 "$big" | head -c 230000)
 ok $? "https: a Range across records is the right bytes"
+
+# An upload over TLS: the body arrives through SSL_read.
+"$DBGMIRROR" --no-config token ci --scopes upload >"$T/ci.out"
+sed -n 's/^line: //p' "$T/ci.out" >"$T/tokens"
+sed -n 's/^token: //p' "$T/ci.out" >"$T/ci.token"
+kill -HUP "$d_PID"
+wait_until 20 grep -q 'reloading certificates and tokens' "$d_LOG"
+up=$(mkbin 5eed000000000000000000000000000000000006 150000)
+"$DBGMIRROR" --no-config --ca-file "$C/ca.pem" upload --url "$S" \
+    --token-file "$T/ci.token" "$up" >"$T/up.out" 2>&1
+grep -q "debuginfo: 201" "$T/up.out" && grep -q "executable: 201" "$T/up.out"
+ok $? "dbgmirror upload over https" || sed 's/^/#   /' "$T/up.out"
+curl -s --max-time 10 --cacert "$C/ca.pem" -o "$T/body" \
+    "$S/buildid/5eed000000000000000000000000000000000006/debuginfo"
+cmp -s "$T/body" "$up"
+ok $? "... and it is served byte-identical"
 
 # libdebuginfod uses libcurl-gnutls, which reads no CA variable
 # (CURL_CA_BUNDLE is the curl tool's, SSL_CERT_FILE OpenSSL's): a client

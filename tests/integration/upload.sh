@@ -29,10 +29,14 @@ binN=$(mkbin "$N")
 objcopy --only-keep-debug "$binN" "$T/N.debug"
 strip -o "$T/N.stripped" "$binN"
 big=$(mkbin dddd000000000000000000000000000000000004 200000)
+L=eeee000000000000000000000000000000000005
+mkdir -p "$T/local"
+cp "$(mkbin "$L")" "$T/local/L"
+binL2=$(mkbin "$L" 32)
 
 start_fake up
 start_daemon d --upstream "$up_URL" --token-file "$T/tokens" \
-    --max-upload-size 100K --negative-ttl 600
+    --max-upload-size 100K --negative-ttl 600 --scan-dir "$T/local"
 
 # put URL FILE ARGS...: PUT FILE; the status, the body in $T/put.body.
 put() {
@@ -78,6 +82,12 @@ is "$(put "$d_URL/buildid/$A/debuginfo" "$binA2" -H "$(bearer ci)")" 409 \
 curl -s --max-time 10 -o "$T/got" "$d_URL/buildid/$A/debuginfo"
 cmp -s "$T/got" "$T/A.unstripped"
 ok $? "... and the stored bytes stay"
+
+# A local file is served before the cache: it counts as what is there.
+is "$(put "$d_URL/buildid/$L/executable" "$binL2" -H "$(bearer ci)")" 409 \
+    "other bytes than a local file's: 409"
+is "$(put "$d_URL/buildid/$L/executable" "$T/local/L" -H "$(bearer ci)")" 200 \
+    "the local file's own bytes: 200"
 
 head -c 5000 /dev/urandom >"$T/noise"
 is "$(put "$d_URL/buildid/$B/debuginfo" "$T/noise" -H "$(bearer ci)")" 400 \
