@@ -76,7 +76,9 @@ struct opt {
 
 static const struct opt options[] = {
 	{ "listen", T_LISTEN, "127.0.0.1:8002 [::1]:8002", NULL,
-	    "address to listen on; repeatable", 1, FIELD(listen), 0, 0 },
+	    "address to listen on; for HTTPS add: tls cert=FILE key=FILE "
+	    "[client-ca=FILE]; repeatable",
+	    1, FIELD(listen), 0, 0 },
 	{ "threads", T_UNSIGNED, "0", NULL,
 	    "event-loop threads, 0 = one per CPU", 0, FIELD(threads), 0, 256 },
 	{ "workers", T_UNSIGNED, "0", NULL,
