@@ -386,6 +386,9 @@ exchange_end(struct conn *c)
 		c->out = c->outfixed;
 		c->outcap = OUT_FIXED;
 	}
+	/* An idle connection holds no file buffer (OpenSSL's go too). */
+	free(c->tbuf);
+	c->tbuf = NULL;
 	c->tlen = c->toff = c->thead = 0;
 	if (!c->keepalive || c->t->stopping) {
 		if (c->ssl != NULL)
