@@ -328,6 +328,9 @@ cmd_stats(struct index_reader *rd, const char *path, const struct config *cfg)
 		    cfg->cache_size, bst.bytes * 100 / cfg->cache_size);
 	else
 		printf(" (no cache-size cap)\n");
+	printf("uploads:     %" PRIu64
+	       " bytes, kept apart (upload-size %" PRIu64 ")\n",
+	    bst.upload_bytes, cfg->upload_size);
 	printf("misses:      %" PRIu64 " negative and error entries "
 	       "(negative-max %u)\n",
 	    bst.negatives, cfg->negative_max);

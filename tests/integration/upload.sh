@@ -120,6 +120,10 @@ ok $? "an upload is in the access log"
 
 # Kept apart from the cache, until purged.
 "$DBGMIRROR" --no-config --cache-dir "$T/d-cache" stats >"$T/stats"
+up_bytes=$(($(stat -c %s "$T/A.unstripped") * 2 + $(stat -c %s "$T/N.debug") + $(stat -c %s "$T/B.stripped")))
+grep -q "^uploads: *$up_bytes bytes, kept apart" "$T/stats"
+ok $? "dbgmirror stats counts the uploads apart ($up_bytes bytes)" ||
+    sed 's/^/#   /' "$T/stats"
 stop_daemon d
 is "$STOP_RC" 0 "exits cleanly"
 "$DBGMIRROR" --no-config --cache-dir "$T/d-cache" purge "$A" >/dev/null
