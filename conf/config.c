@@ -56,7 +56,8 @@ enum opt_type {
 	T_UPSTREAM, /* repeatable "URL [key=value ...]"; "none" empties */
 	T_HEADER, /* repeatable "URL|* Name: value"; "none" empties */
 	T_ADMIN, /* none, loopback, any */
-	T_REDIRECTS /* none, same-host, any */
+	T_REDIRECTS, /* none, same-host, any */
+	T_TEXTLIST /* repeatable text, checked by its user; "none" empties */
 };
 
 struct opt {
@@ -232,11 +233,11 @@ static const struct opt options[] = {
 	    "bearer tokens, one \"SHA256HEX SCOPE,... NAME\" a line "
 	    "(dbgmirror token makes them)",
 	    0, FIELD(token_file), 0, 0 },
-	{ "access", T_PATHLIST, NULL, "none (see dbgmirrord(8))",
+	{ "access", T_TEXTLIST, NULL, "none (see dbgmirror.conf(5))",
 	    "\"CLASS RULE ...\": who may use read, metadata, metrics, "
 	    "status, admin or upload; repeatable",
 	    1, FIELD(access), 0, 0 },
-	{ "trusted-proxy", T_PATHLIST, NULL, "none",
+	{ "trusted-proxy", T_TEXTLIST, NULL, "none",
 	    "CIDR of a proxy whose X-Forwarded-For names the client; "
 	    "repeatable",
 	    1, FIELD(trusted_proxies), 0, 0 },
@@ -1069,6 +1070,7 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 		*(char **)p = s;
 		break;
 	case T_PATHLIST:
+	case T_TEXTLIST:
 		if (fresh || strcmp(value, "none") == 0)
 			strlist_clear(p);
 		if (strcmp(value, "none") == 0)
@@ -1950,6 +1952,7 @@ metavar(enum opt_type t)
 	case T_PATHLIST:
 		return "DIR";
 	case T_STRING:
+	case T_TEXTLIST:
 		return "TEXT";
 	case T_UPSTREAM:
 		return "URL";
