@@ -102,8 +102,11 @@ strip -o "$T/B.stripped" "$binB"
 is "$(put "$d_URL/buildid/$B/debuginfo" "$T/B.stripped" -H "$(bearer ci)")" 400 \
     "no .debug_* sections for debuginfo: 400"
 is "$(cat "$T/put.body")" "refused: no .debug_* sections" "... saying why"
-is "$(put "$d_URL/buildid/$B/executable" "$T/B.stripped" -H "$(bearer ci)")" 201 \
-    "... but it is an executable: 201"
+# A client that waits for 100 Continue (curl would wait 60 s, past
+# put's 30 s limit, without it).
+is "$(put "$d_URL/buildid/$B/executable" "$T/B.stripped" -H "$(bearer ci)" \
+    -H "Expect: 100-continue" --expect100-timeout 60)" 201 \
+    "... but it is an executable: 201 (after 100 Continue)"
 is "$(put "$d_URL/buildid/dddd000000000000000000000000000000000004/debuginfo" \
     "$big" -H "$(bearer ci)")" 413 "over max-upload-size: 413"
 is "$(put "$d_URL/buildid/$B/section/.text" "$T/B.stripped" \
