@@ -226,6 +226,13 @@ static const struct opt options[] = {
 	{ "admin-token", T_PATH, NULL, "none",
 	    "a file whose token admin requests must send as a Bearer", 0,
 	    FIELD(admin_token_file), 0, 0 },
+	{ "user", T_STRING, NULL, "none",
+	    "started as root: the user (and its group) to run as once the "
+	    "ports are bound",
+	    0, FIELD(user), 0, 0 },
+	{ "sandbox", T_BOOL, "on", NULL,
+	    "fence in the worker threads that parse files (Landlock, seccomp)",
+	    0, FIELD(sandbox), 0, 0 },
 };
 
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))
@@ -1091,6 +1098,7 @@ config_free(struct config *cfg)
 	free(cfg->proxy);
 	free(cfg->user_agent);
 	free(cfg->admin_token_file);
+	free(cfg->user);
 	memset(cfg, 0, sizeof(*cfg));
 }
 

@@ -131,6 +131,8 @@ struct config {
 	enum config_admin admin_access;
 	enum config_admin metrics_access; /* who may read /metrics */
 	char *admin_token_file; /* NULL: admin requests need no token */
+	char *user; /* NULL or "": stay who started the daemon */
+	int sandbox; /* 1: fence in the parsing workers */
 };
 
 /* Problems found while loading, one "where: what" string each. */

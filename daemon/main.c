@@ -15,6 +15,13 @@
  * Scans run on the worker pool, one at a time; their completion comes back
  * to this loop, which also runs the periodic rescan timer.
  *
+ * Started as root, it gives root up before it opens anything in its cache
+ * (daemon/priv.c): it becomes the configured user keeping only the right
+ * to bind low ports, and drops that too once the listeners are bound.
+ * Without a user to become, it refuses to run as root.  The worker pool's
+ * threads, which parse every file and package from outside, are fenced in
+ * as they start (daemon/sandbox.c).
+ *
  * This loop also drives the fills from upstreams (daemon/fill.c: libcurl
  * runs here), and every MAINTAIN_SECONDS a maintenance job on the pool
  * writes the access times of cache hits, evicts beyond the cache's
@@ -54,6 +61,8 @@
 #include "daemon/metrics.h"
 #include "daemon/misses.h"
 #include "daemon/pool.h"
+#include "daemon/priv.h"
+#include "daemon/sandbox.h"
 #include "daemon/scan.h"
 #include "daemon/serve.h"
 #include "fetchers/upstream.h"
@@ -412,6 +421,67 @@ read_admin_token(const char *path)
 	return p;
 }
 
+/*
+ * Whom to run as: 1 with *uid and *gid when the daemon, started as root,
+ * must become the configured user; 0 to stay as it is.  Root without a
+ * user configured exits, except under DBGMIRROR_TEST_ALLOW_ROOT=1, which
+ * the test suite sets (it runs as root on CI machines) and nothing else
+ * should.
+ */
+static int
+whom(const struct config *cfg, uid_t *uid, gid_t *gid)
+{
+	const char *allow = getenv("DBGMIRROR_TEST_ALLOW_ROOT");
+	int want = cfg->user != NULL && cfg->user[0] != '\0';
+	char err[256];
+
+	if (want && priv_lookup(cfg->user, uid, gid, err, sizeof(err)) == -1)
+		fatalx("%s", err);
+	if (geteuid() != 0) {
+		if (want && *uid != geteuid())
+			fatalx("user %s: only a daemon started as root can "
+			       "become another user",
+			    cfg->user);
+		return 0;
+	}
+	if (want && *uid == 0)
+		fatalx("user %s is root: name an unprivileged user", cfg->user);
+	if (want)
+		return 1;
+	if (allow != NULL && strcmp(allow, "1") == 0) {
+		log_warnx("running as root: DBGMIRROR_TEST_ALLOW_ROOT is set "
+			  "(for the test suite only)");
+		return 0;
+	}
+	fatalx("refusing to run as root: set user = NAME (or --user NAME), "
+	       "the unprivileged user to become once the ports are bound");
+}
+
+/*
+ * Root's part of the cache directory: create it when missing, for the user
+ * to own.  An existing one is left as it is (it must be the user's).
+ */
+static void
+cache_dir_for(const char *dir, uid_t uid, gid_t gid)
+{
+	struct stat sb;
+
+	if (stat(dir, &sb) == 0)
+		return;
+	if (mkdirs(dir) == -1 || chown(dir, uid, gid) == -1)
+		fatal("cache directory %s", dir);
+}
+
+/* Each worker of the pool, as it starts: no capability, then the fence. */
+static void
+worker_init(void *arg)
+{
+	if (priv_drop_caps() == -1)
+		log_warn("%s: capset", __func__);
+	if (arg != NULL)
+		sandbox_enter(arg);
+}
+
 static void
 usage(FILE *fp)
 {
@@ -551,7 +621,12 @@ main(int argc, char **argv)
 	struct event *sigs[3];
 	static const int signums[3] = { SIGTERM, SIGINT, SIGUSR1 };
 	struct timeval every;
+	struct sandbox_paths sp;
+	struct sandbox *sb = NULL;
 	char path[PATH_MAX], err[512];
+	uid_t uid = 0;
+	gid_t gid = 0;
+	int drop;
 	size_t i;
 
 	memset(&d, 0, sizeof(d));
@@ -559,6 +634,15 @@ main(int argc, char **argv)
 	configure(&d, argc, argv);
 	clock_init();
 	raise_nofile(&d.cfg);
+
+	/* What only root can open is opened before root is given up. */
+	if ((drop = whom(&d.cfg, &uid, &gid)) == 1) {
+		cache_dir_for(d.cfg.cache_dir, uid, gid);
+		if (priv_drop(uid, gid, err, sizeof(err)) == -1)
+			fatalx("cannot become user %s: %s", d.cfg.user, err);
+	}
+	if (d.cfg.admin_token_file != NULL)
+		admin_token = read_admin_token(d.cfg.admin_token_file);
 
 	if (evthread_use_pthreads() == -1)
 		fatalx("libevent without thread support");
@@ -594,8 +678,16 @@ main(int argc, char **argv)
 		fatalx("out of memory");
 	metrics_init();
 	metrics_set_gauges(gauges, &d);
+	sp.dirs = d.cfg.scan_dirs.v;
+	sp.ndirs = d.cfg.scan_dirs.n;
+	sp.packages = d.cfg.scan_packages.v;
+	sp.npackages = d.cfg.scan_packages.n;
+	sp.write = d.cfg.cache_dir;
+	if (d.cfg.sandbox && (sb = sandbox_new(&sp, err, sizeof(err))) == NULL)
+		fatalx("sandbox: %s", err);
 	/* As many again for short work as long work may take. */
-	if ((d.pool = pool_new(2 * d.cfg.workers, d.cfg.workers)) == NULL)
+	if ((d.pool = pool_new_init(2 * d.cfg.workers, d.cfg.workers,
+		 worker_init, sb)) == NULL)
 		fatalx("cannot start %u workers", d.cfg.workers);
 	if ((d.base = event_base_new()) == NULL ||
 	    (d.inbox = pool_inbox_new(d.base)) == NULL)
@@ -621,14 +713,19 @@ main(int argc, char **argv)
 	    (d.misses = misses_new(d.idx, d.pool, d.cfg.misses_max)) == NULL)
 		fatalx("out of memory");
 	sd.misses = d.misses;
-	if (d.cfg.admin_token_file != NULL)
-		admin_token = read_admin_token(d.cfg.admin_token_file);
 	sd.admin_token = admin_token;
 	if ((srv = serve_new(&sd)) == NULL)
 		fatalx("out of memory");
 	serve_handler(srv, &handler);
 	if ((d.httpd = httpd_new(&d.cfg, &handler, err, sizeof(err))) == NULL)
 		fatalx("%s", err);
+	if (drop) {
+		if (priv_drop_caps() == -1 ||
+		    priv_verify(uid, gid, err, sizeof(err)) == -1)
+			fatalx("giving up root: %s", err);
+		log_info("running as user %s (uid %lu, gid %lu)", d.cfg.user,
+		    (unsigned long)uid, (unsigned long)gid);
+	}
 	every.tv_sec = MAINTAIN_SECONDS;
 	every.tv_usec = 0;
 	d.maintain_ev = event_new(d.base, -1, EV_PERSIST, maintain_cb, &d);
@@ -685,6 +782,7 @@ main(int argc, char **argv)
 
 	httpd_stop(d.httpd);
 	pool_free(d.pool);
+	sandbox_free(sb);
 	misses_free(d.misses);
 	/* Fills that finished on the pool end before their readers go. */
 	pool_inbox_free(d.inbox);
