@@ -11,6 +11,8 @@
  *                    from then on every one of these signals is ignored,
  *                    so a second SIGTERM cannot cut the shutdown short
  *   SIGUSR1          rescan now (or right after the scan that is running)
+ *   SIGHUP           reload: for now the same rescan, told to systemd as a
+ *                    reload (RELOADING=1, then READY=1)
  *
  * Scans run on the worker pool, one at a time; their completion comes back
  * to this loop, which also runs the periodic rescan timer.
@@ -60,6 +62,7 @@
 #include "daemon/log.h"
 #include "daemon/metrics.h"
 #include "daemon/misses.h"
+#include "daemon/notify.h"
 #include "daemon/pool.h"
 #include "daemon/priv.h"
 #include "daemon/sandbox.h"
@@ -326,6 +329,11 @@ scan_done(void *arg)
 		    (unsigned long long)d->result.members);
 	else
 		log_warnx("scan failed after %.2fs", secs);
+	notify_status("serving; last scan %s after %.2fs: %llu files read, "
+		      "%llu packages read",
+	    d->scan_rc == 0 ? "finished" : "failed", secs,
+	    (unsigned long long)d->result.read,
+	    (unsigned long long)d->result.packages);
 	if (d->again) {
 		d->again = 0;
 		scan_start(d);
@@ -364,7 +372,15 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 		scan_start(d);
 		return;
 	}
+	if (sig == SIGHUP) {
+		log_info("SIGHUP: reloading (rescanning)");
+		notify_reloading();
+		scan_start(d);
+		notify_ready("serving; reloaded, rescanning");
+		return;
+	}
 	log_info("%s: stopping", strsignal((int)sig));
+	notify_stopping();
 	atomic_store(&d->cancel, 1);
 	event_base_loopbreak(d->base);
 }
@@ -618,8 +634,9 @@ main(int argc, char **argv)
 	uint64_t orphans = 0, dangling = 0;
 	struct serve *srv;
 	char *admin_token = NULL;
-	struct event *sigs[3];
-	static const int signums[3] = { SIGTERM, SIGINT, SIGUSR1 };
+	static const int signums[] = { SIGTERM, SIGINT, SIGUSR1, SIGHUP };
+	enum { NSIGS = sizeof(signums) / sizeof(signums[0]) };
+	struct event *sigs[NSIGS];
 	struct timeval every;
 	struct sandbox_paths sp;
 	struct sandbox *sb = NULL;
@@ -719,9 +736,11 @@ main(int argc, char **argv)
 	serve_handler(srv, &handler);
 	if ((d.httpd = httpd_new(&d.cfg, &handler, err, sizeof(err))) == NULL)
 		fatalx("%s", err);
+	/* Bound: no capability is needed any more (systemd may hand one). */
+	if (priv_drop_caps() == -1)
+		fatal("capset");
 	if (drop) {
-		if (priv_drop_caps() == -1 ||
-		    priv_verify(uid, gid, err, sizeof(err)) == -1)
+		if (priv_verify(uid, gid, err, sizeof(err)) == -1)
 			fatalx("giving up root: %s", err);
 		log_info("running as user %s (uid %lu, gid %lu)", d.cfg.user,
 		    (unsigned long)uid, (unsigned long)gid);
@@ -735,7 +754,7 @@ main(int argc, char **argv)
 	d.misses_ev = event_new(d.base, -1, EV_PERSIST, misses_cb, &d);
 	if (d.misses_ev == NULL || event_add(d.misses_ev, &every) == -1)
 		fatalx("event loop: out of memory");
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < NSIGS; i++) {
 		sigs[i] = evsignal_new(d.base, signums[i], signal_cb, &d);
 		if (sigs[i] == NULL || event_add(sigs[i], NULL) == -1)
 			fatalx("cannot handle signals");
@@ -773,11 +792,15 @@ main(int argc, char **argv)
 		log_info("upstream %s%s%s", d.cfg.upstreams[i].name,
 		    d.cfg.upstreams_from_env ? " (from DEBUGINFOD_URLS)" : "",
 		    d.cfg.upstreams[i].enabled ? "" : " (disabled)");
+	if (notify_watchdog_start(d.base) == -1)
+		fatalx("event loop: out of memory");
+	notify_ready("serving on %zu address%s; scanning", d.cfg.nlisten,
+	    d.cfg.nlisten == 1 ? "" : "es");
 	scan_start(&d);
 
 	event_base_dispatch(d.base);
 	/* While the loop is not running, a signal it handles is lost. */
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < NSIGS; i++)
 		signal(signums[i], SIG_IGN);
 
 	httpd_stop(d.httpd);
@@ -789,7 +812,8 @@ main(int argc, char **argv)
 	httpd_free(d.httpd);
 	fill_free(d.fill);
 	upstream_shutdown();
-	signals_ignore(sigs, signums, 3);
+	signals_ignore(sigs, signums, NSIGS);
+	notify_watchdog_stop();
 	event_free(d.rescan_ev);
 	event_free(d.maintain_ev);
 	event_free(d.misses_ev);
