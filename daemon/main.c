@@ -475,15 +475,21 @@ whom(const struct config *cfg, uid_t *uid, gid_t *gid)
 
 /*
  * Root's part of the cache directory: create it when missing, for the user
- * to own.  An existing one is left as it is (it must be the user's).
+ * to own.  An existing one must be the user's already: root does not
+ * change what it finds.
  */
 static void
-cache_dir_for(const char *dir, uid_t uid, gid_t gid)
+cache_dir_for(const char *dir, const char *user, uid_t uid, gid_t gid)
 {
 	struct stat sb;
 
-	if (stat(dir, &sb) == 0)
+	if (stat(dir, &sb) == 0) {
+		if (sb.st_uid != uid)
+			fatalx("cache directory %s belongs to uid %lu, not to "
+			       "user %s: chown -R %s %s",
+			    dir, (unsigned long)sb.st_uid, user, user, dir);
 		return;
+	}
 	if (mkdirs(dir) == -1 || chown(dir, uid, gid) == -1)
 		fatal("cache directory %s", dir);
 }
@@ -654,7 +660,7 @@ main(int argc, char **argv)
 
 	/* What only root can open is opened before root is given up. */
 	if ((drop = whom(&d.cfg, &uid, &gid)) == 1) {
-		cache_dir_for(d.cfg.cache_dir, uid, gid);
+		cache_dir_for(d.cfg.cache_dir, d.cfg.user, uid, gid);
 		if (priv_drop(uid, gid, err, sizeof(err)) == -1)
 			fatalx("cannot become user %s: %s", d.cfg.user, err);
 	}

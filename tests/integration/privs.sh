@@ -28,6 +28,13 @@ out=$("$DBGMIRRORD" --no-config --listen 127.0.0.1:0 --cache-dir "$T/r2" \
 is "$?" 1 "an unknown user: exit status 1"
 like "$out" "user no-such-user-here: no such user" "... saying so"
 
+mkdir "$T/rootcache"
+out=$("$DBGMIRRORD" --no-config --listen 127.0.0.1:0 --cache-dir "$T/rootcache" \
+    --user nobody 2>&1)
+is "$?" 1 "a cache directory root owns: exit status 1"
+like "$out" "rootcache belongs to uid 0, not to user nobody: chown -R nobody" \
+    "... saying what to do"
+
 # ------------------------------------------------------------ as nobody
 
 id_up=6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b
