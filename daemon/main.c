@@ -644,7 +644,6 @@ main(int argc, char **argv)
 	enum { NSIGS = sizeof(signums) / sizeof(signums[0]) };
 	struct event *sigs[NSIGS];
 	struct timeval every;
-	struct sandbox_paths sp;
 	struct sandbox *sb = NULL;
 	char path[PATH_MAX], err[512];
 	uid_t uid = 0;
@@ -701,12 +700,8 @@ main(int argc, char **argv)
 		fatalx("out of memory");
 	metrics_init();
 	metrics_set_gauges(gauges, &d);
-	sp.dirs = d.cfg.scan_dirs.v;
-	sp.ndirs = d.cfg.scan_dirs.n;
-	sp.packages = d.cfg.scan_packages.v;
-	sp.npackages = d.cfg.scan_packages.n;
-	sp.write = d.cfg.cache_dir;
-	if (d.cfg.sandbox && (sb = sandbox_new(&sp, err, sizeof(err))) == NULL)
+	if (d.cfg.sandbox &&
+	    (sb = sandbox_new(d.cfg.cache_dir, err, sizeof(err))) == NULL)
 		fatalx("sandbox: %s", err);
 	/* As many again for short work as long work may take. */
 	if ((d.pool = pool_new_init(2 * d.cfg.workers, d.cfg.workers,

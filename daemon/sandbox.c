@@ -16,13 +16,15 @@
  *
  * Two layers, both only ever narrowing what the thread may do:
  *
- *  - Landlock: files.  Read-only beneath the scan directories, the package
- *    directories and /usr (glibc and libarchive load conversion modules on
- *    demand); read-write beneath the cache directory; nothing anywhere may
- *    be executed.  A refused open fails with EACCES, which the parser
- *    reports like any unreadable file.  Kernels without Landlock (before
- *    5.13, or with it disabled) get a warning at start-up and only the
- *    second layer.
+ *  - Landlock: files.  Writes only beneath the cache directory (no file
+ *    made or changed anywhere else: nothing staged in /tmp, nothing else
+ *    the user owns touched), no device node, fifo or socket made, nothing
+ *    executed.  Reads are not fenced: the scan follows symbolic links to
+ *    files anywhere (they are indexed and served under their real path),
+ *    so what a worker may read is what the daemon's user may read.  A
+ *    refused open fails with EACCES, which the parser reports like any
+ *    unwritable file.  Kernels without Landlock (before 5.13, or with it
+ *    disabled) get a warning at start-up and only the second layer.
  *
  *  - seccomp: system calls that no parser needs: sockets, exec, new
  *    processes (clone without CLONE_THREAD), ptrace and other processes'
@@ -116,16 +118,12 @@ ruleset_allow(int ruleset, const char *path, uint64_t access)
 	return rc;
 }
 
-/* The rule set of paths, -1 when the kernel has no Landlock. */
+/* The rule set for cache_dir, -1 when the kernel has no Landlock. */
 static int
-ruleset_new(const struct sandbox_paths *paths, char *err, size_t errlen)
+ruleset_new(const char *cache_dir, char *err, size_t errlen)
 {
-	const uint64_t read =
-	    LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
 	struct landlock_ruleset_attr attr;
-	uint64_t write;
 	int abi, fd;
-	size_t i;
 
 	abi = (int)syscall(SYS_landlock_create_ruleset, NULL, 0,
 	    LANDLOCK_CREATE_RULESET_VERSION);
@@ -136,32 +134,29 @@ ruleset_new(const struct sandbox_paths *paths, char *err, size_t errlen)
 		return -1;
 	}
 	memset(&attr, 0, sizeof(attr));
-	attr.handled_access_fs = fs_handled(abi);
-	/* All but exec and special files. */
-	write = attr.handled_access_fs &
-	    ~(LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
-		LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
-		LANDLOCK_ACCESS_FS_MAKE_SOCK);
+	/* Everything but reading is refused unless a rule allows it. */
+	attr.handled_access_fs = fs_handled(abi) &
+	    ~(LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR);
 	fd = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
 	if (fd == -1) {
 		snprintf(err, errlen, "landlock_create_ruleset: %s",
 		    strerror(errno));
 		return -2;
 	}
-	for (i = 0; i < paths->ndirs; i++)
-		if (ruleset_allow(fd, paths->dirs[i], read) == -1)
-			goto fail;
-	for (i = 0; i < paths->npackages; i++)
-		if (ruleset_allow(fd, paths->packages[i], read) == -1)
-			goto fail;
-	if (ruleset_allow(fd, "/usr", read) == -1 ||
-	    ruleset_allow(fd, paths->write, write) == -1)
-		goto fail;
+	/* The cache: all but exec and special files. */
+	if (ruleset_allow(fd, cache_dir,
+		attr.handled_access_fs &
+		    ~(LANDLOCK_ACCESS_FS_EXECUTE |
+			LANDLOCK_ACCESS_FS_MAKE_CHAR |
+			LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+			LANDLOCK_ACCESS_FS_MAKE_FIFO |
+			LANDLOCK_ACCESS_FS_MAKE_SOCK)) == -1) {
+		snprintf(err, errlen, "landlock_add_rule %s: %s", cache_dir,
+		    strerror(errno));
+		close(fd);
+		return -2;
+	}
 	return fd;
-fail:
-	snprintf(err, errlen, "landlock_add_rule: %s", strerror(errno));
-	close(fd);
-	return -2;
 }
 
 /* -------------------------------------------------------------- seccomp */
@@ -175,6 +170,7 @@ sigsys_cb(int sig, siginfo_t *si, void *uc_arg)
 	char line[sizeof(head) + sizeof(tail) + 12], num[12];
 	int save = errno, n = si->si_syscall, k = 0;
 	size_t len = sizeof(head) - 1;
+	ssize_t w;
 
 	memcpy(line, head, len);
 	do
@@ -184,8 +180,9 @@ sigsys_cb(int sig, siginfo_t *si, void *uc_arg)
 		line[len++] = num[--k];
 	memcpy(line + len, tail, sizeof(tail) - 1);
 	len += sizeof(tail) - 1;
-	if (write(STDERR_FILENO, line, len) < 0)
-		save = errno; /* nothing better to do */
+	/* Async-signal-safe, and a line lost is all that can go wrong. */
+	w = write(STDERR_FILENO, line, len);
+	(void)w;
 #if defined(__x86_64__)
 	uc->uc_mcontext.gregs[REG_RAX] = -EPERM;
 #elif defined(__aarch64__)
@@ -237,7 +234,7 @@ filter_new(char *err, size_t errlen)
 /* ------------------------------------------------------------- the API */
 
 struct sandbox *
-sandbox_new(const struct sandbox_paths *paths, char *err, size_t errlen)
+sandbox_new(const char *cache_dir, char *err, size_t errlen)
 {
 	struct sigaction sa;
 	struct sandbox *sb;
@@ -247,7 +244,7 @@ sandbox_new(const struct sandbox_paths *paths, char *err, size_t errlen)
 		return NULL;
 	}
 	pthread_mutex_init(&sb->lock, NULL);
-	if ((sb->ruleset = ruleset_new(paths, err, errlen)) == -2 ||
+	if ((sb->ruleset = ruleset_new(cache_dir, err, errlen)) == -2 ||
 	    (sb->filter = filter_new(err, errlen)) == NULL) {
 		sandbox_free(sb);
 		return NULL;
@@ -328,8 +325,8 @@ sandbox_probe(void)
 			close(fd);
 		}
 		probe_say(probe, rc == -1 ? -1 : 0);
-	} else if (strncmp(probe, "open:", 5) == 0) {
-		rc = fd = open(probe + 5, O_RDONLY | O_CLOEXEC);
+	} else if (strncmp(probe, "write:", 6) == 0) {
+		rc = fd = open(probe + 6, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 		if (fd != -1)
 			close(fd);
 		probe_say(probe, rc == -1 ? -1 : 0);
@@ -339,6 +336,6 @@ sandbox_probe(void)
 		execv(probe + 5, argv);
 		probe_say(probe, -1);
 	} else
-		log_warnx("sandbox probe: %s: not connect:, open: or exec:",
+		log_warnx("sandbox probe: %s: not connect:, write: or exec:",
 		    probe);
 }
