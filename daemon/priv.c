@@ -98,9 +98,21 @@ priv_drop(uid_t uid, gid_t gid, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * Without a capability there is nothing to clear, and capset(2) is not
+ * called: a systemd unit's SystemCallFilter=~@privileged refuses it.
+ */
 int
 priv_drop_caps(void)
 {
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3,
+		0 };
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data) == 0 && data[0].permitted == 0 &&
+	    data[1].permitted == 0 && data[0].effective == 0 &&
+	    data[1].effective == 0)
+		return 0;
 	return caps_set(0);
 }
 
