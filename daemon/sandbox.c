@@ -30,9 +30,10 @@
  *    processes (clone without CLONE_THREAD), ptrace and other processes'
  *    memory, mounts and namespaces, module loading, keyrings, bpf,
  *    perf_event_open.  Such a call is trapped: the SIGSYS handler writes
- *    one line to stderr, and makes the call fail with EPERM, so the job
- *    fails like any other and the daemon carries on.  (Architectures whose
- *    registers the handler does not know get EPERM without the line.)
+ *    one line to stderr, counts it (dbgmirror_sandbox_refused_total),
+ *    and makes the call fail with EPERM, so the job fails like any other
+ *    and the daemon carries on.  (Architectures whose registers the
+ *    handler does not know get EPERM without the line and the count.)
  *    The list is a deny list: an allow list would have to follow every
  *    system call glibc, libelf, libarchive, LMDB and the sanitizers make.
  *    Changing ids is not on it: after the drop to the daemon's user it
@@ -67,6 +68,7 @@
 #include <unistd.h>
 
 #include "daemon/log.h"
+#include "daemon/metrics.h"
 
 #ifndef LANDLOCK_ACCESS_FS_TRUNCATE
 #define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
@@ -183,6 +185,7 @@ sigsys_cb(int sig, siginfo_t *si, void *uc_arg)
 	/* Async-signal-safe, and a line lost is all that can go wrong. */
 	w = write(STDERR_FILENO, line, len);
 	(void)w;
+	metrics_sandbox_refused();
 #if defined(__x86_64__)
 	uc->uc_mcontext.gregs[REG_RAX] = -EPERM;
 #elif defined(__aarch64__)

@@ -89,6 +89,7 @@ like "$(cat "$u_LOG")" "sandbox probe: connect:$up_PORT: Operation not permitted
 like "$(cat "$u_LOG")" "sandbox: refused system call [0-9]+ in a worker thread" \
     "... and reported"
 is "$(requests_to up sandbox-probe)" 0 "... and nothing reached the listener"
+is "$(metric dbgmirror_sandbox_refused_total "$u_URL")" 1 "... and counted"
 stop_daemon u
 is "$STOP_RC" 0 "it stops cleanly"
 
