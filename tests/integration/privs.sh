@@ -50,11 +50,13 @@ cp "$(mkbin $id_scan)" "$T/scan/prog"
 chmod -R a+rX "$T/scan" "$T/bins"
 start_fake up "$id_up=ok:$bin_up"
 
-# startd NAME PROBE: a daemon as nobody over $T/scan and upstream up, its
-# first parse attempting PROBE.
+# startd NAME PROBE [ARGS...]: a daemon as nobody over $T/scan and upstream
+# up, its first parse attempting PROBE (none when empty).
 startd() {
-	DBGMIRROR_TEST_SANDBOX_PROBE=$2 start_daemon "$1" --user nobody \
-	    --scan-dir "$T/scan" --upstream "$up_URL"
+	local name=$1 probe=$2
+	shift 2
+	DBGMIRROR_TEST_SANDBOX_PROBE=$probe start_daemon "$name" --user nobody \
+	    --scan-dir "$T/scan" --upstream "$up_URL" "$@"
 }
 
 startd u "connect:$up_PORT"
@@ -92,6 +94,29 @@ is "$(requests_to up sandbox-probe)" 0 "... and nothing reached the listener"
 is "$(metric dbgmirror_sandbox_refused_total "$u_URL")" 1 "... and counted"
 stop_daemon u
 is "$STOP_RC" 0 "it stops cleanly"
+
+# A port below 1024, bound with the one capability kept for it.
+low=$(python3 -c '
+import socket
+for port in range(700, 1000):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", port))
+    except OSError:
+        continue
+    print(port)
+    break
+')
+startd l "" --listen "127.0.0.1:$low"
+like "$(cat "$l_LOG")" "listening on 127.0.0.1:$low" "as nobody, it binds port $low"
+# (Meaningless where anyone may bind it.)
+[ "$(cat /proc/sys/net/ipv4/ip_unprivileged_port_start)" -gt "$low" ] ||
+    diag "ip_unprivileged_port_start lets anyone bind $low here"
+is "$(code "http://127.0.0.1:$low/buildid/$id_scan/executable")" 200 \
+    "... and serves there"
+is "$(awk '/^CapEff:/ { print $2 }' "/proc/$l_PID/status")" 0000000000000000 \
+    "... with the capability gone"
+stop_daemon l
 
 # A file outside the cache, where nobody may write otherwise.
 mkdir -m 777 "$T/marks"
