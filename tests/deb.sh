@@ -44,6 +44,42 @@ ok $? "... and the cache directory, for it"
 grep -q 'deb-systemd-helper' "$T/control/postinst"
 ok $? "... and enables the unit"
 
+# The maintainer scripts, run for real in a private mount namespace whose
+# /etc, /var/cache, /var/lib/systemd, /lib/systemd/system and /run are
+# copies or empty: the user and the cache are made there, never here.
+if [ "$(id -u)" -eq 0 ] && command -v unshare >/dev/null &&
+    command -v adduser >/dev/null && command -v deb-systemd-helper >/dev/null; then
+	ns=$T/ns
+	mkdir -p "$ns/cache" "$ns/varlib"
+	cp -a /etc "$ns/etc"
+	cp -a /lib/systemd/system "$ns/units"
+	dpkg-deb --fsys-tarfile "$deb" |
+	    tar -xOf - ./lib/systemd/system/dbgmirrord.service >"$ns/units/dbgmirrord.service"
+	# As dpkg runs it (deb-systemd-helper insists).
+	DPKG_MAINTSCRIPT_PACKAGE=dbgmirror DPKG_MAINTSCRIPT_NAME=postinst \
+	    unshare --mount --propagation private sh -c '
+		    mount --bind "$1/etc" /etc &&
+		    mount --bind "$1/cache" /var/cache &&
+		    mount --bind "$1/varlib" /var/lib/systemd &&
+		    mount --bind "$1/units" /lib/systemd/system &&
+		    mount -t tmpfs tmpfs /run &&
+		    sh -e "$2" configure "" &&
+		    stat -c "%U:%G %a" /var/cache/dbgmirror
+	    ' sh "$ns" "$T/control/postinst" >"$T/postinst.log" 2>&1
+	ok $? "postinst configure runs" || sed 's/^/#   /' "$T/postinst.log"
+	like "$(grep '^dbgmirror:' "$ns/etc/passwd")" \
+	    '^dbgmirror:x:[1-9][0-9]?[0-9]?:[0-9]+:[^:]*:/var/cache/dbgmirror:/usr/sbin/nologin$' \
+	    "... it made the system user dbgmirror (in the namespace's /etc)"
+	like "$(tail -n 1 "$T/postinst.log")" '^dbgmirror:dbgmirror 750$' \
+	    "... and /var/cache/dbgmirror, the user's, mode 750"
+	ok "$([ -L "$ns/etc/systemd/system/multi-user.target.wants/dbgmirrord.service" ] && echo 0 || echo 1)" \
+	    "... and enabled the unit"
+	ok "$(grep -q '^dbgmirror:' /etc/passwd && echo 1 || echo 0)" \
+	    "... and this machine's /etc has no such user"
+else
+	skip "postinst: needs root, unshare, adduser and deb-systemd-helper"
+fi
+
 # A fresh tree: nothing but the package.
 dpkg -x "$deb" "$T/stage"
 ok $? "dpkg -x into a fresh tree"
