@@ -3,9 +3,10 @@
 # the suite): built with dpkg-buildpackage from packaging/debian/, lintian
 # clean but for the tags packaging/debian/dbgmirror.lintian-overrides
 # explains, holding the programs, the man pages, the configuration as a
-# conffile and the systemd unit, creating its user on install; unpacked
-# into a fresh tree (dpkg -x), its daemon, as nobody, serves a fixture's
-# build-id.
+# conffile and the systemd unit; its postinst, run in a private mount
+# namespace, makes the user, the cache directory and the unit enabled;
+# unpacked into a fresh tree (dpkg -x), its daemon, as nobody, serves a
+# fixture's build-id.
 . "$top_srcdir/tests/integration/lib.sh"
 
 if ! command -v dpkg-buildpackage >/dev/null || ! command -v lintian >/dev/null; then
