@@ -247,6 +247,13 @@ static const struct opt options[] = {
 	{ "upload-size", T_SIZE, "10G", NULL,
 	    "cap on the bytes of uploaded files, kept apart from cache-size", 0,
 	    FIELD(upload_size), 0, 1ULL << 50 },
+	{ "user", T_STRING, NULL, "none",
+	    "started as root: the user (and its group) to run as once the "
+	    "ports are bound",
+	    0, FIELD(user), 0, 0 },
+	{ "sandbox", T_BOOL, "on", NULL,
+	    "fence in the worker threads that parse files (Landlock, seccomp)",
+	    0, FIELD(sandbox), 0, 0 },
 };
 
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))
@@ -1244,6 +1251,7 @@ config_free(struct config *cfg)
 	free(cfg->token_file);
 	strlist_clear(&cfg->access);
 	strlist_clear(&cfg->trusted_proxies);
+	free(cfg->user);
 	memset(cfg, 0, sizeof(*cfg));
 }
 

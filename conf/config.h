@@ -146,6 +146,8 @@ struct config {
 	struct config_strlist trusted_proxies; /* CIDRs whose XFF counts */
 	uint64_t max_upload_size; /* bytes of one uploaded file */
 	uint64_t upload_size; /* bytes all uploaded files may hold */
+	char *user; /* NULL or "": stay who started the daemon */
+	int sandbox; /* 1: fence in the parsing workers */
 };
 
 /* Problems found while loading, one "where: what" string each. */

@@ -11,9 +11,18 @@
  *                    from then on every one of these signals is ignored,
  *                    so a second SIGTERM cannot cut the shutdown short
  *   SIGUSR1          rescan now (or right after the scan that is running)
+ *   SIGHUP           reload: for now the same rescan, told to systemd as a
+ *                    reload (RELOADING=1, then READY=1)
  *
  * Scans run on the worker pool, one at a time; their completion comes back
  * to this loop, which also runs the periodic rescan timer.
+ *
+ * Started as root, it gives root up before it opens anything in its cache
+ * (daemon/priv.c): it becomes the configured user keeping only the right
+ * to bind low ports, and drops that too once the listeners are bound.
+ * Without a user to become, it refuses to run as root.  The worker pool's
+ * threads, which parse every file and package from outside, are fenced in
+ * as they start (daemon/sandbox.c).
  *
  * This loop also drives the fills from upstreams (daemon/fill.c: libcurl
  * runs here), and every MAINTAIN_SECONDS a maintenance job on the pool
@@ -53,7 +62,10 @@
 #include "daemon/log.h"
 #include "daemon/metrics.h"
 #include "daemon/misses.h"
+#include "daemon/notify.h"
 #include "daemon/pool.h"
+#include "daemon/priv.h"
+#include "daemon/sandbox.h"
 #include "daemon/scan.h"
 #include "daemon/access.h"
 #include "daemon/serve.h"
@@ -320,6 +332,11 @@ scan_done(void *arg)
 		    (unsigned long long)d->result.members);
 	else
 		log_warnx("scan failed after %.2fs", secs);
+	notify_status("serving; last scan %s after %.2fs: %llu files read, "
+		      "%llu packages read",
+	    d->scan_rc == 0 ? "finished" : "failed", secs,
+	    (unsigned long long)d->result.read,
+	    (unsigned long long)d->result.packages);
 	if (d->again) {
 		d->again = 0;
 		scan_start(d);
@@ -361,13 +378,18 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	if (sig == SIGHUP) {
 		char err[512];
 
-		log_info("SIGHUP: reloading certificates and tokens");
+		log_info("SIGHUP: reloading certificates and tokens, "
+			 "rescanning");
+		notify_reloading();
 		httpd_reload(d->httpd);
 		if (access_reload(d->access, err, sizeof(err)) == -1)
 			log_warnx("%s; keeping the old tokens", err);
+		scan_start(d);
+		notify_ready("serving; reloaded, rescanning");
 		return;
 	}
 	log_info("%s: stopping", strsignal((int)sig));
+	notify_stopping();
 	atomic_store(&d->cancel, 1);
 	event_base_loopbreak(d->base);
 }
@@ -462,6 +484,73 @@ check_access(const struct config *cfg)
 	}
 	access_free(a);
 	return 0;
+}
+
+/*
+ * Whom to run as: 1 with *uid and *gid when the daemon, started as root,
+ * must become the configured user; 0 to stay as it is.  Root without a
+ * user configured exits, except under DBGMIRROR_TEST_ALLOW_ROOT=1, which
+ * the test suite sets (it runs as root on CI machines) and nothing else
+ * should.
+ */
+static int
+whom(const struct config *cfg, uid_t *uid, gid_t *gid)
+{
+	const char *allow = getenv("DBGMIRROR_TEST_ALLOW_ROOT");
+	int want = cfg->user != NULL && cfg->user[0] != '\0';
+	char err[256];
+
+	if (want && priv_lookup(cfg->user, uid, gid, err, sizeof(err)) == -1)
+		fatalx("%s", err);
+	if (geteuid() != 0) {
+		if (want && *uid != geteuid())
+			fatalx("user %s: only a daemon started as root can "
+			       "become another user",
+			    cfg->user);
+		return 0;
+	}
+	if (want && *uid == 0)
+		fatalx("user %s is root: name an unprivileged user", cfg->user);
+	if (want)
+		return 1;
+	if (allow != NULL && strcmp(allow, "1") == 0) {
+		log_warnx("running as root: DBGMIRROR_TEST_ALLOW_ROOT is set "
+			  "(for the test suite only)");
+		return 0;
+	}
+	fatalx("refusing to run as root: set user = NAME (or --user NAME), "
+	       "the unprivileged user to become once the ports are bound");
+}
+
+/*
+ * Root's part of the cache directory: create it when missing, for the user
+ * to own.  An existing one must be the user's already: root does not
+ * change what it finds.
+ */
+static void
+cache_dir_for(const char *dir, const char *user, uid_t uid, gid_t gid)
+{
+	struct stat sb;
+
+	if (stat(dir, &sb) == 0) {
+		if (sb.st_uid != uid)
+			fatalx("cache directory %s belongs to uid %lu, not to "
+			       "user %s: chown -R %s %s",
+			    dir, (unsigned long)sb.st_uid, user, user, dir);
+		return;
+	}
+	if (mkdirs(dir) == -1 || chown(dir, uid, gid) == -1)
+		fatal("cache directory %s", dir);
+}
+
+/* Each worker of the pool, as it starts: no capability, then the fence. */
+static void
+worker_init(void *arg)
+{
+	if (priv_drop_caps() == -1)
+		log_warn("%s: capset", __func__);
+	if (arg != NULL)
+		sandbox_enter(arg);
 }
 
 static void
@@ -604,10 +693,15 @@ main(int argc, char **argv)
 	uint64_t orphans = 0, dangling = 0;
 	struct serve *srv;
 	char *admin_token = NULL;
-	struct event *sigs[4];
-	static const int signums[4] = { SIGTERM, SIGINT, SIGUSR1, SIGHUP };
+	static const int signums[] = { SIGTERM, SIGINT, SIGUSR1, SIGHUP };
+	enum { NSIGS = sizeof(signums) / sizeof(signums[0]) };
+	struct event *sigs[NSIGS];
 	struct timeval every;
+	struct sandbox *sb = NULL;
 	char path[PATH_MAX], err[512];
+	uid_t uid = 0;
+	gid_t gid = 0;
+	int drop;
 	size_t i;
 
 	memset(&d, 0, sizeof(d));
@@ -615,6 +709,20 @@ main(int argc, char **argv)
 	configure(&d, argc, argv);
 	clock_init();
 	raise_nofile(&d.cfg);
+
+	/*
+	 * Root is given up first, keeping only the capability to bind ports
+	 * below 1024 until httpd_new has bound them.  So the files the
+	 * configuration names (certificates, keys, token files) are read as
+	 * the user, as they are again on SIGHUP.
+	 */
+	if ((drop = whom(&d.cfg, &uid, &gid)) == 1) {
+		cache_dir_for(d.cfg.cache_dir, d.cfg.user, uid, gid);
+		if (priv_drop(uid, gid, err, sizeof(err)) == -1)
+			fatalx("cannot become user %s: %s", d.cfg.user, err);
+	}
+	if (d.cfg.admin_token_file != NULL)
+		admin_token = read_admin_token(d.cfg.admin_token_file);
 
 	if (evthread_use_pthreads() == -1)
 		fatalx("libevent without thread support");
@@ -651,8 +759,12 @@ main(int argc, char **argv)
 		fatalx("out of memory");
 	metrics_init();
 	metrics_set_gauges(gauges, &d);
+	if (d.cfg.sandbox &&
+	    (sb = sandbox_new(d.cfg.cache_dir, err, sizeof(err))) == NULL)
+		fatalx("sandbox: %s", err);
 	/* As many again for short work as long work may take. */
-	if ((d.pool = pool_new(2 * d.cfg.workers, d.cfg.workers)) == NULL)
+	if ((d.pool = pool_new_init(2 * d.cfg.workers, d.cfg.workers,
+		 worker_init, sb)) == NULL)
 		fatalx("cannot start %u workers", d.cfg.workers);
 	if ((d.base = event_base_new()) == NULL ||
 	    (d.inbox = pool_inbox_new(d.base)) == NULL)
@@ -678,8 +790,6 @@ main(int argc, char **argv)
 	    (d.misses = misses_new(d.idx, d.pool, d.cfg.misses_max)) == NULL)
 		fatalx("out of memory");
 	sd.misses = d.misses;
-	if (d.cfg.admin_token_file != NULL)
-		admin_token = read_admin_token(d.cfg.admin_token_file);
 	sd.admin_token = admin_token;
 	if ((d.access = access_new(&d.cfg, err, sizeof(err))) == NULL)
 		fatalx("%s", err);
@@ -689,6 +799,15 @@ main(int argc, char **argv)
 	serve_handler(srv, &handler);
 	if ((d.httpd = httpd_new(&d.cfg, &handler, err, sizeof(err))) == NULL)
 		fatalx("%s", err);
+	/* Bound: no capability is needed any more (systemd may hand one). */
+	if (priv_drop_caps() == -1)
+		fatal("capset");
+	if (drop) {
+		if (priv_verify(uid, gid, err, sizeof(err)) == -1)
+			fatalx("giving up root: %s", err);
+		log_info("running as user %s (uid %lu, gid %lu)", d.cfg.user,
+		    (unsigned long)uid, (unsigned long)gid);
+	}
 	every.tv_sec = MAINTAIN_SECONDS;
 	every.tv_usec = 0;
 	d.maintain_ev = event_new(d.base, -1, EV_PERSIST, maintain_cb, &d);
@@ -698,7 +817,7 @@ main(int argc, char **argv)
 	d.misses_ev = event_new(d.base, -1, EV_PERSIST, misses_cb, &d);
 	if (d.misses_ev == NULL || event_add(d.misses_ev, &every) == -1)
 		fatalx("event loop: out of memory");
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < NSIGS; i++) {
 		sigs[i] = evsignal_new(d.base, signums[i], signal_cb, &d);
 		if (sigs[i] == NULL || event_add(sigs[i], NULL) == -1)
 			fatalx("cannot handle signals");
@@ -736,22 +855,28 @@ main(int argc, char **argv)
 		log_info("upstream %s%s%s", d.cfg.upstreams[i].name,
 		    d.cfg.upstreams_from_env ? " (from DEBUGINFOD_URLS)" : "",
 		    d.cfg.upstreams[i].enabled ? "" : " (disabled)");
+	if (notify_watchdog_start(d.base) == -1)
+		fatalx("event loop: out of memory");
+	notify_ready("serving on %zu address%s; scanning", d.cfg.nlisten,
+	    d.cfg.nlisten == 1 ? "" : "es");
 	scan_start(&d);
 
 	event_base_dispatch(d.base);
 	/* While the loop is not running, a signal it handles is lost. */
-	for (i = 0; i < 4; i++)
+	for (i = 0; i < NSIGS; i++)
 		signal(signums[i], SIG_IGN);
 
 	httpd_stop(d.httpd);
 	pool_free(d.pool);
+	sandbox_free(sb);
 	misses_free(d.misses);
 	/* Fills that finished on the pool end before their readers go. */
 	pool_inbox_free(d.inbox);
 	httpd_free(d.httpd);
 	fill_free(d.fill);
 	upstream_shutdown();
-	signals_ignore(sigs, signums, 4);
+	signals_ignore(sigs, signums, NSIGS);
+	notify_watchdog_stop();
 	event_free(d.rescan_ev);
 	event_free(d.maintain_ev);
 	event_free(d.misses_ev);

@@ -99,6 +99,7 @@ static atomic_uint_fast64_t bytes_sent;
 static atomic_uint_fast64_t package_passes;
 static atomic_uint_fast64_t local_write_errors;
 static atomic_uint_fast64_t misses_dropped;
+static atomic_uint_fast64_t sandbox_refused;
 static atomic_uint_fast64_t accept_errors[NACCEPTERRS];
 static atomic_uint_fast64_t refused[NREFUSALS];
 static atomic_uint_fast64_t tls_handshake_failures;
@@ -149,6 +150,7 @@ metrics_init(void)
 	zero(&package_passes);
 	zero(&local_write_errors);
 	zero(&misses_dropped);
+	zero(&sandbox_refused);
 	for (k = 0; k < NACCEPTERRS; k++)
 		zero(&accept_errors[k]);
 	for (k = 0; k < NREFUSALS; k++)
@@ -262,6 +264,12 @@ void
 metrics_misses_dropped(uint64_t n)
 {
 	add(&misses_dropped, n);
+}
+
+void
+metrics_sandbox_refused(void)
+{
+	add(&sandbox_refused, 1);
 }
 
 void
@@ -504,6 +512,9 @@ render_requests(FILE *fp)
 	    "Not-found requests left out of the missing-id report: its "
 	    "queue was full, or the index could not take them.",
 	    get(&misses_dropped));
+	put_single(fp, "dbgmirror_sandbox_refused_total", "counter",
+	    "System calls of the parsing workers refused by their sandbox.",
+	    get(&sandbox_refused));
 }
 
 /* name{reason="..."} for each of n reasons. */

@@ -101,6 +101,8 @@ void metrics_local_write_error(void);
 
 /* n requests that ended not-found were left out of the missing-id report. */
 void metrics_misses_dropped(uint64_t n);
+/* A worker's system call refused by its sandbox (async-signal-safe). */
+void metrics_sandbox_refused(void);
 
 /* accept() failed for want of descriptors. */
 void metrics_accept_error(enum metrics_accept_err reason);

@@ -47,6 +47,8 @@ struct pool {
 	int stopping;
 	unsigned nthreads;
 	pthread_t *threads;
+	pool_fn init; /* run by each worker first; NULL: none */
+	void *init_arg;
 };
 
 struct pool_inbox {
@@ -128,6 +130,8 @@ worker_main(void *arg)
 	struct pool *pool = arg;
 	struct job *job;
 
+	if (pool->init != NULL)
+		pool->init(pool->init_arg);
 	for (;;) {
 		pthread_mutex_lock(&pool->lock);
 		while ((job = pool_next(pool)) == NULL &&
@@ -158,6 +162,12 @@ worker_main(void *arg)
 struct pool *
 pool_new(unsigned nthreads, unsigned max_long)
 {
+	return pool_new_init(nthreads, max_long, NULL, NULL);
+}
+
+struct pool *
+pool_new_init(unsigned nthreads, unsigned max_long, pool_fn init, void *arg)
+{
 	struct pool *pool;
 
 	if (max_long == 0 || max_long >= nthreads)
@@ -169,6 +179,8 @@ pool_new(unsigned nthreads, unsigned max_long)
 	pool->q[0].tail = &pool->q[0].head;
 	pool->q[1].tail = &pool->q[1].head;
 	pool->max_long = max_long;
+	pool->init = init;
+	pool->init_arg = arg;
 	if ((pool->threads = calloc(nthreads, sizeof(pthread_t))) == NULL) {
 		pool_free(pool);
 		return NULL;

@@ -27,6 +27,12 @@ typedef void (*pool_fn)(void *arg);
 
 /* nthreads workers, at most max_long (1 to nthreads - 1) on long jobs. */
 struct pool *pool_new(unsigned nthreads, unsigned max_long);
+/*
+ * The same, each worker running init(arg) when it starts, before any job
+ * (daemon/sandbox.c fences the workers in there).
+ */
+struct pool *pool_new_init(unsigned nthreads, unsigned max_long, pool_fn init,
+    void *arg);
 /* Run every queued job, then stop and join the workers. */
 void pool_free(struct pool *pool);
 

@@ -57,6 +57,7 @@
 #include "daemon/clock.h"
 #include "daemon/log.h"
 #include "daemon/pool.h"
+#include "daemon/sandbox.h"
 #include "indexer/file.h"
 #include "indexer/package.h"
 #include "indexer/sources.h"
@@ -281,6 +282,7 @@ read_item(struct item *it)
 		return;
 	}
 	it->st = st;
+	sandbox_probe();
 	it->rc = scan_identify(fd, it->path, &it->st, &it->rec, it->err,
 	    sizeof(it->err));
 	close(fd);
