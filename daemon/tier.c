@@ -307,6 +307,34 @@ checked_cb(void *arg, int ok, long status, const char *why)
 	}
 }
 
+/* The store's settings from cfg; url and shown as config_store_* made. */
+static void
+tier_conf(const struct config *cfg, const char *url, const char *shown,
+    struct store_conf *sc)
+{
+	const struct config_store *cs = cfg->store;
+
+	memset(sc, 0, sizeof(*sc));
+	sc->url = url;
+	sc->name = shown;
+	sc->region = cs->region;
+	sc->access_key = cs->access_key;
+	sc->secret_key = cs->secret_key;
+	sc->timeout = cfg->store_timeout;
+	sc->part_size = cfg->store_multipart_size;
+	sc->transfer_timeout = cfg->upstream_timeout;
+	sc->stall_timeout = cfg->upstream_stall_timeout;
+	sc->min_rate = cfg->upstream_min_rate;
+	sc->retries = cfg->upstream_retries;
+	sc->breaker_failures = cfg->breaker_failures;
+	sc->breaker_backoff = cfg->breaker_backoff;
+	sc->breaker_backoff_max = cfg->breaker_backoff_max;
+	sc->proxy = cfg->proxy;
+	sc->ca_file = cfg->ca_file;
+	sc->user_agent = cfg->user_agent;
+	sc->now_ns = clock_mono_ns;
+}
+
 struct tier *
 tier_new(const struct config *cfg, struct event_base *base,
     struct blobstore *bs, char *err, size_t errlen)
@@ -331,25 +359,7 @@ tier_new(const struct config *cfg, struct event_base *base,
 		tier_free(t);
 		return NULL;
 	}
-	memset(&sc, 0, sizeof(sc));
-	sc.url = t->url;
-	sc.name = t->shown;
-	sc.region = cs->region;
-	sc.access_key = cs->access_key;
-	sc.secret_key = cs->secret_key;
-	sc.timeout = cfg->store_timeout;
-	sc.part_size = cfg->store_multipart_size;
-	sc.transfer_timeout = cfg->upstream_timeout;
-	sc.stall_timeout = cfg->upstream_stall_timeout;
-	sc.min_rate = cfg->upstream_min_rate;
-	sc.retries = cfg->upstream_retries;
-	sc.breaker_failures = cfg->breaker_failures;
-	sc.breaker_backoff = cfg->breaker_backoff;
-	sc.breaker_backoff_max = cfg->breaker_backoff_max;
-	sc.proxy = cfg->proxy;
-	sc.ca_file = cfg->ca_file;
-	sc.user_agent = cfg->user_agent;
-	sc.now_ns = clock_mono_ns;
+	tier_conf(cfg, t->url, t->shown, &sc);
 	obs_tier = t;
 	metrics_store_name(t->shown);
 	metrics_store_credentials(-1);
@@ -364,6 +374,94 @@ tier_new(const struct config *cfg, struct event_base *base,
 		 "of every fill)",
 	    t->shown);
 	return t;
+}
+
+/* ---------------------------------------------------------------- purge */
+
+struct purge {
+	struct event_base *base;
+	struct store *st;
+	unsigned pending; /* deletions under way */
+	uint64_t deleted;
+	int failed;
+	char err[256];
+};
+
+static void
+purge_deleted_cb(void *arg, int ok, long status, const char *why)
+{
+	struct purge *p = arg;
+
+	if (ok) {
+		p->deleted++;
+	} else if (!p->failed) {
+		p->failed = 1;
+		snprintf(p->err, sizeof(p->err), "%s", why);
+	}
+	if (--p->pending == 0)
+		event_base_loopbreak(p->base);
+}
+
+static void
+purge_listed_cb(void *arg, int ok, const char *const *keys, size_t n,
+    const char *why)
+{
+	struct purge *p = arg;
+	size_t i;
+
+	if (!ok) {
+		p->failed = 1;
+		snprintf(p->err, sizeof(p->err), "%s", why);
+	}
+	for (i = 0; ok && i < n; i++) {
+		if (store_delete(p->st, keys[i], purge_deleted_cb, p) == -1) {
+			p->failed = 1;
+			snprintf(p->err, sizeof(p->err), "out of memory");
+			break;
+		}
+		p->pending++;
+	}
+	if (p->pending == 0)
+		event_base_loopbreak(p->base);
+}
+
+int
+tier_purge(const struct config *cfg, const struct buildid *id, uint64_t *n,
+    char *err, size_t errlen)
+{
+	char url[1200], shown[1400], prefix[600], hex[BUILDID_HEX_MAX];
+	struct store_conf sc;
+	struct purge p;
+
+	*n = 0;
+	memset(&p, 0, sizeof(p));
+	buildid_format(id, hex);
+	snprintf(prefix, sizeof(prefix), "%s%s/", cfg->store->prefix, hex);
+	config_store_public(cfg->store, shown, sizeof(shown));
+	if (config_store_url(cfg->store, url, sizeof(url)) == -1 ||
+	    (p.base = event_base_new()) == NULL) {
+		snprintf(err, errlen, "store: out of memory");
+		return -1;
+	}
+	tier_conf(cfg, url, shown, &sc);
+	if ((p.st = store_new(&sc, p.base, NULL, err, errlen)) == NULL) {
+		event_base_free(p.base);
+		return -1;
+	}
+	if (store_list(p.st, prefix, purge_listed_cb, &p) == -1) {
+		p.failed = 1;
+		snprintf(p.err, sizeof(p.err), "out of memory");
+	} else {
+		event_base_dispatch(p.base);
+	}
+	store_free(p.st);
+	event_base_free(p.base);
+	*n = p.deleted;
+	if (p.failed) {
+		snprintf(err, errlen, "store %s: %s", shown, p.err);
+		return -1;
+	}
+	return 0;
 }
 
 void

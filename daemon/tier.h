@@ -57,6 +57,13 @@ void tier_looked(struct tier *t, enum upstream_result res, int verified);
 void tier_corrupt(struct tier *t, const struct buildid *id,
     enum cache_kind kind, const char *arg, const char *why);
 
+/*
+ * For the admin CLI, blocking: delete every object of build-id id from
+ * cfg's store; *n how many.  0, or -1 with err.
+ */
+int tier_purge(const struct config *cfg, const struct buildid *id, uint64_t *n,
+    char *err, size_t errlen);
+
 /* blob_sink_fn: queue an upload of the blob of k. */
 void tier_sink(void *arg, const struct cache_key *k,
     const struct blob_info *info);

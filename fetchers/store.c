@@ -34,6 +34,7 @@
 #define REPLY_MAX 4096
 #define NAME_MAX_LEN 2048
 
+
 struct store {
 	struct store_conf c;
 	struct upstream_set *us;
@@ -69,8 +70,9 @@ struct request {
 	char **etags; /* per part */
 	unsigned parts, part; /* part counts from 1 */
 	char *body; /* the complete request's */
-	char reply[REPLY_MAX + 1];
-	size_t replylen;
+	char *reply; /* NUL-terminated */
+	size_t replylen, replymax;
+	store_list_fn listed; /* a listing's, instead of done */
 	char etag[128]; /* of the part being sent */
 	int ok_404; /* a deletion: gone is done */
 	int failed; /* an abort after this failure */
@@ -81,6 +83,7 @@ struct request {
 };
 
 static void req_next(struct request *r);
+static void list_end(struct request *r, int ok);
 
 int
 store_escape(const char *s, int keep_slash, char *out, size_t len)
@@ -136,7 +139,44 @@ req_free(struct request *r)
 	free(r->etags);
 	free(r->meta);
 	free(r->body);
+	free(r->reply);
 	free(r);
+}
+
+/*
+ * A listing's answer: every <Key> of the reply (keys come escaped as XML;
+ * ours have no character XML escapes) to the asker.
+ */
+static void
+list_end(struct request *r, int ok)
+{
+	const char *p = r->reply, *b, *e;
+	char **keys = NULL, **v;
+	size_t n = 0, i;
+
+	while (ok && (b = strstr(p, "<Key>")) != NULL &&
+	    (e = strstr(b, "</Key>")) != NULL) {
+		b += 5;
+		if ((v = realloc(keys, (n + 1) * sizeof(*v))) == NULL ||
+		    (v[n] = strndup(b, (size_t)(e - b))) == NULL) {
+			keys = v != NULL ? v : keys;
+			ok = 0;
+			snprintf(r->why, sizeof(r->why), "out of memory");
+			break;
+		}
+		keys = v;
+		n++;
+		p = e;
+	}
+	if (ok && strstr(r->reply, "<IsTruncated>true") != NULL) {
+		ok = 0;
+		snprintf(r->why, sizeof(r->why),
+		    "%s: more than one page of objects", r->st->c.name);
+	}
+	r->listed(r->arg, ok, (const char *const *)keys, ok ? n : 0, r->why);
+	for (i = 0; i < n; i++)
+		free(keys[i]);
+	free(keys);
 }
 
 /* The end of the whole request: tell the asker, feed the breaker. */
@@ -149,7 +189,9 @@ req_end(struct request *r, int ok)
 	    r->status == 0       ? UPSTREAM_ERR_CONNECT
 		: r->status >= 1 ? UPSTREAM_ERR_HTTP
 				 : UPSTREAM_ERR_TRANSFER);
-	if (r->done != NULL)
+	if (r->listed != NULL)
+		list_end(r, ok);
+	else if (r->done != NULL)
 		r->done(r->arg, ok, r->status, r->why);
 	req_free(r);
 }
@@ -176,7 +218,7 @@ static size_t
 req_write_cb(char *p, size_t size, size_t n, void *arg)
 {
 	struct request *r = arg;
-	size_t len = size * n, take = REPLY_MAX - r->replylen;
+	size_t len = size * n, take = r->replymax - r->replylen;
 
 	if (take > len)
 		take = len;
@@ -449,11 +491,17 @@ req_new(struct store *st, const char *name, store_done_fn done, void *arg)
 
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return NULL;
+	r->replymax = REPLY_MAX;
+	if ((r->reply = malloc(r->replymax + 1)) == NULL) {
+		free(r);
+		return NULL;
+	}
 	r->st = st;
 	r->fd = -1;
 	r->done = done;
 	r->arg = arg;
 	if (store_escape(name, 1, r->name, sizeof(r->name)) == -1) {
+		free(r->reply);
 		free(r);
 		return NULL;
 	}
@@ -552,6 +600,31 @@ store_check(struct store *st, store_done_fn done, void *arg)
 		return -1;
 	}
 	return 0;
+}
+
+int
+store_list(struct store *st, const char *prefix, store_list_fn done, void *arg)
+{
+	struct request *r;
+	char q[NAME_MAX_LEN + 64], *big;
+
+	if ((r = req_new(st, "", NULL, arg)) == NULL)
+		return -1;
+	r->listed = done;
+	/* A page is 1000 keys at most, each well under 1 KiB of XML. */
+	r->replymax = 1U << 20;
+	if ((big = realloc(r->reply, r->replymax + 1)) == NULL)
+		goto fail;
+	r->reply = big;
+	memcpy(q, "list-type=2&prefix=", 19);
+	if (store_escape(prefix, 0, q + 19, sizeof(q) - 19) == -1 ||
+	    req_start(r, "GET", q, 0, NULL) == -1)
+		goto fail;
+	return 0;
+fail:
+	r->listed = NULL;
+	req_free(r);
+	return -1;
 }
 
 /* ------------------------------------------------------------- lookups */

@@ -88,6 +88,11 @@ int store_put(struct store *st, const char *name, int fd, uint64_t size,
 /* Delete name (a 404 counts as done). */
 int store_delete(struct store *st, const char *name, store_done_fn done,
     void *arg);
+/* The keys under prefix (one page: 1000 at most), or !ok and why. */
+typedef void (*store_list_fn)(void *arg, int ok, const char *const *keys,
+    size_t n, const char *why);
+int store_list(struct store *st, const char *prefix, store_list_fn done,
+    void *arg);
 /* Check that the bucket answers the credentials (a signed HEAD). */
 int store_check(struct store *st, store_done_fn done, void *arg);
 

@@ -154,9 +154,12 @@ s3_stop_rgw() {
 # the bucket ("" for the bucket); prints the HTTP status (the body goes
 # to $T/s3.body unless the arguments say otherwise).
 s3_curl() {
-	local method=$1 key=$2
+	local method=$1 key=$2 how
 	shift 2
-	curl -s -o "$T/s3.body" -w '%{http_code}' -X "$method" --max-time 120 \
+	# -X HEAD would wait for the body its Content-Length announces.
+	how=(-X "$method")
+	[ "$method" = HEAD ] && how=(-I)
+	curl -s -o "$T/s3.body" -w '%{http_code}' "${how[@]}" --max-time 120 \
 	    --aws-sigv4 "aws:amz:$S3_REGION:s3" \
 	    --user "$S3_ACCESS_KEY:$S3_SECRET_KEY" \
 	    -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" "$@" \

@@ -17,6 +17,8 @@ b=1111111111111111111111111111111111110002
 c=1111111111111111111111111111111111110003
 e=1111111111111111111111111111111111110004
 f=1111111111111111111111111111111111110005
+big=1111111111111111111111111111111111110006
+bin_big=$(mkbin $big $((6 << 20)))
 for id in $a $b $c $e $f; do
 	eval "bin_$id=\$(mkbin $id)"
 done
@@ -39,7 +41,7 @@ s3_start
 
 start_fake up "$a=ok:$(eval echo \$bin_$a)" "$b=ok:$(eval echo \$bin_$b)" \
     "$c=ok:$(eval echo \$bin_$c)" "$e=ok:$(eval echo \$bin_$e)" \
-    "$f=ok:$(eval echo \$bin_$f)"
+    "$f=ok:$(eval echo \$bin_$f)" "$big=ok:$bin_big"
 export AWS_ACCESS_KEY_ID=$S3_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$S3_SECRET_KEY
 printf '%s\n%s\n' "$S3_ACCESS_KEY" "$S3_SECRET_KEY" >"$T/s3keys"
 common="--scan-dir none --upstream $up_URL --breaker-failures 1 --breaker-backoff 1 --breaker-backoff-max 1"
@@ -139,6 +141,29 @@ is "$(requests_to up "$e")" $((n0 + 1)) "... which was asked"
 is "$(metric dbgmirror_store_corrupt_objects_total "$D_URL")" 1 "... the object counted corrupt"
 wait_until 20 sh -c "[ \"\$(curl -s --aws-sigv4 'aws:amz:$S3_REGION:s3' --user '$S3_ACCESS_KEY:$S3_SECRET_KEY' -H 'x-amz-content-sha256: UNSIGNED-PAYLOAD' '$S3_ENDPOINT/$S3_BUCKET/$e/debuginfo' | cmp - '$(eval echo \$bin_$e)' && echo same)\" = same ]"
 ok $? "... and replaced in the store by the verified upload"
+
+# A multipart upload: parts of 5 MiB for a 6 MiB file.
+# shellcheck disable=SC2086
+start_daemon M $common --store "$(s3_store_opt)" --store-multipart-size 5M
+is "$(code "$M_URL/buildid/$big/debuginfo")" 200 "M: a 6 MiB file filled"
+wait_until 30 above uploads M done 1
+ok $? "... uploaded in two parts (multipart)"
+is "$(s3_curl GET "$big/debuginfo")" 200 "... the object is there"
+cmp -s "$T/s3.body" "$bin_big"
+ok $? "... with the same bytes"
+s3_curl HEAD "$big/debuginfo" >/dev/null
+like "$(tr -d '\r' <"$T/s3.body" | grep -i '^etag')" '-2"$' \
+    "... made of two parts (its ETag ends in -2)"
+
+# dbgmirror purge ID: also from the store; --keep-store keeps it there.
+out=$("$DBGMIRROR" --no-config --cache-dir "$T/B-cache" \
+    --store "$(s3_store_opt)" purge "$b" --keep-store)
+like "$out" "^purged 1 entries, 0 negative$" "purge --keep-store: the cache only"
+is "$(s3_curl HEAD "$b/debuginfo")" 200 "... the object stays in the store"
+out=$("$DBGMIRROR" --no-config --cache-dir "$T/B-cache" \
+    --store "$(s3_store_opt)" purge "$a")
+like "$out" "^purged 1 entries, 0 negative, 1 store objects$" "purge ID: the cache and the store"
+is "$(s3_curl HEAD "$a/debuginfo")" 404 "... the object is gone from the store"
 
 # Wrong credentials: said at start-up and in /metrics; requests go on.
 AWS_SECRET_ACCESS_KEY=wrong-secret start_daemon W $common --store "$(s3_store_opt)"
