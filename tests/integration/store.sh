@@ -89,6 +89,17 @@ is "$(grep -i '^x-debuginfod-\|^last-modified\|^etag' "$T/b.head" | tr -d '\r' |
 like "$(header X-DEBUGINFOD-FILE "$T/b.head")" "$a" "... X-DEBUGINFOD-FILE replayed from the object's metadata"
 is "$(uploads B done)" 0 "... and B does not upload it back"
 
+# A source: keyed by a hash of its path, from the store on B too.
+src=/usr/src/dbg/a%20file.c
+is "$(code "$A_URL/buildid/$a/source$src")" 200 "A: a source filled"
+wait_until 20 above uploads A done 2
+ok $? "... and uploaded"
+n0=$(requests_to up "$a/source")
+curl -s -o "$T/bs.body" "$B_URL/buildid/$a/source$src"
+cmp -s "$T/bs.body" "$(eval echo \$bin_$a)"
+ok $? "B: the same source, the same bytes"
+is "$(requests_to up "$a/source")" "$n0" "... from the store: 0 upstream requests"
+
 # A killed: B keeps serving (its cache, the store, the upstream).
 kill -KILL "$A_PID"
 wait "$A_PID" 2>/dev/null
@@ -162,8 +173,9 @@ like "$out" "^purged 1 entries, 0 negative$" "purge --keep-store: the cache only
 is "$(s3_curl HEAD "$b/debuginfo")" 200 "... the object stays in the store"
 out=$("$DBGMIRROR" --no-config --cache-dir "$T/B-cache" \
     --store "$(s3_store_opt)" purge "$a")
-like "$out" "^purged 1 entries, 0 negative, 1 store objects$" "purge ID: the cache and the store"
-is "$(s3_curl HEAD "$a/debuginfo")" 404 "... the object is gone from the store"
+like "$out" "^purged 2 entries, 0 negative, 2 store objects$" \
+    "purge ID: the cache and the store (debuginfo and source)"
+is "$(s3_curl HEAD "$a/debuginfo")" 404 "... the objects are gone from the store"
 
 # Wrong credentials: said at start-up and in /metrics; requests go on.
 AWS_SECRET_ACCESS_KEY=wrong-secret start_daemon W $common --store "$(s3_store_opt)"
