@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cache/blobstore.h"
 #include "conf/config.h"
@@ -61,11 +60,6 @@ struct tier {
 static struct tier *obs_tier; /* the one tier of the process */
 
 static void
-obs_request(unsigned i)
-{
-}
-
-static void
 obs_error(unsigned i, enum upstream_err kind)
 {
 	if (kind == UPSTREAM_ERR_BREAKER)
@@ -93,7 +87,7 @@ obs_breaker(unsigned i, enum upstream_breaker state, const char *why,
 }
 
 static const struct upstream_observer observer = {
-	obs_request,
+	NULL,
 	NULL,
 	obs_error,
 	obs_breaker,

@@ -34,7 +34,6 @@
 #define REPLY_MAX 4096
 #define NAME_MAX_LEN 2048
 
-
 struct store {
 	struct store_conf c;
 	struct upstream_set *us;
@@ -379,7 +378,7 @@ req_done_cb(CURL *easy, CURLcode rc, void *arg)
 	req_next(r);
 }
 
-/* The part r->part's byte range; 1 when there is one. */
+/* The byte range of part r->part into r->off and r->end. */
 static void
 part_range(struct request *r)
 {
@@ -642,12 +641,6 @@ store_get(struct store *st, const char *name, uint64_t max_size,
 	}
 	return upstream_fetch(st->us, path, NULL, NULL, NULL, 0, max_size, sink,
 	    arg, res);
-}
-
-void
-store_blame(struct store *st)
-{
-	upstream_blame(st->us, 0);
 }
 
 int

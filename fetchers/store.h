@@ -73,8 +73,6 @@ int store_usable(const struct store *st);
 struct upstream_fetch *store_get(struct store *st, const char *name,
     uint64_t max_size, const struct upstream_sink *sink, void *arg,
     enum upstream_result *res);
-/* Tell the breaker that what store_get gave turned out wrong. */
-void store_blame(struct store *st);
 
 /*
  * Upload size bytes of fd (which the store owns from now on, and closes)

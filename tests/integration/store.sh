@@ -18,8 +18,9 @@ c=1111111111111111111111111111111111110003
 e=1111111111111111111111111111111111110004
 f=1111111111111111111111111111111111110005
 big=1111111111111111111111111111111111110006
+h=1111111111111111111111111111111111110007
 bin_big=$(mkbin $big $((6 << 20)))
-for id in $a $b $c $e $f; do
+for id in $a $b $c $e $f $h; do
 	eval "bin_$id=\$(mkbin $id)"
 done
 wrong=$(mkbin 2222222222222222222222222222222222220001)
@@ -41,7 +42,8 @@ s3_start
 
 start_fake up "$a=ok:$(eval echo \$bin_$a)" "$b=ok:$(eval echo \$bin_$b)" \
     "$c=ok:$(eval echo \$bin_$c)" "$e=ok:$(eval echo \$bin_$e)" \
-    "$f=ok:$(eval echo \$bin_$f)" "$big=ok:$bin_big"
+    "$f=ok:$(eval echo \$bin_$f)" "$big=ok:$bin_big" \
+    "$h=ok:$(eval echo \$bin_$h)"
 export AWS_ACCESS_KEY_ID=$S3_ACCESS_KEY AWS_SECRET_ACCESS_KEY=$S3_SECRET_KEY
 printf '%s\n%s\n' "$S3_ACCESS_KEY" "$S3_SECRET_KEY" >"$T/s3keys"
 common="--scan-dir none --upstream $up_URL --breaker-failures 1 --breaker-backoff 1 --breaker-backoff-max 1"
@@ -119,8 +121,8 @@ curl -s -o "$T/cb.body" --max-time 10 "$C_URL/buildid/$b/debuginfo"
 t1=$(date +%s%N)
 cmp -s "$T/cb.body" "$(eval echo \$bin_$b)"
 ok $? "store down: C fills from the upstream, correct bytes"
-lt $(((t1 - t0) / 1000000)) 2000
-ok $? "... within the store's deadline (took $(((t1 - t0) / 1000000)) ms)"
+grep -q "the store failed (.*Couldn't connect to server): asking the upstreams" "$C_LOG"
+ok $? "... at once: a refused connection is no wait (took $(((t1 - t0) / 1000000)) ms)"
 is "$(code "$B_URL/buildid/$a/debuginfo" --max-time 10)" 200 "... B serves its cached id"
 is "$(code "$B_URL/buildid/$c/debuginfo" --max-time 10)" 200 "... and fills a new one"
 wait_until 20 sh -c "curl -s '$C_URL/metrics' | grep -q '^dbgmirror_store_breaker_state 1'"
@@ -187,5 +189,18 @@ is "$(metric dbgmirror_store_credentials_ok "$W_URL")" 0 "... dbgmirror_store_cr
 curl -s "$W_URL/metrics" | grep -q wrong-secret
 is "$?" 1 "... nor in /metrics"
 is "$(code "$W_URL/buildid/$a/debuginfo" --max-time 10)" 200 "... requests are still answered"
+
+# A store that hangs (stopped, its socket open): a lookup waits
+# store-timeout (2 s) for the head, then the upstream answers.
+kill -STOP "$S3_PID_rgw"
+t0=$(date +%s%N)
+# The client's own deadline (curl's --max-time) is well above the store's.
+curl -s -o "$T/dh.body" --max-time 20 "$D_URL/buildid/$h/debuginfo"
+t1=$(date +%s%N)
+kill -CONT "$S3_PID_rgw"
+cmp -s "$T/dh.body" "$(eval echo \$bin_$h)"
+ok $? "a hung store: D answers from the upstream"
+grep -q "the store failed (.*no answer within 2s): asking the upstreams" "$D_LOG"
+ok $? "... once the store's 2 s deadline passed (took $(((t1 - t0) / 1000000)) ms)"
 
 done_testing
