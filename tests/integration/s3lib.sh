@@ -73,7 +73,9 @@ keyring = $S3_DIR/rgw.keyring
 rgw frontends = beast endpoint=127.0.0.1:$S3_PORT
 rgw enable usage log = false
 rgw enable lc threads = false
-rgw dns name =
+; virtual-host addressing: BUCKET.localhost, which curl resolves to
+; loopback itself; requests to 127.0.0.1 stay path-style
+rgw dns name = localhost
 EOF
 }
 

@@ -190,6 +190,14 @@ curl -s "$W_URL/metrics" | grep -q wrong-secret
 is "$?" 1 "... nor in /metrics"
 is "$(code "$W_URL/buildid/$a/debuginfo" --max-time 10)" 200 "... requests are still answered"
 
+# Virtual-host addressing: the bucket in the host name.
+n0=$(requests_to up "$f")
+start_daemon V $common --store "s3 http://localhost:$S3_PORT $S3_BUCKET addressing=virtual"
+curl -s -o "$T/vf.body" "$V_URL/buildid/$f/debuginfo"
+cmp -s "$T/vf.body" "$(eval echo \$bin_$f)"
+ok $? "addressing=virtual ($S3_BUCKET.localhost): a store hit, the right bytes"
+is "$(requests_to up "$f")" "$n0" "... and no upstream request"
+
 # A store that hangs (stopped, its socket open): a lookup waits
 # store-timeout (2 s) for the head, then the upstream answers.
 kill -STOP "$S3_PID_rgw"
