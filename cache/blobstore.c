@@ -5,6 +5,8 @@
  * entry (table blobs: cache key -> struct blob_hdr, then arg, source and
  * headers, each with a NUL), its place in the LRU order (table lru: atime,
  * stored, cache key -> nothing), and the byte total (counter "blob_bytes").
+ * Uploaded entries have no LRU key (nothing evicts them) and their bytes
+ * are counted apart ("upload_bytes").
  * Files are renamed into place and unlinked while the writer holds that
  * transaction, so that publishes, evictions and purges of one key, from
  * any thread or process, are ordered by LMDB's writer lock and never
@@ -52,6 +54,7 @@
 #define BLOB_STR_MAX 65536
 #define LRUKEY_LEN (2 * INDEX_TIME_LEN + CACHE_KEY_LEN)
 #define BYTES_COUNTER "blob_bytes"
+#define UPLOAD_COUNTER "upload_bytes"
 
 struct touch {
 	struct cache_key k;
@@ -158,6 +161,7 @@ blob_decode(const struct index_rec *r, struct blob_hdr *h,
 	info->source = p + src;
 	info->headers = p + hdrs;
 	info->headers_len = h->headerslen;
+	info->uploaded = (h->flags & BLOB_F_UPLOADED) != 0;
 	return 0;
 }
 
@@ -189,6 +193,7 @@ blob_encode(const struct blob_info *info, int64_t now, size_t *len)
 	h.kind = (uint8_t)info->kind;
 	h.idlen = info->id.len;
 	memcpy(h.id, info->id.bytes, info->id.len);
+	h.flags = info->uploaded ? BLOB_F_UPLOADED : 0;
 	*len = sizeof(h) + arglen + sourcelen + hlen + 3;
 	if ((buf = malloc(*len)) == NULL)
 		return NULL;
@@ -298,16 +303,20 @@ file_del(const struct blobstore *bs, const uint8_t hash[CACHE_KEY_LEN])
 	return unlink(path) == -1 && errno != ENOENT ? -1 : 0;
 }
 
-/* Add plus and take minus bytes from the stored total, now *total. */
+/*
+ * Add plus and take minus bytes from a stored total (BYTES_COUNTER or
+ * UPLOAD_COUNTER), now *total.
+ */
 static int
-bytes_add(struct index_batch *b, uint64_t plus, uint64_t minus, uint64_t *total)
+counter_add(struct index_batch *b, const char *counter, uint64_t plus,
+    uint64_t minus, uint64_t *total)
 {
 	*total = 0;
-	if (index_batch_get_counter(b, BYTES_COUNTER, total) == -1)
+	if (index_batch_get_counter(b, counter, total) == -1)
 		return -1;
 	/* Never below 0, even when a damaged counter was read as 0. */
 	*total = (*total > minus ? *total - minus : 0) + plus;
-	return index_batch_set_counter(b, BYTES_COUNTER, *total);
+	return index_batch_set_counter(b, counter, *total);
 }
 
 /* ----------------------------------------------------------- life cycle */
@@ -385,6 +394,7 @@ struct recover {
 	struct blobstore *bs;
 	struct index_batch *b;
 	uint64_t files, entries, bytes;
+	uint64_t upload_bytes;
 };
 
 /* Walk of blobs: keep the entries whose file is there with its size. */
@@ -406,7 +416,10 @@ recover_entry_cb(const struct index_rec *r, void *arg)
 	blob_path(rv->bs, hash, path);
 	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
 	    (uint64_t)st.st_size == h.size) {
-		rv->bytes += h.size;
+		if (h.flags & BLOB_F_UPLOADED)
+			rv->upload_bytes += h.size;
+		else
+			rv->bytes += h.size;
 		return 0;
 	}
 	if (lru_del(rv->b, hash, &h) == -1 || paths_del(rv->b, &h) == -1)
@@ -533,7 +546,7 @@ int
 blobstore_recover(struct blobstore *bs, uint64_t *removed_files,
     uint64_t *removed_entries, char *err, size_t errlen)
 {
-	struct recover rv = { bs, NULL, 0, 0, 0 };
+	struct recover rv = { bs, NULL, 0, 0, 0, 0 };
 	char path[PATH_MAX];
 	int fd;
 
@@ -555,6 +568,7 @@ blobstore_recover(struct blobstore *bs, uint64_t *removed_files,
 		return -1;
 	}
 	index_batch_set_counter(rv.b, BYTES_COUNTER, rv.bytes);
+	index_batch_set_counter(rv.b, UPLOAD_COUNTER, rv.upload_bytes);
 	if (index_batch_commit(rv.b, err, errlen) == -1)
 		return -1;
 	*removed_files = rv.files;
@@ -660,12 +674,13 @@ blob_publish(struct blobstore *bs, const struct cache_key *k,
 	struct index_rec old;
 	struct blob_hdr oh;
 	uint8_t *rec = NULL, lk[LRUKEY_LEN];
-	uint64_t minus = 0, total, n, evicted;
+	uint64_t minus = 0, minus_up = 0, total, n, evicted, up;
 	size_t reclen;
 	char path[PATH_MAX], evict_err[256];
 	int rc;
 
-	if (bs->lim.max_bytes != 0 && info->size > bs->lim.max_bytes) {
+	if (!info->uploaded && bs->lim.max_bytes != 0 &&
+	    info->size > bs->lim.max_bytes) {
 		unlink(tmp_path);
 		return BLOB_TOO_BIG;
 	}
@@ -683,9 +698,25 @@ blob_publish(struct blobstore *bs, const struct cache_key *k,
 		goto fail;
 	rc = index_batch_get_rec(b, INDEX_BLOBS, k->hash, CACHE_KEY_LEN, &old);
 	if (rc == 0 && blob_decode(&old, &oh, NULL) == 0) {
-		minus = oh.size;
-		lru_del(b, k->hash, &oh);
+		if (oh.flags & BLOB_F_UPLOADED) {
+			minus_up = oh.size;
+		} else {
+			minus = oh.size;
+			lru_del(b, k->hash, &oh);
+		}
 		paths_del(b, &oh);
+	}
+	if (info->uploaded) {
+		up = 0;
+		index_batch_get_counter(b, UPLOAD_COUNTER, &up);
+		if (bs->lim.upload_max_bytes != 0 &&
+		    (up > minus_up ? up - minus_up : 0) + info->size >
+			bs->lim.upload_max_bytes) {
+			index_batch_abort(b);
+			free(rec);
+			unlink(tmp_path);
+			return BLOB_TOO_BIG;
+		}
 	}
 	/* Under the writer lock: see the top of the file. */
 	if (rename_in(tmp_path, path) == -1) {
@@ -696,10 +727,15 @@ blob_publish(struct blobstore *bs, const struct cache_key *k,
 	lru_key(now, now, k->hash, lk);
 	index_batch_put_rec(b, INDEX_BLOBS, k->hash, CACHE_KEY_LEN, rec,
 	    reclen);
-	index_batch_put_rec(b, INDEX_LRU, lk, sizeof(lk), "", 0);
+	if (!info->uploaded)
+		index_batch_put_rec(b, INDEX_LRU, lk, sizeof(lk), "", 0);
 	paths_put(b, info);
 	neg_batch_del(b, k);
-	bytes_add(b, info->size, minus, &total);
+	counter_add(b, BYTES_COUNTER, info->uploaded ? 0 : info->size, minus,
+	    &total);
+	if (info->uploaded || minus_up > 0)
+		counter_add(b, UPLOAD_COUNTER, info->uploaded ? info->size : 0,
+		    minus_up, &up);
 	free(rec);
 	if (index_batch_commit(b, err, errlen) == -1) {
 		unlink(path);
@@ -777,7 +813,9 @@ touch_one(struct index_batch *b, const struct touch *t, uint8_t **buf,
 	int rc;
 
 	rc = index_batch_get_rec(b, INDEX_BLOBS, t->k.hash, CACHE_KEY_LEN, &r);
-	if (rc != 0 || blob_decode(&r, &h, NULL) == -1 || h.atime >= t->t)
+	/* Uploads are in no LRU order. */
+	if (rc != 0 || blob_decode(&r, &h, NULL) == -1 || h.atime >= t->t ||
+	    (h.flags & BLOB_F_UPLOADED))
 		return 0;
 	if (r.vallen > *cap) {
 		if ((nb = realloc(*buf, r.vallen)) == NULL)
@@ -943,7 +981,7 @@ evict_step(struct index_batch *b, unsigned limit, uint64_t *counted, void *arg)
 	if (ev->need == 0)
 		return 0;
 	index_batch_walk(b, INDEX_LRU, evict_cb, ev);
-	bytes_add(b, 0, ev->bytes, &cur);
+	counter_add(b, BYTES_COUNTER, 0, ev->bytes, &cur);
 	counted[0] = ev->entries;
 	counted[1] = ev->bytes;
 	return limit - ev->left;
@@ -1014,7 +1052,7 @@ struct purge {
 	struct index_batch *b;
 	const struct buildid *id;
 	const char *source;
-	uint64_t n, bytes; /* removed by this step */
+	uint64_t n, bytes, upload_bytes; /* removed by this step */
 	unsigned left; /* deletions left to this step */
 	int unlink_errno;
 };
@@ -1051,7 +1089,10 @@ purge_cb(const struct index_rec *r, void *arg)
 			return -1;
 	}
 	p->n++;
-	p->bytes += ok ? h.size : 0;
+	if (ok && (h.flags & BLOB_F_UPLOADED))
+		p->upload_bytes += h.size;
+	else
+		p->bytes += ok ? h.size : 0;
 	p->left--;
 	return INDEX_WALK_DELETE;
 }
@@ -1065,9 +1106,11 @@ purge_step(struct index_batch *b, unsigned limit, uint64_t *counted, void *arg)
 
 	p->b = b;
 	p->left = limit;
-	p->n = p->bytes = 0;
+	p->n = p->bytes = p->upload_bytes = 0;
 	index_batch_walk(b, INDEX_BLOBS, purge_cb, p);
-	bytes_add(b, 0, p->bytes, &total);
+	counter_add(b, BYTES_COUNTER, 0, p->bytes, &total);
+	if (p->upload_bytes > 0)
+		counter_add(b, UPLOAD_COUNTER, 0, p->upload_bytes, &total);
 	counted[0] = p->n;
 	return limit - p->left;
 }
@@ -1076,7 +1119,7 @@ int
 blob_purge(struct blobstore *bs, const struct buildid *id, const char *source,
     uint64_t *n, char *err, size_t errlen)
 {
-	struct purge p = { bs, NULL, id, source, 0, 0, 0, 0 };
+	struct purge p = { bs, NULL, id, source, 0, 0, 0, 0, 0 };
 
 	if (index_sweep(bs->idx, purge_step, &p, n, 1, err, errlen) == -1)
 		return -1;
@@ -1094,7 +1137,8 @@ blob_stats(struct index_reader *rd, struct blobstore *bs, struct blob_stats *st)
 	memset(st, 0, sizeof(*st));
 	if (index_count(rd, INDEX_BLOBS, &st->entries) == -1 ||
 	    index_count(rd, INDEX_NEG, &st->negatives) == -1 ||
-	    index_get_counter(rd, BYTES_COUNTER, &st->bytes) == -1)
+	    index_get_counter(rd, BYTES_COUNTER, &st->bytes) == -1 ||
+	    index_get_counter(rd, UPLOAD_COUNTER, &st->upload_bytes) == -1)
 		return -1;
 	if (bs != NULL) {
 		st->evictions = atomic_load(&bs->evictions);

@@ -34,6 +34,7 @@ struct blob_limits {
 	unsigned high_pct; /* eviction starts above this % of max_bytes */
 	unsigned low_pct; /* and removes LRU entries down to this % */
 	unsigned min_free_pct; /* also evict while the fs has less free space */
+	uint64_t upload_max_bytes; /* cap on uploaded blob bytes; 0 = none */
 };
 
 /*
@@ -60,6 +61,12 @@ struct blob_info {
 	int upstream;
 	/* blob_publish: not for the sink (it came from there).  Not stored. */
 	int no_sink;
+	/*
+	 * Uploaded (PUT by a client): kept apart from the cache, in no LRU
+	 * order (never evicted), counted against upload_max_bytes instead of
+	 * max_bytes; only a purge removes it.
+	 */
+	int uploaded;
 };
 
 /*
@@ -77,7 +84,9 @@ struct blob_hdr {
 	uint8_t kind; /* enum cache_kind */
 	uint8_t idlen;
 	uint8_t id[BUILDID_MAX];
+	uint8_t flags; /* BLOB_F_*; in what was padding, 0 in older entries */
 };
+#define BLOB_F_UPLOADED 1
 
 /*
  * Decode a stored entry as read from the index into *h and, when info is
@@ -120,8 +129,9 @@ int blob_tmp_new(struct blobstore *bs, char *path, size_t pathlen, char *err,
  * a blob without entry).  Then evict if over the high watermark.  The
  * entry's stored and atime are now (info's are ignored); the temp file
  * must hold exactly info->size bytes.  Returns 0; BLOB_TOO_BIG (> 0) when
- * info->size alone exceeds max_bytes (temp file removed, nothing stored);
- * -1 on error (temp file removed).
+ * info->size alone exceeds max_bytes, or for an upload when the uploads
+ * would exceed upload_max_bytes (temp file removed, nothing stored); -1 on
+ * error (temp file removed).
  */
 #define BLOB_TOO_BIG 2
 int blob_publish(struct blobstore *bs, const struct cache_key *k,
@@ -196,6 +206,7 @@ int blob_purge(struct blobstore *bs, const struct buildid *id,
 struct blob_stats {
 	uint64_t entries, bytes, negatives, evictions, evicted_bytes;
 	uint64_t tmp_bytes; /* of fills not yet published */
+	uint64_t upload_bytes; /* of uploaded blobs, not in bytes */
 };
 /* bs may be NULL: no eviction counts. */
 int blob_stats(struct index_reader *rd, struct blobstore *bs,

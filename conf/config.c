@@ -58,7 +58,8 @@ enum opt_type {
 	T_HEADER, /* repeatable "URL|* Name: value"; "none" empties */
 	T_ADMIN, /* none, loopback, any */
 	T_REDIRECTS, /* none, same-host, any */
-	T_STORE /* "s3 ENDPOINT BUCKET [key=value ...]"; "none" for none */
+	T_STORE, /* "s3 ENDPOINT BUCKET [key=value ...]"; "none" for none */
+	T_TEXTLIST /* repeatable text, checked by its user; "none" empties */
 };
 
 struct opt {
@@ -78,7 +79,9 @@ struct opt {
 
 static const struct opt options[] = {
 	{ "listen", T_LISTEN, "127.0.0.1:8002 [::1]:8002", NULL,
-	    "address to listen on; repeatable", 1, FIELD(listen), 0, 0 },
+	    "address to listen on; for HTTPS add: tls cert=FILE key=FILE "
+	    "[client-ca=FILE]; repeatable",
+	    1, FIELD(listen), 0, 0 },
 	{ "threads", T_UNSIGNED, "0", NULL,
 	    "event-loop threads, 0 = one per CPU", 0, FIELD(threads), 0, 256 },
 	{ "workers", T_UNSIGNED, "0", NULL,
@@ -241,6 +244,24 @@ static const struct opt options[] = {
 	{ "store-multipart-size", T_SIZE, "64M", NULL,
 	    "objects this large or larger are uploaded in parts of this size",
 	    0, FIELD(store_multipart_size), 5ULL << 20, 5ULL << 30 },
+	{ "token-file", T_PATH, NULL, "none",
+	    "bearer tokens, one \"SHA256HEX SCOPE,... NAME\" a line "
+	    "(dbgmirror token makes them)",
+	    0, FIELD(token_file), 0, 0 },
+	{ "access", T_TEXTLIST, NULL, "none (see dbgmirror.conf(5))",
+	    "\"CLASS RULE ...\": who may use read, metadata, metrics, "
+	    "status, admin or upload; repeatable",
+	    1, FIELD(access), 0, 0 },
+	{ "trusted-proxy", T_TEXTLIST, NULL, "none",
+	    "CIDR of a proxy whose X-Forwarded-For names the client; "
+	    "repeatable",
+	    1, FIELD(trusted_proxies), 0, 0 },
+	{ "max-upload-size", T_SIZE, "4G", NULL,
+	    "largest file a PUT may upload", 0, FIELD(max_upload_size), 1024,
+	    1ULL << 40 },
+	{ "upload-size", T_SIZE, "10G", NULL,
+	    "cap on the bytes of uploaded files, kept apart from cache-size", 0,
+	    FIELD(upload_size), 0, 1ULL << 50 },
 };
 
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))
@@ -532,7 +553,7 @@ static const char *const redirect_words[] = { "none", "same-host", "any" };
  * resolving names at start-up would make the daemon depend on DNS.
  */
 static int
-parse_listen(const char *s, struct config_listen *l, const char **why)
+parse_address(const char *s, struct config_listen *l, const char **why)
 {
 	char host[INET6_ADDRSTRLEN + 1];
 	const char *h, *end, *port;
@@ -615,6 +636,124 @@ parse_listen(const char *s, struct config_listen *l, const char **why)
 
 notnumeric:
 	*why = "numeric address required, as in 127.0.0.1:8002 or [::1]:8002";
+	return -1;
+}
+
+static void
+listen_clear(struct config_listen *l)
+{
+	free(l->cert);
+	free(l->key);
+	free(l->client_ca);
+	l->cert = l->key = l->client_ca = NULL;
+}
+
+static void
+listens_clear(struct config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nlisten; i++)
+		listen_clear(&cfg->listen[i]);
+	cfg->nlisten = 0;
+}
+
+/* A copy of path, made absolute against the current directory. */
+static char *
+absolute_copy(const char *path, size_t len)
+{
+	char cwd[PATH_MAX], *s;
+
+	if (len > 0 && path[0] == '/')
+		return strndup(path, len);
+	if (getcwd(cwd, sizeof(cwd)) == NULL)
+		return NULL;
+	if (asprintf(&s, "%s/%.*s", cwd, (int)len, path) == -1)
+		return NULL;
+	return s;
+}
+
+/*
+ * A listen line: the address, then for HTTPS the word "tls" and
+ * key=value words (cert, key, client-ca, client-cert).  On failure *why
+ * says what is wrong and l holds nothing to free.
+ */
+static int
+parse_listen(const char *s, struct config_listen *l, const char **why)
+{
+	char addr[sizeof(l->text) + 1];
+	const char *w, *eq;
+	char **slot;
+	size_t n;
+
+	n = strcspn(s, " \t");
+	if (n >= sizeof(addr)) {
+		*why = "too long";
+		return -1;
+	}
+	memcpy(addr, s, n);
+	addr[n] = '\0';
+	if (parse_address(addr, l, why) == -1)
+		return -1;
+	for (w = s + n; *w != '\0'; w += n) {
+		w += strspn(w, " \t");
+		if ((n = strcspn(w, " \t")) == 0)
+			break;
+		if (n == 3 && strncmp(w, "tls", 3) == 0) {
+			l->tls = 1;
+			continue;
+		}
+		if ((eq = memchr(w, '=', n)) == NULL || eq + 1 == w + n) {
+			*why =
+			    "expected tls, cert=FILE, key=FILE, "
+			    "client-ca=FILE or client-cert=required|optional";
+			goto fail;
+		}
+		slot = NULL;
+		if ((size_t)(eq - w) == 4 && strncmp(w, "cert", 4) == 0)
+			slot = &l->cert;
+		else if ((size_t)(eq - w) == 3 && strncmp(w, "key", 3) == 0)
+			slot = &l->key;
+		else if ((size_t)(eq - w) == 9 &&
+		    strncmp(w, "client-ca", 9) == 0)
+			slot = &l->client_ca;
+		else if ((size_t)(eq - w) == 11 &&
+		    strncmp(w, "client-cert", 11) == 0) {
+			if (strncmp(eq + 1, "optional", 8) == 0 &&
+			    w + n == eq + 9)
+				l->client_cert_optional = 1;
+			else if (!(strncmp(eq + 1, "required", 8) == 0 &&
+				     w + n == eq + 9)) {
+				*why = "client-cert is required or optional";
+				goto fail;
+			}
+			continue;
+		}
+		if (slot == NULL) {
+			*why = "unknown listen option; expected cert, key, "
+			       "client-ca or client-cert";
+			goto fail;
+		}
+		free(*slot);
+		if ((*slot = absolute_copy(eq + 1, (size_t)(w + n - eq - 1))) ==
+		    NULL) {
+			*why = "out of memory";
+			goto fail;
+		}
+	}
+	if (!l->tls &&
+	    (l->cert != NULL || l->key != NULL || l->client_ca != NULL ||
+		l->client_cert_optional)) {
+		*why = "cert, key and client-ca need the word tls";
+		goto fail;
+	}
+	if (l->tls && (l->cert == NULL || l->key == NULL)) {
+		*why = "tls needs cert=FILE and key=FILE";
+		goto fail;
+	}
+	return 0;
+fail:
+	listen_clear(l);
 	return -1;
 }
 
@@ -934,12 +1073,19 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 		}
 		break;
 	case T_PATH:
+		/* "none", as the defaults are shown, is no file. */
+		if (strcmp(value, "none") == 0) {
+			free(*(char **)p);
+			*(char **)p = NULL;
+			break;
+		}
 		if ((s = strdup(value)) == NULL)
 			goto nomem;
 		free(*(char **)p);
 		*(char **)p = s;
 		break;
 	case T_PATHLIST:
+	case T_TEXTLIST:
 		if (fresh || strcmp(value, "none") == 0)
 			strlist_clear(p);
 		if (strcmp(value, "none") == 0)
@@ -1030,15 +1176,18 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 		if (parse_listen(value, &l, &why) == -1)
 			goto bad;
 		if (fresh)
-			cfg->nlisten = 0;
+			listens_clear(cfg);
 		if (cfg->nlisten >= LISTEN_MAX) {
 			diag_add(diag, "%s: %s: more than %d addresses", where,
 			    op->name, LISTEN_MAX);
+			listen_clear(&l);
 			return -1;
 		}
 		v = realloc(cfg->listen, (cfg->nlisten + 1) * sizeof(*v));
-		if (v == NULL)
+		if (v == NULL) {
+			listen_clear(&l);
 			goto nomem;
+		}
 		v[cfg->nlisten++] = l;
 		cfg->listen = v;
 		break;
@@ -1114,6 +1263,7 @@ void
 config_free(struct config *cfg)
 {
 	free(cfg->config_file);
+	listens_clear(cfg);
 	free(cfg->listen);
 	free(cfg->cache_dir);
 	strlist_clear(&cfg->scan_dirs);
@@ -1126,6 +1276,9 @@ config_free(struct config *cfg)
 	free(cfg->admin_token_file);
 	config_store_free(cfg->store);
 	free(cfg->store);
+	free(cfg->token_file);
+	strlist_clear(&cfg->access);
+	strlist_clear(&cfg->trusted_proxies);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -1600,7 +1753,8 @@ make_paths_absolute(struct config *cfg, struct config_diag *diag)
 	int rc = 0, relative;
 
 	relative = (cfg->cache_dir != NULL && cfg->cache_dir[0] != '/') ||
-	    (cfg->ca_file != NULL && cfg->ca_file[0] != '/');
+	    (cfg->ca_file != NULL && cfg->ca_file[0] != '/') ||
+	    (cfg->token_file != NULL && cfg->token_file[0] != '/');
 	for (i = 0; i < cfg->scan_dirs.n; i++)
 		if (cfg->scan_dirs.v[i][0] != '/')
 			relative = 1;
@@ -1617,6 +1771,9 @@ make_paths_absolute(struct config *cfg, struct config_diag *diag)
 	if (cfg->cache_dir != NULL && make_absolute(&cfg->cache_dir, cwd) == -1)
 		rc = -1;
 	if (cfg->ca_file != NULL && make_absolute(&cfg->ca_file, cwd) == -1)
+		rc = -1;
+	if (cfg->token_file != NULL &&
+	    make_absolute(&cfg->token_file, cwd) == -1)
 		rc = -1;
 	for (i = 0; i < cfg->scan_dirs.n; i++)
 		if (make_absolute(&cfg->scan_dirs.v[i], cwd) == -1)
@@ -1840,6 +1997,7 @@ metavar(enum opt_type t)
 	case T_PATHLIST:
 		return "DIR";
 	case T_STRING:
+	case T_TEXTLIST:
 		return "TEXT";
 	case T_UPSTREAM:
 		return "URL";

@@ -26,10 +26,19 @@ enum config_log_level {
 	CONFIG_LOG_DEBUG = 2,
 };
 
+/*
+ * One listen line: "ADDR:PORT", or "ADDR:PORT tls cert=FILE key=FILE
+ * [client-ca=FILE] [client-cert=required|optional]" for HTTPS.  With a
+ * client-ca, clients must show a certificate it signed (required, the
+ * default) or may show one (optional: the access rules decide).
+ */
 struct config_listen {
-	char text[80]; /* as written, e.g. "127.0.0.1:8002" or "[::1]:8002" */
+	char text[80]; /* the address, e.g. "127.0.0.1:8002" or "[::1]:8002" */
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
+	int tls;
+	char *cert, *key, *client_ca; /* absolute; NULL when not TLS */
+	int client_cert_optional;
 };
 
 struct config_strlist {
@@ -138,6 +147,11 @@ struct config {
 	unsigned store_timeout; /* seconds to a store lookup's first byte */
 	unsigned store_upload_queue; /* uploads waiting at most */
 	uint64_t store_multipart_size; /* bytes of a part; and the threshold */
+	char *token_file; /* hashed bearer tokens with scopes; NULL: none */
+	struct config_strlist access; /* "CLASS RULE ..." lines */
+	struct config_strlist trusted_proxies; /* CIDRs whose XFF counts */
+	uint64_t max_upload_size; /* bytes of one uploaded file */
+	uint64_t upload_size; /* bytes all uploaded files may hold */
 };
 
 /* Problems found while loading, one "where: what" string each. */

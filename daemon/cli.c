@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -20,18 +21,22 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/rand.h>
+
 #include "cache/blobstore.h"
 #include "cache/index.h"
 #include "cache/negative.h"
 #include "cache/pkgindex.h"
 #include "conf/config.h"
 #include "autoconf.h"
+#include "daemon/access.h"
 #include "daemon/clock.h"
 #include "daemon/httpdate.h"
 #include "daemon/misses.h"
 #include "daemon/prefetch.h"
 #include "daemon/scan.h"
 #include "daemon/tier.h"
+#include "fetchers/put.h"
 #include "indexer/buildid.h"
 #include "indexer/elf.h"
 #include "indexer/file.h"
@@ -62,6 +67,15 @@ usage(FILE *fp)
 	    "              of ELF files and the libraries they load, of the\n"
 	    "              objects a core file had mapped (standard input\n"
 	    "              when no operand is given)\n"
+	    "  token NAME [--scopes LIST]\n"
+	    "              a new bearer token and its token-file line "
+	    "(LIST:\n"
+	    "              read,metadata,metrics,status,admin,upload or "
+	    "all)\n"
+	    "  upload [--url URL] [--token-file FILE] FILE...\n"
+	    "              PUT each ELF file (its build-id read from it) as\n"
+	    "              debuginfo or executable; the token from FILE or\n"
+	    "              DBGMIRROR_TOKEN\n"
 	    "\n"
 	    "Exit status: 0 done; 1 not found or error; 2 bad usage.\n");
 }
@@ -317,6 +331,9 @@ cmd_stats(struct index_reader *rd, const char *path, const struct config *cfg)
 		    cfg->cache_size, bst.bytes * 100 / cfg->cache_size);
 	else
 		printf(" (no cache-size cap)\n");
+	printf("uploads:     %" PRIu64
+	       " bytes, kept apart (upload-size %" PRIu64 ")\n",
+	    bst.upload_bytes, cfg->upload_size);
 	printf("misses:      %" PRIu64 " negative and error entries "
 	       "(negative-max %u)\n",
 	    bst.negatives, cfg->negative_max);
@@ -338,7 +355,9 @@ struct cmd_opts {
 	const char *jobs; /* prefetch --jobs N */
 	const char *url; /* prefetch --url URL */
 	int executable; /* prefetch --executable */
-	int purge, misses, prefetch; /* options of each given */
+	const char *scopes; /* token --scopes LIST */
+	const char *token_file; /* upload --token-file FILE */
+	int purge, misses, prefetch, token, upload; /* options of each */
 	int bad; /* repeated, or without its value */
 };
 
@@ -383,7 +402,9 @@ cmd_split(int argc, char **argv, char **out, struct cmd_opts *co)
 	if (probe.nrest > 0 &&
 	    (strcmp(probe.rest[0], "purge") == 0 ||
 		strcmp(probe.rest[0], "misses") == 0 ||
-		strcmp(probe.rest[0], "prefetch") == 0))
+		strcmp(probe.rest[0], "prefetch") == 0 ||
+		strcmp(probe.rest[0], "token") == 0 ||
+		strcmp(probe.rest[0], "upload") == 0))
 		for (cmd = 1; cmd < argc && argv[cmd] != probe.rest[0]; cmd++)
 			;
 	config_args_free(&probe);
@@ -416,9 +437,17 @@ cmd_split(int argc, char **argv, char **out, struct cmd_opts *co)
 			co->bad |= co->executable++;
 			co->prefetch = 1;
 		} else if (value_opt(argc, argv, &i, "--jobs", &co->jobs,
-			       &co->bad) ||
-		    value_opt(argc, argv, &i, "--url", &co->url, &co->bad)) {
+			       &co->bad)) {
 			co->prefetch = 1;
+		} else if (value_opt(argc, argv, &i, "--url", &co->url,
+			       &co->bad)) {
+			/* prefetch's and upload's */
+		} else if (value_opt(argc, argv, &i, "--scopes", &co->scopes,
+			       &co->bad)) {
+			co->token = 1;
+		} else if (value_opt(argc, argv, &i, "--token-file",
+			       &co->token_file, &co->bad)) {
+			co->upload = 1;
 		} else {
 			out[n++] = argv[i];
 		}
@@ -431,9 +460,9 @@ static int
 cmd_purge(struct index *idx, const struct config *cfg, const char *hex,
     const struct cmd_opts *po)
 {
+	static const struct blob_limits nolimits = { 0, 0, 0, 0, 0 };
 	const char *cache_dir = cfg->cache_dir;
 	uint64_t objects = 0;
-	static const struct blob_limits nolimits = { 0, 0, 0, 0 };
 	struct blobstore *bs;
 	struct buildid id;
 	const char *why;
@@ -513,7 +542,7 @@ cmd_misses(struct index_reader *rd, const struct cmd_opts *co)
 static int
 daemon_url(const struct config *cfg, const char *url, char *out, size_t len)
 {
-	const char *text, *colon;
+	const char *text, *colon, *scheme;
 
 	if (url != NULL) {
 		if (strncmp(url, "http://", 7) != 0 &&
@@ -526,16 +555,155 @@ daemon_url(const struct config *cfg, const char *url, char *out, size_t len)
 		text = cfg->listen[0].text;
 		if ((colon = strrchr(text, ':')) == NULL)
 			return -1;
+		scheme = cfg->listen[0].tls ? "https" : "http";
 		if (strncmp(text, "0.0.0.0:", 8) == 0)
-			snprintf(out, len, "http://127.0.0.1%s", colon);
+			snprintf(out, len, "%s://127.0.0.1%s", scheme, colon);
 		else if (strncmp(text, "[::]:", 5) == 0)
-			snprintf(out, len, "http://[::1]%s", colon);
+			snprintf(out, len, "%s://[::1]%s", scheme, colon);
 		else
-			snprintf(out, len, "http://%s", text);
+			snprintf(out, len, "%s://%s", scheme, text);
 	}
 	while (strlen(out) > 0 && out[strlen(out) - 1] == '/')
 		out[strlen(out) - 1] = '\0';
 	return 0;
+}
+
+/*
+ * dbgmirror token NAME [--scopes LIST]: a new random token, and the line
+ * of token-file that allows it (its SHA-256, the scopes, the name).  The
+ * token is shown once: only its hash is kept.
+ */
+static int
+cmd_token(const char *name, const char *scopes)
+{
+	unsigned char raw[32];
+	char token[5 + 2 * sizeof(raw) + 1], hash[65];
+	size_t i;
+
+	if (scopes == NULL)
+		scopes = "read";
+	if (strspn(scopes, "abcdefghijklmnopqrstuvwxyz,") != strlen(scopes) ||
+	    scopes[0] == '\0' || strpbrk(name, " \t\r\n#") != NULL ||
+	    name[0] == '\0') {
+		fprintf(stderr,
+		    "dbgmirror: token: NAME is one word; --scopes a comma "
+		    "list of read, metadata, metrics, status, admin, upload "
+		    "or all\n");
+		return 2;
+	}
+	if (RAND_bytes(raw, sizeof(raw)) != 1) {
+		fprintf(stderr, "dbgmirror: token: no random bytes\n");
+		return 1;
+	}
+	memcpy(token, "dbgm_", 5);
+	for (i = 0; i < sizeof(raw); i++)
+		snprintf(token + 5 + 2 * i, 3, "%02x", raw[i]);
+	if (access_token_hash(token, strlen(token), hash) == -1) {
+		fprintf(stderr, "dbgmirror: token: cannot hash\n");
+		return 1;
+	}
+	printf("token: %s\nline: %s %s %s\n", token, hash, scopes, name);
+	return 0;
+}
+
+/* The upload token: the first line of file, else $DBGMIRROR_TOKEN. */
+static int
+upload_token(const char *file, char *out, size_t len)
+{
+	const char *env = getenv("DBGMIRROR_TOKEN");
+	FILE *fp;
+
+	out[0] = '\0';
+	if (file != NULL) {
+		if ((fp = fopen(file, "re")) == NULL) {
+			fprintf(stderr, "dbgmirror: upload: %s: %s\n", file,
+			    strerror(errno));
+			return -1;
+		}
+		if (fgets(out, (int)len, fp) == NULL)
+			out[0] = '\0';
+		fclose(fp);
+		out[strcspn(out, " \t\r\n")] = '\0';
+	} else if (env != NULL) {
+		snprintf(out, len, "%s", env);
+	}
+	if (out[0] == '\0') {
+		fprintf(stderr,
+		    "dbgmirror: upload: no token (--token-file "
+		    "FILE or DBGMIRROR_TOKEN)\n");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * dbgmirror upload FILE...: each file's build-id read from it, PUT as
+ * debuginfo when it has .debug_* sections and as executable when it has
+ * loadable code (an unstripped binary is both).  Exit 0 when every PUT
+ * was taken (201 stored, 200 the same bytes were there).
+ */
+static int
+cmd_upload(const struct config *cfg, const struct cmd_opts *co,
+    char *const *files, size_t n)
+{
+	static const struct {
+		unsigned kind;
+		const char *name;
+	} kinds[] = { { ELF_KIND_DEBUGINFO, "debuginfo" },
+		{ ELF_KIND_EXECUTABLE, "executable" } };
+	struct put_opts o = { NULL, cfg->ca_file };
+	struct elf_info info;
+	char base[4096], url[4300], hex[BUILDID_HEX_MAX], token[1024];
+	char msg[512];
+	size_t i, k;
+	long status;
+	int fd, rc = 0, r;
+
+	if (daemon_url(cfg, co->url, base, sizeof(base)) == -1) {
+		fprintf(stderr,
+		    "dbgmirror: upload: no daemon URL (--url "
+		    "https://HOST:PORT)\n");
+		return 2;
+	}
+	if (upload_token(co->token_file, token, sizeof(token)) == -1)
+		return 2;
+	o.token = token;
+	for (i = 0; i < n; i++) {
+		if ((fd = open(files[i], O_RDONLY | O_CLOEXEC)) == -1) {
+			fprintf(stderr, "dbgmirror: upload: %s: %s\n", files[i],
+			    strerror(errno));
+			rc = 1;
+			continue;
+		}
+		r = elf_read_info(fd, &info, msg, sizeof(msg));
+		close(fd);
+		if (r != 0 || info.id.len == 0) {
+			fprintf(stderr, "dbgmirror: upload: %s: %s\n", files[i],
+			    r == ELF_NOTFOUND ? "not an ELF file"
+				: r == -1     ? msg
+					      : "no GNU build-id");
+			rc = 1;
+			continue;
+		}
+		buildid_format(&info.id, hex);
+		for (k = 0; k < 2; k++) {
+			if ((info.kinds & kinds[k].kind) == 0)
+				continue;
+			snprintf(url, sizeof(url), "%s/buildid/%s/%s", base,
+			    hex, kinds[k].name);
+			if (put_file(url, files[i], &o, &status, msg,
+				sizeof(msg)) == -1) {
+				fprintf(stderr, "dbgmirror: upload: %s\n", msg);
+				rc = 1;
+				continue;
+			}
+			printf("%s %s %s: %ld %s\n", files[i], hex,
+			    kinds[k].name, status, msg);
+			if (status != 200 && status != 201)
+				rc = 1;
+		}
+	}
+	return rc;
 }
 
 static int
@@ -586,7 +754,8 @@ command_ok(const struct config_args *args, const struct cmd_opts *co)
 		return 0;
 	if (strcmp(cmd, "purge") != 0 && strcmp(cmd, "lookup") != 0 &&
 	    strcmp(cmd, "stats") != 0 && strcmp(cmd, "misses") != 0 &&
-	    strcmp(cmd, "prefetch") != 0) {
+	    strcmp(cmd, "prefetch") != 0 && strcmp(cmd, "token") != 0 &&
+	    strcmp(cmd, "upload") != 0) {
 		fprintf(stderr, "dbgmirror: unknown command '%s'\n", cmd);
 		return 0;
 	}
@@ -596,8 +765,19 @@ command_ok(const struct config_args *args, const struct cmd_opts *co)
 		return 0;
 	if (co->prefetch && strcmp(cmd, "prefetch") != 0)
 		return 0;
+	if (co->token && strcmp(cmd, "token") != 0)
+		return 0;
+	if (co->upload && strcmp(cmd, "upload") != 0)
+		return 0;
+	if (co->url != NULL && strcmp(cmd, "prefetch") != 0 &&
+	    strcmp(cmd, "upload") != 0)
+		return 0;
 	if (strcmp(cmd, "prefetch") == 0)
 		return 1;
+	if (strcmp(cmd, "token") == 0)
+		return args->nrest == 2;
+	if (strcmp(cmd, "upload") == 0)
+		return args->nrest >= 2;
 	if (strcmp(cmd, "purge") == 0)
 		return args->nrest == 2 ? purge_opts == 0
 					: args->nrest == 1 && purge_opts == 1;
@@ -657,6 +837,14 @@ main(int argc, char **argv)
 		goto out;
 	}
 	cmd = args.rest[0];
+	if (strcmp(cmd, "token") == 0) {
+		rc = cmd_token(args.rest[1], po.scopes);
+		goto out;
+	}
+	if (strcmp(cmd, "upload") == 0) {
+		rc = cmd_upload(&cfg, &po, args.rest + 1, args.nrest - 1);
+		goto out;
+	}
 	if (strcmp(cmd, "prefetch") == 0) {
 		rc = cmd_prefetch(&cfg, &po, args.rest + 1, args.nrest - 1);
 		goto out;

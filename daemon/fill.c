@@ -412,25 +412,19 @@ verify_publish(struct fill *fl, struct flight *f, int fd,
     uint64_t written, int64_t mtime, int upstream, int from_store, char *why,
     size_t whylen)
 {
-	struct elf_info info;
 	struct blob_info bi;
 	char err[256];
 	int64_t now = clock_now();
 	int rc;
 
-	if (is_elf_kind(kind)) {
-		rc = elf_read_info(fd, &info, err, sizeof(err));
-		if (rc != 0 || !buildid_equal(&info.id, id) ||
-		    (info.kinds &
-			(kind == CACHE_DEBUGINFO ? ELF_KIND_DEBUGINFO
-						 : ELF_KIND_EXECUTABLE)) == 0) {
-			snprintf(why, whylen, "%.100s: wrong content (%.100s)",
-			    flight_source(f),
-			    rc == 0        ? "another build-id or kind"
-				: rc == -1 ? err
-					   : "not ELF");
-			return -1;
-		}
+	if (is_elf_kind(kind) &&
+	    elf_check_artifact(fd, id,
+		kind == CACHE_DEBUGINFO ? ELF_KIND_DEBUGINFO
+					: ELF_KIND_EXECUTABLE,
+		err, sizeof(err)) == -1) {
+		snprintf(why, whylen, "%.100s: wrong content (%.100s)",
+		    flight_source(f), err);
+		return -1;
 	}
 	memset(&bi, 0, sizeof(bi));
 	bi.headers = flight_headers(f, &bi.headers_len);

@@ -7,6 +7,8 @@
  *
  *   READ   -> a complete head is parsed -> the handler answers at once
  *             (WRITE), or later from a pool completion (WAIT -> WRITE)
+ *   BODY   -> (uploads) the handler has the body written to a file, then
+ *             answers from a completion (WAIT -> WRITE); never kept alive
  *   WRITE  -> head, then the body by sendfile -> READ for the next request
  *             on a kept-alive connection, else LINGER
  *   LINGER -> our side shut down; input drained briefly so the client
@@ -45,8 +47,10 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <event2/event.h>
+#include <openssl/err.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <limits.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -62,6 +66,7 @@
 #include "daemon/log.h"
 #include "daemon/metrics.h"
 #include "daemon/pool.h"
+#include "daemon/tls.h"
 
 #define ACCEPT_BURST 64
 #define LISTEN_BACKLOG 1024
@@ -75,6 +80,8 @@
 #define TICK_MS 250
 #define ACCEPT_PAUSE_MS 100
 #define LOG_LIMIT_SECONDS 10
+/* Bytes read from a file per TLS record batch when the kernel cannot encrypt. */
+#define TLS_CHUNK (64u << 10)
 
 struct http_thread {
 	struct httpd *h;
@@ -101,8 +108,19 @@ struct http_thread {
 	struct logbuf log;
 };
 
+/*
+ * The current context of a TLS listener: new connections take it under
+ * the lock; a reload swaps it, and the old one lives on in the SSLs of the
+ * connections made before.
+ */
+struct tls_slot {
+	pthread_mutex_t mu;
+	SSL_CTX *ctx; /* NULL: a plain listener */
+};
+
 struct httpd {
 	const struct config *cfg;
+	struct tls_slot *tls; /* one per listen address */
 	struct http_handler handler;
 	unsigned nthreads;
 	struct http_thread *threads;
@@ -114,6 +132,7 @@ struct httpd {
 
 enum conn_state {
 	CS_READ,
+	CS_BODY, /* a request body is being received (conn_recv_body) */
 	CS_WAIT,
 	CS_WRITE,
 	CS_LINGER,
@@ -131,6 +150,22 @@ struct conn {
 	struct event *rev, *wev, *tev;
 	char peer[INET6_ADDRSTRLEN + 8];
 	char peer_addr[INET6_ADDRSTRLEN];
+
+	/* HTTPS: the connection's TLS, and what its handshake told. */
+	SSL *ssl; /* NULL: plain HTTP */
+	int handshaken;
+	int ktls; /* the kernel encrypts: SSL_sendfile */
+	int read_wants_write, write_wants_read;
+	char subject[256]; /* the client certificate's; "" when none */
+	char *tbuf; /* file bytes on their way into SSL_write */
+	size_t tlen, toff;
+	size_t thead; /* of tbuf[toff..], response head bytes before them */
+
+	/* A request body being received into a file (conn_recv_body). */
+	int rbody_fd;
+	uint64_t rbody_left;
+	void (*rbody_done)(void *arg, int rc);
+	void *rbody_arg;
 
 	char *in;
 	size_t inlen, incap;
@@ -227,7 +262,11 @@ static void
 conn_free(struct conn *c)
 {
 	struct http_thread *t = c->t;
+	void (*body_done)(void *, int) = c->rbody_done;
 
+	c->rbody_done = NULL;
+	if (body_done != NULL)
+		body_done(c->rbody_arg, -1);
 	exchange_release(c);
 
 	if (c->prev != NULL)
@@ -244,6 +283,8 @@ conn_free(struct conn *c)
 		event_free(c->tev);
 	if (c->body_fd != -1)
 		close(c->body_fd);
+	SSL_free(c->ssl);
+	free(c->tbuf);
 	close(c->fd);
 	if (c->out != c->outfixed)
 		free(c->out);
@@ -345,7 +386,13 @@ exchange_end(struct conn *c)
 		c->out = c->outfixed;
 		c->outcap = OUT_FIXED;
 	}
+	/* An idle connection holds no file buffer (OpenSSL's go too). */
+	free(c->tbuf);
+	c->tbuf = NULL;
+	c->tlen = c->toff = c->thead = 0;
 	if (!c->keepalive || c->t->stopping) {
+		if (c->ssl != NULL)
+			SSL_shutdown(c->ssl);
 		shutdown(c->fd, SHUT_WR);
 		c->state = CS_LINGER;
 		conn_timer(c, c->t->tv_linger);
@@ -384,6 +431,155 @@ exchange_abort(struct conn *c, const char *why)
 	conn_close(c);
 }
 
+/* ------------------------------------------------------------ transport */
+
+/* After SSL_read or SSL_write returned r <= 0: errno as recv/send set it. */
+static ssize_t
+tls_fail(struct conn *c, int r, int reading)
+{
+	switch (SSL_get_error(c->ssl, r)) {
+	case SSL_ERROR_WANT_READ:
+		if (!reading)
+			c->write_wants_read = 1;
+		errno = EAGAIN;
+		return -1;
+	case SSL_ERROR_WANT_WRITE:
+		if (reading)
+			c->read_wants_write = 1;
+		errno = EAGAIN;
+		return -1;
+	case SSL_ERROR_ZERO_RETURN:
+		return 0;
+	default:
+		if (!c->handshaken) {
+			char msg[160];
+
+			ERR_error_string_n(ERR_peek_error(), msg, sizeof(msg));
+			log_debug("%s: %s: TLS handshake failed: %s", __func__,
+			    c->peer, msg);
+			metrics_tls_handshake_failed();
+		}
+		ERR_clear_error();
+		errno = ECONNRESET;
+		return -1;
+	}
+}
+
+/* The handshake is done: learn the client's certificate and kTLS. */
+static void
+tls_established(struct conn *c)
+{
+	c->handshaken = 1;
+	tls_peer_subject(c->ssl, c->subject, sizeof(c->subject));
+	c->ktls = tls_ktls_send(c->ssl);
+}
+
+/* recv, through TLS on an HTTPS connection. */
+static ssize_t
+io_recv(struct conn *c, void *buf, size_t len)
+{
+	int r;
+
+	if (c->ssl == NULL)
+		return recv(c->fd, buf, len, 0);
+	ERR_clear_error();
+	r = SSL_read(c->ssl, buf, len > INT_MAX ? INT_MAX : (int)len);
+	if (r > 0 && !c->handshaken)
+		tls_established(c);
+	return r > 0 ? r : tls_fail(c, r, 1);
+}
+
+/* send, through TLS on an HTTPS connection. */
+static ssize_t
+io_send(struct conn *c, const void *buf, size_t len, int more)
+{
+	int r;
+
+	if (c->ssl == NULL)
+		return send(c->fd, buf, len,
+		    MSG_NOSIGNAL | (more ? MSG_MORE : 0));
+	ERR_clear_error();
+	r = SSL_write(c->ssl, buf, len > INT_MAX ? INT_MAX : (int)len);
+	return r > 0 ? r : tls_fail(c, r, 0);
+}
+
+/*
+ * Up to chunk bytes of the body file: sendfile for plain HTTP and for
+ * kTLS, else read into a buffer and SSL_write it (the buffer is kept
+ * until SSL_write has taken all of it, as OpenSSL requires of a retry).
+ */
+static ssize_t
+io_sendfile(struct conn *c, size_t chunk)
+{
+	ssize_t n;
+
+	if (c->ssl == NULL)
+		return sendfile(c->fd, c->body_fd, &c->body_off, chunk);
+	if (c->ktls) {
+		ERR_clear_error();
+		n = SSL_sendfile(c->ssl, c->body_fd, c->body_off, chunk, 0);
+		if (n <= 0)
+			return tls_fail(c, (int)n, 0);
+		c->body_off += n;
+		return n;
+	}
+	if (c->toff == c->tlen) {
+		if (c->tbuf == NULL && (c->tbuf = malloc(TLS_CHUNK)) == NULL) {
+			errno = ENOMEM;
+			return -1;
+		}
+		n = pread(c->body_fd, c->tbuf,
+		    chunk < TLS_CHUNK ? chunk : TLS_CHUNK, c->body_off);
+		if (n <= 0)
+			return n;
+		c->body_off += n;
+		c->tlen = (size_t)n;
+		c->toff = 0;
+	}
+	/* Bytes of the head ahead of the body (tls_coalesce) are not body. */
+	for (;;) {
+		size_t head;
+
+		n = io_send(c, c->tbuf + c->toff, c->tlen - c->toff, 0);
+		if (n <= 0)
+			return n;
+		c->toff += (size_t)n;
+		head = (size_t)n < c->thead ? (size_t)n : c->thead;
+		c->thead -= head;
+		if ((size_t)n > head)
+			return n - (ssize_t)head;
+	}
+}
+
+/*
+ * Over TLS without kTLS, put the head and the start of a file body in one
+ * buffer, so that a small answer is one TLS record and one send, as it is
+ * one sendfile with MSG_MORE in plain HTTP.
+ */
+static int
+tls_coalesce(struct conn *c)
+{
+	size_t head = c->outlen - c->outsent, room;
+	ssize_t n;
+
+	if (head >= TLS_CHUNK / 2 ||
+	    (c->tbuf == NULL && (c->tbuf = malloc(TLS_CHUNK)) == NULL))
+		return -1;
+	memcpy(c->tbuf, c->out + c->outsent, head);
+	room = TLS_CHUNK - head;
+	if (c->body_left < room)
+		room = (size_t)c->body_left;
+	n = pread(c->body_fd, c->tbuf + head, room, c->body_off);
+	if (n <= 0)
+		return -1; /* the plain path says why */
+	c->body_off += n;
+	c->tlen = head + (size_t)n;
+	c->toff = 0;
+	c->thead = head;
+	c->outsent = c->outlen;
+	return 0;
+}
+
 /* --------------------------------------------------------------- output */
 
 static void
@@ -392,9 +588,12 @@ write_some(struct conn *c)
 	size_t budget = SEND_BUDGET, chunk;
 	ssize_t n;
 
+	if (c->ssl != NULL && !c->ktls && c->body_left > 0 &&
+	    c->stream_avail == NULL && c->outsent == 0 && c->tlen == 0)
+		tls_coalesce(c);
 	while (c->outsent < c->outlen) {
-		n = send(c->fd, c->out + c->outsent, c->outlen - c->outsent,
-		    MSG_NOSIGNAL | (c->body_left > 0 ? MSG_MORE : 0));
+		n = io_send(c, c->out + c->outsent, c->outlen - c->outsent,
+		    c->body_left > 0);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1 && errno == EAGAIN)
@@ -413,7 +612,8 @@ write_some(struct conn *c)
 			return;
 		}
 		chunk = c->body_left < budget ? (size_t)c->body_left : budget;
-		if (c->stream_avail != NULL) {
+		/* Bytes already read into the TLS buffer are available. */
+		if (c->stream_avail != NULL && c->toff == c->tlen) {
 			uint64_t avail = 0;
 
 			if (c->stream_avail(c->stream_arg, &avail) == -1) {
@@ -428,7 +628,7 @@ write_some(struct conn *c)
 			if (avail - (uint64_t)c->body_off < chunk)
 				chunk = (size_t)(avail - (uint64_t)c->body_off);
 		}
-		n = sendfile(c->fd, c->body_fd, &c->body_off, chunk);
+		n = io_sendfile(c, chunk);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n == -1 && errno == EAGAIN)
@@ -558,6 +758,18 @@ conn_peer_addr(struct conn *c)
 	return c->peer_addr;
 }
 
+int
+conn_is_tls(struct conn *c)
+{
+	return c->ssl != NULL;
+}
+
+const char *
+conn_tls_subject(struct conn *c)
+{
+	return c->subject;
+}
+
 void
 conn_on_end(struct conn *c, void (*fn)(void *), void *arg)
 {
@@ -609,6 +821,13 @@ void
 conn_send_error(struct conn *c, int status, const char *why)
 {
 	send_error(c, status, why, NULL, NULL);
+}
+
+void
+conn_send_unauthorized(struct conn *c, const char *why)
+{
+	send_error(c, 401, why, "WWW-Authenticate",
+	    "Bearer realm=\"dbgmirror\"");
 }
 
 void
@@ -735,6 +954,120 @@ conn_send_file(struct conn *c, int fd, uint64_t offset,
 	conn_leave(c);
 }
 
+/* ----------------------------------------------------------- bodies */
+
+/* The body is in, or cannot be: state WAIT, and the handler is told. */
+static void
+body_end(struct conn *c, int rc)
+{
+	void (*fn)(void *, int) = c->rbody_done;
+
+	c->rbody_done = NULL;
+	event_del(c->tev);
+	if (rc == -1) {
+		/* No answer can follow: the client's side of it is lost. */
+		c->result = "ABORTED";
+		log_exchange(c);
+		conn_close(c);
+		fn(c->rbody_arg, -1);
+		conn_leave(c); /* conn_recv_body's hold */
+		return;
+	}
+	c->state = CS_WAIT;
+	fn(c->rbody_arg, rc);
+}
+
+/* Write n body bytes at p to the file; an errno on failure, else 0. */
+static int
+body_write(struct conn *c, const char *p, size_t n)
+{
+	ssize_t w;
+
+	while (n > 0) {
+		w = write(c->rbody_fd, p, n);
+		if (w == -1 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w == 0 ? EIO : errno;
+		p += w;
+		n -= (size_t)w;
+		c->rbody_left -= (uint64_t)w;
+	}
+	return 0;
+}
+
+/*
+ * Read what the socket has of the body into the file.  Written on the
+ * event loop: an upload is rare, and the writes go to the page cache.
+ */
+static void
+body_read(struct conn *c)
+{
+	char buf[16384];
+	ssize_t n;
+	int err;
+
+	while (c->rbody_left > 0) {
+		n = io_recv(c, buf,
+		    c->rbody_left < sizeof(buf) ? (size_t)c->rbody_left
+						: sizeof(buf));
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n == -1 && errno == EAGAIN) {
+			conn_timer(c, c->t->tv_send);
+			return;
+		}
+		if (n <= 0) {
+			body_end(c, -1);
+			return;
+		}
+		if ((err = body_write(c, buf, (size_t)n)) != 0) {
+			body_end(c, err);
+			return;
+		}
+	}
+	body_end(c, 0);
+}
+
+void
+conn_recv_body(struct conn *c, int fd, void (*done)(void *arg, int rc),
+    void *arg)
+{
+	static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+	size_t have = c->inlen - c->req.head_len;
+	int err;
+
+	conn_enter(c); /* held until the answer, as by conn_wait */
+	c->keepalive = 0;
+	c->state = CS_BODY;
+	c->rbody_fd = fd;
+	c->rbody_left = c->req.content_length;
+	c->rbody_done = done;
+	c->rbody_arg = arg;
+	if (have > c->rbody_left)
+		have = (size_t)c->rbody_left;
+	if (have > 0 &&
+	    (err = body_write(c, c->in + c->req.head_len, have)) != 0) {
+		body_end(c, err);
+		return;
+	}
+	/* A fresh socket's buffer takes these few bytes at once. */
+	if (c->req.expect_continue && have == 0 && c->rbody_left > 0 &&
+	    io_send(c, cont, sizeof(cont) - 1, 0) !=
+		(ssize_t)sizeof(cont) - 1) {
+		body_end(c, -1);
+		return;
+	}
+	if (c->rbody_left == 0) {
+		body_end(c, 0);
+		return;
+	}
+	conn_timer(c, c->t->tv_send);
+	/* More may be in the socket already, with no edge to come. */
+	if (!c->drained)
+		event_active(c->rev, EV_READ, 0);
+}
+
 /* ---------------------------------------------------------------- input */
 
 /* Grow the input buffer up to the head limit; 0 when it is full. */
@@ -768,7 +1101,7 @@ read_more(struct conn *c)
 	if ((room = in_room(c)) == 0)
 		return -1;
 	do {
-		n = recv(c->fd, c->in + c->inlen, room, 0);
+		n = io_recv(c, c->in + c->inlen, room);
 	} while (n == -1 && errno == EINTR);
 	if (n == -1 && errno == EAGAIN) {
 		c->drained = 1;
@@ -779,7 +1112,8 @@ read_more(struct conn *c)
 	if (c->inlen == 0)
 		conn_timer(c, c->t->tv_header);
 	c->inlen += (size_t)n;
-	if ((size_t)n < room)
+	/* TLS reads a record at a time: only EAGAIN says the socket is dry. */
+	if ((size_t)n < room && c->ssl == NULL)
 		c->drained = 1;
 	return 1;
 }
@@ -812,7 +1146,7 @@ process_input(struct conn *c)
 		}
 		c->have_req = 1;
 		c->keepalive = c->req.keepalive && !c->req.has_body;
-		if (c->req.has_body)
+		if (c->req.has_body && c->req.method != METHOD_PUT)
 			conn_send_error(c, 400,
 			    "request bodies are not accepted");
 		else if (c->req.method == METHOD_OTHER)
@@ -848,6 +1182,12 @@ conn_read_cb(evutil_socket_t fd, short what, void *arg)
 		process_input(c);
 	else if (c->state == CS_LINGER)
 		linger_drain(c);
+	else if (c->state == CS_BODY)
+		body_read(c);
+	else if (c->state == CS_WRITE && c->write_wants_read) {
+		c->write_wants_read = 0;
+		write_some(c);
+	}
 	conn_leave(c);
 }
 
@@ -857,8 +1197,17 @@ conn_write_cb(evutil_socket_t fd, short what, void *arg)
 	struct conn *c = arg;
 
 	conn_enter(c);
-	if (c->state == CS_WRITE)
+	if (c->state == CS_WRITE) {
 		write_some(c);
+	} else if (c->state == CS_BODY && c->read_wants_write) {
+		c->read_wants_write = 0;
+		body_read(c);
+	} else if (c->state == CS_READ && c->read_wants_write && !c->parsing) {
+		/* A TLS read (a handshake) was waiting to write. */
+		c->read_wants_write = 0;
+		c->drained = 0;
+		process_input(c);
+	}
 	conn_leave(c);
 }
 
@@ -882,6 +1231,11 @@ conn_timeout_cb(evutil_socket_t fd, short what, void *arg)
 	case CS_WRITE:
 		exchange_abort(c, "send timeout");
 		break;
+	case CS_BODY:
+		log_debug("%s: %s: the request body stalled", __func__,
+		    c->peer);
+		body_end(c, -1);
+		break;
 	case CS_LINGER:
 		conn_close(c);
 		break;
@@ -892,20 +1246,24 @@ conn_timeout_cb(evutil_socket_t fd, short what, void *arg)
 	conn_leave(c);
 }
 
+/* ssl: the connection's TLS (taken over), NULL for plain HTTP. */
 static void
-conn_new(struct http_thread *t, int fd, const struct sockaddr_storage *ss)
+conn_new(struct http_thread *t, int fd, const struct sockaddr_storage *ss,
+    SSL *ssl)
 {
 	struct conn *c;
 	int one = 1;
 
 	if ((c = calloc(1, sizeof(*c))) == NULL) {
 		log_warnx("%s: out of memory; connection dropped", __func__);
+		SSL_free(ssl);
 		close(fd);
 		atomic_fetch_sub(&t->h->nconns, 1);
 		return;
 	}
 	c->t = t;
 	c->fd = fd;
+	c->ssl = ssl;
 	c->body_fd = -1;
 	c->out = c->outfixed;
 	c->outcap = OUT_FIXED;
@@ -920,6 +1278,10 @@ conn_new(struct http_thread *t, int fd, const struct sockaddr_storage *ss)
 	c->wev = event_new(t->base, fd, EV_WRITE | EV_ET | EV_PERSIST,
 	    conn_write_cb, c);
 	c->tev = evtimer_new(t->base, conn_timeout_cb, c);
+	if (ssl != NULL) {
+		SSL_set_fd(ssl, fd);
+		SSL_set_accept_state(ssl);
+	}
 	if (c->in == NULL || c->rev == NULL || c->wev == NULL ||
 	    c->tev == NULL || event_add(c->rev, NULL) == -1 ||
 	    event_add(c->wev, NULL) == -1) {
@@ -951,7 +1313,7 @@ conn_new(struct http_thread *t, int fd, const struct sockaddr_storage *ss)
  * could discard the answer; a fresh socket's buffer always takes it.
  */
 static void
-refuse(int fd, enum metrics_refusal why)
+refuse(int fd, enum metrics_refusal why, int plain)
 {
 	static const char answer[] =
 	    "HTTP/1.1 503 Service Unavailable\r\n"
@@ -961,6 +1323,11 @@ refuse(int fd, enum metrics_refusal why)
 	char buf[4096];
 
 	metrics_connection_refused(why);
+	/* A TLS client would take the text for a broken handshake: close. */
+	if (!plain) {
+		close(fd);
+		return;
+	}
 	(void)!recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
 	(void)!send(fd, answer, sizeof(answer) - 1,
 	    MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -984,7 +1351,7 @@ accept_resume_cb(evutil_socket_t fd, short what, void *arg)
  * the thread; accept_resume_cb starts them again.
  */
 static void
-accept_nofd(struct http_thread *t, int lfd, int err)
+accept_nofd(struct http_thread *t, int lfd, int err, int plain)
 {
 	struct timeval pause = { 0, ACCEPT_PAUSE_MS * 1000 };
 	uint64_t held;
@@ -998,7 +1365,7 @@ accept_nofd(struct http_thread *t, int lfd, int err)
 		close(t->spare_fd);
 		fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd != -1)
-			refuse(fd, METRICS_REFUSED_DESCRIPTORS);
+			refuse(fd, METRICS_REFUSED_DESCRIPTORS, plain);
 	}
 	/* Lost only to a descriptor opened elsewhere; retried next time. */
 	t->spare_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -1017,6 +1384,18 @@ accept_nofd(struct http_thread *t, int lfd, int err)
 	evtimer_add(t->resume_ev, &pause);
 }
 
+/* A fresh SSL from the current context of TLS listener i. */
+static SSL *
+tls_take(struct httpd *h, size_t i)
+{
+	SSL *ssl;
+
+	pthread_mutex_lock(&h->tls[i].mu);
+	ssl = SSL_new(h->tls[i].ctx);
+	pthread_mutex_unlock(&h->tls[i].mu);
+	return ssl;
+}
+
 static void
 accept_cb(evutil_socket_t lfd, short what, void *arg)
 {
@@ -1024,7 +1403,15 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 	struct sockaddr_storage ss;
 	socklen_t len;
 	uint64_t held;
+	SSL *ssl = NULL;
+	size_t li;
 	int i, fd;
+
+	for (li = 0; li < t->h->cfg->nlisten; li++)
+		if (t->lfds[li] == lfd)
+			break;
+	if (li == t->h->cfg->nlisten)
+		return;
 
 	for (i = 0; i < ACCEPT_BURST; i++) {
 		len = sizeof(ss);
@@ -1034,13 +1421,15 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 		pthread_rwlock_unlock(&t->h->fdlock);
 		if (fd == -1) {
 			if (errno == EMFILE || errno == ENFILE)
-				accept_nofd(t, lfd, errno);
+				accept_nofd(t, lfd, errno,
+				    t->h->tls[li].ctx == NULL);
 			return;
 		}
 		if (atomic_fetch_add(&t->h->nconns, 1) >=
 		    t->h->cfg->max_connections) {
 			atomic_fetch_sub(&t->h->nconns, 1);
-			refuse(fd, METRICS_REFUSED_MAX_CONNECTIONS);
+			refuse(fd, METRICS_REFUSED_MAX_CONNECTIONS,
+			    t->h->tls[li].ctx == NULL);
 			thread_clock(t);
 			if (log_limit_due(&t->h->log_refused, t->clock_sec,
 				LOG_LIMIT_SECONDS, &held))
@@ -1051,7 +1440,16 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 				    (unsigned long long)held);
 			continue;
 		}
-		conn_new(t, fd, &ss);
+		if (t->h->tls[li].ctx != NULL &&
+		    (ssl = tls_take(t->h, li)) == NULL) {
+			log_warnx("%s: out of memory; connection dropped",
+			    __func__);
+			atomic_fetch_sub(&t->h->nconns, 1);
+			close(fd);
+			continue;
+		}
+		conn_new(t, fd, &ss, ssl);
+		ssl = NULL;
 	}
 }
 
@@ -1235,7 +1633,7 @@ bind_address(struct httpd *h, size_t i, char *err, size_t errlen)
 		}
 	}
 	sockaddr_text(&ss, text, sizeof(text));
-	log_info("listening on %s", text);
+	log_info("listening on %s%s", text, l->tls ? " (TLS)" : "");
 	return 0;
 }
 
@@ -1266,6 +1664,17 @@ httpd_new(const struct config *cfg, const struct http_handler *handler,
 		pthread_rwlock_destroy(&h->fdlock);
 		free(h);
 		return NULL;
+	}
+	if ((h->tls = calloc(cfg->nlisten, sizeof(*h->tls))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	for (i = 0; i < cfg->nlisten; i++) {
+		pthread_mutex_init(&h->tls[i].mu, NULL);
+		if (cfg->listen[i].tls &&
+		    (h->tls[i].ctx =
+			    tls_ctx_new(&cfg->listen[i], err, errlen)) == NULL)
+			goto fail;
 	}
 	for (k = 0; k < h->nthreads; k++) {
 		if (thread_init(&h->threads[k], h) == -1) {
@@ -1319,6 +1728,7 @@ httpd_free(struct httpd *h)
 {
 	struct http_thread *t;
 	unsigned k;
+	size_t i;
 
 	if (h == NULL)
 		return;
@@ -1350,6 +1760,41 @@ httpd_free(struct httpd *h)
 		free(t->levs);
 	}
 	free(h->threads);
+	for (i = 0; h->tls != NULL && i < h->cfg->nlisten; i++) {
+		SSL_CTX_free(h->tls[i].ctx);
+		pthread_mutex_destroy(&h->tls[i].mu);
+	}
+	free(h->tls);
 	pthread_rwlock_destroy(&h->fdlock);
 	free(h);
+}
+
+int
+httpd_reload(struct httpd *h)
+{
+	char err[512];
+	SSL_CTX *ctx, *old;
+	size_t i;
+	int rc = 0;
+
+	for (i = 0; i < h->cfg->nlisten; i++) {
+		if (h->tls[i].ctx == NULL)
+			continue;
+		if ((ctx = tls_ctx_new(&h->cfg->listen[i], err, sizeof(err))) ==
+		    NULL) {
+			log_warnx("%s: listen %s: %s; keeping the old "
+				  "certificate",
+			    __func__, h->cfg->listen[i].text, err);
+			rc = -1;
+			continue;
+		}
+		pthread_mutex_lock(&h->tls[i].mu);
+		old = h->tls[i].ctx;
+		h->tls[i].ctx = ctx;
+		pthread_mutex_unlock(&h->tls[i].mu);
+		SSL_CTX_free(old);
+		log_info("listen %s: certificate reloaded",
+		    h->cfg->listen[i].text);
+	}
+	return rc;
 }

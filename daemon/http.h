@@ -37,6 +37,12 @@ struct httpd *httpd_new(const struct config *cfg,
     const struct http_handler *handler, char *err, size_t errlen);
 /* Start the event-loop threads. */
 int httpd_start(struct httpd *h);
+/*
+ * Read the TLS listeners' certificates and keys again (SIGHUP): new
+ * connections use them, open ones keep theirs.  -1 when one failed (it
+ * keeps its old one; logged).
+ */
+int httpd_reload(struct httpd *h);
 /* Client connections open now, over all threads. */
 unsigned httpd_connections(struct httpd *h);
 /*
@@ -58,6 +64,9 @@ void conn_wait(struct conn *c);
 /* The loop the connection runs on, and the peer's address as text. */
 struct event_base *conn_base(struct conn *c);
 const char *conn_peer_addr(struct conn *c);
+/* 1 on HTTPS; the verified client certificate's subject, "" when none. */
+int conn_is_tls(struct conn *c);
+const char *conn_tls_subject(struct conn *c);
 /*
  * fn(arg) runs once when the exchange ends: its response sent, cut, or the
  * connection gone.  For resources the response uses (pins, streams).
@@ -66,6 +75,8 @@ void conn_on_end(struct conn *c, void (*fn)(void *), void *arg);
 
 /* A one-line text/plain error body saying why. */
 void conn_send_error(struct conn *c, int status, const char *why);
+/* 401 with "WWW-Authenticate: Bearer": credentials missing or bad. */
+void conn_send_unauthorized(struct conn *c, const char *why);
 /* 405 with "Allow: allow" (e.g. "GET, HEAD"). */
 void conn_send_not_allowed(struct conn *c, const char *allow);
 /*
@@ -98,5 +109,16 @@ void conn_send_stream(struct conn *c, int fd, const struct artifact *art,
     int (*avail)(void *arg, uint64_t *n), void *arg);
 /* More bytes may be available: called on the connection's thread. */
 void conn_stream_wake(struct conn *c);
+
+/*
+ * PUT: receive the request's Content-Length body bytes into fd (which
+ * stays the caller's), answering 100 Continue when the client waits for
+ * it.  done(arg, rc) runs once: rc 0 when all arrived, an errno when the
+ * file could not take them (answer, e.g. 507), or -1 when the connection
+ * was lost (no answer: it is gone).  After 0 or an errno the handler
+ * answers as after conn_wait.  The connection closes after the answer.
+ */
+void conn_recv_body(struct conn *c, int fd, void (*done)(void *arg, int rc),
+    void *arg);
 
 #endif /* DAEMON_HTTP_H */

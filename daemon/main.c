@@ -55,7 +55,9 @@
 #include "daemon/misses.h"
 #include "daemon/pool.h"
 #include "daemon/scan.h"
+#include "daemon/access.h"
 #include "daemon/serve.h"
+#include "daemon/tls.h"
 #include "fetchers/upstream.h"
 #include "indexer/elf.h"
 
@@ -72,6 +74,7 @@ struct daemon {
 	struct fill *fill;
 	struct misses *misses; /* NULL: misses-max 0 */
 	struct httpd *httpd;
+	struct access *access; /* access rules and tokens */
 	struct event *maintain_ev;
 	struct event *misses_ev; /* every second: write the missing ids */
 	int maintaining;
@@ -355,6 +358,15 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 		scan_start(d);
 		return;
 	}
+	if (sig == SIGHUP) {
+		char err[512];
+
+		log_info("SIGHUP: reloading certificates and tokens");
+		httpd_reload(d->httpd);
+		if (access_reload(d->access, err, sizeof(err)) == -1)
+			log_warnx("%s; keeping the old tokens", err);
+		return;
+	}
 	log_info("%s: stopping", strsignal((int)sig));
 	atomic_store(&d->cancel, 1);
 	event_base_loopbreak(d->base);
@@ -410,6 +422,46 @@ read_admin_token(const char *path)
 	if ((p = strdup(p)) == NULL)
 		fatalx("out of memory");
 	return p;
+}
+
+/*
+ * --check-config: each TLS listener's cert and key load and match, as the
+ * daemon would find them.  The number of problems, each said on stderr.
+ */
+static size_t
+check_tls(const struct config *cfg)
+{
+	char err[512];
+	SSL_CTX *ctx;
+	size_t i, rc = 0;
+
+	for (i = 0; i < cfg->nlisten; i++) {
+		if (!cfg->listen[i].tls)
+			continue;
+		if ((ctx = tls_ctx_new(&cfg->listen[i], err, sizeof(err))) ==
+		    NULL) {
+			fprintf(stderr, "dbgmirrord: listen %s: %s\n",
+			    cfg->listen[i].text, err);
+			rc++;
+		}
+		SSL_CTX_free(ctx);
+	}
+	return rc;
+}
+
+/* --check-config: the access rules and the token file; 0 or 1 problem. */
+static size_t
+check_access(const struct config *cfg)
+{
+	char err[512];
+	struct access *a;
+
+	if ((a = access_new(cfg, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "dbgmirrord: %s\n", err);
+		return 1;
+	}
+	access_free(a);
+	return 0;
 }
 
 static void
@@ -514,12 +566,16 @@ configure(struct daemon *d, int argc, char **argv)
 		fprintf(stderr, "dbgmirrord: %s\n", diag.msgs[i]);
 	config_source(d, &args, source, sizeof(source));
 	if (args.check_config) {
+		size_t nproblems = diag.n;
+
 		if (rc == 0)
+			nproblems += check_tls(&d->cfg) + check_access(&d->cfg);
+		if (rc == 0 && nproblems == 0)
 			printf("%s: configuration OK\n", source);
 		else
-			fprintf(stderr, "dbgmirrord: %zu problem%s\n", diag.n,
-			    diag.n == 1 ? "" : "s");
-		exit(rc == 0 ? 0 : 1);
+			fprintf(stderr, "dbgmirrord: %zu problem%s\n",
+			    nproblems, nproblems == 1 ? "" : "s");
+		exit(rc == 0 && nproblems == 0 ? 0 : 1);
 	}
 	if (rc != 0) {
 		if (diag.n == 0)
@@ -548,8 +604,8 @@ main(int argc, char **argv)
 	uint64_t orphans = 0, dangling = 0;
 	struct serve *srv;
 	char *admin_token = NULL;
-	struct event *sigs[3];
-	static const int signums[3] = { SIGTERM, SIGINT, SIGUSR1 };
+	struct event *sigs[4];
+	static const int signums[4] = { SIGTERM, SIGINT, SIGUSR1, SIGHUP };
 	struct timeval every;
 	char path[PATH_MAX], err[512];
 	size_t i;
@@ -580,6 +636,7 @@ main(int argc, char **argv)
 	lim.high_pct = d.cfg.cache_high_watermark;
 	lim.low_pct = d.cfg.cache_low_watermark;
 	lim.min_free_pct = d.cfg.min_free_disk;
+	lim.upload_max_bytes = d.cfg.upload_size;
 	if ((d.bs = blobstore_new(d.idx, d.cfg.cache_dir, &lim, err,
 		 sizeof(err))) == NULL)
 		fatalx("%s", err);
@@ -624,6 +681,9 @@ main(int argc, char **argv)
 	if (d.cfg.admin_token_file != NULL)
 		admin_token = read_admin_token(d.cfg.admin_token_file);
 	sd.admin_token = admin_token;
+	if ((d.access = access_new(&d.cfg, err, sizeof(err))) == NULL)
+		fatalx("%s", err);
+	sd.access = d.access;
 	if ((srv = serve_new(&sd)) == NULL)
 		fatalx("out of memory");
 	serve_handler(srv, &handler);
@@ -638,7 +698,7 @@ main(int argc, char **argv)
 	d.misses_ev = event_new(d.base, -1, EV_PERSIST, misses_cb, &d);
 	if (d.misses_ev == NULL || event_add(d.misses_ev, &every) == -1)
 		fatalx("event loop: out of memory");
-	for (i = 0; i < 3; i++) {
+	for (i = 0; i < 4; i++) {
 		sigs[i] = evsignal_new(d.base, signums[i], signal_cb, &d);
 		if (sigs[i] == NULL || event_add(sigs[i], NULL) == -1)
 			fatalx("cannot handle signals");
@@ -680,7 +740,7 @@ main(int argc, char **argv)
 
 	event_base_dispatch(d.base);
 	/* While the loop is not running, a signal it handles is lost. */
-	for (i = 0; i < 3; i++)
+	for (i = 0; i < 4; i++)
 		signal(signums[i], SIG_IGN);
 
 	httpd_stop(d.httpd);
@@ -691,12 +751,13 @@ main(int argc, char **argv)
 	httpd_free(d.httpd);
 	fill_free(d.fill);
 	upstream_shutdown();
-	signals_ignore(sigs, signums, 3);
+	signals_ignore(sigs, signums, 4);
 	event_free(d.rescan_ev);
 	event_free(d.maintain_ev);
 	event_free(d.misses_ev);
 	event_base_free(d.base);
 	serve_free(srv);
+	access_free(d.access);
 	free(admin_token);
 	flight_table_free(d.ft);
 	blobstore_free(d.bs);

@@ -101,6 +101,16 @@ static atomic_uint_fast64_t local_write_errors;
 static atomic_uint_fast64_t misses_dropped;
 static atomic_uint_fast64_t accept_errors[NACCEPTERRS];
 static atomic_uint_fast64_t refused[NREFUSALS];
+static atomic_uint_fast64_t tls_handshake_failures;
+#define NDENIALS 2
+static const char *const denial_names[NDENIALS] = { "unauthorized",
+	"forbidden" };
+static atomic_uint_fast64_t denied[NDENIALS];
+#define NUPLOADS 4
+static const char *const upload_names[NUPLOADS] = { "created", "same",
+	"conflict", "rejected" };
+static atomic_uint_fast64_t uploads[NUPLOADS];
+static atomic_uint_fast64_t upload_bytes;
 static struct upstream_counters upstreams[METRICS_MAX_UPSTREAMS];
 #define NSTORE ((size_t)METRICS_STORE_DELETED + 1)
 static atomic_uint_fast64_t store_counts[NSTORE];
@@ -154,6 +164,12 @@ metrics_init(void)
 	atomic_store(&store_credentials, -1);
 	free(store_name);
 	store_name = NULL;
+	zero(&tls_handshake_failures);
+	for (k = 0; k < NDENIALS; k++)
+		zero(&denied[k]);
+	for (k = 0; k < NUPLOADS; k++)
+		zero(&uploads[k]);
+	zero(&upload_bytes);
 	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++) {
 		struct upstream_counters *u = &upstreams[i];
 
@@ -279,6 +295,27 @@ metrics_connection_refused(enum metrics_refusal reason)
 	if ((unsigned)reason >= NREFUSALS)
 		return;
 	add(&refused[reason], 1);
+}
+
+void
+metrics_tls_handshake_failed(void)
+{
+	add(&tls_handshake_failures, 1);
+}
+
+void
+metrics_access_denied(enum metrics_denial reason)
+{
+	if ((unsigned)reason < NDENIALS)
+		add(&denied[reason], 1);
+}
+
+void
+metrics_upload(enum metrics_upload result, uint64_t bytes)
+{
+	if ((unsigned)result < NUPLOADS)
+		add(&uploads[result], 1);
+	add(&upload_bytes, bytes);
 }
 
 void
@@ -482,8 +519,8 @@ static void
 render_store(FILE *fp)
 {
 	static const char *const lookups[] = { "hit", "miss", "error" };
-	static const char *const uploads[] = { "queued", "done", "failed",
-		"dropped" };
+	static const char *const upload_results[] = { "queued", "done",
+		"failed", "dropped" };
 	size_t i;
 
 	if (store_name == NULL)
@@ -503,7 +540,7 @@ render_store(FILE *fp)
 	for (i = 0; i < 4; i++) {
 		fprintf(fp, "dbgmirror_store_uploads_total{store=\"");
 		put_label(fp, store_name);
-		fprintf(fp, "\",result=\"%s\"} %llu\n", uploads[i],
+		fprintf(fp, "\",result=\"%s\"} %llu\n", upload_results[i],
 		    (unsigned long long)get(
 			&store_counts[METRICS_STORE_QUEUED + i]));
 	}
@@ -577,6 +614,23 @@ render_connections(FILE *fp)
 	    "Connections closed unserved: over max-connections, or shed "
 	    "while out of file descriptors.",
 	    refusal_names, refused, NREFUSALS);
+	put_single(fp, "dbgmirror_tls_handshake_failures_total", "counter",
+	    "TLS handshakes that failed (no common protocol, a client "
+	    "certificate missing or not trusted).",
+	    get(&tls_handshake_failures));
+	put_reasons(fp, "dbgmirror_access_denied_total",
+	    "Requests the access rules refused: 401 without valid "
+	    "credentials, 403 with credentials that do not allow it.",
+	    denial_names, denied, NDENIALS);
+	put_header(fp, "dbgmirror_uploads_total", "counter",
+	    "PUT uploads by result: created, same (those bytes were there), "
+	    "conflict (other bytes were), rejected (failed verification or "
+	    "limits).");
+	for (size_t k = 0; k < NUPLOADS; k++)
+		fprintf(fp, "dbgmirror_uploads_total{result=\"%s\"} %llu\n",
+		    upload_names[k], (unsigned long long)get(&uploads[k]));
+	put_single(fp, "dbgmirror_upload_bytes_total", "counter",
+	    "Bytes of upload bodies received.", get(&upload_bytes));
 }
 
 static void

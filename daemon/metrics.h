@@ -107,6 +107,26 @@ void metrics_accept_error(enum metrics_accept_err reason);
 /* A connection closed at once, without being served. */
 void metrics_connection_refused(enum metrics_refusal reason);
 
+/* A TLS handshake failed (bad client certificate, no common protocol). */
+void metrics_tls_handshake_failed(void);
+
+/* Label reason="unauthorized|forbidden" of a request the rules denied. */
+enum metrics_denial {
+	METRICS_DENIED_UNAUTHORIZED, /* 401: no or bad credentials */
+	METRICS_DENIED_FORBIDDEN, /* 403 */
+};
+void metrics_access_denied(enum metrics_denial reason);
+
+/* Label result="created|same|conflict|rejected" of a PUT upload. */
+enum metrics_upload {
+	METRICS_UPLOAD_CREATED, /* 201: stored */
+	METRICS_UPLOAD_SAME, /* 200: the same bytes were there */
+	METRICS_UPLOAD_CONFLICT, /* 409: other bytes were there */
+	METRICS_UPLOAD_REJECTED, /* not ELF, wrong id, too big, cut */
+};
+/* An upload ended with result; bytes of its body were received. */
+void metrics_upload(enum metrics_upload result, uint64_t bytes);
+
 /* Start-up: name upstream i after url (copied); NULL forgets the name. */
 /* The shared object store (conf/store.h), shown once it is named. */
 enum metrics_store {

@@ -99,6 +99,8 @@ parse_request_line(struct request *req, struct slice line, const char **why)
 		req->method = METHOD_HEAD;
 	else if (req->method_name.n == 4 && memcmp(p, "POST", 4) == 0)
 		req->method = METHOD_POST;
+	else if (req->method_name.n == 3 && memcmp(p, "PUT", 3) == 0)
+		req->method = METHOD_PUT;
 	else
 		req->method = METHOD_OTHER;
 
@@ -181,6 +183,7 @@ parse_content_length(struct request *req, struct slice v, struct head_state *st,
 	}
 	st->cl_seen = 1;
 	st->cl = n;
+	req->content_length = n;
 	if (n > 0)
 		req->has_body = 1;
 	return REQUEST_OK;
@@ -259,7 +262,9 @@ parse_header(struct request *req, struct slice line, struct head_state *st,
 	else if (slice_eq_nocase(name, "content-length"))
 		return parse_content_length(req, value, st, why);
 	else if (slice_eq_nocase(name, "transfer-encoding"))
-		req->has_body = 1;
+		req->has_body = req->chunked = 1;
+	else if (slice_eq_nocase(name, "expect"))
+		req->expect_continue = slice_eq_nocase(value, "100-continue");
 	else if ((slot = header_slot(req, name)) != NULL)
 		*slot = value;
 	return REQUEST_OK;

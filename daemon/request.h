@@ -9,6 +9,7 @@
 #define DAEMON_REQUEST_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* Results of request_parse() other than an HTTP status code. */
 #define REQUEST_OK 0
@@ -21,6 +22,7 @@ enum request_method {
 	METHOD_GET,
 	METHOD_HEAD,
 	METHOD_POST, /* admin actions only */
+	METHOD_PUT, /* uploads only */
 	METHOD_OTHER,
 };
 
@@ -37,6 +39,9 @@ struct request {
 	int minor; /* HTTP/1.minor */
 	int keepalive; /* the client wants the connection kept */
 	int has_body; /* Content-Length > 0 or Transfer-Encoding */
+	int chunked; /* a Transfer-Encoding: no length known */
+	uint64_t content_length; /* when has_body and not chunked */
+	int expect_continue; /* Expect: 100-continue */
 	struct slice range;
 	struct slice if_range;
 	struct slice if_none_match;

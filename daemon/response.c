@@ -24,12 +24,18 @@ response_reason(int status)
 	switch (status) {
 	case 200:
 		return "OK";
+	case 201:
+		return "Created";
 	case 206:
 		return "Partial Content";
 	case 304:
 		return "Not Modified";
 	case 400:
 		return "Bad Request";
+	case 401:
+		return "Unauthorized";
+	case 403:
+		return "Forbidden";
 	case 404:
 		return "Not Found";
 	case 405:
@@ -38,6 +44,10 @@ response_reason(int status)
 		return "Not Acceptable";
 	case 408:
 		return "Request Timeout";
+	case 409:
+		return "Conflict";
+	case 411:
+		return "Length Required";
 	case 413:
 		return "Content Too Large";
 	case 414:
@@ -48,10 +58,14 @@ response_reason(int status)
 		return "Request Header Fields Too Large";
 	case 500:
 		return "Internal Server Error";
+	case 502:
+		return "Bad Gateway";
 	case 503:
 		return "Service Unavailable";
 	case 505:
 		return "HTTP Version Not Supported";
+	case 507:
+		return "Insufficient Storage";
 	}
 	return "Unknown";
 }

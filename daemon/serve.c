@@ -24,6 +24,7 @@
 #include "cache/negative.h"
 #include "conf/config.h"
 #include "autoconf.h"
+#include "daemon/access.h"
 #include "daemon/clock.h"
 #include "daemon/log.h"
 #include "daemon/metadata.h"
@@ -33,6 +34,7 @@
 #include "daemon/resolve.h"
 #include "daemon/route.h"
 #include "daemon/status.h"
+#include "daemon/upload.h"
 
 static const char banner[] =
     PACKAGE_NAME " " PACKAGE_VERSION ": a debuginfod-compatible server\n"
@@ -48,6 +50,7 @@ struct serve {
 	struct serve_deps d;
 	struct resolve_deps rd;
 	struct metadata_deps md;
+	struct upload_deps ud;
 	/* This process's name in Via headers, to see its own loops. */
 	char via_token[40];
 };
@@ -59,7 +62,48 @@ struct serve_thread {
 
 /* ---------------------------------------------------------------- admin */
 
-/* 1 when an endpoint open to who (admin-access, metrics-access) is to c. */
+/* What c's request shows about its client, for the access rules. */
+static void
+who_of(struct conn *c, struct access_who *who)
+{
+	const struct request *req = conn_request(c);
+
+	who->peer = conn_peer_addr(c);
+	who->forwarded_for = req->forwarded_for;
+	who->authorization = req->authorization;
+	who->subject = conn_tls_subject(c);
+}
+
+/*
+ * 1 when c may use class cls under the access rules; else 0, having
+ * answered 401 or 403 with a one-line reason.  Called before anything is
+ * looked up, so a refusal says nothing about what exists.
+ */
+static int
+class_allowed(struct conn *c, struct serve *srv, enum access_class cls)
+{
+	struct access_who who;
+	const char *why = NULL;
+	char text[96];
+	enum access_verdict v;
+
+	who_of(c, &who);
+	v = access_check(srv->d.access, cls, &who, &why);
+	if (v == ACCESS_ALLOW)
+		return 1;
+	conn_set_result(c, "DENIED", "-");
+	snprintf(text, sizeof(text), "%s: %s", access_class_name(cls), why);
+	if (v == ACCESS_UNAUTHORIZED) {
+		metrics_access_denied(METRICS_DENIED_UNAUTHORIZED);
+		conn_send_unauthorized(c, text);
+	} else {
+		metrics_access_denied(METRICS_DENIED_FORBIDDEN);
+		conn_send_error(c, 403, text);
+	}
+	return 0;
+}
+
+/* 1 when an endpoint open to who (admin-access) is to c. */
 static int
 access_allowed(struct conn *c, enum config_admin who)
 {
@@ -176,6 +220,15 @@ admin_allowed(struct conn *c, struct serve *srv, enum request_method method)
 {
 	const struct request *req = conn_request(c);
 
+	if (access_has_rules(srv->d.access, ACCESS_ADMIN)) {
+		if (!class_allowed(c, srv, ACCESS_ADMIN))
+			return 0;
+		if (method == METHOD_POST && req->method != METHOD_POST) {
+			conn_send_not_allowed(c, "POST");
+			return 0;
+		}
+		return 1;
+	}
 	if (!access_allowed(c, srv->d.cfg->admin_access)) {
 		conn_send_error(c, 403,
 		    "the admin endpoint is not open to you");
@@ -400,6 +453,18 @@ status_start(struct conn *c, struct serve *srv)
 	}
 }
 
+/* 1 when the status class is open to c; nothing is answered. */
+static int
+access_check_quiet(struct serve *srv, struct conn *c)
+{
+	struct access_who who;
+	const char *why;
+
+	who_of(c, &who);
+	return access_check(srv->d.access, ACCESS_STATUS, &who, &why) ==
+	    ACCESS_ALLOW;
+}
+
 /* 1 when the client names text/html in Accept: a browser. */
 static int
 wants_html(const struct request *req)
@@ -434,42 +499,47 @@ serve_request(struct conn *c, void *state)
 		conn_send_not_allowed(c, "GET, HEAD");
 		return;
 	}
+	if (req->method == METHOD_PUT) {
+		if (rt.endpoint != ROUTE_DEBUGINFO &&
+		    rt.endpoint != ROUTE_EXECUTABLE)
+			conn_send_not_allowed(c, "GET, HEAD");
+		else if (class_allowed(c, st->srv, ACCESS_UPLOAD))
+			upload_start(&st->srv->ud, c, &rt);
+		return;
+	}
 	switch (rt.endpoint) {
 	case ROUTE_BANNER:
 		/* Browsers get the status page, when it is open to them. */
-		if (wants_html(req) &&
-		    access_allowed(c, st->srv->d.cfg->metrics_access))
+		if (wants_html(req) && access_check_quiet(st->srv, c))
 			status_start(c, st->srv);
 		else
 			conn_send_text(c, 200, "text/plain", banner,
 			    sizeof(banner) - 1);
 		return;
 	case ROUTE_METRICS:
-		if (!access_allowed(c, st->srv->d.cfg->metrics_access))
-			conn_send_error(c, 403, "/metrics is not open to you");
-		else
+		if (class_allowed(c, st->srv, ACCESS_METRICS))
 			send_metrics(c);
 		return;
 	case ROUTE_PURGE:
 		purge_start(c, st->srv, &rt);
 		return;
 	case ROUTE_METADATA:
-		metadata_start(&st->srv->md, c, rt.arg);
+		if (class_allowed(c, st->srv, ACCESS_METADATA))
+			metadata_start(&st->srv->md, c, rt.arg);
 		return;
 	case ROUTE_MISSES:
 		report_start(c, st->srv, &rt);
 		return;
 	case ROUTE_STATUS:
-		if (!access_allowed(c, st->srv->d.cfg->metrics_access))
-			conn_send_error(c, 403, "/status is not open to you");
-		else
+		if (class_allowed(c, st->srv, ACCESS_STATUS))
 			status_start(c, st->srv);
 		return;
 	case ROUTE_DEBUGINFO:
 	case ROUTE_EXECUTABLE:
 	case ROUTE_SECTION:
 	case ROUTE_SOURCE:
-		resolve_start(&st->rt, c, &rt);
+		if (class_allowed(c, st->srv, ACCESS_READ))
+			resolve_start(&st->rt, c, &rt);
 		return;
 	}
 }
@@ -531,6 +601,10 @@ serve_new(const struct serve_deps *deps)
 	srv->md.pool = deps->pool;
 	srv->md.fill = deps->fill;
 	srv->md.via_token = srv->via_token;
+	srv->ud.cfg = deps->cfg;
+	srv->ud.idx = deps->idx;
+	srv->ud.bs = deps->bs;
+	srv->ud.pool = deps->pool;
 	return srv;
 }
 

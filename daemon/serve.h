@@ -25,6 +25,7 @@ struct serve_deps {
 	struct fill *fill; /* NULL: no upstreams */
 	const char *admin_token; /* NULL: admin requests need none */
 	struct misses *misses; /* NULL: no missing-id report */
+	struct access *access; /* the access rules */
 };
 
 struct serve *serve_new(const struct serve_deps *deps);

@@ -441,6 +441,33 @@ read_segments(struct elf_file *f, int is_program, struct elf_info *info,
 }
 
 int
+elf_check_artifact(int fd, const struct buildid *want, unsigned kind, char *why,
+    size_t whylen)
+{
+	struct elf_info info;
+	char err[200], hex[BUILDID_HEX_MAX];
+	int rc;
+
+	rc = elf_read_info(fd, &info, err, sizeof(err));
+	if (rc == ELF_NOTFOUND) {
+		snprintf(why, whylen, "not ELF");
+	} else if (rc == -1) {
+		snprintf(why, whylen, "%s", err);
+	} else if (!buildid_equal(&info.id, want)) {
+		buildid_format(&info.id, hex);
+		snprintf(why, whylen, "its build-id is %s",
+		    info.id.len > 0 ? hex : "missing");
+	} else if ((info.kinds & kind) == 0) {
+		snprintf(why, whylen, "%s",
+		    kind == ELF_KIND_DEBUGINFO ? "no .debug_* sections"
+					       : "no loadable code");
+	} else {
+		return 0;
+	}
+	return -1;
+}
+
+int
 elf_read_info(int fd, struct elf_info *info, char *err, size_t errlen)
 {
 	struct elf_file f;

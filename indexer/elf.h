@@ -98,6 +98,14 @@ int elf_prefix_check(const void *buf, size_t len, const struct buildid *want);
 int elf_read_info(int fd, struct elf_info *info, char *err, size_t errlen);
 
 /*
+ * The check every artifact passes before it is cached: fd is ELF with
+ * build-id want and of kind (ELF_KIND_DEBUGINFO: .debug_* sections;
+ * ELF_KIND_EXECUTABLE: loadable code).  0, or -1 with why.
+ */
+int elf_check_artifact(int fd, const struct buildid *want, unsigned kind,
+    char *why, size_t whylen);
+
+/*
  * Find section name in fd and give its place in the file.  Only a section
  * with bytes counts: SHT_NOBITS or empty sections are ELF_NOTFOUND, so the
  * caller can fall back to another file.  -1 with err on a malformed file.

@@ -75,9 +75,15 @@ check_ok(const struct request *req, const char *buf, size_t len,
 		FUZZ_CHECK(req->method_name.n == 4 &&
 		    memcmp(req->method_name.p, "POST", 4) == 0);
 		break;
+	case METHOD_PUT:
+		FUZZ_CHECK(req->method_name.n == 3 &&
+		    memcmp(req->method_name.p, "PUT", 3) == 0);
+		break;
 	case METHOD_OTHER:
-		FUZZ_CHECK(!(req->method_name.n == 3 &&
-			       memcmp(req->method_name.p, "GET", 3) == 0) &&
+		FUZZ_CHECK(
+		    !(req->method_name.n == 3 &&
+			(memcmp(req->method_name.p, "GET", 3) == 0 ||
+			    memcmp(req->method_name.p, "PUT", 3) == 0)) &&
 		    !(req->method_name.n == 4 &&
 			(memcmp(req->method_name.p, "HEAD", 4) == 0 ||
 			    memcmp(req->method_name.p, "POST", 4) == 0)));
@@ -97,6 +103,8 @@ check_ok(const struct request *req, const char *buf, size_t len,
 	FUZZ_CHECK(req->minor >= 0 && req->minor <= 9);
 	FUZZ_CHECK(req->keepalive == 0 || req->keepalive == 1);
 	FUZZ_CHECK(req->has_body == 0 || req->has_body == 1);
+	FUZZ_CHECK(!req->chunked || req->has_body);
+	FUZZ_CHECK(req->content_length == 0 || req->has_body);
 	check_value(req->range, buf, hl);
 	check_value(req->if_range, buf, hl);
 	check_value(req->if_none_match, buf, hl);

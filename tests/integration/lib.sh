@@ -432,3 +432,42 @@ metric() {
 lt() {
 	awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 < b + 0) }'
 }
+
+# make_certs DIR: a test CA (DIR/ca.pem), a server certificate for
+# 127.0.0.1 and localhost (DIR/server.pem, DIR/server.key), client
+# certificates CN=ci and CN=dev (DIR/ci.pem .key, DIR/dev.pem .key), and a
+# client certificate CN=ci signed by another CA (DIR/rogue.pem .key).
+make_certs() {
+	local d=$1 n
+	mkdir -p "$d"
+	(
+		cd "$d" || exit 1
+		for n in ca other; do
+			openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
+			    -nodes -keyout "$n.key" -out "$n.pem" -days 2 \
+			    -subj "/CN=dbgmirror test $n" || exit 1
+		done
+		printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' >server.ext
+		# leaf NAME SUBJECT CA EXTFILE
+		leaf() {
+			openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 \
+			    -nodes -keyout "$1.key" -out "$1.csr" -subj "$2" &&
+			openssl x509 -req -in "$1.csr" -CA "$3.pem" \
+			    -CAkey "$3.key" -CAcreateserial -days 2 \
+			    ${4:+-extfile "$4"} -out "$1.pem"
+		}
+		leaf server "/CN=localhost" ca server.ext &&
+		leaf renewed "/CN=renewed" ca server.ext &&
+		leaf ci "/O=Example/CN=ci" ca &&
+		leaf dev "/O=Example/CN=dev" ca &&
+		leaf rogue "/O=Example/CN=ci" other
+	) >"$d/openssl.log" 2>&1 || { cat "$d/openssl.log"; bail "openssl could not make the test certificates"; }
+}
+
+# tls_port NAME: the port of NAME's first TLS listener, from its log.
+tls_port() {
+	local log
+	eval "log=\$${1}_LOG"
+	sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\) (TLS).*/\1/p' "$log" |
+	    head -n 1
+}

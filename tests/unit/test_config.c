@@ -153,6 +153,54 @@ set1(struct config *cfg, struct config_diag *diag, const char *name,
 	return config_set(cfg, name, value, "test", diag);
 }
 
+/* "ADDR:PORT tls cert= key= ..." and what is refused. */
+static void
+test_listen_tls(void)
+{
+	static const struct {
+		const char *text, *why;
+	} bad[] = {
+		{ "127.0.0.1:1 tls cert=/c", "tls needs cert=FILE and key" },
+		{ "127.0.0.1:1 cert=/c key=/k", "need the word tls" },
+		{ "127.0.0.1:1 tls cert=/c key=/k color=red",
+		    "unknown listen option" },
+		{ "127.0.0.1:1 tls cert=/c key=/k client-cert=maybe",
+		    "required or optional" },
+		{ "127.0.0.1:1 tls cert= key=/k", "expected tls, cert=FILE" },
+		{ "127.0.0.1:1 tls banana", "expected tls, cert=FILE" },
+	};
+	struct config cfg;
+	struct config_diag diag = { 0 };
+	const struct config_listen *l;
+	size_t i;
+
+	config_init(&cfg);
+	is_int(set1(&cfg, &diag, "listen",
+		   "[::1]:8443  tls cert=/etc/c.pem key=k.pem "
+		   "client-ca=/etc/ca.pem client-cert=optional"),
+	    0, "a TLS listen line is accepted");
+	if (cfg.nlisten == 3) {
+		l = &cfg.listen[2];
+		is_str(l->text, "[::1]:8443", "its text is the address");
+		ok(l->tls, "it is TLS");
+		is_str(l->cert, "/etc/c.pem", "cert");
+		ok(l->key != NULL && l->key[0] == '/' &&
+			strcmp(l->key + strlen(l->key) - 6, "/k.pem") == 0,
+		    "a relative key is made absolute");
+		is_str(l->client_ca, "/etc/ca.pem", "client-ca");
+		ok(l->client_cert_optional, "client-cert=optional");
+	}
+	is_int(set1(&cfg, &diag, "listen", "127.0.0.1:1"), 0, "plain");
+	ok(cfg.nlisten == 3 && !cfg.listen[2].tls && cfg.listen[2].cert == NULL,
+	    "a plain listen line is not TLS");
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		ok(set1(&cfg, &diag, "listen", bad[i].text) == -1 &&
+			find_msg(&diag, bad[i].why) == 0 && cfg.nlisten == 2,
+		    bad[i].text);
+	config_free(&cfg);
+	config_diag_free(&diag);
+}
+
 static void
 test_defaults(void)
 {
@@ -1460,7 +1508,7 @@ test_schema_and_usage(void)
 
 	for (i = 0; config_option_name(i) != NULL; i++)
 		continue;
-	is_int(i, 53, "fifty-three options");
+	is_int(i, 58, "fifty-eight options");
 	is_str(config_option_name(0), "listen", "option 0 is listen");
 	ok(config_option_name(1000) == NULL, "NULL far past the end");
 
@@ -1618,6 +1666,7 @@ main(void)
 	test_numbers();
 	test_words();
 	test_listen();
+	test_listen_tls();
 	test_upstreams();
 	test_file_syntax();
 	test_file_errors();

@@ -425,7 +425,7 @@ main(void)
 {
 	const char *top =
 	    getenv("top_builddir") != NULL ? getenv("top_builddir") : ".";
-	struct blob_limits lim = { 0, 90, 80, 0 };
+	struct blob_limits lim = { 0, 90, 80, 0, 0 };
 	struct timeval tv = { 0, 20000 };
 	struct config cfg;
 	struct config_args args;

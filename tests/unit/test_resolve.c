@@ -525,7 +525,7 @@ int
 main(void)
 {
 	char err[256];
-	struct blob_limits lim = { 0, 90, 80, 0 };
+	struct blob_limits lim = { 0, 90, 80, 0, 0 };
 	struct timeval tv = { 0, 20000 };
 	struct event *tick;
 

@@ -230,7 +230,7 @@ raw_put(struct store *s, enum index_table t, const void *key, size_t keylen,
 	return index_batch_commit(b, err, sizeof(err));
 }
 
-static const struct blob_limits nolimits = { 0, 90, 70, 0 };
+static const struct blob_limits nolimits = { 0, 90, 70, 0, 0 };
 
 static void
 test_publish(void)
@@ -322,7 +322,7 @@ test_publish(void)
 static void
 test_too_big(void)
 {
-	struct blob_limits lim = { 100, 90, 50, 0 };
+	struct blob_limits lim = { 100, 90, 50, 0, 0 };
 	struct store s;
 	struct cache_key k;
 	char tmp[PATH_MAX], err[ERRLEN];
@@ -423,7 +423,7 @@ flush(struct store *s)
 static void
 test_evict(void)
 {
-	struct blob_limits lim = { 1000, 90, 50, 0 };
+	struct blob_limits lim = { 1000, 90, 50, 0, 0 };
 	struct store s;
 	struct cache_key k[6];
 	struct blob_stats st;
@@ -542,8 +542,8 @@ test_evict(void)
 static void
 test_arithmetic(void)
 {
-	struct blob_limits lim = { 1000, 90, 50, 0 };
-	struct blob_limits fs = { 0, 90, 50, 10 };
+	struct blob_limits lim = { 1000, 90, 50, 0, 0 };
+	struct blob_limits fs = { 0, 90, 50, 10, 0 };
 
 	is_int(pct_of(1000, 90), 900, "90% of 1000");
 	is_int(pct_of(199, 50), 99, "50% of 199 rounds down");
@@ -930,7 +930,7 @@ fill_map(struct store *s, uint32_t seed)
 			    0);
 			free(rec);
 		}
-		bytes_add(b, 10 * i, 0, &total);
+		counter_add(b, BYTES_COUNTER, 10 * i, 0, &total);
 		if (index_batch_commit(b, err, sizeof(err)) == -1)
 			batch /= 2;
 		else
@@ -943,7 +943,7 @@ fill_map(struct store *s, uint32_t seed)
 static void
 test_blobs_full(void)
 {
-	static const struct blob_limits all = { 1, 0, 0, 0 };
+	static const struct blob_limits all = { 1, 0, 0, 0, 0 };
 	char path[PATH_MAX], err[ERRLEN];
 	struct store s;
 	uint64_t n = 0, bytes = 0;
@@ -983,6 +983,69 @@ test_blobs_full(void)
 	store_close(&s);
 }
 
+/* Publish len bytes of c under id seed as an upload. */
+static int
+put_upload(struct store *s, struct cache_key *k, unsigned seed, char c,
+    size_t len, int64_t now)
+{
+	struct buildid id = make_id(seed);
+	struct blob_info bi = make_info(&id, CACHE_DEBUGINFO, "", "upload");
+	char tmp[PATH_MAX], err[ERRLEN];
+
+	cache_key_make(k, &id, CACHE_DEBUGINFO, "");
+	if (fill_tmp(s, c, len, tmp) == -1)
+		return -1;
+	bi.size = len;
+	bi.uploaded = 1;
+	return blob_publish(s->bs, k, tmp, &bi, now, err, sizeof(err));
+}
+
+/* Uploads: counted apart, capped apart, never evicted, purged. */
+static void
+test_uploaded(void)
+{
+	struct blob_limits lim = { 100, 90, 50, 0, 50 };
+	struct store s;
+	struct cache_key up, k1, k2, k3;
+	struct buildid id = make_id(40);
+	struct blob_stats st;
+	uint64_t n = 0, bytes = 0, files = 0, entries = 0, cached;
+	char err[ERRLEN];
+
+	if (!ok(store_open(&s, "uploaded", &lim) == 0, "uploaded: open"))
+		return;
+	is_int(put_upload(&s, &up, 40, 'u', 40, 1000), 0, "upload 40 bytes");
+	st = stats(&s);
+	is_int(st.bytes, 0, "not in the cache's bytes");
+	is_int(st.upload_bytes, 40, "in the uploads' bytes");
+	is_int(put_upload(&s, &k3, 41, 'v', 20, 1001), BLOB_TOO_BIG,
+	    "an upload over upload-size is refused");
+	is_int(lookup(&s, &k3), INDEX_NOTFOUND, "... and not stored");
+	/* The upload is the oldest entry and was hit long ago. */
+	blob_touch(s.bs, &up, 1002);
+	is_int(blob_flush_touches(s.bs, err, sizeof(err)), 0, "touch it");
+	is_int(put_blob(&s, &k1, 42, 'a', 60, "", 1003), 0, "cache 60");
+	is_int(put_blob(&s, &k2, 43, 'b', 60, "", 1004), 0,
+	    "cache 60 more: over the cap, eviction runs");
+	blob_evict(s.bs, &n, &bytes, err, sizeof(err));
+	is_int(lookup(&s, &up), 0, "the upload is never evicted");
+	is_int(lookup(&s, &k1), INDEX_NOTFOUND, "the cached LRU entry is");
+	st = stats(&s);
+	is_int(st.upload_bytes, 40, "uploads still 40 bytes");
+	ok(st.bytes <= 60, "the cache's bytes fell");
+	cached = st.bytes;
+	is_int(blobstore_recover(s.bs, &files, &entries, err, sizeof(err)), 0,
+	    "recover");
+	st = stats(&s);
+	is_int(st.upload_bytes, 40, "recovery counts uploads apart");
+	is_int(st.bytes, cached, "... and the cache's bytes as before");
+	is_int(blob_purge(s.bs, &id, NULL, &n, err, sizeof(err)), 0,
+	    "purge the upload's id");
+	is_int(lookup(&s, &up), INDEX_NOTFOUND, "the upload is gone");
+	is_int(stats(&s).upload_bytes, 0, "uploads: 0 bytes");
+	store_close(&s);
+}
+
 int
 main(void)
 {
@@ -1000,6 +1063,7 @@ main(void)
 	test_purge();
 	test_corrupt();
 	test_index_flags();
+	test_uploaded();
 
 	testdir_remove();
 	return tap_done();

@@ -1,0 +1,142 @@
+#!/bin/bash
+# Uploads: PUT /buildid/ID/debuginfo|executable with an upload-scoped
+# token, and dbgmirror upload.  Verified like a fill (ELF, the build-id of
+# the path, .debug_* for debuginfo), size-limited, 409 on other bytes,
+# idempotent on the same, negative entries of the id cleared, kept apart
+# from the cache and removed by dbgmirror purge.
+. "$top_srcdir/tests/integration/lib.sh"
+
+client_env
+tok() {
+	"$DBGMIRROR" --no-config token "$1" --scopes "$2" >"$T/$1.out" ||
+	    bail "dbgmirror token failed"
+	sed -n 's/^token: //p' "$T/$1.out" >"$T/$1.token"
+	sed -n 's/^line: //p' "$T/$1.out" >>"$T/tokens"
+}
+: >"$T/tokens"
+tok ci upload
+tok reader read
+bearer() { echo "Authorization: Bearer $(cat "$T/$1.token")"; }
+
+A=aaaa000000000000000000000000000000000001
+B=bbbb000000000000000000000000000000000002
+N=cccc000000000000000000000000000000000003
+binA=$(mkbin "$A")
+cp "$binA" "$T/A.unstripped"
+binA2=$(mkbin "$A" 64) # same build-id, other bytes
+binB=$(mkbin "$B")
+binN=$(mkbin "$N")
+objcopy --only-keep-debug "$binN" "$T/N.debug"
+strip -o "$T/N.stripped" "$binN"
+big=$(mkbin dddd000000000000000000000000000000000004 200000)
+L=eeee000000000000000000000000000000000005
+mkdir -p "$T/local"
+cp "$(mkbin "$L")" "$T/local/L"
+binL2=$(mkbin "$L" 32)
+
+start_fake up
+start_daemon d --upstream "$up_URL" --token-file "$T/tokens" \
+    --max-upload-size 100K --negative-ttl 600 --scan-dir "$T/local"
+
+# put URL FILE ARGS...: PUT FILE; the status, the body in $T/put.body.
+put() {
+	local url=$1 file=$2
+	shift 2
+	curl -s --max-time 30 -o "$T/put.body" -w '%{http_code}' -T "$file" \
+	    "$@" "$url"
+}
+
+is "$(put "$d_URL/buildid/$A/debuginfo" "$T/A.unstripped")" 401 \
+    "no token: 401"
+is "$(put "$d_URL/buildid/$A/debuginfo" "$T/A.unstripped" \
+    -H "$(bearer reader)")" 403 "a token without the upload scope: 403"
+is "$(cat "$T/put.body")" "upload: the token has no upload scope" \
+    "... saying why"
+is "$(code "$d_URL/buildid/$A/debuginfo")" 404 "nothing was stored"
+
+# A miss first: the upstream says 404, the negative entry is kept.
+is "$(code "$d_URL/buildid/$N/executable")" 404 "N's executable: a miss"
+"$DBGMIRROR" --no-config --cache-dir "$T/d-cache" lookup "$N" >"$T/lk1"
+grep -q "executable.*negative entry" "$T/lk1"
+ok $? "... remembered as a negative entry"
+
+"$DBGMIRROR" --no-config upload --url "$d_URL" --token-file "$T/ci.token" \
+    "$T/A.unstripped" "$T/N.debug" >"$T/up.out" 2>"$T/up.err"
+ok $? "dbgmirror upload: exit 0" || sed 's/^/#   /' "$T/up.err"
+grep -q "$A debuginfo: 201" "$T/up.out" && grep -q "$A executable: 201" "$T/up.out"
+ok $? "an unstripped binary goes up as debuginfo and executable"
+grep -q "$N debuginfo: 201" "$T/up.out" && ! grep -q "$N executable" "$T/up.out"
+ok $? "a .debug file goes up as debuginfo only"
+curl -s --max-time 10 -o "$T/got" "$d_URL/buildid/$A/debuginfo"
+cmp -s "$T/got" "$T/A.unstripped"
+ok $? "the upload is served byte-identical"
+"$DBGMIRROR" --no-config --cache-dir "$T/d-cache" lookup "$N" >"$T/lk2"
+! grep -q "negative entry" "$T/lk2"
+ok $? "the upload cleared the id's negative entries (the executable's too)"
+is "$(requests_to up "$N/debuginfo")" 0 "the upstream was never asked for N's debuginfo"
+
+is "$(put "$d_URL/buildid/$A/debuginfo" "$T/A.unstripped" \
+    -H "$(bearer ci)")" 200 "the same bytes again: 200"
+is "$(put "$d_URL/buildid/$A/debuginfo" "$binA2" -H "$(bearer ci)")" 409 \
+    "other bytes under the same build-id: 409"
+curl -s --max-time 10 -o "$T/got" "$d_URL/buildid/$A/debuginfo"
+cmp -s "$T/got" "$T/A.unstripped"
+ok $? "... and the stored bytes stay"
+
+# A local file is served before the cache: it counts as what is there.
+is "$(put "$d_URL/buildid/$L/executable" "$binL2" -H "$(bearer ci)")" 409 \
+    "other bytes than a local file's: 409"
+is "$(put "$d_URL/buildid/$L/executable" "$T/local/L" -H "$(bearer ci)")" 200 \
+    "the local file's own bytes: 200"
+
+head -c 5000 /dev/urandom >"$T/noise"
+is "$(put "$d_URL/buildid/$B/debuginfo" "$T/noise" -H "$(bearer ci)")" 400 \
+    "not ELF: 400"
+is "$(cat "$T/put.body")" "refused: not ELF" "... saying why"
+is "$(put "$d_URL/buildid/$B/executable" "$binA2" -H "$(bearer ci)")" 400 \
+    "the build-id of another path: 400"
+like "$(cat "$T/put.body")" "its build-id is $A" "... saying which it is"
+is "$(put "$d_URL/buildid/$B/debuginfo" "$T/N.stripped" -H "$(bearer ci)")" 400 \
+    "a stripped file as another id's debuginfo: 400"
+strip -o "$T/B.stripped" "$binB"
+is "$(put "$d_URL/buildid/$B/debuginfo" "$T/B.stripped" -H "$(bearer ci)")" 400 \
+    "no .debug_* sections for debuginfo: 400"
+is "$(cat "$T/put.body")" "refused: no .debug_* sections" "... saying why"
+# A client that waits for 100 Continue (curl would wait 60 s, past
+# put's 30 s limit, without it).
+is "$(put "$d_URL/buildid/$B/executable" "$T/B.stripped" -H "$(bearer ci)" \
+    -H "Expect: 100-continue" --expect100-timeout 60)" 201 \
+    "... but it is an executable: 201 (after 100 Continue)"
+is "$(put "$d_URL/buildid/dddd000000000000000000000000000000000004/debuginfo" \
+    "$big" -H "$(bearer ci)")" 413 "over max-upload-size: 413"
+is "$(put "$d_URL/buildid/$B/section/.text" "$T/B.stripped" \
+    -H "$(bearer ci)")" 405 "only debuginfo and executable take a PUT"
+ls "$T/d-cache/tmp" | grep -q . 
+ok $((! $?)) "no temp file is left behind"
+
+is "$(metric 'dbgmirror_uploads_total{result="created"}' "$d_URL")" 4 \
+    "uploads are counted (4 created)"
+lt 0 "$(metric 'dbgmirror_uploads_total{result="conflict"}' "$d_URL")"
+ok $? "... and conflicts"
+access_log_has d "\"PUT /buildid/$A/executable\" 201 "
+ok $? "an upload is in the access log"
+
+# Kept apart from the cache, until purged.
+"$DBGMIRROR" --no-config --cache-dir "$T/d-cache" stats >"$T/stats"
+up_bytes=$(($(stat -c %s "$T/A.unstripped") * 2 + $(stat -c %s "$T/N.debug") + $(stat -c %s "$T/B.stripped")))
+grep -q "^uploads: *$up_bytes bytes, kept apart" "$T/stats"
+ok $? "dbgmirror stats counts the uploads apart ($up_bytes bytes)" ||
+    sed 's/^/#   /' "$T/stats"
+stop_daemon d
+is "$STOP_RC" 0 "exits cleanly"
+"$DBGMIRROR" --no-config --cache-dir "$T/d-cache" purge "$A" >/dev/null
+ok $? "dbgmirror purge ID"
+start_daemon d2 --cache-dir "$T/d-cache" --upstream "$up_URL" \
+    --token-file "$T/tokens"
+is "$(code "$d2_URL/buildid/$A/debuginfo")" 404 "the purged upload is gone"
+curl -s --max-time 10 -o "$T/got" "$d2_URL/buildid/$B/executable"
+cmp -s "$T/got" "$T/B.stripped"
+ok $? "another upload survives a restart"
+stop_daemon d2
+is "$STOP_RC" 0 "exits cleanly"
+done_testing
