@@ -6,7 +6,8 @@
 # the store down both serve from their caches and the upstream without
 # waiting for it, and uploads resume when it is back; an object that does
 # not verify is deleted and never served; refused credentials are said at
-# start-up and in /metrics; --check-config checks the store option.
+# start-up and in /metrics; a client's PUT reaches the store like a fill;
+# --check-config checks the store option.
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/s3lib.sh"
 
@@ -19,6 +20,9 @@ e=1111111111111111111111111111111111110004
 f=1111111111111111111111111111111111110005
 big=1111111111111111111111111111111111110006
 h=1111111111111111111111111111111111110007
+# Uploaded by a client (PUT), known to no upstream.
+pu=1111111111111111111111111111111111110008
+bin_pu=$(mkbin $pu)
 bin_big=$(mkbin $big $((6 << 20)))
 for id in $a $b $c $e $f $h; do
 	eval "bin_$id=\$(mkbin $id)"
@@ -197,6 +201,21 @@ curl -s -o "$T/vf.body" "$V_URL/buildid/$f/debuginfo"
 cmp -s "$T/vf.body" "$(eval echo \$bin_$f)"
 ok $? "addressing=virtual ($S3_BUCKET.localhost): a store hit, the right bytes"
 is "$(requests_to up "$f")" "$n0" "... and no upstream request"
+
+# A client's upload (PUT, an upload-scoped token) goes to the store too,
+# and another node serves it from there: no upstream has it.
+"$DBGMIRROR" --no-config token ci --scopes upload >"$T/ci.out" ||
+    bail "dbgmirror token failed"
+sed -n 's/^line: //p' "$T/ci.out" >"$T/tokens"
+start_daemon U $common --store "$(s3_store_opt)" --token-file "$T/tokens"
+is "$(curl -s -o /dev/null -w '%{http_code}' -T "$bin_pu" \
+    -H "Authorization: Bearer $(sed -n 's/^token: //p' "$T/ci.out")" \
+    "$U_URL/buildid/$pu/debuginfo")" 201 "U: a client uploads a file (PUT)"
+wait_until 20 above uploads U done 1
+ok $? "... which U uploads to the store"
+curl -s -o "$T/vpu.body" "$V_URL/buildid/$pu/debuginfo"
+cmp -s "$T/vpu.body" "$bin_pu"
+ok $? "... and V serves from there, though no upstream has it"
 
 # A store that hangs (stopped, its socket open): a lookup waits
 # store-timeout (2 s) for the head, then the upstream answers.
