@@ -76,6 +76,9 @@ struct blobstore {
 	atomic_uint_fast64_t evictions;
 	atomic_uint_fast64_t evicted_bytes;
 	atomic_uint_fast64_t tmp_bytes; /* of fills in tmp/, not yet blobs */
+
+	blob_sink_fn sink; /* set before any publish */
+	void *sink_arg;
 };
 
 /* ---------------------------------------------------------------- paths */
@@ -738,7 +741,10 @@ blob_publish(struct blobstore *bs, const struct cache_key *k,
 		unlink(path);
 		return -1;
 	}
-	/* Published; an eviction failure is the next maintenance's. */
+	/* Published: the sink may copy it elsewhere (it only queues). */
+	if (bs->sink != NULL && !info->no_sink)
+		bs->sink(bs->sink_arg, k, info);
+	/* An eviction failure is the next maintenance's. */
 	if (evict_need(&bs->lim, total, 0, 0) > 0 || bs->lim.min_free_pct > 0)
 		blob_evict(bs, &n, &evicted, evict_err, sizeof(evict_err));
 	return 0;
@@ -746,6 +752,13 @@ fail:
 	free(rec);
 	unlink(tmp_path);
 	return -1;
+}
+
+void
+blobstore_set_sink(struct blobstore *bs, blob_sink_fn fn, void *arg)
+{
+	bs->sink = fn;
+	bs->sink_arg = arg;
 }
 
 /* ----------------------------------------------------------- hot path */

@@ -59,6 +59,8 @@ struct blob_info {
 	 * in the path index (cache/pathindex.h).  Not stored.
 	 */
 	int upstream;
+	/* blob_publish: not for the sink (it came from there).  Not stored. */
+	int no_sink;
 	/*
 	 * Uploaded (PUT by a client): kept apart from the cache, in no LRU
 	 * order (never evicted), counted against upload_max_bytes instead of
@@ -135,6 +137,17 @@ int blob_tmp_new(struct blobstore *bs, char *path, size_t pathlen, char *err,
 int blob_publish(struct blobstore *bs, const struct cache_key *k,
     const char *tmp_path, const struct blob_info *info, int64_t now, char *err,
     size_t errlen);
+
+/*
+ * The sink: after every blob_publish that stored k (on the publishing
+ * worker, after the index commit), fn(arg, k, info) is told, unless
+ * info->no_sink; info's strings are the caller's, valid during the call.
+ * It must only queue (daemon/tier.c copies blobs to the object store).
+ * Set before any publish.
+ */
+typedef void (*blob_sink_fn)(void *arg, const struct cache_key *k,
+    const struct blob_info *info);
+void blobstore_set_sink(struct blobstore *bs, blob_sink_fn fn, void *arg);
 
 /* Hot path, any thread: 0 and *info when k is cached, INDEX_NOTFOUND, -1
  * (also for an entry that cannot be decoded). */

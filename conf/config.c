@@ -19,6 +19,7 @@
  * start-up on one thread; getpwuid() is not thread-safe.
  */
 #include "conf/config.h"
+#include "conf/store.h"
 
 #include <sys/stat.h>
 
@@ -57,6 +58,7 @@ enum opt_type {
 	T_HEADER, /* repeatable "URL|* Name: value"; "none" empties */
 	T_ADMIN, /* none, loopback, any */
 	T_REDIRECTS, /* none, same-host, any */
+	T_STORE, /* "s3 ENDPOINT BUCKET [key=value ...]"; "none" for none */
 	T_TEXTLIST /* repeatable text, checked by its user; "none" empties */
 };
 
@@ -229,6 +231,19 @@ static const struct opt options[] = {
 	{ "admin-token", T_PATH, NULL, "none",
 	    "a file whose token admin requests must send as a Bearer", 0,
 	    FIELD(admin_token_file), 0, 0 },
+	{ "store", T_STORE, NULL, "none",
+	    "shared object store: s3 ENDPOINT BUCKET [prefix=, region=, "
+	    "access-key-file=, addressing=path|virtual]",
+	    0, FIELD(store), 0, 0 },
+	{ "store-timeout", T_DURATION, "2", NULL,
+	    "a store lookup may take to its first byte (and to connect)", 0,
+	    FIELD(store_timeout), 1, 300 },
+	{ "store-upload-queue", T_UNSIGNED, "256", NULL,
+	    "uploads to the store waiting at most; more are dropped", 0,
+	    FIELD(store_upload_queue), 1, 1000000 },
+	{ "store-multipart-size", T_SIZE, "64M", NULL,
+	    "objects this large or larger are uploaded in parts of this size",
+	    0, FIELD(store_multipart_size), 5ULL << 20, 5ULL << 30 },
 	{ "token-file", T_PATH, NULL, "none",
 	    "bearer tokens, one \"SHA256HEX SCOPE,... NAME\" a line "
 	    "(dbgmirror token makes them)",
@@ -1144,6 +1159,24 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 		cfg->upstreams = v;
 		break;
 	}
+	case T_STORE: {
+		struct config_store st, *v;
+
+		config_store_free(cfg->store);
+		free(cfg->store);
+		cfg->store = NULL;
+		if (strcmp(value, "none") == 0)
+			break;
+		if (config_store_parse(value, &st, &why) == -1)
+			goto bad;
+		if ((v = malloc(sizeof(*v))) == NULL) {
+			config_store_free(&st);
+			goto nomem;
+		}
+		*v = st;
+		cfg->store = v;
+		break;
+	}
 	case T_LISTEN: {
 		struct config_listen l, *v;
 
@@ -1248,6 +1281,8 @@ config_free(struct config *cfg)
 	free(cfg->proxy);
 	free(cfg->user_agent);
 	free(cfg->admin_token_file);
+	config_store_free(cfg->store);
+	free(cfg->store);
 	free(cfg->token_file);
 	strlist_clear(&cfg->access);
 	strlist_clear(&cfg->trusted_proxies);
@@ -1935,6 +1970,16 @@ config_load(struct config *cfg, const struct config_args *args,
 
 	if (make_paths_absolute(cfg, diag) == -1)
 		rc = -1;
+	if (cfg->store != NULL) {
+		char err[512], *cwd = getcwd(NULL, 0);
+
+		if (config_store_credentials(cfg->store, cwd, err,
+			sizeof(err)) == -1) {
+			diag_add(diag, "store: %s", err);
+			rc = -1;
+		}
+		free(cwd);
+	}
 	return (rc == -1 || diag->n > n0) ? -1 : 0;
 }
 
@@ -1970,6 +2015,8 @@ metavar(enum opt_type t)
 		return "WHO";
 	case T_REDIRECTS:
 		return "WHERE";
+	case T_STORE:
+		return "STORE";
 	}
 	return "VALUE";
 }

@@ -79,6 +79,8 @@ struct config_upstream {
 
 #define CONFIG_UPSTREAMS_MAX 32
 
+struct config_store;
+
 struct config {
 	char *config_file; /* the file read, NULL when none */
 
@@ -141,6 +143,10 @@ struct config {
 	enum config_admin metrics_access; /* who may read /metrics */
 	char *admin_token_file; /* NULL: admin requests need no token */
 
+	struct config_store *store; /* NULL: none (conf/store.h) */
+	unsigned store_timeout; /* seconds to a store lookup's first byte */
+	unsigned store_upload_queue; /* uploads waiting at most */
+	uint64_t store_multipart_size; /* bytes of a part; and the threshold */
 	char *token_file; /* hashed bearer tokens with scopes; NULL: none */
 	struct config_strlist access; /* "CLASS RULE ..." lines */
 	struct config_strlist trusted_proxies; /* CIDRs whose XFF counts */

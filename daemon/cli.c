@@ -35,6 +35,7 @@
 #include "daemon/misses.h"
 #include "daemon/prefetch.h"
 #include "daemon/scan.h"
+#include "daemon/tier.h"
 #include "fetchers/put.h"
 #include "indexer/buildid.h"
 #include "indexer/elf.h"
@@ -52,6 +53,8 @@ usage(FILE *fp)
 	    "misses\n"
 	    "  stats       index entries, bytes, and the last scan\n"
 	    "  purge ID    drop the cached files and misses of build-id ID\n"
+	    "              (and its objects in the store, unless "
+	    "--keep-store)\n"
 	    "  purge --negative        drop every remembered miss\n"
 	    "  purge --upstream URL    drop the files fetched from URL\n"
 	    "  misses [--top N] [--since DURATION] [--json]\n"
@@ -344,6 +347,7 @@ cmd_stats(struct index_reader *rd, const char *path, const struct config *cfg)
  */
 struct cmd_opts {
 	int negative; /* purge --negative */
+	int keep_store; /* purge --keep-store */
 	const char *upstream; /* purge --upstream URL */
 	const char *top; /* misses --top N */
 	const char *since; /* misses --since DURATION */
@@ -415,6 +419,9 @@ cmd_split(int argc, char **argv, char **out, struct cmd_opts *co)
 		} else if (strcmp(argv[i], "--negative") == 0) {
 			co->bad |= co->negative++;
 			co->purge = 1;
+		} else if (strcmp(argv[i], "--keep-store") == 0) {
+			co->bad |= co->keep_store++;
+			co->purge = 1;
 		} else if (value_opt(argc, argv, &i, "--upstream",
 			       &co->upstream, &co->bad)) {
 			co->purge = 1;
@@ -450,10 +457,12 @@ cmd_split(int argc, char **argv, char **out, struct cmd_opts *co)
 }
 
 static int
-cmd_purge(struct index *idx, const char *cache_dir, const char *hex,
+cmd_purge(struct index *idx, const struct config *cfg, const char *hex,
     const struct cmd_opts *po)
 {
 	static const struct blob_limits nolimits = { 0, 0, 0, 0, 0 };
+	const char *cache_dir = cfg->cache_dir;
+	uint64_t objects = 0;
 	struct blobstore *bs;
 	struct buildid id;
 	const char *why;
@@ -485,12 +494,17 @@ cmd_purge(struct index *idx, const char *cache_dir, const char *hex,
 		rc = neg_purge(idx, hex != NULL ? &id : NULL, &negs, err,
 		    sizeof(err));
 	blobstore_free(bs);
+	/* The fleet's copies too, unless asked to keep them. */
+	if (rc == 0 && hex != NULL && cfg->store != NULL && !po->keep_store)
+		rc = tier_purge(cfg, &id, &objects, err, sizeof(err));
 	if (rc == -1) {
 		fprintf(stderr, "dbgmirror: purge: %s\n", err);
 		return 1;
 	}
-	printf("purged %" PRIu64 " entries, %" PRIu64 " negative\n", blobs,
-	    negs);
+	printf("purged %" PRIu64 " entries, %" PRIu64 " negative", blobs, negs);
+	if (hex != NULL && cfg->store != NULL && !po->keep_store)
+		printf(", %" PRIu64 " store objects", objects);
+	printf("\n");
 	return 0;
 }
 
@@ -729,6 +743,9 @@ command_ok(const struct config_args *args, const struct cmd_opts *co)
 	const char *cmd = args->nrest > 0 ? args->rest[0] : NULL;
 	int purge_opts = co->negative + (co->upstream != NULL);
 
+	/* --keep-store goes with an ID only. */
+	if (co->keep_store && (args->nrest != 2 || purge_opts != 0))
+		return 0;
 	if (cmd == NULL) {
 		fprintf(stderr, "dbgmirror: no command given\n");
 		return 0;
@@ -842,8 +859,8 @@ main(int argc, char **argv)
 		goto out;
 	}
 	if (strcmp(cmd, "purge") == 0) {
-		rc = cmd_purge(idx, cfg.cache_dir,
-		    args.nrest == 2 ? args.rest[1] : NULL, &po);
+		rc = cmd_purge(idx, &cfg, args.nrest == 2 ? args.rest[1] : NULL,
+		    &po);
 		goto out;
 	}
 	if ((rd = index_reader_new(idx)) == NULL ||

@@ -58,6 +58,7 @@
 #include "daemon/log.h"
 #include "daemon/metrics.h"
 #include "daemon/pool.h"
+#include "daemon/tier.h"
 #include "fetchers/upstream.h"
 #include "indexer/elf.h"
 #include "indexer/file.h"
@@ -101,6 +102,8 @@ struct job {
 	int paused; /* the transfer waits for room_work */
 	int ended; /* the fetch ended while paused: sink_done is due */
 	uint64_t tmp_counted; /* its bytes in tmp/, told to the blob store */
+	int in_store; /* the fetch is the object store's (daemon/tier.h) */
+	int store_refused; /* the store's object failed the early check */
 	char why[256];
 };
 
@@ -120,6 +123,7 @@ struct fill {
 	struct event *queue_ev;
 	struct job *active; /* begun and not ended, on the loop's thread */
 	struct pass *passes; /* open package passes, under mu */
+	struct tier *tier; /* the object store; NULL: none */
 };
 
 static void job_end(struct job *j, enum flight_state st, const char *why);
@@ -405,7 +409,8 @@ sink_data(void *arg, const void *buf, size_t len)
 static int
 verify_publish(struct fill *fl, struct flight *f, int fd,
     const struct buildid *id, enum cache_kind kind, const char *arg,
-    uint64_t written, int64_t mtime, int upstream, char *why, size_t whylen)
+    uint64_t written, int64_t mtime, int upstream, int from_store, char *why,
+    size_t whylen)
 {
 	struct blob_info bi;
 	char err[256];
@@ -432,6 +437,7 @@ verify_publish(struct fill *fl, struct flight *f, int fd,
 	bi.arg = arg;
 	bi.source = flight_source(f);
 	bi.upstream = upstream;
+	bi.no_sink = from_store;
 	rc = blob_publish(fl->d.bs, flight_key(f), flight_tmp_path(f), &bi, now,
 	    err, sizeof(err));
 	if (rc == -1)
@@ -457,7 +463,7 @@ finish_work(void *arg)
 	if (j->res == UPSTREAM_OK) {
 		if (verify_publish(fl, j->f, j->fd, &j->w.id, j->w.kind,
 			j->w.arg, j->written, j->mtime, j->w.package[0] == '\0',
-			j->why, sizeof(j->why)) == 0) {
+			j->in_store, j->why, sizeof(j->why)) == 0) {
 			j->verified = 1;
 			return;
 		}
@@ -465,6 +471,8 @@ finish_work(void *arg)
 	}
 	if (j->w.package[0] != '\0')
 		return; /* the package is indexed: no miss to remember */
+	if (j->in_store)
+		return; /* the store's fault: the upstreams were not asked */
 	if (j->res == UPSTREAM_LOCAL || j->res == UPSTREAM_TOOBIG)
 		return; /* nothing to remember: ours, or one client's limit */
 	if (j->res == UPSTREAM_NOTFOUND && fl->negative_ttl > 0)
@@ -484,11 +492,16 @@ finish_done(void *arg)
 {
 	struct job *j = arg;
 
+	if (j->in_store)
+		tier_looked(j->fl->tier, j->res, j->verified);
 	if (j->verified) {
 		job_end(j, FLIGHT_READY, NULL);
 	} else if (j->wrong) {
 		log_warnx("refused after the final check: %s", j->why);
-		if (j->has_upstream)
+		if (j->in_store)
+			tier_corrupt(j->fl->tier, &j->w.id, j->w.kind, j->w.arg,
+			    j->why);
+		else if (j->has_upstream)
 			upstream_blame(j->fl->us, j->upstream);
 		job_end(j, FLIGHT_FAILED, j->why);
 	} else if (j->res == UPSTREAM_NOTFOUND) {
@@ -614,6 +627,103 @@ static const struct upstream_sink sink = {
 	sink_data,
 	sink_done,
 };
+
+/* ---------------------------------------------------------- the store */
+
+static int
+store_accept(void *arg, const struct upstream_head *h, const void *buf,
+    size_t len)
+{
+	struct job *j = arg;
+
+	if (sink_accept(arg, h, buf, len) == 0)
+		return 0;
+	j->store_refused = 1;
+	return -1;
+}
+
+/*
+ * The store's lookup ended.  An object goes on like an upstream's answer
+ * (the final check, then publishing, without an upload back).  Anything
+ * else, before a reader had a byte: the fill starts over as one from the
+ * upstreams, after a look at what the cache learnt meanwhile.
+ */
+static void
+store_done(void *arg, enum upstream_result res, const char *why)
+{
+	struct job *j = arg;
+	struct fill *fl = j->fl;
+
+	if (res == UPSTREAM_OK || res == UPSTREAM_LOCAL || j->told) {
+		sink_done(arg, res, why);
+		return;
+	}
+	j->uf = NULL;
+	tier_looked(fl->tier, res, 0);
+	if (j->store_refused)
+		tier_corrupt(fl->tier, &j->w.id, j->w.kind, j->w.arg,
+		    "not an ELF file with the build-id asked for");
+	else if (res == UPSTREAM_FAILED)
+		log_info("fill of %s: the store failed (%s): asking the "
+			 "upstreams",
+		    j->w.path, why != NULL ? why : "breaker open");
+	if (ftruncate(j->fd, 0) == -1) {
+		snprintf(j->why, sizeof(j->why), "cannot store the file");
+		sink_done(arg, UPSTREAM_LOCAL, j->why);
+		return;
+	}
+	job_tmp_release(j);
+	j->in_store = 0;
+	j->written = 0;
+	j->checked = 0;
+	j->has_upstream = 0;
+	j->length = UINT64_MAX;
+	/* The step after the store: a remembered miss or failure. */
+	if (fl->rd != NULL && index_reader_begin(fl->rd) == 0) {
+		struct neg_entry ne;
+		int rc = neg_get(fl->rd, &j->key, clock_now(), &ne);
+
+		index_reader_end(fl->rd);
+		if (rc == 0) {
+			job_end(j,
+			    ne.kind == NEG_NOTFOUND ? FLIGHT_NOTFOUND
+						    : FLIGHT_FAILED,
+			    "a recent attempt failed");
+			return;
+		}
+	}
+	job_fetch(j);
+}
+
+static int
+store_data(void *arg, const void *buf, size_t len)
+{
+	struct job *j = arg;
+	int rc = sink_data(arg, buf, len);
+
+	if (rc == -1)
+		j->store_refused = 1;
+	return rc;
+}
+
+static const struct upstream_sink store_sink = {
+	store_accept,
+	store_data,
+	store_done,
+};
+
+/* Ask the store for j, whose temp file is open and empty. */
+static void
+job_store(struct job *j)
+{
+	enum upstream_result res;
+
+	j->in_store = 1;
+	j->uf = tier_get(j->fl->tier, &j->w.id, j->w.kind, j->w.arg,
+	    j->fl->d.cfg->max_object_size, &store_sink, j, &res);
+	if (j->uf == NULL)
+		store_done(j, res, NULL);
+}
 
 /* ---------------------------------------------------------------- jobs */
 
@@ -1457,7 +1567,10 @@ job_begin(struct job *j)
 		return;
 	}
 	flight_set_file(j->f, j->fd, path);
-	job_fetch(j);
+	if (j->w.store && tier_usable(fl->tier))
+		job_store(j);
+	else
+		job_fetch(j);
 }
 
 /* Ask the upstreams for j, whose temp file is open and empty. */
@@ -1651,6 +1764,12 @@ upstream_opts_of(struct fill *fl, const struct config *cfg,
 }
 
 int
+fill_store_usable(struct fill *fl)
+{
+	return tier_usable(fl->tier);
+}
+
+int
 fill_enabled(const struct fill *fl)
 {
 	return upstream_count(fl->us) > 0;
@@ -1702,6 +1821,12 @@ fill_new(const struct fill_deps *deps, char *err, size_t errlen)
 		fill_free(fl);
 		return NULL;
 	}
+	if (cfg->store != NULL &&
+	    (fl->tier = tier_new(cfg, deps->base, deps->bs, err, errlen)) ==
+		NULL) {
+		fill_free(fl);
+		return NULL;
+	}
 	return fl;
 }
 
@@ -1725,6 +1850,7 @@ fill_free(struct fill *fl)
 	while (fl->active != NULL)
 		job_end(fl->active, FLIGHT_FAILED, "server is shutting down");
 	upstream_set_free(fl->us);
+	tier_free(fl->tier);
 	if (fl->queue_ev != NULL)
 		event_free(fl->queue_ev);
 	index_reader_free(fl->rd);

@@ -51,6 +51,11 @@ struct fill_what {
 	char member[PATH_MAX]; /* the member's path in it */
 	int64_t member_mtime;
 	uint64_t member_size; /* as indexed */
+	/*
+	 * Ask the object store first (daemon/tier.h), then, when it has
+	 * nothing usable, go on as a fill from the upstreams does.
+	 */
+	int store;
 };
 
 struct fill_deps {
@@ -68,6 +73,8 @@ struct fill *fill_new(const struct fill_deps *deps, char *err, size_t errlen);
 void fill_free(struct fill *fl);
 /* 1 when there are upstreams to ask. */
 int fill_enabled(const struct fill *fl);
+/* Any thread: 1 when there is an object store and its breaker is closed. */
+int fill_store_usable(struct fill *fl);
 
 /* Fill in w (zeroed) for a fill that starts; arg as given to fill_join. */
 typedef void (*fill_what_fn)(struct fill_what *w, void *arg);

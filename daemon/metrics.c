@@ -113,6 +113,11 @@ static const char *const upload_names[NUPLOADS] = { "created", "same",
 static atomic_uint_fast64_t uploads[NUPLOADS];
 static atomic_uint_fast64_t upload_bytes;
 static struct upstream_counters upstreams[METRICS_MAX_UPSTREAMS];
+#define NSTORE ((size_t)METRICS_STORE_DELETED + 1)
+static atomic_uint_fast64_t store_counts[NSTORE];
+static atomic_int store_breaker;
+static atomic_int store_credentials;
+static char *store_name; /* NULL: no store */
 
 /* Start-up state, see above. */
 static char *upstream_names[METRICS_MAX_UPSTREAMS];
@@ -155,6 +160,12 @@ metrics_init(void)
 		zero(&accept_errors[k]);
 	for (k = 0; k < NREFUSALS; k++)
 		zero(&refused[k]);
+	for (k = 0; k < NSTORE; k++)
+		zero(&store_counts[k]);
+	atomic_store(&store_breaker, 0);
+	atomic_store(&store_credentials, -1);
+	free(store_name);
+	store_name = NULL;
 	zero(&tls_handshake_failures);
 	for (k = 0; k < NDENIALS; k++)
 		zero(&denied[k]);
@@ -417,6 +428,32 @@ metrics_upstream_breaker(unsigned i, int state)
 }
 
 void
+metrics_store_name(const char *name)
+{
+	free(store_name);
+	store_name = strdup(name);
+}
+
+void
+metrics_store(enum metrics_store what)
+{
+	if ((size_t)what < NSTORE)
+		add(&store_counts[what], 1);
+}
+
+void
+metrics_store_breaker(int state)
+{
+	atomic_store(&store_breaker, state);
+}
+
+void
+metrics_store_credentials(int ok)
+{
+	atomic_store(&store_credentials, ok);
+}
+
+void
 metrics_set_gauges(void (*fn)(struct metrics_gauges *g, void *arg), void *arg)
 {
 	gauges_fn = fn;
@@ -483,6 +520,54 @@ put_seconds(FILE *fp, uint64_t us)
 	for (n = strlen(frac); frac[n - 1] == '0'; n--)
 		frac[n - 1] = '\0';
 	fprintf(fp, ".%s", frac);
+}
+
+/* The object store's lines, when there is one. */
+static void
+render_store(FILE *fp)
+{
+	static const char *const lookups[] = { "hit", "miss", "error" };
+	static const char *const upload_results[] = { "queued", "done",
+		"failed", "dropped" };
+	size_t i;
+
+	if (store_name == NULL)
+		return;
+	put_header(fp, "dbgmirror_store_lookups_total", "counter",
+	    "Lookups in the shared object store, by result.");
+	for (i = 0; i < 3; i++) {
+		fprintf(fp, "dbgmirror_store_lookups_total{store=\"");
+		put_label(fp, store_name);
+		fprintf(fp, "\",result=\"%s\"} %llu\n", lookups[i],
+		    (unsigned long long)get(
+			&store_counts[METRICS_STORE_HIT + i]));
+	}
+	put_header(fp, "dbgmirror_store_uploads_total", "counter",
+	    "Uploads to the object store: queued, then done, failed or "
+	    "dropped (queue full, store down or slow).");
+	for (i = 0; i < 4; i++) {
+		fprintf(fp, "dbgmirror_store_uploads_total{store=\"");
+		put_label(fp, store_name);
+		fprintf(fp, "\",result=\"%s\"} %llu\n", upload_results[i],
+		    (unsigned long long)get(
+			&store_counts[METRICS_STORE_QUEUED + i]));
+	}
+	put_single(fp, "dbgmirror_store_corrupt_objects_total", "counter",
+	    "Objects in the store whose bytes did not verify: deleted, never "
+	    "served.",
+	    get(&store_counts[METRICS_STORE_CORRUPT]));
+	put_single(fp, "dbgmirror_store_deletes_total", "counter",
+	    "Objects deleted from the store (corrupt or purged).",
+	    get(&store_counts[METRICS_STORE_DELETED]));
+	put_header(fp, "dbgmirror_store_breaker_state", "gauge",
+	    "The store's breaker: 0 closed, 1 open (skipped), 2 probing.");
+	fprintf(fp, "dbgmirror_store_breaker_state %d\n",
+	    atomic_load(&store_breaker));
+	put_header(fp, "dbgmirror_store_credentials_ok", "gauge",
+	    "The store took the credentials (1), refused them (0), or has "
+	    "not answered yet (-1).");
+	fprintf(fp, "dbgmirror_store_credentials_ok %d\n",
+	    atomic_load(&store_credentials));
 }
 
 static void
@@ -756,6 +841,7 @@ metrics_render(size_t *len)
 	render_requests(fp);
 	render_connections(fp);
 	render_upstreams(fp);
+	render_store(fp);
 	render_gauges(fp);
 	put_header(fp, "dbgmirror_start_time_seconds", "gauge",
 	    "Start time of the process since the Unix epoch in seconds.");

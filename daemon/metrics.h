@@ -130,6 +130,24 @@ enum metrics_upload {
 void metrics_upload(enum metrics_upload result, uint64_t bytes);
 
 /* Start-up: name upstream i after url (copied); NULL forgets the name. */
+/* The shared object store (conf/store.h), shown once it is named. */
+enum metrics_store {
+	METRICS_STORE_HIT, /* a lookup found a verified object */
+	METRICS_STORE_MISS, /* no such object */
+	METRICS_STORE_ERROR, /* a lookup failed (or was skipped: breaker) */
+	METRICS_STORE_CORRUPT, /* an object whose bytes did not verify */
+	METRICS_STORE_QUEUED, /* uploads queued */
+	METRICS_STORE_UPLOADED,
+	METRICS_STORE_UPLOAD_FAILED,
+	METRICS_STORE_DROPPED, /* uploads dropped: queue full, store down */
+	METRICS_STORE_DELETED, /* objects deleted (corrupt, purged) */
+};
+void metrics_store_name(const char *name);
+void metrics_store(enum metrics_store what);
+void metrics_store_breaker(int state);
+/* The store's answer to the credentials: 1 taken, 0 refused, -1 unknown. */
+void metrics_store_credentials(int ok);
+
 void metrics_upstream_name(unsigned i, const char *url);
 void metrics_upstream_request(unsigned i);
 /* One observation of the latency histogram, in seconds. */

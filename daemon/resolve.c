@@ -13,6 +13,12 @@
  *   STEP_PACKAGE   a member of an indexed package: a fill; a section's
  *                  whole file is filled into the cache, then the request
  *                  goes back to STEP_CACHE to cut it
+ *   STEP_STORE     the object store shared by a fleet (daemon/tier.h),
+ *                  while its breaker is closed: a fill that asks it
+ *                  first and, when it has nothing usable, goes on in the
+ *                  same flight as the next two steps would (a remembered
+ *                  miss, then the upstreams), so one herd costs one store
+ *                  lookup and at most one upstream request
  *   STEP_NEGATIVE  a remembered miss or failure
  *   STEP_UPSTREAM  the upstream debuginfods: a fill
  *   STEP_END       every source said no: 404
@@ -87,6 +93,7 @@ enum step {
 	STEP_LOCAL,
 	STEP_CACHE,
 	STEP_PACKAGE,
+	STEP_STORE,
 	STEP_NEGATIVE,
 	STEP_UPSTREAM,
 	STEP_END,
@@ -126,6 +133,7 @@ struct rq {
 static enum src local_lookup(struct rq *rq);
 static enum src cache_lookup(struct rq *rq);
 static enum src package_lookup(struct rq *rq);
+static enum src store_lookup(struct rq *rq);
 static enum src negative_lookup(struct rq *rq);
 static enum src upstream_lookup(struct rq *rq);
 
@@ -137,6 +145,7 @@ static const struct source {
 	[STEP_LOCAL] = { "local", local_lookup },
 	[STEP_CACHE] = { "cache", cache_lookup },
 	[STEP_PACKAGE] = { "package", package_lookup },
+	[STEP_STORE] = { "store", store_lookup },
 	[STEP_NEGATIVE] = { "negative", negative_lookup },
 	[STEP_UPSTREAM] = { "upstream", upstream_lookup },
 };
@@ -1056,6 +1065,7 @@ what_of(struct fill_what *w, void *arg)
 	/* The client's X-DEBUGINFOD-MAXSIZE goes upstream with it. */
 	if (pf == NULL)
 		w->limit = response_maxsize(conn_request(c));
+	w->store = pf == NULL && src->rq->step == STEP_STORE;
 }
 
 void
@@ -1200,6 +1210,22 @@ package_lookup(struct rq *rq)
 	whole.arg[0] = '\0';
 	rq->filled |= pf.kinds;
 	return await_fill(rq, &whole, &pf);
+}
+
+/* -------------------------------------------------------- object store */
+
+static enum src
+store_lookup(struct rq *rq)
+{
+	const struct resolve_deps *d = rq->th->d;
+
+	rq_txn_end(rq);
+	/* A looping request is refused at STEP_UPSTREAM. */
+	if (d->fill == NULL || !fill_store_usable(d->fill) ||
+	    resolve_loop(conn_request(rq->c), d->via_token,
+		d->cfg->max_forwarded_for) != NULL)
+		return SRC_ABSENT;
+	return await_fill(rq, rq->rt, NULL);
 }
 
 /* ------------------------------------------------- remembered misses */

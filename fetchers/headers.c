@@ -18,6 +18,7 @@ headers_reset(struct headers *h)
 	h->range_start = -1;
 	h->date[0] = '\0';
 	h->keeplen = 0;
+	h->date_meta = 0;
 }
 
 /*
@@ -85,7 +86,7 @@ is_token_byte(unsigned char c)
  * no control or 8-bit byte after it.
  */
 static void
-keep_header(struct headers *h, const char *line, size_t n)
+keep_header(struct headers *h, const char *line, size_t n, int upper)
 {
 	static const char prefix[] = "x-debuginfod-";
 	const char *colon;
@@ -112,8 +113,25 @@ keep_header(struct headers *h, const char *line, size_t n)
 	if (h->keeplen + n + 2 > sizeof(h->keep))
 		return;
 	memcpy(h->keep + h->keeplen, line, n);
+	for (i = 0; upper && i < name; i++)
+		if (h->keep[h->keeplen + i] >= 'a' &&
+		    h->keep[h->keeplen + i] <= 'z')
+			h->keep[h->keeplen + i] -= 'a' - 'A';
 	memcpy(h->keep + h->keeplen + n, "\r\n", 2);
 	h->keeplen += n + 2;
+}
+
+/* A Last-Modified value of n bytes at p; "" when it does not fit. */
+static void
+keep_date(struct headers *h, const char *p, size_t n)
+{
+	if (n < sizeof(h->date)) {
+		memcpy(h->date, p, n);
+		h->date[n] = '\0';
+		h->date[strcspn(h->date, "\r\n")] = '\0';
+	} else {
+		h->date[0] = '\0';
+	}
 }
 
 enum headers_line
@@ -131,17 +149,25 @@ headers_line(struct headers *h, const char *p, size_t n, const char **value,
 		*vlen = n - 9;
 		return HEADERS_LOCATION;
 	}
-	if (n > 14 && strncasecmp(p, "last-modified:", 14) == 0) {
-		if (n - 14 < sizeof(h->date)) {
-			memcpy(h->date, p + 14, n - 14);
-			h->date[n - 14] = '\0';
-			h->date[strcspn(h->date, "\r\n")] = '\0';
+	if (h->amz_meta && n > 11 && strncasecmp(p, "x-amz-meta-", 11) == 0) {
+		/* Metadata this server wrote with the object. */
+		p += 11;
+		n -= 11;
+		if (n > 14 && strncasecmp(p, "last-modified:", 14) == 0) {
+			keep_date(h, p + 14, n - 14);
+			h->date_meta = 1;
 		} else {
-			h->date[0] = '\0';
+			keep_header(h, p, n, 1);
 		}
+		return HEADERS_FIELD;
+	}
+	if (n > 14 && strncasecmp(p, "last-modified:", 14) == 0) {
+		if (!h->date_meta)
+			keep_date(h, p + 14, n - 14);
 	} else if (n > 14 && strncasecmp(p, "content-range:", 14) == 0) {
 		h->range_start = range_first(p + 14, n - 14);
 	}
-	keep_header(h, p, n);
+	if (!h->amz_meta)
+		keep_header(h, p, n, 0);
 	return HEADERS_FIELD;
 }

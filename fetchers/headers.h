@@ -28,6 +28,14 @@ struct headers {
 	/* X-DEBUGINFOD-* lines to replay, each "Name: value\r\n". */
 	char keep[UPSTREAM_HEADERS_MAX];
 	size_t keeplen;
+	/*
+	 * Set by the caller, kept across resets: the answer is an object
+	 * store's, whose user metadata (x-amz-meta-*) carries the
+	 * X-DEBUGINFOD-* lines and the Last-Modified of the original answer
+	 * (fetchers/store.h); only those are kept, names in capitals.
+	 */
+	int amz_meta;
+	int date_meta; /* date came from the metadata: it wins */
 };
 
 /* What one line was, for the caller's own decisions. */
@@ -47,7 +55,9 @@ void headers_reset(struct headers *h);
  * not fit), a Content-Range start in range_start, an X-DEBUGINFOD-* line
  * other than X-DEBUGINFOD-SIZE (which the server makes itself) appended
  * to keep when its name is a token, its value has no control or 8-bit
- * bytes (tabs aside) and it fits whole.  For HEADERS_LOCATION, *value and *vlen are the
+ * bytes (tabs aside) and it fits whole (with amz_meta, the same lines
+ * spelt "x-amz-meta-x-debuginfod-*" and "x-amz-meta-last-modified"
+ * instead).  For HEADERS_LOCATION, *value and *vlen are the
  * bytes after "Location:", as they came.
  */
 enum headers_line headers_line(struct headers *h, const char *line, size_t n,

@@ -689,6 +689,11 @@ attempt_fb_timer_cb(evutil_socket_t fd, short what, void *arg)
 	int64_t patience = (int64_t)u->cu->first_byte_timeout * 1000000000;
 
 	a->waited += u->cu->first_byte_timeout;
+	/* An object store that keeps its head is not at work: a failure. */
+	if (u->cu->aws_sigv4 != NULL) {
+		attempt_no_answer(a);
+		return;
+	}
 	if (u->live_at != 0 && u->us->o.now_ns() - u->live_at < patience) {
 		attempt_wait_more(a);
 		return;
@@ -789,7 +794,14 @@ attempt_done_cb(CURL *easy, CURLcode rc, void *arg)
 		return;
 	}
 	if (a->refused) {
-		upstream_failed(a->u, UPSTREAM_ERR_CONTENT);
+		/*
+		 * An object store that answers is up; its object is wrong,
+		 * which the caller deletes (daemon/tier.c): no breaker count.
+		 */
+		if (a->u->cu->aws_sigv4 != NULL)
+			upstream_answered(a->u);
+		else
+			upstream_failed(a->u, UPSTREAM_ERR_CONTENT);
 		if (f->why[0] == '\0' || f->winner != a)
 			snprintf(f->why, sizeof(f->why), "%s: wrong content",
 			    a->u->cu->name);
@@ -829,6 +841,17 @@ attempt_done_cb(CURL *easy, CURLcode rc, void *arg)
 	f->failed = 1;
 end:
 	fetch_check_end(f);
+}
+
+void
+upstream_sign(void *e, const struct upstream_conf *cu)
+{
+	if (cu->aws_sigv4 == NULL)
+		return;
+	curl_easy_setopt(e, CURLOPT_AWS_SIGV4, cu->aws_sigv4);
+	/* Separate options: an access key may hold a ':'. */
+	curl_easy_setopt(e, CURLOPT_USERNAME, cu->user);
+	curl_easy_setopt(e, CURLOPT_PASSWORD, cu->password);
 }
 
 /*
@@ -873,6 +896,7 @@ easy_request(CURL *e, const struct upstream *u, const char *url,
 	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT,
 	    (long)u->cu->connect_timeout);
+	upstream_sign(e, u->cu);
 	if (o->proxy != NULL)
 		curl_easy_setopt(e, CURLOPT_PROXY, o->proxy);
 	if (o->ca_file != NULL) {
@@ -896,6 +920,7 @@ attempt_start(struct attempt *a)
 	a->waited = 0;
 	a->code = 0;
 	headers_reset(&a->head);
+	a->head.amz_meta = a->u->cu->aws_sigv4 != NULL;
 	snprintf(url, sizeof(url), "%s%s", a->u->cu->url, f->path);
 	if ((e = a->easy = curl_easy_init()) == NULL)
 		goto fail;
@@ -1316,6 +1341,25 @@ void
 upstream_metadata_cancel(struct upstream_meta *m)
 {
 	meta_free(m);
+}
+
+int
+upstream_usable(const struct upstream_set *us, unsigned i)
+{
+	return i < us->n && us->v[i].cu->enabled &&
+	    us->v[i].state == UPSTREAM_CLOSED;
+}
+
+void
+upstream_outcome(struct upstream_set *us, unsigned i, int ok,
+    enum upstream_err kind)
+{
+	if (i >= us->n)
+		return;
+	if (ok)
+		upstream_answered(&us->v[i]);
+	else
+		upstream_failed(&us->v[i], kind);
 }
 
 /* ----------------------------------------------------------------- set */

@@ -129,6 +129,16 @@ struct upstream_conf {
 	unsigned min_rate; /* bytes/s a body must keep up over stall_timeout */
 	char *const *headers; /* "Name: value" lines sent with each request */
 	size_t nheaders;
+	/*
+	 * An object store (fetchers/store.h) rather than a debuginfod:
+	 * requests signed with AWS SigV4 ("aws:amz:REGION:s3") as user and
+	 * password, and X-DEBUGINFOD-* lines read from the object's
+	 * metadata; its head not there within first_byte_timeout is a failure
+ * (no "GET /" to see whether it is at work).  NULL for a debuginfod.
+	 */
+	const char *aws_sigv4;
+	const char *user;
+	const char *password;
 };
 
 /*
@@ -186,6 +196,16 @@ void upstream_cancel(struct upstream_fetch *f);
 void upstream_resume(struct upstream_fetch *f);
 /* The accepted answer of upstream i turned out wrong after all. */
 void upstream_blame(struct upstream_set *us, unsigned i);
+/*
+ * Other transfers with upstream i (an object store's uploads) share its
+ * breaker: 1 while it is closed; and the outcome of one such transfer
+ * (ok, else the kind of failure).
+ */
+int upstream_usable(const struct upstream_set *us, unsigned i);
+/* Sign the curl easy handle e as cu says (nothing for a debuginfod). */
+void upstream_sign(void *e, const struct upstream_conf *cu);
+void upstream_outcome(struct upstream_set *us, unsigned i, int ok,
+    enum upstream_err kind);
 
 /* One upstream's answer to a metadata query. */
 struct upstream_meta_answer {

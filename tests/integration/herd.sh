@@ -16,20 +16,6 @@ touch -d @1700000000 "$T/clock"
 DBGMIRROR_TEST_CLOCK=$T/clock start_daemon d --scan-dir none \
     --upstream "$up_URL" --negative-ttl 3
 
-# herd URL N: N parallel GETs of URL into $T/herd/N.body, statuses in
-# $T/herd/codes.
-herd() {
-	local url=$1 n=$2 i
-	rm -rf "$T/herd"
-	mkdir -p "$T/herd"
-	for i in $(seq 1 "$n"); do
-		printf 'url = "%s"\noutput = "%s"\nwrite-out = "%%{http_code}\\n"\n' \
-		    "$url" "$T/herd/$i.body"
-	done >"$T/herd/config"
-	curl -s --no-progress-meter -Z --parallel-immediate --parallel-max "$n" -m 60 -K "$T/herd/config" \
-	    >"$T/herd/codes"
-}
-
 herd "$d_URL/buildid/$id/debuginfo" 200
 is "$(requests_to up "$id")" 1 "200 clients for one uncached id: 1 upstream request"
 is "$(sort "$T/herd/codes" | uniq -c | awk '{ print $1 " " $2 }')" "200 200" \

@@ -412,6 +412,20 @@ mkbin() {
 	echo "$dir/$id"
 }
 
+# herd URL N: N parallel GETs of URL into $T/herd/N.body, statuses in
+# $T/herd/codes.
+herd() {
+	local url=$1 n=$2 i
+	rm -rf "$T/herd"
+	mkdir -p "$T/herd"
+	for i in $(seq 1 "$n"); do
+		printf 'url = "%s"\noutput = "%s"\nwrite-out = "%%{http_code}\\n"\n' \
+		    "$url" "$T/herd/$i.body"
+	done >"$T/herd/config"
+	curl -s --no-progress-meter -Z --parallel-immediate --parallel-max "$n" -m 60 -K "$T/herd/config" \
+	    >"$T/herd/codes"
+}
+
 # metric NAME_AND_LABELS URL: the value of one sample of URL/metrics.
 metric() {
 	curl -s "$2/metrics" | awk -v k="$1" '$1 == k { print $2; exit }'

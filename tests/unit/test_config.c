@@ -7,6 +7,7 @@
  * the man page are found under $top_srcdir (default ".").
  */
 #include "conf/config.h"
+#include "conf/store.h"
 
 #include <sys/stat.h>
 
@@ -1507,7 +1508,7 @@ test_schema_and_usage(void)
 
 	for (i = 0; config_option_name(i) != NULL; i++)
 		continue;
-	is_int(i, 56, "fifty-six options");
+	is_int(i, 60, "sixty options");
 	is_str(config_option_name(0), "listen", "option 0 is listen");
 	ok(config_option_name(1000) == NULL, "NULL far past the end");
 
@@ -1577,6 +1578,82 @@ test_url_public(void)
 	config_diag_free(&diag);
 }
 
+/* The store option (conf/store.c): its syntax, URLs and credentials. */
+static void
+test_store(void)
+{
+	static const char *const bad[] = {
+		"s4 http://h b-1",
+		"s3 ftp://h b-1",
+		"s3 http://h/path b-1",
+		"s3 http://user@h b-1",
+		"s3 http://h B_UPPER",
+		"s3 http://h ab",
+		"s3 http://h b-1 prefix=/abs",
+		"s3 http://h b-1 prefix=a//b",
+		"s3 http://h b-1 prefix=a?b",
+		"s3 http://h b-1 region=US",
+		"s3 http://h b-1 addressing=dns",
+		"s3 http://h b-1 colour=blue",
+		"s3 http://h",
+	};
+	struct config_store st;
+	const char *why;
+	char buf[256], err[256], path[600];
+	size_t i;
+	FILE *fp;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		why = NULL;
+		snprintf(buf, sizeof(buf), "store \"%s\" refused", bad[i]);
+		ok(config_store_parse(bad[i], &st, &why) == -1 && why != NULL,
+		    buf);
+	}
+	is_int(config_store_parse("s3 http://127.0.0.1:7480/ my-bucket "
+				  "prefix=fleet/a region=eu-west-1",
+		   &st, &why),
+	    0, "a store line parses");
+	is_str(st.endpoint, "http://127.0.0.1:7480", "... its endpoint");
+	is_str(st.prefix, "fleet/a/", "... its prefix, with one '/' after");
+	is_str(st.region, "eu-west-1", "... its region");
+	ok(config_store_url(&st, buf, sizeof(buf)) == 0 &&
+		strcmp(buf, "http://127.0.0.1:7480/my-bucket") == 0,
+	    "path addressing: ENDPOINT/BUCKET");
+	config_store_free(&st);
+	is_int(config_store_parse("s3 https://s3.example.org b.c "
+				  "addressing=virtual",
+		   &st, &why),
+	    0, "addressing=virtual parses");
+	ok(config_store_url(&st, buf, sizeof(buf)) == 0 &&
+		strcmp(buf, "https://b.c.s3.example.org") == 0,
+	    "virtual addressing: BUCKET.host");
+	is_str(st.region, "us-east-1", "... the default region");
+
+	snprintf(path, sizeof(path), "%s/s3keys", tmpdir);
+	fp = fopen(path, "w");
+	if (fp != NULL) {
+		fputs("AKID\nvery-secret\n", fp);
+		fclose(fp);
+	}
+	free(st.key_file);
+	st.key_file = strdup(path);
+	ok(config_store_credentials(&st, NULL, err, sizeof(err)) == 0 &&
+		strcmp(st.access_key, "AKID") == 0 &&
+		strcmp(st.secret_key, "very-secret") == 0,
+	    "credentials from access-key-file");
+	fp = fopen(path, "w");
+	if (fp != NULL) {
+		fputs("only-one-line\n", fp);
+		fclose(fp);
+	}
+	ok(config_store_credentials(&st, NULL, err, sizeof(err)) == -1 &&
+		strstr(err, "second") != NULL,
+	    "a key file without the secret line is refused");
+	ok(strstr(err, "only-one-line") == NULL, "... without quoting it");
+	config_store_free(&st);
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -1599,6 +1676,7 @@ main(void)
 	test_example_and_man();
 	test_schema_and_usage();
 	test_url_public();
+	test_store();
 	cleanup();
 	return tap_done();
 }

@@ -234,6 +234,13 @@ fill_enabled(const struct fill *fl)
 	return fl->enabled;
 }
 
+/* No object store here: tests/integration/store.sh has a real one. */
+int
+fill_store_usable(struct fill *fl)
+{
+	return 0;
+}
+
 /* ------------------------------------------------------------- setup */
 
 static struct config cfg;

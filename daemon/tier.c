@@ -1,0 +1,481 @@
+/*
+ * daemon/tier.c: the object-store tier: lookups for fills, uploads of
+ * every published blob, deletion of objects that do not verify.
+ *
+ * The upload queue is a list under one mutex, bounded by
+ * store-upload-queue: publishing workers append (tier_sink), an event
+ * wakes the fills' loop, which starts up to UPLOADS_AT_ONCE uploads, each
+ * reading the blob from the cache (an open descriptor keeps it readable
+ * if it is evicted meanwhile).  An entry met while the store's breaker is
+ * open is dropped: a store that is down is not queued for, and the
+ * uploads of what is filled once it is back go through.
+ */
+#include "daemon/tier.h"
+
+#include <event2/event.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cache/blobstore.h"
+#include "conf/config.h"
+#include "conf/store.h"
+#include "daemon/clock.h"
+#include "daemon/log.h"
+#include "daemon/metrics.h"
+#include "fetchers/store.h"
+
+#define UPLOADS_AT_ONCE 4
+#define OBJECT_MAX 512
+
+struct upload {
+	struct upload *next;
+	struct tier *t;
+	struct cache_key k;
+	char name[OBJECT_MAX];
+	uint64_t size;
+	int64_t mtime;
+	size_t headers_len;
+	char headers[]; /* the X-DEBUGINFOD-* lines */
+};
+
+struct tier {
+	struct store *st;
+	struct blobstore *bs;
+	char prefix[300];
+	char url[1200];
+	char shown[1400];
+	unsigned queue_max;
+	pthread_mutex_t mu;
+	struct upload *head, *tail; /* under mu */
+	unsigned queued; /* under mu */
+	unsigned running; /* on the loop */
+	struct event *kick;
+	atomic_int usable;
+};
+
+/* The store's breaker and errors, as for an upstream's. */
+static struct tier *obs_tier; /* the one tier of the process */
+
+static void
+obs_error(unsigned i, enum upstream_err kind)
+{
+	if (kind == UPSTREAM_ERR_BREAKER)
+		metrics_store(METRICS_STORE_ERROR);
+}
+
+static void
+obs_breaker(unsigned i, enum upstream_breaker state, const char *why,
+    unsigned backoff)
+{
+	struct tier *t = obs_tier;
+
+	metrics_store_breaker((int)state);
+	if (t != NULL)
+		atomic_store(&t->usable, state == UPSTREAM_CLOSED);
+	if (why == NULL || t == NULL)
+		return;
+	if (state == UPSTREAM_OPEN)
+		log_warnx("store %s: breaker open (%s): not asked, uploads "
+			  "dropped; probed again in %us",
+		    t->shown, why, backoff);
+	else if (state == UPSTREAM_CLOSED)
+		log_info("store %s: breaker closed (%s): asked again", t->shown,
+		    why);
+}
+
+static const struct upstream_observer observer = {
+	NULL,
+	NULL,
+	obs_error,
+	obs_breaker,
+	NULL,
+};
+
+int
+tier_object(const struct tier *t, const struct buildid *id,
+    enum cache_kind kind, const char *arg, char *out, size_t len)
+{
+	char hex[BUILDID_HEX_MAX], kh[CACHE_KEY_HEX];
+	struct cache_key k;
+	int w;
+
+	buildid_format(id, hex);
+	if (kind == CACHE_SECTION || kind == CACHE_SOURCE) {
+		cache_key_make(&k, id, kind, arg);
+		cache_key_hex(&k, kh);
+		w = snprintf(out, len, "%s%s/%s/%s", t->prefix, hex,
+		    cache_kind_name(kind), kh);
+	} else {
+		w = snprintf(out, len, "%s%s/%s", t->prefix, hex,
+		    cache_kind_name(kind));
+	}
+	return w < 0 || (size_t)w >= len ? -1 : 0;
+}
+
+int
+tier_usable(struct tier *t)
+{
+	return t != NULL && atomic_load(&t->usable);
+}
+
+struct upstream_fetch *
+tier_get(struct tier *t, const struct buildid *id, enum cache_kind kind,
+    const char *arg, uint64_t max_size, const struct upstream_sink *sink,
+    void *arg_, enum upstream_result *res)
+{
+	char name[OBJECT_MAX];
+
+	if (tier_object(t, id, kind, arg, name, sizeof(name)) == -1) {
+		*res = UPSTREAM_FAILED;
+		return NULL;
+	}
+	return store_get(t->st, name, max_size, sink, arg_, res);
+}
+
+void
+tier_looked(struct tier *t, enum upstream_result res, int verified)
+{
+	if (res == UPSTREAM_OK && verified)
+		metrics_store(METRICS_STORE_HIT);
+	else if (res == UPSTREAM_NOTFOUND)
+		metrics_store(METRICS_STORE_MISS);
+	else if (res != UPSTREAM_LOCAL)
+		metrics_store(METRICS_STORE_ERROR);
+}
+
+static void
+deleted_cb(void *arg, int ok, long status, const char *why)
+{
+	if (ok)
+		metrics_store(METRICS_STORE_DELETED);
+	else
+		log_warnx("store: deleting a corrupt object failed: %s", why);
+}
+
+void
+tier_corrupt(struct tier *t, const struct buildid *id, enum cache_kind kind,
+    const char *arg, const char *why)
+{
+	char name[OBJECT_MAX];
+
+	metrics_store(METRICS_STORE_CORRUPT);
+	if (tier_object(t, id, kind, arg, name, sizeof(name)) == -1)
+		return;
+	log_warnx("store %s: object %s did not verify (%s): deleted", t->shown,
+	    name, why);
+	if (store_delete(t->st, name, deleted_cb, NULL) == -1)
+		log_warnx("store: cannot delete %s", name);
+}
+
+/* ------------------------------------------------------------- uploads */
+
+static void tier_pump(struct tier *t);
+
+static void
+uploaded_cb(void *arg, int ok, long status, const char *why)
+{
+	struct upload *u = arg;
+	struct tier *t = u->t;
+
+	t->running--;
+	if (ok) {
+		metrics_store(METRICS_STORE_UPLOADED);
+	} else {
+		metrics_store(METRICS_STORE_UPLOAD_FAILED);
+		log_warnx("store: upload of %s failed: %s", u->name, why);
+		if (status == 403)
+			metrics_store_credentials(0);
+	}
+	free(u);
+	tier_pump(t);
+}
+
+/* On the loop: start queued uploads while there is room. */
+static void
+tier_pump(struct tier *t)
+{
+	struct upload *u;
+	int fd;
+
+	while (t->running < UPLOADS_AT_ONCE) {
+		pthread_mutex_lock(&t->mu);
+		if ((u = t->head) != NULL) {
+			t->head = u->next;
+			if (t->head == NULL)
+				t->tail = NULL;
+			t->queued--;
+		}
+		pthread_mutex_unlock(&t->mu);
+		if (u == NULL)
+			return;
+		if (!atomic_load(&t->usable) ||
+		    (fd = blob_open(t->bs, &u->k)) == -1) {
+			metrics_store(METRICS_STORE_DROPPED);
+			free(u);
+			continue;
+		}
+		if (store_put(t->st, u->name, fd, u->size, u->headers,
+			u->headers_len, u->mtime, uploaded_cb, u) == -1) {
+			metrics_store(METRICS_STORE_UPLOAD_FAILED);
+			free(u);
+			continue;
+		}
+		t->running++;
+	}
+}
+
+static void
+tier_kick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	tier_pump(arg);
+}
+
+void
+tier_sink(void *arg, const struct cache_key *k, const struct blob_info *info)
+{
+	struct tier *t = arg;
+	struct upload *u;
+
+	if (!atomic_load(&t->usable)) {
+		metrics_store(METRICS_STORE_DROPPED);
+		return;
+	}
+	if ((u = malloc(sizeof(*u) + info->headers_len + 1)) == NULL) {
+		metrics_store(METRICS_STORE_DROPPED);
+		return;
+	}
+	u->next = NULL;
+	u->t = t;
+	u->k = *k;
+	u->size = info->size;
+	u->mtime = info->mtime;
+	u->headers_len = info->headers_len;
+	memcpy(u->headers, info->headers, info->headers_len);
+	u->headers[info->headers_len] = '\0';
+	if (tier_object(t, &info->id, info->kind, info->arg, u->name,
+		sizeof(u->name)) == -1) {
+		free(u);
+		metrics_store(METRICS_STORE_DROPPED);
+		return;
+	}
+	pthread_mutex_lock(&t->mu);
+	if (t->queued >= t->queue_max) {
+		pthread_mutex_unlock(&t->mu);
+		free(u);
+		metrics_store(METRICS_STORE_DROPPED);
+		return;
+	}
+	if (t->tail != NULL)
+		t->tail->next = u;
+	else
+		t->head = u;
+	t->tail = u;
+	t->queued++;
+	pthread_mutex_unlock(&t->mu);
+	metrics_store(METRICS_STORE_QUEUED);
+	event_active(t->kick, EV_READ, 1);
+}
+
+/* ------------------------------------------------------------ start-up */
+
+/* The answer to the credentials check, in the log and in /metrics. */
+static void
+checked_cb(void *arg, int ok, long status, const char *why)
+{
+	struct tier *t = arg;
+
+	if (ok) {
+		metrics_store_credentials(1);
+		log_info("store %s: the bucket answers the credentials",
+		    t->shown);
+	} else if (status == 403 || status == 401) {
+		metrics_store_credentials(0);
+		log_warnx("store %s: the credentials are refused (%s): check "
+			  "the access key and secret",
+		    t->shown, why);
+	} else {
+		log_warnx("store %s: not usable yet: %s", t->shown, why);
+	}
+}
+
+/* The store's settings from cfg; url and shown as config_store_* made. */
+static void
+tier_conf(const struct config *cfg, const char *url, const char *shown,
+    struct store_conf *sc)
+{
+	const struct config_store *cs = cfg->store;
+
+	memset(sc, 0, sizeof(*sc));
+	sc->url = url;
+	sc->name = shown;
+	sc->region = cs->region;
+	sc->access_key = cs->access_key;
+	sc->secret_key = cs->secret_key;
+	sc->timeout = cfg->store_timeout;
+	sc->part_size = cfg->store_multipart_size;
+	sc->transfer_timeout = cfg->upstream_timeout;
+	sc->stall_timeout = cfg->upstream_stall_timeout;
+	sc->min_rate = cfg->upstream_min_rate;
+	sc->retries = cfg->upstream_retries;
+	sc->breaker_failures = cfg->breaker_failures;
+	sc->breaker_backoff = cfg->breaker_backoff;
+	sc->breaker_backoff_max = cfg->breaker_backoff_max;
+	sc->proxy = cfg->proxy;
+	sc->ca_file = cfg->ca_file;
+	sc->user_agent = cfg->user_agent;
+	sc->now_ns = clock_mono_ns;
+}
+
+struct tier *
+tier_new(const struct config *cfg, struct event_base *base,
+    struct blobstore *bs, char *err, size_t errlen)
+{
+	const struct config_store *cs = cfg->store;
+	struct store_conf sc;
+	struct tier *t;
+
+	if ((t = calloc(1, sizeof(*t))) == NULL) {
+		snprintf(err, errlen, "store: out of memory");
+		return NULL;
+	}
+	pthread_mutex_init(&t->mu, NULL);
+	t->bs = bs;
+	t->queue_max = cfg->store_upload_queue;
+	atomic_store(&t->usable, 1);
+	snprintf(t->prefix, sizeof(t->prefix), "%s", cs->prefix);
+	config_store_public(cs, t->shown, sizeof(t->shown));
+	if (config_store_url(cs, t->url, sizeof(t->url)) == -1 ||
+	    (t->kick = event_new(base, -1, 0, tier_kick_cb, t)) == NULL) {
+		snprintf(err, errlen, "store: out of memory");
+		tier_free(t);
+		return NULL;
+	}
+	tier_conf(cfg, t->url, t->shown, &sc);
+	obs_tier = t;
+	metrics_store_name(t->shown);
+	metrics_store_credentials(-1);
+	if ((t->st = store_new(&sc, base, &observer, err, errlen)) == NULL) {
+		tier_free(t);
+		return NULL;
+	}
+	if (store_check(t->st, checked_cb, t) == -1)
+		log_warnx("store %s: cannot check the credentials", t->shown);
+	blobstore_set_sink(bs, tier_sink, t);
+	log_info("store %s: shared tier (lookups after the cache, uploads "
+		 "of every fill)",
+	    t->shown);
+	return t;
+}
+
+/* ---------------------------------------------------------------- purge */
+
+struct purge {
+	struct event_base *base;
+	struct store *st;
+	unsigned pending; /* deletions under way */
+	uint64_t deleted;
+	int failed;
+	char err[256];
+};
+
+static void
+purge_deleted_cb(void *arg, int ok, long status, const char *why)
+{
+	struct purge *p = arg;
+
+	if (ok) {
+		p->deleted++;
+	} else if (!p->failed) {
+		p->failed = 1;
+		snprintf(p->err, sizeof(p->err), "%s", why);
+	}
+	if (--p->pending == 0)
+		event_base_loopbreak(p->base);
+}
+
+static void
+purge_listed_cb(void *arg, int ok, const char *const *keys, size_t n,
+    const char *why)
+{
+	struct purge *p = arg;
+	size_t i;
+
+	if (!ok) {
+		p->failed = 1;
+		snprintf(p->err, sizeof(p->err), "%s", why);
+	}
+	for (i = 0; ok && i < n; i++) {
+		if (store_delete(p->st, keys[i], purge_deleted_cb, p) == -1) {
+			p->failed = 1;
+			snprintf(p->err, sizeof(p->err), "out of memory");
+			break;
+		}
+		p->pending++;
+	}
+	if (p->pending == 0)
+		event_base_loopbreak(p->base);
+}
+
+int
+tier_purge(const struct config *cfg, const struct buildid *id, uint64_t *n,
+    char *err, size_t errlen)
+{
+	char url[1200], shown[1400], prefix[600], hex[BUILDID_HEX_MAX];
+	struct store_conf sc;
+	struct purge p;
+
+	*n = 0;
+	memset(&p, 0, sizeof(p));
+	buildid_format(id, hex);
+	snprintf(prefix, sizeof(prefix), "%s%s/", cfg->store->prefix, hex);
+	config_store_public(cfg->store, shown, sizeof(shown));
+	if (config_store_url(cfg->store, url, sizeof(url)) == -1 ||
+	    (p.base = event_base_new()) == NULL) {
+		snprintf(err, errlen, "store: out of memory");
+		return -1;
+	}
+	tier_conf(cfg, url, shown, &sc);
+	if ((p.st = store_new(&sc, p.base, NULL, err, errlen)) == NULL) {
+		event_base_free(p.base);
+		return -1;
+	}
+	if (store_list(p.st, prefix, purge_listed_cb, &p) == -1) {
+		p.failed = 1;
+		snprintf(p.err, sizeof(p.err), "out of memory");
+	} else {
+		event_base_dispatch(p.base);
+	}
+	store_free(p.st);
+	event_base_free(p.base);
+	*n = p.deleted;
+	if (p.failed) {
+		snprintf(err, errlen, "store %s: %s", shown, p.err);
+		return -1;
+	}
+	return 0;
+}
+
+void
+tier_free(struct tier *t)
+{
+	struct upload *u;
+
+	if (t == NULL)
+		return;
+	if (t->st != NULL)
+		blobstore_set_sink(t->bs, NULL, NULL);
+	store_free(t->st);
+	while ((u = t->head) != NULL) {
+		t->head = u->next;
+		free(u);
+	}
+	if (t->kick != NULL)
+		event_free(t->kick);
+	pthread_mutex_destroy(&t->mu);
+	if (obs_tier == t)
+		obs_tier = NULL;
+	free(t);
+}

@@ -1,0 +1,71 @@
+/*
+ * daemon/tier.h: the shared object-store tier of a fleet of mirrors.
+ *
+ * A source and a sink around the object store of fetchers/store.h.  As a
+ * source, fills (daemon/fill.c) look a key up here before they ask the
+ * upstreams; what it gives is verified like any other source's bytes, and
+ * an object that does not verify is deleted and counted.  As a sink, it
+ * is told every blob the cache publishes (blobstore_set_sink) and uploads
+ * it in the background: a bounded queue, a few uploads at a time on the
+ * fills' loop; what does not fit, or meets the store down (its breaker
+ * open), is dropped and counted, never waited for.
+ *
+ * Objects are named PREFIX + BUILD-ID/KIND, and for sections and sources
+ * + "/" + the hex of the cache key (cache/key.h), which hashes the name:
+ * any argument, however long or odd, makes a short key of safe bytes.
+ * Their metadata holds the X-DEBUGINFOD-* lines and the Last-Modified of
+ * the answer, which every node then replays.
+ *
+ * Threads: tier_sink on any thread (it queues); tier_usable on any; the
+ * rest on the fills' loop.
+ */
+#ifndef DAEMON_TIER_H
+#define DAEMON_TIER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache/key.h"
+#include "fetchers/upstream.h"
+
+struct blob_info;
+struct blobstore;
+struct config;
+struct event_base;
+struct tier;
+
+/* NULL with err when the store cannot be used (no memory). */
+struct tier *tier_new(const struct config *cfg, struct event_base *base,
+    struct blobstore *bs, char *err, size_t errlen);
+/* On the loop, after it stopped. */
+void tier_free(struct tier *t);
+
+/* Any thread: 1 while lookups may be asked (the breaker is closed). */
+int tier_usable(struct tier *t);
+
+/* The object name of (id, kind, arg): 0, or -1 when len is too small. */
+int tier_object(const struct tier *t, const struct buildid *id,
+    enum cache_kind kind, const char *arg, char *out, size_t len);
+
+/* Look (id, kind, arg) up: as store_get (fetchers/store.h). */
+struct upstream_fetch *tier_get(struct tier *t, const struct buildid *id,
+    enum cache_kind kind, const char *arg, uint64_t max_size,
+    const struct upstream_sink *sink, void *arg_, enum upstream_result *res);
+/* How a lookup ended, for the metrics: hit, miss or error. */
+void tier_looked(struct tier *t, enum upstream_result res, int verified);
+/* What a lookup gave did not verify: delete the object, count it. */
+void tier_corrupt(struct tier *t, const struct buildid *id,
+    enum cache_kind kind, const char *arg, const char *why);
+
+/*
+ * For the admin CLI, blocking: delete every object of build-id id from
+ * cfg's store; *n how many.  0, or -1 with err.
+ */
+int tier_purge(const struct config *cfg, const struct buildid *id, uint64_t *n,
+    char *err, size_t errlen);
+
+/* blob_sink_fn: queue an upload of the blob of k. */
+void tier_sink(void *arg, const struct cache_key *k,
+    const struct blob_info *info);
+
+#endif /* DAEMON_TIER_H */

@@ -1,0 +1,723 @@
+/*
+ * fetchers/store.c: an S3-compatible object store over libcurl multi.
+ *
+ * Lookups go through an upstream set of one (upstream.c), which brings
+ * the deadlines, retries with Range, the breaker and the metrics hooks.
+ * Everything else is a "request" here: one easy handle at a time on a
+ * curlev of our own, reading an upload's body from its file with pread
+ * (so that memory stays one curl buffer whatever the size) and keeping at
+ * most REPLY_MAX bytes of what the store answers.  An upload of part_size
+ * bytes or more is a multipart upload, a chain of requests on one record:
+ * initiate (POST ?uploads=), each part (PUT ?partNumber=N&uploadId=U, the
+ * part's ETag kept), complete (POST ?uploadId=U with the list); a failure
+ * on the way aborts it (DELETE ?uploadId=U) so that no parts linger.
+ * Query parameters are written sorted and escaped, as libcurl 7.88 signs
+ * them as given.
+ */
+#include "fetchers/store.h"
+
+#include <curl/curl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "autoconf.h"
+#include "fetchers/curlev.h"
+
+/* The largest single PUT an S3 store takes. */
+#define SINGLE_PUT_MAX (5ULL << 30)
+/* Bytes of a store's answer body kept (an upload id, an error). */
+#define REPLY_MAX 4096
+#define NAME_MAX_LEN 2048
+
+struct store {
+	struct store_conf c;
+	struct upstream_set *us;
+	struct upstream_conf uc;
+	char *hdr_lines[1];
+	char sigv4[96];
+	char ua[128];
+	struct curlev *cv;
+	struct upstream_observer obs;
+	struct request *reqs; /* running */
+};
+
+enum req_phase {
+	PHASE_ONE, /* a single request: PUT, DELETE or HEAD */
+	PHASE_INIT, /* multipart: initiate */
+	PHASE_PART,
+	PHASE_COMPLETE,
+	PHASE_ABORT,
+};
+
+struct request {
+	struct store *st;
+	struct request *prev, *next;
+	CURL *easy;
+	struct curl_slist *hdrs;
+	enum req_phase phase;
+	char name[NAME_MAX_LEN]; /* escaped */
+	int fd; /* an upload's file, or -1 */
+	uint64_t size; /* of the whole upload */
+	uint64_t off, end; /* of the body being sent */
+	char *meta; /* x-amz-meta-* lines of an upload, "\n"-separated */
+	char upload_id[512]; /* escaped */
+	char **etags; /* per part */
+	unsigned parts, part; /* part counts from 1 */
+	char *body; /* the complete request's */
+	char *reply; /* NUL-terminated */
+	size_t replylen, replymax;
+	store_list_fn listed; /* a listing's, instead of done */
+	char etag[128]; /* of the part being sent */
+	int ok_404; /* a deletion: gone is done */
+	int failed; /* an abort after this failure */
+	long status;
+	char why[160];
+	store_done_fn done;
+	void *arg;
+};
+
+static void req_next(struct request *r);
+static void list_end(struct request *r, int ok);
+
+int
+store_escape(const char *s, int keep_slash, char *out, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t o = 0;
+
+	for (; *s != '\0'; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		    (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+		    c == '_' || c == '~' || (keep_slash && c == '/')) {
+			if (o + 1 >= len)
+				return -1;
+			out[o++] = (char)c;
+		} else {
+			if (o + 3 >= len)
+				return -1;
+			out[o++] = '%';
+			out[o++] = hex[c >> 4];
+			out[o++] = hex[c & 15];
+		}
+	}
+	if (o >= len)
+		return -1;
+	out[o] = '\0';
+	return 0;
+}
+
+/* ------------------------------------------------------------ requests */
+
+static void
+req_free(struct request *r)
+{
+	unsigned i;
+
+	if (r->easy != NULL) {
+		curlev_remove(r->st->cv, r->easy);
+		curl_easy_cleanup(r->easy);
+	}
+	curl_slist_free_all(r->hdrs);
+	if (r->prev != NULL)
+		r->prev->next = r->next;
+	else
+		r->st->reqs = r->next;
+	if (r->next != NULL)
+		r->next->prev = r->prev;
+	if (r->fd != -1)
+		close(r->fd);
+	for (i = 0; r->etags != NULL && i < r->parts; i++)
+		free(r->etags[i]);
+	free(r->etags);
+	free(r->meta);
+	free(r->body);
+	free(r->reply);
+	free(r);
+}
+
+/*
+ * A listing's answer: every <Key> of the reply (keys come escaped as XML;
+ * ours have no character XML escapes) to the asker.
+ */
+static void
+list_end(struct request *r, int ok)
+{
+	const char *p = r->reply, *b, *e;
+	char **keys = NULL, **v;
+	size_t n = 0, i;
+
+	while (ok && (b = strstr(p, "<Key>")) != NULL &&
+	    (e = strstr(b, "</Key>")) != NULL) {
+		b += 5;
+		if ((v = realloc(keys, (n + 1) * sizeof(*v))) == NULL ||
+		    (v[n] = strndup(b, (size_t)(e - b))) == NULL) {
+			keys = v != NULL ? v : keys;
+			ok = 0;
+			snprintf(r->why, sizeof(r->why), "out of memory");
+			break;
+		}
+		keys = v;
+		n++;
+		p = e;
+	}
+	if (ok && strstr(r->reply, "<IsTruncated>true") != NULL) {
+		ok = 0;
+		snprintf(r->why, sizeof(r->why),
+		    "%s: more than one page of objects", r->st->c.name);
+	}
+	r->listed(r->arg, ok, (const char *const *)keys, ok ? n : 0, r->why);
+	for (i = 0; i < n; i++)
+		free(keys[i]);
+	free(keys);
+}
+
+/* The end of the whole request: tell the asker, feed the breaker. */
+static void
+req_end(struct request *r, int ok)
+{
+	struct store *st = r->st;
+
+	upstream_outcome(st->us, 0, ok || r->status == 404,
+	    r->status == 0       ? UPSTREAM_ERR_CONNECT
+		: r->status >= 1 ? UPSTREAM_ERR_HTTP
+				 : UPSTREAM_ERR_TRANSFER);
+	if (r->listed != NULL)
+		list_end(r, ok);
+	else if (r->done != NULL)
+		r->done(r->arg, ok, r->status, r->why);
+	req_free(r);
+}
+
+static size_t
+req_read_cb(char *buf, size_t size, size_t n, void *arg)
+{
+	struct request *r = arg;
+	size_t want = size * n;
+	ssize_t got;
+
+	if (r->off >= r->end)
+		return 0;
+	if (want > r->end - r->off)
+		want = (size_t)(r->end - r->off);
+	got = pread(r->fd, buf, want, (off_t)r->off);
+	if (got <= 0)
+		return CURL_READFUNC_ABORT;
+	r->off += (uint64_t)got;
+	return (size_t)got;
+}
+
+static size_t
+req_write_cb(char *p, size_t size, size_t n, void *arg)
+{
+	struct request *r = arg;
+	size_t len = size * n, take = r->replymax - r->replylen;
+
+	if (take > len)
+		take = len;
+	memcpy(r->reply + r->replylen, p, take);
+	r->replylen += take;
+	r->reply[r->replylen] = '\0';
+	return len;
+}
+
+static size_t
+req_header_cb(char *p, size_t size, size_t n, void *arg)
+{
+	struct request *r = arg;
+	size_t len = size * n, v;
+
+	if (len > 5 && strncasecmp(p, "etag:", 5) == 0) {
+		for (v = 5; v < len && (p[v] == ' ' || p[v] == '\t'); v++)
+			continue;
+		snprintf(r->etag, sizeof(r->etag), "%.*s", (int)(len - v),
+		    p + v);
+		r->etag[strcspn(r->etag, "\r\n")] = '\0';
+	}
+	return len;
+}
+
+/* The text between <tag> and </tag> in s, into out; -1 when none. */
+static int
+xml_value(const char *s, const char *tag, char *out, size_t len)
+{
+	char open[64], close[64];
+	const char *b, *e;
+
+	snprintf(open, sizeof(open), "<%s>", tag);
+	snprintf(close, sizeof(close), "</%s>", tag);
+	if ((b = strstr(s, open)) == NULL)
+		return -1;
+	b += strlen(open);
+	if ((e = strstr(b, close)) == NULL || (size_t)(e - b) >= len)
+		return -1;
+	memcpy(out, b, (size_t)(e - b));
+	out[e - b] = '\0';
+	return 0;
+}
+
+static void req_done_cb(CURL *easy, CURLcode rc, void *arg);
+
+/*
+ * Start r's next transfer: method on url/NAME?query, sending body bytes
+ * [off, end) of r->fd when upload, or the string body.  -1 on failure.
+ */
+static int
+req_start(struct request *r, const char *method, const char *query, int upload,
+    const char *body)
+{
+	struct store *st = r->st;
+	const char *m;
+	char url[4096], line[1200];
+	size_t i;
+	CURL *e;
+
+	snprintf(url, sizeof(url), "%s%s%s%s%s", st->c.url,
+	    r->name[0] != '\0' ? "/" : "", r->name, query[0] != '\0' ? "?" : "",
+	    query);
+	if ((e = r->easy = curl_easy_init()) == NULL)
+		return -1;
+	r->hdrs =
+	    curl_slist_append(NULL, "x-amz-content-sha256: UNSIGNED-PAYLOAD");
+	/* Metadata goes with the object's first request. */
+	if (r->meta != NULL &&
+	    (r->phase == PHASE_ONE || r->phase == PHASE_INIT))
+		for (m = r->meta; *m != '\0'; m += i + 1) {
+			i = strcspn(m, "\n");
+			snprintf(line, sizeof(line), "%.*s", (int)i, m);
+			r->hdrs = curl_slist_append(r->hdrs, line);
+			if (m[i] == '\0')
+				break;
+		}
+	r->replylen = 0;
+	r->reply[0] = '\0';
+	r->etag[0] = '\0';
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, r->hdrs);
+	curl_easy_setopt(e, CURLOPT_USERAGENT, st->ua);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(e, CURLOPT_PROTOCOLS_STR, "http,https");
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, (long)st->c.timeout);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT, (long)st->c.transfer_timeout);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, req_write_cb);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, req_header_cb);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, r);
+	upstream_sign(e, &st->uc);
+	if (st->c.proxy != NULL)
+		curl_easy_setopt(e, CURLOPT_PROXY, st->c.proxy);
+	if (st->c.ca_file != NULL)
+		curl_easy_setopt(e, CURLOPT_CAINFO, st->c.ca_file);
+	if (upload) {
+		curl_easy_setopt(e, CURLOPT_UPLOAD, 1L);
+		curl_easy_setopt(e, CURLOPT_READFUNCTION, req_read_cb);
+		curl_easy_setopt(e, CURLOPT_READDATA, r);
+		curl_easy_setopt(e, CURLOPT_INFILESIZE_LARGE,
+		    (curl_off_t)(r->end - r->off));
+		curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, 256L * 1024);
+	} else if (body != NULL) {
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
+	} else if (strcmp(method, "HEAD") == 0) {
+		curl_easy_setopt(e, CURLOPT_NOBODY, 1L);
+	} else if (strcmp(method, "POST") == 0) {
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, "");
+	}
+	if (!upload && strcmp(method, "GET") != 0 &&
+	    strcmp(method, "HEAD") != 0)
+		curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+	if (curlev_add(st->cv, e, req_done_cb, r) == -1) {
+		curl_easy_cleanup(e);
+		r->easy = NULL;
+		return -1;
+	}
+	if (st->obs.request != NULL)
+		st->obs.request(0);
+	return 0;
+}
+
+/* r's transfer ended with rc: judge it, then go on with the next. */
+static void
+req_done_cb(CURL *easy, CURLcode rc, void *arg)
+{
+	struct request *r = arg;
+	long code = 0;
+
+	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
+	curl_easy_cleanup(easy);
+	r->easy = NULL;
+	curl_slist_free_all(r->hdrs);
+	r->hdrs = NULL;
+	r->status = code;
+	if (rc != CURLE_OK) {
+		snprintf(r->why, sizeof(r->why), "%s: %s", r->st->c.name,
+		    curl_easy_strerror(rc));
+		r->status = 0;
+	} else if (code / 100 != 2 && !(code == 404 && r->ok_404)) {
+		char err[64] = "";
+
+		xml_value(r->reply, "Code", err, sizeof(err));
+		snprintf(r->why, sizeof(r->why), "%s: HTTP %ld%s%s",
+		    r->st->c.name, code, err[0] != '\0' ? " " : "", err);
+	} else if (r->phase == PHASE_COMPLETE &&
+	    strstr(r->reply, "<Error>") != NULL) {
+		/* S3 may say 200 and fail in the body. */
+		snprintf(r->why, sizeof(r->why),
+		    "%s: completing the upload "
+		    "failed",
+		    r->st->c.name);
+		r->status = 500;
+	} else {
+		r->why[0] = '\0';
+	}
+	req_next(r);
+}
+
+/* The byte range of part r->part into r->off and r->end. */
+static void
+part_range(struct request *r)
+{
+	r->off = (uint64_t)(r->part - 1) * r->st->c.part_size;
+	r->end = r->off + r->st->c.part_size;
+	if (r->end > r->size)
+		r->end = r->size;
+}
+
+static int
+start_part(struct request *r)
+{
+	char q[600];
+
+	part_range(r);
+	snprintf(q, sizeof(q), "partNumber=%u&uploadId=%s", r->part,
+	    r->upload_id);
+	return req_start(r, "PUT", q, 1, NULL);
+}
+
+static int
+start_complete(struct request *r)
+{
+	size_t len = 64, o;
+	unsigned i;
+	char q[600];
+
+	for (i = 0; i < r->parts; i++)
+		len += 80 + strlen(r->etags[i]);
+	if ((r->body = malloc(len)) == NULL)
+		return -1;
+	o = (size_t)snprintf(r->body, len, "<CompleteMultipartUpload>");
+	for (i = 0; i < r->parts; i++)
+		o += (size_t)snprintf(r->body + o, len - o,
+		    "<Part><PartNumber>%u</PartNumber><ETag>%s</ETag></Part>",
+		    i + 1, r->etags[i]);
+	snprintf(r->body + o, len - o, "</CompleteMultipartUpload>");
+	snprintf(q, sizeof(q), "uploadId=%s", r->upload_id);
+	return req_start(r, "POST", q, 0, r->body);
+}
+
+/* After a transfer of r: the next one, or the end. */
+static void
+req_next(struct request *r)
+{
+	int ok = r->why[0] == '\0';
+	char id[400], q[600];
+
+	switch (r->phase) {
+	case PHASE_ONE:
+		req_end(r, ok);
+		return;
+	case PHASE_ABORT:
+		req_end(r, 0);
+		return;
+	case PHASE_INIT:
+		if (ok &&
+		    (xml_value(r->reply, "UploadId", id, sizeof(id)) == -1 ||
+			store_escape(id, 0, r->upload_id,
+			    sizeof(r->upload_id)) == -1)) {
+			snprintf(r->why, sizeof(r->why),
+			    "%s: no usable UploadId", r->st->c.name);
+			ok = 0;
+		}
+		if (!ok) {
+			req_end(r, 0);
+			return;
+		}
+		r->phase = PHASE_PART;
+		r->part = 1;
+		if (start_part(r) == 0)
+			return;
+		break;
+	case PHASE_PART:
+		if (ok && (r->etags[r->part - 1] = strdup(r->etag)) != NULL &&
+		    r->etag[0] != '\0') {
+			if (r->part < r->parts) {
+				r->part++;
+				if (start_part(r) == 0)
+					return;
+			} else {
+				r->phase = PHASE_COMPLETE;
+				if (start_complete(r) == 0)
+					return;
+			}
+		}
+		break;
+	case PHASE_COMPLETE:
+		if (ok) {
+			req_end(r, 1);
+			return;
+		}
+		break;
+	}
+	/* A multipart upload failed on the way: abort it. */
+	if (r->why[0] == '\0')
+		snprintf(r->why, sizeof(r->why), "%s: multipart upload failed",
+		    r->st->c.name);
+	r->phase = PHASE_ABORT;
+	snprintf(q, sizeof(q), "uploadId=%s", r->upload_id);
+	if (req_start(r, "DELETE", q, 0, NULL) == -1)
+		req_end(r, 0);
+}
+
+static struct request *
+req_new(struct store *st, const char *name, store_done_fn done, void *arg)
+{
+	struct request *r;
+
+	if ((r = calloc(1, sizeof(*r))) == NULL)
+		return NULL;
+	r->replymax = REPLY_MAX;
+	if ((r->reply = malloc(r->replymax + 1)) == NULL) {
+		free(r);
+		return NULL;
+	}
+	r->st = st;
+	r->fd = -1;
+	r->done = done;
+	r->arg = arg;
+	if (store_escape(name, 1, r->name, sizeof(r->name)) == -1) {
+		free(r->reply);
+		free(r);
+		return NULL;
+	}
+	r->next = st->reqs;
+	if (st->reqs != NULL)
+		st->reqs->prev = r;
+	st->reqs = r;
+	return r;
+}
+
+/* The x-amz-meta-* lines of an upload, "\n"-separated; NULL: no memory. */
+static char *
+meta_lines(const char *headers, size_t len, int64_t mtime)
+{
+	char date[64], *out, *o;
+	const char *p = headers, *end = headers + len, *eol;
+	struct tm tm;
+	time_t t = (time_t)mtime;
+
+	if ((out = malloc(2 * len + 128)) == NULL)
+		return NULL;
+	o = out;
+	gmtime_r(&t, &tm);
+	strftime(date, sizeof(date), "%a, %d %b %Y %H:%M:%S GMT", &tm);
+	o += sprintf(o, "x-amz-meta-last-modified: %s", date);
+	for (; p < end; p = eol + 2) {
+		if ((eol = memmem(p, (size_t)(end - p), "\r\n", 2)) == NULL)
+			break;
+		o += sprintf(o, "\nx-amz-meta-%.*s", (int)(eol - p), p);
+	}
+	*o = '\0';
+	return out;
+}
+
+int
+store_put(struct store *st, const char *name, int fd, uint64_t size,
+    const char *headers, size_t headers_len, int64_t mtime, store_done_fn done,
+    void *arg)
+{
+	struct request *r;
+
+	if ((r = req_new(st, name, done, arg)) == NULL) {
+		close(fd);
+		return -1;
+	}
+	r->fd = fd;
+	r->size = size;
+	if ((r->meta = meta_lines(headers, headers_len, mtime)) == NULL)
+		goto fail;
+	if (size >= st->c.part_size || size > SINGLE_PUT_MAX) {
+		r->parts =
+		    (unsigned)((size + st->c.part_size - 1) / st->c.part_size);
+		if ((r->etags = calloc(r->parts, sizeof(char *))) == NULL)
+			goto fail;
+		r->phase = PHASE_INIT;
+		if (req_start(r, "POST", "uploads=", 0, NULL) == -1)
+			goto fail;
+		return 0;
+	}
+	r->phase = PHASE_ONE;
+	r->off = 0;
+	r->end = size;
+	if (req_start(r, "PUT", "", 1, NULL) == -1)
+		goto fail;
+	return 0;
+fail:
+	r->done = NULL;
+	req_free(r);
+	return -1;
+}
+
+int
+store_delete(struct store *st, const char *name, store_done_fn done, void *arg)
+{
+	struct request *r;
+
+	if ((r = req_new(st, name, done, arg)) == NULL)
+		return -1;
+	r->ok_404 = 1;
+	if (req_start(r, "DELETE", "", 0, NULL) == -1) {
+		req_free(r);
+		return -1;
+	}
+	return 0;
+}
+
+int
+store_check(struct store *st, store_done_fn done, void *arg)
+{
+	struct request *r;
+
+	if ((r = req_new(st, "", done, arg)) == NULL)
+		return -1;
+	if (req_start(r, "HEAD", "", 0, NULL) == -1) {
+		req_free(r);
+		return -1;
+	}
+	return 0;
+}
+
+int
+store_list(struct store *st, const char *prefix, store_list_fn done, void *arg)
+{
+	struct request *r;
+	char q[NAME_MAX_LEN + 64], *big;
+
+	if ((r = req_new(st, "", NULL, arg)) == NULL)
+		return -1;
+	r->listed = done;
+	/* A page is 1000 keys at most, each well under 1 KiB of XML. */
+	r->replymax = 1U << 20;
+	if ((big = realloc(r->reply, r->replymax + 1)) == NULL)
+		goto fail;
+	r->reply = big;
+	memcpy(q, "list-type=2&prefix=", 19);
+	if (store_escape(prefix, 0, q + 19, sizeof(q) - 19) == -1 ||
+	    req_start(r, "GET", q, 0, NULL) == -1)
+		goto fail;
+	return 0;
+fail:
+	r->listed = NULL;
+	req_free(r);
+	return -1;
+}
+
+/* ------------------------------------------------------------- lookups */
+
+struct upstream_fetch *
+store_get(struct store *st, const char *name, uint64_t max_size,
+    const struct upstream_sink *sink, void *arg, enum upstream_result *res)
+{
+	char path[NAME_MAX_LEN + 1];
+
+	path[0] = '/';
+	if (store_escape(name, 1, path + 1, sizeof(path) - 1) == -1) {
+		*res = UPSTREAM_FAILED;
+		return NULL;
+	}
+	return upstream_fetch(st->us, path, NULL, NULL, NULL, 0, max_size, sink,
+	    arg, res);
+}
+
+int
+store_usable(const struct store *st)
+{
+	return upstream_usable(st->us, 0);
+}
+
+/* ----------------------------------------------------------------- set */
+
+struct store *
+store_new(const struct store_conf *sc, struct event_base *base,
+    const struct upstream_observer *obs, char *err, size_t errlen)
+{
+	struct upstream_opts o;
+	struct store *st;
+
+	if ((st = calloc(1, sizeof(*st))) == NULL)
+		goto nomem;
+	st->c = *sc;
+	if (obs != NULL)
+		st->obs = *obs;
+	snprintf(st->sigv4, sizeof(st->sigv4), "aws:amz:%s:s3", sc->region);
+	snprintf(st->ua, sizeof(st->ua), "%s",
+	    sc->user_agent != NULL ? sc->user_agent
+				   : PACKAGE_NAME "/" PACKAGE_VERSION);
+	st->hdr_lines[0] = "x-amz-content-sha256: UNSIGNED-PAYLOAD";
+	st->uc = (struct upstream_conf){
+		.url = sc->url,
+		.name = sc->name,
+		.enabled = 1,
+		.connect_timeout = sc->timeout,
+		.first_byte_timeout = sc->timeout,
+		.min_rate = sc->min_rate,
+		.headers = st->hdr_lines,
+		.nheaders = 1,
+		.aws_sigv4 = st->sigv4,
+		.user = sc->access_key,
+		.password = sc->secret_key,
+	};
+	memset(&o, 0, sizeof(o));
+	o.upstreams = &st->uc;
+	o.n = 1;
+	o.stall_timeout = sc->stall_timeout;
+	o.timeout = sc->transfer_timeout;
+	o.retries = sc->retries;
+	o.breaker_failures = sc->breaker_failures;
+	o.breaker_backoff = sc->breaker_backoff;
+	o.breaker_backoff_max = sc->breaker_backoff_max;
+	o.redirects = UPSTREAM_REDIRECTS_NONE;
+	o.proxy = sc->proxy;
+	o.ca_file = sc->ca_file;
+	o.user_agent = sc->user_agent;
+	o.now_ns = sc->now_ns;
+	if ((st->cv = curlev_new(base)) == NULL)
+		goto nomem;
+	if ((st->us = upstream_set_new(&o, base, obs, err, errlen)) == NULL) {
+		store_free(st);
+		return NULL;
+	}
+	return st;
+nomem:
+	snprintf(err, errlen, "store: out of memory");
+	store_free(st);
+	return NULL;
+}
+
+void
+store_free(struct store *st)
+{
+	if (st == NULL)
+		return;
+	while (st->reqs != NULL) {
+		st->reqs->done = NULL;
+		req_free(st->reqs);
+	}
+	upstream_set_free(st->us);
+	curlev_free(st->cv);
+	free(st);
+}

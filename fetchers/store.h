@@ -1,0 +1,104 @@
+/*
+ * fetchers/store.h: an S3-compatible object store, through libcurl.
+ *
+ * Lookups are fetches of the upstream machinery (fetchers/upstream.h) with
+ * one upstream, the store: signed with SigV4 (CURLOPT_AWS_SIGV4), their
+ * X-DEBUGINFOD-* lines read from the object's metadata, their head due
+ * within the store's timeout, and one breaker.  Uploads, deletions and
+ * the credentials check are transfers of their own on the same loop, and
+ * count in that breaker too.  An upload of part_size bytes or more (and of
+ * anything over 5 GiB, the largest single PUT) goes in parts (multipart
+ * upload), one part at a time.
+ *
+ * Object names are keys without a leading '/', made only of unreserved
+ * characters and '/', so that what libcurl 7.88 signs (the path as given,
+ * see ../shared/s3lab/REPORT.md) is what the store canonicalises.  Every
+ * request says x-amz-content-sha256: UNSIGNED-PAYLOAD, which that libcurl
+ * does not add itself.  Uploads give their length: radosgw refuses
+ * chunked ones.
+ *
+ * Everything runs on the thread of the event base given to store_new.
+ */
+#ifndef FETCHERS_STORE_H
+#define FETCHERS_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "fetchers/upstream.h"
+
+struct event_base;
+struct store;
+
+struct store_conf {
+	const char *url; /* objects are url/NAME; no trailing '/' */
+	const char *name; /* how the store is shown; never a secret */
+	const char *region;
+	const char *access_key;
+	const char *secret_key;
+	unsigned timeout; /* seconds to connect, and to a lookup's head */
+	uint64_t part_size; /* multipart from this size, in parts this big */
+	/* As for the upstreams (fetchers/upstream.h). */
+	unsigned transfer_timeout; /* seconds of a whole transfer */
+	unsigned stall_timeout;
+	unsigned min_rate;
+	unsigned retries;
+	unsigned breaker_failures;
+	unsigned breaker_backoff;
+	unsigned breaker_backoff_max;
+	const char *proxy;
+	const char *ca_file;
+	const char *user_agent;
+	int64_t (*now_ns)(void);
+};
+
+/* The end of an upload, a deletion or a check: ok, else why. */
+typedef void (*store_done_fn)(void *arg, int ok, long status, const char *why);
+
+/* obs as for upstreams, with the store as upstream 0. */
+struct store *store_new(const struct store_conf *sc, struct event_base *base,
+    const struct upstream_observer *obs, char *err, size_t errlen);
+/* Ends every transfer; their done callbacks do not run. */
+void store_free(struct store *st);
+
+/* 1 while the breaker lets requests through. */
+int store_usable(const struct store *st);
+
+/*
+ * Look name up: a fetch as upstream_fetch's (NOTFOUND when the object is
+ * not there; FAILED at once when the breaker is open), cancelled with
+ * upstream_cancel.  The head's headers are the object's X-DEBUGINFOD-*
+ * metadata, its mtime the original Last-Modified.
+ */
+struct upstream_fetch *store_get(struct store *st, const char *name,
+    uint64_t max_size, const struct upstream_sink *sink, void *arg,
+    enum upstream_result *res);
+
+/*
+ * Upload size bytes of fd (which the store owns from now on, and closes)
+ * as name, with headers ("Name: value\r\n" X-DEBUGINFOD-* lines) and
+ * mtime (unix s) as metadata.  0, or -1 when it cannot start (done will
+ * not run).
+ */
+int store_put(struct store *st, const char *name, int fd, uint64_t size,
+    const char *headers, size_t headers_len, int64_t mtime, store_done_fn done,
+    void *arg);
+/* Delete name (a 404 counts as done). */
+int store_delete(struct store *st, const char *name, store_done_fn done,
+    void *arg);
+/* The keys under prefix (one page: 1000 at most), or !ok and why. */
+typedef void (*store_list_fn)(void *arg, int ok, const char *const *keys,
+    size_t n, const char *why);
+int store_list(struct store *st, const char *prefix, store_list_fn done,
+    void *arg);
+/* Check that the bucket answers the credentials (a signed HEAD). */
+int store_check(struct store *st, store_done_fn done, void *arg);
+
+/*
+ * Object-name escaping for the store's URLs: each byte of s but
+ * A-Z a-z 0-9 - . _ ~ (and '/' when keep_slash) as %XX.  -1 when out
+ * does not hold it.
+ */
+int store_escape(const char *s, int keep_slash, char *out, size_t len);
+
+#endif /* FETCHERS_STORE_H */
