@@ -522,6 +522,24 @@ put_seconds(FILE *fp, uint64_t us)
 	fprintf(fp, ".%s", frac);
 }
 
+/*
+ * One line per result of the store's counter name: counts[i] is
+ * store_counts[first + i].
+ */
+static void
+put_store_results(FILE *fp, const char *name, const char *const *results,
+    size_t n, size_t first)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		fprintf(fp, "%s{store=\"", name);
+		put_label(fp, store_name);
+		fprintf(fp, "\",result=\"%s\"} %llu\n", results[i],
+		    (unsigned long long)get(&store_counts[first + i]));
+	}
+}
+
 /* The object store's lines, when there is one. */
 static void
 render_store(FILE *fp)
@@ -529,29 +547,18 @@ render_store(FILE *fp)
 	static const char *const lookups[] = { "hit", "miss", "error" };
 	static const char *const upload_results[] = { "queued", "done",
 		"failed", "dropped" };
-	size_t i;
 
 	if (store_name == NULL)
 		return;
 	put_header(fp, "dbgmirror_store_lookups_total", "counter",
 	    "Lookups in the shared object store, by result.");
-	for (i = 0; i < 3; i++) {
-		fprintf(fp, "dbgmirror_store_lookups_total{store=\"");
-		put_label(fp, store_name);
-		fprintf(fp, "\",result=\"%s\"} %llu\n", lookups[i],
-		    (unsigned long long)get(
-			&store_counts[METRICS_STORE_HIT + i]));
-	}
+	put_store_results(fp, "dbgmirror_store_lookups_total", lookups, 3,
+	    METRICS_STORE_HIT);
 	put_header(fp, "dbgmirror_store_uploads_total", "counter",
 	    "Uploads to the object store: queued, then done, failed or "
 	    "dropped (queue full, store down or slow).");
-	for (i = 0; i < 4; i++) {
-		fprintf(fp, "dbgmirror_store_uploads_total{store=\"");
-		put_label(fp, store_name);
-		fprintf(fp, "\",result=\"%s\"} %llu\n", upload_results[i],
-		    (unsigned long long)get(
-			&store_counts[METRICS_STORE_QUEUED + i]));
-	}
+	put_store_results(fp, "dbgmirror_store_uploads_total", upload_results,
+	    4, METRICS_STORE_QUEUED);
 	put_single(fp, "dbgmirror_store_corrupt_objects_total", "counter",
 	    "Objects in the store whose bytes did not verify: deleted, never "
 	    "served.",

@@ -95,6 +95,26 @@ diag() {
 	echo "# $*"
 }
 
+# as_nobody_or_skip [TOOL]: end the script with one skipped check unless it
+# runs as root (to start daemons as nobody), TOOL (if named) is installed,
+# and nobody can reach $T (which it opens to others).
+as_nobody_or_skip() {
+	local why=
+	if [ "$(id -u)" -ne 0 ] || ! id nobody >/dev/null 2>&1; then
+		why="needs root and the user nobody"
+	elif [ -n "${1:-}" ] && ! command -v "$1" >/dev/null; then
+		why="needs $1"
+	else
+		chmod 755 "$T"
+		setpriv --reuid=nobody --regid=nogroup --clear-groups \
+		    test -x "$T" ||
+		    why="nobody cannot reach $T (TMPDIR must be open to others)"
+	fi
+	[ -z "$why" ] && return 0
+	skip "$why"
+	done_testing
+}
+
 # The plan; failures are already "not ok" lines, so the exit status stays 0
 # and the harness counts each failure once.
 done_testing() {

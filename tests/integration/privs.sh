@@ -7,18 +7,8 @@
 # hook) is refused and reported, and the daemon carries on.
 . "$top_srcdir/tests/integration/lib.sh"
 
-if [ "$(id -u)" -ne 0 ] || ! id nobody >/dev/null 2>&1; then
-	skip "needs root and the user nobody"
-	done_testing
-	exit 0
-fi
 # The daemon, as nobody, must reach its cache and scan trees in $T.
-chmod 755 "$T"
-if ! setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$T"; then
-	skip "nobody cannot reach $T (TMPDIR must be open to others)"
-	done_testing
-	exit 0
-fi
+as_nobody_or_skip
 
 # ----------------------------------------------------- root refuses root
 

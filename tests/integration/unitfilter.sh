@@ -6,17 +6,7 @@
 # fill, reload and stop, and log no refused call of its own.
 . "$top_srcdir/tests/integration/lib.sh"
 
-if [ "$(id -u)" -ne 0 ] || ! command -v systemd-analyze >/dev/null; then
-	skip "needs root (to become nobody) and systemd-analyze"
-	done_testing
-	exit 0
-fi
-chmod 755 "$T"
-if ! setpriv --reuid=nobody --regid=nogroup --clear-groups test -x "$T"; then
-	skip "nobody cannot reach $T (TMPDIR must be open to others)"
-	done_testing
-	exit 0
-fi
+as_nobody_or_skip systemd-analyze
 
 unit=$top_builddir/packaging/systemd/dbgmirrord.service
 ok "$([ -f "$unit" ] && echo 0 || echo 1)" "the unit is built"
