@@ -253,7 +253,8 @@ tier_sink(void *arg, const struct cache_key *k, const struct blob_info *info)
 	u->size = info->size;
 	u->mtime = info->mtime;
 	u->headers_len = info->headers_len;
-	memcpy(u->headers, info->headers, info->headers_len);
+	if (info->headers_len > 0) /* an upload's are NULL */
+		memcpy(u->headers, info->headers, info->headers_len);
 	u->headers[info->headers_len] = '\0';
 	if (tier_object(t, &info->id, info->kind, info->arg, u->name,
 		sizeof(u->name)) == -1) {
