@@ -13,6 +13,10 @@
  *   STEP_PACKAGE   a member of an indexed package: a fill; a section's
  *                  whole file is filled into the cache, then the request
  *                  goes back to STEP_CACHE to cut it
+ *   STEP_REPO      a debuginfo a remote repository's index maps to a
+ *                  package: the request joins the package's download
+ *                  (daemon/repo.h), then goes back to STEP_PACKAGE, where
+ *                  the downloaded package is indexed
  *   STEP_NEGATIVE  a remembered miss or failure
  *   STEP_UPSTREAM  the upstream debuginfods: a fill
  *   STEP_END       every source said no: 404
@@ -68,6 +72,7 @@
 #include "daemon/metrics.h"
 #include "daemon/misses.h"
 #include "daemon/pool.h"
+#include "daemon/repo.h"
 #include "daemon/route.h"
 #include "daemon/scan.h"
 #include "indexer/elf.h"
@@ -87,6 +92,7 @@ enum step {
 	STEP_LOCAL,
 	STEP_CACHE,
 	STEP_PACKAGE,
+	STEP_REPO,
 	STEP_NEGATIVE,
 	STEP_UPSTREAM,
 	STEP_END,
@@ -114,6 +120,7 @@ struct rq {
 	enum step step;
 	unsigned filled; /* ELF_KIND_* whole files package fills brought */
 	int cut_tried; /* STEP_CACHE: cached whole files had no section */
+	int repo_tried; /* STEP_REPO: a download came back for it */
 	int in_txn; /* th->rd's read transaction is ours */
 	int kept; /* on the heap */
 	/* A worker's outcome. */
@@ -126,6 +133,7 @@ struct rq {
 static enum src local_lookup(struct rq *rq);
 static enum src cache_lookup(struct rq *rq);
 static enum src package_lookup(struct rq *rq);
+static enum src repo_lookup(struct rq *rq);
 static enum src negative_lookup(struct rq *rq);
 static enum src upstream_lookup(struct rq *rq);
 
@@ -137,6 +145,7 @@ static const struct source {
 	[STEP_LOCAL] = { "local", local_lookup },
 	[STEP_CACHE] = { "cache", cache_lookup },
 	[STEP_PACKAGE] = { "package", package_lookup },
+	[STEP_REPO] = { "repo", repo_lookup },
 	[STEP_NEGATIVE] = { "negative", negative_lookup },
 	[STEP_UPSTREAM] = { "upstream", upstream_lookup },
 };
@@ -737,6 +746,7 @@ struct waiter {
 	int joined; /* another request started the fill */
 	int streaming; /* the head is out */
 	int whole; /* a section's whole file: back to STEP_CACHE when in */
+	int repo; /* a package download: back to STEP_PACKAGE when in */
 };
 
 static void
@@ -853,6 +863,36 @@ waiter_over_limit(struct waiter *w, const struct flight_view *v)
 }
 
 /*
+ * A package download moved on: once it is in (downloaded, checked,
+ * indexed), the package step has the member; a failure is a 502 with
+ * the error-ttl the download left.
+ */
+static void
+waiter_check_repo(struct waiter *w, const struct flight_view *v)
+{
+	struct rq *rq = w->rq;
+
+	switch (v->state) {
+	case FLIGHT_READY:
+		rq->repo_tried = 1;
+		waiter_rerun(w, STEP_PACKAGE);
+		return;
+	case FLIGHT_WAITING:
+	case FLIGHT_STREAMING:
+		return;
+	default:
+		conn_set_result(rq->c, "ERROR", "repo");
+		metrics_request(metrics_endpoint_of(rq->rt->endpoint),
+		    METRICS_ERROR);
+		conn_send_retry(rq->c,
+		    rq->rt->endpoint == ROUTE_SECTION ? 503 : 502,
+		    v->why != NULL ? v->why : "repository download failed",
+		    rq->th->d->cfg->error_ttl);
+		return;
+	}
+}
+
+/*
  * The flight moved on.  Before the head: wait, answer the end, or start
  * streaming.  The exchange's end releases the waiter (conn_on_end), so w is
  * not touched after an answer.
@@ -870,6 +910,10 @@ waiter_check(struct waiter *w)
 		return;
 	}
 	flight_view(w->f, &v);
+	if (w->repo) {
+		waiter_check_repo(w, &v);
+		return;
+	}
 	if ((v.state == FLIGHT_WAITING || v.state == FLIGHT_STREAMING ||
 		v.state == FLIGHT_TOOBIG) &&
 	    waiter_over_limit(w, &v)) {
@@ -1126,6 +1170,40 @@ await_fill(struct rq *rq, const struct route *rt, const struct pkg_found *pf)
 	return SRC_PENDING;
 }
 
+/* Wait for f, a package download (repos_join), as a waiter of rq. */
+static enum src
+await_repo(struct rq *rq, struct flight *f)
+{
+	struct waiter *wt;
+	struct rq *kept;
+
+	rq_txn_end(rq);
+	if ((wt = calloc(1, sizeof(*wt))) == NULL ||
+	    (wt->ev = event_new(conn_base(rq->c), -1, 0, waiter_event_cb,
+		 wt)) == NULL ||
+	    (kept = rq_keep(rq)) == NULL) {
+		if (wt != NULL && wt->ev != NULL)
+			event_free(wt->ev);
+		free(wt);
+		flight_unref(f);
+		return rq_error(rq, 503, "ERROR", "out of memory");
+	}
+	wt->rq = kept;
+	wt->f = f;
+	wt->repo = 1;
+	conn_wait(kept->c);
+	conn_on_end(kept->c, waiter_release, wt);
+	if (flight_watch(f, waiter_wake, wt) == -1) {
+		conn_set_result(kept->c, "ERROR", "-");
+		metrics_request(metrics_endpoint_of(kept->rt->endpoint),
+		    METRICS_ERROR);
+		conn_send_error(kept->c, 503, "out of memory");
+		return SRC_PENDING;
+	}
+	waiter_check(wt);
+	return SRC_PENDING;
+}
+
 /* ------------------------------------------------------------ packages */
 
 static int
@@ -1200,6 +1278,48 @@ package_lookup(struct rq *rq)
 	whole.arg[0] = '\0';
 	rq->filled |= pf.kinds;
 	return await_fill(rq, &whole, &pf);
+}
+
+/* ------------------------------------------------ remote repositories */
+
+/*
+ * A debuginfo (or a section, cut from one) that a repository's index maps
+ * to a package not downloaded yet: join its download.  Once a download
+ * came back for the request, the package step had its chance.
+ */
+static enum src
+repo_lookup(struct rq *rq)
+{
+	struct repos *rs = rq->th->d->repos;
+	struct repos_hit hit;
+	struct flight *f;
+	unsigned retry = 0;
+	int rc;
+
+	if (rs == NULL || repos_count(rs) == 0 || rq->repo_tried ||
+	    (rq->rt->endpoint != ROUTE_DEBUGINFO &&
+		rq->rt->endpoint != ROUTE_SECTION))
+		return SRC_ABSENT;
+	if (rq_txn(rq) == -1)
+		return rq_error(rq, 503, "ERROR", "index unavailable");
+	rc = repos_find(rs, rq->th->rd, &rq->rt->id, &hit, &retry);
+	if (rc == 0)
+		return SRC_ABSENT;
+	if (rc == -1)
+		return rq_error(rq, 503, "ERROR", "index lookup failed");
+	rq_txn_end(rq);
+	if (rc == 2) {
+		conn_set_result(rq->c, "NEGATIVE", "repo");
+		metrics_request(metrics_endpoint_of(rq->rt->endpoint),
+		    METRICS_NEGATIVE);
+		conn_send_retry(rq->c,
+		    rq->rt->endpoint == ROUTE_SECTION ? 503 : 502,
+		    "repository download failing; try again later", retry);
+		return SRC_ANSWERED;
+	}
+	if ((f = repos_join(rs, &hit)) == NULL)
+		return rq_error(rq, 503, "ERROR", "too many fills in flight");
+	return await_repo(rq, f);
 }
 
 /* ------------------------------------------------- remembered misses */
@@ -1292,6 +1412,7 @@ resolve_start(struct resolve_thread *th, struct conn *c, const struct route *rt)
 	rq.step = STEP_LOCAL;
 	rq.filled = 0;
 	rq.cut_tried = 0;
+	rq.repo_tried = 0;
 	rq.in_txn = 0;
 	rq.kept = 0;
 	rq_run(&rq);

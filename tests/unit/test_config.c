@@ -1459,7 +1459,7 @@ test_schema_and_usage(void)
 
 	for (i = 0; config_option_name(i) != NULL; i++)
 		continue;
-	is_int(i, 49, "forty-nine options");
+	is_int(i, 52, "fifty-two options");
 	is_str(config_option_name(0), "listen", "option 0 is listen");
 	ok(config_option_name(1000) == NULL, "NULL far past the end");
 

@@ -1,0 +1,1342 @@
+/*
+ * daemon/repo.c: remote repositories, refreshed and downloaded from on the
+ * fills' loop, checked and parsed on workers (see daemon/repo.h).
+ *
+ * A refresh of an apt repository is a chain of steps, each started by the
+ * end of the one before, alternating between the loop (transfers) and a
+ * worker (everything that reads a file or writes the index):
+ *
+ *   loop    GET dists/SUITE/InRelease (conditional on the last one's ETag
+ *           and date: a 304 ends the refresh, nothing changed); on a 404,
+ *           GET Release and Release.gpg
+ *   worker  gpgv against the keyring; the signature must be good, valid
+ *           and unexpired, as apt wants (its --status-fd lines say so), and
+ *           Release not past its Valid-Until; then the index files to
+ *           fetch: each component's binary-ARCH/Packages and Contents-ARCH,
+ *           in the first compression Release lists
+ *   loop    GET each of them in turn
+ *   worker  each one's size and SHA-256 against Release, then a new
+ *           generation of the repository in the index (cache/repoidx.h):
+ *           Packages stanzas with their Build-Ids, then the Contents
+ *           lines naming .build-id/ debug files, for packages the
+ *           Packages files listed; then the flip
+ *
+ * Any failure ends the refresh with the reason logged and counted; the
+ * generation in the index stays what it was (a repository never verified
+ * has none, so nothing of it is served).
+ *
+ * A package download is a flight of its own key, made from the package's
+ * SHA-256: requests for any of its ids join it.  The loop fetches it into
+ * a temp file of the package cache (<cache-dir>/repo-packages); a worker
+ * checks size and SHA-256, renames it into place, indexes its members
+ * (daemon/scan.h) and trims the package cache to repo-cache-size, oldest
+ * downloads first; only then does the flight end READY.  A failed download
+ * ends FAILED, leaves nothing behind, counts against the repository's
+ * breaker and is remembered for error-ttl (an error entry under the
+ * package's key).
+ *
+ * Threads: the repositories' state and the transfers belong to the fills'
+ * loop; the download queue and the counters are shared (mu, atomics).
+ */
+#include "daemon/repo.h"
+
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache/flight.h"
+#include "cache/index.h"
+#include "cache/negative.h"
+#include "cache/pkgindex.h"
+#include "conf/config.h"
+#include "daemon/clock.h"
+#include "daemon/log.h"
+#include "daemon/metrics.h"
+#include "daemon/pool.h"
+#include "daemon/scan.h"
+#include "fetchers/repofetch.h"
+#include "indexer/repometa.h"
+
+extern char **environ;
+
+/* Directories of ours, so that the files in them fit in PATH_MAX. */
+#define DIR_MAX 2048
+/* Index files of one refresh at most. */
+#define FILES_MAX 64
+/* Largest metadata file (decompressed sizes are bounded by the parser). */
+#define META_MAX (4ull << 30)
+/* Consecutive failures that open a repository's breaker, and its backoff. */
+#define BREAKER_FAILURES 5
+#define BREAKER_BACKOFF 30
+/* The kind of cache key of a package download. */
+#define PKG_KEY_ARG "repo-package"
+
+enum refresh_step {
+	R_IDLE,
+	R_INRELEASE,
+	R_RELEASE,
+	R_RELEASE_GPG,
+	R_VERIFY,
+	R_FILES,
+	R_BUILD,
+};
+
+/* An index file to fetch, as Release lists it. */
+struct ifile {
+	char name[256]; /* relative to dists/SUITE/ */
+	uint64_t size;
+	uint8_t sha256[32];
+	int contents; /* a Contents file, else Packages */
+	char arch[64];
+};
+
+struct repo {
+	struct repos *rs;
+	unsigned i;
+	struct config_repo *cr;
+	uint8_t key[REPOIDX_KEY_LEN];
+	char dir[DIR_MAX]; /* its work directory */
+	char label[1400]; /* its metric labels: repo="URL",suite="SUITE" */
+	/* The refresh, on the loop (and its worker steps). */
+	enum refresh_step step;
+	int again; /* asked to refresh while one ran */
+	struct repofetch *rf;
+	int fd;
+	int inline_sig; /* InRelease, else Release + Release.gpg */
+	char etag[256]; /* of the last verified InRelease */
+	int64_t last_modified;
+	struct ifile files[FILES_MAX];
+	size_t nfiles, cur;
+	int ok; /* worker's verdict */
+	char why[512];
+	/* Counters, any thread. */
+	atomic_uint_fast64_t refreshes, refresh_failures, downloads,
+	    download_failures, timeouts, http_errors, checksum_errors;
+	atomic_int failures_in_row;
+	atomic_int_fast64_t open_until; /* breaker: skipped until then */
+	atomic_int_fast64_t last_refresh; /* the last that succeeded */
+};
+
+/* A package download. */
+struct dl {
+	struct repos *rs;
+	struct dl *next; /* in the queue */
+	struct repo *r;
+	struct flight *f;
+	struct repos_hit hit;
+	struct repofetch *rf;
+	int fd;
+	char tmp[PATH_MAX], path[PATH_MAX];
+	uint64_t bytes;
+	int ok, timeout, checksum;
+	char why[256];
+};
+
+struct repos {
+	struct repos_deps d;
+	struct repo *v;
+	size_t n;
+	struct curlev *cv;
+	struct repofetch_opts fo, dlo;
+	char pkgdir[DIR_MAX];
+	char tmpdir[DIR_MAX]; /* for members a scan inspects */
+	struct event *timer, *kick;
+	pthread_mutex_t mu;
+	struct dl *queue; /* under mu */
+	atomic_int refresh_asked;
+};
+
+static void refresh_next(struct repo *r);
+static void refresh_end(struct repo *r, int ok, const char *why);
+
+/* ------------------------------------------------------------ helpers */
+
+static int
+mkdirs(const char *path)
+{
+	char p[PATH_MAX], *s;
+
+	if (snprintf(p, sizeof(p), "%s", path) >= (int)sizeof(p))
+		return -1;
+	for (s = p + 1; *s != '\0'; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) == -1 && errno != EEXIST)
+			return -1;
+		*s = '/';
+	}
+	return mkdir(p, 0755) == -1 && errno != EEXIST ? -1 : 0;
+}
+
+/* SHA-256 of the file at path: 0, or -1. */
+static int
+file_sha256(const char *path, uint8_t out[32], uint64_t *size)
+{
+	static _Thread_local unsigned char buf[1 << 16];
+	EVP_MD_CTX *c;
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	if ((c = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestInit_ex(c, EVP_sha256(), NULL) != 1) {
+		EVP_MD_CTX_free(c);
+		close(fd);
+		return -1;
+	}
+	*size = 0;
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		EVP_DigestUpdate(c, buf, (size_t)n);
+		*size += (uint64_t)n;
+	}
+	close(fd);
+	if (n == -1 || EVP_DigestFinal_ex(c, out, NULL) != 1) {
+		EVP_MD_CTX_free(c);
+		return -1;
+	}
+	EVP_MD_CTX_free(c);
+	return 0;
+}
+
+/* The identity of a repository, which its key hashes. */
+static void
+repo_ident(const struct config_repo *cr, char *out, size_t len)
+{
+	size_t i, n;
+
+	n = (size_t)snprintf(out, len, "%d %s %s", (int)cr->type, cr->url,
+	    cr->suite);
+	for (i = 0; i < cr->ncomponents && n < len; i++)
+		n += (size_t)snprintf(out + n, len - n, " c=%s",
+		    cr->components[i]);
+	for (i = 0; i < cr->narchs && n < len; i++)
+		n += (size_t)snprintf(out + n, len - n, " a=%s", cr->archs[i]);
+}
+
+size_t
+repos_config_keys(const struct config *cfg, char (*names)[1100],
+    uint8_t (*keys)[REPOIDX_KEY_LEN], size_t max)
+{
+	struct config_repo *cr;
+	char ident[CONFIG_REPO_TEXT + 64];
+	const char *why;
+	size_t i, n = 0;
+
+	if ((cr = malloc(sizeof(*cr))) == NULL)
+		return 0;
+	for (i = 0; i < cfg->repos.n && n < max; i++) {
+		if (config_repo_parse(cfg->repos.v[i], cr, &why) == -1)
+			continue;
+		repo_ident(cr, ident, sizeof(ident));
+		repoidx_key(ident, keys[n]);
+		snprintf(names[n], sizeof(names[n]), "%s", cr->name);
+		n++;
+	}
+	free(cr);
+	return n;
+}
+
+/* A temp file in r's directory for what is fetched next: fd, or -1. */
+static int
+repo_tmp(struct repo *r, const char *name, char *path, size_t len)
+{
+	int fd;
+
+	if (snprintf(path, len, "%s/%s", r->dir, name) >= (int)len)
+		return -1;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	return fd;
+}
+
+/* ------------------------------------------------------------ refresh */
+
+/* Run gpgv; 0 when its status lines say a good, valid, unexpired signature. */
+static int
+run_gpgv(struct repo *r, char *const argv[], char *why, size_t whylen)
+{
+	posix_spawn_file_actions_t fa;
+	char status[PATH_MAX], line[512];
+	int fd, st, good = 0, valid = 0, bad = 0;
+	pid_t pid;
+	FILE *fp;
+
+	snprintf(status, sizeof(status), "%s/gpgv.status", r->dir);
+	if ((fd = open(status, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		 0600)) == -1) {
+		snprintf(why, whylen, "cannot write %.200s", status);
+		return -1;
+	}
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, fd, 1);
+	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+	st = posix_spawnp(&pid, "gpgv", &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	close(fd);
+	if (st != 0) {
+		snprintf(why, whylen, "cannot run gpgv: %s", strerror(st));
+		return -1;
+	}
+	while (waitpid(pid, &st, 0) == -1 && errno == EINTR)
+		;
+	if ((fp = fopen(status, "r")) == NULL) {
+		snprintf(why, whylen, "gpgv said nothing");
+		return -1;
+	}
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		if (strncmp(line, "[GNUPG:] ", 9) != 0)
+			continue;
+		if (strncmp(line + 9, "GOODSIG ", 8) == 0)
+			good = 1;
+		else if (strncmp(line + 9, "VALIDSIG ", 9) == 0)
+			valid = 1;
+		else if (strncmp(line + 9, "EXPSIG", 6) == 0 ||
+		    strncmp(line + 9, "EXPKEYSIG", 9) == 0 ||
+		    strncmp(line + 9, "REVKEYSIG", 9) == 0 ||
+		    strncmp(line + 9, "BADSIG", 6) == 0 ||
+		    strncmp(line + 9, "ERRSIG", 6) == 0 ||
+		    strncmp(line + 9, "NO_PUBKEY", 9) == 0) {
+			if (!bad)
+				snprintf(why, whylen,
+				    "signature refused by gpgv: %.*s",
+				    (int)strcspn(line + 9, " \n"), line + 9);
+			bad = 1;
+		}
+	}
+	fclose(fp);
+	if (bad)
+		return -1;
+	if (!good || !valid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		snprintf(why, whylen, "no valid signature (gpgv exit %d)",
+		    WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		return -1;
+	}
+	return 0;
+}
+
+/* What verify_work collects from Release. */
+struct pick {
+	struct repo *r;
+	/* Per component and arch: the Packages and Contents chosen, by rank. */
+	int rank[FILES_MAX];
+};
+
+/* The rank of a compression: lower is preferred; -1 when not one of ours. */
+static int
+comp_rank(const char *rest)
+{
+	if (strcmp(rest, ".xz") == 0)
+		return 0;
+	if (strcmp(rest, ".gz") == 0)
+		return 1;
+	if (strcmp(rest, "") == 0)
+		return 2;
+	return -1;
+}
+
+static int
+pick_cb(const struct repometa_entry *e, void *arg)
+{
+	struct pick *pk = arg;
+	struct repo *r = pk->r;
+	const struct config_repo *cr = r->cr;
+	char base[300];
+	size_t c, a, slot, n;
+	int kind, rank;
+
+	for (c = 0; c < cr->ncomponents; c++) {
+		for (a = 0; a < cr->narchs; a++) {
+			for (kind = 0; kind < 2; kind++) {
+				if (kind == 0)
+					snprintf(base, sizeof(base),
+					    "%s/binary-%s/Packages",
+					    cr->components[c], cr->archs[a]);
+				else
+					snprintf(base, sizeof(base),
+					    "%s/Contents-%s", cr->components[c],
+					    cr->archs[a]);
+				n = strlen(base);
+				if (strncmp(e->name, base, n) != 0 ||
+				    (rank = comp_rank(e->name + n)) == -1)
+					continue;
+				slot = 2 * (c * cr->narchs + a) + (size_t)kind;
+				if (slot >= FILES_MAX)
+					continue;
+				if (pk->rank[slot] != -1 &&
+				    pk->rank[slot] <= rank)
+					continue;
+				if (strlen(e->name) >=
+					sizeof(r->files[slot].name) ||
+				    repometa_sha256_parse(e->sha256, 64,
+					r->files[slot].sha256) == -1)
+					continue;
+				pk->rank[slot] = rank;
+				strcpy(r->files[slot].name, e->name);
+				r->files[slot].size = e->size;
+				r->files[slot].contents = kind;
+				snprintf(r->files[slot].arch,
+				    sizeof(r->files[slot].arch), "%s",
+				    cr->archs[a]);
+			}
+		}
+	}
+	return 0;
+}
+
+/* Worker: check the signature, read Release, choose the index files. */
+static void
+verify_work(void *arg)
+{
+	struct repo *r = arg;
+	char kr[PATH_MAX], in[PATH_MAX], out[PATH_MAX], sig[PATH_MAX];
+	char home[PATH_MAX], err[256];
+	struct pick pk;
+	struct ifile files[FILES_MAX];
+	int64_t valid_until;
+	size_t i, n = 0;
+
+	r->ok = 0;
+	snprintf(kr, sizeof(kr), "%s", r->cr->keyring);
+	snprintf(home, sizeof(home), "%s", r->dir);
+	snprintf(out, sizeof(out), "%s/Release.verified", r->dir);
+	if (r->inline_sig) {
+		char *argv[] = { "gpgv", "--homedir", home, "--status-fd", "1",
+			"--keyring", kr, "--output", out, in, NULL };
+
+		snprintf(in, sizeof(in), "%s/InRelease", r->dir);
+		unlink(out);
+		if (run_gpgv(r, argv, r->why, sizeof(r->why)) == -1)
+			return;
+	} else {
+		char *argv[] = { "gpgv", "--homedir", home, "--status-fd", "1",
+			"--keyring", kr, sig, in, NULL };
+
+		snprintf(in, sizeof(in), "%s/Release", r->dir);
+		snprintf(sig, sizeof(sig), "%s/Release.gpg", r->dir);
+		if (run_gpgv(r, argv, r->why, sizeof(r->why)) == -1)
+			return;
+		if (rename(in, out) == -1) {
+			snprintf(r->why, sizeof(r->why), "rename: %s",
+			    strerror(errno));
+			return;
+		}
+	}
+	memset(&pk, 0, sizeof(pk));
+	pk.r = r;
+	for (i = 0; i < FILES_MAX; i++)
+		pk.rank[i] = -1;
+	memset(r->files, 0, sizeof(r->files));
+	if (repometa_release(out, pick_cb, &pk, &valid_until, err,
+		sizeof(err)) == -1) {
+		snprintf(r->why, sizeof(r->why), "Release: %s", err);
+		return;
+	}
+	if (valid_until != 0 && valid_until < clock_now()) {
+		snprintf(r->why, sizeof(r->why),
+		    "Release is past its Valid-Until");
+		return;
+	}
+	/* Packages before Contents: Contents names packages they list. */
+	for (i = 0; i < FILES_MAX; i += 2)
+		if (pk.rank[i] != -1)
+			files[n++] = r->files[i];
+	for (i = 1; i < FILES_MAX; i += 2)
+		if (pk.rank[i] != -1)
+			files[n++] = r->files[i];
+	if (n == 0) {
+		snprintf(r->why, sizeof(r->why),
+		    "Release lists no Packages file of the components and "
+		    "architectures asked for");
+		return;
+	}
+	memcpy(r->files, files, n * sizeof(files[0]));
+	r->nfiles = n;
+	r->ok = 1;
+}
+
+static void
+verify_done(void *arg)
+{
+	struct repo *r = arg;
+
+	if (!r->ok) {
+		refresh_end(r, 0, r->why);
+		return;
+	}
+	r->step = R_FILES;
+	r->cur = 0;
+	refresh_next(r);
+}
+
+/* What build_work records while parsing. */
+struct build {
+	struct repoidx_writer *w;
+	const char *arch;
+	char name[REPOIDX_NAME_MAX + 1];
+	uint64_t ids;
+};
+
+static int
+packages_cb(const struct repometa_deb *d, void *arg)
+{
+	struct build *b = arg;
+	struct buildid id;
+	const char *p = d->build_ids, *e;
+
+	if (snprintf(b->name, sizeof(b->name), "%s/%s", b->arch, d->package) >=
+	    (int)sizeof(b->name))
+		return 0;
+	if (repoidx_put_pkg(b->w, b->name, d->filename, d->size, d->sha256) ==
+	    -1)
+		return -1;
+	for (;;) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '\0')
+			break;
+		e = p + strcspn(p, " \t");
+		if (buildid_parse(&id, p, (size_t)(e - p), NULL) == 0) {
+			if (repoidx_put_id(b->w, &id, b->name) == -1)
+				return -1;
+			b->ids++;
+		}
+		p = e;
+	}
+	return 0;
+}
+
+static int
+contents_cb(const struct buildid *id, const char *packages, void *arg)
+{
+	struct build *b = arg;
+	char word[REPOIDX_NAME_MAX];
+	const char *p = packages, *e, *slash;
+	size_t n;
+	int rc;
+
+	while (*p != '\0') {
+		e = p + strcspn(p, ",");
+		n = (size_t)(e - p);
+		if (n < sizeof(word)) {
+			memcpy(word, p, n);
+			word[n] = '\0';
+			slash = strrchr(word, '/');
+			snprintf(b->name, sizeof(b->name), "%s/%s", b->arch,
+			    slash != NULL ? slash + 1 : word);
+			if ((rc = repoidx_has_pkg(b->w, b->name)) == -1)
+				return -1;
+			if (rc == 1) {
+				b->ids++;
+				return repoidx_put_id(b->w, id, b->name) == -1
+				    ? -1
+				    : 0;
+			}
+		}
+		p = *e == ',' ? e + 1 : e;
+	}
+	return 0;
+}
+
+/* Worker: check every index file, then write the new generation. */
+static void
+build_work(void *arg)
+{
+	struct repo *r = arg;
+	struct build b;
+	char path[PATH_MAX], err[256];
+	uint8_t sha[32];
+	uint64_t size;
+	size_t i;
+	int rc;
+
+	r->ok = 0;
+	for (i = 0; i < r->nfiles; i++) {
+		snprintf(path, sizeof(path), "%s/index.%zu", r->dir, i);
+		if (file_sha256(path, sha, &size) == -1 ||
+		    size != r->files[i].size ||
+		    memcmp(sha, r->files[i].sha256, 32) != 0) {
+			snprintf(r->why, sizeof(r->why),
+			    "%s: size or SHA256 differs from Release's",
+			    r->files[i].name);
+			return;
+		}
+	}
+	memset(&b, 0, sizeof(b));
+	if ((b.w = repoidx_writer_new(r->rs->d.idx, r->key, err,
+		 sizeof(err))) == NULL) {
+		snprintf(r->why, sizeof(r->why), "index: %s", err);
+		return;
+	}
+	for (i = 0; i < r->nfiles; i++) {
+		snprintf(path, sizeof(path), "%s/index.%zu", r->dir, i);
+		b.arch = r->files[i].arch;
+		rc = r->files[i].contents
+		    ? repometa_contents(path, contents_cb, &b, err, sizeof(err))
+		    : repometa_packages(path, packages_cb, &b, err,
+			  sizeof(err));
+		if (rc == -1) {
+			snprintf(r->why, sizeof(r->why), "%s: %s",
+			    r->files[i].name, err);
+			repoidx_writer_abort(b.w);
+			return;
+		}
+	}
+	if (repoidx_writer_commit(b.w, clock_now(), err, sizeof(err)) == -1) {
+		snprintf(r->why, sizeof(r->why), "index: %s", err);
+		return;
+	}
+	for (i = 0; i < r->nfiles; i++) {
+		snprintf(path, sizeof(path), "%s/index.%zu", r->dir, i);
+		unlink(path);
+	}
+	r->ok = 1;
+}
+
+static void
+build_done(void *arg)
+{
+	struct repo *r = arg;
+
+	refresh_end(r, r->ok, r->why);
+}
+
+/* The loop: a metadata transfer ended. */
+static void
+meta_done(void *arg, const struct repofetch_result *res)
+{
+	struct repo *r = arg;
+	char why[600];
+
+	r->rf = NULL;
+	close(r->fd);
+	r->fd = -1;
+	if (res->error != NULL || (res->status != 200 && res->status != 304 &&
+				      res->status != 404)) {
+		if (res->error != NULL)
+			snprintf(why, sizeof(why), "%s", res->error);
+		else
+			snprintf(why, sizeof(why), "HTTP status %ld",
+			    res->status);
+		refresh_end(r, 0, why);
+		return;
+	}
+	switch (r->step) {
+	case R_INRELEASE:
+		if (res->status == 304) {
+			refresh_end(r, 1, NULL);
+			return;
+		}
+		if (res->status == 404) {
+			r->inline_sig = 0;
+			r->step = R_RELEASE;
+		} else {
+			r->inline_sig = 1;
+			snprintf(r->etag, sizeof(r->etag), "%s", res->etag);
+			r->last_modified = res->last_modified;
+			r->step = R_VERIFY;
+		}
+		break;
+	case R_RELEASE:
+	case R_RELEASE_GPG:
+	case R_FILES:
+		if (res->status != 200) {
+			snprintf(why, sizeof(why), "HTTP status %ld",
+			    res->status);
+			refresh_end(r, 0, why);
+			return;
+		}
+		if (r->step == R_FILES)
+			r->cur++;
+		else
+			r->step++;
+		break;
+	default:
+		break;
+	}
+	refresh_next(r);
+}
+
+/* Start a GET of the repository's dists/SUITE/name into the temp file. */
+static void
+meta_get(struct repo *r, const char *name, const char *tmp, int cond)
+{
+	char url[2048], path[PATH_MAX];
+
+	snprintf(url, sizeof(url), "%s/dists/%s/%s", r->cr->url, r->cr->suite,
+	    name);
+	if ((r->fd = repo_tmp(r, tmp, path, sizeof(path))) == -1) {
+		refresh_end(r, 0, "cannot write the repository's directory");
+		return;
+	}
+	r->rf = repofetch_get(r->rs->cv, &r->rs->fo, url, r->fd,
+	    cond ? r->etag : NULL, cond ? r->last_modified : -1, NULL,
+	    meta_done, r);
+	if (r->rf == NULL) {
+		close(r->fd);
+		r->fd = -1;
+		refresh_end(r, 0, "cannot start a transfer");
+	}
+}
+
+/* The loop: the next step of r's refresh. */
+static void
+refresh_next(struct repo *r)
+{
+	char tmp[64];
+
+	switch (r->step) {
+	case R_INRELEASE:
+		meta_get(r, "InRelease", "InRelease", 1);
+		break;
+	case R_RELEASE:
+		meta_get(r, "Release", "Release", 0);
+		break;
+	case R_RELEASE_GPG:
+		meta_get(r, "Release.gpg", "Release.gpg", 0);
+		break;
+	case R_VERIFY:
+		if (pool_submit_long(r->rs->d.pool, verify_work, r->rs->d.inbox,
+			verify_done, r) == -1)
+			refresh_end(r, 0, "server is shutting down");
+		break;
+	case R_FILES:
+		if (r->cur == r->nfiles) {
+			r->step = R_BUILD;
+			if (pool_submit_long(r->rs->d.pool, build_work,
+				r->rs->d.inbox, build_done, r) == -1)
+				refresh_end(r, 0, "server is shutting down");
+			break;
+		}
+		snprintf(tmp, sizeof(tmp), "index.%zu", r->cur);
+		meta_get(r, r->files[r->cur].name, tmp, 0);
+		break;
+	default:
+		break;
+	}
+}
+
+static void
+refresh_end(struct repo *r, int ok, const char *why)
+{
+	r->step = R_IDLE;
+	if (ok) {
+		atomic_fetch_add(&r->refreshes, 1);
+		atomic_store(&r->last_refresh, clock_now());
+		log_info("repo %s: refreshed", r->cr->name);
+	} else {
+		/* A later InRelease must be fetched whole again. */
+		r->etag[0] = '\0';
+		r->last_modified = -1;
+		atomic_fetch_add(&r->refresh_failures, 1);
+		log_warnx("repo %s: refresh failed, repository refused: %s",
+		    r->cr->name, why != NULL ? why : "?");
+	}
+	if (r->again) {
+		r->again = 0;
+		r->step = R_INRELEASE;
+		refresh_next(r);
+	}
+}
+
+/* The loop: refresh r now, or right after the refresh that runs. */
+static void
+refresh_start(struct repo *r)
+{
+	if (r->cr->type != CONFIG_REPO_DEB)
+		return; /* rpm and arch metadata: not read yet */
+	if (r->step != R_IDLE) {
+		r->again = 1;
+		return;
+	}
+	r->step = R_INRELEASE;
+	refresh_next(r);
+}
+
+/* ----------------------------------------------------------- downloads */
+
+/* Worker: trim the package cache to repo-cache-size, oldest first. */
+static void
+trim_cache(struct repos *rs)
+{
+	struct ent {
+		char name[NAME_MAX + 1];
+		int64_t mtime;
+		uint64_t size;
+	} *v = NULL, *nv;
+	size_t n = 0, cap = 0, i, j;
+	uint64_t total = 0;
+	struct dirent *de;
+	struct stat st;
+	char path[PATH_MAX];
+	DIR *dir;
+
+	if ((dir = opendir(rs->pkgdir)) == NULL)
+		return;
+	while ((de = readdir(dir)) != NULL) {
+		if (de->d_name[0] == '.' ||
+		    fstatat(dirfd(dir), de->d_name, &st, 0) == -1 ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (n == cap) {
+			cap = cap == 0 ? 64 : 2 * cap;
+			if ((nv = realloc(v, cap * sizeof(*v))) == NULL)
+				break;
+			v = nv;
+		}
+		snprintf(v[n].name, sizeof(v[n].name), "%s", de->d_name);
+		v[n].mtime = st.st_mtime;
+		v[n].size = (uint64_t)st.st_blocks * 512;
+		total += v[n].size;
+		n++;
+	}
+	closedir(dir);
+	while (total > rs->d.cfg->repo_cache_size && n > 1) {
+		for (i = 0, j = 1; j < n; j++)
+			if (v[j].mtime < v[i].mtime)
+				i = j;
+		snprintf(path, sizeof(path), "%s/%s", rs->pkgdir, v[i].name);
+		if (unlink(path) == 0) {
+			struct index_batch *b;
+			char err[256];
+
+			log_info("repo package cache: %s evicted", v[i].name);
+			if ((b = index_batch_begin(rs->d.idx, err,
+				 sizeof(err))) != NULL) {
+				pkgidx_put(b,
+				    &(struct index_file){ .path = path }, NULL,
+				    0);
+				index_batch_commit(b, err, sizeof(err));
+			}
+		}
+		total -= v[i].size;
+		v[i] = v[--n];
+	}
+	free(v);
+}
+
+/* Worker: a package downloaded already, indexed unless it is. */
+static void
+dl_have_work(void *arg)
+{
+	struct dl *dl = arg;
+	struct index_reader *rd;
+	struct index_file pf;
+	char err[256];
+	int have = 0;
+
+	if ((rd = index_reader_new(dl->rs->d.idx)) != NULL &&
+	    index_reader_begin(rd) == 0) {
+		have = pkgidx_get_package(rd, dl->path, &pf) == 0;
+		index_reader_end(rd);
+	}
+	index_reader_free(rd);
+	dl->ok = have || scan_package(dl->rs->d.idx, dl->path, dl->rs->tmpdir,
+			     dl->rs->d.cfg->min_free_disk, err,
+			     sizeof(err)) == 0;
+	if (!dl->ok)
+		snprintf(dl->why, sizeof(dl->why), "%.150s: %.90s",
+		    dl->hit.file, err);
+}
+
+/* Worker: check the download, put it in place and index it. */
+static void
+dl_work(void *arg)
+{
+	struct dl *dl = arg;
+	struct repos *rs = dl->rs;
+	uint8_t sha[32];
+	uint64_t size;
+	char err[256];
+
+	dl->ok = 0;
+	if (file_sha256(dl->tmp, sha, &size) == -1 || size != dl->hit.size ||
+	    memcmp(sha, dl->hit.sha256, 32) != 0) {
+		dl->checksum = 1;
+		snprintf(dl->why, sizeof(dl->why),
+		    "%.150s: size or SHA256 differs from the repository's "
+		    "index",
+		    dl->hit.file);
+		unlink(dl->tmp);
+		return;
+	}
+	if (rename(dl->tmp, dl->path) == -1) {
+		snprintf(dl->why, sizeof(dl->why), "rename: %s",
+		    strerror(errno));
+		unlink(dl->tmp);
+		return;
+	}
+	if (scan_package(rs->d.idx, dl->path, rs->tmpdir,
+		rs->d.cfg->min_free_disk, err, sizeof(err)) == -1) {
+		snprintf(dl->why, sizeof(dl->why), "%.150s: %.90s",
+		    dl->hit.file, err);
+		return;
+	}
+	trim_cache(rs);
+	dl->ok = 1;
+}
+
+/* Worker: remember a failed download for error-ttl. */
+static void
+dl_fail_work(void *arg)
+{
+	struct dl *dl = arg;
+	char err[256];
+
+	if (dl->rs->d.cfg->error_ttl > 0 &&
+	    neg_put(dl->rs->d.idx, &dl->hit.key, &(struct buildid){ 0 },
+		NEG_ERROR, clock_now() + dl->rs->d.cfg->error_ttl, err,
+		sizeof(err)) == -1)
+		log_warnx("%s: %s", __func__, err);
+}
+
+/* The loop: the end of a download. */
+static void
+dl_end(struct dl *dl)
+{
+	struct repo *r = dl->r;
+
+	if (dl->ok) {
+		atomic_fetch_add(&r->downloads, 1);
+		atomic_store(&r->failures_in_row, 0);
+		flight_end(dl->f, FLIGHT_READY, NULL);
+	} else {
+		atomic_fetch_add(&r->download_failures, 1);
+		if (dl->timeout)
+			atomic_fetch_add(&r->timeouts, 1);
+		if (dl->checksum)
+			atomic_fetch_add(&r->checksum_errors, 1);
+		log_warnx("repo %s: download failed: %s", r->cr->name, dl->why);
+		if (atomic_fetch_add(&r->failures_in_row, 1) + 1 >=
+		    BREAKER_FAILURES) {
+			atomic_store(&r->open_until,
+			    clock_now() + BREAKER_BACKOFF);
+			log_warnx("repo %s: breaker open: skipped for %ds",
+			    r->cr->name, BREAKER_BACKOFF);
+		}
+		flight_end(dl->f, FLIGHT_FAILED, dl->why);
+	}
+	flight_detach(dl->f);
+	flight_unref(dl->f);
+	free(dl);
+}
+
+static void
+dl_done(void *arg)
+{
+	struct dl *dl = arg;
+
+	if (!dl->ok && pool_submit(dl->rs->d.pool, dl_fail_work,
+			   dl->rs->d.inbox, (pool_fn)dl_end, dl) == 0)
+		return;
+	dl_end(dl);
+}
+
+static void
+dl_fetched(void *arg, const struct repofetch_result *res)
+{
+	struct dl *dl = arg;
+
+	dl->rf = NULL;
+	close(dl->fd);
+	dl->fd = -1;
+	if (res->error != NULL || res->status != 200) {
+		if (res->error != NULL)
+			snprintf(dl->why, sizeof(dl->why), "%.150s: %.90s",
+			    dl->hit.file, res->error);
+		else
+			snprintf(dl->why, sizeof(dl->why),
+			    "%.150s: HTTP status %ld", dl->hit.file,
+			    res->status);
+		if (res->status >= 400)
+			atomic_fetch_add(&dl->r->http_errors, 1);
+		dl->timeout = res->timeout;
+		unlink(dl->tmp);
+		dl->ok = 0;
+		dl_done(dl);
+		return;
+	}
+	if (pool_submit_long(dl->rs->d.pool, dl_work, dl->rs->d.inbox, dl_done,
+		dl) == -1) {
+		snprintf(dl->why, sizeof(dl->why), "server is shutting down");
+		dl_end(dl);
+	}
+}
+
+/* The loop: start a queued download. */
+static void
+dl_start(struct dl *dl)
+{
+	char url[2 * REPOIDX_FILE_MAX + 64];
+
+	/* A download that ended just before this request joined it. */
+	if (access(dl->path, F_OK) == 0) {
+		if (pool_submit(dl->rs->d.pool, dl_have_work, dl->rs->d.inbox,
+			dl_done, dl) == -1) {
+			snprintf(dl->why, sizeof(dl->why),
+			    "server is shutting down");
+			dl_end(dl);
+		}
+		return;
+	}
+	snprintf(url, sizeof(url), "%s/%s", dl->r->cr->url, dl->hit.file);
+	snprintf(dl->tmp, sizeof(dl->tmp), "%s/.dl-XXXXXX", dl->rs->pkgdir);
+	if ((dl->fd = mkstemp(dl->tmp)) == -1) {
+		snprintf(dl->why, sizeof(dl->why),
+		    "cannot write the package cache: %s", strerror(errno));
+		dl_end(dl);
+		return;
+	}
+	dl->rf = repofetch_get(dl->rs->cv, &dl->rs->dlo, url, dl->fd, NULL, -1,
+	    NULL, dl_fetched, dl);
+	if (dl->rf == NULL) {
+		close(dl->fd);
+		unlink(dl->tmp);
+		snprintf(dl->why, sizeof(dl->why), "cannot start a transfer");
+		dl_end(dl);
+	}
+}
+
+/* The path of a package in the package cache. */
+static void
+pkg_path(const struct repos *rs, const struct repos_hit *hit, char *out,
+    size_t len)
+{
+	char hex[17];
+	const char *base = strrchr(hit->file, '/');
+
+	buildid_hex(hit->sha256, 8, hex);
+	snprintf(out, len, "%s/%s_%s", rs->pkgdir, hex,
+	    base != NULL ? base + 1 : hit->file);
+}
+
+struct flight *
+repos_join(struct repos *rs, const struct repos_hit *hit)
+{
+	struct flight *f;
+	struct dl *dl;
+	int created;
+	char label[200];
+
+	if ((f = flight_join(rs->d.ft, &hit->key, 0, &created)) == NULL)
+		return NULL;
+	if (!created)
+		return f;
+	flight_ref(f); /* the download's */
+	snprintf(label, sizeof(label), "package %.100s from %.40s", hit->file,
+	    rs->v[hit->repo].cr->name);
+	flight_set_label(f, label);
+	if ((dl = calloc(1, sizeof(*dl))) == NULL) {
+		flight_end(f, FLIGHT_FAILED, "out of memory");
+		flight_detach(f);
+		flight_unref(f);
+		return f;
+	}
+	dl->rs = rs;
+	dl->r = &rs->v[hit->repo];
+	dl->f = f;
+	dl->hit = *hit;
+	dl->fd = -1;
+	pkg_path(rs, hit, dl->path, sizeof(dl->path));
+	pthread_mutex_lock(&rs->mu);
+	dl->next = rs->queue;
+	rs->queue = dl;
+	pthread_mutex_unlock(&rs->mu);
+	event_active(rs->kick, EV_READ, 1);
+	return f;
+}
+
+int
+repos_find(struct repos *rs, struct index_reader *rd, const struct buildid *id,
+    struct repos_hit *hit, unsigned *retry)
+{
+	struct repoidx_pkg p;
+	struct neg_entry ne;
+	struct buildid pid;
+	struct index_file pf;
+	char path[PATH_MAX];
+	int64_t now = clock_now();
+	size_t i;
+	int rc;
+
+	for (i = 0; i < rs->n; i++) {
+		if (atomic_load(&rs->v[i].open_until) > now)
+			continue;
+		rc = repoidx_find(rd, rs->v[i].key, id, &p);
+		if (rc == INDEX_NOTFOUND)
+			continue;
+		if (rc != 0)
+			return -1;
+		hit->repo = (unsigned)i;
+		memcpy(hit->file, p.file, p.file_len);
+		hit->file[p.file_len] = '\0';
+		hit->size = p.size;
+		memcpy(hit->sha256, p.sha256, 32);
+		pid.len = 32;
+		memcpy(pid.bytes, p.sha256, 32);
+		cache_key_make(&hit->key, &pid, CACHE_SOURCE, PKG_KEY_ARG);
+		/* Downloaded and indexed: the package step had it, or not. */
+		pkg_path(rs, hit, path, sizeof(path));
+		if (pkgidx_get_package(rd, path, &pf) == 0)
+			return 0;
+		if (neg_get(rd, &hit->key, now, &ne) == 0) {
+			*retry = (unsigned)(ne.expires - now);
+			return 2;
+		}
+		return 1;
+	}
+	return 0;
+}
+
+/* ---------------------------------------------------------------- loop */
+
+static void
+kick_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct repos *rs = arg;
+	struct dl *dl, *next;
+	size_t i;
+
+	pthread_mutex_lock(&rs->mu);
+	dl = rs->queue;
+	rs->queue = NULL;
+	pthread_mutex_unlock(&rs->mu);
+	for (; dl != NULL; dl = next) {
+		next = dl->next;
+		dl_start(dl);
+	}
+	if (atomic_exchange(&rs->refresh_asked, 0))
+		for (i = 0; i < rs->n; i++)
+			refresh_start(&rs->v[i]);
+}
+
+static void
+timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct repos *rs = arg;
+	size_t i;
+
+	for (i = 0; i < rs->n; i++)
+		refresh_start(&rs->v[i]);
+}
+
+void
+repos_refresh(struct repos *rs)
+{
+	if (rs == NULL || rs->n == 0)
+		return;
+	atomic_store(&rs->refresh_asked, 1);
+	event_active(rs->kick, EV_READ, 1);
+}
+
+size_t
+repos_count(const struct repos *rs)
+{
+	return rs == NULL ? 0 : rs->n;
+}
+
+static void
+metrics_cb(FILE *fp, void *arg)
+{
+	struct repos *rs = arg;
+	struct index_reader *rd;
+	struct repoidx_state st;
+	static const struct {
+		const char *name, *help;
+		size_t off;
+	} counters[] = {
+		{ "dbgmirror_repo_refreshes_total",
+		    "Refreshes of a repository's metadata that succeeded.",
+		    offsetof(struct repo, refreshes) },
+		{ "dbgmirror_repo_refresh_failures_total",
+		    "Refreshes that failed (transfer, signature, checksum, "
+		    "parse).",
+		    offsetof(struct repo, refresh_failures) },
+		{ "dbgmirror_repo_downloads_total",
+		    "Packages downloaded, checked and indexed.",
+		    offsetof(struct repo, downloads) },
+		{ "dbgmirror_repo_download_failures_total",
+		    "Package downloads that failed.",
+		    offsetof(struct repo, download_failures) },
+		{ "dbgmirror_repo_timeouts_total",
+		    "Package downloads that failed for a deadline.",
+		    offsetof(struct repo, timeouts) },
+		{ "dbgmirror_repo_http_errors_total",
+		    "Package downloads answered with an HTTP error.",
+		    offsetof(struct repo, http_errors) },
+		{ "dbgmirror_repo_checksum_errors_total",
+		    "Packages whose size or SHA256 differed from the index.",
+		    offsetof(struct repo, checksum_errors) },
+	};
+	size_t c, i;
+
+	for (c = 0; c < sizeof(counters) / sizeof(counters[0]); c++) {
+		fprintf(fp, "# HELP %s %s\n# TYPE %s counter\n",
+		    counters[c].name, counters[c].help, counters[c].name);
+		for (i = 0; i < rs->n; i++)
+			fprintf(fp, "%s{%s} %llu\n", counters[c].name,
+			    rs->v[i].label,
+			    (unsigned long long)atomic_load(
+				(atomic_uint_fast64_t *)((char *)&rs->v[i] +
+				    counters[c].off)));
+	}
+	fprintf(fp, "# HELP dbgmirror_repo_breaker_open 1 while a "
+		    "repository is skipped after failures.\n"
+		    "# TYPE dbgmirror_repo_breaker_open gauge\n");
+	for (i = 0; i < rs->n; i++)
+		fprintf(fp, "dbgmirror_repo_breaker_open{%s} %d\n",
+		    rs->v[i].label,
+		    atomic_load(&rs->v[i].open_until) > clock_now());
+	if ((rd = index_reader_new(rs->d.idx)) == NULL)
+		return;
+	fprintf(fp, "# HELP dbgmirror_repo_ids Build-ids a repository's "
+		    "index maps to packages.\n"
+		    "# TYPE dbgmirror_repo_ids gauge\n");
+	if (index_reader_begin(rd) == 0) {
+		for (i = 0; i < rs->n; i++)
+			if (repoidx_state(rd, rs->v[i].key, &st) == 0)
+				fprintf(fp, "dbgmirror_repo_ids{%s} %llu\n",
+				    rs->v[i].label,
+				    (unsigned long long)st.ids);
+		index_reader_end(rd);
+	}
+	index_reader_free(rd);
+}
+
+struct repos *
+repos_new(const struct repos_deps *d, char *err, size_t errlen)
+{
+	const struct config *cfg = d->cfg;
+	struct repos *rs;
+	char ident[CONFIG_REPO_TEXT + 64], hex[2 * REPOIDX_KEY_LEN + 1];
+	const char *why;
+	struct timeval tv;
+	size_t i;
+
+	if ((rs = calloc(1, sizeof(*rs))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	rs->d = *d;
+	pthread_mutex_init(&rs->mu, NULL);
+	if (cfg->repos.n == 0)
+		return rs;
+	if ((rs->v = calloc(cfg->repos.n, sizeof(*rs->v))) == NULL)
+		goto nomem;
+	snprintf(rs->pkgdir, sizeof(rs->pkgdir), "%s/repo-packages",
+	    cfg->cache_dir);
+	snprintf(rs->tmpdir, sizeof(rs->tmpdir), "%s/tmp", cfg->cache_dir);
+	if (mkdirs(rs->pkgdir) == -1) {
+		snprintf(err, errlen, "%s: %s", rs->pkgdir, strerror(errno));
+		repos_free(rs);
+		return NULL;
+	}
+	for (i = 0; i < cfg->repos.n; i++) {
+		struct repo *r = &rs->v[i];
+
+		if ((r->cr = malloc(sizeof(*r->cr))) == NULL)
+			goto nomem;
+		rs->n++;
+		if (config_repo_parse(cfg->repos.v[i], r->cr, &why) == -1) {
+			snprintf(err, errlen, "repo %s: %s", cfg->repos.v[i],
+			    why);
+			repos_free(rs);
+			return NULL;
+		}
+		r->rs = rs;
+		r->i = (unsigned)i;
+		r->fd = -1;
+		r->last_modified = -1;
+		repo_ident(r->cr, ident, sizeof(ident));
+		repoidx_key(ident, r->key);
+		config_url_public(r->cr->url, ident, sizeof(ident));
+		snprintf(r->label, sizeof(r->label), "repo=\"%.1100s\",suite=\"%s\"",
+		    ident, r->cr->suite);
+		buildid_hex(r->key, REPOIDX_KEY_LEN, hex);
+		snprintf(r->dir, sizeof(r->dir), "%s/repos/%s", cfg->cache_dir,
+		    hex);
+		if (mkdirs(r->dir) == -1) {
+			snprintf(err, errlen, "%s: %s", r->dir,
+			    strerror(errno));
+			repos_free(rs);
+			return NULL;
+		}
+	}
+	if ((rs->cv = repofetch_loop_new(d->base)) == NULL ||
+	    (rs->kick = event_new(d->base, -1, 0, kick_cb, rs)) == NULL ||
+	    (rs->timer = event_new(d->base, -1, EV_PERSIST, timer_cb, rs)) ==
+		NULL)
+		goto nomem;
+	rs->fo = (struct repofetch_opts){
+		.proxy = cfg->proxy,
+		.ca_file = cfg->ca_file,
+		.user_agent = cfg->user_agent != NULL ? cfg->user_agent
+						      : "dbgmirror",
+		.connect_timeout = cfg->upstream_connect_timeout,
+		.stall_timeout = cfg->upstream_stall_timeout,
+		.timeout = cfg->upstream_timeout,
+		.max_size = META_MAX,
+	};
+	rs->dlo = rs->fo;
+	rs->dlo.max_size = cfg->max_object_size;
+	if (cfg->repo_refresh > 0) {
+		tv.tv_sec = cfg->repo_refresh;
+		tv.tv_usec = 0;
+		event_add(rs->timer, &tv);
+	}
+	metrics_set_extra(metrics_cb, rs);
+	/* The first refresh, once the loop runs. */
+	repos_refresh(rs);
+	return rs;
+nomem:
+	snprintf(err, errlen, "out of memory");
+	repos_free(rs);
+	return NULL;
+}
+
+void
+repos_free(struct repos *rs)
+{
+	struct dl *dl;
+	size_t i;
+
+	if (rs == NULL)
+		return;
+	if (rs->n > 0)
+		metrics_set_extra(NULL, NULL);
+	while ((dl = rs->queue) != NULL) {
+		rs->queue = dl->next;
+		snprintf(dl->why, sizeof(dl->why), "server is shutting down");
+		dl_end(dl);
+	}
+	for (i = 0; i < rs->n; i++) {
+		repofetch_cancel(rs->v[i].rf);
+		if (rs->v[i].fd != -1)
+			close(rs->v[i].fd);
+		free(rs->v[i].cr);
+	}
+	if (rs->cv != NULL)
+		repofetch_loop_free(rs->cv);
+	if (rs->kick != NULL)
+		event_free(rs->kick);
+	if (rs->timer != NULL)
+		event_free(rs->timer);
+	free(rs->v);
+	pthread_mutex_destroy(&rs->mu);
+	free(rs);
+}

@@ -1,0 +1,71 @@
+/*
+ * indexer/repometa.h: read the metadata of remote distro repositories.
+ *
+ * Debian: the Release file (its SHA256 list and Valid-Until), Packages
+ * stanzas (Package, Architecture, Filename, Size, SHA256, Build-Ids) and
+ * Contents-ARCH lines naming usr/lib/debug/.build-id/ files.  Files may be
+ * compressed (gzip, xz, bzip2, zstd: told by content) and are read as a
+ * stream, a line at a time, with lines of at most REPOMETA_LINE_MAX bytes:
+ * memory stays bounded whatever the index's size.  Input is hostile: bad
+ * lines and fields are skipped, a line too long is an error.  Blocking;
+ * for worker threads.
+ */
+#ifndef INDEXER_REPOMETA_H
+#define INDEXER_REPOMETA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "indexer/buildid.h"
+
+#define REPOMETA_LINE_MAX (4u << 20)
+
+/* An index file Release lists, with its size and SHA-256 in hex. */
+struct repometa_entry {
+	const char *name; /* relative to dists/SUITE/ */
+	uint64_t size;
+	const char *sha256; /* 64 hex digits */
+};
+
+/*
+ * Read the Release file at path: cb for each entry of its SHA256 field
+ * (until cb returns non-zero), *valid_until its Valid-Until (0: none).
+ * 0, or -1 with err.
+ */
+int repometa_release(const char *path,
+    int (*cb)(const struct repometa_entry *e, void *arg), void *arg,
+    int64_t *valid_until, char *err, size_t errlen);
+
+/* One stanza of a Packages file; strings live during the callback. */
+struct repometa_deb {
+	const char *package;
+	const char *arch;
+	const char *filename;
+	uint64_t size;
+	uint8_t sha256[32];
+	const char *build_ids; /* blank-separated hex ids; "" when none */
+};
+
+/*
+ * Read the Packages file at path: cb for each complete stanza (one with
+ * Package, Filename, Size and SHA256) until cb returns non-zero.  0, or -1
+ * with err (also when cb stopped it with -1).
+ */
+int repometa_packages(const char *path,
+    int (*cb)(const struct repometa_deb *d, void *arg), void *arg, char *err,
+    size_t errlen);
+
+/*
+ * Read the Contents file at path: cb(id, packages) for each line naming
+ * usr/lib/debug/.build-id/xx/rest.debug, where packages is the line's
+ * comma-separated "[section/]package" list.  Returns like
+ * repometa_packages.
+ */
+int repometa_contents(const char *path,
+    int (*cb)(const struct buildid *id, const char *packages, void *arg),
+    void *arg, char *err, size_t errlen);
+
+/* 0 and out from 64 hex digits, else -1. */
+int repometa_sha256_parse(const char *hex, size_t len, uint8_t out[32]);
+
+#endif /* INDEXER_REPOMETA_H */
