@@ -5,6 +5,8 @@
  *   'g' KEY                  -> gen u32, ids u64, pkgs u64, refreshed i64
  *   'p' KEY GEN(be32) NAME   -> size u64, sha256[32], file
  *   'i' KEY GEN(be32) ID     -> NAME
+ *   'e' KEY                  -> when i64, count u64, why (the last
+ *                               refresh that failed)
  *
  * Records are checked when read back; a damaged one is not found.
  */
@@ -146,6 +148,56 @@ repoidx_find(struct index_reader *rd, const uint8_t key[REPOIDX_KEY_LEN],
 		 &r)) != 0)
 		return rc;
 	return pkg_decode(&r, out) == 0 ? 0 : INDEX_NOTFOUND;
+}
+
+int
+repoidx_get_error(struct index_reader *rd, const uint8_t key[REPOIDX_KEY_LEN],
+    struct repoidx_error *out)
+{
+	uint8_t k[1 + REPOIDX_KEY_LEN];
+	struct index_rec r;
+	size_t n;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	k[0] = 'e';
+	memcpy(k + 1, key, REPOIDX_KEY_LEN);
+	rc = index_get_rec(rd, INDEX_REPO, k, sizeof(k), &r);
+	if (rc == INDEX_NOTFOUND)
+		return 0;
+	if (rc != 0 || r.vallen < 16)
+		return -1;
+	out->when = (int64_t)get_u64(r.val);
+	out->count = get_u64((const uint8_t *)r.val + 8);
+	n = r.vallen - 16 < sizeof(out->why) - 1 ? r.vallen - 16
+						 : sizeof(out->why) - 1;
+	memcpy(out->why, (const uint8_t *)r.val + 16, n);
+	out->why[n] = '\0';
+	return 0;
+}
+
+int
+repoidx_note_error(struct index *idx, const uint8_t key[REPOIDX_KEY_LEN],
+    int64_t now, const char *why, char *err, size_t errlen)
+{
+	uint8_t k[1 + REPOIDX_KEY_LEN], v[16 + 255];
+	struct index_batch *b;
+	struct index_rec r;
+	uint64_t count = 0;
+	size_t n = strlen(why) < 255 ? strlen(why) : 255;
+
+	if ((b = index_batch_begin(idx, err, errlen)) == NULL)
+		return -1;
+	k[0] = 'e';
+	memcpy(k + 1, key, REPOIDX_KEY_LEN);
+	if (index_batch_get_rec(b, INDEX_REPO, k, sizeof(k), &r) == 0 &&
+	    r.vallen >= 16)
+		count = get_u64((const uint8_t *)r.val + 8);
+	put_u64(v, (uint64_t)now);
+	put_u64(v + 8, count + 1);
+	memcpy(v + 16, why, n);
+	index_batch_put_rec(b, INDEX_REPO, k, sizeof(k), v, 16 + n);
+	return index_batch_commit(b, err, errlen);
 }
 
 /* ------------------------------------------------------------ writing */

@@ -52,6 +52,20 @@ int repoidx_state(struct index_reader *rd, const uint8_t key[REPOIDX_KEY_LEN],
 int repoidx_find(struct index_reader *rd, const uint8_t key[REPOIDX_KEY_LEN],
     const struct buildid *id, struct repoidx_pkg *out);
 
+/* The last refresh that failed, and how many did in all. */
+struct repoidx_error {
+	int64_t when; /* 0: none */
+	uint64_t count;
+	char why[256];
+};
+
+/* Record a failed refresh of repository key at now (its own batch). */
+int repoidx_note_error(struct index *idx, const uint8_t key[REPOIDX_KEY_LEN],
+    int64_t now, const char *why, char *err, size_t errlen);
+/* 0 and *out (zeros when none), or -1. */
+int repoidx_get_error(struct index_reader *rd,
+    const uint8_t key[REPOIDX_KEY_LEN], struct repoidx_error *out);
+
 struct repoidx_writer;
 
 /* Begin a new generation of repository key; NULL with err. */

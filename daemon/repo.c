@@ -731,9 +731,30 @@ refresh_next(struct repo *r)
 	}
 }
 
+/* Worker: the failed refresh of a repository, for dbgmirror stats. */
+struct noted {
+	struct repo *r;
+	int64_t when;
+	char why[256];
+};
+
+static void
+note_work(void *arg)
+{
+	struct noted *n = arg;
+	char err[256];
+
+	if (repoidx_note_error(n->r->rs->d.idx, n->r->key, n->when, n->why,
+		err, sizeof(err)) == -1)
+		log_warnx("%s: %s", __func__, err);
+	free(n);
+}
+
 static void
 refresh_end(struct repo *r, int ok, const char *why)
 {
+	struct noted *n;
+
 	r->step = R_IDLE;
 	if (ok) {
 		atomic_fetch_add(&r->refreshes, 1);
@@ -746,6 +767,15 @@ refresh_end(struct repo *r, int ok, const char *why)
 		atomic_fetch_add(&r->refresh_failures, 1);
 		log_warnx("repo %s: refresh failed, repository refused: %s",
 		    r->cr->name, why != NULL ? why : "?");
+		if ((n = malloc(sizeof(*n))) != NULL) {
+			n->r = r;
+			n->when = clock_now();
+			snprintf(n->why, sizeof(n->why), "%s",
+			    why != NULL ? why : "?");
+			if (pool_submit(r->rs->d.pool, note_work, NULL, NULL,
+				n) == -1)
+				free(n);
+		}
 	}
 	if (r->again) {
 		r->again = 0;

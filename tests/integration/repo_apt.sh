@@ -103,6 +103,9 @@ release() {
 	} >"$d/Release"
 	rm -f "$d/InRelease"
 	gpg --batch --yes --clearsign -o "$d/InRelease" "$d/Release" 2>/dev/null
+	# Each signing a second apart, or nginx's ETag may not change.
+	NREL=$((${NREL:-0} + 1))
+	touch -d "@$((EPOCHSECONDS + NREL))" "$d/InRelease"
 }
 
 repo ids progs-dbgsym progc-dbgsym
@@ -128,7 +131,10 @@ gpg --batch --yes --faked-system-time 20200101T000000 --default-sig-expire 1d \
 ok $? "an expired signature"
 # A package whose bytes are not the ones Packages lists.
 repo badsum progc-dbgsym
-printf 'X' >>"$W/badsum/pool/main/progc-dbgsym_1.0_amd64.deb"
+# (one byte changed in place: the size is still right)
+f=$W/badsum/pool/main/progc-dbgsym_1.0_amd64.deb
+printf '\377' | dd of="$f" bs=1 seek=$(($(stat -c %s "$f") - 2)) \
+    conv=notrunc 2>/dev/null
 # A package whose server stops mid-body (nginx hands it to fakeupstream).
 repo hang progc-dbgsym
 sed -i 's|^Filename: .*|Filename: hang/'"$ID_prog_c"'/debuginfo|' \
@@ -223,6 +229,17 @@ check_find d "the dwz alt file, found by its own id" \
 check_find d "an id only Contents maps" "$bin_d" debuginfo "$ID_d"
 is "$(code "$d_URL/buildid/$ID_prog_c/executable")" 404 \
     "executables are not looked for in debug repositories"
+dcfg=(--no-config --cache-dir "$T/d-cache" --repo "deb $N/ids stable main $kr"
+    --repo "deb $N/contents stable main arch=amd64 $kr"
+    --repo "deb $N/badsig stable main $kr")
+out=$("$DBGMIRROR" "${dcfg[@]}" lookup "$ID_prog_c")
+like "$out" "repo $N/ids stable: package pool/main/progc-dbgsym_1\.0_amd64\.deb \(" \
+    "dbgmirror lookup names the repository and the package"
+out=$("$DBGMIRROR" "${dcfg[@]}" stats)
+like "$out" "repo: +$N/ids stable: 3 ids in 2 packages, refreshed " \
+    "dbgmirror stats: a repository's ids and last refresh"
+like "$out" "repo: +$N/badsig stable: never refreshed; 1 refreshes failed, the last at .*BADSIG" \
+    "... and a refused one's error"
 
 # A cold cache: gdb on the dwz-built program, first try.
 start_daemon g --scan-dir none --repo "deb $N/ids stable main $kr"
@@ -278,20 +295,37 @@ is "$bad" 0 "100 concurrent requests for two ids of one package: all right"
 is "$(($(grep -c 'ids/pool/main/progs-dbgsym' "$T/nginx/access.log") - before))" 1 \
     "... one download"
 
-# A refresh that removes a package forgets its ids.
-start_daemon r --scan-dir none --repo "deb $N/ids stable main $kr"
+# A refresh that removes a package forgets its ids; one that adds it back
+# clears the negative entry the upstreams' 404 left.
+start_fake nf
+start_daemon r --scan-dir none --upstream "$nf_URL" \
+    --repo "deb $N/ids stable main $kr"
 wait_until 60 refreshed r 1
+kill -USR1 "$r_PID"
+wait_until 60 refreshed r 2
+like "$(tail -n 3 "$T/nginx/access.log")" '"GET /ids/dists/stable/InRelease HTTP/1.1" 304' \
+    "a refresh of an unchanged repository is a conditional request: 304"
 is "$(metric "dbgmirror_repo_ids{repo=\"$N/ids\",suite=\"stable\"}" "$r_URL")" 3 \
     "three ids indexed"
 repo ids progs-dbgsym
 chmod -R a+rX "$W"
 kill -USR1 "$r_PID"
-wait_until 60 refreshed r 2
+wait_until 60 refreshed r 3
 ok $? "SIGUSR1 refreshes"
 is "$(metric "dbgmirror_repo_ids{repo=\"$N/ids\",suite=\"stable\"}" "$r_URL")" 2 \
     "... two ids left"
 is "$(code "$r_URL/buildid/$ID_prog_c/debuginfo")" 404 \
     "the removed package's id: 404"
 is "$(code "$r_URL/buildid/$ID_prog_a/debuginfo")" 200 "the others are served"
+is "$(code "$r_URL/buildid/$ID_prog_c/debuginfo")" 404 \
+    "... still 404: a negative entry now"
+wait_until 10 grep -q "$ID_prog_c/debuginfo\" 404 .* NEGATIVE cache" "$r_LOG"
+ok $? "... answered from the negative entry"
+repo ids progs-dbgsym progc-dbgsym
+chmod -R a+rX "$W"
+kill -USR1 "$r_PID"
+wait_until 60 refreshed r 4
+is "$(code "$r_URL/buildid/$ID_prog_c/debuginfo")" 200 \
+    "the package back: its id served at once, the negative entry cleared"
 
 done_testing
