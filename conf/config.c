@@ -916,7 +916,8 @@ config_repo_parse(const char *line, struct config_repo *r, const char **why)
 		}
 		if ((p = strchr(w, '=')) != NULL) {
 			*p++ = '\0';
-			if (strcmp(w, "arch") == 0 && r->type == CONFIG_REPO_DEB) {
+			if (strcmp(w, "arch") == 0 &&
+			    r->type == CONFIG_REPO_DEB) {
 				if (repo_list(p, r->archs, &r->narchs) == -1) {
 					*why = "arch= needs 1 to 16 names";
 					return -1;

@@ -340,7 +340,8 @@ print_repos(struct index_reader *rd, const struct config *cfg)
 		}
 		if (er.when != 0) {
 			httpdate_iso((time_t)er.when, when);
-			printf("; %" PRIu64 " refreshes failed, the last at %s: "
+			printf("; %" PRIu64
+			       " refreshes failed, the last at %s: "
 			       "%s",
 			    er.count, when, er.why);
 		}

@@ -677,8 +677,7 @@ main(int argc, char **argv)
 			d.cfg.cache_dir) >= (int)sizeof(path) ||
 		    (d.pkg_roots = calloc(d.cfg.scan_packages.n + 1,
 			 sizeof(char *))) == NULL ||
-		    (d.pkg_roots[d.cfg.scan_packages.n] = strdup(path)) ==
-			NULL)
+		    (d.pkg_roots[d.cfg.scan_packages.n] = strdup(path)) == NULL)
 			fatalx("out of memory");
 		for (i = 0; i < d.cfg.scan_packages.n; i++)
 			d.pkg_roots[i] = d.cfg.scan_packages.v[i];

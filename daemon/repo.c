@@ -626,8 +626,8 @@ meta_done(void *arg, const struct repofetch_result *res)
 	r->rf = NULL;
 	close(r->fd);
 	r->fd = -1;
-	if (res->error != NULL || (res->status != 200 && res->status != 304 &&
-				      res->status != 404)) {
+	if (res->error != NULL ||
+	    (res->status != 200 && res->status != 304 && res->status != 404)) {
 		if (res->error != NULL)
 			snprintf(why, sizeof(why), "%s", res->error);
 		else
@@ -744,8 +744,8 @@ note_work(void *arg)
 	struct noted *n = arg;
 	char err[256];
 
-	if (repoidx_note_error(n->r->rs->d.idx, n->r->key, n->when, n->why,
-		err, sizeof(err)) == -1)
+	if (repoidx_note_error(n->r->rs->d.idx, n->r->key, n->when, n->why, err,
+		sizeof(err)) == -1)
 		log_warnx("%s: %s", __func__, err);
 	free(n);
 }
@@ -876,9 +876,9 @@ dl_have_work(void *arg)
 		index_reader_end(rd);
 	}
 	index_reader_free(rd);
-	dl->ok = have || scan_package(dl->rs->d.idx, dl->path, dl->rs->tmpdir,
-			     dl->rs->d.cfg->min_free_disk, err,
-			     sizeof(err)) == 0;
+	dl->ok = have ||
+	    scan_package(dl->rs->d.idx, dl->path, dl->rs->tmpdir,
+		dl->rs->d.cfg->min_free_disk, err, sizeof(err)) == 0;
 	if (!dl->ok)
 		snprintf(dl->why, sizeof(dl->why), "%.150s: %.90s",
 		    dl->hit.file, err);
@@ -971,8 +971,9 @@ dl_done(void *arg)
 {
 	struct dl *dl = arg;
 
-	if (!dl->ok && pool_submit(dl->rs->d.pool, dl_fail_work,
-			   dl->rs->d.inbox, (pool_fn)dl_end, dl) == 0)
+	if (!dl->ok &&
+	    pool_submit(dl->rs->d.pool, dl_fail_work, dl->rs->d.inbox,
+		(pool_fn)dl_end, dl) == 0)
 		return;
 	dl_end(dl);
 }
@@ -1225,24 +1226,25 @@ metrics_cb(FILE *fp, void *arg)
 				(atomic_uint_fast64_t *)((char *)&rs->v[i] +
 				    counters[c].off)));
 	}
-	fprintf(fp, "# HELP dbgmirror_repo_breaker_open 1 while a "
-		    "repository is skipped after failures.\n"
-		    "# TYPE dbgmirror_repo_breaker_open gauge\n");
+	fprintf(fp,
+	    "# HELP dbgmirror_repo_breaker_open 1 while a "
+	    "repository is skipped after failures.\n"
+	    "# TYPE dbgmirror_repo_breaker_open gauge\n");
 	for (i = 0; i < rs->n; i++)
 		fprintf(fp, "dbgmirror_repo_breaker_open{%s} %d\n",
 		    rs->v[i].label,
 		    atomic_load(&rs->v[i].open_until) > clock_now());
 	if ((rd = index_reader_new(rs->d.idx)) == NULL)
 		return;
-	fprintf(fp, "# HELP dbgmirror_repo_ids Build-ids a repository's "
-		    "index maps to packages.\n"
-		    "# TYPE dbgmirror_repo_ids gauge\n");
+	fprintf(fp,
+	    "# HELP dbgmirror_repo_ids Build-ids a repository's "
+	    "index maps to packages.\n"
+	    "# TYPE dbgmirror_repo_ids gauge\n");
 	if (index_reader_begin(rd) == 0) {
 		for (i = 0; i < rs->n; i++)
 			if (repoidx_state(rd, rs->v[i].key, &st) == 0)
 				fprintf(fp, "dbgmirror_repo_ids{%s} %llu\n",
-				    rs->v[i].label,
-				    (unsigned long long)st.ids);
+				    rs->v[i].label, (unsigned long long)st.ids);
 		index_reader_end(rd);
 	}
 	index_reader_free(rd);
@@ -1295,8 +1297,8 @@ repos_new(const struct repos_deps *d, char *err, size_t errlen)
 		repo_ident(r->cr, ident, sizeof(ident));
 		repoidx_key(ident, r->key);
 		config_url_public(r->cr->url, ident, sizeof(ident));
-		snprintf(r->label, sizeof(r->label), "repo=\"%.1100s\",suite=\"%s\"",
-		    ident, r->cr->suite);
+		snprintf(r->label, sizeof(r->label),
+		    "repo=\"%.1100s\",suite=\"%s\"", ident, r->cr->suite);
 		buildid_hex(r->key, REPOIDX_KEY_LEN, hex);
 		snprintf(r->dir, sizeof(r->dir), "%s/repos/%s", cfg->cache_dir,
 		    hex);
@@ -1315,8 +1317,8 @@ repos_new(const struct repos_deps *d, char *err, size_t errlen)
 	rs->fo = (struct repofetch_opts){
 		.proxy = cfg->proxy,
 		.ca_file = cfg->ca_file,
-		.user_agent = cfg->user_agent != NULL ? cfg->user_agent
-						      : "dbgmirror",
+		.user_agent =
+		    cfg->user_agent != NULL ? cfg->user_agent : "dbgmirror",
 		.connect_timeout = cfg->upstream_connect_timeout,
 		.stall_timeout = cfg->upstream_stall_timeout,
 		.timeout = cfg->upstream_timeout,

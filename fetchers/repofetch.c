@@ -93,8 +93,8 @@ done_cb(CURL *easy, CURLcode rc, void *arg)
 	curl_easy_getinfo(easy, CURLINFO_FILETIME_T, &t);
 	rf->r.last_modified = t;
 	if (rc != CURLE_OK && rf->r.error == NULL) {
-		rf->r.error = rf->errbuf[0] != '\0' ? rf->errbuf
-						    : curl_easy_strerror(rc);
+		rf->r.error =
+		    rf->errbuf[0] != '\0' ? rf->errbuf : curl_easy_strerror(rc);
 		rf->r.timeout = rc == CURLE_OPERATION_TIMEDOUT;
 	}
 	rf->done(rf->arg, &rf->r);

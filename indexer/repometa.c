@@ -49,8 +49,9 @@ lines_open(struct lines *l, const char *path, char *err, size_t errlen)
 	}
 	for (i = 0; i < sizeof(filters) / sizeof(filters[0]); i++)
 		if (filters[i](l->a) != ARCHIVE_OK) {
-			snprintf(err, errlen, "libarchive lacks a native "
-					      "decompressor");
+			snprintf(err, errlen,
+			    "libarchive lacks a native "
+			    "decompressor");
 			return -1;
 		}
 	if (archive_read_open_filename(l->a, path, READ_BLOCK) != ARCHIVE_OK ||
@@ -151,8 +152,7 @@ lines_next(struct lines *l, char *err, size_t errlen)
 		}
 	}
 toolong:
-	snprintf(err, errlen, "a line longer than %u bytes",
-	    REPOMETA_LINE_MAX);
+	snprintf(err, errlen, "a line longer than %u bytes", REPOMETA_LINE_MAX);
 	return -1;
 }
 
@@ -295,8 +295,8 @@ repometa_packages(const char *path,
 			else if ((v = field(l.buf, "Size")) != NULL) {
 				errno = 0;
 				s.size = strtoull(v, &end, 10);
-				s.has_size = errno == 0 && end != v &&
-				    *end == '\0';
+				s.has_size =
+				    errno == 0 && end != v && *end == '\0';
 			} else if ((v = field(l.buf, "SHA256")) != NULL)
 				s.has_sha = repometa_sha256_parse(v, strlen(v),
 						s.sha256) == 0;
@@ -366,8 +366,7 @@ repometa_contents(const char *path,
 		/* xx/rest.debug */
 		n = strlen(file);
 		if (n < 2 + 1 + 1 + 6 || file[2] != '/' ||
-		    strcmp(file + n - 6, ".debug") != 0 ||
-		    n - 7 >= sizeof(hex))
+		    strcmp(file + n - 6, ".debug") != 0 || n - 7 >= sizeof(hex))
 			continue;
 		memcpy(hex, file, 2);
 		memcpy(hex + 2, file + 3, n - 3 - 6);
