@@ -23,7 +23,7 @@
 #define PREFIX_LEN (1 + REPOIDX_KEY_LEN + 4)
 #define STATE_LEN (4 + 8 + 8 + 8)
 /* Records written per transaction of a refresh. */
-#define CHUNK 20000
+#define CHUNK 50000
 
 struct repoidx_writer {
 	struct index *idx;
@@ -345,34 +345,52 @@ repoidx_put_id(struct repoidx_writer *w, const struct buildid *id,
     const char *name)
 {
 	uint8_t k[PREFIX_LEN + BUILDID_MAX];
-	struct cache_key ck;
-	struct index_rec r;
 	size_t nl = strlen(name);
-	int rc;
 
 	if (w->b == NULL || nl == 0 || nl > REPOIDX_NAME_MAX || id->len == 0)
 		return -1;
 	prefix(k, 'i', w->key, w->gen);
 	memcpy(k + PREFIX_LEN, id->bytes, id->len);
-	if (index_batch_get_rec(w->b, INDEX_REPO, k, PREFIX_LEN + id->len,
-		&r) == 0)
-		return 0; /* first package wins, as apt's order has it */
 	if (index_batch_put_rec(w->b, INDEX_REPO, k, PREFIX_LEN + id->len, name,
 		nl) == -1)
 		return -1;
 	w->ids++;
-	prefix(k, 'i', w->key, w->old_gen);
-	rc = w->old_gen == 0 ? INDEX_NOTFOUND
-			     : index_batch_get_rec(w->b, INDEX_REPO, k,
-				   PREFIX_LEN + id->len, &r);
-	if (rc == INDEX_NOTFOUND) {
-		/* Newly indexed: a remembered miss is wrong from now on. */
-		cache_key_make(&ck, id, CACHE_DEBUGINFO, "");
-		neg_batch_del(w->b, &ck);
-		cache_key_make(&ck, id, CACHE_EXECUTABLE, "");
-		neg_batch_del(w->b, &ck);
-	}
 	return writer_count(w);
+}
+
+/* 1 when generation gen of w's repository has id. */
+static int
+gen_has(struct repoidx_writer *w, uint32_t gen, const uint8_t *id, size_t len)
+{
+	uint8_t k[PREFIX_LEN + BUILDID_MAX];
+	struct index_rec r;
+
+	if (gen == 0 || len == 0 || len > BUILDID_MAX)
+		return 0;
+	prefix(k, 'i', w->key, gen);
+	memcpy(k + PREFIX_LEN, id, len);
+	return index_batch_get_rec(w->b, INDEX_REPO, k, PREFIX_LEN + len, &r) ==
+	    0;
+}
+
+/*
+ * A negative entry of an id the new generation has and the old one had
+ * not is wrong from now on.  The negative table is walked rather than
+ * looked up per id: it is bounded (negative-max) and usually much smaller
+ * than an index of millions of ids.
+ */
+static int
+clear_cb(const struct index_rec *rec, void *arg)
+{
+	struct repoidx_writer *w = arg;
+	struct neg_rec nr;
+
+	if (neg_decode(rec, &nr) == -1)
+		return 0;
+	return gen_has(w, w->gen, nr.id, nr.idlen) &&
+		!gen_has(w, w->old_gen, nr.id, nr.idlen)
+	    ? INDEX_WALK_DELETE
+	    : 0;
 }
 
 int
@@ -395,7 +413,8 @@ repoidx_writer_commit(struct repoidx_writer *w, int64_t now, char *err,
 	put_u64(v + 4, w->ids);
 	put_u64(v + 12, w->pkgs);
 	put_u64(v + 20, (uint64_t)now);
-	if (index_batch_put_rec(w->b, INDEX_REPO, k, sizeof(k), v, sizeof(v)) ==
+	if (index_batch_walk(w->b, INDEX_NEG, clear_cb, w) == -1 ||
+	    index_batch_put_rec(w->b, INDEX_REPO, k, sizeof(k), v, sizeof(v)) ==
 		-1 ||
 	    index_batch_commit(w->b, err, errlen) == -1) {
 		w->b = NULL;

@@ -77,13 +77,15 @@ int repoidx_put_pkg(struct repoidx_writer *w, const char *name,
 /* 1 when the new generation has a package of that name, else 0 (or -1). */
 int repoidx_has_pkg(struct repoidx_writer *w, const char *name);
 /*
- * Record that package name holds id.  An id the old generation did not
- * have loses its negative entries (debuginfo, executable) at once.
+ * Record that package name holds id (the last call for an id wins).  At
+ * the commit, ids the old generation did not have lose their negative
+ * entries.
  */
 int repoidx_put_id(struct repoidx_writer *w, const struct buildid *id,
     const char *name);
 /*
- * Make the new generation current, stamped now, and delete the old one;
+ * Make the new generation current, stamped now, with the negative entries
+ * of its new ids dropped in the same transaction, and delete the old one;
  * or (abort) delete the new one.  Frees w.  0, or -1 with err.
  */
 int repoidx_writer_commit(struct repoidx_writer *w, int64_t now, char *err,
