@@ -497,6 +497,7 @@ packages_cb(const struct repometa_deb *d, void *arg)
 {
 	struct build *b = arg;
 	struct buildid id;
+	const char *why;
 	const char *p = d->build_ids, *e;
 
 	if (snprintf(b->name, sizeof(b->name), "%s/%s", b->arch, d->package) >=
@@ -511,7 +512,7 @@ packages_cb(const struct repometa_deb *d, void *arg)
 		if (*p == '\0')
 			break;
 		e = p + strcspn(p, " \t");
-		if (buildid_parse(&id, p, (size_t)(e - p), NULL) == 0) {
+		if (buildid_parse(&id, p, (size_t)(e - p), &why) == 0) {
 			if (repoidx_put_id(b->w, &id, b->name) == -1)
 				return -1;
 			b->ids++;

@@ -174,8 +174,9 @@ int
 repometa_sha256_parse(const char *hex, size_t len, uint8_t out[32])
 {
 	struct buildid id;
+	const char *why;
 
-	if (len != 64 || buildid_parse(&id, hex, len, NULL) == -1 ||
+	if (len != 64 || buildid_parse(&id, hex, len, &why) == -1 ||
 	    id.len != 32)
 		return -1;
 	memcpy(out, id.bytes, 32);
@@ -337,6 +338,7 @@ repometa_contents(const char *path,
     void *arg, char *err, size_t errlen)
 {
 	struct buildid id;
+	const char *why;
 	struct lines l;
 	char hex[BUILDID_HEX_MAX], *p, *sp, *file;
 	size_t n, plen = strlen(CONTENTS_PREFIX);
@@ -371,7 +373,7 @@ repometa_contents(const char *path,
 		memcpy(hex, file, 2);
 		memcpy(hex + 2, file + 3, n - 3 - 6);
 		hex[n - 7] = '\0';
-		if (buildid_parse(&id, hex, strlen(hex), NULL) == -1)
+		if (buildid_parse(&id, hex, strlen(hex), &why) == -1)
 			continue;
 		if ((stop = cb(&id, p, arg)) != 0)
 			break;
