@@ -340,24 +340,6 @@ repoidx_has_pkg(struct repoidx_writer *w, const char *name)
 	return rc == 0 ? 1 : rc == INDEX_NOTFOUND ? 0 : -1;
 }
 
-int
-repoidx_put_id(struct repoidx_writer *w, const struct buildid *id,
-    const char *name)
-{
-	uint8_t k[PREFIX_LEN + BUILDID_MAX];
-	size_t nl = strlen(name);
-
-	if (w->b == NULL || nl == 0 || nl > REPOIDX_NAME_MAX || id->len == 0)
-		return -1;
-	prefix(k, 'i', w->key, w->gen);
-	memcpy(k + PREFIX_LEN, id->bytes, id->len);
-	if (index_batch_put_rec(w->b, INDEX_REPO, k, PREFIX_LEN + id->len, name,
-		nl) == -1)
-		return -1;
-	w->ids++;
-	return writer_count(w);
-}
-
 /* 1 when generation gen of w's repository has id. */
 static int
 gen_has(struct repoidx_writer *w, uint32_t gen, const uint8_t *id, size_t len)
@@ -371,6 +353,26 @@ gen_has(struct repoidx_writer *w, uint32_t gen, const uint8_t *id, size_t len)
 	memcpy(k + PREFIX_LEN, id, len);
 	return index_batch_get_rec(w->b, INDEX_REPO, k, PREFIX_LEN + len, &r) ==
 	    0;
+}
+
+int
+repoidx_put_id(struct repoidx_writer *w, const struct buildid *id,
+    const char *name)
+{
+	uint8_t k[PREFIX_LEN + BUILDID_MAX];
+	size_t nl = strlen(name);
+
+	if (w->b == NULL || nl == 0 || nl > REPOIDX_NAME_MAX || id->len == 0)
+		return -1;
+	if (gen_has(w, w->gen, id->bytes, id->len))
+		return 0; /* the first package wins, as in apt's order */
+	prefix(k, 'i', w->key, w->gen);
+	memcpy(k + PREFIX_LEN, id->bytes, id->len);
+	if (index_batch_put_rec(w->b, INDEX_REPO, k, PREFIX_LEN + id->len, name,
+		nl) == -1)
+		return -1;
+	w->ids++;
+	return writer_count(w);
 }
 
 /*

@@ -77,7 +77,7 @@ int repoidx_put_pkg(struct repoidx_writer *w, const char *name,
 /* 1 when the new generation has a package of that name, else 0 (or -1). */
 int repoidx_has_pkg(struct repoidx_writer *w, const char *name);
 /*
- * Record that package name holds id (the last call for an id wins).  At
+ * Record that package name holds id (the first call for an id wins).  At
  * the commit, ids the old generation did not have lose their negative
  * entries.
  */

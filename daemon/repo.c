@@ -801,20 +801,48 @@ refresh_start(struct repo *r)
 
 /* ----------------------------------------------------------- downloads */
 
-/* Worker: trim the package cache to repo-cache-size, oldest first. */
+/* A package in the package cache. */
+struct cached {
+	char path[PATH_MAX];
+	int64_t mtime_ns;
+	uint64_t size;
+	int evicted;
+};
+
+struct trim {
+	struct cached *v;
+	size_t n;
+};
+
+/* pkgidx_prune: keep what was not evicted. */
+static int
+trim_keep(const char *path, void *arg)
+{
+	struct trim *t = arg;
+	size_t i;
+
+	for (i = 0; i < t->n; i++)
+		if (t->v[i].evicted && strcmp(t->v[i].path, path) == 0)
+			return 0;
+	return 1;
+}
+
+/*
+ * Worker: trim the package cache to repo-cache-size, oldest downloads
+ * first (never the last one), and forget the members of what went.
+ */
 static void
 trim_cache(struct repos *rs)
 {
-	struct ent {
-		char name[NAME_MAX + 1];
-		int64_t mtime;
-		uint64_t size;
-	} *v = NULL, *nv;
-	size_t n = 0, cap = 0, i, j;
-	uint64_t total = 0;
+	struct trim t = { NULL, 0 };
+	struct cached *nv;
+	struct index_batch *b;
+	size_t cap = 0, i, j, left;
+	uint64_t total = 0, removed;
 	struct dirent *de;
 	struct stat st;
-	char path[PATH_MAX];
+	char err[256];
+	int any = 0;
 	DIR *dir;
 
 	if ((dir = opendir(rs->pkgdir)) == NULL)
@@ -824,41 +852,44 @@ trim_cache(struct repos *rs)
 		    fstatat(dirfd(dir), de->d_name, &st, 0) == -1 ||
 		    !S_ISREG(st.st_mode))
 			continue;
-		if (n == cap) {
+		if (t.n == cap) {
 			cap = cap == 0 ? 64 : 2 * cap;
-			if ((nv = realloc(v, cap * sizeof(*v))) == NULL)
+			if ((nv = realloc(t.v, cap * sizeof(*t.v))) == NULL)
 				break;
-			v = nv;
+			t.v = nv;
 		}
-		snprintf(v[n].name, sizeof(v[n].name), "%s", de->d_name);
-		v[n].mtime = st.st_mtime;
-		v[n].size = (uint64_t)st.st_blocks * 512;
-		total += v[n].size;
-		n++;
+		snprintf(t.v[t.n].path, sizeof(t.v[t.n].path), "%s/%s",
+		    rs->pkgdir, de->d_name);
+		t.v[t.n].mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 +
+		    st.st_mtim.tv_nsec;
+		t.v[t.n].size = (uint64_t)st.st_size;
+		t.v[t.n].evicted = 0;
+		total += t.v[t.n].size;
+		t.n++;
 	}
 	closedir(dir);
-	while (total > rs->d.cfg->repo_cache_size && n > 1) {
-		for (i = 0, j = 1; j < n; j++)
-			if (v[j].mtime < v[i].mtime)
+	for (left = t.n; total > rs->d.cfg->repo_cache_size && left > 1;
+	     left--) {
+		for (i = SIZE_MAX, j = 0; j < t.n; j++)
+			if (!t.v[j].evicted &&
+			    (i == SIZE_MAX ||
+				t.v[j].mtime_ns < t.v[i].mtime_ns))
 				i = j;
-		snprintf(path, sizeof(path), "%s/%s", rs->pkgdir, v[i].name);
-		if (unlink(path) == 0) {
-			struct index_batch *b;
-			char err[256];
-
-			log_info("repo package cache: %s evicted", v[i].name);
-			if ((b = index_batch_begin(rs->d.idx, err,
-				 sizeof(err))) != NULL) {
-				pkgidx_put(b,
-				    &(struct index_file){ .path = path }, NULL,
-				    0);
-				index_batch_commit(b, err, sizeof(err));
-			}
+		t.v[i].evicted = 1;
+		total -= t.v[i].size;
+		if (unlink(t.v[i].path) == 0) {
+			any = 1;
+			log_info("repo package cache: %s evicted", t.v[i].path);
 		}
-		total -= v[i].size;
-		v[i] = v[--n];
 	}
-	free(v);
+	if (any &&
+	    (b = index_batch_begin(rs->d.idx, err, sizeof(err))) != NULL) {
+		/* A failed prune makes the commit fail: nothing half done. */
+		pkgidx_prune(b, trim_keep, &t, &removed);
+		if (index_batch_commit(b, err, sizeof(err)) == -1)
+			log_warnx("%s: %s", __func__, err);
+	}
+	free(t.v);
 }
 
 /* Worker: a package downloaded already, indexed unless it is. */

@@ -295,6 +295,29 @@ is "$bad" 0 "100 concurrent requests for two ids of one package: all right"
 is "$(($(grep -c 'ids/pool/main/progs-dbgsym' "$T/nginx/access.log") - before))" 1 \
     "... one download"
 
+# The package cache keeps repo-cache-size: a package over it evicts the
+# oldest, whose members are then downloaded again.
+mkdir -p "$T/bigc/usr/share/bigc"
+cp -a "$T/progc/usr" "$T/bigc/"
+head -c 1500000 /dev/urandom >"$T/bigc/usr/share/bigc/blob"
+deb bigc-dbgsym "$T/bigc" "$ID_prog_c"
+repo lru progs-dbgsym bigc-dbgsym
+chmod -R a+rX "$W"
+start_daemon l --scan-dir none --repo-cache-size 1M --package-coextract 0 \
+    --repo "deb $N/lru stable main $kr"
+wait_until 60 refreshed l 1
+is "$(code "$l_URL/buildid/$ID_prog_a/debuginfo")" 200 "LRU: prog_a"
+is "$(code "$l_URL/buildid/$ID_prog_c/debuginfo")" 200 \
+    "... prog_c, from a package over repo-cache-size with the first"
+like "$(cat "$l_LOG")" 'repo package cache: .*progs-dbgsym_1.0_amd64.deb evicted' \
+    "... which evicts the older package"
+is "$(code "$l_URL/buildid/$ID_prog_b/debuginfo")" 200 \
+    "... prog_b, its sibling, not kept in the pass"
+is "$(grep -c 'lru/pool/main/progs-dbgsym' "$T/nginx/access.log")" 2 \
+    "... downloaded again"
+is "$(grep -c 'lru/pool/main/bigc-dbgsym' "$T/nginx/access.log")" 1 \
+    "... while the newest package stayed"
+
 # A refresh that removes a package forgets its ids; one that adds it back
 # clears the negative entry the upstreams' 404 left.
 start_fake nf
