@@ -77,12 +77,13 @@ int repoidx_put_pkg(struct repoidx_writer *w, const char *name,
 /* 1 when the new generation has a package of that name, else 0 (or -1). */
 int repoidx_has_pkg(struct repoidx_writer *w, const char *name);
 /*
- * Record that package name holds id (the first call for an id wins).  At
- * the commit, ids the old generation did not have lose their negative
- * entries.
+ * Record that package name holds id; with keep, not when the generation
+ * has it already (Contents after Packages: Build-Ids win), else replacing
+ * it (a duplicate is then counted twice).  At the commit, ids the old
+ * generation did not have lose their negative entries.
  */
 int repoidx_put_id(struct repoidx_writer *w, const struct buildid *id,
-    const char *name);
+    const char *name, int keep);
 /*
  * Make the new generation current, stamped now, with the negative entries
  * of its new ids dropped in the same transaction, and delete the old one;

@@ -513,7 +513,7 @@ packages_cb(const struct repometa_deb *d, void *arg)
 			break;
 		e = p + strcspn(p, " \t");
 		if (buildid_parse(&id, p, (size_t)(e - p), &why) == 0) {
-			if (repoidx_put_id(b->w, &id, b->name) == -1)
+			if (repoidx_put_id(b->w, &id, b->name, 0) == -1)
 				return -1;
 			b->ids++;
 		}
@@ -544,7 +544,8 @@ contents_cb(const struct buildid *id, const char *packages, void *arg)
 				return -1;
 			if (rc == 1) {
 				b->ids++;
-				return repoidx_put_id(b->w, id, b->name) == -1
+				return repoidx_put_id(b->w, id, b->name, 1) ==
+					-1
 				    ? -1
 				    : 0;
 			}

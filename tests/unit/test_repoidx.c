@@ -234,12 +234,14 @@ test_generations(struct index *idx, struct index_reader *rd)
 	ok(repoidx_has_pkg(w, "amd64/a") == 1 &&
 		repoidx_has_pkg(w, "amd64/b") == 0,
 	    "the writer knows its packages");
-	ok(repoidx_put_id(w, &id1, "amd64/a") == 0, "an id");
+	ok(repoidx_put_id(w, &id1, "amd64/a", 0) == 0, "an id");
+	ok(repoidx_put_id(w, &id1, "amd64/z", 1) == 0, "the same id, kept");
 	is_int(has(rd, key, ID1, &p), INDEX_NOTFOUND,
 	    "a reader does not see the new generation before the flip");
 	ok(repoidx_writer_commit(w, 1000, err, sizeof(err)) == 0, "the flip");
-	ok(has(rd, key, ID1, &p) == 0 && p.size == 42 && p.file_len == 10 &&
-		memcmp(p.file, "pool/a.deb", 10) == 0 && p.sha256[2] == 3,
+	ok(has(rd, key, ID1, &p) == 0 && p.size == 42 && p.name_len == 7 &&
+		p.file_len == 10 && memcmp(p.file, "pool/a.deb", 10) == 0 &&
+		p.sha256[2] == 3,
 	    "the id now names its package, size and SHA256");
 	index_reader_begin(rd);
 	ok(repoidx_state(rd, key, &st) == 0 && st.gen == 1 && st.ids == 1 &&
@@ -253,7 +255,7 @@ test_generations(struct index *idx, struct index_reader *rd)
 	    "a negative entry for a new id");
 	w = repoidx_writer_new(idx, key, err, sizeof(err));
 	repoidx_put_pkg(w, "amd64/b", "pool/b.deb", 7, sha);
-	repoidx_put_id(w, &id2, "amd64/b");
+	repoidx_put_id(w, &id2, "amd64/b", 0);
 	ok(repoidx_writer_commit(w, 2000, err, sizeof(err)) == 0,
 	    "a second generation without package a");
 	is_int(has(rd, key, ID1, &p), INDEX_NOTFOUND,
