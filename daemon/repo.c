@@ -399,6 +399,65 @@ pick_cb(const struct repometa_entry *e, void *arg)
 	return 0;
 }
 
+static int
+repomd_cb(const struct repometa_rpmdata *d, void *arg)
+{
+	struct repo *r = arg;
+	struct ifile *f;
+	int kind;
+
+	if (strcmp(d->type, "primary") == 0)
+		kind = 0;
+	else if (strcmp(d->type, "filelists") == 0)
+		kind = 1;
+	else
+		return 0;
+	f = &r->files[kind];
+	if (strlen(d->href) >= sizeof(f->name) || d->sha256[0] == '\0' ||
+	    repometa_sha256_parse(d->sha256, strlen(d->sha256), f->sha256) ==
+		-1)
+		return 0;
+	strcpy(f->name, d->href);
+	f->size = d->size;
+	f->contents = kind;
+	return 0;
+}
+
+/*
+ * Worker: an rpm repository's repomd.xml, checked against gpgkey= when
+ * given (repomd.xml.asc), and its primary and filelists files.
+ */
+static void
+verify_rpm(struct repo *r)
+{
+	char kr[PATH_MAX], in[PATH_MAX], sig[PATH_MAX], home[PATH_MAX];
+	char err[256];
+
+	snprintf(kr, sizeof(kr), "%s", r->cr->keyring);
+	snprintf(home, sizeof(home), "%s", r->dir);
+	snprintf(in, sizeof(in), "%s/repomd.xml", r->dir);
+	snprintf(sig, sizeof(sig), "%s/repomd.xml.asc", r->dir);
+	if (kr[0] != '\0') {
+		char *argv[] = { "gpgv", "--homedir", home, "--status-fd", "1",
+			"--keyring", kr, sig, in, NULL };
+
+		if (run_gpgv(r, argv, r->why, sizeof(r->why)) == -1)
+			return;
+	}
+	memset(r->files, 0, sizeof(r->files));
+	if (repometa_repomd(in, repomd_cb, r, err, sizeof(err)) == -1) {
+		snprintf(r->why, sizeof(r->why), "repomd.xml: %s", err);
+		return;
+	}
+	if (r->files[0].name[0] == '\0' || r->files[1].name[0] == '\0') {
+		snprintf(r->why, sizeof(r->why),
+		    "repomd.xml names no primary and filelists with a SHA-256");
+		return;
+	}
+	r->nfiles = 2;
+	r->ok = 1;
+}
+
 /* Worker: check the signature, read Release, choose the index files. */
 static void
 verify_work(void *arg)
@@ -412,6 +471,10 @@ verify_work(void *arg)
 	size_t i, n = 0;
 
 	r->ok = 0;
+	if (r->cr->type == CONFIG_REPO_RPM) {
+		verify_rpm(r);
+		return;
+	}
 	snprintf(kr, sizeof(kr), "%s", r->cr->keyring);
 	snprintf(home, sizeof(home), "%s", r->dir);
 	snprintf(out, sizeof(out), "%s/Release.verified", r->dir);
@@ -555,6 +618,47 @@ contents_cb(const struct buildid *id, const char *packages, void *arg)
 	return 0;
 }
 
+static int
+primary_cb(const struct repometa_rpm *p, void *arg)
+{
+	struct build *b = arg;
+
+	/* A package whose checksum is not SHA-256 cannot be checked. */
+	if (!p->has_sha256)
+		return 0;
+	return repoidx_put_pkg(b->w, p->pkgid, p->href, p->size, p->sha256) ==
+		-1
+	    ? -1
+	    : 0;
+}
+
+static int
+filelists_cb(const char *pkgid, const struct buildid *id, void *arg)
+{
+	struct build *b = arg;
+	int rc;
+
+	if ((rc = repoidx_has_pkg(b->w, pkgid)) != 1)
+		return rc;
+	b->ids++;
+	return repoidx_put_id(b->w, id, pkgid, 1) == -1 ? -1 : 0;
+}
+
+/* Parse index file i of r (checked) into b: 0, or -1 with err. */
+static int
+build_file(struct repo *r, size_t i, const char *path, struct build *b,
+    char *err, size_t errlen)
+{
+	if (r->cr->type == CONFIG_REPO_RPM)
+		return r->files[i].contents
+		    ? repometa_rpm_filelists(path, filelists_cb, b, err, errlen)
+		    : repometa_rpm_primary(path, primary_cb, b, err, errlen);
+	b->arch = r->files[i].arch;
+	return r->files[i].contents
+	    ? repometa_contents(path, contents_cb, b, err, errlen)
+	    : repometa_packages(path, packages_cb, b, err, errlen);
+}
+
 /* Worker: check every index file, then write the new generation. */
 static void
 build_work(void *arg)
@@ -565,13 +669,15 @@ build_work(void *arg)
 	uint8_t sha[32];
 	uint64_t size;
 	size_t i;
-	int rc;
 
 	r->ok = 0;
 	for (i = 0; i < r->nfiles; i++) {
 		snprintf(path, sizeof(path), "%s/index.%zu", r->dir, i);
+		/* repomd.xml may leave the size out: 0. */
 		if (file_sha256(path, sha, &size) == -1 ||
-		    size != r->files[i].size ||
+		    (size != r->files[i].size &&
+			(r->cr->type != CONFIG_REPO_RPM ||
+			    r->files[i].size != 0)) ||
 		    memcmp(sha, r->files[i].sha256, 32) != 0) {
 			snprintf(r->why, sizeof(r->why),
 			    "%s: size or SHA256 differs from Release's",
@@ -587,12 +693,7 @@ build_work(void *arg)
 	}
 	for (i = 0; i < r->nfiles; i++) {
 		snprintf(path, sizeof(path), "%s/index.%zu", r->dir, i);
-		b.arch = r->files[i].arch;
-		rc = r->files[i].contents
-		    ? repometa_contents(path, contents_cb, &b, err, sizeof(err))
-		    : repometa_packages(path, packages_cb, &b, err,
-			  sizeof(err));
-		if (rc == -1) {
+		if (build_file(r, i, path, &b, err, sizeof(err)) == -1) {
 			snprintf(r->why, sizeof(r->why), "%s: %s",
 			    r->files[i].name, err);
 			repoidx_writer_abort(b.w);
@@ -644,13 +745,24 @@ meta_done(void *arg, const struct repofetch_result *res)
 			refresh_end(r, 1, NULL);
 			return;
 		}
+		if (res->status == 404 && r->cr->type == CONFIG_REPO_RPM) {
+			refresh_end(r, 0, "no repodata/repomd.xml (404)");
+			return;
+		}
 		if (res->status == 404) {
 			r->inline_sig = 0;
 			r->step = R_RELEASE;
+			break;
+		}
+		snprintf(r->etag, sizeof(r->etag), "%s", res->etag);
+		r->last_modified = res->last_modified;
+		if (r->cr->type == CONFIG_REPO_RPM) {
+			/* repomd.xml.asc, when a key is given. */
+			r->inline_sig = 0;
+			r->step = r->cr->keyring[0] != '\0' ? R_RELEASE_GPG
+							    : R_VERIFY;
 		} else {
 			r->inline_sig = 1;
-			snprintf(r->etag, sizeof(r->etag), "%s", res->etag);
-			r->last_modified = res->last_modified;
 			r->step = R_VERIFY;
 		}
 		break;
@@ -674,14 +786,20 @@ meta_done(void *arg, const struct repofetch_result *res)
 	refresh_next(r);
 }
 
-/* Start a GET of the repository's dists/SUITE/name into the temp file. */
+/*
+ * Start a GET of the repository's metadata file name (apt: under
+ * dists/SUITE/; rpm: under the repository URL) into the temp file tmp.
+ */
 static void
 meta_get(struct repo *r, const char *name, const char *tmp, int cond)
 {
 	char url[2048], path[PATH_MAX];
 
-	snprintf(url, sizeof(url), "%s/dists/%s/%s", r->cr->url, r->cr->suite,
-	    name);
+	if (r->cr->type == CONFIG_REPO_RPM)
+		snprintf(url, sizeof(url), "%s/%s", r->cr->url, name);
+	else
+		snprintf(url, sizeof(url), "%s/dists/%s/%s", r->cr->url,
+		    r->cr->suite, name);
 	if ((r->fd = repo_tmp(r, tmp, path, sizeof(path))) == -1) {
 		refresh_end(r, 0, "cannot write the repository's directory");
 		return;
@@ -704,13 +822,20 @@ refresh_next(struct repo *r)
 
 	switch (r->step) {
 	case R_INRELEASE:
-		meta_get(r, "InRelease", "InRelease", 1);
+		if (r->cr->type == CONFIG_REPO_RPM)
+			meta_get(r, "repodata/repomd.xml", "repomd.xml", 1);
+		else
+			meta_get(r, "InRelease", "InRelease", 1);
 		break;
 	case R_RELEASE:
 		meta_get(r, "Release", "Release", 0);
 		break;
 	case R_RELEASE_GPG:
-		meta_get(r, "Release.gpg", "Release.gpg", 0);
+		if (r->cr->type == CONFIG_REPO_RPM)
+			meta_get(r, "repodata/repomd.xml.asc", "repomd.xml.asc",
+			    0);
+		else
+			meta_get(r, "Release.gpg", "Release.gpg", 0);
 		break;
 	case R_VERIFY:
 		if (pool_submit_long(r->rs->d.pool, verify_work, r->rs->d.inbox,
@@ -790,8 +915,8 @@ refresh_end(struct repo *r, int ok, const char *why)
 static void
 refresh_start(struct repo *r)
 {
-	if (r->cr->type != CONFIG_REPO_DEB)
-		return; /* rpm and arch metadata: not read yet */
+	if (r->cr->type == CONFIG_REPO_ARCH)
+		return; /* arch metadata: not read yet */
 	if (r->step != R_IDLE) {
 		r->again = 1;
 		return;

@@ -12,6 +12,8 @@
 #include <archive_entry.h>
 #include <ctype.h>
 #include <errno.h>
+#include <expat.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -382,4 +384,300 @@ repometa_contents(const char *path,
 	if (stop == -1)
 		snprintf(err, errlen, "cannot record the index");
 	return rc == -1 || stop == -1 ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------- RPM */
+
+/*
+ * The repodata files are XML; expat reads them from the same decompressing
+ * reader as the Debian files, a block at a time.  What an element says is
+ * gathered into struct xml as its tags open and close.
+ */
+struct xml {
+	int kind; /* XML_REPOMD, XML_PRIMARY, XML_FILELISTS */
+	void *cb, *arg;
+	int stop;
+	int depth;
+	int in_text; /* gathering text of the current element */
+	char text[REPOMETA_TEXT_MAX];
+	size_t tlen;
+	int text_over;
+	/* The record being read. */
+	char type[64], href[REPOMETA_TEXT_MAX], sum[128], sumtype[16];
+	char pkgid[128];
+	uint64_t size;
+	int in_record;
+};
+
+enum { XML_REPOMD, XML_PRIMARY, XML_FILELISTS };
+
+static const char *
+xml_attr(const char **attrs, const char *name)
+{
+	for (; attrs[0] != NULL; attrs += 2)
+		if (strcmp(attrs[0], name) == 0)
+			return attrs[1];
+	return NULL;
+}
+
+static void
+xml_copy(char *out, size_t len, const char *v)
+{
+	if (v != NULL && strlen(v) < len)
+		strcpy(out, v);
+	else
+		out[0] = '\0';
+}
+
+static void XMLCALL
+xml_start(void *arg, const char *name, const char **attrs)
+{
+	struct xml *x = arg;
+	const char *v;
+	char *end;
+
+	x->depth++;
+	x->in_text = 0;
+	if ((x->kind == XML_REPOMD && strcmp(name, "data") == 0) ||
+	    (x->kind == XML_PRIMARY && strcmp(name, "package") == 0)) {
+		x->in_record = 1;
+		x->href[0] = x->sum[0] = x->sumtype[0] = '\0';
+		x->size = 0;
+		xml_copy(x->type, sizeof(x->type), xml_attr(attrs, "type"));
+		return;
+	}
+	if (x->kind == XML_FILELISTS && strcmp(name, "package") == 0) {
+		xml_copy(x->pkgid, sizeof(x->pkgid), xml_attr(attrs, "pkgid"));
+		return;
+	}
+	if (x->kind == XML_FILELISTS && strcmp(name, "file") == 0) {
+		v = xml_attr(attrs, "type");
+		x->in_text = v == NULL; /* not a dir or ghost */
+		x->tlen = 0;
+		x->text_over = 0;
+		return;
+	}
+	if (!x->in_record)
+		return;
+	if (strcmp(name, "location") == 0) {
+		xml_copy(x->href, sizeof(x->href), xml_attr(attrs, "href"));
+	} else if (strcmp(name, "checksum") == 0) {
+		xml_copy(x->sumtype, sizeof(x->sumtype),
+		    xml_attr(attrs, "type"));
+		x->in_text = 1;
+		x->tlen = 0;
+		x->text_over = 0;
+	} else if (strcmp(name, "size") == 0) {
+		if ((v = xml_attr(attrs, "package")) != NULL) {
+			errno = 0;
+			x->size = strtoull(v, &end, 10);
+			if (errno != 0 || *end != '\0')
+				x->size = 0;
+		} else if (x->kind == XML_REPOMD) {
+			x->in_text = 1;
+			x->tlen = 0;
+			x->text_over = 0;
+		}
+	}
+}
+
+static void XMLCALL
+xml_text(void *arg, const char *s, int len)
+{
+	struct xml *x = arg;
+
+	if (!x->in_text || len <= 0)
+		return;
+	if (x->tlen + (size_t)len >= sizeof(x->text)) {
+		x->text_over = 1;
+		return;
+	}
+	memcpy(x->text + x->tlen, s, (size_t)len);
+	x->tlen += (size_t)len;
+}
+
+/* The text gathered, NUL-ended, or NULL when it was cut. */
+static const char *
+xml_gathered(struct xml *x)
+{
+	if (x->text_over)
+		return NULL;
+	x->text[x->tlen] = '\0';
+	return x->text;
+}
+
+/* The end of a <file> of filelists: a .build-id debug file's id. */
+static void
+xml_file(struct xml *x)
+{
+	static const char prefix[] = "/usr/lib/debug/.build-id/";
+	int (*cb)(const char *, const struct buildid *, void *) = x->cb;
+	const char *f = xml_gathered(x), *why;
+	char hex[BUILDID_HEX_MAX];
+	struct buildid id;
+	size_t n;
+
+	if (f == NULL || strncmp(f, prefix, sizeof(prefix) - 1) != 0 ||
+	    x->pkgid[0] == '\0')
+		return;
+	f += sizeof(prefix) - 1;
+	n = strlen(f);
+	if (n < 2 + 1 + 1 + 6 || f[2] != '/' ||
+	    strcmp(f + n - 6, ".debug") != 0 || n - 7 >= sizeof(hex))
+		return;
+	memcpy(hex, f, 2);
+	memcpy(hex + 2, f + 3, n - 3 - 6);
+	hex[n - 7] = '\0';
+	if (buildid_parse(&id, hex, strlen(hex), &why) == 0 &&
+	    cb(x->pkgid, &id, x->arg) != 0)
+		x->stop = 1;
+}
+
+static void XMLCALL
+xml_end(void *arg, const char *name)
+{
+	struct xml *x = arg;
+	const char *t;
+
+	x->depth--;
+	if (x->kind == XML_FILELISTS) {
+		if (strcmp(name, "file") == 0 && x->in_text)
+			xml_file(x);
+		x->in_text = 0;
+		return;
+	}
+	if (x->in_record && x->in_text) {
+		t = xml_gathered(x);
+		if (strcmp(name, "checksum") == 0)
+			xml_copy(x->sum, sizeof(x->sum), t);
+		else if (strcmp(name, "size") == 0 && t != NULL)
+			x->size = strtoull(t, NULL, 10);
+		x->in_text = 0;
+	}
+	if (x->kind == XML_REPOMD && strcmp(name, "data") == 0 &&
+	    x->in_record) {
+		int (*cb)(const struct repometa_rpmdata *, void *) = x->cb;
+		struct repometa_rpmdata d;
+
+		x->in_record = 0;
+		d.type = x->type;
+		d.href = x->href;
+		d.sha256 = strcmp(x->sumtype, "sha256") == 0 ? x->sum : "";
+		d.size = x->size;
+		if (x->href[0] != '\0' && cb(&d, x->arg) != 0)
+			x->stop = 1;
+	} else if (x->kind == XML_PRIMARY && strcmp(name, "package") == 0 &&
+	    x->in_record) {
+		int (*cb)(const struct repometa_rpm *, void *) = x->cb;
+		struct repometa_rpm p;
+
+		x->in_record = 0;
+		p.pkgid = x->sum;
+		p.href = x->href;
+		p.size = x->size;
+		p.has_sha256 = strcmp(x->sumtype, "sha256") == 0 &&
+		    repometa_sha256_parse(x->sum, strlen(x->sum), p.sha256) ==
+			0;
+		if (x->href[0] != '\0' && x->sum[0] != '\0' && x->size > 0 &&
+		    cb(&p, x->arg) != 0)
+			x->stop = 1;
+	}
+}
+
+/* Feed the (decompressed) file at path to expat with x's handlers. */
+static int
+xml_read(const char *path, struct xml *x, char *err, size_t errlen)
+{
+	struct lines l;
+	XML_Parser xp;
+	const void *blk;
+	size_t size;
+	la_int64_t off;
+	int rc = 0, ar;
+
+	if (lines_open(&l, path, err, errlen) == -1) {
+		lines_close(&l);
+		return -1;
+	}
+	if ((xp = XML_ParserCreate(NULL)) == NULL) {
+		lines_close(&l);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	XML_SetUserData(xp, x);
+	XML_SetElementHandler(xp, xml_start, xml_end);
+	XML_SetCharacterDataHandler(xp, xml_text);
+	while (!x->stop && !l.eof) {
+		ar = archive_read_data_block(l.a, &blk, &size, &off);
+		if (ar == ARCHIVE_EOF)
+			break;
+		if (ar < ARCHIVE_WARN) {
+			snprintf(err, errlen, "%s",
+			    archive_error_string(l.a) != NULL
+				? archive_error_string(l.a)
+				: "read error");
+			rc = -1;
+			break;
+		}
+		if (size > INT_MAX ||
+		    XML_Parse(xp, blk, (int)size, 0) != XML_STATUS_OK) {
+			snprintf(err, errlen, "XML, line %lu: %s",
+			    (unsigned long)XML_GetCurrentLineNumber(xp),
+			    XML_ErrorString(XML_GetErrorCode(xp)));
+			rc = -1;
+			break;
+		}
+	}
+	if (rc == 0 && !x->stop && XML_Parse(xp, "", 0, 1) != XML_STATUS_OK) {
+		snprintf(err, errlen, "XML: %s",
+		    XML_ErrorString(XML_GetErrorCode(xp)));
+		rc = -1;
+	}
+	XML_ParserFree(xp);
+	lines_close(&l);
+	return rc;
+}
+
+/* Run a parse of kind with cb; a struct xml is too large for a stack. */
+static int
+xml_run(const char *path, int kind, void *cb, void *arg, char *err,
+    size_t errlen)
+{
+	struct xml *x;
+	int rc;
+
+	if ((x = calloc(1, sizeof(*x))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	x->kind = kind;
+	x->cb = cb;
+	x->arg = arg;
+	rc = xml_read(path, x, err, errlen);
+	free(x);
+	return rc;
+}
+
+int
+repometa_repomd(const char *path,
+    int (*cb)(const struct repometa_rpmdata *d, void *arg), void *arg,
+    char *err, size_t errlen)
+{
+	return xml_run(path, XML_REPOMD, (void *)cb, arg, err, errlen);
+}
+
+int
+repometa_rpm_primary(const char *path,
+    int (*cb)(const struct repometa_rpm *p, void *arg), void *arg, char *err,
+    size_t errlen)
+{
+	return xml_run(path, XML_PRIMARY, (void *)cb, arg, err, errlen);
+}
+
+int
+repometa_rpm_filelists(const char *path,
+    int (*cb)(const char *pkgid, const struct buildid *id, void *arg),
+    void *arg, char *err, size_t errlen)
+{
+	return xml_run(path, XML_FILELISTS, (void *)cb, arg, err, errlen);
 }

@@ -3,7 +3,9 @@
  *
  * Debian: the Release file (its SHA256 list and Valid-Until), Packages
  * stanzas (Package, Architecture, Filename, Size, SHA256, Build-Ids) and
- * Contents-ARCH lines naming usr/lib/debug/.build-id/ files.  Files may be
+ * Contents-ARCH lines naming usr/lib/debug/.build-id/ files.  RPM:
+ * repomd.xml, primary.xml and filelists.xml, through expat's streaming
+ * parser (text of an element kept to REPOMETA_TEXT_MAX bytes).  Files may be
  * compressed (gzip, xz, bzip2, zstd: told by content) and are read as a
  * stream, a line at a time, with lines of at most REPOMETA_LINE_MAX bytes:
  * memory stays bounded whatever the index's size.  Input is hostile: bad
@@ -63,6 +65,46 @@ int repometa_packages(const char *path,
  */
 int repometa_contents(const char *path,
     int (*cb)(const struct buildid *id, const char *packages, void *arg),
+    void *arg, char *err, size_t errlen);
+
+#define REPOMETA_TEXT_MAX 4096
+
+/* A <data> of repomd.xml: the file of one kind of metadata. */
+struct repometa_rpmdata {
+	const char *type; /* "primary", "filelists"... */
+	const char *href; /* relative to the repository URL */
+	const char *sha256; /* of the file as fetched; "" when not SHA-256 */
+	uint64_t size; /* 0 when not given */
+};
+
+/* Read repomd.xml at path: cb for each <data>.  Returns like below. */
+int repometa_repomd(const char *path,
+    int (*cb)(const struct repometa_rpmdata *d, void *arg), void *arg,
+    char *err, size_t errlen);
+
+/* A <package> of primary.xml. */
+struct repometa_rpm {
+	const char *pkgid; /* its checksum, hex: filelists' pkgid */
+	const char *href; /* relative to the repository URL */
+	uint64_t size; /* <size package=> */
+	uint8_t sha256[32];
+	int has_sha256; /* the checksum is a SHA-256 */
+};
+
+/*
+ * Read primary.xml (compressed or not) at path: cb for each package with
+ * a checksum, a location and a size.  0, or -1 with err.
+ */
+int repometa_rpm_primary(const char *path,
+    int (*cb)(const struct repometa_rpm *p, void *arg), void *arg, char *err,
+    size_t errlen);
+
+/*
+ * Read filelists.xml at path: cb(pkgid, id) for each file
+ * /usr/lib/debug/.build-id/xx/rest.debug of a package.
+ */
+int repometa_rpm_filelists(const char *path,
+    int (*cb)(const char *pkgid, const struct buildid *id, void *arg),
     void *arg, char *err, size_t errlen);
 
 /* 0 and out from 64 hex digits, else -1. */

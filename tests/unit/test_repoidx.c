@@ -1,6 +1,7 @@
 /*
  * tests/unit/test_repoidx.c: indexer/repometa.c (Release, Packages and
- * Contents of apt repositories, plain and compressed, hostile lines) and
+ * Contents of apt repositories, plain and compressed, hostile lines;
+ * repomd.xml, primary.xml and filelists.xml of rpm repositories) and
  * cache/repoidx.c (generations of a repository's ids: a reader sees the
  * old one until the flip, removed packages are forgotten, negative entries
  * of new ids dropped).  One index in a temporary directory; one thread.
@@ -37,7 +38,7 @@ struct seen {
 	uint64_t sizes[8];
 	int n;
 	char ids[8][300];
-	char packages[8][64];
+	char packages[8][80];
 };
 
 static int
@@ -193,6 +194,114 @@ test_contents(void)
 }
 
 static int
+repomd_cb(const struct repometa_rpmdata *d, void *arg)
+{
+	struct seen *s = arg;
+
+	if (s->n < 8) {
+		snprintf(s->names[s->n], sizeof(s->names[0]), "%s:%s", d->type,
+		    d->href);
+		snprintf(s->ids[s->n], sizeof(s->ids[0]), "%s", d->sha256);
+		s->sizes[s->n++] = d->size;
+	}
+	return 0;
+}
+
+static int
+primary_cb(const struct repometa_rpm *p, void *arg)
+{
+	struct seen *s = arg;
+
+	if (s->n < 8) {
+		snprintf(s->names[s->n], sizeof(s->names[0]), "%s", p->href);
+		snprintf(s->ids[s->n], sizeof(s->ids[0]), "%s%s", p->pkgid,
+		    p->has_sha256 ? "" : " (not sha256)");
+		s->sizes[s->n++] = p->size;
+	}
+	return 0;
+}
+
+static int
+filelists_cb(const char *pkgid, const struct buildid *id, void *arg)
+{
+	struct seen *s = arg;
+
+	if (s->n < 8) {
+		snprintf(s->packages[s->n], sizeof(s->packages[0]), "%s",
+		    pkgid);
+		buildid_format(id, s->ids[s->n++]);
+	}
+	return 0;
+}
+
+static void
+test_rpm(void)
+{
+	struct seen s = { 0 };
+	char err[ERRLEN];
+
+	write_file(at("repomd.xml"),
+	    "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+	    "<repomd xmlns=\"http://linux.duke.edu/metadata/repo\">"
+	    "<revision>1</revision>"
+	    "<data type=\"primary\"><checksum type=\"sha256\">" SHA_A
+	    "</checksum><open-checksum type=\"sha256\">x</open-checksum>"
+	    "<location href=\"repodata/p.xml.gz\"/><size>321</size>"
+	    "<open-size>999</open-size></data>"
+	    "<data type=\"filelists\"><checksum type=\"sha1\">abc</checksum>"
+	    "<location href=\"repodata/f.xml.gz\"/></data></repomd>\n");
+	ok(repometa_repomd(at("repomd.xml"), repomd_cb, &s, err, sizeof(err)) ==
+		0,
+	    "repomd.xml reads");
+	is_int(s.n, 2, "two <data>");
+	is_str(s.names[0], "primary:repodata/p.xml.gz", "primary's location");
+	is_str(s.ids[0], SHA_A, "its SHA-256 (not open-checksum's)");
+	ok(s.sizes[0] == 321, "its size (not open-size)");
+	is_str(s.ids[1], "", "a SHA-1 checksum is no SHA-256");
+
+	memset(&s, 0, sizeof(s));
+	write_file(at("primary.xml"),
+	    "<metadata xmlns=\"http://linux.duke.edu/metadata/common\" "
+	    "xmlns:rpm=\"http://linux.duke.edu/metadata/rpm\">"
+	    "<package type=\"rpm\"><name>a-debuginfo</name>"
+	    "<checksum type=\"sha256\" pkgid=\"YES\">" SHA_A "</checksum>"
+	    "<size package=\"1234\" installed=\"1\" archive=\"2\"/>"
+	    "<location href=\"Packages/a.rpm\"/>"
+	    "<format><rpm:license>MIT</rpm:license></format></package>"
+	    "<package type=\"rpm\"><checksum type=\"sha256\">" SHA_A
+	    "</checksum><location href=\"Packages/nosize.rpm\"/></package>"
+	    "</metadata>");
+	ok(repometa_rpm_primary(at("primary.xml"), primary_cb, &s, err,
+	       sizeof(err)) == 0,
+	    "primary.xml reads");
+	is_int(s.n, 1, "one complete package (one without a size skipped)");
+	is_str(s.names[0], "Packages/a.rpm", "its location");
+	is_str(s.ids[0], SHA_A, "its pkgid, a SHA-256");
+	ok(s.sizes[0] == 1234, "its package size");
+
+	memset(&s, 0, sizeof(s));
+	write_file(at("filelists.xml"),
+	    "<filelists><package pkgid=\"" SHA_A "\" name=\"a\" arch=\"x\">"
+	    "<file>/usr/lib/debug/.build-id/11/" ID1 ".debug</file>"
+	    "<file type=\"dir\">/usr/lib/debug/.build-id/22/" ID2
+	    ".debug</file>"
+	    "<file>/usr/lib/debug/.build-id/33/" ID3 "</file>"
+	    "<file>/usr/bin/a</file></package></filelists>");
+	ok(repometa_rpm_filelists(at("filelists.xml"), filelists_cb, &s, err,
+	       sizeof(err)) == 0,
+	    "filelists.xml reads");
+	is_int(s.n, 1, "one .build-id debug file (dirs, executables skipped)");
+	is_str(s.ids[0], "11" ID1, "its id");
+	is_str(s.packages[0], SHA_A, "its package's pkgid");
+
+	write_file(at("bad.xml"), "<filelists><package pkgid=\"x\"><file>");
+	ok(repometa_rpm_filelists(at("bad.xml"), filelists_cb, &s, err,
+	       sizeof(err)) == -1,
+	    "unclosed XML is an error");
+	ok(strstr(err, "XML") != NULL, "... saying so");
+}
+
+static int
 has(struct index_reader *rd, const uint8_t *key, const char *hex,
     struct repoidx_pkg *p)
 {
@@ -305,6 +414,7 @@ main(void)
 	test_packages();
 	test_compressed();
 	test_contents();
+	test_rpm();
 	idx = index_open(at("index"), 0, 64ull << 20, err, sizeof(err));
 	if (ok(idx != NULL, "an index") &&
 	    (rd = index_reader_new(idx)) != NULL) {
