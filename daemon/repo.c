@@ -632,6 +632,7 @@ primary_cb(const struct repometa_rpm *p, void *arg)
 	    : 0;
 }
 
+/* An id of a package named pkgid (rpm filelists, Arch files lists). */
 static int
 filelists_cb(const char *pkgid, const struct buildid *id, void *arg)
 {
@@ -644,11 +645,39 @@ filelists_cb(const char *pkgid, const struct buildid *id, void *arg)
 	return repoidx_put_id(b->w, id, pkgid, 1) == -1 ? -1 : 0;
 }
 
+static int
+arch_desc_cb(const struct repometa_arch *p, void *arg)
+{
+	struct build *b = arg;
+
+	return repoidx_put_pkg(b->w, p->dir, p->filename, p->size, p->sha256) ==
+		-1
+	    ? -1
+	    : 0;
+}
+
+/*
+ * An id of an Arch package, named by its directory in the database: its
+ * desc may come after its files list, and an id whose package has none
+ * is never found (repoidx_find finds no package).
+ */
+static int
+arch_file_cb(const char *dir, const struct buildid *id, void *arg)
+{
+	struct build *b = arg;
+
+	b->ids++;
+	return repoidx_put_id(b->w, id, dir, 1) == -1 ? -1 : 0;
+}
+
 /* Parse index file i of r (checked) into b: 0, or -1 with err. */
 static int
 build_file(struct repo *r, size_t i, const char *path, struct build *b,
     char *err, size_t errlen)
 {
+	if (r->cr->type == CONFIG_REPO_ARCH)
+		return repometa_arch_files(path, arch_desc_cb, arch_file_cb, b,
+		    err, errlen);
 	if (r->cr->type == CONFIG_REPO_RPM)
 		return r->files[i].contents
 		    ? repometa_rpm_filelists(path, filelists_cb, b, err, errlen)
@@ -673,6 +702,8 @@ build_work(void *arg)
 	r->ok = 0;
 	for (i = 0; i < r->nfiles; i++) {
 		snprintf(path, sizeof(path), "%s/index.%zu", r->dir, i);
+		if (r->cr->type == CONFIG_REPO_ARCH)
+			break; /* nothing lists its checksum */
 		/* repomd.xml may leave the size out: 0. */
 		if (file_sha256(path, sha, &size) == -1 ||
 		    (size != r->files[i].size &&
@@ -745,9 +776,25 @@ meta_done(void *arg, const struct repofetch_result *res)
 			refresh_end(r, 1, NULL);
 			return;
 		}
-		if (res->status == 404 && r->cr->type == CONFIG_REPO_RPM) {
-			refresh_end(r, 0, "no repodata/repomd.xml (404)");
+		if (res->status == 404 && r->cr->type != CONFIG_REPO_DEB) {
+			refresh_end(r, 0,
+			    r->cr->type == CONFIG_REPO_RPM
+				? "no repodata/repomd.xml (404)"
+				: "no NAME.files database (404)");
 			return;
+		}
+		if (r->cr->type == CONFIG_REPO_ARCH) {
+			/*
+			 * The .files database is the whole index; Arch signs
+			 * packages, rarely databases: nothing to check it
+			 * against but TLS (each package's SHA-256 is).
+			 */
+			snprintf(r->etag, sizeof(r->etag), "%s", res->etag);
+			r->last_modified = res->last_modified;
+			r->nfiles = 1;
+			r->step = R_FILES;
+			r->cur = 1;
+			break;
 		}
 		if (res->status == 404) {
 			r->inline_sig = 0;
@@ -795,7 +842,7 @@ meta_get(struct repo *r, const char *name, const char *tmp, int cond)
 {
 	char url[2048], path[PATH_MAX];
 
-	if (r->cr->type == CONFIG_REPO_RPM)
+	if (r->cr->type != CONFIG_REPO_DEB)
 		snprintf(url, sizeof(url), "%s/%s", r->cr->url, name);
 	else
 		snprintf(url, sizeof(url), "%s/dists/%s/%s", r->cr->url,
@@ -822,9 +869,13 @@ refresh_next(struct repo *r)
 
 	switch (r->step) {
 	case R_INRELEASE:
-		if (r->cr->type == CONFIG_REPO_RPM)
+		if (r->cr->type == CONFIG_REPO_RPM) {
 			meta_get(r, "repodata/repomd.xml", "repomd.xml", 1);
-		else
+		} else if (r->cr->type == CONFIG_REPO_ARCH) {
+			snprintf(r->files[0].name, sizeof(r->files[0].name),
+			    "%.200s.files", r->cr->suite);
+			meta_get(r, r->files[0].name, "index.0", 1);
+		} else
 			meta_get(r, "InRelease", "InRelease", 1);
 		break;
 	case R_RELEASE:
@@ -915,8 +966,6 @@ refresh_end(struct repo *r, int ok, const char *why)
 static void
 refresh_start(struct repo *r)
 {
-	if (r->cr->type == CONFIG_REPO_ARCH)
-		return; /* arch metadata: not read yet */
 	if (r->step != R_IDLE) {
 		r->again = 1;
 		return;

@@ -332,6 +332,31 @@ repometa_packages(const char *path,
 	return rc == -1 || stop == -1 ? -1 : 0;
 }
 
+/*
+ * The id of a .build-id debug path (relative, as Contents and Arch's files
+ * lists spell it: usr/lib/debug/.build-id/xx/rest.debug): 0, or -1.
+ */
+static int
+debug_path_id(const char *f, struct buildid *id)
+{
+	static const char prefix[] = "usr/lib/debug/.build-id/";
+	char hex[BUILDID_HEX_MAX];
+	const char *why;
+	size_t n;
+
+	if (strncmp(f, prefix, sizeof(prefix) - 1) != 0)
+		return -1;
+	f += sizeof(prefix) - 1;
+	n = strlen(f);
+	if (n < 2 + 1 + 1 + 6 || f[2] != '/' ||
+	    strcmp(f + n - 6, ".debug") != 0 || n - 7 >= sizeof(hex))
+		return -1;
+	memcpy(hex, f, 2);
+	memcpy(hex + 2, f + 3, n - 3 - 6);
+	hex[n - 7] = '\0';
+	return buildid_parse(id, hex, strlen(hex), &why);
+}
+
 #define CONTENTS_PREFIX "usr/lib/debug/.build-id/"
 
 int
@@ -340,10 +365,8 @@ repometa_contents(const char *path,
     void *arg, char *err, size_t errlen)
 {
 	struct buildid id;
-	const char *why;
 	struct lines l;
-	char hex[BUILDID_HEX_MAX], *p, *sp, *file;
-	size_t n, plen = strlen(CONTENTS_PREFIX);
+	char *p, *sp, *file;
 	int rc, stop = 0;
 
 	if (lines_open(&l, path, err, errlen) == -1) {
@@ -356,7 +379,8 @@ repometa_contents(const char *path,
 			file += 2;
 		else if (file[0] == '/')
 			file++;
-		if (strncmp(file, CONTENTS_PREFIX, plen) != 0)
+		if (strncmp(file, CONTENTS_PREFIX, strlen(CONTENTS_PREFIX)) !=
+		    0)
 			continue;
 		/* The location is the last word; the path may hold blanks. */
 		if ((sp = strrchr(file, ' ')) == NULL &&
@@ -366,16 +390,7 @@ repometa_contents(const char *path,
 		while (sp > file && (sp[-1] == ' ' || sp[-1] == '\t'))
 			sp--;
 		*sp = '\0';
-		file += plen;
-		/* xx/rest.debug */
-		n = strlen(file);
-		if (n < 2 + 1 + 1 + 6 || file[2] != '/' ||
-		    strcmp(file + n - 6, ".debug") != 0 || n - 7 >= sizeof(hex))
-			continue;
-		memcpy(hex, file, 2);
-		memcpy(hex + 2, file + 3, n - 3 - 6);
-		hex[n - 7] = '\0';
-		if (buildid_parse(&id, hex, strlen(hex), &why) == -1)
+		if (debug_path_id(file, &id) == -1)
 			continue;
 		if ((stop = cb(&id, p, arg)) != 0)
 			break;
@@ -510,26 +525,14 @@ xml_gathered(struct xml *x)
 static void
 xml_file(struct xml *x)
 {
-	static const char prefix[] = "/usr/lib/debug/.build-id/";
 	int (*cb)(const char *, const struct buildid *, void *) = x->cb;
-	const char *f = xml_gathered(x), *why;
-	char hex[BUILDID_HEX_MAX];
+	const char *f = xml_gathered(x);
 	struct buildid id;
-	size_t n;
 
-	if (f == NULL || strncmp(f, prefix, sizeof(prefix) - 1) != 0 ||
-	    x->pkgid[0] == '\0')
+	if (f == NULL || f[0] != '/' || x->pkgid[0] == '\0' ||
+	    debug_path_id(f + 1, &id) == -1)
 		return;
-	f += sizeof(prefix) - 1;
-	n = strlen(f);
-	if (n < 2 + 1 + 1 + 6 || f[2] != '/' ||
-	    strcmp(f + n - 6, ".debug") != 0 || n - 7 >= sizeof(hex))
-		return;
-	memcpy(hex, f, 2);
-	memcpy(hex + 2, f + 3, n - 3 - 6);
-	hex[n - 7] = '\0';
-	if (buildid_parse(&id, hex, strlen(hex), &why) == 0 &&
-	    cb(x->pkgid, &id, x->arg) != 0)
+	if (cb(x->pkgid, &id, x->arg) != 0)
 		x->stop = 1;
 }
 
@@ -680,4 +683,116 @@ repometa_rpm_filelists(const char *path,
     void *arg, char *err, size_t errlen)
 {
 	return xml_run(path, XML_FILELISTS, (void *)cb, arg, err, errlen);
+}
+
+/* --------------------------------------------------------------- Arch */
+
+/* The lines of the current entry of a, one at a time, into *l's buffer. */
+static int
+entry_lines(struct archive *a, struct lines *l, char *err, size_t errlen)
+{
+	struct archive *saved = l->a;
+	int rc;
+
+	l->a = a;
+	rc = lines_next(l, err, errlen);
+	l->a = saved;
+	return rc;
+}
+
+int
+repometa_arch_files(const char *path,
+    int (*desc)(const struct repometa_arch *p, void *arg),
+    int (*file)(const char *dir, const struct buildid *id, void *arg),
+    void *arg, char *err, size_t errlen)
+{
+	static int (*const filters[])(struct archive *) = {
+		archive_read_support_filter_gzip,
+		archive_read_support_filter_xz,
+		archive_read_support_filter_bzip2,
+		archive_read_support_filter_zstd,
+	};
+	struct repometa_arch p;
+	struct archive_entry *e;
+	struct archive *a;
+	struct buildid id;
+	struct lines l;
+	char dir[256], field[32], filename[1024];
+	const char *name, *slash;
+	size_t i;
+	int rc = 0, stop = 0, is_desc, has_sha, r;
+
+	memset(&l, 0, sizeof(l));
+	if ((a = archive_read_new()) == NULL ||
+	    archive_read_support_format_tar(a) != ARCHIVE_OK) {
+		snprintf(err, errlen, "cannot set up a reader");
+		if (a != NULL)
+			archive_read_free(a);
+		return -1;
+	}
+	for (i = 0; i < sizeof(filters) / sizeof(filters[0]); i++)
+		filters[i](a);
+	if (archive_read_open_filename(a, path, READ_BLOCK) != ARCHIVE_OK) {
+		snprintf(err, errlen, "%s", archive_error_string(a));
+		archive_read_free(a);
+		return -1;
+	}
+	while (!stop && (r = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+		name = archive_entry_pathname(e);
+		if (name == NULL || (slash = strchr(name, '/')) == NULL ||
+		    (size_t)(slash - name) >= sizeof(dir))
+			continue;
+		is_desc = strcmp(slash, "/desc") == 0;
+		if (!is_desc && strcmp(slash, "/files") != 0)
+			continue;
+		memcpy(dir, name, (size_t)(slash - name));
+		dir[slash - name] = '\0';
+		/* Each entry is read as lines from scratch. */
+		l.blen = 0;
+		l.eof = 0;
+		field[0] = filename[0] = '\0';
+		has_sha = 0;
+		p.size = 0;
+		while ((rc = entry_lines(a, &l, err, errlen)) == 1) {
+			if (l.buf[0] == '%') {
+				snprintf(field, sizeof(field), "%s", l.buf);
+				continue;
+			}
+			if (l.buf[0] == '\0')
+				continue;
+			if (!is_desc) {
+				if (strcmp(field, "%FILES%") == 0 &&
+				    debug_path_id(l.buf, &id) == 0 &&
+				    (stop = file(dir, &id, arg)) != 0)
+					break;
+			} else if (strcmp(field, "%FILENAME%") == 0) {
+				copy_field(filename, sizeof(filename), l.buf);
+			} else if (strcmp(field, "%CSIZE%") == 0) {
+				p.size = strtoull(l.buf, NULL, 10);
+			} else if (strcmp(field, "%SHA256SUM%") == 0) {
+				has_sha = repometa_sha256_parse(l.buf,
+					      strlen(l.buf), p.sha256) == 0;
+			}
+		}
+		if (rc == -1)
+			break;
+		rc = 0;
+		if (is_desc && !stop && filename[0] != '\0' && p.size > 0 &&
+		    has_sha) {
+			p.dir = dir;
+			p.filename = filename;
+			stop = desc(&p, arg);
+		}
+	}
+	if (rc == 0 && !stop && r != ARCHIVE_EOF && r != ARCHIVE_OK) {
+		snprintf(err, errlen, "%s", archive_error_string(a));
+		rc = -1;
+	}
+	free(l.buf);
+	archive_read_free(a);
+	if (stop == -1) {
+		snprintf(err, errlen, "cannot record the index");
+		rc = -1;
+	}
+	return rc;
 }

@@ -5,7 +5,8 @@
  * stanzas (Package, Architecture, Filename, Size, SHA256, Build-Ids) and
  * Contents-ARCH lines naming usr/lib/debug/.build-id/ files.  RPM:
  * repomd.xml, primary.xml and filelists.xml, through expat's streaming
- * parser (text of an element kept to REPOMETA_TEXT_MAX bytes).  Files may be
+ * parser (text of an element kept to REPOMETA_TEXT_MAX bytes).  Arch: the
+ * .files database, a tar read with libarchive.  Files may be
  * compressed (gzip, xz, bzip2, zstd: told by content) and are read as a
  * stream, a line at a time, with lines of at most REPOMETA_LINE_MAX bytes:
  * memory stays bounded whatever the index's size.  Input is hostile: bad
@@ -105,6 +106,26 @@ int repometa_rpm_primary(const char *path,
  */
 int repometa_rpm_filelists(const char *path,
     int (*cb)(const char *pkgid, const struct buildid *id, void *arg),
+    void *arg, char *err, size_t errlen);
+
+/* A package of an Arch .files database, from its desc entry. */
+struct repometa_arch {
+	const char *dir; /* the entry's directory: NAME-VERSION-RELEASE */
+	const char *filename; /* %FILENAME%, relative to the repository */
+	uint64_t size; /* %CSIZE% */
+	uint8_t sha256[32]; /* %SHA256SUM% */
+};
+
+/*
+ * Read an Arch .files database at path (a tar, compressed or not, of
+ * DIR/desc and DIR/files entries): desc(p) for each package with a file
+ * name, size and SHA-256, file(dir, id) for each
+ * usr/lib/debug/.build-id/xx/rest.debug its files entry lists, in the
+ * order of the tar.  Returns like repometa_packages.
+ */
+int repometa_arch_files(const char *path,
+    int (*desc)(const struct repometa_arch *p, void *arg),
+    int (*file)(const char *dir, const struct buildid *id, void *arg),
     void *arg, char *err, size_t errlen);
 
 /* 0 and out from 64 hex digits, else -1. */

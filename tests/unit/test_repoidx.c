@@ -1,7 +1,8 @@
 /*
  * tests/unit/test_repoidx.c: indexer/repometa.c (Release, Packages and
  * Contents of apt repositories, plain and compressed, hostile lines;
- * repomd.xml, primary.xml and filelists.xml of rpm repositories) and
+ * repomd.xml, primary.xml and filelists.xml of rpm repositories; Arch
+ * .files databases) and
  * cache/repoidx.c (generations of a repository's ids: a reader sees the
  * old one until the flip, removed packages are forgotten, negative entries
  * of new ids dropped).  One index in a temporary directory; one thread.
@@ -302,6 +303,61 @@ test_rpm(void)
 }
 
 static int
+arch_desc_cb(const struct repometa_arch *p, void *arg)
+{
+	struct seen *s = arg;
+
+	if (s->n < 8) {
+		snprintf(s->names[s->n], sizeof(s->names[0]), "%s %s", p->dir,
+		    p->filename);
+		s->sizes[s->n++] = p->size;
+	}
+	return 0;
+}
+
+static int
+arch_file_cb(const char *dir, const struct buildid *id, void *arg)
+{
+	struct seen *s = arg;
+
+	if (s->n < 8) {
+		snprintf(s->names[s->n], sizeof(s->names[0]), "%s", dir);
+		buildid_format(id, s->ids[s->n++]);
+	}
+	return 0;
+}
+
+static void
+test_arch(void)
+{
+	struct seen s = { 0 };
+	char cmd[PATH_MAX * 2 + 64], err[ERRLEN];
+
+	if (mkdir(at("db"), 0755) == -1 || mkdir(at("db/p-1-1"), 0755) == -1)
+		abort();
+	write_file(at("db/p-1-1/files"),
+	    "%FILES%\nusr/\nusr/lib/debug/.build-id/11/" ID1 ".debug\n"
+	    "usr/bin/p\n");
+	write_file(at("db/p-1-1/desc"),
+	    "%FILENAME%\np-1-1-x86_64.pkg.tar.zst\n\n%CSIZE%\n99\n\n"
+	    "%SHA256SUM%\n" SHA_A "\n\n");
+	snprintf(cmd, sizeof(cmd),
+	    "tar -czf '%s' -C '%s' p-1-1/files p-1-1/desc", at("x.files"),
+	    at("db"));
+	if (!ok(system(cmd) == 0, "a .files database (files before desc)"))
+		return;
+	ok(repometa_arch_files(at("x.files"), arch_desc_cb, arch_file_cb, &s,
+	       err, sizeof(err)) == 0,
+	    "the .files database reads");
+	is_int(s.n, 2, "one id, one package");
+	is_str(s.names[0], "p-1-1", "the id's package directory");
+	is_str(s.ids[0], "11" ID1, "the id");
+	is_str(s.names[1], "p-1-1 p-1-1-x86_64.pkg.tar.zst",
+	    "the package's file name");
+	ok(s.sizes[1] == 99, "its %CSIZE%");
+}
+
+static int
 has(struct index_reader *rd, const uint8_t *key, const char *hex,
     struct repoidx_pkg *p)
 {
@@ -415,6 +471,7 @@ main(void)
 	test_compressed();
 	test_contents();
 	test_rpm();
+	test_arch();
 	idx = index_open(at("index"), 0, 64ull << 20, err, sizeof(err));
 	if (ok(idx != NULL, "an index") &&
 	    (rd = index_reader_new(idx)) != NULL) {
