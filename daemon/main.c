@@ -621,6 +621,7 @@ main(int argc, char **argv)
 	rpd.cfg = &d.cfg;
 	rpd.idx = d.idx;
 	rpd.ft = d.ft;
+	rpd.bs = d.bs;
 	rpd.pool = d.pool;
 	rpd.inbox = d.inbox;
 	rpd.base = d.base;

@@ -58,17 +58,21 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cache/blobstore.h"
 #include "cache/flight.h"
 #include "cache/index.h"
 #include "cache/negative.h"
 #include "cache/pkgindex.h"
 #include "conf/config.h"
 #include "daemon/clock.h"
+#include "daemon/fill.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
 #include "daemon/pool.h"
 #include "daemon/scan.h"
 #include "fetchers/repofetch.h"
+#include "indexer/elf.h"
+#include "indexer/package.h"
 #include "indexer/repometa.h"
 
 extern char **environ;
@@ -131,8 +135,71 @@ struct repo {
 	atomic_int_fast64_t last_refresh; /* the last that succeeded */
 };
 
+/*
+ * A package as it downloads, shared by the download (the loop writes
+ * written and state) and the extractions that read it as it grows
+ * (workers wait on cv); freed with its last reference.
+ */
+struct growing {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	uint64_t written;
+	int complete; /* the transfer: 0 running, 1 every byte in, -1 failed */
+	int state; /* 0 downloading, 1 checked and indexed, -1 failed */
+	struct stream *waiting; /* extractions done, for the verdict; loop */
+	int refs;
+	char why[256];
+	char tmp[PATH_MAX], path[PATH_MAX];
+};
+
+static struct growing *
+growing_new(void)
+{
+	struct growing *g;
+
+	if ((g = calloc(1, sizeof(*g))) == NULL)
+		return NULL;
+	pthread_mutex_init(&g->mu, NULL);
+	pthread_cond_init(&g->cv, NULL);
+	g->refs = 1;
+	return g;
+}
+
+static void
+growing_unref(struct growing *g)
+{
+	int last;
+
+	if (g == NULL)
+		return;
+	pthread_mutex_lock(&g->mu);
+	last = --g->refs == 0;
+	pthread_mutex_unlock(&g->mu);
+	if (last) {
+		pthread_mutex_destroy(&g->mu);
+		pthread_cond_destroy(&g->cv);
+		free(g);
+	}
+}
+
+/* Tell the readers of g: more bytes, or the end. */
+static void
+growing_set(struct growing *g, uint64_t written, int complete, int state,
+    const char *why)
+{
+	pthread_mutex_lock(&g->mu);
+	g->written = written;
+	g->complete = complete;
+	g->state = state;
+	if (why != NULL)
+		snprintf(g->why, sizeof(g->why), "%s", why);
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+}
+
 /* A package download. */
 struct dl {
+	struct growing *g; /* its bytes, for extractions while it runs */
 	struct repos *rs;
 	struct dl *next; /* in the queue */
 	struct repo *r;
@@ -142,6 +209,7 @@ struct dl {
 	int fd;
 	char tmp[PATH_MAX], path[PATH_MAX];
 	uint64_t bytes;
+	struct dl *rnext; /* among rs->running */
 	int ok, timeout, checksum;
 	char why[256];
 };
@@ -157,10 +225,12 @@ struct repos {
 	struct event *timer, *kick;
 	pthread_mutex_t mu;
 	struct dl *queue; /* under mu */
+	struct dl *running; /* downloads begun, under mu, by ->rnext */
 	atomic_int refresh_asked;
 };
 
 static void refresh_next(struct repo *r);
+static void stream_verdicts(struct growing *g);
 static void refresh_end(struct repo *r, int ok, const char *why);
 
 /* ------------------------------------------------------------ helpers */
@@ -212,44 +282,6 @@ file_sha256(const char *path, uint8_t out[32], uint64_t *size)
 	}
 	EVP_MD_CTX_free(c);
 	return 0;
-}
-
-/* The identity of a repository, which its key hashes. */
-static void
-repo_ident(const struct config_repo *cr, char *out, size_t len)
-{
-	size_t i, n;
-
-	n = (size_t)snprintf(out, len, "%d %s %s", (int)cr->type, cr->url,
-	    cr->suite);
-	for (i = 0; i < cr->ncomponents && n < len; i++)
-		n += (size_t)snprintf(out + n, len - n, " c=%s",
-		    cr->components[i]);
-	for (i = 0; i < cr->narchs && n < len; i++)
-		n += (size_t)snprintf(out + n, len - n, " a=%s", cr->archs[i]);
-}
-
-size_t
-repos_config_keys(const struct config *cfg, char (*names)[1100],
-    uint8_t (*keys)[REPOIDX_KEY_LEN], size_t max)
-{
-	struct config_repo *cr;
-	char ident[CONFIG_REPO_TEXT + 64];
-	const char *why;
-	size_t i, n = 0;
-
-	if ((cr = malloc(sizeof(*cr))) == NULL)
-		return 0;
-	for (i = 0; i < cfg->repos.n && n < max; i++) {
-		if (config_repo_parse(cfg->repos.v[i], cr, &why) == -1)
-			continue;
-		repo_ident(cr, ident, sizeof(ident));
-		repoidx_key(ident, keys[n]);
-		snprintf(names[n], sizeof(names[n]), "%s", cr->name);
-		n++;
-	}
-	free(cr);
-	return n;
 }
 
 /* A temp file in r's directory for what is fetched next: fd, or -1. */
@@ -1147,6 +1179,7 @@ static void
 dl_end(struct dl *dl)
 {
 	struct repo *r = dl->r;
+	struct dl **pp;
 
 	if (dl->ok) {
 		atomic_fetch_add(&r->downloads, 1);
@@ -1170,6 +1203,19 @@ dl_end(struct dl *dl)
 	}
 	flight_detach(dl->f);
 	flight_unref(dl->f);
+	pthread_mutex_lock(&dl->rs->mu);
+	for (pp = &dl->rs->running; *pp != NULL; pp = &(*pp)->rnext)
+		if (*pp == dl) {
+			*pp = dl->rnext;
+			break;
+		}
+	pthread_mutex_unlock(&dl->rs->mu);
+	if (dl->g != NULL) {
+		growing_set(dl->g, dl->bytes, dl->ok ? 1 : -1, dl->ok ? 1 : -1,
+		    dl->why);
+		stream_verdicts(dl->g);
+		growing_unref(dl->g);
+	}
 	free(dl);
 }
 
@@ -1209,11 +1255,25 @@ dl_fetched(void *arg, const struct repofetch_result *res)
 		dl_done(dl);
 		return;
 	}
+	/* Every byte is in: extractions may read to the end. */
+	if (dl->g != NULL)
+		growing_set(dl->g, dl->bytes, 1, 0, NULL);
 	if (pool_submit_long(dl->rs->d.pool, dl_work, dl->rs->d.inbox, dl_done,
 		dl) == -1) {
 		snprintf(dl->why, sizeof(dl->why), "server is shutting down");
 		dl_end(dl);
 	}
+}
+
+/* The loop: more of the package is in its temp file. */
+static void
+dl_progress(void *arg, uint64_t bytes)
+{
+	struct dl *dl = arg;
+
+	dl->bytes = bytes;
+	if (dl->g != NULL)
+		growing_set(dl->g, bytes, 0, 0, NULL);
 }
 
 /* The loop: start a queued download. */
@@ -1240,8 +1300,14 @@ dl_start(struct dl *dl)
 		dl_end(dl);
 		return;
 	}
+	if (dl->g != NULL) {
+		pthread_mutex_lock(&dl->g->mu);
+		snprintf(dl->g->tmp, sizeof(dl->g->tmp), "%s", dl->tmp);
+		pthread_cond_broadcast(&dl->g->cv);
+		pthread_mutex_unlock(&dl->g->mu);
+	}
 	dl->rf = repofetch_get(dl->rs->cv, &dl->rs->dlo, url, dl->fd, NULL, -1,
-	    NULL, dl_fetched, dl);
+	    dl_progress, dl_fetched, dl);
 	if (dl->rf == NULL) {
 		close(dl->fd);
 		unlink(dl->tmp);
@@ -1291,9 +1357,13 @@ repos_join(struct repos *rs, const struct repos_hit *hit)
 	dl->hit = *hit;
 	dl->fd = -1;
 	pkg_path(rs, hit, dl->path, sizeof(dl->path));
+	if ((dl->g = growing_new()) != NULL)
+		snprintf(dl->g->path, sizeof(dl->g->path), "%s", dl->path);
 	pthread_mutex_lock(&rs->mu);
 	dl->next = rs->queue;
 	rs->queue = dl;
+	dl->rnext = rs->running;
+	rs->running = dl;
 	pthread_mutex_unlock(&rs->mu);
 	event_active(rs->kick, EV_READ, 1);
 	return f;
@@ -1339,6 +1409,308 @@ repos_find(struct repos *rs, struct index_reader *rd, const struct buildid *id,
 		return 1;
 	}
 	return 0;
+}
+
+/* ------------------------------------------- extraction while downloading */
+
+/*
+ * A member extracted from a package while it downloads: a long job reads
+ * the growing temp file through pkg_extract_watch (its pkg_limits.grow
+ * waits for the download), writing the member into its flight's temp
+ * file, so that readers stream it as it comes out; its length is told
+ * once the opening bytes name the right build-id, as for an upstream
+ * answer.  The last byte waits for the verdict on the whole package
+ * (checked and indexed: growing state 1), then the member's final check
+ * and publishing (fill_verify_publish); a package that fails leaves the
+ * readers cut short and nothing published.
+ */
+struct stream {
+	struct repos *rs;
+	struct flight *f;
+	struct growing *g;
+	struct buildid id;
+	char member[PATH_MAX];
+	int fd;
+	uint64_t
+	    length; /* the member's, from its header; UINT64_MAX: not yet */
+	uint64_t written;
+	int told;
+	int rc; /* pkg_extract_watch's */
+	char err[256];
+	struct stream *next; /* in its growing's waiting list */
+	enum flight_state end;
+	char why[256];
+};
+
+/* pkg_limits.grow: wait for more of the package, or its end. */
+static int
+stream_grow(uint64_t have, void *arg)
+{
+	struct stream *st = arg;
+	struct growing *g = st->g;
+	int rc;
+
+	pthread_mutex_lock(&g->mu);
+	while (g->written <= have && g->complete == 0 && g->state == 0)
+		pthread_cond_wait(&g->cv, &g->mu);
+	rc = g->written > have ? 1 : g->complete == 1 || g->state == 1 ? 0 : -1;
+	pthread_mutex_unlock(&g->mu);
+	return rc;
+}
+
+static void
+stream_size(uint64_t size, void *arg)
+{
+	struct stream *st = arg;
+
+	st->length = size;
+	flight_announce(st->f, size);
+}
+
+/* After each piece: readers follow, once the prefix names our id. */
+static void
+stream_progress(uint64_t end, void *arg)
+{
+	static _Thread_local char buf[64 << 10];
+	struct stream *st = arg;
+	size_t n = end < sizeof(buf) ? (size_t)end : sizeof(buf);
+	int rc;
+
+	st->written = end;
+	flight_progress(st->f, end);
+	if (st->told || st->length == UINT64_MAX)
+		return;
+	if (pread(st->fd, buf, n, 0) != (ssize_t)n ||
+	    (rc = elf_prefix_check(buf, n, &st->id)) == -1) {
+		st->told = 1; /* wrong: the final check says so */
+		return;
+	}
+	if (rc == 1 || n == sizeof(buf) || end == st->length) {
+		flight_set_length(st->f, st->length);
+		st->told = 1;
+	}
+}
+
+/* The package of st, open: the temp file while it downloads, else its place. */
+static int
+stream_open(struct stream *st)
+{
+	struct growing *g = st->g;
+	int fd = -1;
+
+	pthread_mutex_lock(&g->mu);
+	while (g->tmp[0] == '\0' && g->state == 0)
+		pthread_cond_wait(&g->cv, &g->mu);
+	if (g->state == 0)
+		fd = open(g->tmp, O_RDONLY | O_CLOEXEC);
+	/* Renamed into place meanwhile: wait for the end, then there. */
+	while (fd == -1 && g->state == 0)
+		pthread_cond_wait(&g->cv, &g->mu);
+	if (fd == -1 && g->state == 1)
+		fd = open(g->path, O_RDONLY | O_CLOEXEC);
+	pthread_mutex_unlock(&g->mu);
+	return fd;
+}
+
+/* Worker: extract st's member as the package comes, then the verdict. */
+static void
+stream_work(void *arg)
+{
+	struct stream *st = arg;
+	struct growing *g = st->g;
+	struct pkg_limits lim = pkg_default_limits;
+	struct pkg_watch watch = { stream_progress, NULL, NULL, st,
+		stream_size };
+	char pkg[64], tpath[PATH_MAX], headers[2 * PATH_MAX], err[256];
+	const char *base = strrchr(g->path, '/');
+	int pfd, n;
+
+	st->end = FLIGHT_FAILED;
+	if ((pfd = stream_open(st)) == -1) {
+		snprintf(st->why, sizeof(st->why), "%s",
+		    g->why[0] != '\0' ? g->why : "package unavailable");
+		return;
+	}
+	if ((st->fd = blob_tmp_new(st->rs->d.bs, tpath, sizeof(tpath), err,
+		 sizeof(err))) == -1) {
+		close(pfd);
+		snprintf(st->why, sizeof(st->why), "cannot store the file");
+		return;
+	}
+	flight_set_file(st->f, st->fd, tpath);
+	n = snprintf(headers, sizeof(headers),
+	    "X-DEBUGINFOD-ARCHIVE: %s\r\nX-DEBUGINFOD-FILE: %s\r\n",
+	    base != NULL ? base + 1 : g->path, st->member);
+	if (n < 0 || (size_t)n >= sizeof(headers) ||
+	    flight_set_head(st->f, UINT64_MAX, clock_now(), headers, (size_t)n,
+		g->path) == -1) {
+		close(pfd);
+		snprintf(st->why, sizeof(st->why), "out of memory");
+		return;
+	}
+	snprintf(pkg, sizeof(pkg), "/proc/self/fd/%d", pfd);
+	lim.min_free_pct = st->rs->d.cfg->min_free_disk;
+	lim.grow = stream_grow;
+	lim.grow_arg = st;
+	st->rc = pkg_extract_watch(pkg, st->member, st->fd, &lim, &watch,
+	    st->err, sizeof(st->err));
+	close(pfd);
+	st->end = FLIGHT_STREAMING; /* extracted: the verdict is due */
+}
+
+/* Worker: the package's verdict is in; the member's, then publishing. */
+static void
+stream_verdict_work(void *arg)
+{
+	struct stream *st = arg;
+	struct growing *g = st->g;
+	const char *base = strrchr(g->path, '/');
+
+	st->end = FLIGHT_FAILED;
+	if (g->state != 1) {
+		snprintf(st->why, sizeof(st->why), "%s", g->why);
+		return;
+	}
+	if (st->rc == ELF_NOTFOUND) {
+		st->end = FLIGHT_NOTFOUND;
+		snprintf(st->why, sizeof(st->why), "not in its package");
+		return;
+	}
+	if (st->rc == -1) {
+		snprintf(st->why, sizeof(st->why), "%.120s: %.120s",
+		    base != NULL ? base + 1 : g->path, st->err);
+		return;
+	}
+	if (fill_verify_publish(st->rs->d.bs, st->f, st->fd, &st->id,
+		CACHE_DEBUGINFO, "", st->written, clock_now(), 0, st->why,
+		sizeof(st->why)) == 0)
+		st->end = FLIGHT_READY;
+}
+
+/* The loop: the end of an extraction. */
+static void
+stream_end(void *arg)
+{
+	struct stream *st = arg;
+
+	if (st->end != FLIGHT_READY)
+		log_warnx("repo: %s: %s", st->member, st->why);
+	flight_end(st->f, st->end, st->why);
+	flight_detach(st->f);
+	flight_unref(st->f);
+	growing_unref(st->g);
+	free(st);
+}
+
+/* The loop: the verdict of st's package is in (g->state): judge st. */
+static void
+stream_judge(struct stream *st)
+{
+	if (pool_submit(st->rs->d.pool, stream_verdict_work, st->rs->d.inbox,
+		stream_end, st) == -1) {
+		snprintf(st->why, sizeof(st->why), "server is shutting down");
+		st->end = FLIGHT_FAILED;
+		stream_end(st);
+	}
+}
+
+/* The loop: g's package has its verdict: judge the extractions waiting. */
+static void
+stream_verdicts(struct growing *g)
+{
+	struct stream *st, *next;
+
+	st = g->waiting;
+	g->waiting = NULL;
+	for (; st != NULL; st = next) {
+		next = st->next;
+		stream_judge(st);
+	}
+}
+
+/*
+ * The loop: the extraction is over.  It waits for its package's verdict
+ * (dl_end gives it) unless that is in already, or the extraction failed.
+ */
+static void
+stream_done(void *arg)
+{
+	struct stream *st = arg;
+	int state;
+
+	if (st->end != FLIGHT_STREAMING) {
+		stream_end(st);
+		return;
+	}
+	pthread_mutex_lock(&st->g->mu);
+	state = st->g->state;
+	pthread_mutex_unlock(&st->g->mu);
+	if (state != 0) {
+		stream_judge(st);
+		return;
+	}
+	st->next = st->g->waiting;
+	st->g->waiting = st;
+}
+
+struct flight *
+repos_member(struct repos *rs, const struct repos_hit *hit,
+    const struct buildid *id, int *created)
+{
+	struct flight *df, *f;
+	struct stream *st;
+	struct cache_key k;
+	struct growing *g = NULL;
+	struct dl *dl;
+	char hex[BUILDID_HEX_MAX];
+
+	if (rs->d.bs == NULL || id->len < 2 ||
+	    (df = repos_join(rs, hit)) == NULL)
+		return NULL;
+	flight_unref(df); /* the download holds its own */
+	pthread_mutex_lock(&rs->mu);
+	for (dl = rs->running; dl != NULL; dl = dl->rnext)
+		if (cache_key_equal(&dl->hit.key, &hit->key) && dl->g != NULL) {
+			g = dl->g;
+			pthread_mutex_lock(&g->mu);
+			g->refs++;
+			pthread_mutex_unlock(&g->mu);
+			break;
+		}
+	pthread_mutex_unlock(&rs->mu);
+	if (g == NULL)
+		return NULL; /* it ended just now: the package step has it */
+	cache_key_make(&k, id, CACHE_DEBUGINFO, "");
+	if ((f = flight_join(rs->d.ft, &k, 0, created)) == NULL || !*created) {
+		growing_unref(g);
+		return f;
+	}
+	flight_ref(f); /* the extraction's */
+	if ((st = calloc(1, sizeof(*st))) == NULL) {
+		growing_unref(g);
+		flight_end(f, FLIGHT_FAILED, "out of memory");
+		flight_detach(f);
+		flight_unref(f);
+		return f;
+	}
+	st->rs = rs;
+	st->f = f;
+	st->g = g;
+	st->id = *id;
+	st->fd = -1;
+	st->length = UINT64_MAX;
+	buildid_format(id, hex);
+	snprintf(st->member, sizeof(st->member),
+	    "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+	snprintf(hex, sizeof(hex), "debuginfo from %.60s", hit->file);
+	flight_set_label(f, hex);
+	if (pool_submit_long(rs->d.pool, stream_work, rs->d.inbox, stream_done,
+		st) == -1) {
+		snprintf(st->why, sizeof(st->why), "server is shutting down");
+		st->end = FLIGHT_FAILED;
+		stream_end(st);
+	}
+	return f;
 }
 
 /* ---------------------------------------------------------------- loop */
@@ -1501,7 +1873,7 @@ repos_new(const struct repos_deps *d, char *err, size_t errlen)
 		r->i = (unsigned)i;
 		r->fd = -1;
 		r->last_modified = -1;
-		repo_ident(r->cr, ident, sizeof(ident));
+		repos_ident(r->cr, ident, sizeof(ident));
 		repoidx_key(ident, r->key);
 		config_url_public(r->cr->url, ident, sizeof(ident));
 		snprintf(r->label, sizeof(r->label),

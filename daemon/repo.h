@@ -22,7 +22,9 @@
 #include "cache/repoidx.h"
 #include "indexer/buildid.h"
 
+struct blobstore;
 struct config;
+struct config_repo;
 struct event_base;
 struct flight;
 struct flight_table;
@@ -36,6 +38,7 @@ struct repos_deps {
 	const struct config *cfg;
 	struct index *idx;
 	struct flight_table *ft;
+	struct blobstore *bs; /* members extracted while downloading go here */
 	struct pool *pool;
 	struct pool_inbox *inbox; /* of base's loop */
 	struct event_base *base; /* the fills' loop */
@@ -72,6 +75,21 @@ int repos_find(struct repos *rs, struct index_reader *rd,
  * indexed; FAILED with why otherwise.  NULL when out of memory.
  */
 struct flight *repos_join(struct repos *rs, const struct repos_hit *hit);
+
+/*
+ * Any thread: the debuginfo of id, member of hit's package, extracted as
+ * the package downloads (joining or starting that download): a reference
+ * to the member's flight (*created when this call made it), which
+ * streams the member while the package arrives and ends READY once the
+ * whole package has checked out and the member is published, FAILED (its
+ * readers cut before the last byte) when the package does not, NOTFOUND
+ * when the package has no such member.  NULL when no flight can start.
+ */
+struct flight *repos_member(struct repos *rs, const struct repos_hit *hit,
+    const struct buildid *id, int *created);
+
+/* The text a repository's key hashes (daemon/repokey.c). */
+void repos_ident(const struct config_repo *cr, char *out, size_t len);
 
 /* Every configured repository's name and key, for the CLI. */
 size_t repos_config_keys(const struct config *cfg, char (*names)[1100],

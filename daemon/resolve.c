@@ -14,9 +14,10 @@
  *                  whole file is filled into the cache, then the request
  *                  goes back to STEP_CACHE to cut it
  *   STEP_REPO      a debuginfo a remote repository's index maps to a
- *                  package: the request joins the package's download
- *                  (daemon/repo.h), then goes back to STEP_PACKAGE, where
- *                  the downloaded package is indexed
+ *                  package: a fill that extracts it as the package
+ *                  downloads (daemon/repo.h); for a section, the request
+ *                  joins the package's download, then goes back to
+ *                  STEP_PACKAGE, where the downloaded package is indexed
  *   STEP_NEGATIVE  a remembered miss or failure
  *   STEP_UPSTREAM  the upstream debuginfods: a fill
  *   STEP_END       every source said no: 404
@@ -1123,26 +1124,17 @@ resolve_forward_headers(struct conn *c, const char *token, char *xff,
 }
 
 /*
- * Join the fill of what rt names (rq's own route, or a section's whole
- * file), starting it (from pf's package member when pf is not NULL, else
- * from the upstreams) when there is none, and wait for it.
+ * Wait for flight f (a reference, which the waiter takes): the fill of
+ * rq's own route, or (whole) of a section's whole file, or (repo) a
+ * package download; created when rq's request started it.
  */
 static enum src
-await_fill(struct rq *rq, const struct route *rt, const struct pkg_found *pf)
+await_flight(struct rq *rq, struct flight *f, int created, int whole, int repo)
 {
-	struct what_src src = { rq, rt, pf };
-	int whole = rt != rq->rt;
-	struct cache_key k;
 	struct waiter *wt;
-	struct flight *f;
 	struct rq *kept;
-	int created;
 
 	rq_txn_end(rq);
-	cache_key_make(&k, &rt->id, cache_kind_of(rt->endpoint), rt->arg);
-	f = fill_join(rq->th->d->fill, &k, pf != NULL, what_of, &src, &created);
-	if (f == NULL)
-		return rq_error(rq, 503, "ERROR", "too many fills in flight");
 	if ((wt = calloc(1, sizeof(*wt))) == NULL ||
 	    (wt->ev = event_new(conn_base(rq->c), -1, 0, waiter_event_cb,
 		 wt)) == NULL ||
@@ -1157,6 +1149,7 @@ await_fill(struct rq *rq, const struct route *rt, const struct pkg_found *pf)
 	wt->f = f;
 	wt->joined = !created;
 	wt->whole = whole;
+	wt->repo = repo;
 	conn_wait(kept->c);
 	conn_on_end(kept->c, waiter_release, wt);
 	if (flight_watch(f, waiter_wake, wt) == -1) {
@@ -1170,38 +1163,25 @@ await_fill(struct rq *rq, const struct route *rt, const struct pkg_found *pf)
 	return SRC_PENDING;
 }
 
-/* Wait for f, a package download (repos_join), as a waiter of rq. */
+/*
+ * Join the fill of what rt names (rq's own route, or a section's whole
+ * file), starting it (from pf's package member when pf is not NULL, else
+ * from the upstreams) when there is none, and wait for it.
+ */
 static enum src
-await_repo(struct rq *rq, struct flight *f)
+await_fill(struct rq *rq, const struct route *rt, const struct pkg_found *pf)
 {
-	struct waiter *wt;
-	struct rq *kept;
+	struct what_src src = { rq, rt, pf };
+	struct cache_key k;
+	struct flight *f;
+	int created;
 
 	rq_txn_end(rq);
-	if ((wt = calloc(1, sizeof(*wt))) == NULL ||
-	    (wt->ev = event_new(conn_base(rq->c), -1, 0, waiter_event_cb,
-		 wt)) == NULL ||
-	    (kept = rq_keep(rq)) == NULL) {
-		if (wt != NULL && wt->ev != NULL)
-			event_free(wt->ev);
-		free(wt);
-		flight_unref(f);
-		return rq_error(rq, 503, "ERROR", "out of memory");
-	}
-	wt->rq = kept;
-	wt->f = f;
-	wt->repo = 1;
-	conn_wait(kept->c);
-	conn_on_end(kept->c, waiter_release, wt);
-	if (flight_watch(f, waiter_wake, wt) == -1) {
-		conn_set_result(kept->c, "ERROR", "-");
-		metrics_request(metrics_endpoint_of(kept->rt->endpoint),
-		    METRICS_ERROR);
-		conn_send_error(kept->c, 503, "out of memory");
-		return SRC_PENDING;
-	}
-	waiter_check(wt);
-	return SRC_PENDING;
+	cache_key_make(&k, &rt->id, cache_kind_of(rt->endpoint), rt->arg);
+	f = fill_join(rq->th->d->fill, &k, pf != NULL, what_of, &src, &created);
+	if (f == NULL)
+		return rq_error(rq, 503, "ERROR", "too many fills in flight");
+	return await_flight(rq, f, created, rt != rq->rt, 0);
 }
 
 /* ------------------------------------------------------------ packages */
@@ -1294,7 +1274,7 @@ repo_lookup(struct rq *rq)
 	struct repos_hit hit;
 	struct flight *f;
 	unsigned retry = 0;
-	int rc;
+	int rc, created;
 
 	if (rs == NULL || repos_count(rs) == 0 || rq->repo_tried ||
 	    (rq->rt->endpoint != ROUTE_DEBUGINFO &&
@@ -1317,9 +1297,13 @@ repo_lookup(struct rq *rq)
 		    "repository download failing; try again later", retry);
 		return SRC_ANSWERED;
 	}
+	/* A debuginfo comes out as the package downloads. */
+	if (rq->rt->endpoint == ROUTE_DEBUGINFO &&
+	    (f = repos_member(rs, &hit, &rq->rt->id, &created)) != NULL)
+		return await_flight(rq, f, created, 0, 0);
 	if ((f = repos_join(rs, &hit)) == NULL)
 		return rq_error(rq, 503, "ERROR", "too many fills in flight");
-	return await_repo(rq, f);
+	return await_flight(rq, f, 1, 0, 1);
 }
 
 /* ------------------------------------------------- remembered misses */

@@ -805,7 +805,7 @@ later_more(void *arg)
 static void
 read_later(struct pkg_read *pr)
 {
-	struct pkg_watch watch = { NULL, later_side, later_more, pr };
+	struct pkg_watch watch = { NULL, later_side, later_more, pr, NULL };
 	char err[256];
 	size_t i, lost = 0;
 

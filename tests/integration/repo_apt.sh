@@ -141,9 +141,27 @@ sed -i 's|^Filename: .*|Filename: hang/'"$ID_prog_c"'/debuginfo|' \
     "$W/hang/dists/stable/main/binary-amd64/Packages"
 rm "$W/hang/dists/stable/main/binary-amd64/Packages".*
 release hang
+# A package with prog_a's debug file first and 400 KB after it, sent at
+# 10 KB/s (40 s): its member must reach the client long before the end.
+mkdir -p "$T/stream/usr/lib/debug/.build-id/${ID_prog_a:0:2}" \
+    "$T/stream/usr/share/zz"
+cp "$dbg/prog_a.debug" "$T/stream/usr/lib/debug/.build-id/${ID_prog_a:0:2}/${ID_prog_a:2}.debug"
+head -c 400000 /dev/urandom >"$T/stream/usr/share/zz/blob"
+mkdir -p "$T/stream/DEBIAN"
+printf 'Package: stream-dbgsym\nVersion: 1.0\nArchitecture: amd64\nMaintainer: T <t@example.org>\nDescription: f\nBuild-Ids: %s\n' \
+    "$ID_prog_a" >"$T/stream/DEBIAN/control"
+dpkg-deb --root-owner-group -Zgzip -z1 --build "$T/stream" \
+    "$T/pkg/stream-dbgsym_1.0_amd64.deb" >/dev/null
+repo stream stream-dbgsym
+sed -i 's|^Filename: .*|Filename: trickle/'"$ID_prog_a"'/debuginfo|' \
+    "$W/stream/dists/stable/main/binary-amd64/Packages"
+rm "$W/stream/dists/stable/main/binary-amd64/Packages".*
+release stream
 chmod -R a+rX "$W"
 
 start_fake slow "$ID_prog_c=stall:$T/pkg/progc-dbgsym_1.0_amd64.deb"
+start_fake trickle --rate 10000 \
+    "$ID_prog_a=trickle:$T/pkg/stream-dbgsym_1.0_amd64.deb"
 for try in 1 2 3 4 5; do
 	port=$(pick_port)
 	cat >"$T/nginx/nginx.conf" <<CONF
@@ -160,6 +178,10 @@ http {
 		root $W;
 		location /hang/hang/ {
 			proxy_pass http://127.0.0.1:$slow_PORT/buildid/;
+			proxy_buffering off;
+		}
+		location /stream/trickle/ {
+			proxy_pass http://127.0.0.1:$trickle_PORT/buildid/;
 			proxy_buffering off;
 		}
 	}
@@ -276,6 +298,31 @@ is "$(code "$h_URL/buildid/$ID_prog_c/debuginfo")" 502 \
     "a package download that hangs mid-body: 502"
 lt $((SECONDS - t0)) 30
 ok $? "... within the stall timeout"
+
+# Extraction while downloading: the member's bytes (all but the last,
+# which waits for the package's checksum) reach the client while the
+# package is still coming; a download that then breaks cuts the client
+# short and leaves nothing behind.
+start_daemon s --scan-dir none --upstream-stall-timeout 60 \
+    --repo "deb $N/stream stable main $kr"
+wait_until 60 refreshed s 1
+size=$(stat -c %s "$dbg/prog_a.debug")
+# -N: curl writes what it got at once, not when its buffer fills.
+curl -N -s -o "$T/s.out" "$s_URL/buildid/$ID_prog_a/debuginfo" &
+curl_pid=$!
+wait_until 30 sh -c "[ \$(stat -c %s '$T/s.out' 2>/dev/null || echo 0) -ge $((size - 1)) ]"
+ok $? "the member streams to the client while its package downloads"
+is "$(find "$T/s-cache/repo-packages" -type f ! -name '.dl-*' | wc -l)" 0 \
+    "... before the download ended"
+cmp -s -n $((size - 1)) "$T/s.out" "$dbg/prog_a.debug"
+ok $? "... the right bytes"
+kill "$trickle_PID"
+wait "$curl_pid"
+ok $((!$?)) "the download broken, the client's transfer fails"
+lt "$(stat -c %s "$T/s.out")" "$size"
+ok $? "... short of the last byte"
+like "$("$DBGMIRROR" --no-config --cache-dir "$T/s-cache" lookup "$ID_prog_a")" \
+    'error entry|unknown here|not cached' "... and nothing is cached"
 
 # 100 concurrent requests for ids of one package: one download.
 start_daemon c --scan-dir none --repo "deb $N/ids stable main $kr"
