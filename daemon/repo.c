@@ -1008,6 +1008,22 @@ refresh_start(struct repo *r)
 
 /* ----------------------------------------------------------- downloads */
 
+/* The directory name in dir, open; NULL when it is none. */
+static DIR *
+opendir_at(DIR *dir, const char *name)
+{
+	DIR *d;
+	int fd;
+
+	fd = openat(dirfd(dir), name,
+	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd == -1)
+		return NULL;
+	if ((d = fdopendir(fd)) == NULL)
+		close(fd);
+	return d;
+}
+
 /* A package in the package cache. */
 struct cached {
 	char path[PATH_MAX];
@@ -1046,33 +1062,42 @@ trim_cache(struct repos *rs)
 	struct index_batch *b;
 	size_t cap = 0, i, j, left;
 	uint64_t total = 0, removed;
-	struct dirent *de;
+	struct dirent *de, *se;
 	struct stat st;
-	char err[256];
+	char err[256], *slash;
 	int any = 0;
-	DIR *dir;
+	DIR *dir, *sub;
 
 	if ((dir = opendir(rs->pkgdir)) == NULL)
 		return;
+	/* DIR/HEX/NAME: one package in each directory. */
 	while ((de = readdir(dir)) != NULL) {
 		if (de->d_name[0] == '.' ||
-		    fstatat(dirfd(dir), de->d_name, &st, 0) == -1 ||
-		    !S_ISREG(st.st_mode))
+		    (sub = opendir_at(dir, de->d_name)) == NULL)
 			continue;
-		if (t.n == cap) {
-			cap = cap == 0 ? 64 : 2 * cap;
-			if ((nv = realloc(t.v, cap * sizeof(*t.v))) == NULL)
-				break;
-			t.v = nv;
+		while ((se = readdir(sub)) != NULL) {
+			if (se->d_name[0] == '.' ||
+			    fstatat(dirfd(sub), se->d_name, &st, 0) == -1 ||
+			    !S_ISREG(st.st_mode))
+				continue;
+			if (t.n == cap) {
+				cap = cap == 0 ? 64 : 2 * cap;
+				if ((nv = realloc(t.v, cap * sizeof(*t.v))) ==
+				    NULL)
+					break;
+				t.v = nv;
+			}
+			snprintf(t.v[t.n].path, sizeof(t.v[t.n].path),
+			    "%s/%s/%s", rs->pkgdir, de->d_name, se->d_name);
+			t.v[t.n].mtime_ns =
+			    (int64_t)st.st_mtim.tv_sec * 1000000000 +
+			    st.st_mtim.tv_nsec;
+			t.v[t.n].size = (uint64_t)st.st_size;
+			t.v[t.n].evicted = 0;
+			total += t.v[t.n].size;
+			t.n++;
 		}
-		snprintf(t.v[t.n].path, sizeof(t.v[t.n].path), "%s/%s",
-		    rs->pkgdir, de->d_name);
-		t.v[t.n].mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 +
-		    st.st_mtim.tv_nsec;
-		t.v[t.n].size = (uint64_t)st.st_size;
-		t.v[t.n].evicted = 0;
-		total += t.v[t.n].size;
-		t.n++;
+		closedir(sub);
 	}
 	closedir(dir);
 	for (left = t.n; total > rs->d.cfg->repo_cache_size && left > 1;
@@ -1087,6 +1112,11 @@ trim_cache(struct repos *rs)
 		if (unlink(t.v[i].path) == 0) {
 			any = 1;
 			log_info("repo package cache: %s evicted", t.v[i].path);
+			if ((slash = strrchr(t.v[i].path, '/')) != NULL) {
+				*slash = '\0';
+				rmdir(t.v[i].path);
+				*slash = '/';
+			}
 		}
 	}
 	if (any &&
@@ -1131,7 +1161,7 @@ dl_work(void *arg)
 	struct repos *rs = dl->rs;
 	uint8_t sha[32];
 	uint64_t size;
-	char err[256];
+	char err[256], dir[PATH_MAX], *slash;
 
 	dl->ok = 0;
 	if (file_sha256(dl->tmp, sha, &size) == -1 || size != dl->hit.size ||
@@ -1144,7 +1174,11 @@ dl_work(void *arg)
 		unlink(dl->tmp);
 		return;
 	}
-	if (rename(dl->tmp, dl->path) == -1) {
+	snprintf(dir, sizeof(dir), "%s", dl->path);
+	if ((slash = strrchr(dir, '/')) != NULL)
+		*slash = '\0';
+	if ((mkdir(dir, 0755) == -1 && errno != EEXIST) ||
+	    rename(dl->tmp, dl->path) == -1) {
 		snprintf(dl->why, sizeof(dl->why), "rename: %s",
 		    strerror(errno));
 		unlink(dl->tmp);
@@ -1316,7 +1350,7 @@ dl_start(struct dl *dl)
 	}
 }
 
-/* The path of a package in the package cache. */
+/* The path of a package in the package cache: DIR/SHA256[0:16]/NAME. */
 static void
 pkg_path(const struct repos *rs, const struct repos_hit *hit, char *out,
     size_t len)
@@ -1324,8 +1358,12 @@ pkg_path(const struct repos *rs, const struct repos_hit *hit, char *out,
 	char hex[17];
 	const char *base = strrchr(hit->file, '/');
 
+	/*
+	 * A directory per package keeps its own file name, which
+	 * X-DEBUGINFOD-ARCHIVE shows, and apart from a namesake's.
+	 */
 	buildid_hex(hit->sha256, 8, hex);
-	snprintf(out, len, "%s/%s_%s", rs->pkgdir, hex,
+	snprintf(out, len, "%s/%s/%s", rs->pkgdir, hex,
 	    base != NULL ? base + 1 : hit->file);
 }
 
