@@ -38,12 +38,12 @@
 #define PATHKEY_LEN INDEX_PATHKEY_LEN
 #define MAX_READERS 1024
 #define PATH_LEN_MAX 4095
-#define NTABLES 10
+#define NTABLES 11
 
 /* The LMDB names of enum index_table, in its order. */
 static const char *const table_names[NTABLES] = { "blobs", "lru", "neg",
 	"negexp", "pkgs", "members", "pkgmembers", "misses", "missrank",
-	"paths" };
+	"paths", "repo" };
 
 _Static_assert(PATHKEY_LEN == SHA256_DIGEST_LENGTH, "path keys are SHA-256");
 

@@ -18,7 +18,7 @@
 #include "indexer/elf.h"
 
 /* Bumped whenever the record layout changes; an old index is rebuilt. */
-#define INDEX_SCHEMA_VERSION 6
+#define INDEX_SCHEMA_VERSION 7
 
 /* index_open() flags. */
 #define INDEX_RDONLY 0x1
@@ -167,6 +167,7 @@ enum index_table {
 	INDEX_MISSES, /* build-id -> missing-id record */
 	INDEX_MISS_RANK, /* count, last seen, id hash -> build-id */
 	INDEX_PATHS, /* paths by directory, base name, id (cache/pathindex.c) */
+	INDEX_REPO, /* remote repositories' ids and packages (cache/repoidx.c) */
 };
 #define INDEX_KEY_MAX 400
 

@@ -26,6 +26,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <pwd.h>
@@ -59,7 +60,8 @@ enum opt_type {
 	T_ADMIN, /* none, loopback, any */
 	T_REDIRECTS, /* none, same-host, any */
 	T_STORE, /* "s3 ENDPOINT BUCKET [key=value ...]"; "none" for none */
-	T_TEXTLIST /* repeatable text, checked by its user; "none" empties */
+	T_TEXTLIST, /* repeatable text, checked by its user; "none" empties */
+	T_REPO /* repeatable config_repo_parse() line; "none" empties */
 };
 
 struct opt {
@@ -138,6 +140,17 @@ static const struct opt options[] = {
 	    "upstream debuginfod URL [enabled=, connect-timeout=, "
 	    "first-byte-timeout=, negative-ttl=, error-ttl=]; repeatable",
 	    1, FIELD(upstreams), 0, 0 },
+	{ "repo", T_REPO, NULL, "none",
+	    "remote repository: deb URL SUITE COMPONENT... [arch=A,B] "
+	    "[signed-by=FILE], rpm URL [gpgkey=FILE] or arch URL NAME; "
+	    "repeatable",
+	    1, FIELD(repos), 0, 0 },
+	{ "repo-refresh", T_DURATION, "3600", NULL,
+	    "between refreshes of the repositories' metadata, 0 = never", 0,
+	    FIELD(repo_refresh), 0, 365 * DAY },
+	{ "repo-cache-size", T_SIZE, "4G", NULL,
+	    "downloaded repository packages kept (least recently used go)", 0,
+	    FIELD(repo_cache_size), 1ULL << 20, 1ULL << 50 },
 	{ "upstream-header", T_HEADER, NULL, "none",
 	    "\"URL|* Name: value\" sent to that upstream; repeatable", 1,
 	    FIELD(upstream_headers), 0, 0 },
@@ -987,6 +1000,150 @@ parse_upstream(const char *s, struct config_upstream *u, const char **why)
 	return -1;
 }
 
+/* The keyring apt uses for Debian's archives when none is named. */
+#define DEFAULT_DEB_KEYRING "/usr/share/keyrings/debian-archive-keyring.gpg"
+
+/* Split v at ',' into words (pointing into v): their count, or -1. */
+static int
+repo_list(char *v, char **out, size_t *n)
+{
+	char *w, *save;
+
+	for (w = strtok_r(v, ",", &save); w != NULL;
+	     w = strtok_r(NULL, ",", &save)) {
+		if (*n == CONFIG_REPO_WORDS)
+			return -1;
+		out[(*n)++] = w;
+	}
+	return *n > 0 ? 0 : -1;
+}
+
+/* A word of a repo line: no '/' games, nothing a URL path cannot hold. */
+static int
+repo_word_ok(const char *w)
+{
+	if (w[0] == '\0' || strcmp(w, ".") == 0 || strstr(w, "..") != NULL)
+		return 0;
+	for (; *w != '\0'; w++)
+		if (!isalnum((unsigned char)*w) && strchr("-_.+~/", *w) == NULL)
+			return 0;
+	return 1;
+}
+
+int
+config_repo_parse(const char *line, struct config_repo *r, const char **why)
+{
+	char *w, *save, *p;
+	size_t len;
+	int nwords = 0;
+
+	memset(r, 0, sizeof(*r));
+	if (strlen(line) >= sizeof(r->text)) {
+		*why = "too long";
+		return -1;
+	}
+	strcpy(r->text, line);
+	for (w = strtok_r(r->text, " \t", &save); w != NULL;
+	     w = strtok_r(NULL, " \t", &save), nwords++) {
+		if (nwords == 0) {
+			if (strcmp(w, "deb") == 0)
+				r->type = CONFIG_REPO_DEB;
+			else if (strcmp(w, "rpm") == 0)
+				r->type = CONFIG_REPO_RPM;
+			else if (strcmp(w, "arch") == 0)
+				r->type = CONFIG_REPO_ARCH;
+			else {
+				*why = "expected deb, rpm or arch first";
+				return -1;
+			}
+			continue;
+		}
+		if (nwords == 1) {
+			if (strncmp(w, "http://", 7) != 0 &&
+			    strncmp(w, "https://", 8) != 0) {
+				*why = "the URL must be http:// or https://";
+				return -1;
+			}
+			len = strlen(w);
+			while (len > 0 && w[len - 1] == '/')
+				len--;
+			if (len >= sizeof(r->url)) {
+				*why = "URL too long";
+				return -1;
+			}
+			memcpy(r->url, w, len);
+			r->url[len] = '\0';
+			continue;
+		}
+		if ((p = strchr(w, '=')) != NULL) {
+			*p++ = '\0';
+			if (strcmp(w, "arch") == 0 &&
+			    r->type == CONFIG_REPO_DEB) {
+				if (repo_list(p, r->archs, &r->narchs) == -1) {
+					*why = "arch= needs 1 to 16 names";
+					return -1;
+				}
+			} else if ((strcmp(w, "signed-by") == 0 &&
+				       r->type == CONFIG_REPO_DEB) ||
+			    (strcmp(w, "gpgkey") == 0 &&
+				r->type == CONFIG_REPO_RPM)) {
+				if (p[0] != '/' ||
+				    strlen(p) >= sizeof(r->keyring)) {
+					*why = "the key file must be an "
+					       "absolute path";
+					return -1;
+				}
+				strcpy(r->keyring, p);
+			} else {
+				*why = "unknown setting for this kind of "
+				       "repository";
+				return -1;
+			}
+			continue;
+		}
+		if (!repo_word_ok(w)) {
+			*why = "a suite, component or name with odd characters";
+			return -1;
+		}
+		if (r->suite[0] == '\0' && r->type != CONFIG_REPO_RPM) {
+			if (strlen(w) >= sizeof(r->suite)) {
+				*why = "suite too long";
+				return -1;
+			}
+			strcpy(r->suite, w);
+		} else if (r->type == CONFIG_REPO_DEB &&
+		    r->ncomponents < CONFIG_REPO_WORDS) {
+			r->components[r->ncomponents++] = w;
+		} else {
+			*why = "too many words";
+			return -1;
+		}
+	}
+	if (r->url[0] == '\0' ||
+	    (r->type == CONFIG_REPO_DEB &&
+		(r->suite[0] == '\0' || r->ncomponents == 0)) ||
+	    (r->type == CONFIG_REPO_ARCH && r->suite[0] == '\0')) {
+		*why = r->type == CONFIG_REPO_DEB
+		    ? "expected deb URL SUITE COMPONENT..."
+		    : r->type == CONFIG_REPO_ARCH ? "expected arch URL NAME"
+						  : "expected rpm URL";
+		return -1;
+	}
+	if (r->type == CONFIG_REPO_DEB && r->keyring[0] == '\0')
+		strcpy(r->keyring, DEFAULT_DEB_KEYRING);
+	if (r->type == CONFIG_REPO_DEB && r->narchs == 0) {
+		static char amd64[] = "amd64";
+
+		r->archs[r->narchs++] = amd64;
+	}
+	config_url_public(r->url, r->name, sizeof(r->name) - 260);
+	if (r->suite[0] != '\0') {
+		len = strlen(r->name);
+		snprintf(r->name + len, sizeof(r->name) - len, " %s", r->suite);
+	}
+	return 0;
+}
+
 /*
  * "URL|* Name: value": the URL of a listed upstream, or '*' for all; a
  * header name of token characters; a value without control characters,
@@ -1119,6 +1276,19 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 			goto bad;
 		}
 		break;
+	case T_REPO: {
+		struct config_repo r;
+
+		if (fresh || strcmp(value, "none") == 0)
+			strlist_clear(p);
+		if (strcmp(value, "none") == 0)
+			break;
+		if (config_repo_parse(value, &r, &why) == -1)
+			goto bad;
+		if ((s = strdup(value)) == NULL || strlist_add(p, s) == -1)
+			goto nomem;
+		break;
+	}
 	case T_HEADER:
 		if (fresh || strcmp(value, "none") == 0)
 			strlist_clear(p);
@@ -1277,6 +1447,7 @@ config_free(struct config *cfg)
 	strlist_clear(&cfg->scan_packages);
 	upstreams_clear(cfg);
 	strlist_clear(&cfg->upstream_headers);
+	strlist_clear(&cfg->repos);
 	free(cfg->ca_file);
 	free(cfg->proxy);
 	free(cfg->user_agent);
@@ -2011,6 +2182,8 @@ metavar(enum opt_type t)
 		return "URL";
 	case T_HEADER:
 		return "HEADER";
+	case T_REPO:
+		return "REPO";
 	case T_ADMIN:
 		return "WHO";
 	case T_REDIRECTS:

@@ -80,6 +80,36 @@ struct config_upstream {
 #define CONFIG_UPSTREAMS_MAX 32
 
 struct config_store;
+/*
+ * One remote distro repository: "repo = deb URL SUITE COMPONENT...
+ * [arch=A,B] [signed-by=FILE]", "repo = rpm URL [gpgkey=FILE]" or "repo =
+ * arch URL NAME" (config_repo_parse).
+ */
+enum config_repo_type { CONFIG_REPO_DEB, CONFIG_REPO_RPM, CONFIG_REPO_ARCH };
+
+#define CONFIG_REPO_WORDS 16
+#define CONFIG_REPO_TEXT 4096
+
+struct config_repo {
+	enum config_repo_type type;
+	char url[1024]; /* without a trailing '/' */
+	char suite[256]; /* deb: the suite; arch: the database name */
+	char *components[CONFIG_REPO_WORDS]; /* deb; into text */
+	size_t ncomponents;
+	char *archs[CONFIG_REPO_WORDS]; /* deb: arch=, else none */
+	size_t narchs;
+	char keyring[1024]; /* signed-by= or gpgkey=; "" for none */
+	char name[1100]; /* how it is shown: public URL and suite */
+	char text[CONFIG_REPO_TEXT]; /* words pointed to above */
+};
+
+/*
+ * Parse a repo line into *r: 0, or -1 with *why.  An apt repository without
+ * signed-by= is checked against /usr/share/keyrings/debian-archive-keyring.gpg
+ * like apt does; its architectures default to amd64.
+ */
+int config_repo_parse(const char *line, struct config_repo *r,
+    const char **why);
 
 struct config {
 	char *config_file; /* the file read, NULL when none */
@@ -129,6 +159,10 @@ struct config {
 	char *user_agent; /* NULL: dbgmirror/VERSION */
 	uint64_t max_object_size; /* bytes of one fetched object */
 	unsigned max_fills; /* upstream transfers in flight */
+
+	struct config_strlist repos; /* repo lines, repeatable */
+	unsigned repo_refresh; /* seconds between refreshes; 0 = never */
+	uint64_t repo_cache_size; /* bytes of downloaded packages kept */
 
 	uint64_t cache_size; /* bytes of cached blobs; 0 = no cap */
 	unsigned

@@ -27,6 +27,7 @@
 #include "cache/index.h"
 #include "cache/negative.h"
 #include "cache/pkgindex.h"
+#include "cache/repoidx.h"
 #include "conf/config.h"
 #include "autoconf.h"
 #include "daemon/access.h"
@@ -34,12 +35,16 @@
 #include "daemon/httpdate.h"
 #include "daemon/misses.h"
 #include "daemon/prefetch.h"
+#include "daemon/repo.h"
 #include "daemon/scan.h"
 #include "daemon/tier.h"
 #include "fetchers/put.h"
 #include "indexer/buildid.h"
 #include "indexer/elf.h"
 #include "indexer/file.h"
+
+/* Repositories dbgmirror lookup and stats read at most. */
+#define CLI_REPOS_MAX 64
 
 static void
 usage(FILE *fp)
@@ -203,8 +208,32 @@ lookup_cache(struct index_reader *rd, const struct buildid *id)
 	return found;
 }
 
+/* The configured repositories that map id to a package: how many. */
 static int
-cmd_lookup(struct index_reader *rd, const char *arg)
+lookup_repos(struct index_reader *rd, const struct config *cfg,
+    const struct buildid *id)
+{
+	static char names[CLI_REPOS_MAX][1100];
+	static uint8_t keys[CLI_REPOS_MAX][REPOIDX_KEY_LEN];
+	struct repoidx_pkg p;
+	char sha[65];
+	size_t n, i;
+	int found = 0;
+
+	n = repos_config_keys(cfg, names, keys, CLI_REPOS_MAX);
+	for (i = 0; i < n; i++) {
+		if (repoidx_find(rd, keys[i], id, &p) != 0)
+			continue;
+		buildid_hex(p.sha256, 32, sha);
+		printf("repo %s: package %.*s (%" PRIu64 " bytes, sha256 %s)\n",
+		    names[i], (int)p.file_len, p.file, p.size, sha);
+		found++;
+	}
+	return found;
+}
+
+static int
+cmd_lookup(struct index_reader *rd, const char *arg, const struct config *cfg)
 {
 	static const enum elf_kind kinds[] = { ELF_KIND_DEBUGINFO,
 		ELF_KIND_EXECUTABLE };
@@ -226,9 +255,11 @@ cmd_lookup(struct index_reader *rd, const char *arg)
 			goto fail;
 	}
 	lk.found += lookup_cache(rd, &id);
+	lk.found += lookup_repos(rd, cfg, &id);
 	if (lk.found == 0) {
 		printf("%s: unknown here: no local file, package member, "
-		       "cached answer or remembered miss\n",
+		       "repository package, cached answer or remembered "
+		       "miss\n",
 		    canon);
 		return 1;
 	}
@@ -299,6 +330,42 @@ print_scan(const struct index_scan *sc)
 	printf(", %" PRIu64 " records of vanished ones removed\n", sc->removed);
 }
 
+/* Each configured repository: ids, packages, last refresh, errors. */
+static void
+print_repos(struct index_reader *rd, const struct config *cfg)
+{
+	static char names[CLI_REPOS_MAX][1100];
+	static uint8_t keys[CLI_REPOS_MAX][REPOIDX_KEY_LEN];
+	struct repoidx_state st;
+	struct repoidx_error er;
+	char when[HTTPDATE_ISO_LEN];
+	size_t n, i;
+
+	n = repos_config_keys(cfg, names, keys, CLI_REPOS_MAX);
+	for (i = 0; i < n; i++) {
+		if (repoidx_state(rd, keys[i], &st) == -1 ||
+		    repoidx_get_error(rd, keys[i], &er) == -1)
+			continue;
+		printf("repo:        %s: ", names[i]);
+		if (st.gen == 0) {
+			printf("never refreshed");
+		} else {
+			httpdate_iso((time_t)st.refreshed, when);
+			printf("%" PRIu64 " ids in %" PRIu64
+			       " packages, refreshed %s",
+			    st.ids, st.pkgs, when);
+		}
+		if (er.when != 0) {
+			httpdate_iso((time_t)er.when, when);
+			printf("; %" PRIu64
+			       " refreshes failed, the last at %s: "
+			       "%s",
+			    er.count, when, er.why);
+		}
+		printf("\n");
+	}
+}
+
 static int
 cmd_stats(struct index_reader *rd, const char *path, const struct config *cfg)
 {
@@ -338,6 +405,7 @@ cmd_stats(struct index_reader *rd, const char *path, const struct config *cfg)
 	       "(negative-max %u)\n",
 	    bst.negatives, cfg->negative_max);
 	print_scan(&st.scan);
+	print_repos(rd, cfg);
 	return 0;
 }
 
@@ -870,7 +938,7 @@ main(int argc, char **argv)
 		goto out;
 	}
 	if (strcmp(cmd, "lookup") == 0)
-		rc = cmd_lookup(rd, args.rest[1]);
+		rc = cmd_lookup(rd, args.rest[1], &cfg);
 	else if (strcmp(cmd, "misses") == 0)
 		rc = cmd_misses(rd, &po);
 	else

@@ -400,14 +400,8 @@ sink_data(void *arg, const void *buf, size_t len)
 	return 0;
 }
 
-/*
- * Worker: the final check of the written bytes of flight f, for (id, kind,
- * arg), then publish them (upstream: an upstream's answer, not a package
- * member's).  0 when they verified (published, or too big to
- * cache); -1 when they are wrong, with why.
- */
-static int
-verify_publish(struct fill *fl, struct flight *f, int fd,
+int
+fill_verify_publish(struct blobstore *bs, struct flight *f, int fd,
     const struct buildid *id, enum cache_kind kind, const char *arg,
     uint64_t written, int64_t mtime, int upstream, int from_store, char *why,
     size_t whylen)
@@ -438,8 +432,8 @@ verify_publish(struct fill *fl, struct flight *f, int fd,
 	bi.source = flight_source(f);
 	bi.upstream = upstream;
 	bi.no_sink = from_store;
-	rc = blob_publish(fl->d.bs, flight_key(f), flight_tmp_path(f), &bi, now,
-	    err, sizeof(err));
+	rc = blob_publish(bs, flight_key(f), flight_tmp_path(f), &bi, now, err,
+	    sizeof(err));
 	if (rc == -1)
 		log_warnx("%s: %s", __func__, err);
 	else if (rc == BLOB_TOO_BIG)
@@ -461,9 +455,10 @@ finish_work(void *arg)
 
 	job_tmp_release(j); /* published or deleted from here on */
 	if (j->res == UPSTREAM_OK) {
-		if (verify_publish(fl, j->f, j->fd, &j->w.id, j->w.kind,
-			j->w.arg, j->written, j->mtime, j->w.package[0] == '\0',
-			j->in_store, j->why, sizeof(j->why)) == 0) {
+		if (fill_verify_publish(fl->d.bs, j->f, j->fd, &j->w.id,
+			j->w.kind, j->w.arg, j->written, j->mtime,
+			j->w.package[0] == '\0', j->in_store, j->why,
+			sizeof(j->why)) == 0) {
 			j->verified = 1;
 			return;
 		}
@@ -1475,7 +1470,8 @@ pass_work(void *arg)
 {
 	struct pass *p = arg;
 	struct fill *fl = p->fl;
-	struct pkg_watch watch = { pass_progress, pass_side, pass_more, p };
+	struct pkg_watch watch = { pass_progress, pass_side, pass_more, p,
+		NULL };
 	struct index_reader *rd;
 	const char *name = strrchr(p->package, '/'), *member = NULL;
 	char err[256] = "";

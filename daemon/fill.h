@@ -89,6 +89,18 @@ typedef void (*fill_what_fn)(struct fill_what *w, void *arg);
 struct flight *fill_join(struct fill *fl, const struct cache_key *k,
     int from_package, fill_what_fn what, void *arg, int *created);
 
+/*
+ * Worker: the final check of the written bytes of flight f (in its temp
+ * file, open at fd), for (id, kind, arg), then their publishing into bs
+ * (upstream: an upstream's answer, not a package member's; from_store:
+ * the object store's, not uploaded back to it).  0 when they verified
+ * (published, or too big to cache); -1 when they are wrong, with why.
+ */
+int fill_verify_publish(struct blobstore *bs, struct flight *f, int fd,
+    const struct buildid *id, enum cache_kind kind, const char *arg,
+    uint64_t written, int64_t mtime, int upstream, int from_store, char *why,
+    size_t whylen);
+
 struct upstream_meta_answer;
 
 /* A /metadata query for the upstreams, made on any thread. */

@@ -66,9 +66,11 @@
 #include "daemon/pool.h"
 #include "daemon/priv.h"
 #include "daemon/sandbox.h"
+#include "daemon/repo.h"
 #include "daemon/scan.h"
 #include "daemon/access.h"
 #include "daemon/serve.h"
+#include "daemon/spawn.h"
 #include "daemon/tls.h"
 #include "fetchers/upstream.h"
 #include "indexer/elf.h"
@@ -84,6 +86,8 @@ struct daemon {
 	struct blobstore *bs;
 	struct flight_table *ft;
 	struct fill *fill;
+	struct repos *repos; /* remote repositories */
+	char **pkg_roots; /* scan-packages and the repository package cache */
 	struct misses *misses; /* NULL: misses-max 0 */
 	struct httpd *httpd;
 	struct access *access; /* access rules and tokens */
@@ -371,8 +375,11 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	struct daemon *d = arg;
 
 	if (sig == SIGUSR1) {
-		log_info("SIGUSR1: rescanning");
+		log_info("SIGUSR1: rescanning%s",
+		    repos_count(d->repos) > 0 ? ", refreshing repositories"
+					      : "");
 		scan_start(d);
+		repos_refresh(d->repos);
 		return;
 	}
 	if (sig == SIGHUP) {
@@ -543,6 +550,14 @@ cache_dir_for(const char *dir, const char *user, uid_t uid, gid_t gid)
 		fatal("cache directory %s", dir);
 }
 
+/* The thread that runs gpgv for the workers: no capability either. */
+static void
+spawner_init(void)
+{
+	if (priv_drop_caps() == -1)
+		log_warn("%s: capset", __func__);
+}
+
 /* Each worker of the pool, as it starts: no capability, then the fence. */
 static void
 worker_init(void *arg)
@@ -689,6 +704,7 @@ main(int argc, char **argv)
 	struct http_handler handler;
 	struct serve_deps sd;
 	struct fill_deps fd;
+	struct repos_deps rpd;
 	struct blob_limits lim;
 	uint64_t orphans = 0, dangling = 0;
 	struct serve *srv;
@@ -762,6 +778,9 @@ main(int argc, char **argv)
 	if (d.cfg.sandbox &&
 	    (sb = sandbox_new(d.cfg.cache_dir, err, sizeof(err))) == NULL)
 		fatalx("sandbox: %s", err);
+	/* Outside the workers' fence: it runs gpgv for them. */
+	if (spawn_start(spawner_init) == -1)
+		fatal("cannot start the spawning thread");
 	/* As many again for short work as long work may take. */
 	if ((d.pool = pool_new_init(2 * d.cfg.workers, d.cfg.workers,
 		 worker_init, sb)) == NULL)
@@ -780,12 +799,22 @@ main(int argc, char **argv)
 	fd.base = d.base;
 	if ((d.fill = fill_new(&fd, err, sizeof(err))) == NULL)
 		fatalx("%s", err);
+	rpd.cfg = &d.cfg;
+	rpd.idx = d.idx;
+	rpd.ft = d.ft;
+	rpd.bs = d.bs;
+	rpd.pool = d.pool;
+	rpd.inbox = d.inbox;
+	rpd.base = d.base;
+	if ((d.repos = repos_new(&rpd, err, sizeof(err))) == NULL)
+		fatalx("%s", err);
 	sd.cfg = &d.cfg;
 	sd.idx = d.idx;
 	sd.pool = d.pool;
 	sd.bs = d.bs;
 	sd.ft = d.ft;
 	sd.fill = d.fill;
+	sd.repos = d.repos;
 	if (d.cfg.misses_max > 0 &&
 	    (d.misses = misses_new(d.idx, d.pool, d.cfg.misses_max)) == NULL)
 		fatalx("out of memory");
@@ -834,8 +863,22 @@ main(int argc, char **argv)
 	d.opts.nroots = d.cfg.scan_dirs.n;
 	d.opts.pool = d.pool;
 	d.opts.threads = d.cfg.workers;
-	d.opts.pkg_roots = d.cfg.scan_packages.v;
-	d.opts.npkg_roots = d.cfg.scan_packages.n;
+	/* Packages downloaded from repositories are indexed packages too. */
+	if (d.cfg.repos.n > 0) {
+		if (snprintf(path, sizeof(path), "%s/repo-packages",
+			d.cfg.cache_dir) >= (int)sizeof(path) ||
+		    (d.pkg_roots = calloc(d.cfg.scan_packages.n + 1,
+			 sizeof(char *))) == NULL ||
+		    (d.pkg_roots[d.cfg.scan_packages.n] = strdup(path)) == NULL)
+			fatalx("out of memory");
+		for (i = 0; i < d.cfg.scan_packages.n; i++)
+			d.pkg_roots[i] = d.cfg.scan_packages.v[i];
+		d.opts.pkg_roots = d.pkg_roots;
+		d.opts.npkg_roots = d.cfg.scan_packages.n + 1;
+	} else {
+		d.opts.pkg_roots = d.cfg.scan_packages.v;
+		d.opts.npkg_roots = d.cfg.scan_packages.n;
+	}
 	d.opts.pkg_threads = d.cfg.package_jobs;
 	d.opts.tmpdir = d.tmpdir;
 	d.opts.min_free_pct = d.cfg.min_free_disk;
@@ -851,6 +894,8 @@ main(int argc, char **argv)
 		log_info("scanning %s", d.cfg.scan_dirs.v[i]);
 	for (i = 0; i < d.cfg.scan_packages.n; i++)
 		log_info("scanning packages in %s", d.cfg.scan_packages.v[i]);
+	for (i = 0; i < d.cfg.repos.n; i++)
+		log_info("repository %s", d.cfg.repos.v[i]);
 	for (i = 0; i < d.cfg.nupstreams; i++)
 		log_info("upstream %s%s%s", d.cfg.upstreams[i].name,
 		    d.cfg.upstreams_from_env ? " (from DEBUGINFOD_URLS)" : "",
@@ -874,6 +919,10 @@ main(int argc, char **argv)
 	pool_inbox_free(d.inbox);
 	httpd_free(d.httpd);
 	fill_free(d.fill);
+	repos_free(d.repos);
+	if (d.pkg_roots != NULL)
+		free(d.pkg_roots[d.cfg.scan_packages.n]);
+	free(d.pkg_roots);
 	upstream_shutdown();
 	signals_ignore(sigs, signums, NSIGS);
 	notify_watchdog_stop();

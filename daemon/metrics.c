@@ -835,6 +835,17 @@ render_gauges(FILE *fp)
 	render_scan(fp, &g.scan);
 }
 
+/* More lines of another module (daemon/repo.c), set at start-up. */
+static void (*extra_fn)(FILE *fp, void *arg);
+static void *extra_arg;
+
+void
+metrics_set_extra(void (*fn)(FILE *fp, void *arg), void *arg)
+{
+	extra_fn = fn;
+	extra_arg = arg;
+}
+
 char *
 metrics_render(size_t *len)
 {
@@ -850,6 +861,8 @@ metrics_render(size_t *len)
 	render_upstreams(fp);
 	render_store(fp);
 	render_gauges(fp);
+	if (extra_fn != NULL)
+		extra_fn(fp, extra_arg);
 	put_header(fp, "dbgmirror_start_time_seconds", "gauge",
 	    "Start time of the process since the Unix epoch in seconds.");
 	fprintf(fp, "dbgmirror_start_time_seconds %lld\n",

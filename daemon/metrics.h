@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #define METRICS_MAX_UPSTREAMS 32
 
@@ -204,5 +205,11 @@ char *metrics_render(size_t *len);
 
 /* Free the upstream name copies, for a leak-free exit. */
 void metrics_free(void);
+
+/*
+ * Start-up call: fn(fp, arg) adds its own lines (whole metric families)
+ * to every rendering, from the thread that renders.
+ */
+void metrics_set_extra(void (*fn)(FILE *fp, void *arg), void *arg);
 
 #endif /* DAEMON_METRICS_H */

@@ -13,6 +13,11 @@
  *   STEP_PACKAGE   a member of an indexed package: a fill; a section's
  *                  whole file is filled into the cache, then the request
  *                  goes back to STEP_CACHE to cut it
+ *   STEP_REPO      a debuginfo a remote repository's index maps to a
+ *                  package: a fill that extracts it as the package
+ *                  downloads (daemon/repo.h); for a section, the request
+ *                  joins the package's download, then goes back to
+ *                  STEP_PACKAGE, where the downloaded package is indexed
  *   STEP_STORE     the object store shared by a fleet (daemon/tier.h),
  *                  while its breaker is closed: a fill that asks it
  *                  first and, when it has nothing usable, goes on in the
@@ -74,6 +79,7 @@
 #include "daemon/metrics.h"
 #include "daemon/misses.h"
 #include "daemon/pool.h"
+#include "daemon/repo.h"
 #include "daemon/route.h"
 #include "daemon/scan.h"
 #include "indexer/elf.h"
@@ -93,6 +99,7 @@ enum step {
 	STEP_LOCAL,
 	STEP_CACHE,
 	STEP_PACKAGE,
+	STEP_REPO,
 	STEP_STORE,
 	STEP_NEGATIVE,
 	STEP_UPSTREAM,
@@ -121,6 +128,7 @@ struct rq {
 	enum step step;
 	unsigned filled; /* ELF_KIND_* whole files package fills brought */
 	int cut_tried; /* STEP_CACHE: cached whole files had no section */
+	int repo_tried; /* STEP_REPO: a download came back for it */
 	int in_txn; /* th->rd's read transaction is ours */
 	int kept; /* on the heap */
 	/* A worker's outcome. */
@@ -133,6 +141,7 @@ struct rq {
 static enum src local_lookup(struct rq *rq);
 static enum src cache_lookup(struct rq *rq);
 static enum src package_lookup(struct rq *rq);
+static enum src repo_lookup(struct rq *rq);
 static enum src store_lookup(struct rq *rq);
 static enum src negative_lookup(struct rq *rq);
 static enum src upstream_lookup(struct rq *rq);
@@ -145,6 +154,7 @@ static const struct source {
 	[STEP_LOCAL] = { "local", local_lookup },
 	[STEP_CACHE] = { "cache", cache_lookup },
 	[STEP_PACKAGE] = { "package", package_lookup },
+	[STEP_REPO] = { "repo", repo_lookup },
 	[STEP_STORE] = { "store", store_lookup },
 	[STEP_NEGATIVE] = { "negative", negative_lookup },
 	[STEP_UPSTREAM] = { "upstream", upstream_lookup },
@@ -746,6 +756,7 @@ struct waiter {
 	int joined; /* another request started the fill */
 	int streaming; /* the head is out */
 	int whole; /* a section's whole file: back to STEP_CACHE when in */
+	int repo; /* a package download: back to STEP_PACKAGE when in */
 };
 
 static void
@@ -862,6 +873,36 @@ waiter_over_limit(struct waiter *w, const struct flight_view *v)
 }
 
 /*
+ * A package download moved on: once it is in (downloaded, checked,
+ * indexed), the package step has the member; a failure is a 502 with
+ * the error-ttl the download left.
+ */
+static void
+waiter_check_repo(struct waiter *w, const struct flight_view *v)
+{
+	struct rq *rq = w->rq;
+
+	switch (v->state) {
+	case FLIGHT_READY:
+		rq->repo_tried = 1;
+		waiter_rerun(w, STEP_PACKAGE);
+		return;
+	case FLIGHT_WAITING:
+	case FLIGHT_STREAMING:
+		return;
+	default:
+		conn_set_result(rq->c, "ERROR", "repo");
+		metrics_request(metrics_endpoint_of(rq->rt->endpoint),
+		    METRICS_ERROR);
+		conn_send_retry(rq->c,
+		    rq->rt->endpoint == ROUTE_SECTION ? 503 : 502,
+		    v->why != NULL ? v->why : "repository download failed",
+		    rq->th->d->cfg->error_ttl);
+		return;
+	}
+}
+
+/*
  * The flight moved on.  Before the head: wait, answer the end, or start
  * streaming.  The exchange's end releases the waiter (conn_on_end), so w is
  * not touched after an answer.
@@ -879,6 +920,10 @@ waiter_check(struct waiter *w)
 		return;
 	}
 	flight_view(w->f, &v);
+	if (w->repo) {
+		waiter_check_repo(w, &v);
+		return;
+	}
 	if ((v.state == FLIGHT_WAITING || v.state == FLIGHT_STREAMING ||
 		v.state == FLIGHT_TOOBIG) &&
 	    waiter_over_limit(w, &v)) {
@@ -1089,26 +1134,17 @@ resolve_forward_headers(struct conn *c, const char *token, char *xff,
 }
 
 /*
- * Join the fill of what rt names (rq's own route, or a section's whole
- * file), starting it (from pf's package member when pf is not NULL, else
- * from the upstreams) when there is none, and wait for it.
+ * Wait for flight f (a reference, which the waiter takes): the fill of
+ * rq's own route, or (whole) of a section's whole file, or (repo) a
+ * package download; created when rq's request started it.
  */
 static enum src
-await_fill(struct rq *rq, const struct route *rt, const struct pkg_found *pf)
+await_flight(struct rq *rq, struct flight *f, int created, int whole, int repo)
 {
-	struct what_src src = { rq, rt, pf };
-	int whole = rt != rq->rt;
-	struct cache_key k;
 	struct waiter *wt;
-	struct flight *f;
 	struct rq *kept;
-	int created;
 
 	rq_txn_end(rq);
-	cache_key_make(&k, &rt->id, cache_kind_of(rt->endpoint), rt->arg);
-	f = fill_join(rq->th->d->fill, &k, pf != NULL, what_of, &src, &created);
-	if (f == NULL)
-		return rq_error(rq, 503, "ERROR", "too many fills in flight");
 	if ((wt = calloc(1, sizeof(*wt))) == NULL ||
 	    (wt->ev = event_new(conn_base(rq->c), -1, 0, waiter_event_cb,
 		 wt)) == NULL ||
@@ -1123,6 +1159,7 @@ await_fill(struct rq *rq, const struct route *rt, const struct pkg_found *pf)
 	wt->f = f;
 	wt->joined = !created;
 	wt->whole = whole;
+	wt->repo = repo;
 	conn_wait(kept->c);
 	conn_on_end(kept->c, waiter_release, wt);
 	if (flight_watch(f, waiter_wake, wt) == -1) {
@@ -1134,6 +1171,27 @@ await_fill(struct rq *rq, const struct route *rt, const struct pkg_found *pf)
 	}
 	waiter_check(wt);
 	return SRC_PENDING;
+}
+
+/*
+ * Join the fill of what rt names (rq's own route, or a section's whole
+ * file), starting it (from pf's package member when pf is not NULL, else
+ * from the upstreams) when there is none, and wait for it.
+ */
+static enum src
+await_fill(struct rq *rq, const struct route *rt, const struct pkg_found *pf)
+{
+	struct what_src src = { rq, rt, pf };
+	struct cache_key k;
+	struct flight *f;
+	int created;
+
+	rq_txn_end(rq);
+	cache_key_make(&k, &rt->id, cache_kind_of(rt->endpoint), rt->arg);
+	f = fill_join(rq->th->d->fill, &k, pf != NULL, what_of, &src, &created);
+	if (f == NULL)
+		return rq_error(rq, 503, "ERROR", "too many fills in flight");
+	return await_flight(rq, f, created, rt != rq->rt, 0);
 }
 
 /* ------------------------------------------------------------ packages */
@@ -1210,6 +1268,52 @@ package_lookup(struct rq *rq)
 	whole.arg[0] = '\0';
 	rq->filled |= pf.kinds;
 	return await_fill(rq, &whole, &pf);
+}
+
+/* ------------------------------------------------ remote repositories */
+
+/*
+ * A debuginfo (or a section, cut from one) that a repository's index maps
+ * to a package not downloaded yet: join its download.  Once a download
+ * came back for the request, the package step had its chance.
+ */
+static enum src
+repo_lookup(struct rq *rq)
+{
+	struct repos *rs = rq->th->d->repos;
+	struct repos_hit hit;
+	struct flight *f;
+	unsigned retry = 0;
+	int rc, created;
+
+	if (rs == NULL || repos_count(rs) == 0 || rq->repo_tried ||
+	    (rq->rt->endpoint != ROUTE_DEBUGINFO &&
+		rq->rt->endpoint != ROUTE_SECTION))
+		return SRC_ABSENT;
+	if (rq_txn(rq) == -1)
+		return rq_error(rq, 503, "ERROR", "index unavailable");
+	rc = repos_find(rs, rq->th->rd, &rq->rt->id, &hit, &retry);
+	if (rc == 0)
+		return SRC_ABSENT;
+	if (rc == -1)
+		return rq_error(rq, 503, "ERROR", "index lookup failed");
+	rq_txn_end(rq);
+	if (rc == 2) {
+		conn_set_result(rq->c, "NEGATIVE", "repo");
+		metrics_request(metrics_endpoint_of(rq->rt->endpoint),
+		    METRICS_NEGATIVE);
+		conn_send_retry(rq->c,
+		    rq->rt->endpoint == ROUTE_SECTION ? 503 : 502,
+		    "repository download failing; try again later", retry);
+		return SRC_ANSWERED;
+	}
+	/* A debuginfo comes out as the package downloads. */
+	if (rq->rt->endpoint == ROUTE_DEBUGINFO &&
+	    (f = repos_member(rs, &hit, &rq->rt->id, &created)) != NULL)
+		return await_flight(rq, f, created, 0, 0);
+	if ((f = repos_join(rs, &hit)) == NULL)
+		return rq_error(rq, 503, "ERROR", "too many fills in flight");
+	return await_flight(rq, f, 1, 0, 1);
 }
 
 /* -------------------------------------------------------- object store */
@@ -1318,6 +1422,7 @@ resolve_start(struct resolve_thread *th, struct conn *c, const struct route *rt)
 	rq.step = STEP_LOCAL;
 	rq.filled = 0;
 	rq.cut_tried = 0;
+	rq.repo_tried = 0;
 	rq.in_txn = 0;
 	rq.kept = 0;
 	rq_run(&rq);

@@ -11,6 +11,7 @@ struct blobstore;
 struct config;
 struct conn;
 struct fill;
+struct repos;
 struct index;
 struct index_reader;
 struct misses;
@@ -25,6 +26,7 @@ struct resolve_deps {
 	struct pool *pool;
 	struct blobstore *bs;
 	struct fill *fill; /* NULL: no fills (nothing beyond local files) */
+	struct repos *repos; /* NULL: no remote repositories */
 	const char *via_token; /* this process's name in Via headers */
 	struct misses *misses; /* NULL: not-found requests are not recorded */
 };

@@ -146,6 +146,7 @@ struct scan {
 	int failed; /* the index could not be written */
 	struct index_scan stats; /* recorded with each batch */
 	int64_t t0; /* clock_mono_ns() at the start */
+	int one; /* scan_package: no scan record to keep */
 };
 
 /* Two independent 64-bit FNV-1a hashes of s; never all zero. */
@@ -806,7 +807,7 @@ later_more(void *arg)
 static void
 read_later(struct pkg_read *pr)
 {
-	struct pkg_watch watch = { NULL, later_side, later_more, pr };
+	struct pkg_watch watch = { NULL, later_side, later_more, pr, NULL };
 	char err[256];
 	size_t i, lost = 0;
 
@@ -954,7 +955,7 @@ commit_packages(struct scan *s, struct pkg_item *items, size_t n)
 			    it->result == PKG_READ ? it->nrecs : 0);
 		pkg_item_clear(it);
 	}
-	if (b != NULL)
+	if (b != NULL && !s->one)
 		index_batch_set_scan(b, &s->stats);
 	pthread_mutex_unlock(&s->lock);
 	if (b == NULL || index_batch_commit(b, err, sizeof(err)) == -1) {
@@ -1206,6 +1207,50 @@ scan_run(struct index *idx, const struct scan_opts *opts,
 	index_reader_free(s->rd);
 	free(s->files.seen.slot);
 	free(s->pkgs.seen.slot);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+	return rc;
+}
+
+int
+scan_package(struct index *idx, const char *path, const char *tmpdir,
+    unsigned min_free_pct, char *err, size_t errlen)
+{
+	struct scan_opts opts;
+	atomic_int cancel = 0;
+	struct scan *s;
+	int rc;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	memset(&opts, 0, sizeof(opts));
+	opts.tmpdir = tmpdir;
+	opts.min_free_pct = min_free_pct;
+	opts.cancel = &cancel;
+	pthread_mutex_init(&s->lock, NULL);
+	s->idx = idx;
+	s->opts = &opts;
+	s->one = 1;
+	s->lim = pkg_default_limits;
+	s->lim.min_free_pct = min_free_pct;
+	/* Its alt files are in it (Debian), or indexed: one round. */
+	s->last_round = 1;
+	if ((s->pkgq[0].path = strdup(path)) == NULL) {
+		free(s);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	read_package(s, &s->pkgq[0]);
+	rc = s->pkgq[0].result == PKG_READ ? 0 : -1;
+	if (rc == -1)
+		snprintf(err, errlen, "%s", s->pkgq[0].err);
+	commit_packages(s, s->pkgq, 1);
+	if (s->failed) {
+		snprintf(err, errlen, "cannot write the index");
+		rc = -1;
+	}
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 	return rc;

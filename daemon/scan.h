@@ -55,6 +55,14 @@ int scan_run(struct index *idx, const struct scan_opts *opts,
 int scan_identify(int fd, const char *path, const struct stat *st,
     struct index_file *rec, char *err, size_t errlen);
 
+/*
+ * Index the one package at path (its members, as a scan would), on the
+ * calling worker: for packages downloaded from remote repositories.  0, or
+ * -1 with err.
+ */
+int scan_package(struct index *idx, const char *path, const char *tmpdir,
+    unsigned min_free_pct, char *err, size_t errlen);
+
 /* 1 when st still describes the file rec was made from. */
 int scan_unchanged(const struct index_file *rec, const struct stat *st);
 

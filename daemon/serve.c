@@ -594,6 +594,7 @@ serve_new(const struct serve_deps *deps)
 	srv->rd.pool = deps->pool;
 	srv->rd.bs = deps->bs;
 	srv->rd.fill = deps->fill;
+	srv->rd.repos = deps->repos;
 	srv->rd.via_token = srv->via_token;
 	srv->rd.misses = deps->misses;
 	srv->md.cfg = deps->cfg;

@@ -9,6 +9,7 @@
 struct blobstore;
 struct config;
 struct fill;
+struct repos;
 struct flight_table;
 struct index;
 struct misses;
@@ -23,6 +24,7 @@ struct serve_deps {
 	struct blobstore *bs;
 	struct flight_table *ft;
 	struct fill *fill; /* NULL: no upstreams */
+	struct repos *repos; /* NULL: no remote repositories */
 	const char *admin_token; /* NULL: admin requests need none */
 	struct misses *misses; /* NULL: no missing-id report */
 	struct access *access; /* the access rules */

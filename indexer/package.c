@@ -72,6 +72,8 @@
  */
 struct pkg_reader {
 	int fd;
+	const struct pkg_limits *lim; /* its grow hook */
+	uint64_t off; /* bytes read from fd */
 	struct archive *ar;
 	struct archive *raw; /* NULL when xz is set */
 	struct archive *files;
@@ -84,6 +86,7 @@ struct pkg_reader {
 	unsigned members;
 	unsigned max_members;
 	int over_total; /* the feed stopped at max_total */
+	unsigned char *file_buf; /* READ_BLOCK read from the file */
 	char member[64]; /* the ar member being decompressed, for errors */
 };
 
@@ -243,6 +246,64 @@ pass_block(struct archive *self, struct archive *src, const void **buf)
 	return (la_ssize_t)size;
 }
 
+/*
+ * read() from the package file, waiting at its end while it grows (a
+ * download: pkg_limits.grow).  Bytes, 0 at the end, -1 with errno.
+ */
+static ssize_t
+pkg_read(struct pkg_reader *r, void *buf, size_t len)
+{
+	ssize_t n;
+	int rc;
+
+	for (;;) {
+		n = read(r->fd, buf, len);
+		if (n == -1 && errno == EINTR)
+			continue;
+		if (n > 0)
+			r->off += (uint64_t)n;
+		if (n != 0 || r->lim == NULL || r->lim->grow == NULL)
+			return n;
+		if ((rc = r->lim->grow(r->off, r->lim->grow_arg)) == 0)
+			return 0;
+		if (rc == -1) {
+			errno = EIO;
+			return -1;
+		}
+	}
+}
+
+/* The first len bytes of the package file, waiting for them as above. */
+static int
+pkg_head(struct pkg_reader *r, void *buf, size_t len)
+{
+	ssize_t n;
+
+	for (;;) {
+		n = pread(r->fd, buf, len, 0);
+		if (n == (ssize_t)len)
+			return 0;
+		if (n == -1 || r->lim == NULL || r->lim->grow == NULL ||
+		    r->lim->grow((uint64_t)n, r->lim->grow_arg) != 1)
+			return -1;
+	}
+}
+
+/* Feeds the outer reader from the package file. */
+static la_ssize_t
+file_read_cb(struct archive *a, void *arg, const void **buf)
+{
+	struct pkg_reader *r = arg;
+	ssize_t n;
+
+	*buf = r->file_buf;
+	if ((n = pkg_read(r, (void *)*buf, READ_BLOCK)) == -1) {
+		archive_set_error(a, errno, "read: %s", strerror(errno));
+		return -1;
+	}
+	return (la_ssize_t)n;
+}
+
 /* Feeds raw from the data.tar member of the ar: compressed bytes. */
 static la_ssize_t
 deb_member_read_cb(struct archive *a, void *arg, const void **buf)
@@ -270,7 +331,7 @@ xz_block(struct archive *a, struct pkg_reader *r, const void **buf)
 		if (r->lz.avail_in == 0 && !r->xz_eof) {
 			if (r->ar != NULL)
 				n = pass_block(a, r->ar, &in);
-			else if ((n = read(r->fd, r->xz_buf + READ_BLOCK,
+			else if ((n = pkg_read(r, r->xz_buf + READ_BLOCK,
 				      READ_BLOCK)) == -1)
 				archive_set_error(a, errno, "read: %s",
 				    strerror(errno));
@@ -346,6 +407,7 @@ pkg_reader_close(struct pkg_reader *r)
 	if (r->xz)
 		lzma_end(&r->lz);
 	free(r->xz_buf);
+	free(r->file_buf);
 	if (r->fd != -1)
 		close(r->fd);
 	memset(r, 0, sizeof(*r));
@@ -374,7 +436,8 @@ open_deb(struct pkg_reader *r, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot set up an ar reader");
 		return -1;
 	}
-	if (archive_read_open_fd(r->ar, r->fd, READ_BLOCK) != ARCHIVE_OK) {
+	if (archive_read_open(r->ar, r, NULL, file_read_cb, NULL) !=
+	    ARCHIVE_OK) {
 		snprintf(err, errlen, "not an ar archive: %s", arerr(r->ar));
 		return -1;
 	}
@@ -427,7 +490,7 @@ open_plain(struct pkg_reader *r, char *err, size_t errlen)
 {
 	char magic[XZ_MAGIC_LEN];
 
-	if (pread(r->fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
+	if (pkg_head(r, magic, sizeof(magic)) == 0 &&
 	    memcmp(magic, XZ_MAGIC, XZ_MAGIC_LEN) == 0)
 		return xz_open(r, err, errlen);
 	if ((r->raw = archive_read_new()) == NULL ||
@@ -437,7 +500,8 @@ open_plain(struct pkg_reader *r, char *err, size_t errlen)
 			snprintf(err, errlen, "cannot set up a reader");
 		return -1;
 	}
-	if (archive_read_open_fd(r->raw, r->fd, READ_BLOCK) != ARCHIVE_OK) {
+	if (archive_read_open(r->raw, r, NULL, file_read_cb, NULL) !=
+	    ARCHIVE_OK) {
 		snprintf(err, errlen, "%s", arerr(r->raw));
 		return -1;
 	}
@@ -470,6 +534,7 @@ pkg_reader_open(struct pkg_reader *r, const char *path,
 	int deb, rc;
 
 	memset(r, 0, sizeof(*r));
+	r->lim = lim;
 	r->max_total = lim->max_total;
 	r->max_members = lim->max_members;
 	if ((r->fd = file_open_regular(path, &st)) == -1) {
@@ -477,7 +542,11 @@ pkg_reader_open(struct pkg_reader *r, const char *path,
 		    errno == EINVAL ? "not a regular file" : strerror(errno));
 		return -1;
 	}
-	deb = pread(r->fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
+	if ((r->file_buf = malloc(READ_BLOCK)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	deb = pkg_head(r, magic, sizeof(magic)) == 0 &&
 	    memcmp(magic, AR_MAGIC, AR_MAGIC_LEN) == 0;
 	if ((deb ? open_deb(r, err, errlen) : open_plain(r, err, errlen)) == -1)
 		return -1;
@@ -1010,6 +1079,10 @@ extract_pass(const char *path, char *want, size_t wantlen, int out_fd,
 			cpio_link = 1;
 			continue;
 		}
+		if (watch != NULL && watch->size != NULL &&
+		    archive_entry_size_is_set(e))
+			watch->size((uint64_t)archive_entry_size(e),
+			    watch->arg);
 		rc = extract_regular(&r, out_fd, lim,
 		    watch != NULL ? watch->progress : NULL,
 		    watch != NULL ? watch->arg : NULL, err, errlen);

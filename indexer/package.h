@@ -41,6 +41,14 @@ struct pkg_limits {
 	 */
 	int (*room)(uint64_t bytes, void *arg);
 	void *room_arg;
+	/*
+	 * The package file is still being written (a download): when a read
+	 * finds its end, grow(have, grow_arg) is called with the bytes read
+	 * so far and blocks until the file holds more (1), is complete (0),
+	 * or will not be (-1: the read fails).  NULL: the end is the end.
+	 */
+	int (*grow)(uint64_t have, void *arg);
+	void *grow_arg;
 };
 
 #define PKG_ROOM_STEP (64u << 20)
@@ -148,6 +156,8 @@ struct pkg_watch {
 	/* Once the member is out, after each later member: 1 to read on. */
 	int (*more)(void *arg);
 	void *arg;
+	/* The size the member asked for declares, before its bytes. */
+	void (*size)(uint64_t size, void *arg);
 };
 
 /*

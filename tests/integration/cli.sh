@@ -24,7 +24,7 @@ like "$out" "^debuginfo +$FX/usr/lib/debug/.dwz/shapes.debug" \
 
 out=$(cli lookup 00112233445566778899)
 is "$?" 1 "an unknown id exits 1"
-is "$out" "00112233445566778899: unknown here: no local file, package member, cached answer or remembered miss" \
+is "$out" "00112233445566778899: unknown here: no local file, package member, repository package, cached answer or remembered miss" \
     "and says where it looked"
 out=$(cli lookup xyz 2>&1)
 is "$?" 2 "a malformed id exits 2"

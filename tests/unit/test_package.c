@@ -614,7 +614,8 @@ side_file(const char *name)
 static void
 test_watch(void)
 {
-	struct pkg_watch pw = { watch_progress, watch_side, watch_more, NULL };
+	struct pkg_watch pw = { watch_progress, watch_side, watch_more, NULL,
+		NULL };
 	struct watcher w;
 	char pkg[PATH_MAX], err[ERRLEN];
 	int fd, rc;

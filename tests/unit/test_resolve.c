@@ -34,6 +34,7 @@
 #include "daemon/http.h"
 #include "daemon/metrics.h"
 #include "daemon/pool.h"
+#include "daemon/repo.h"
 #include "daemon/resolve.h"
 #include "daemon/route.h"
 #include "indexer/elf.h"
@@ -239,6 +240,33 @@ int
 fill_store_usable(struct fill *fl)
 {
 	return 0;
+}
+
+/* No remote repositories here (daemon/repo.c is the daemon's). */
+size_t
+repos_count(const struct repos *rs)
+{
+	return 0;
+}
+
+int
+repos_find(struct repos *rs, struct index_reader *rd, const struct buildid *id,
+    struct repos_hit *hit, unsigned *retry)
+{
+	return 0;
+}
+
+struct flight *
+repos_join(struct repos *rs, const struct repos_hit *hit)
+{
+	return NULL;
+}
+
+struct flight *
+repos_member(struct repos *rs, const struct repos_hit *hit,
+    const struct buildid *id, int *created)
+{
+	return NULL;
 }
 
 /* ------------------------------------------------------------- setup */

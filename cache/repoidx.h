@@ -1,0 +1,96 @@
+/*
+ * cache/repoidx.h: which package of a remote repository holds a build-id.
+ *
+ * Each repository (known by an 8-byte key its configuration hashes to)
+ * has generations of entries in the INDEX_REPO table: its packages (by a
+ * name the caller chooses, unique in the repository) with their file
+ * name, size and SHA-256, and its build-ids, each naming a package.  A
+ * refresh writes a whole new generation beside the current one, in as
+ * many write transactions as it takes, then flips the repository's
+ * pointer to it in one transaction and deletes the old one: a reader
+ * always sees one complete generation, the old or the new.  Writers run
+ * on one worker thread (a batch belongs to the thread that began it).
+ */
+#ifndef CACHE_REPOIDX_H
+#define CACHE_REPOIDX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cache/index.h"
+#include "indexer/buildid.h"
+
+#define REPOIDX_KEY_LEN 8
+#define REPOIDX_NAME_MAX 300 /* package names as the caller spells them */
+#define REPOIDX_FILE_MAX 1024 /* file names, relative to the repository */
+
+/* A package as the index gives it; strings point into the map. */
+struct repoidx_pkg {
+	const char *name;
+	size_t name_len;
+	const char *file; /* relative to the repository URL */
+	size_t file_len;
+	uint64_t size;
+	uint8_t sha256[32];
+};
+
+/* What a repository's current generation holds. */
+struct repoidx_state {
+	uint32_t gen; /* 0: never indexed */
+	uint64_t ids, pkgs;
+	int64_t refreshed; /* when it was written, unix seconds */
+};
+
+/* The key of a repository from the text that identifies it. */
+void repoidx_key(const char *ident, uint8_t key[REPOIDX_KEY_LEN]);
+
+/* 0 and *st (zeros when never indexed), or -1. */
+int repoidx_state(struct index_reader *rd, const uint8_t key[REPOIDX_KEY_LEN],
+    struct repoidx_state *st);
+
+/* The package holding id in the current generation: 0, INDEX_NOTFOUND, -1. */
+int repoidx_find(struct index_reader *rd, const uint8_t key[REPOIDX_KEY_LEN],
+    const struct buildid *id, struct repoidx_pkg *out);
+
+/* The last refresh that failed, and how many did in all. */
+struct repoidx_error {
+	int64_t when; /* 0: none */
+	uint64_t count;
+	char why[256];
+};
+
+/* Record a failed refresh of repository key at now (its own batch). */
+int repoidx_note_error(struct index *idx, const uint8_t key[REPOIDX_KEY_LEN],
+    int64_t now, const char *why, char *err, size_t errlen);
+/* 0 and *out (zeros when none), or -1. */
+int repoidx_get_error(struct index_reader *rd,
+    const uint8_t key[REPOIDX_KEY_LEN], struct repoidx_error *out);
+
+struct repoidx_writer;
+
+/* Begin a new generation of repository key; NULL with err. */
+struct repoidx_writer *repoidx_writer_new(struct index *idx,
+    const uint8_t key[REPOIDX_KEY_LEN], char *err, size_t errlen);
+/* Record a package (replacing one of the same name): 0, or -1. */
+int repoidx_put_pkg(struct repoidx_writer *w, const char *name,
+    const char *file, uint64_t size, const uint8_t sha256[32]);
+/* 1 when the new generation has a package of that name, else 0 (or -1). */
+int repoidx_has_pkg(struct repoidx_writer *w, const char *name);
+/*
+ * Record that package name holds id; with keep, not when the generation
+ * has it already (Contents after Packages: Build-Ids win), else replacing
+ * it (a duplicate is then counted twice).  At the commit, ids the old
+ * generation did not have lose their negative entries.
+ */
+int repoidx_put_id(struct repoidx_writer *w, const struct buildid *id,
+    const char *name, int keep);
+/*
+ * Make the new generation current, stamped now, with the negative entries
+ * of its new ids dropped in the same transaction, and delete the old one;
+ * or (abort) delete the new one.  Frees w.  0, or -1 with err.
+ */
+int repoidx_writer_commit(struct repoidx_writer *w, int64_t now, char *err,
+    size_t errlen);
+void repoidx_writer_abort(struct repoidx_writer *w);
+
+#endif /* CACHE_REPOIDX_H */

@@ -1,0 +1,134 @@
+/*
+ * indexer/repometa.h: read the metadata of remote distro repositories.
+ *
+ * Debian: the Release file (its SHA256 list and Valid-Until), Packages
+ * stanzas (Package, Architecture, Filename, Size, SHA256, Build-Ids) and
+ * Contents-ARCH lines naming usr/lib/debug/.build-id/ files.  RPM:
+ * repomd.xml, primary.xml and filelists.xml, through expat's streaming
+ * parser (text of an element kept to REPOMETA_TEXT_MAX bytes).  Arch: the
+ * .files database, a tar read with libarchive.  Files may be
+ * compressed (gzip, xz, bzip2, zstd: told by content) and are read as a
+ * stream, a line at a time, with lines of at most REPOMETA_LINE_MAX bytes:
+ * memory stays bounded whatever the index's size.  Input is hostile: bad
+ * lines and fields are skipped, a line too long is an error.  Blocking;
+ * for worker threads.
+ */
+#ifndef INDEXER_REPOMETA_H
+#define INDEXER_REPOMETA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "indexer/buildid.h"
+
+#define REPOMETA_LINE_MAX (4u << 20)
+
+/* An index file Release lists, with its size and SHA-256 in hex. */
+struct repometa_entry {
+	const char *name; /* relative to dists/SUITE/ */
+	uint64_t size;
+	const char *sha256; /* 64 hex digits */
+};
+
+/*
+ * Read the Release file at path: cb for each entry of its SHA256 field
+ * (until cb returns non-zero), *valid_until its Valid-Until (0: none).
+ * 0, or -1 with err.
+ */
+int repometa_release(const char *path,
+    int (*cb)(const struct repometa_entry *e, void *arg), void *arg,
+    int64_t *valid_until, char *err, size_t errlen);
+
+/* One stanza of a Packages file; strings live during the callback. */
+struct repometa_deb {
+	const char *package;
+	const char *arch;
+	const char *filename;
+	uint64_t size;
+	uint8_t sha256[32];
+	const char *build_ids; /* blank-separated hex ids; "" when none */
+};
+
+/*
+ * Read the Packages file at path: cb for each complete stanza (one with
+ * Package, Filename, Size and SHA256) until cb returns non-zero.  0, or -1
+ * with err (also when cb stopped it with -1).
+ */
+int repometa_packages(const char *path,
+    int (*cb)(const struct repometa_deb *d, void *arg), void *arg, char *err,
+    size_t errlen);
+
+/*
+ * Read the Contents file at path: cb(id, packages) for each line naming
+ * usr/lib/debug/.build-id/xx/rest.debug, where packages is the line's
+ * comma-separated "[section/]package" list.  Returns like
+ * repometa_packages.
+ */
+int repometa_contents(const char *path,
+    int (*cb)(const struct buildid *id, const char *packages, void *arg),
+    void *arg, char *err, size_t errlen);
+
+#define REPOMETA_TEXT_MAX 4096
+
+/* A <data> of repomd.xml: the file of one kind of metadata. */
+struct repometa_rpmdata {
+	const char *type; /* "primary", "filelists"... */
+	const char *href; /* relative to the repository URL */
+	const char *sha256; /* of the file as fetched; "" when not SHA-256 */
+	uint64_t size; /* 0 when not given */
+};
+
+/* Read repomd.xml at path: cb for each <data>.  Returns like below. */
+int repometa_repomd(const char *path,
+    int (*cb)(const struct repometa_rpmdata *d, void *arg), void *arg,
+    char *err, size_t errlen);
+
+/* A <package> of primary.xml. */
+struct repometa_rpm {
+	const char *pkgid; /* its checksum, hex: filelists' pkgid */
+	const char *href; /* relative to the repository URL */
+	uint64_t size; /* <size package=> */
+	uint8_t sha256[32];
+	int has_sha256; /* the checksum is a SHA-256 */
+};
+
+/*
+ * Read primary.xml (compressed or not) at path: cb for each package with
+ * a checksum, a location and a size.  0, or -1 with err.
+ */
+int repometa_rpm_primary(const char *path,
+    int (*cb)(const struct repometa_rpm *p, void *arg), void *arg, char *err,
+    size_t errlen);
+
+/*
+ * Read filelists.xml at path: cb(pkgid, id) for each file
+ * /usr/lib/debug/.build-id/xx/rest.debug of a package.
+ */
+int repometa_rpm_filelists(const char *path,
+    int (*cb)(const char *pkgid, const struct buildid *id, void *arg),
+    void *arg, char *err, size_t errlen);
+
+/* A package of an Arch .files database, from its desc entry. */
+struct repometa_arch {
+	const char *dir; /* the entry's directory: NAME-VERSION-RELEASE */
+	const char *filename; /* %FILENAME%, relative to the repository */
+	uint64_t size; /* %CSIZE% */
+	uint8_t sha256[32]; /* %SHA256SUM% */
+};
+
+/*
+ * Read an Arch .files database at path (a tar, compressed or not, of
+ * DIR/desc and DIR/files entries): desc(p) for each package with a file
+ * name, size and SHA-256, file(dir, id) for each
+ * usr/lib/debug/.build-id/xx/rest.debug its files entry lists, in the
+ * order of the tar.  Returns like repometa_packages.
+ */
+int repometa_arch_files(const char *path,
+    int (*desc)(const struct repometa_arch *p, void *arg),
+    int (*file)(const char *dir, const struct buildid *id, void *arg),
+    void *arg, char *err, size_t errlen);
+
+/* 0 and out from 64 hex digits, else -1. */
+int repometa_sha256_parse(const char *hex, size_t len, uint8_t out[32]);
+
+#endif /* INDEXER_REPOMETA_H */

@@ -1,0 +1,400 @@
+#!/bin/bash
+# Remote apt repositories (repo = deb ...): signed repositories built here
+# from the fixture programs (dpkg-deb, dpkg-scanpackages, a throwaway key
+# from gpg --batch, InRelease by gpg --clearsign) and served by nginx on
+# loopback.  One repository maps ids by Build-Ids, one only by Contents.
+# debuginfod-find and gdb (dwz included) get byte-identical files from a
+# cold cache; a package is downloaded once for 100 concurrent requests; a
+# tampered Packages, a bad or expired signature and a package whose
+# checksum differs are refused, and nothing of them is served; a package
+# download that hangs fails within the stall timeout; a refresh that
+# removes a package forgets its ids.
+. "$top_srcdir/tests/integration/lib.sh"
+
+command -v nginx >/dev/null || bail "nginx is not installed"
+command -v gpgv >/dev/null || bail "gpgv is not installed"
+command -v dpkg-scanpackages >/dev/null || bail "dpkg-dev is not installed"
+# nginx's workers run as another user when started as root.
+chmod 755 "$T"
+build_fixtures
+dbg=$FX/usr/lib/debug
+client_env
+export GNUPGHOME=$T/gnupg
+mkdir -m 700 "$GNUPGHOME"
+W=$T/www
+mkdir -p "$W" "$T/nginx" "$T/pkg"
+
+# Made "in 2020", so that a signature of then can have expired.
+gpg --batch --faked-system-time '20200101T000000!' --passphrase '' \
+    --quick-gen-key 'dbgmirror test <t@example.org>' \
+    ed25519 sign never >/dev/null 2>&1 &&
+    gpg --batch --export >"$T/keyring.gpg"
+ok $? "a throwaway signing key"
+
+# deb NAME DIR IDS: a package NAME_1.0_amd64.deb of tree DIR into $T/pkg,
+# with a Build-Ids field when IDS is not empty.
+deb() {
+	local name=$1 dir=$2 ids=$3
+	mkdir -p "$dir/DEBIAN"
+	{
+		printf 'Package: %s\nVersion: 1.0\nArchitecture: amd64\n' "$name"
+		printf 'Maintainer: Test <t@example.org>\nDescription: fixture\n'
+		[ -z "$ids" ] || printf 'Build-Ids: %s\n' "$ids"
+	} >"$dir/DEBIAN/control"
+	dpkg-deb --root-owner-group -Zxz --build "$dir" \
+	    "$T/pkg/${name}_1.0_amd64.deb" >/dev/null
+}
+
+# The debug package of prog_a and prog_b, Debian's way: the debug files
+# under .build-id/, the dwz alt file under .dwz/.
+mkdir -p "$T/progs/usr/lib/debug/.build-id" "$T/progs/usr/lib/debug/.dwz"
+for p in prog_a prog_b; do
+	eval "id=\$ID_$p"
+	mkdir -p "$T/progs/usr/lib/debug/.build-id/${id:0:2}"
+	cp "$dbg/$p.debug" "$T/progs/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
+done
+cp -a "$dbg/.dwz/." "$T/progs/usr/lib/debug/.dwz/"
+deb progs-dbgsym "$T/progs" "$ID_prog_a $ID_prog_b"
+# prog_c's, in a package of its own (to be removed later).
+mkdir -p "$T/progc/usr/lib/debug/.build-id/${ID_prog_c:0:2}"
+objcopy --only-keep-debug "$FX/usr/bin/prog_c" \
+    "$T/progc/usr/lib/debug/.build-id/${ID_prog_c:0:2}/${ID_prog_c:2}.debug"
+deb progc-dbgsym "$T/progc" "$ID_prog_c"
+# A -dbg package without Build-Ids: only Contents knows its id.
+ID_d=d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0
+bin_d=$(mkbin $ID_d)
+mkdir -p "$T/thing/usr/lib/debug/.build-id/${ID_d:0:2}"
+cp "$bin_d" "$T/thing/usr/lib/debug/.build-id/${ID_d:0:2}/${ID_d:2}.debug"
+deb thing-dbg "$T/thing" ""
+
+# repo DIR PKG...: an apt repository at $W/DIR, suite stable, component
+# main, with the packages named in its pool, Packages (.xz and .gz),
+# Contents-amd64.gz, Release and a clear-signed InRelease.
+repo() {
+	local name=$1 r=$W/$1 p
+	shift
+	rm -rf "$r"
+	mkdir -p "$r/pool/main" "$r/dists/stable/main/binary-amd64"
+	for p in "$@"; do
+		cp "$T/pkg/${p}_1.0_amd64.deb" "$r/pool/main/"
+	done
+	(cd "$r" && dpkg-scanpackages -m pool/main /dev/null 2>/dev/null) \
+	    >"$r/dists/stable/main/binary-amd64/Packages"
+	for p in "$@"; do
+		dpkg-deb -c "$T/pkg/${p}_1.0_amd64.deb" |
+		    awk -v p="devel/$p" '$6 ~ /^\.\/usr\/lib\/debug\/\.build-id\// { sub(/^\.\//, "", $6); print $6 "\t" p }'
+	done | gzip -9n >"$r/dists/stable/main/Contents-amd64.gz"
+	xz -k "$r/dists/stable/main/binary-amd64/Packages"
+	gzip -k9n "$r/dists/stable/main/binary-amd64/Packages"
+	release "$name"
+}
+
+# release DIR: write and sign DIR's Release for what its dists/ now hold.
+release() {
+	local d=$W/$1/dists/stable f
+	{
+		printf 'Origin: test\nSuite: stable\nCodename: stable\n'
+		printf 'Date: %s\n' "$(LC_ALL=C date -u '+%a, %d %b %Y %H:%M:%S UTC')"
+		printf 'Architectures: amd64\nComponents: main\nSHA256:\n'
+		(cd "$d" && for f in main/binary-amd64/Packages* main/Contents-amd64.gz; do
+			printf ' %s %s %s\n' "$(sha256sum <"$f" | cut -d' ' -f1)" \
+			    "$(stat -c %s "$f")" "$f"
+		done)
+	} >"$d/Release"
+	rm -f "$d/InRelease"
+	gpg --batch --yes --clearsign -o "$d/InRelease" "$d/Release" 2>/dev/null
+	# Each signing a second apart, or nginx's ETag may not change.
+	NREL=$((${NREL:-0} + 1))
+	touch -d "@$((EPOCHSECONDS + NREL))" "$d/InRelease"
+}
+
+repo ids progs-dbgsym progc-dbgsym
+# The Contents-only repository: no Build-Ids in its Packages at all.
+repo contents thing-dbg
+grep -q '^Build-Ids' "$W/contents/dists/stable/main/binary-amd64/Packages"
+ok $((!$?)) "the Contents repository's Packages has no Build-Ids"
+
+# A tampered Packages: changed after Release was signed.
+repo tampered progc-dbgsym
+xz -dc "$W/tampered/dists/stable/main/binary-amd64/Packages.xz" |
+    sed 's/^Size: /Size: 1/' | xz >"$W/tampered/dists/stable/main/binary-amd64/Packages.xz.new"
+mv "$W/tampered/dists/stable/main/binary-amd64/Packages.xz.new" \
+    "$W/tampered/dists/stable/main/binary-amd64/Packages.xz"
+# A bad signature: InRelease's text changed after signing.
+repo badsig progc-dbgsym
+sed -i 's/^Suite: stable/Suite: stab1e/' "$W/badsig/dists/stable/InRelease"
+# An expired signature: made a year ago, valid for a day.
+repo expired progc-dbgsym
+gpg --batch --yes --faked-system-time 20200101T000000 --default-sig-expire 1d \
+    --clearsign -o "$W/expired/dists/stable/InRelease" \
+    "$W/expired/dists/stable/Release" 2>/dev/null
+ok $? "an expired signature"
+# A package whose bytes are not the ones Packages lists.
+repo badsum progc-dbgsym
+# (one byte changed in place: the size is still right)
+f=$W/badsum/pool/main/progc-dbgsym_1.0_amd64.deb
+printf '\377' | dd of="$f" bs=1 seek=$(($(stat -c %s "$f") - 2)) \
+    conv=notrunc 2>/dev/null
+# A package whose server stops mid-body (nginx hands it to fakeupstream).
+repo hang progc-dbgsym
+sed -i 's|^Filename: .*|Filename: hang/'"$ID_prog_c"'/debuginfo|' \
+    "$W/hang/dists/stable/main/binary-amd64/Packages"
+rm "$W/hang/dists/stable/main/binary-amd64/Packages".*
+release hang
+# A package with prog_a's debug file first and 400 KB after it, sent at
+# 10 KB/s (40 s): its member must reach the client long before the end.
+mkdir -p "$T/stream/usr/lib/debug/.build-id/${ID_prog_a:0:2}" \
+    "$T/stream/usr/share/zz"
+cp "$dbg/prog_a.debug" "$T/stream/usr/lib/debug/.build-id/${ID_prog_a:0:2}/${ID_prog_a:2}.debug"
+head -c 400000 /dev/urandom >"$T/stream/usr/share/zz/blob"
+mkdir -p "$T/stream/DEBIAN"
+printf 'Package: stream-dbgsym\nVersion: 1.0\nArchitecture: amd64\nMaintainer: T <t@example.org>\nDescription: f\nBuild-Ids: %s\n' \
+    "$ID_prog_a" >"$T/stream/DEBIAN/control"
+dpkg-deb --root-owner-group -Zgzip -z1 --build "$T/stream" \
+    "$T/pkg/stream-dbgsym_1.0_amd64.deb" >/dev/null
+repo stream stream-dbgsym
+sed -i 's|^Filename: .*|Filename: trickle/'"$ID_prog_a"'/debuginfo|' \
+    "$W/stream/dists/stable/main/binary-amd64/Packages"
+rm "$W/stream/dists/stable/main/binary-amd64/Packages".*
+release stream
+chmod -R a+rX "$W"
+
+start_fake slow "$ID_prog_c=stall:$T/pkg/progc-dbgsym_1.0_amd64.deb"
+start_fake trickle --rate 10000 \
+    "$ID_prog_a=trickle:$T/pkg/stream-dbgsym_1.0_amd64.deb"
+for try in 1 2 3 4 5; do
+	port=$(pick_port)
+	cat >"$T/nginx/nginx.conf" <<CONF
+daemon off;
+worker_processes 1;
+pid $T/nginx/nginx.pid;
+error_log $T/nginx/error.log;
+events { worker_connections 512; }
+http {
+	access_log $T/nginx/access.log;
+	default_type application/octet-stream;
+	server {
+		listen 127.0.0.1:$port;
+		root $W;
+		location /hang/hang/ {
+			proxy_pass http://127.0.0.1:$slow_PORT/buildid/;
+			proxy_buffering off;
+		}
+		location /stream/trickle/ {
+			proxy_pass http://127.0.0.1:$trickle_PORT/buildid/;
+			proxy_buffering off;
+		}
+	}
+}
+CONF
+	nginx -e "$T/nginx/error.log" -c "$T/nginx/nginx.conf" -p "$T/nginx/" \
+	    >"$T/nginx/out.log" 2>&1 &
+	DAEMON_PIDS="$DAEMON_PIDS $!"
+	wait_until 10 listening "$port" && break
+done
+listening "$port" || { cat "$T/nginx/error.log"; bail "nginx did not start"; }
+N=http://127.0.0.1:$port
+is "$(code "$N/ids/dists/stable/InRelease")" 200 "nginx serves the repositories"
+
+kr=signed-by=$T/keyring.gpg
+"$DBGMIRRORD" --no-config --check-config --repo "deb $N/ids stable main $kr" \
+    >/dev/null 2>&1
+ok $? "--check-config takes a repo line"
+"$DBGMIRRORD" --no-config --check-config --repo "deb $N/ids" >"$T/cc.out" 2>&1
+ok $((!$?)) "--check-config refuses a deb line without suite and component"
+like "$(cat "$T/cc.out")" 'expected deb URL SUITE COMPONENT' "... and says why"
+
+# refreshed NAME N: NAME's log shows N refreshes that succeeded.
+refreshed() {
+	local log
+	eval "log=\$${1}_LOG"
+	[ "$(grep -c ': refreshed$' "$log")" -ge "$2" ]
+}
+refused() {
+	local log
+	eval "log=\$${1}_LOG"
+	[ "$(grep -c 'refresh failed' "$log")" -ge "$2" ]
+}
+
+start_daemon d --scan-dir none --upstream-stall-timeout 2 \
+    --repo "deb $N/ids stable main $kr" \
+    --repo "deb $N/contents stable main arch=amd64 $kr" \
+    --repo "deb $N/tampered stable main $kr" \
+    --repo "deb $N/badsig stable main $kr" \
+    --repo "deb $N/expired stable main $kr" \
+    --repo "deb $N/badsum stable main $kr" \
+    --repo "deb $N/hang stable main $kr"
+wait_until 60 refreshed d 4
+ok $? "the good repositories are refreshed"
+wait_until 60 refused d 3
+ok $? "the three bad ones are refused"
+like "$(cat "$d_LOG")" "tampered stable: refresh failed.*Packages\.xz: size or SHA256 differs" \
+    "... a tampered Packages, by its checksum in Release"
+like "$(cat "$d_LOG")" "badsig stable: refresh failed.*BADSIG" "... a bad signature"
+like "$(cat "$d_LOG")" "expired stable: refresh failed.*EXPSIG" "... an expired signature"
+
+check_find d "prog_a's debug file from the Build-Ids repository" \
+    "$dbg/prog_a.debug" debuginfo "$ID_prog_a"
+is "$(grep -c 'progs-dbgsym_1.0_amd64.deb' "$T/nginx/access.log")" 1 \
+    "... one download of its package"
+curl -s -D "$T/h" -o /dev/null "$d_URL/buildid/$ID_prog_b/debuginfo"
+is "$(header X-DEBUGINFOD-ARCHIVE "$T/h")" "progs-dbgsym_1.0_amd64.deb" \
+    "... a sibling from the same package: X-DEBUGINFOD-ARCHIVE"
+is "$(header X-DEBUGINFOD-FILE "$T/h")" \
+    "/usr/lib/debug/.build-id/${ID_prog_b:0:2}/${ID_prog_b:2}.debug" \
+    "... X-DEBUGINFOD-FILE"
+is "$(grep -c 'progs-dbgsym_1.0_amd64.deb' "$T/nginx/access.log")" 1 \
+    "... still one download"
+check_find d "the dwz alt file, found by its own id" \
+    "$dbg/.dwz/shapes.debug" debuginfo "$ID_shapes"
+check_find d "an id only Contents maps" "$bin_d" debuginfo "$ID_d"
+is "$(code "$d_URL/buildid/$ID_prog_c/executable")" 404 \
+    "executables are not looked for in debug repositories"
+dcfg=(--no-config --cache-dir "$T/d-cache" --repo "deb $N/ids stable main $kr"
+    --repo "deb $N/contents stable main arch=amd64 $kr"
+    --repo "deb $N/badsig stable main $kr")
+out=$("$DBGMIRROR" "${dcfg[@]}" lookup "$ID_prog_c")
+like "$out" "repo $N/ids stable: package pool/main/progc-dbgsym_1\.0_amd64\.deb \(" \
+    "dbgmirror lookup names the repository and the package"
+out=$("$DBGMIRROR" "${dcfg[@]}" stats)
+like "$out" "repo: +$N/ids stable: 3 ids in 2 packages, refreshed " \
+    "dbgmirror stats: a repository's ids and last refresh"
+like "$out" "repo: +$N/badsig stable: never refreshed; 1 refreshes failed, the last at .*BADSIG" \
+    "... and a refused one's error"
+
+# A cold cache: gdb on the dwz-built program, first try.
+start_daemon g --scan-dir none --repo "deb $N/ids stable main $kr"
+wait_until 60 refreshed g 1
+gdb_run g "$FX/usr/bin/prog_a" 'info line perimeter_a' 'ptype struct shape'
+like "$OUT" 'Line [0-9]+ of "prog_a\.c"' \
+    "gdb, cold cache: perimeter_a resolves to a line"
+like "$OUT" 'double length;' "... and struct shape from the dwz alt file"
+
+# Failures: nothing served, nothing cached.
+is "$(code "$d_URL/buildid/$ID_prog_c/debuginfo")" 200 \
+    "prog_c from the good repository first in order"
+start_daemon f --scan-dir none --upstream-stall-timeout 2 --error-ttl 30 \
+    --repo "deb $N/badsum stable main $kr"
+wait_until 60 refreshed f 1
+is "$(code "$f_URL/buildid/$ID_prog_c/debuginfo")" 502 \
+    "a package whose checksum differs: 502"
+like "$(cat "$f_LOG")" "size or SHA256 differs from the repository's index" \
+    "... said in the log"
+is "$(metric "dbgmirror_repo_checksum_errors_total{repo=\"$N/badsum\",suite=\"stable\"}" "$f_URL")" 1 \
+    "... counted per repository"
+is "$(code "$f_URL/buildid/$ID_prog_c/debuginfo")" 502 \
+    "... remembered for error-ttl"
+is "$(grep -c 'badsum/pool/main/progc' "$T/nginx/access.log")" 1 \
+    "... without another download"
+is "$(find "$T/f-cache/repo-packages" -type f | wc -l)" 0 \
+    "... and nothing kept"
+
+start_daemon h --scan-dir none --upstream-stall-timeout 2 \
+    --repo "deb $N/hang stable main $kr"
+wait_until 60 refreshed h 1
+t0=$SECONDS
+is "$(code "$h_URL/buildid/$ID_prog_c/debuginfo")" 502 \
+    "a package download that hangs mid-body: 502"
+lt $((SECONDS - t0)) 30
+ok $? "... within the stall timeout"
+
+# Extraction while downloading: the member's bytes (all but the last,
+# which waits for the package's checksum) reach the client while the
+# package is still coming; a download that then breaks cuts the client
+# short and leaves nothing behind.
+start_daemon s --scan-dir none --upstream-stall-timeout 60 \
+    --repo "deb $N/stream stable main $kr"
+wait_until 60 refreshed s 1
+size=$(stat -c %s "$dbg/prog_a.debug")
+# -N: curl writes what it got at once, not when its buffer fills.
+curl -N -s -o "$T/s.out" "$s_URL/buildid/$ID_prog_a/debuginfo" &
+curl_pid=$!
+wait_until 30 sh -c "[ \$(stat -c %s '$T/s.out' 2>/dev/null || echo 0) -ge $((size - 1)) ]"
+ok $? "the member streams to the client while its package downloads"
+is "$(find "$T/s-cache/repo-packages" -type f ! -name '.dl-*' | wc -l)" 0 \
+    "... before the download ended"
+cmp -s -n $((size - 1)) "$T/s.out" "$dbg/prog_a.debug"
+ok $? "... the right bytes"
+kill "$trickle_PID"
+wait "$curl_pid"
+ok $((!$?)) "the download broken, the client's transfer fails"
+lt "$(stat -c %s "$T/s.out")" "$size"
+ok $? "... short of the last byte"
+like "$("$DBGMIRROR" --no-config --cache-dir "$T/s-cache" lookup "$ID_prog_a")" \
+    'error entry|unknown here|not cached' "... and nothing is cached"
+
+# 100 concurrent requests for ids of one package: one download.
+start_daemon c --scan-dir none --repo "deb $N/ids stable main $kr"
+wait_until 60 refreshed c 1
+before=$(grep -c 'ids/pool/main/progs-dbgsym' "$T/nginx/access.log")
+for i in $(seq 1 50); do
+	curl -s -o "$T/c.a.$i" "$c_URL/buildid/$ID_prog_a/debuginfo" &
+	curl -s -o "$T/c.b.$i" "$c_URL/buildid/$ID_prog_b/debuginfo" &
+done
+wait_until 120 sh -c "! pgrep -P $$ curl >/dev/null"
+bad=0
+for i in $(seq 1 50); do
+	cmp -s "$T/c.a.$i" "$dbg/prog_a.debug" || bad=$((bad + 1))
+	cmp -s "$T/c.b.$i" "$dbg/prog_b.debug" || bad=$((bad + 1))
+done
+is "$bad" 0 "100 concurrent requests for two ids of one package: all right"
+is "$(($(grep -c 'ids/pool/main/progs-dbgsym' "$T/nginx/access.log") - before))" 1 \
+    "... one download"
+
+# The package cache keeps repo-cache-size: a package over it evicts the
+# oldest, whose members are then downloaded again.
+mkdir -p "$T/bigc/usr/share/bigc"
+cp -a "$T/progc/usr" "$T/bigc/"
+head -c 1500000 /dev/urandom >"$T/bigc/usr/share/bigc/blob"
+deb bigc-dbgsym "$T/bigc" "$ID_prog_c"
+repo lru progs-dbgsym bigc-dbgsym
+chmod -R a+rX "$W"
+start_daemon l --scan-dir none --repo-cache-size 1M --package-coextract 0 \
+    --repo "deb $N/lru stable main $kr"
+wait_until 60 refreshed l 1
+is "$(code "$l_URL/buildid/$ID_prog_a/debuginfo")" 200 "LRU: prog_a"
+is "$(code "$l_URL/buildid/$ID_prog_c/debuginfo")" 200 \
+    "... prog_c, from a package over repo-cache-size with the first"
+like "$(cat "$l_LOG")" 'repo package cache: .*progs-dbgsym_1.0_amd64.deb evicted' \
+    "... which evicts the older package"
+is "$(code "$l_URL/buildid/$ID_prog_b/debuginfo")" 200 \
+    "... prog_b, its sibling, not kept in the pass"
+is "$(grep -c 'lru/pool/main/progs-dbgsym' "$T/nginx/access.log")" 2 \
+    "... downloaded again"
+is "$(grep -c 'lru/pool/main/bigc-dbgsym' "$T/nginx/access.log")" 1 \
+    "... while the newest package stayed"
+
+# A refresh that removes a package forgets its ids; one that adds it back
+# clears the negative entry the upstreams' 404 left.
+start_fake nf
+start_daemon r --scan-dir none --upstream "$nf_URL" \
+    --repo "deb $N/ids stable main $kr"
+wait_until 60 refreshed r 1
+kill -USR1 "$r_PID"
+wait_until 60 refreshed r 2
+like "$(tail -n 3 "$T/nginx/access.log")" '"GET /ids/dists/stable/InRelease HTTP/1.1" 304' \
+    "a refresh of an unchanged repository is a conditional request: 304"
+is "$(metric "dbgmirror_repo_ids{repo=\"$N/ids\",suite=\"stable\"}" "$r_URL")" 3 \
+    "three ids indexed"
+repo ids progs-dbgsym
+chmod -R a+rX "$W"
+kill -USR1 "$r_PID"
+wait_until 60 refreshed r 3
+ok $? "SIGUSR1 refreshes"
+is "$(metric "dbgmirror_repo_ids{repo=\"$N/ids\",suite=\"stable\"}" "$r_URL")" 2 \
+    "... two ids left"
+is "$(code "$r_URL/buildid/$ID_prog_c/debuginfo")" 404 \
+    "the removed package's id: 404"
+is "$(code "$r_URL/buildid/$ID_prog_a/debuginfo")" 200 "the others are served"
+is "$(code "$r_URL/buildid/$ID_prog_c/debuginfo")" 404 \
+    "... still 404: a negative entry now"
+wait_until 10 grep -q "$ID_prog_c/debuginfo\" 404 .* NEGATIVE cache" "$r_LOG"
+ok $? "... answered from the negative entry"
+repo ids progs-dbgsym progc-dbgsym
+chmod -R a+rX "$W"
+kill -USR1 "$r_PID"
+wait_until 60 refreshed r 4
+is "$(code "$r_URL/buildid/$ID_prog_c/debuginfo")" 200 \
+    "the package back: its id served at once, the negative entry cleared"
+
+done_testing

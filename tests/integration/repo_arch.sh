@@ -1,0 +1,91 @@
+#!/bin/bash
+# Remote Arch repositories (repo = arch URL NAME): a -debug package built
+# here (tar --zstd) and a NAME.files database (a gzip tar of desc and files
+# entries, as repo-add writes them), served by nginx on loopback.
+# debuginfod-find gets the debug file byte for byte from a cold cache; a
+# package whose SHA256SUM the database does not match is refused.
+. "$top_srcdir/tests/integration/lib.sh"
+
+command -v nginx >/dev/null || bail "nginx is not installed"
+# nginx's workers run as another user when started as root.
+chmod 755 "$T"
+build_fixtures
+dbg=$FX/usr/lib/debug
+client_env
+W=$T/www
+mkdir -p "$W/core-debug" "$W/bad" "$T/nginx" "$T/db" \
+    "$T/root/usr/lib/debug/.build-id/${ID_prog_b:0:2}"
+
+cp "$dbg/prog_b.debug" \
+    "$T/root/usr/lib/debug/.build-id/${ID_prog_b:0:2}/${ID_prog_b:2}.debug"
+pkg=progb-debug-1.0-1-x86_64.pkg.tar.zst
+tar --zstd -cf "$W/core-debug/$pkg" -C "$T/root" usr
+ok $? "tar --zstd builds the Arch package"
+cp "$W/core-debug/$pkg" "$W/bad/$pkg"
+printf 'X' >>"$W/bad/$pkg"
+
+# files_db DIR NAME: DIR/NAME.files for the package in DIR.
+files_db() {
+	local d=$T/db/$1/progb-debug-1.0-1 f=$W/$1/$pkg
+	mkdir -p "$d"
+	printf '%%FILENAME%%\n%s\n\n%%NAME%%\nprogb-debug\n\n%%CSIZE%%\n%s\n\n%%SHA256SUM%%\n%s\n\n' \
+	    "$pkg" "$(stat -c %s "$W/core-debug/$pkg")" \
+	    "$(sha256sum <"$W/core-debug/$pkg" | cut -d' ' -f1)" >"$d/desc"
+	{
+		printf '%%FILES%%\nusr/\nusr/lib/\nusr/lib/debug/\n'
+		(cd "$T/root" && find usr -type f | sort)
+	} >"$d/files"
+	tar -czf "$W/$1/$2.files" -C "$T/db/$1" progb-debug-1.0-1/desc \
+	    progb-debug-1.0-1/files
+}
+files_db core-debug core-debug
+files_db bad bad
+chmod -R a+rX "$W"
+
+for try in 1 2 3 4 5; do
+	port=$(pick_port)
+	cat >"$T/nginx/nginx.conf" <<CONF
+daemon off;
+worker_processes 1;
+pid $T/nginx/nginx.pid;
+error_log $T/nginx/error.log;
+events { worker_connections 64; }
+http {
+	access_log $T/nginx/access.log;
+	default_type application/octet-stream;
+	server {
+		listen 127.0.0.1:$port;
+		root $W;
+	}
+}
+CONF
+	nginx -e "$T/nginx/error.log" -c "$T/nginx/nginx.conf" -p "$T/nginx/" \
+	    >"$T/nginx/out.log" 2>&1 &
+	DAEMON_PIDS="$DAEMON_PIDS $!"
+	wait_until 10 listening "$port" && break
+done
+listening "$port" || { cat "$T/nginx/error.log"; bail "nginx did not start"; }
+N=http://127.0.0.1:$port
+
+refreshed() {
+	[ "$(grep -c ': refreshed$' "$d_LOG")" -ge "$1" ]
+}
+
+start_daemon d --scan-dir none --repo "arch $N/core-debug core-debug" \
+    --repo "arch $N/bad bad"
+wait_until 60 refreshed 2
+ok $? "both .files databases are read"
+check_find d "prog_b's debug file from an Arch repository" \
+    "$dbg/prog_b.debug" debuginfo "$ID_prog_b"
+is "$(grep -c "core-debug/$pkg" "$T/nginx/access.log")" 1 "one download"
+out=$("$DBGMIRROR" --no-config --cache-dir "$T/d-cache" \
+    --repo "arch $N/core-debug core-debug" stats)
+like "$out" "repo: +$N/core-debug core-debug: 1 ids in 1 packages" \
+    "dbgmirror stats counts its id"
+
+start_daemon b --scan-dir none --repo "arch $N/bad bad"
+wait_until 60 grep -q ': refreshed$' "$b_LOG"
+is "$(code "$b_URL/buildid/$ID_prog_b/debuginfo")" 502 \
+    "a package that does not match its SHA256SUM: 502"
+
+done_testing
