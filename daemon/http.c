@@ -115,7 +115,7 @@ struct http_thread {
  */
 struct tls_slot {
 	pthread_mutex_t mu;
-	SSL_CTX *ctx; /* NULL: a plain listener */
+	SSL_CTX *ctx; /* NULL: a plain listener (which config says) */
 };
 
 struct httpd {
@@ -1422,14 +1422,14 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 		if (fd == -1) {
 			if (errno == EMFILE || errno == ENFILE)
 				accept_nofd(t, lfd, errno,
-				    t->h->tls[li].ctx == NULL);
+				    !t->h->cfg->listen[li].tls);
 			return;
 		}
 		if (atomic_fetch_add(&t->h->nconns, 1) >=
 		    t->h->cfg->max_connections) {
 			atomic_fetch_sub(&t->h->nconns, 1);
 			refuse(fd, METRICS_REFUSED_MAX_CONNECTIONS,
-			    t->h->tls[li].ctx == NULL);
+			    !t->h->cfg->listen[li].tls);
 			thread_clock(t);
 			if (log_limit_due(&t->h->log_refused, t->clock_sec,
 				LOG_LIMIT_SECONDS, &held))
@@ -1440,7 +1440,7 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 				    (unsigned long long)held);
 			continue;
 		}
-		if (t->h->tls[li].ctx != NULL &&
+		if (t->h->cfg->listen[li].tls &&
 		    (ssl = tls_take(t->h, li)) == NULL) {
 			log_warnx("%s: out of memory; connection dropped",
 			    __func__);
@@ -1778,7 +1778,7 @@ httpd_reload(struct httpd *h)
 	int rc = 0;
 
 	for (i = 0; i < h->cfg->nlisten; i++) {
-		if (h->tls[i].ctx == NULL)
+		if (!h->cfg->listen[i].tls)
 			continue;
 		if ((ctx = tls_ctx_new(&h->cfg->listen[i], err, sizeof(err))) ==
 		    NULL) {
