@@ -151,6 +151,10 @@ static const struct opt options[] = {
 	{ "repo-cache-size", T_SIZE, "4G", NULL,
 	    "downloaded repository packages kept (least recently used go)", 0,
 	    FIELD(repo_cache_size), 1ULL << 20, 1ULL << 50 },
+	{ "repo-downloads", T_UNSIGNED, "4", NULL,
+	    "repository package downloads in flight at once (more wait in "
+	    "order)",
+	    0, FIELD(repo_downloads), 1, 1024 },
 	{ "upstream-header", T_HEADER, NULL, "none",
 	    "\"URL|* Name: value\" sent to that upstream; repeatable", 1,
 	    FIELD(upstream_headers), 0, 0 },

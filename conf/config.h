@@ -163,6 +163,7 @@ struct config {
 	struct config_strlist repos; /* repo lines, repeatable */
 	unsigned repo_refresh; /* seconds between refreshes; 0 = never */
 	uint64_t repo_cache_size; /* bytes of downloaded packages kept */
+	unsigned repo_downloads; /* package downloads in flight at once */
 
 	uint64_t cache_size; /* bytes of cached blobs; 0 = no cap */
 	unsigned

@@ -26,7 +26,9 @@
  * has none, so nothing of it is served).
  *
  * A package download is a flight of its own key, made from the package's
- * SHA-256: requests for any of its ids join it.  The loop fetches it into
+ * SHA-256: requests for any of its ids join it.  At most repo-downloads
+ * run at once; the others wait in a queue, oldest first, and start as
+ * running ones end (their requests wait with them).  The loop fetches it into
  * a temp file of the package cache (<cache-dir>/repo-packages); a worker
  * checks size and SHA-256, renames it into place, indexes its members
  * (daemon/scan.h) and trims the package cache to repo-cache-size, oldest
@@ -208,6 +210,7 @@ struct dl {
 	char tmp[PATH_MAX], path[PATH_MAX];
 	uint64_t bytes;
 	struct dl *rnext; /* among rs->running */
+	int started; /* holds one of the repo-downloads slots */
 	int ok, timeout, checksum;
 	char why[256];
 };
@@ -222,7 +225,8 @@ struct repos {
 	char tmpdir[DIR_MAX]; /* for members a scan inspects */
 	struct event *timer, *kick;
 	pthread_mutex_t mu;
-	struct dl *queue; /* under mu */
+	struct dl *queue, **queue_tail; /* under mu, oldest first */
+	atomic_uint active; /* downloads started and not ended */
 	struct dl *running; /* downloads begun, under mu, by ->rnext */
 	atomic_int refresh_asked;
 };
@@ -1234,6 +1238,11 @@ dl_end(struct dl *dl)
 			break;
 		}
 	pthread_mutex_unlock(&dl->rs->mu);
+	if (dl->started) {
+		/* Its slot to the oldest download waiting. */
+		atomic_fetch_sub(&dl->rs->active, 1);
+		event_active(dl->rs->kick, EV_READ, 1);
+	}
 	if (dl->g != NULL) {
 		growing_set(dl->g, dl->bytes, dl->ok ? 1 : -1, dl->ok ? 1 : -1,
 		    dl->why);
@@ -1388,8 +1397,8 @@ repos_join(struct repos *rs, const struct repos_hit *hit)
 	if ((dl->g = growing_new()) != NULL)
 		snprintf(dl->g->path, sizeof(dl->g->path), "%s", dl->path);
 	pthread_mutex_lock(&rs->mu);
-	dl->next = rs->queue;
-	rs->queue = dl;
+	*rs->queue_tail = dl;
+	rs->queue_tail = &dl->next;
 	dl->rnext = rs->running;
 	rs->running = dl;
 	pthread_mutex_unlock(&rs->mu);
@@ -1747,15 +1756,20 @@ static void
 kick_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct repos *rs = arg;
-	struct dl *dl, *next;
+	struct dl *dl;
 	size_t i;
 
-	pthread_mutex_lock(&rs->mu);
-	dl = rs->queue;
-	rs->queue = NULL;
-	pthread_mutex_unlock(&rs->mu);
-	for (; dl != NULL; dl = next) {
-		next = dl->next;
+	/* Oldest first, while fewer than repo-downloads run; dl_end kicks. */
+	while (atomic_load(&rs->active) < rs->d.cfg->repo_downloads) {
+		pthread_mutex_lock(&rs->mu);
+		if ((dl = rs->queue) != NULL &&
+		    (rs->queue = dl->next) == NULL)
+			rs->queue_tail = &rs->queue;
+		pthread_mutex_unlock(&rs->mu);
+		if (dl == NULL)
+			break;
+		atomic_fetch_add(&rs->active, 1);
+		dl->started = 1;
 		dl_start(dl);
 	}
 	if (atomic_exchange(&rs->refresh_asked, 0))
@@ -1821,8 +1835,23 @@ metrics_cb(FILE *fp, void *arg)
 		    "Packages whose size or SHA256 differed from the index.",
 		    offsetof(struct repo, checksum_errors) },
 	};
-	size_t c, i;
+	struct dl *dl;
+	size_t c, i, waiting = 0;
 
+	pthread_mutex_lock(&rs->mu);
+	for (dl = rs->queue; dl != NULL; dl = dl->next)
+		waiting++;
+	pthread_mutex_unlock(&rs->mu);
+	fprintf(fp,
+	    "# HELP dbgmirror_repo_downloads_running Package downloads "
+	    "under way (at most repo-downloads).\n"
+	    "# TYPE dbgmirror_repo_downloads_running gauge\n"
+	    "dbgmirror_repo_downloads_running %u\n"
+	    "# HELP dbgmirror_repo_downloads_waiting Package downloads "
+	    "waiting for one of those to end.\n"
+	    "# TYPE dbgmirror_repo_downloads_waiting gauge\n"
+	    "dbgmirror_repo_downloads_waiting %zu\n",
+	    atomic_load(&rs->active), waiting);
 	for (c = 0; c < sizeof(counters) / sizeof(counters[0]); c++) {
 		fprintf(fp, "# HELP %s %s\n# TYPE %s counter\n",
 		    counters[c].name, counters[c].help, counters[c].name);
@@ -1873,6 +1902,7 @@ repos_new(const struct repos_deps *d, char *err, size_t errlen)
 	}
 	rs->d = *d;
 	pthread_mutex_init(&rs->mu, NULL);
+	rs->queue_tail = &rs->queue;
 	if (cfg->repos.n == 0)
 		return rs;
 	if ((rs->v = calloc(cfg->repos.n, sizeof(*rs->v))) == NULL)

@@ -298,6 +298,29 @@ is "$(code "$h_URL/buildid/$ID_prog_c/debuginfo")" 502 \
 lt $((SECONDS - t0)) 30
 ok $? "... within the stall timeout"
 
+# repo-downloads 1: while the hanging package downloads, a second one waits
+# (its request is not refused) and starts when the first ends.  nginx logs
+# a request when it ends: the hanging one comes first.
+start_daemon q --scan-dir none --upstream-stall-timeout 600 \
+    --repo-downloads 1 --repo "deb $N/hang stable main $kr" \
+    --repo "deb $N/ids stable main $kr"
+wait_until 60 refreshed q 2
+curl -s -o /dev/null "$q_URL/buildid/$ID_prog_c/debuginfo" &
+wait_until 30 sh -c "[ \"\$(curl -s $q_URL/metrics | awk '\$1 == \"dbgmirror_repo_downloads_running\" { print \$2 }')\" = 1 ]"
+ok $? "repo-downloads 1: the hanging download runs"
+curl -s -o "$T/q.a" "$q_URL/buildid/$ID_prog_a/debuginfo" &
+q_pid=$!
+wait_until 30 sh -c "[ \"\$(curl -s $q_URL/metrics | awk '\$1 == \"dbgmirror_repo_downloads_waiting\" { print \$2 }')\" = 1 ]"
+ok $? "... a second package's download waits"
+is "$(metric dbgmirror_repo_downloads_running "$q_URL")" 1 "... one running"
+kill "$slow_PID"
+wait "$q_pid"
+ok $? "the first ended, the second starts; its request was not refused"
+cmp -s "$T/q.a" "$dbg/prog_a.debug"
+ok $? "... and gets the right bytes"
+is "$(grep -E 'hang/hang/|ids/pool/main/progs-dbgsym' "$T/nginx/access.log" | tail -n 2 | sed 's/.*GET \/\([a-z]*\)\/.*/\1/' | tr '\n' ' ')" "hang ids " \
+    "... after the first ended"
+
 # Extraction while downloading: the member's bytes (all but the last,
 # which waits for the package's checksum) reach the client while the
 # package is still coming; a download that then breaks cuts the client
