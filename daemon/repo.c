@@ -1762,8 +1762,7 @@ kick_cb(evutil_socket_t fd, short what, void *arg)
 	/* Oldest first, while fewer than repo-downloads run; dl_end kicks. */
 	while (atomic_load(&rs->active) < rs->d.cfg->repo_downloads) {
 		pthread_mutex_lock(&rs->mu);
-		if ((dl = rs->queue) != NULL &&
-		    (rs->queue = dl->next) == NULL)
+		if ((dl = rs->queue) != NULL && (rs->queue = dl->next) == NULL)
 			rs->queue_tail = &rs->queue;
 		pthread_mutex_unlock(&rs->mu);
 		if (dl == NULL)
