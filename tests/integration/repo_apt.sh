@@ -289,6 +289,34 @@ is "$(grep -c 'badsum/pool/main/progc' "$T/nginx/access.log")" 1 \
 is "$(find "$T/f-cache/repo-packages" -type f | wc -l)" 0 \
     "... and nothing kept"
 
+# The repository's breaker: five failed downloads in a row and it is
+# skipped (its ids answered at once, with no download) for 30 s of the
+# test clock, then asked again.  error-ttl and negative-ttl 0: nothing
+# remembered, so each request reaches the repository step.
+touch "$T/bclock"
+DBGMIRROR_TEST_CLOCK=$T/bclock start_daemon k --scan-dir none \
+    --error-ttl 0 --negative-ttl 0 --repo "deb $N/badsum stable main $kr"
+wait_until 60 refreshed k 1
+kb="dbgmirror_repo_breaker_open{repo=\"$N/badsum\",suite=\"stable\"}"
+before=$(grep -c 'badsum/pool/main/progc' "$T/nginx/access.log")
+bad=0
+for i in 1 2 3 4 5; do
+	[ "$(code "$k_URL/buildid/$ID_prog_c/debuginfo")" = 502 ] || bad=$((bad + 1))
+done
+is "$bad" 0 "breaker: five failed downloads in a row, each a 502"
+is "$(metric "$kb" "$k_URL")" 1 "... open: /metrics says so"
+like "$(cat "$k_LOG")" 'badsum stable: breaker open' "... and the log"
+is "$(code "$k_URL/buildid/$ID_prog_c/debuginfo")" 404 \
+    "... the repository skipped: its id answered at once"
+is "$(($(grep -c 'badsum/pool/main/progc' "$T/nginx/access.log") - before))" 5 \
+    "... without a download"
+touch -d "@$(($(stat -c %Y "$T/bclock") + 31))" "$T/bclock"
+is "$(metric "$kb" "$k_URL")" 0 "after its back-off the breaker closes"
+is "$(code "$k_URL/buildid/$ID_prog_c/debuginfo")" 502 \
+    "... and the repository is asked again"
+is "$(($(grep -c 'badsum/pool/main/progc' "$T/nginx/access.log") - before))" 6 \
+    "... a download"
+
 start_daemon h --scan-dir none --upstream-stall-timeout 2 \
     --repo "deb $N/hang stable main $kr"
 wait_until 60 refreshed h 1
