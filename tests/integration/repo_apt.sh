@@ -97,6 +97,7 @@ release() {
 		printf 'Date: %s\n' "$(LC_ALL=C date -u '+%a, %d %b %Y %H:%M:%S UTC')"
 		printf 'Architectures: amd64\nComponents: main\nSHA256:\n'
 		(cd "$d" && for f in main/binary-amd64/Packages* main/Contents-amd64.gz; do
+			[ -e "$f" ] || continue
 			printf ' %s %s %s\n' "$(sha256sum <"$f" | cut -d' ' -f1)" \
 			    "$(stat -c %s "$f")" "$f"
 		done)
@@ -113,6 +114,11 @@ repo ids progs-dbgsym progc-dbgsym
 repo contents thing-dbg
 grep -q '^Build-Ids' "$W/contents/dists/stable/main/binary-amd64/Packages"
 ok $((!$?)) "the Contents repository's Packages has no Build-Ids"
+
+# A repository whose ids nothing names: no Build-Ids, no Contents.
+repo bare thing-dbg
+rm "$W/bare/dists/stable/main/Contents-amd64.gz"
+release bare
 
 # A tampered Packages: changed after Release was signed.
 repo tampered progc-dbgsym
@@ -261,6 +267,20 @@ like "$out" "repo: +$N/ids stable: 3 ids in 2 packages, refreshed " \
     "dbgmirror stats: a repository's ids and last refresh"
 like "$out" "repo: +$N/badsig stable: never refreshed; 1 refreshes failed, the last at .*BADSIG" \
     "... and a refused one's error"
+
+# Neither Build-Ids nor Contents: accepted and refreshed, its ids unknown.
+start_daemon e --scan-dir none --repo "deb $N/bare stable main $kr"
+wait_until 60 refreshed e 1
+ok $? "a repository without Build-Ids or Contents is refreshed"
+is "$(code "$e_URL/buildid/$ID_d/debuginfo")" 404 "... its package's id: 404"
+is "$(metric "dbgmirror_repo_ids{repo=\"$N/bare\",suite=\"stable\"}" "$e_URL")" 0 \
+    "... no ids in /metrics"
+like "$("$DBGMIRROR" --no-config --cache-dir "$T/e-cache" \
+    --repo "deb $N/bare stable main $kr" stats)" \
+    "repo: +$N/bare stable: 0 ids in 1 packages, refreshed " \
+    "... dbgmirror stats: 0 ids"
+kill -0 "$e_PID"
+ok $? "... and the daemon is still up"
 
 # A cold cache: gdb on the dwz-built program, first try.
 start_daemon g --scan-dir none --repo "deb $N/ids stable main $kr"
