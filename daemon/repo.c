@@ -356,6 +356,31 @@ run_gpgv(struct repo *r, char *const argv[], char *why, size_t whylen)
 	return 0;
 }
 
+/*
+ * Worker: the keyring for gpgv in kr: the configured file, or, when it is
+ * ASCII-armored (as apt takes signed-by=), its binary form written to r's
+ * directory (gpgv reads only binary keyrings).  0, or -1 with r->why.
+ */
+static int
+repo_keyring(struct repo *r, char *kr, size_t len)
+{
+	char out[PATH_MAX], err[256];
+
+	snprintf(out, sizeof(out), "%s/keyring.gpg", r->dir);
+	switch (repometa_dearmor(r->cr->keyring, out, err, sizeof(err))) {
+	case 0:
+		snprintf(kr, len, "%s", out);
+		return 0;
+	case 1:
+		snprintf(kr, len, "%s", r->cr->keyring);
+		return 0;
+	default:
+		snprintf(r->why, sizeof(r->why), "key %.200s: %.200s",
+		    r->cr->keyring, err);
+		return -1;
+	}
+}
+
 /* What verify_work collects from Release. */
 struct pick {
 	struct repo *r;
@@ -459,15 +484,15 @@ verify_rpm(struct repo *r)
 	char kr[PATH_MAX], in[PATH_MAX], sig[PATH_MAX], home[PATH_MAX];
 	char err[256];
 
-	snprintf(kr, sizeof(kr), "%s", r->cr->keyring);
 	snprintf(home, sizeof(home), "%s", r->dir);
 	snprintf(in, sizeof(in), "%s/repomd.xml", r->dir);
 	snprintf(sig, sizeof(sig), "%s/repomd.xml.asc", r->dir);
-	if (kr[0] != '\0') {
+	if (r->cr->keyring[0] != '\0') {
 		char *argv[] = { "gpgv", "--homedir", home, "--status-fd", "1",
 			"--keyring", kr, sig, in, NULL };
 
-		if (run_gpgv(r, argv, r->why, sizeof(r->why)) == -1)
+		if (repo_keyring(r, kr, sizeof(kr)) == -1 ||
+		    run_gpgv(r, argv, r->why, sizeof(r->why)) == -1)
 			return;
 	}
 	memset(r->files, 0, sizeof(r->files));
@@ -501,7 +526,8 @@ verify_work(void *arg)
 		verify_rpm(r);
 		return;
 	}
-	snprintf(kr, sizeof(kr), "%s", r->cr->keyring);
+	if (repo_keyring(r, kr, sizeof(kr)) == -1)
+		return;
 	snprintf(home, sizeof(home), "%s", r->dir);
 	snprintf(out, sizeof(out), "%s/Release.verified", r->dir);
 	if (r->inline_sig) {

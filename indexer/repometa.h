@@ -137,8 +137,7 @@ int repometa_arch_files(const char *path,
  * given: 0.  1 when in is not armored (nothing written: use it as it is);
  * -1 with err when it is armored but broken (bad base64 or CRC, cut short).
  */
-int repometa_dearmor(const char *in, const char *out, char *err,
-    size_t errlen);
+int repometa_dearmor(const char *in, const char *out, char *err, size_t errlen);
 
 /* 0 and out from 64 hex digits, else -1. */
 int repometa_sha256_parse(const char *hex, size_t len, uint8_t out[32]);

@@ -282,6 +282,20 @@ like "$("$DBGMIRROR" --no-config --cache-dir "$T/e-cache" \
 kill -0 "$e_PID"
 ok $? "... and the daemon is still up"
 
+# signed-by= naming an ASCII-armored key (.asc), as apt takes it: dearmored
+# into a binary keyring for gpgv; one whose CRC-24 is wrong is refused.
+gpg --batch --armor --export >"$T/keyring.asc"
+sed 's/^=....$/=AAAA/' "$T/keyring.asc" >"$T/badcrc.asc"
+start_daemon am --scan-dir none --repo "deb $N/ids stable main signed-by=$T/keyring.asc" \
+    --repo "deb $N/contents stable main signed-by=$T/badcrc.asc"
+wait_until 60 refreshed am 1
+ok $? "an armored signed-by= key: the repository is refreshed"
+is "$(metric "dbgmirror_repo_ids{repo=\"$N/ids\",suite=\"stable\"}" "$am_URL")" 3 \
+    "... its ids indexed"
+wait_until 60 refused am 1
+like "$(cat "$am_LOG")" "contents stable: refresh failed.*badcrc\.asc: CRC-24 mismatch" \
+    "an armored key with a bad CRC-24: refused, and why"
+
 # A cold cache: gdb on the dwz-built program, first try.
 start_daemon g --scan-dir none --repo "deb $N/ids stable main $kr"
 wait_until 60 refreshed g 1

@@ -359,8 +359,8 @@ test_arch(void)
 }
 
 /* An armored block of the bytes 0x90..0xc1, with its CRC-24 line crc. */
-#define ARMOR(crc)                                                        \
-	"-----BEGIN PGP PUBLIC KEY BLOCK-----\nComment: test\n\n"          \
+#define ARMOR(crc) \
+	"-----BEGIN PGP PUBLIC KEY BLOCK-----\nComment: test\n\n" \
 	"kJGSk5SVlpeYmZqbnJ2en6ChoqOkpaanqKmqq6ytrq+wsbKztLW2t7i5uru8vb6/\n" \
 	"wME=\n" crc "\n-----END PGP PUBLIC KEY BLOCK-----\n"
 
@@ -376,8 +376,8 @@ test_dearmor(void)
 		want[i] = (unsigned char)(0x90 + i);
 	write_file(at("good.asc"), "\n" ARMOR("=b9uF"));
 	err[0] = '\0';
-	ok(repometa_dearmor(at("good.asc"), at("good.gpg"), err,
-	       sizeof(err)) == 0,
+	ok(repometa_dearmor(at("good.asc"), at("good.gpg"), err, sizeof(err)) ==
+		0,
 	    "an armored key decodes");
 	if ((fp = fopen(at("good.gpg"), "rb")) != NULL) {
 		n = fread(got, 1, sizeof(got), fp);
@@ -401,7 +401,8 @@ test_dearmor(void)
 	ok(access(at("badcrc.gpg"), F_OK) == -1, "... leaving no keyring");
 	write_file(at("cut.asc"),
 	    "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n"
-	    "kJGSk5SVlpeYmZqbnJ2en6ChoqOkpaanqKmqq6ytrq+wsbKztLW2t7i5uru8vb6/\n");
+	    "kJGSk5SVlpeYmZqbnJ2en6ChoqOkpaanqKmqq6ytrq+wsbKztLW2t7i5uru8vb6/"
+	    "\n");
 	ok(repometa_dearmor(at("cut.asc"), at("cut.gpg"), err, sizeof(err)) ==
 		-1,
 	    "a truncated armored key is refused");
