@@ -98,7 +98,7 @@ struct config_repo {
 	size_t ncomponents;
 	char *archs[CONFIG_REPO_WORDS]; /* deb: arch=, else none */
 	size_t narchs;
-	char keyring[1024]; /* signed-by= or gpgkey=; "" for none */
+	char keyring[1024]; /* signed-by=, gpgkey= or key=; "" for none */
 	char name[1100]; /* how it is shown: public URL and suite */
 	char text[CONFIG_REPO_TEXT]; /* words pointed to above */
 };

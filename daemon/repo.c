@@ -509,6 +509,23 @@ verify_rpm(struct repo *r)
 	r->ok = 1;
 }
 
+/* Worker: an Arch repository's NAME.files against key= (NAME.files.sig). */
+static void
+verify_arch(struct repo *r)
+{
+	char kr[PATH_MAX], in[PATH_MAX], sig[PATH_MAX], home[PATH_MAX];
+	char *argv[] = { "gpgv", "--homedir", home, "--status-fd", "1",
+		"--keyring", kr, sig, in, NULL };
+
+	snprintf(home, sizeof(home), "%s", r->dir);
+	snprintf(in, sizeof(in), "%s/index.0", r->dir);
+	snprintf(sig, sizeof(sig), "%s/files.sig", r->dir);
+	if (repo_keyring(r, kr, sizeof(kr)) == -1 ||
+	    run_gpgv(r, argv, r->why, sizeof(r->why)) == -1)
+		return;
+	r->ok = 1;
+}
+
 /* Worker: check the signature, read Release, choose the index files. */
 static void
 verify_work(void *arg)
@@ -524,6 +541,10 @@ verify_work(void *arg)
 	r->ok = 0;
 	if (r->cr->type == CONFIG_REPO_RPM) {
 		verify_rpm(r);
+		return;
+	}
+	if (r->cr->type == CONFIG_REPO_ARCH) {
+		verify_arch(r);
 		return;
 	}
 	if (repo_keyring(r, kr, sizeof(kr)) == -1)
@@ -595,7 +616,8 @@ verify_done(void *arg)
 		return;
 	}
 	r->step = R_FILES;
-	r->cur = 0;
+	/* An Arch repository's one index file is the database checked. */
+	r->cur = r->cr->type == CONFIG_REPO_ARCH ? 1 : 0;
 	refresh_next(r);
 }
 
@@ -837,13 +859,18 @@ meta_done(void *arg, const struct repofetch_result *res)
 		}
 		if (r->cr->type == CONFIG_REPO_ARCH) {
 			/*
-			 * The .files database is the whole index; Arch signs
-			 * packages, rarely databases: nothing to check it
-			 * against but TLS (each package's SHA-256 is).
+			 * The .files database is the whole index.  With key=,
+			 * NAME.files.sig must sign it; without, nothing to
+			 * check it against but TLS (each package's SHA-256
+			 * is): Arch signs packages, rarely databases.
 			 */
 			snprintf(r->etag, sizeof(r->etag), "%s", res->etag);
 			r->last_modified = res->last_modified;
 			r->nfiles = 1;
+			if (r->cr->keyring[0] != '\0') {
+				r->step = R_RELEASE_GPG;
+				break;
+			}
 			r->step = R_FILES;
 			r->cur = 1;
 			break;
@@ -869,7 +896,14 @@ meta_done(void *arg, const struct repofetch_result *res)
 	case R_RELEASE_GPG:
 	case R_FILES:
 		if (res->status != 200) {
-			snprintf(why, sizeof(why), "HTTP status %ld",
+			snprintf(why, sizeof(why), "%s: HTTP status %ld",
+			    r->step == R_RELEASE     ? "Release"
+				: r->step == R_FILES ? r->files[r->cur].name
+				: r->cr->type == CONFIG_REPO_RPM
+				? "repomd.xml.asc"
+				: r->cr->type == CONFIG_REPO_ARCH
+				? "the database's signature (.files.sig)"
+				: "Release.gpg",
 			    res->status);
 			refresh_end(r, 0, why);
 			return;
@@ -917,7 +951,7 @@ meta_get(struct repo *r, const char *name, const char *tmp, int cond)
 static void
 refresh_next(struct repo *r)
 {
-	char tmp[64];
+	char tmp[sizeof(r->files[0].name) + 8]; /* NAME.files.sig */
 
 	switch (r->step) {
 	case R_INRELEASE:
@@ -937,7 +971,10 @@ refresh_next(struct repo *r)
 		if (r->cr->type == CONFIG_REPO_RPM)
 			meta_get(r, "repodata/repomd.xml.asc", "repomd.xml.asc",
 			    0);
-		else
+		else if (r->cr->type == CONFIG_REPO_ARCH) {
+			snprintf(tmp, sizeof(tmp), "%s.sig", r->files[0].name);
+			meta_get(r, tmp, "files.sig", 0);
+		} else
 			meta_get(r, "Release.gpg", "Release.gpg", 0);
 		break;
 	case R_VERIFY:
