@@ -21,6 +21,11 @@
  *           lines naming .build-id/ debug files, for packages the
  *           Packages files listed; then the flip
  *
+ * rpm: repodata/repomd.xml (and repomd.xml.asc with gpgkey=), then its
+ * primary and filelists.  Arch: NAME.files (and NAME.files.sig with key=,
+ * checked before the database is parsed).  A key file may be armored: it
+ * is dearmored into the repository's directory first (repo_keyring).
+ *
  * Any failure ends the refresh with the reason logged and counted; the
  * generation in the index stays what it was (a repository never verified
  * has none, so nothing of it is served).
