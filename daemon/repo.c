@@ -215,7 +215,9 @@ struct dl {
 	char tmp[PATH_MAX], path[PATH_MAX];
 	uint64_t bytes;
 	struct dl *rnext; /* among rs->running */
-	int started; /* holds one of the repo-downloads slots */
+	int started; /* holds one of the repo-downloads slots; under mu */
+	/* Extractions asked for before it started, not yet submitted; mu. */
+	struct stream *pending;
 	int ok, timeout, checksum;
 	char why[256];
 };
@@ -237,6 +239,8 @@ struct repos {
 };
 
 static void refresh_next(struct repo *r);
+static void stream_submit(struct stream *st);
+static void streams_fail(struct stream *st, const char *why);
 static void stream_verdicts(struct growing *g);
 static void refresh_end(struct repo *r, int ok, const char *why);
 
@@ -1275,6 +1279,7 @@ static void
 dl_end(struct dl *dl)
 {
 	struct repo *r = dl->r;
+	struct stream *st;
 	struct dl **pp;
 
 	if (dl->ok) {
@@ -1305,7 +1310,10 @@ dl_end(struct dl *dl)
 			*pp = dl->rnext;
 			break;
 		}
+	st = dl->pending; /* a download ended before it started */
+	dl->pending = NULL;
 	pthread_mutex_unlock(&dl->rs->mu);
+	streams_fail(st, dl->why);
 	if (dl->started) {
 		/* Its slot to the oldest download waiting. */
 		atomic_fetch_sub(&dl->rs->active, 1);
@@ -1766,7 +1774,7 @@ repos_member(struct repos *rs, const struct repos_hit *hit,
 	struct stream *st;
 	struct cache_key k;
 	struct growing *g = NULL;
-	struct dl *dl;
+	struct dl *dl, *owner = NULL;
 	char hex[BUILDID_HEX_MAX];
 
 	if (rs->d.bs == NULL || id->len < 2 ||
@@ -1776,6 +1784,7 @@ repos_member(struct repos *rs, const struct repos_hit *hit,
 	pthread_mutex_lock(&rs->mu);
 	for (dl = rs->running; dl != NULL; dl = dl->rnext)
 		if (cache_key_equal(&dl->hit.key, &hit->key) && dl->g != NULL) {
+			owner = dl;
 			g = dl->g;
 			pthread_mutex_lock(&g->mu);
 			g->refs++;
@@ -1809,13 +1818,51 @@ repos_member(struct repos *rs, const struct repos_hit *hit,
 	    "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
 	snprintf(hex, sizeof(hex), "debuginfo from %.60s", hit->file);
 	flight_set_label(f, hex);
-	if (pool_submit_long(rs->d.pool, stream_work, rs->d.inbox, stream_done,
-		st) == -1) {
+	/*
+	 * A download still queued gets its extractions when it starts: they
+	 * would hold long workers, which running downloads need, while they
+	 * wait.  (The download found above, if it is still there.)
+	 */
+	pthread_mutex_lock(&rs->mu);
+	for (dl = rs->running; dl != NULL; dl = dl->rnext)
+		if (dl == owner && dl->g == g) {
+			if (!dl->started) {
+				st->next = dl->pending;
+				dl->pending = st;
+				st = NULL;
+			}
+			break;
+		}
+	pthread_mutex_unlock(&rs->mu);
+	if (st != NULL)
+		stream_submit(st);
+	return f;
+}
+
+/* End the extractions of list st (by ->next), never started, with why. */
+static void
+streams_fail(struct stream *st, const char *why)
+{
+	struct stream *next;
+
+	for (; st != NULL; st = next) {
+		next = st->next;
+		snprintf(st->why, sizeof(st->why), "%s", why);
+		st->end = FLIGHT_FAILED;
+		stream_end(st);
+	}
+}
+
+/* Start the extraction st on a long worker. */
+static void
+stream_submit(struct stream *st)
+{
+	if (pool_submit_long(st->rs->d.pool, stream_work, st->rs->d.inbox,
+		stream_done, st) == -1) {
 		snprintf(st->why, sizeof(st->why), "server is shutting down");
 		st->end = FLIGHT_FAILED;
 		stream_end(st);
 	}
-	return f;
 }
 
 /* ---------------------------------------------------------------- loop */
@@ -1824,19 +1871,28 @@ static void
 kick_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct repos *rs = arg;
+	struct stream *st = NULL, *next;
 	struct dl *dl;
 	size_t i;
 
 	/* Oldest first, while fewer than repo-downloads run; dl_end kicks. */
 	while (atomic_load(&rs->active) < rs->d.cfg->repo_downloads) {
 		pthread_mutex_lock(&rs->mu);
-		if ((dl = rs->queue) != NULL && (rs->queue = dl->next) == NULL)
-			rs->queue_tail = &rs->queue;
+		if ((dl = rs->queue) != NULL) {
+			if ((rs->queue = dl->next) == NULL)
+				rs->queue_tail = &rs->queue;
+			dl->started = 1;
+			st = dl->pending;
+			dl->pending = NULL;
+		}
 		pthread_mutex_unlock(&rs->mu);
 		if (dl == NULL)
 			break;
 		atomic_fetch_add(&rs->active, 1);
-		dl->started = 1;
+		for (; st != NULL; st = next) {
+			next = st->next;
+			stream_submit(st);
+		}
 		dl_start(dl);
 	}
 	if (atomic_exchange(&rs->refresh_asked, 0))

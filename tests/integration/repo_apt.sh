@@ -163,10 +163,18 @@ sed -i 's|^Filename: .*|Filename: trickle/'"$ID_prog_a"'/debuginfo|' \
     "$W/stream/dists/stable/main/binary-amd64/Packages"
 rm "$W/stream/dists/stable/main/binary-amd64/Packages".*
 release stream
+# The same package sent at 100 KB/s (4 s), from a repository of its own.
+repo fast stream-dbgsym
+sed -i 's|^Filename: .*|Filename: trickle/'"$ID_prog_a"'/debuginfo|' \
+    "$W/fast/dists/stable/main/binary-amd64/Packages"
+rm "$W/fast/dists/stable/main/binary-amd64/Packages".*
+release fast
 chmod -R a+rX "$W"
 
 start_fake slow "$ID_prog_c=stall:$T/pkg/progc-dbgsym_1.0_amd64.deb"
 start_fake trickle --rate 10000 \
+    "$ID_prog_a=trickle:$T/pkg/stream-dbgsym_1.0_amd64.deb"
+start_fake fast --rate 100000 \
     "$ID_prog_a=trickle:$T/pkg/stream-dbgsym_1.0_amd64.deb"
 for try in 1 2 3 4 5; do
 	port=$(pick_port)
@@ -188,6 +196,10 @@ http {
 		}
 		location /stream/trickle/ {
 			proxy_pass http://127.0.0.1:$trickle_PORT/buildid/;
+			proxy_buffering off;
+		}
+		location /fast/trickle/ {
+			proxy_pass http://127.0.0.1:$fast_PORT/buildid/;
 			proxy_buffering off;
 		}
 	}
@@ -333,11 +345,12 @@ DBGMIRROR_TEST_CLOCK=$T/bclock start_daemon k --scan-dir none \
 wait_until 60 refreshed k 1
 kb="dbgmirror_repo_breaker_open{repo=\"$N/badsum\",suite=\"stable\"}"
 before=$(grep -c 'badsum/pool/main/progc' "$T/nginx/access.log")
-bad=0
+codes=
 for i in 1 2 3 4 5; do
-	[ "$(code "$k_URL/buildid/$ID_prog_c/debuginfo")" = 502 ] || bad=$((bad + 1))
+	codes="$codes $(code "$k_URL/buildid/$ID_prog_c/debuginfo")"
 done
-is "$bad" 0 "breaker: five failed downloads in a row, each a 502"
+is "$codes" " 502 502 502 502 502" \
+    "breaker: five failed downloads in a row, each a 502"
 is "$(metric "$kb" "$k_URL")" 1 "... open: /metrics says so"
 like "$(cat "$k_LOG")" 'badsum stable: breaker open' "... and the log"
 is "$(code "$k_URL/buildid/$ID_prog_c/debuginfo")" 404 \
@@ -382,6 +395,23 @@ cmp -s "$T/q.a" "$dbg/prog_a.debug"
 ok $? "... and gets the right bytes"
 is "$(grep -E 'hang/hang/|ids/pool/main/progs-dbgsym' "$T/nginx/access.log" | tail -n 2 | sed 's/.*GET \/\([a-z]*\)\/.*/\1/' | tr '\n' ' ')" "hang ids " \
     "... after the first ended"
+# One long worker (workers 1): the extraction of a queued download must not
+# hold it while it waits, or the running download is never checked (its
+# check is a long job too) and neither ends.
+start_daemon w --scan-dir none --workers 1 --repo-downloads 1 \
+    --repo "deb $N/fast stable main $kr" --repo "deb $N/ids stable main $kr"
+wait_until 60 refreshed w 2
+curl -s -m 60 -o "$T/w.a" "$w_URL/buildid/$ID_prog_a/debuginfo" &
+wa=$!
+wait_until 30 sh -c "[ \"\$(curl -s $w_URL/metrics | awk '\$1 == \"dbgmirror_repo_downloads_running\" { print \$2 }')\" = 1 ]"
+curl -s -m 60 -o "$T/w.c" "$w_URL/buildid/$ID_prog_c/debuginfo" &
+wc=$!
+wait_until 30 sh -c "[ \"\$(curl -s $w_URL/metrics | awk '\$1 == \"dbgmirror_repo_downloads_waiting\" { print \$2 }')\" = 1 ]"
+ok $? "one long worker: a download runs, another waits"
+wait "$wa" && cmp -s "$T/w.a" "$dbg/prog_a.debug"
+ok $? "... the running one ends and is served"
+wait "$wc" && cmp -s "$T/w.c" "$T/progc/usr/lib/debug/.build-id/${ID_prog_c:0:2}/${ID_prog_c:2}.debug"
+ok $? "... then the waiting one"
 
 # Extraction while downloading: the member's bytes (all but the last,
 # which waits for the package's checksum) reach the client while the
