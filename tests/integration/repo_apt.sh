@@ -8,7 +8,10 @@
 # tampered Packages, a bad or expired signature and a package whose
 # checksum differs are refused, and nothing of them is served; a package
 # download that hangs fails within the stall timeout; a refresh that
-# removes a package forgets its ids.
+# removes a package forgets its ids.  Also: repo-downloads (a second
+# download waits for the first; with one long worker both still end), the
+# repository breaker on the test clock, a repository with neither
+# Build-Ids nor Contents (0 ids), and an ASCII-armored signed-by= key.
 . "$top_srcdir/tests/integration/lib.sh"
 
 command -v nginx >/dev/null || bail "nginx is not installed"
