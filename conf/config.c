@@ -142,7 +142,8 @@ static const struct opt options[] = {
 	    1, FIELD(upstreams), 0, 0 },
 	{ "repo", T_REPO, NULL, "none",
 	    "remote repository: deb URL SUITE COMPONENT... [arch=A,B] "
-	    "[signed-by=FILE], rpm URL [gpgkey=FILE] or arch URL NAME; "
+	    "[signed-by=FILE], rpm URL [gpgkey=FILE] or arch URL NAME "
+	    "[key=FILE]; "
 	    "repeatable",
 	    1, FIELD(repos), 0, 0 },
 	{ "repo-refresh", T_DURATION, "3600", NULL,
@@ -151,6 +152,10 @@ static const struct opt options[] = {
 	{ "repo-cache-size", T_SIZE, "4G", NULL,
 	    "downloaded repository packages kept (least recently used go)", 0,
 	    FIELD(repo_cache_size), 1ULL << 20, 1ULL << 50 },
+	{ "repo-downloads", T_UNSIGNED, "4", NULL,
+	    "repository package downloads in flight at once (more wait in "
+	    "order)",
+	    0, FIELD(repo_downloads), 1, 1024 },
 	{ "upstream-header", T_HEADER, NULL, "none",
 	    "\"URL|* Name: value\" sent to that upstream; repeatable", 1,
 	    FIELD(upstream_headers), 0, 0 },
@@ -1086,7 +1091,9 @@ config_repo_parse(const char *line, struct config_repo *r, const char **why)
 			} else if ((strcmp(w, "signed-by") == 0 &&
 				       r->type == CONFIG_REPO_DEB) ||
 			    (strcmp(w, "gpgkey") == 0 &&
-				r->type == CONFIG_REPO_RPM)) {
+				r->type == CONFIG_REPO_RPM) ||
+			    (strcmp(w, "key") == 0 &&
+				r->type == CONFIG_REPO_ARCH)) {
 				if (p[0] != '/' ||
 				    strlen(p) >= sizeof(r->keyring)) {
 					*why = "the key file must be an "

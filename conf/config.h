@@ -98,7 +98,7 @@ struct config_repo {
 	size_t ncomponents;
 	char *archs[CONFIG_REPO_WORDS]; /* deb: arch=, else none */
 	size_t narchs;
-	char keyring[1024]; /* signed-by= or gpgkey=; "" for none */
+	char keyring[1024]; /* signed-by=, gpgkey= or key=; "" for none */
 	char name[1100]; /* how it is shown: public URL and suite */
 	char text[CONFIG_REPO_TEXT]; /* words pointed to above */
 };
@@ -163,6 +163,7 @@ struct config {
 	struct config_strlist repos; /* repo lines, repeatable */
 	unsigned repo_refresh; /* seconds between refreshes; 0 = never */
 	uint64_t repo_cache_size; /* bytes of downloaded packages kept */
+	unsigned repo_downloads; /* package downloads in flight at once */
 
 	uint64_t cache_size; /* bytes of cached blobs; 0 = no cap */
 	unsigned

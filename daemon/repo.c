@@ -21,12 +21,19 @@
  *           lines naming .build-id/ debug files, for packages the
  *           Packages files listed; then the flip
  *
+ * rpm: repodata/repomd.xml (and repomd.xml.asc with gpgkey=), then its
+ * primary and filelists.  Arch: NAME.files (and NAME.files.sig with key=,
+ * checked before the database is parsed).  A key file may be armored: it
+ * is dearmored into the repository's directory first (repo_keyring).
+ *
  * Any failure ends the refresh with the reason logged and counted; the
  * generation in the index stays what it was (a repository never verified
  * has none, so nothing of it is served).
  *
  * A package download is a flight of its own key, made from the package's
- * SHA-256: requests for any of its ids join it.  The loop fetches it into
+ * SHA-256: requests for any of its ids join it.  At most repo-downloads
+ * run at once; the others wait in a queue, oldest first, and start as
+ * running ones end (their requests wait with them).  The loop fetches it into
  * a temp file of the package cache (<cache-dir>/repo-packages); a worker
  * checks size and SHA-256, renames it into place, indexes its members
  * (daemon/scan.h) and trims the package cache to repo-cache-size, oldest
@@ -208,6 +215,9 @@ struct dl {
 	char tmp[PATH_MAX], path[PATH_MAX];
 	uint64_t bytes;
 	struct dl *rnext; /* among rs->running */
+	int started; /* holds one of the repo-downloads slots; under mu */
+	/* Extractions asked for before it started, not yet submitted; mu. */
+	struct stream *pending;
 	int ok, timeout, checksum;
 	char why[256];
 };
@@ -222,12 +232,15 @@ struct repos {
 	char tmpdir[DIR_MAX]; /* for members a scan inspects */
 	struct event *timer, *kick;
 	pthread_mutex_t mu;
-	struct dl *queue; /* under mu */
+	struct dl *queue, **queue_tail; /* under mu, oldest first */
+	atomic_uint active; /* downloads started and not ended */
 	struct dl *running; /* downloads begun, under mu, by ->rnext */
 	atomic_int refresh_asked;
 };
 
 static void refresh_next(struct repo *r);
+static void stream_submit(struct stream *st);
+static void streams_fail(struct stream *st, const char *why);
 static void stream_verdicts(struct growing *g);
 static void refresh_end(struct repo *r, int ok, const char *why);
 
@@ -352,6 +365,31 @@ run_gpgv(struct repo *r, char *const argv[], char *why, size_t whylen)
 	return 0;
 }
 
+/*
+ * Worker: the keyring for gpgv in kr: the configured file, or, when it is
+ * ASCII-armored (as apt takes signed-by=), its binary form written to r's
+ * directory (gpgv reads only binary keyrings).  0, or -1 with r->why.
+ */
+static int
+repo_keyring(struct repo *r, char *kr, size_t len)
+{
+	char out[PATH_MAX], err[256];
+
+	snprintf(out, sizeof(out), "%s/keyring.gpg", r->dir);
+	switch (repometa_dearmor(r->cr->keyring, out, err, sizeof(err))) {
+	case 0:
+		snprintf(kr, len, "%s", out);
+		return 0;
+	case 1:
+		snprintf(kr, len, "%s", r->cr->keyring);
+		return 0;
+	default:
+		snprintf(r->why, sizeof(r->why), "key %.200s: %.200s",
+		    r->cr->keyring, err);
+		return -1;
+	}
+}
+
 /* What verify_work collects from Release. */
 struct pick {
 	struct repo *r;
@@ -455,15 +493,15 @@ verify_rpm(struct repo *r)
 	char kr[PATH_MAX], in[PATH_MAX], sig[PATH_MAX], home[PATH_MAX];
 	char err[256];
 
-	snprintf(kr, sizeof(kr), "%s", r->cr->keyring);
 	snprintf(home, sizeof(home), "%s", r->dir);
 	snprintf(in, sizeof(in), "%s/repomd.xml", r->dir);
 	snprintf(sig, sizeof(sig), "%s/repomd.xml.asc", r->dir);
-	if (kr[0] != '\0') {
+	if (r->cr->keyring[0] != '\0') {
 		char *argv[] = { "gpgv", "--homedir", home, "--status-fd", "1",
 			"--keyring", kr, sig, in, NULL };
 
-		if (run_gpgv(r, argv, r->why, sizeof(r->why)) == -1)
+		if (repo_keyring(r, kr, sizeof(kr)) == -1 ||
+		    run_gpgv(r, argv, r->why, sizeof(r->why)) == -1)
 			return;
 	}
 	memset(r->files, 0, sizeof(r->files));
@@ -477,6 +515,23 @@ verify_rpm(struct repo *r)
 		return;
 	}
 	r->nfiles = 2;
+	r->ok = 1;
+}
+
+/* Worker: an Arch repository's NAME.files against key= (NAME.files.sig). */
+static void
+verify_arch(struct repo *r)
+{
+	char kr[PATH_MAX], in[PATH_MAX], sig[PATH_MAX], home[PATH_MAX];
+	char *argv[] = { "gpgv", "--homedir", home, "--status-fd", "1",
+		"--keyring", kr, sig, in, NULL };
+
+	snprintf(home, sizeof(home), "%s", r->dir);
+	snprintf(in, sizeof(in), "%s/index.0", r->dir);
+	snprintf(sig, sizeof(sig), "%s/files.sig", r->dir);
+	if (repo_keyring(r, kr, sizeof(kr)) == -1 ||
+	    run_gpgv(r, argv, r->why, sizeof(r->why)) == -1)
+		return;
 	r->ok = 1;
 }
 
@@ -497,7 +552,12 @@ verify_work(void *arg)
 		verify_rpm(r);
 		return;
 	}
-	snprintf(kr, sizeof(kr), "%s", r->cr->keyring);
+	if (r->cr->type == CONFIG_REPO_ARCH) {
+		verify_arch(r);
+		return;
+	}
+	if (repo_keyring(r, kr, sizeof(kr)) == -1)
+		return;
 	snprintf(home, sizeof(home), "%s", r->dir);
 	snprintf(out, sizeof(out), "%s/Release.verified", r->dir);
 	if (r->inline_sig) {
@@ -565,7 +625,8 @@ verify_done(void *arg)
 		return;
 	}
 	r->step = R_FILES;
-	r->cur = 0;
+	/* An Arch repository's one index file is the database checked. */
+	r->cur = r->cr->type == CONFIG_REPO_ARCH ? 1 : 0;
 	refresh_next(r);
 }
 
@@ -807,13 +868,18 @@ meta_done(void *arg, const struct repofetch_result *res)
 		}
 		if (r->cr->type == CONFIG_REPO_ARCH) {
 			/*
-			 * The .files database is the whole index; Arch signs
-			 * packages, rarely databases: nothing to check it
-			 * against but TLS (each package's SHA-256 is).
+			 * The .files database is the whole index.  With key=,
+			 * NAME.files.sig must sign it; without, nothing to
+			 * check it against but TLS (each package's SHA-256
+			 * is): Arch signs packages, rarely databases.
 			 */
 			snprintf(r->etag, sizeof(r->etag), "%s", res->etag);
 			r->last_modified = res->last_modified;
 			r->nfiles = 1;
+			if (r->cr->keyring[0] != '\0') {
+				r->step = R_RELEASE_GPG;
+				break;
+			}
 			r->step = R_FILES;
 			r->cur = 1;
 			break;
@@ -839,7 +905,14 @@ meta_done(void *arg, const struct repofetch_result *res)
 	case R_RELEASE_GPG:
 	case R_FILES:
 		if (res->status != 200) {
-			snprintf(why, sizeof(why), "HTTP status %ld",
+			snprintf(why, sizeof(why), "%s: HTTP status %ld",
+			    r->step == R_RELEASE     ? "Release"
+				: r->step == R_FILES ? r->files[r->cur].name
+				: r->cr->type == CONFIG_REPO_RPM
+				? "repomd.xml.asc"
+				: r->cr->type == CONFIG_REPO_ARCH
+				? "the database's signature (.files.sig)"
+				: "Release.gpg",
 			    res->status);
 			refresh_end(r, 0, why);
 			return;
@@ -887,7 +960,7 @@ meta_get(struct repo *r, const char *name, const char *tmp, int cond)
 static void
 refresh_next(struct repo *r)
 {
-	char tmp[64];
+	char tmp[sizeof(r->files[0].name) + 8]; /* NAME.files.sig */
 
 	switch (r->step) {
 	case R_INRELEASE:
@@ -907,7 +980,10 @@ refresh_next(struct repo *r)
 		if (r->cr->type == CONFIG_REPO_RPM)
 			meta_get(r, "repodata/repomd.xml.asc", "repomd.xml.asc",
 			    0);
-		else
+		else if (r->cr->type == CONFIG_REPO_ARCH) {
+			snprintf(tmp, sizeof(tmp), "%s.sig", r->files[0].name);
+			meta_get(r, tmp, "files.sig", 0);
+		} else
 			meta_get(r, "Release.gpg", "Release.gpg", 0);
 		break;
 	case R_VERIFY:
@@ -1203,6 +1279,7 @@ static void
 dl_end(struct dl *dl)
 {
 	struct repo *r = dl->r;
+	struct stream *st;
 	struct dl **pp;
 
 	if (dl->ok) {
@@ -1233,7 +1310,15 @@ dl_end(struct dl *dl)
 			*pp = dl->rnext;
 			break;
 		}
+	st = dl->pending; /* a download ended before it started */
+	dl->pending = NULL;
 	pthread_mutex_unlock(&dl->rs->mu);
+	streams_fail(st, dl->why);
+	if (dl->started) {
+		/* Its slot to the oldest download waiting. */
+		atomic_fetch_sub(&dl->rs->active, 1);
+		event_active(dl->rs->kick, EV_READ, 1);
+	}
 	if (dl->g != NULL) {
 		growing_set(dl->g, dl->bytes, dl->ok ? 1 : -1, dl->ok ? 1 : -1,
 		    dl->why);
@@ -1388,8 +1473,8 @@ repos_join(struct repos *rs, const struct repos_hit *hit)
 	if ((dl->g = growing_new()) != NULL)
 		snprintf(dl->g->path, sizeof(dl->g->path), "%s", dl->path);
 	pthread_mutex_lock(&rs->mu);
-	dl->next = rs->queue;
-	rs->queue = dl;
+	*rs->queue_tail = dl;
+	rs->queue_tail = &dl->next;
 	dl->rnext = rs->running;
 	rs->running = dl;
 	pthread_mutex_unlock(&rs->mu);
@@ -1689,7 +1774,7 @@ repos_member(struct repos *rs, const struct repos_hit *hit,
 	struct stream *st;
 	struct cache_key k;
 	struct growing *g = NULL;
-	struct dl *dl;
+	struct dl *dl, *owner = NULL;
 	char hex[BUILDID_HEX_MAX];
 
 	if (rs->d.bs == NULL || id->len < 2 ||
@@ -1699,6 +1784,7 @@ repos_member(struct repos *rs, const struct repos_hit *hit,
 	pthread_mutex_lock(&rs->mu);
 	for (dl = rs->running; dl != NULL; dl = dl->rnext)
 		if (cache_key_equal(&dl->hit.key, &hit->key) && dl->g != NULL) {
+			owner = dl;
 			g = dl->g;
 			pthread_mutex_lock(&g->mu);
 			g->refs++;
@@ -1732,13 +1818,51 @@ repos_member(struct repos *rs, const struct repos_hit *hit,
 	    "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
 	snprintf(hex, sizeof(hex), "debuginfo from %.60s", hit->file);
 	flight_set_label(f, hex);
-	if (pool_submit_long(rs->d.pool, stream_work, rs->d.inbox, stream_done,
-		st) == -1) {
+	/*
+	 * A download still queued gets its extractions when it starts: they
+	 * would hold long workers, which running downloads need, while they
+	 * wait.  (The download found above, if it is still there.)
+	 */
+	pthread_mutex_lock(&rs->mu);
+	for (dl = rs->running; dl != NULL; dl = dl->rnext)
+		if (dl == owner && dl->g == g) {
+			if (!dl->started) {
+				st->next = dl->pending;
+				dl->pending = st;
+				st = NULL;
+			}
+			break;
+		}
+	pthread_mutex_unlock(&rs->mu);
+	if (st != NULL)
+		stream_submit(st);
+	return f;
+}
+
+/* End the extractions of list st (by ->next), never started, with why. */
+static void
+streams_fail(struct stream *st, const char *why)
+{
+	struct stream *next;
+
+	for (; st != NULL; st = next) {
+		next = st->next;
+		snprintf(st->why, sizeof(st->why), "%s", why);
+		st->end = FLIGHT_FAILED;
+		stream_end(st);
+	}
+}
+
+/* Start the extraction st on a long worker. */
+static void
+stream_submit(struct stream *st)
+{
+	if (pool_submit_long(st->rs->d.pool, stream_work, st->rs->d.inbox,
+		stream_done, st) == -1) {
 		snprintf(st->why, sizeof(st->why), "server is shutting down");
 		st->end = FLIGHT_FAILED;
 		stream_end(st);
 	}
-	return f;
 }
 
 /* ---------------------------------------------------------------- loop */
@@ -1747,15 +1871,28 @@ static void
 kick_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct repos *rs = arg;
-	struct dl *dl, *next;
+	struct stream *st = NULL, *next;
+	struct dl *dl;
 	size_t i;
 
-	pthread_mutex_lock(&rs->mu);
-	dl = rs->queue;
-	rs->queue = NULL;
-	pthread_mutex_unlock(&rs->mu);
-	for (; dl != NULL; dl = next) {
-		next = dl->next;
+	/* Oldest first, while fewer than repo-downloads run; dl_end kicks. */
+	while (atomic_load(&rs->active) < rs->d.cfg->repo_downloads) {
+		pthread_mutex_lock(&rs->mu);
+		if ((dl = rs->queue) != NULL) {
+			if ((rs->queue = dl->next) == NULL)
+				rs->queue_tail = &rs->queue;
+			dl->started = 1;
+			st = dl->pending;
+			dl->pending = NULL;
+		}
+		pthread_mutex_unlock(&rs->mu);
+		if (dl == NULL)
+			break;
+		atomic_fetch_add(&rs->active, 1);
+		for (; st != NULL; st = next) {
+			next = st->next;
+			stream_submit(st);
+		}
 		dl_start(dl);
 	}
 	if (atomic_exchange(&rs->refresh_asked, 0))
@@ -1821,8 +1958,23 @@ metrics_cb(FILE *fp, void *arg)
 		    "Packages whose size or SHA256 differed from the index.",
 		    offsetof(struct repo, checksum_errors) },
 	};
-	size_t c, i;
+	struct dl *dl;
+	size_t c, i, waiting = 0;
 
+	pthread_mutex_lock(&rs->mu);
+	for (dl = rs->queue; dl != NULL; dl = dl->next)
+		waiting++;
+	pthread_mutex_unlock(&rs->mu);
+	fprintf(fp,
+	    "# HELP dbgmirror_repo_downloads_running Package downloads "
+	    "under way (at most repo-downloads).\n"
+	    "# TYPE dbgmirror_repo_downloads_running gauge\n"
+	    "dbgmirror_repo_downloads_running %u\n"
+	    "# HELP dbgmirror_repo_downloads_waiting Package downloads "
+	    "waiting for one of those to end.\n"
+	    "# TYPE dbgmirror_repo_downloads_waiting gauge\n"
+	    "dbgmirror_repo_downloads_waiting %zu\n",
+	    atomic_load(&rs->active), waiting);
 	for (c = 0; c < sizeof(counters) / sizeof(counters[0]); c++) {
 		fprintf(fp, "# HELP %s %s\n# TYPE %s counter\n",
 		    counters[c].name, counters[c].help, counters[c].name);
@@ -1873,6 +2025,7 @@ repos_new(const struct repos_deps *d, char *err, size_t errlen)
 	}
 	rs->d = *d;
 	pthread_mutex_init(&rs->mu, NULL);
+	rs->queue_tail = &rs->queue;
 	if (cfg->repos.n == 0)
 		return rs;
 	if ((rs->v = calloc(cfg->repos.n, sizeof(*rs->v))) == NULL)

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define READ_BLOCK (64 * 1024)
 
@@ -794,5 +795,185 @@ repometa_arch_files(const char *path,
 		snprintf(err, errlen, "cannot record the index");
 		rc = -1;
 	}
+	return rc;
+}
+
+/* ------------------------------------------------------------ armored keys */
+
+#define ARMOR_BEGIN "-----BEGIN PGP PUBLIC KEY BLOCK-----"
+#define ARMOR_END "-----END PGP PUBLIC KEY BLOCK-----"
+
+/* The CRC-24 of OpenPGP's armor (RFC 4880, 6.1), continued from crc. */
+static uint32_t
+crc24(uint32_t crc, const uint8_t *p, size_t n)
+{
+	int i;
+
+	while (n-- > 0) {
+		crc ^= (uint32_t)*p++ << 16;
+		for (i = 0; i < 8; i++) {
+			crc <<= 1;
+			if (crc & 0x1000000)
+				crc ^= 0x1864cfb;
+		}
+	}
+	return crc & 0xffffff;
+}
+
+/* The value of a base64 digit, or -1. */
+static int
+b64_value(int c)
+{
+	static const char digits[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const char *p;
+
+	if (c == '\0' || (p = strchr(digits, c)) == NULL)
+		return -1;
+	return (int)(p - digits);
+}
+
+/*
+ * Decode a line of base64 (padding allowed only at its end) into out:
+ * the number of bytes, or -1.  4 digits make 3 bytes; armor lines hold
+ * whole groups.
+ */
+static int
+b64_line(const char *s, size_t len, uint8_t *out)
+{
+	size_t i, n = 0, pad;
+	int k, v[4];
+
+	if (len % 4 != 0)
+		return -1;
+	for (i = 0; i < len; i += 4) {
+		pad = 0;
+		for (k = 0; k < 4; k++) {
+			if (s[i + (size_t)k] == '=' && k >= 2 && i + 4 == len) {
+				v[k] = 0;
+				pad++;
+			} else if (pad > 0 ||
+			    (v[k] = b64_value(s[i + (size_t)k])) == -1)
+				return -1;
+		}
+		out[n++] = (uint8_t)(v[0] << 2 | v[1] >> 4);
+		if (pad < 2)
+			out[n++] = (uint8_t)((v[1] & 0xf) << 4 | v[2] >> 2);
+		if (pad < 1)
+			out[n++] = (uint8_t)((v[2] & 0x3) << 6 | v[3]);
+	}
+	return (int)n;
+}
+
+int
+repometa_dearmor(const char *in, const char *out, char *err, size_t errlen)
+{
+	enum { OUTSIDE, HEADERS, BODY, ENDED } st = OUTSIDE;
+	char line[1024];
+	uint8_t bytes[sizeof(line)], crc[4];
+	uint32_t sum = 0;
+	size_t len, blocks = 0;
+	int n, rc = -1, first = 1, whole;
+	FILE *fp, *op = NULL;
+
+	if ((fp = fopen(in, "r")) == NULL) {
+		snprintf(err, errlen, "%s: %s", in, strerror(errno));
+		return -1;
+	}
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		len = strlen(line);
+		whole = len < sizeof(line) - 1 || line[len - 1] == '\n';
+		while (len > 0 && isspace((unsigned char)line[len - 1]))
+			line[--len] = '\0';
+		if (first && len > 0) {
+			first = 0;
+			if (strcmp(line, ARMOR_BEGIN) != 0) {
+				rc = 1; /* binary, or not ours to judge */
+				goto out;
+			}
+			if ((op = fopen(out, "w")) == NULL) {
+				snprintf(err, errlen, "%s: %s", out,
+				    strerror(errno));
+				goto out;
+			}
+		}
+		if (!whole) {
+			snprintf(err, errlen, "a line too long");
+			goto out;
+		}
+		switch (st) {
+		case OUTSIDE:
+			if (strcmp(line, ARMOR_BEGIN) == 0) {
+				st = HEADERS;
+				sum = 0xb704ce;
+			}
+			break;
+		case HEADERS:
+			if (len == 0)
+				st = BODY;
+			else if (strchr(line, ':') == NULL) {
+				snprintf(err, errlen,
+				    "no blank line after the armor headers");
+				goto out;
+			}
+			break;
+		case BODY:
+		case ENDED:
+			if (strcmp(line, ARMOR_END) == 0) {
+				st = OUTSIDE;
+				blocks++;
+				break;
+			}
+			if (st == ENDED) {
+				snprintf(err, errlen,
+				    "base64 after the checksum line");
+				goto out;
+			}
+			if (line[0] == '=') {
+				if (b64_line(line + 1, len - 1, crc) != 3) {
+					snprintf(err, errlen,
+					    "a bad checksum line");
+					goto out;
+				}
+				if (((uint32_t)crc[0] << 16 |
+					(uint32_t)crc[1] << 8 | crc[2]) !=
+				    sum) {
+					snprintf(err, errlen,
+					    "CRC-24 mismatch: the key is "
+					    "damaged");
+					goto out;
+				}
+				st = ENDED;
+				break;
+			}
+			if ((n = b64_line(line, len, bytes)) == -1) {
+				snprintf(err, errlen, "bad base64");
+				goto out;
+			}
+			sum = crc24(sum, bytes, (size_t)n);
+			if (fwrite(bytes, 1, (size_t)n, op) != (size_t)n) {
+				snprintf(err, errlen, "%s: %s", out,
+				    strerror(errno));
+				goto out;
+			}
+			break;
+		}
+	}
+	if (ferror(fp))
+		snprintf(err, errlen, "%s: %s", in, strerror(errno));
+	else if (first)
+		snprintf(err, errlen, "%s: empty", in);
+	else if (st != OUTSIDE || blocks == 0)
+		snprintf(err, errlen, "cut short: no END line");
+	else
+		rc = 0;
+out:
+	fclose(fp);
+	if (op != NULL && fclose(op) != 0 && rc == 0) {
+		snprintf(err, errlen, "%s: %s", out, strerror(errno));
+		rc = -1;
+	}
+	if (rc != 0 && op != NULL)
+		unlink(out);
 	return rc;
 }

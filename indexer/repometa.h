@@ -128,6 +128,17 @@ int repometa_arch_files(const char *path,
     int (*file)(const char *dir, const struct buildid *id, void *arg),
     void *arg, char *err, size_t errlen);
 
+/*
+ * An OpenPGP key file as apt takes it for signed-by= (and dnf for gpgkey=):
+ * binary, or ASCII-armored ("-----BEGIN PGP PUBLIC KEY BLOCK-----", armor
+ * headers, a blank line, base64, an "=" line with the CRC-24, the END
+ * line; several blocks may follow each other).  An armored file at in is
+ * decoded into the binary keyring out, every block's CRC-24 checked when
+ * given: 0.  1 when in is not armored (nothing written: use it as it is);
+ * -1 with err when it is armored but broken (bad base64 or CRC, cut short).
+ */
+int repometa_dearmor(const char *in, const char *out, char *err, size_t errlen);
+
 /* 0 and out from 64 hex digits, else -1. */
 int repometa_sha256_parse(const char *hex, size_t len, uint8_t out[32]);
 

@@ -8,7 +8,10 @@
 # tampered Packages, a bad or expired signature and a package whose
 # checksum differs are refused, and nothing of them is served; a package
 # download that hangs fails within the stall timeout; a refresh that
-# removes a package forgets its ids.
+# removes a package forgets its ids.  Also: repo-downloads (a second
+# download waits for the first; with one long worker both still end), the
+# repository breaker on the test clock, a repository with neither
+# Build-Ids nor Contents (0 ids), and an ASCII-armored signed-by= key.
 . "$top_srcdir/tests/integration/lib.sh"
 
 command -v nginx >/dev/null || bail "nginx is not installed"
@@ -97,6 +100,7 @@ release() {
 		printf 'Date: %s\n' "$(LC_ALL=C date -u '+%a, %d %b %Y %H:%M:%S UTC')"
 		printf 'Architectures: amd64\nComponents: main\nSHA256:\n'
 		(cd "$d" && for f in main/binary-amd64/Packages* main/Contents-amd64.gz; do
+			[ -e "$f" ] || continue
 			printf ' %s %s %s\n' "$(sha256sum <"$f" | cut -d' ' -f1)" \
 			    "$(stat -c %s "$f")" "$f"
 		done)
@@ -113,6 +117,11 @@ repo ids progs-dbgsym progc-dbgsym
 repo contents thing-dbg
 grep -q '^Build-Ids' "$W/contents/dists/stable/main/binary-amd64/Packages"
 ok $((!$?)) "the Contents repository's Packages has no Build-Ids"
+
+# A repository whose ids nothing names: no Build-Ids, no Contents.
+repo bare thing-dbg
+rm "$W/bare/dists/stable/main/Contents-amd64.gz"
+release bare
 
 # A tampered Packages: changed after Release was signed.
 repo tampered progc-dbgsym
@@ -157,10 +166,18 @@ sed -i 's|^Filename: .*|Filename: trickle/'"$ID_prog_a"'/debuginfo|' \
     "$W/stream/dists/stable/main/binary-amd64/Packages"
 rm "$W/stream/dists/stable/main/binary-amd64/Packages".*
 release stream
+# The same package sent at 100 KB/s (4 s), from a repository of its own.
+repo fast stream-dbgsym
+sed -i 's|^Filename: .*|Filename: trickle/'"$ID_prog_a"'/debuginfo|' \
+    "$W/fast/dists/stable/main/binary-amd64/Packages"
+rm "$W/fast/dists/stable/main/binary-amd64/Packages".*
+release fast
 chmod -R a+rX "$W"
 
 start_fake slow "$ID_prog_c=stall:$T/pkg/progc-dbgsym_1.0_amd64.deb"
 start_fake trickle --rate 10000 \
+    "$ID_prog_a=trickle:$T/pkg/stream-dbgsym_1.0_amd64.deb"
+start_fake fast --rate 100000 \
     "$ID_prog_a=trickle:$T/pkg/stream-dbgsym_1.0_amd64.deb"
 for try in 1 2 3 4 5; do
 	port=$(pick_port)
@@ -182,6 +199,10 @@ http {
 		}
 		location /stream/trickle/ {
 			proxy_pass http://127.0.0.1:$trickle_PORT/buildid/;
+			proxy_buffering off;
+		}
+		location /fast/trickle/ {
+			proxy_pass http://127.0.0.1:$fast_PORT/buildid/;
 			proxy_buffering off;
 		}
 	}
@@ -262,6 +283,34 @@ like "$out" "repo: +$N/ids stable: 3 ids in 2 packages, refreshed " \
 like "$out" "repo: +$N/badsig stable: never refreshed; 1 refreshes failed, the last at .*BADSIG" \
     "... and a refused one's error"
 
+# Neither Build-Ids nor Contents: accepted and refreshed, its ids unknown.
+start_daemon e --scan-dir none --repo "deb $N/bare stable main $kr"
+wait_until 60 refreshed e 1
+ok $? "a repository without Build-Ids or Contents is refreshed"
+is "$(code "$e_URL/buildid/$ID_d/debuginfo")" 404 "... its package's id: 404"
+is "$(metric "dbgmirror_repo_ids{repo=\"$N/bare\",suite=\"stable\"}" "$e_URL")" 0 \
+    "... no ids in /metrics"
+like "$("$DBGMIRROR" --no-config --cache-dir "$T/e-cache" \
+    --repo "deb $N/bare stable main $kr" stats)" \
+    "repo: +$N/bare stable: 0 ids in 1 packages, refreshed " \
+    "... dbgmirror stats: 0 ids"
+kill -0 "$e_PID"
+ok $? "... and the daemon is still up"
+
+# signed-by= naming an ASCII-armored key (.asc), as apt takes it: dearmored
+# into a binary keyring for gpgv; one whose CRC-24 is wrong is refused.
+gpg --batch --armor --export >"$T/keyring.asc"
+sed 's/^=....$/=AAAA/' "$T/keyring.asc" >"$T/badcrc.asc"
+start_daemon am --scan-dir none --repo "deb $N/ids stable main signed-by=$T/keyring.asc" \
+    --repo "deb $N/contents stable main signed-by=$T/badcrc.asc"
+wait_until 60 refreshed am 1
+ok $? "an armored signed-by= key: the repository is refreshed"
+is "$(metric "dbgmirror_repo_ids{repo=\"$N/ids\",suite=\"stable\"}" "$am_URL")" 3 \
+    "... its ids indexed"
+wait_until 60 refused am 1
+like "$(cat "$am_LOG")" "contents stable: refresh failed.*badcrc\.asc: CRC-24 mismatch" \
+    "an armored key with a bad CRC-24: refused, and why"
+
 # A cold cache: gdb on the dwz-built program, first try.
 start_daemon g --scan-dir none --repo "deb $N/ids stable main $kr"
 wait_until 60 refreshed g 1
@@ -289,6 +338,35 @@ is "$(grep -c 'badsum/pool/main/progc' "$T/nginx/access.log")" 1 \
 is "$(find "$T/f-cache/repo-packages" -type f | wc -l)" 0 \
     "... and nothing kept"
 
+# The repository's breaker: five failed downloads in a row and it is
+# skipped (its ids answered at once, with no download) for 30 s of the
+# test clock, then asked again.  error-ttl and negative-ttl 0: nothing
+# remembered, so each request reaches the repository step.
+touch "$T/bclock"
+DBGMIRROR_TEST_CLOCK=$T/bclock start_daemon k --scan-dir none \
+    --error-ttl 0 --negative-ttl 0 --repo "deb $N/badsum stable main $kr"
+wait_until 60 refreshed k 1
+kb="dbgmirror_repo_breaker_open{repo=\"$N/badsum\",suite=\"stable\"}"
+before=$(grep -c 'badsum/pool/main/progc' "$T/nginx/access.log")
+codes=
+for i in 1 2 3 4 5; do
+	codes="$codes $(code "$k_URL/buildid/$ID_prog_c/debuginfo")"
+done
+is "$codes" " 502 502 502 502 502" \
+    "breaker: five failed downloads in a row, each a 502"
+is "$(metric "$kb" "$k_URL")" 1 "... open: /metrics says so"
+like "$(cat "$k_LOG")" 'badsum stable: breaker open' "... and the log"
+is "$(code "$k_URL/buildid/$ID_prog_c/debuginfo")" 404 \
+    "... the repository skipped: its id answered at once"
+is "$(($(grep -c 'badsum/pool/main/progc' "$T/nginx/access.log") - before))" 5 \
+    "... without a download"
+touch -d "@$(($(stat -c %Y "$T/bclock") + 31))" "$T/bclock"
+is "$(metric "$kb" "$k_URL")" 0 "after its back-off the breaker closes"
+is "$(code "$k_URL/buildid/$ID_prog_c/debuginfo")" 502 \
+    "... and the repository is asked again"
+is "$(($(grep -c 'badsum/pool/main/progc' "$T/nginx/access.log") - before))" 6 \
+    "... a download"
+
 start_daemon h --scan-dir none --upstream-stall-timeout 2 \
     --repo "deb $N/hang stable main $kr"
 wait_until 60 refreshed h 1
@@ -297,6 +375,46 @@ is "$(code "$h_URL/buildid/$ID_prog_c/debuginfo")" 502 \
     "a package download that hangs mid-body: 502"
 lt $((SECONDS - t0)) 30
 ok $? "... within the stall timeout"
+
+# repo-downloads 1: while the hanging package downloads, a second one waits
+# (its request is not refused) and starts when the first ends.  nginx logs
+# a request when it ends: the hanging one comes first.
+start_daemon q --scan-dir none --upstream-stall-timeout 600 \
+    --repo-downloads 1 --repo "deb $N/hang stable main $kr" \
+    --repo "deb $N/ids stable main $kr"
+wait_until 60 refreshed q 2
+curl -s -o /dev/null "$q_URL/buildid/$ID_prog_c/debuginfo" &
+wait_until 30 sh -c "[ \"\$(curl -s $q_URL/metrics | awk '\$1 == \"dbgmirror_repo_downloads_running\" { print \$2 }')\" = 1 ]"
+ok $? "repo-downloads 1: the hanging download runs"
+curl -s -o "$T/q.a" "$q_URL/buildid/$ID_prog_a/debuginfo" &
+q_pid=$!
+wait_until 30 sh -c "[ \"\$(curl -s $q_URL/metrics | awk '\$1 == \"dbgmirror_repo_downloads_waiting\" { print \$2 }')\" = 1 ]"
+ok $? "... a second package's download waits"
+is "$(metric dbgmirror_repo_downloads_running "$q_URL")" 1 "... one running"
+kill "$slow_PID"
+wait "$q_pid"
+ok $? "the first ended, the second starts; its request was not refused"
+cmp -s "$T/q.a" "$dbg/prog_a.debug"
+ok $? "... and gets the right bytes"
+is "$(grep -E 'hang/hang/|ids/pool/main/progs-dbgsym' "$T/nginx/access.log" | tail -n 2 | sed 's/.*GET \/\([a-z]*\)\/.*/\1/' | tr '\n' ' ')" "hang ids " \
+    "... after the first ended"
+# One long worker (workers 1): the extraction of a queued download must not
+# hold it while it waits, or the running download is never checked (its
+# check is a long job too) and neither ends.
+start_daemon w --scan-dir none --workers 1 --repo-downloads 1 \
+    --repo "deb $N/fast stable main $kr" --repo "deb $N/ids stable main $kr"
+wait_until 60 refreshed w 2
+curl -s -m 60 -o "$T/w.a" "$w_URL/buildid/$ID_prog_a/debuginfo" &
+wa=$!
+wait_until 30 sh -c "[ \"\$(curl -s $w_URL/metrics | awk '\$1 == \"dbgmirror_repo_downloads_running\" { print \$2 }')\" = 1 ]"
+curl -s -m 60 -o "$T/w.c" "$w_URL/buildid/$ID_prog_c/debuginfo" &
+wc=$!
+wait_until 30 sh -c "[ \"\$(curl -s $w_URL/metrics | awk '\$1 == \"dbgmirror_repo_downloads_waiting\" { print \$2 }')\" = 1 ]"
+ok $? "one long worker: a download runs, another waits"
+wait "$wa" && cmp -s "$T/w.a" "$dbg/prog_a.debug"
+ok $? "... the running one ends and is served"
+wait "$wc" && cmp -s "$T/w.c" "$T/progc/usr/lib/debug/.build-id/${ID_prog_c:0:2}/${ID_prog_c:2}.debug"
+ok $? "... then the waiting one"
 
 # Extraction while downloading: the member's bytes (all but the last,
 # which waits for the package's checksum) reach the client while the

@@ -3,10 +3,13 @@
 # here (tar --zstd) and a NAME.files database (a gzip tar of desc and files
 # entries, as repo-add writes them), served by nginx on loopback.
 # debuginfod-find gets the debug file byte for byte from a cold cache; a
-# package whose SHA256SUM the database does not match is refused.
+# package whose SHA256SUM the database does not match is refused.  With
+# key=FILE, NAME.files.sig (gpg --detach-sign) must sign the database: a
+# missing or bad signature refuses the repository, with the reason logged.
 . "$top_srcdir/tests/integration/lib.sh"
 
 command -v nginx >/dev/null || bail "nginx is not installed"
+command -v gpgv >/dev/null || bail "gpgv is not installed"
 # nginx's workers run as another user when started as root.
 chmod 755 "$T"
 build_fixtures
@@ -40,6 +43,21 @@ files_db() {
 }
 files_db core-debug core-debug
 files_db bad bad
+# Signed databases: a good signature, none, and one of other bytes.
+export GNUPGHOME=$T/gnupg
+mkdir -m 700 "$GNUPGHOME"
+gpg --batch --passphrase '' --quick-gen-key 'dbgmirror test <t@example.org>' \
+    ed25519 sign never >/dev/null 2>&1 &&
+    gpg --batch --export >"$T/keyring.gpg"
+ok $? "a throwaway signing key"
+mkdir -p "$W/signed" "$W/nosig" "$W/badsig"
+for r in signed nosig badsig; do
+	cp "$W/core-debug/$pkg" "$W/$r/"
+	files_db "$r" "$r"
+done
+gpg --batch --detach-sign -o "$W/signed/signed.files.sig" "$W/signed/signed.files"
+echo other >"$T/other"
+gpg --batch --detach-sign -o "$W/badsig/badsig.files.sig" "$T/other"
 chmod -R a+rX "$W"
 
 for try in 1 2 3 4 5; do
@@ -87,5 +105,23 @@ start_daemon b --scan-dir none --repo "arch $N/bad bad"
 wait_until 60 grep -q ': refreshed$' "$b_LOG"
 is "$(code "$b_URL/buildid/$ID_prog_b/debuginfo")" 502 \
     "a package that does not match its SHA256SUM: 502"
+
+key=key=$T/keyring.gpg
+start_daemon k --scan-dir none --repo "arch $N/signed signed $key" \
+    --repo "arch $N/nosig nosig $key" --repo "arch $N/badsig badsig $key"
+wait_until 60 grep -q 'signed signed: refreshed$' "$k_LOG"
+ok $? "key=: a database signed by the key is read"
+check_find k "its id served" "$dbg/prog_b.debug" debuginfo "$ID_prog_b"
+wait_until 60 grep -q 'badsig badsig: refresh failed' "$k_LOG"
+like "$(cat "$k_LOG")" 'badsig badsig: refresh failed.*BADSIG' \
+    "key=: a bad signature refuses the repository, saying why"
+wait_until 60 grep -q 'nosig nosig: refresh failed' "$k_LOG"
+like "$(cat "$k_LOG")" 'nosig nosig: refresh failed.*\.files\.sig.*404' \
+    "key=: a missing signature refuses the repository, saying why"
+is "$(grep -c ': refreshed$' "$k_LOG")" 1 "... only the good one refreshed"
+out=$("$DBGMIRROR" --no-config --cache-dir "$T/k-cache" \
+    --repo "arch $N/badsig badsig $key" stats)
+like "$out" "repo: +$N/badsig badsig: never refreshed" \
+    "... nothing of the refused one indexed"
 
 done_testing

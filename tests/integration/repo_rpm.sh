@@ -4,8 +4,8 @@
 # filelists as xz, then as gzip), repomd.xml signed with a throwaway key
 # (repomd.xml.asc), served by nginx on loopback.  debuginfod-find gets the
 # debug file byte for byte from a cold cache, with the package's name in
-# X-DEBUGINFOD-ARCHIVE; a bad repomd.xml.asc refuses the repository; a
-# repository without gpgkey= is read unsigned.
+# X-DEBUGINFOD-ARCHIVE; a bad repomd.xml.asc refuses the repository; an
+# armored gpgkey= works; a repository without gpgkey= is read unsigned.
 . "$top_srcdir/tests/integration/lib.sh"
 
 command -v nginx >/dev/null || bail "nginx is not installed"
@@ -125,6 +125,12 @@ out=$("$DBGMIRROR" --no-config --cache-dir "$T/d-cache" \
     --repo "rpm $N/fedora gpgkey=$T/keyring.gpg" lookup "$ID_prog_c")
 like "$out" "repo $N/fedora: package Packages/$rpm " \
     "dbgmirror lookup names the repository and the rpm"
+
+# gpgkey= naming an ASCII-armored key, as /etc/pki/rpm-gpg holds them.
+gpg --batch --armor --export >"$T/key.asc"
+start_daemon a --scan-dir none --repo "rpm $N/fedora gpgkey=$T/key.asc"
+wait_until 60 refreshed a 1
+ok $? "an armored gpgkey= checks repomd.xml.asc"
 
 start_daemon g --scan-dir none --repo "rpm $N/gz"
 wait_until 60 refreshed g 1

@@ -2,7 +2,7 @@
  * tests/unit/test_repoidx.c: indexer/repometa.c (Release, Packages and
  * Contents of apt repositories, plain and compressed, hostile lines;
  * repomd.xml, primary.xml and filelists.xml of rpm repositories; Arch
- * .files databases) and
+ * .files databases; ASCII-armored keys) and
  * cache/repoidx.c (generations of a repository's ids: a reader sees the
  * old one until the flip, removed packages are forgotten, negative entries
  * of new ids dropped).  One index in a temporary directory; one thread.
@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cache/negative.h"
 #include "cache/repoidx.h"
@@ -357,6 +358,68 @@ test_arch(void)
 	ok(s.sizes[1] == 99, "its %CSIZE%");
 }
 
+/* An armored block of the bytes 0x90..0xc1, with its CRC-24 line crc. */
+#define ARMOR(crc) \
+	"-----BEGIN PGP PUBLIC KEY BLOCK-----\nComment: test\n\n" \
+	"kJGSk5SVlpeYmZqbnJ2en6ChoqOkpaanqKmqq6ytrq+wsbKztLW2t7i5uru8vb6/\n" \
+	"wME=\n" crc "\n-----END PGP PUBLIC KEY BLOCK-----\n"
+
+static void
+test_dearmor(void)
+{
+	unsigned char want[50], got[64];
+	char err[ERRLEN];
+	size_t i, n = 0;
+	FILE *fp;
+
+	for (i = 0; i < sizeof(want); i++)
+		want[i] = (unsigned char)(0x90 + i);
+	write_file(at("good.asc"), "\n" ARMOR("=b9uF"));
+	err[0] = '\0';
+	ok(repometa_dearmor(at("good.asc"), at("good.gpg"), err, sizeof(err)) ==
+		0,
+	    "an armored key decodes");
+	if ((fp = fopen(at("good.gpg"), "rb")) != NULL) {
+		n = fread(got, 1, sizeof(got), fp);
+		fclose(fp);
+	}
+	ok(n == sizeof(want) && memcmp(got, want, n) == 0,
+	    "... into its binary bytes");
+	write_file(at("two.asc"), ARMOR("=b9uF") ARMOR("=b9uF"));
+	ok(repometa_dearmor(at("two.asc"), at("two.gpg"), err, sizeof(err)) ==
+		0,
+	    "two blocks, one after the other");
+	write_file(at("nocrc.asc"), ARMOR(""));
+	ok(repometa_dearmor(at("nocrc.asc"), at("nocrc.gpg"), err,
+	       sizeof(err)) == 0,
+	    "a block without its (optional) CRC line");
+	write_file(at("badcrc.asc"), ARMOR("=b9uG"));
+	ok(repometa_dearmor(at("badcrc.asc"), at("badcrc.gpg"), err,
+	       sizeof(err)) == -1,
+	    "a bad CRC-24 is refused");
+	ok(strstr(err, "CRC-24") != NULL, "... saying so");
+	ok(access(at("badcrc.gpg"), F_OK) == -1, "... leaving no keyring");
+	write_file(at("cut.asc"),
+	    "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\n"
+	    "kJGSk5SVlpeYmZqbnJ2en6ChoqOkpaanqKmqq6ytrq+wsbKztLW2t7i5uru8vb6/"
+	    "\n");
+	ok(repometa_dearmor(at("cut.asc"), at("cut.gpg"), err, sizeof(err)) ==
+		-1,
+	    "a truncated armored key is refused");
+	ok(strstr(err, "cut short") != NULL, "... saying so");
+	write_file(at("bad64.asc"),
+	    "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nkJG*k5SV\n=b9uF\n"
+	    "-----END PGP PUBLIC KEY BLOCK-----\n");
+	ok(repometa_dearmor(at("bad64.asc"), at("bad64.gpg"), err,
+	       sizeof(err)) == -1,
+	    "bad base64 is refused");
+	write_file(at("bin.gpg"), "\x99\x01\x0d binary keyring");
+	ok(repometa_dearmor(at("bin.gpg"), at("bin.out"), err, sizeof(err)) ==
+		1,
+	    "a binary keyring is left as it is");
+	ok(access(at("bin.out"), F_OK) == -1, "... nothing written");
+}
+
 static int
 has(struct index_reader *rd, const uint8_t *key, const char *hex,
     struct repoidx_pkg *p)
@@ -472,6 +535,7 @@ main(void)
 	test_contents();
 	test_rpm();
 	test_arch();
+	test_dearmor();
 	idx = index_open(at("index"), 0, 64ull << 20, err, sizeof(err));
 	if (ok(idx != NULL, "an index") &&
 	    (rd = index_reader_new(idx)) != NULL) {
