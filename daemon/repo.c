@@ -1768,7 +1768,7 @@ stream_done(void *arg)
 
 struct flight *
 repos_member(struct repos *rs, const struct repos_hit *hit,
-    const struct buildid *id, int *created)
+    const struct buildid *id, int *created, int *package)
 {
 	struct flight *df, *f;
 	struct stream *st;
@@ -1777,10 +1777,10 @@ repos_member(struct repos *rs, const struct repos_hit *hit,
 	struct dl *dl, *owner = NULL;
 	char hex[BUILDID_HEX_MAX];
 
+	*package = 0;
 	if (rs->d.bs == NULL || id->len < 2 ||
 	    (df = repos_join(rs, hit)) == NULL)
 		return NULL;
-	flight_unref(df); /* the download holds its own */
 	pthread_mutex_lock(&rs->mu);
 	for (dl = rs->running; dl != NULL; dl = dl->rnext)
 		if (cache_key_equal(&dl->hit.key, &hit->key) && dl->g != NULL) {
@@ -1792,8 +1792,13 @@ repos_member(struct repos *rs, const struct repos_hit *hit,
 			break;
 		}
 	pthread_mutex_unlock(&rs->mu);
-	if (g == NULL)
-		return NULL; /* it ended just now: the package step has it */
+	if (g == NULL) {
+		/* It ended just now: its end says what to do. */
+		*package = 1;
+		*created = 1;
+		return df;
+	}
+	flight_unref(df); /* the download holds its own */
 	cache_key_make(&k, id, CACHE_DEBUGINFO, "");
 	if ((f = flight_join(rs->d.ft, &k, 0, created)) == NULL || !*created) {
 		growing_unref(g);

@@ -83,10 +83,13 @@ struct flight *repos_join(struct repos *rs, const struct repos_hit *hit);
  * streams the member while the package arrives and ends READY once the
  * whole package has checked out and the member is published, FAILED (its
  * readers cut before the last byte) when the package does not, NOTFOUND
- * when the package has no such member.  NULL when no flight can start.
+ * when the package has no such member.  When the download it joined or
+ * started has already ended (*package set), the package's download flight
+ * instead, to wait on as repos_join()'s: asking again would download the
+ * package again.  NULL when no flight can start.
  */
 struct flight *repos_member(struct repos *rs, const struct repos_hit *hit,
-    const struct buildid *id, int *created);
+    const struct buildid *id, int *created, int *package);
 
 /* The text a repository's key hashes (daemon/repokey.c). */
 void repos_ident(const struct config_repo *cr, char *out, size_t len);

@@ -1284,7 +1284,7 @@ repo_lookup(struct rq *rq)
 	struct repos_hit hit;
 	struct flight *f;
 	unsigned retry = 0;
-	int rc, created;
+	int rc, created, package;
 
 	if (rs == NULL || repos_count(rs) == 0 || rq->repo_tried ||
 	    (rq->rt->endpoint != ROUTE_DEBUGINFO &&
@@ -1309,8 +1309,9 @@ repo_lookup(struct rq *rq)
 	}
 	/* A debuginfo comes out as the package downloads. */
 	if (rq->rt->endpoint == ROUTE_DEBUGINFO &&
-	    (f = repos_member(rs, &hit, &rq->rt->id, &created)) != NULL)
-		return await_flight(rq, f, created, 0, 0);
+	    (f = repos_member(rs, &hit, &rq->rt->id, &created, &package)) !=
+		NULL)
+		return await_flight(rq, f, created, 0, package);
 	if ((f = repos_join(rs, &hit)) == NULL)
 		return rq_error(rq, 503, "ERROR", "too many fills in flight");
 	return await_flight(rq, f, 1, 0, 1);

@@ -264,7 +264,7 @@ repos_join(struct repos *rs, const struct repos_hit *hit)
 
 struct flight *
 repos_member(struct repos *rs, const struct repos_hit *hit,
-    const struct buildid *id, int *created)
+    const struct buildid *id, int *created, int *package)
 {
 	return NULL;
 }
