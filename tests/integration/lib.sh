@@ -293,6 +293,48 @@ pick_port() {
 	echo "$p"
 }
 
+# start_nginx ROOT [SERVER_LINES]: nginx on a free loopback port serving
+# ROOT (its files, directories in $T/nginx, its access log
+# $T/nginx/access.log), with SERVER_LINES added to its server block; sets
+# N to its base URL, or bails out.
+start_nginx() {
+	local root=$1 extra=${2:-} try port
+	mkdir -p "$T/nginx"
+	for try in 1 2 3 4 5; do
+		port=$(pick_port)
+		cat >"$T/nginx/nginx.conf" <<CONF
+daemon off;
+worker_processes 1;
+pid $T/nginx/nginx.pid;
+error_log $T/nginx/error.log;
+events { worker_connections 512; }
+http {
+	access_log $T/nginx/access.log;
+	default_type application/octet-stream;
+	server {
+		listen 127.0.0.1:$port;
+		root $root;
+$extra
+	}
+}
+CONF
+		nginx -e "$T/nginx/error.log" -c "$T/nginx/nginx.conf" \
+		    -p "$T/nginx/" >"$T/nginx/out.log" 2>&1 &
+		DAEMON_PIDS="$DAEMON_PIDS $!"
+		wait_until 10 listening "$port" && break
+	done
+	listening "$port" ||
+	    { cat "$T/nginx/error.log"; bail "nginx did not start"; }
+	N=http://127.0.0.1:$port
+}
+
+# refreshed NAME N: daemon NAME's log shows N repository refreshes done.
+refreshed() {
+	local log
+	eval "log=\$${1}_LOG"
+	[ "$(grep -c ': refreshed$' "$log")" -ge "$2" ]
+}
+
 # start_debuginfod NAME ARGS...: elfutils debuginfod (e.g. -F DIR) on a free
 # port, with no upstreams of its own and its database under $T.  Sets
 # NAME_PID, NAME_PORT, NAME_LOG and NAME_URL.  debuginfod has no "port 0":

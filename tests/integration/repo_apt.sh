@@ -179,21 +179,7 @@ start_fake trickle --rate 10000 \
     "$ID_prog_a=trickle:$T/pkg/stream-dbgsym_1.0_amd64.deb"
 start_fake fast --rate 100000 \
     "$ID_prog_a=trickle:$T/pkg/stream-dbgsym_1.0_amd64.deb"
-for try in 1 2 3 4 5; do
-	port=$(pick_port)
-	cat >"$T/nginx/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-pid $T/nginx/nginx.pid;
-error_log $T/nginx/error.log;
-events { worker_connections 512; }
-http {
-	access_log $T/nginx/access.log;
-	default_type application/octet-stream;
-	server {
-		listen 127.0.0.1:$port;
-		root $W;
-		location /hang/hang/ {
+start_nginx "$W" "		location /hang/hang/ {
 			proxy_pass http://127.0.0.1:$slow_PORT/buildid/;
 			proxy_buffering off;
 		}
@@ -204,17 +190,7 @@ http {
 		location /fast/trickle/ {
 			proxy_pass http://127.0.0.1:$fast_PORT/buildid/;
 			proxy_buffering off;
-		}
-	}
-}
-CONF
-	nginx -e "$T/nginx/error.log" -c "$T/nginx/nginx.conf" -p "$T/nginx/" \
-	    >"$T/nginx/out.log" 2>&1 &
-	DAEMON_PIDS="$DAEMON_PIDS $!"
-	wait_until 10 listening "$port" && break
-done
-listening "$port" || { cat "$T/nginx/error.log"; bail "nginx did not start"; }
-N=http://127.0.0.1:$port
+		}"
 is "$(code "$N/ids/dists/stable/InRelease")" 200 "nginx serves the repositories"
 
 kr=signed-by=$T/keyring.gpg
@@ -226,11 +202,6 @@ ok $((!$?)) "--check-config refuses a deb line without suite and component"
 like "$(cat "$T/cc.out")" 'expected deb URL SUITE COMPONENT' "... and says why"
 
 # refreshed NAME N: NAME's log shows N refreshes that succeeded.
-refreshed() {
-	local log
-	eval "log=\$${1}_LOG"
-	[ "$(grep -c ': refreshed$' "$log")" -ge "$2" ]
-}
 refused() {
 	local log
 	eval "log=\$${1}_LOG"

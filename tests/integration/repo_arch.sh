@@ -60,38 +60,12 @@ echo other >"$T/other"
 gpg --batch --detach-sign -o "$W/badsig/badsig.files.sig" "$T/other"
 chmod -R a+rX "$W"
 
-for try in 1 2 3 4 5; do
-	port=$(pick_port)
-	cat >"$T/nginx/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-pid $T/nginx/nginx.pid;
-error_log $T/nginx/error.log;
-events { worker_connections 64; }
-http {
-	access_log $T/nginx/access.log;
-	default_type application/octet-stream;
-	server {
-		listen 127.0.0.1:$port;
-		root $W;
-	}
-}
-CONF
-	nginx -e "$T/nginx/error.log" -c "$T/nginx/nginx.conf" -p "$T/nginx/" \
-	    >"$T/nginx/out.log" 2>&1 &
-	DAEMON_PIDS="$DAEMON_PIDS $!"
-	wait_until 10 listening "$port" && break
-done
-listening "$port" || { cat "$T/nginx/error.log"; bail "nginx did not start"; }
-N=http://127.0.0.1:$port
+start_nginx "$W"
 
-refreshed() {
-	[ "$(grep -c ': refreshed$' "$d_LOG")" -ge "$1" ]
-}
 
 start_daemon d --scan-dir none --repo "arch $N/core-debug core-debug" \
     --repo "arch $N/bad bad"
-wait_until 60 refreshed 2
+wait_until 60 refreshed d 2
 ok $? "both .files databases are read"
 check_find d "prog_b's debug file from an Arch repository" \
     "$dbg/prog_b.debug" debuginfo "$ID_prog_b"

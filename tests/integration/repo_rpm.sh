@@ -76,36 +76,8 @@ cp -a "$W/gz" "$W/badsig"
 sed -i 's/<revision>/<revision>1/' "$W/badsig/repodata/repomd.xml"
 chmod -R a+rX "$W"
 
-for try in 1 2 3 4 5; do
-	port=$(pick_port)
-	cat >"$T/nginx/nginx.conf" <<CONF
-daemon off;
-worker_processes 1;
-pid $T/nginx/nginx.pid;
-error_log $T/nginx/error.log;
-events { worker_connections 64; }
-http {
-	access_log $T/nginx/access.log;
-	default_type application/octet-stream;
-	server {
-		listen 127.0.0.1:$port;
-		root $W;
-	}
-}
-CONF
-	nginx -e "$T/nginx/error.log" -c "$T/nginx/nginx.conf" -p "$T/nginx/" \
-	    >"$T/nginx/out.log" 2>&1 &
-	DAEMON_PIDS="$DAEMON_PIDS $!"
-	wait_until 10 listening "$port" && break
-done
-listening "$port" || { cat "$T/nginx/error.log"; bail "nginx did not start"; }
-N=http://127.0.0.1:$port
+start_nginx "$W"
 
-refreshed() {
-	local log
-	eval "log=\$${1}_LOG"
-	[ "$(grep -c ': refreshed$' "$log")" -ge "$2" ]
-}
 
 start_daemon d --scan-dir none \
     --repo "rpm $N/fedora gpgkey=$T/keyring.gpg" \
