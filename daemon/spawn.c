@@ -5,7 +5,11 @@
  * A request lives on its caller's stack: the caller queues it and sleeps
  * on done; the thread takes requests in order, runs each with
  * posix_spawnp and waitpid, and wakes its caller.  The thread is never
- * stopped: it sleeps in the queue until the process exits.
+ * stopped: it sleeps in the queue until the process exits, with every
+ * signal blocked, so that none is ever delivered to it (at shutdown the
+ * main thread swaps the dispositions of the signals it handled with them
+ * blocked on its own thread only: daemon/main.c).  Its programs start
+ * with no signal blocked and the usual dispositions.
  */
 #include "daemon/spawn.h"
 
@@ -15,6 +19,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <spawn.h>
 #include <string.h>
 
@@ -42,16 +47,31 @@ static int started;
 static void
 run(struct req *r)
 {
+	static const int reset[] = { SIGPIPE, SIGHUP, SIGINT, SIGTERM,
+		SIGUSR1 };
 	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t attr;
+	sigset_t none, def;
 	pid_t pid;
+	size_t i;
 	int st;
 
+	sigemptyset(&none);
+	sigemptyset(&def);
+	for (i = 0; i < sizeof(reset) / sizeof(reset[0]); i++)
+		sigaddset(&def, reset[i]);
+	posix_spawnattr_init(&attr);
+	posix_spawnattr_setsigmask(&attr, &none);
+	posix_spawnattr_setsigdefault(&attr, &def);
+	posix_spawnattr_setflags(&attr,
+	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 	posix_spawn_file_actions_init(&fa);
 	posix_spawn_file_actions_adddup2(&fa, r->out_fd, 1);
 	posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-	r->err = posix_spawnp(&pid, r->argv[0], &fa, NULL, r->argv, environ);
+	r->err = posix_spawnp(&pid, r->argv[0], &fa, &attr, r->argv, environ);
 	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&attr);
 	if (r->err != 0)
 		return;
 	while (waitpid(pid, &st, 0) == -1)
@@ -90,11 +110,17 @@ int
 spawn_start(void (*init)(void))
 {
 	static void (*init_fn)(void);
+	sigset_t all, old;
 	pthread_t t;
 	int rc;
 
 	init_fn = init;
-	if ((rc = pthread_create(&t, NULL, spawner, &init_fn)) != 0) {
+	/* It inherits the mask: every signal blocked from its first moment. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&t, NULL, spawner, &init_fn);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0) {
 		errno = rc;
 		return -1;
 	}
