@@ -704,7 +704,6 @@ main(int argc, char **argv)
 	struct http_handler handler;
 	struct serve_deps sd;
 	struct fill_deps fd;
-	struct repos_deps rpd;
 	struct blob_limits lim;
 	uint64_t orphans = 0, dangling = 0;
 	struct serve *srv;
@@ -799,14 +798,7 @@ main(int argc, char **argv)
 	fd.base = d.base;
 	if ((d.fill = fill_new(&fd, err, sizeof(err))) == NULL)
 		fatalx("%s", err);
-	rpd.cfg = &d.cfg;
-	rpd.idx = d.idx;
-	rpd.ft = d.ft;
-	rpd.bs = d.bs;
-	rpd.pool = d.pool;
-	rpd.inbox = d.inbox;
-	rpd.base = d.base;
-	if ((d.repos = repos_new(&rpd, err, sizeof(err))) == NULL)
+	if ((d.repos = repos_new(&fd, err, sizeof(err))) == NULL)
 		fatalx("%s", err);
 	sd.cfg = &d.cfg;
 	sd.idx = d.idx;

@@ -223,7 +223,7 @@ struct dl {
 };
 
 struct repos {
-	struct repos_deps d;
+	struct fill_deps d;
 	struct repo *v;
 	size_t n;
 	struct curlev *cv;
@@ -2015,7 +2015,7 @@ metrics_cb(FILE *fp, void *arg)
 }
 
 struct repos *
-repos_new(const struct repos_deps *d, char *err, size_t errlen)
+repos_new(const struct fill_deps *d, char *err, size_t errlen)
 {
 	const struct config *cfg = d->cfg;
 	struct repos *rs;

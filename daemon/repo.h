@@ -26,6 +26,7 @@ struct blobstore;
 struct config;
 struct config_repo;
 struct event_base;
+struct fill_deps;
 struct flight;
 struct flight_table;
 struct index;
@@ -34,18 +35,12 @@ struct pool;
 struct pool_inbox;
 struct repos;
 
-struct repos_deps {
-	const struct config *cfg;
-	struct index *idx;
-	struct flight_table *ft;
-	struct blobstore *bs; /* members extracted while downloading go here */
-	struct pool *pool;
-	struct pool_inbox *inbox; /* of base's loop */
-	struct event_base *base; /* the fills' loop */
-};
-
-/* NULL with err; with no repository configured, an empty set. */
-struct repos *repos_new(const struct repos_deps *d, char *err, size_t errlen);
+/*
+ * NULL with err; with no repository configured, an empty set.  It takes
+ * what the fills take (members extracted while downloading go to bs; base
+ * is the fills' loop).
+ */
+struct repos *repos_new(const struct fill_deps *d, char *err, size_t errlen);
 /* On the fills' loop thread, after it stopped. */
 void repos_free(struct repos *rs);
 size_t repos_count(const struct repos *rs);
