@@ -1,16 +1,21 @@
 /*
  * indexer/sources.c: list the source files the DWARF of an ELF file names.
  *
- * Only what names files is read: the first DIE of each unit in
- * .debug_info (DW_AT_name, DW_AT_comp_dir, DW_AT_stmt_list) with its
- * abbreviation, the header of its line table in .debug_line (directories
- * and files, never the line program), and the strings these point to.
+ * Only what names files is read.  Where every line table is DWARF 5, that
+ * is the headers of the tables in .debug_line (directories and files,
+ * never the line program) and the strings they point to: a DWARF 5 table
+ * names its unit's directory and primary file itself.  Otherwise it is the
+ * first DIE of each unit in .debug_info (DW_AT_name, DW_AT_comp_dir,
+ * DW_AT_stmt_list) with its abbreviation, and the header of its line
+ * table.
+ *
  * Every read goes through a cursor with a window of a few KiB over a
  * section, pread from the file: memory stays the same whatever the size of
  * the file or of its sections.  Compressed sections (SHF_COMPRESSED or
- * .zdebug_, zlib) are first decompressed, a block at a time, into an
- * unlinked file in tmpdir, and read from there; .debug_info, the biggest,
- * is read in order, so it is inflated as the walk goes instead.
+ * .zdebug_, zlib) that are needed are first decompressed, a block at a
+ * time, into an unlinked file in tmpdir, and read from there; .debug_info,
+ * the biggest, is read in order, so it is inflated as the walk goes
+ * instead.
  *
  * Files are hostile.  Every debug section is checked to lie inside the file
  * and to stay under SOURCES_SECTION_MAX, compressed or not, before a byte
@@ -249,6 +254,11 @@ struct dfile {
 	int tmp; /* the decompressed sections, or -1 */
 	uint64_t tmp_end;
 	struct sect sec[SEC_N];
+	/* A compressed section not decompressed yet: its zlib stream. */
+	struct {
+		uint64_t zoff, zlen, size;
+	} z[SEC_N];
+	unsigned loaded; /* 1 << section: dfile_load() done */
 };
 
 /* Bytes pread at once by a cursor, and by the decompressor. */
@@ -693,6 +703,7 @@ struct walk {
 	int base_in_alt; /* the unit's comp_dir lives in the absent alt */
 	int alt_missing; /* names were skipped for want of the alt */
 	int has_alt;
+	unsigned refs; /* 1 << kind of the strrefs line tables used */
 	struct dfile df, alt;
 	/* info walks the units; the others are looked up. */
 	struct cur info, abbrev, line, at_line, str, line_str, stroff, alt_str;
@@ -836,6 +847,7 @@ read_entry(struct walk *w, const struct lnfmt *fmt, const struct unit *u,
 		if (fmt->f[i].name == LNCT_path) {
 			if (read_strref(c, form, u, path, NULL, 0) == -1)
 				return -1;
+			w->refs |= 1u << path->kind;
 		} else if (fmt->f[i].name == LNCT_directory_index &&
 		    (form == FORM_data1 || form == FORM_data2 ||
 			form == FORM_data4 || form == FORM_data8)) {
@@ -1354,19 +1366,15 @@ strings_end(const struct sect *s)
 
 /*
  * Find the sections of the ELF file at fd that list its sources, every
- * debug section checked first; compressed ones are decompressed into an
- * unlinked file in tmpdir, but for .debug_info, which is read in order and
- * inflated as it is read.  Returns 1 when there is a .debug_info to
- * read, 0 when there is none, -1 with err.
+ * debug section checked first.  Compressed ones are decompressed by
+ * dfile_load() when they are needed, but for .debug_info, which is read in
+ * order and inflated as it is read.  Returns 1 when there is a .debug_info
+ * to read, 0 when there is none, -1 with err.
  */
 static int
-dfile_open(struct dfile *d, int fd, const char *tmpdir, char *err,
-    size_t errlen)
+dfile_open(struct dfile *d, int fd, char *err, size_t errlen)
 {
 	struct elf_file f;
-	struct {
-		uint64_t zoff, zlen, size;
-	} z[SEC_N];
 	GElf_Ehdr eh;
 	GElf_Shdr sh;
 	Elf_Scn *scn = NULL;
@@ -1385,7 +1393,6 @@ dfile_open(struct dfile *d, int fd, const char *tmpdir, char *err,
 	}
 	d->big = eh.e_ident[EI_DATA] == ELFDATA2MSB;
 	d->class64 = eh.e_ident[EI_CLASS] == ELFCLASS64;
-	memset(z, 0, sizeof(z));
 	while (rc == 0 && (scn = elf_nextscn(f.elf, scn)) != NULL) {
 		if (gelf_getshdr(scn, &sh) == NULL ||
 		    (name = elf_strptr(f.elf, f.shstrndx, sh.sh_name)) ==
@@ -1421,27 +1428,120 @@ dfile_open(struct dfile *d, int fd, const char *tmpdir, char *err,
 			if (zhdr > 0 && i == SEC_INFO) {
 				d->sec[i].zlen = sh.sh_size - zhdr;
 			} else if (zhdr > 0) {
-				z[i].zoff = sh.sh_offset + zhdr;
-				z[i].zlen = sh.sh_size - zhdr;
-				z[i].size = size;
+				d->z[i].zoff = sh.sh_offset + zhdr;
+				d->z[i].zlen = sh.sh_size - zhdr;
+				d->z[i].size = size;
 			}
 		}
 	}
 	elf_file_close(&f);
-	for (i = 0; rc == 0 && i < SEC_N; i++)
-		if (z[i].size > 0 &&
-		    inflate_section(d, fd, z[i].zoff, z[i].zlen, z[i].size,
-			tmpdir, &d->sec[i], err, errlen) == -1)
+	/* Uncompressed string sections cost nothing to check now. */
+	for (i = SEC_STR; rc == 0 && i <= SEC_LINE_STR; i++)
+		if (d->z[i].size == 0 && !strings_end(&d->sec[i])) {
+			snprintf(err, errlen,
+			    "a string section is not NUL-terminated");
 			rc = -1;
-	if (rc == 0 &&
-	    (!strings_end(&d->sec[SEC_STR]) ||
-		!strings_end(&d->sec[SEC_LINE_STR]))) {
-		snprintf(err, errlen, "a string section is not NUL-terminated");
-		rc = -1;
-	}
+		}
 	if (rc == -1)
 		return -1;
 	return d->sec[SEC_INFO].fd != -1;
+}
+
+/*
+ * Make the sections in mask (1 << section) of d readable: decompress those
+ * that are compressed into d's temporary file, check that string sections
+ * end in a NUL.  Each section once.
+ */
+static int
+dfile_load(struct dfile *d, unsigned mask, const char *tmpdir, char *err,
+    size_t errlen)
+{
+	struct sect *s;
+	int i;
+
+	for (i = 0; i < SEC_N; i++) {
+		if ((mask & 1u << i) == 0 || (d->loaded & 1u << i) != 0)
+			continue;
+		s = &d->sec[i];
+		if (d->z[i].size > 0 &&
+		    inflate_section(d, s->fd, d->z[i].zoff, d->z[i].zlen,
+			d->z[i].size, tmpdir, s, err, errlen) == -1)
+			return -1;
+		if ((i == SEC_STR || i == SEC_LINE_STR) && !strings_end(s)) {
+			snprintf(err, errlen,
+			    "a string section is not NUL-terminated");
+			return -1;
+		}
+		d->loaded |= 1u << i;
+	}
+	return 0;
+}
+
+/* The sections walk_lines() reads; it loads .debug_str when it needs it. */
+#define LINES_NEED (1u << SEC_LINE | 1u << SEC_LINE_STR)
+/* The strings a DWARF 5 line table can name without its unit. */
+#define LINES_REFS \
+	(1u << REF_NONE | 1u << REF_AT_LINE | 1u << REF_LINE_STRP | \
+	    1u << REF_STRP)
+
+/*
+ * The files of every line table in .debug_line, without reading
+ * .debug_info.  A DWARF 5 table names its unit's compilation directory
+ * (directory 0) and primary source file (file 0, the unit's DW_AT_name)
+ * itself, so where every table is DWARF 5 and names its paths in this
+ * file's string sections, the tables alone list what the units would: the
+ * biggest section, .debug_info (compressed in distributions' packages),
+ * is never decompressed.  A first pass checks that; 2 when it does not
+ * hold (the caller walks the units instead), else what emit() does, or
+ * -1 with err.  A unit without a line table lists its DW_AT_name in the
+ * unit walk only; gcc gives every unit a table.
+ */
+static int
+walk_lines(struct walk *w, const char *tmpdir, char *err, size_t errlen)
+{
+	struct cur *c = &w->line;
+	uint64_t pos, next, len, size = c->s->size;
+	struct unit u;
+	const char *base;
+	size_t ndirs;
+	int pass, rc = 0, in_alt;
+
+	if (c->s->fd == -1)
+		return 2;
+	for (pass = 0; pass < 2 && rc == 0; pass++) {
+		w->refs = 0;
+		for (pos = 0; rc == 0 && size - pos >= 4; pos = next) {
+			memset(&u, 0, sizeof(u));
+			if (cur_seek(c, pos, size) == -1)
+				return 2;
+			len = read_length(c, &u.off_size);
+			if (c->bad || len > size - c->pos)
+				return 2;
+			next = c->pos + len;
+			if (cur_uint(c, 2) != 5 ||
+			    line_files(w, &u, pos, NULL, 0, NULL, &ndirs) !=
+				0 ||
+			    (w->refs & ~LINES_REFS) != 0)
+				return 2;
+			if (pass == 0)
+				continue;
+			base = ndirs == 0 ? NULL
+					  : str_get(w, &w->dir[0], &u, w->comp,
+						sizeof(w->comp), &in_alt);
+			rc = line_files(w, &u, pos, NULL, 1, base, &ndirs);
+		}
+		if (pass == 0 && (w->refs & 1u << REF_STRP) != 0) {
+			if (dfile_load(&w->df, 1u << SEC_STR, tmpdir, err,
+				errlen) == -1)
+				return -1;
+			cur_init(&w->str, &w->df.sec[SEC_STR], w->df.big);
+		}
+	}
+	if (rc == -2)
+		return 2;
+	if (rc == -1)
+		snprintf(err, errlen, "out of memory");
+	return rc == 1 ? 0 : rc;
 }
 
 /*
@@ -1460,7 +1560,9 @@ alt_open(struct walk *w, int fd, int alt_fd, const char *tmpdir, char *err,
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (dfile_open(&w->alt, alt_fd, tmpdir, alt_err, sizeof(alt_err)) != 1)
+	if (dfile_open(&w->alt, alt_fd, alt_err, sizeof(alt_err)) != 1 ||
+	    dfile_load(&w->alt, 1u << SEC_STR, tmpdir, alt_err,
+		sizeof(alt_err)) == -1)
 		;
 	else if (elf_read_info(fd, &info[0], alt_err, sizeof(alt_err)) != 0 ||
 	    info[0].alt_id.len == 0)
@@ -1479,6 +1581,20 @@ alt_open(struct walk *w, int fd, int alt_fd, const char *tmpdir, char *err,
 	return rc;
 }
 
+/* The cursors of w, on the sections as they are now. */
+static void
+walk_init(struct walk *w)
+{
+	cur_init(&w->info, &w->df.sec[SEC_INFO], w->df.big);
+	cur_init(&w->abbrev, &w->df.sec[SEC_ABBREV], w->df.big);
+	cur_init(&w->line, &w->df.sec[SEC_LINE], w->df.big);
+	cur_init(&w->at_line, &w->df.sec[SEC_LINE], w->df.big);
+	cur_init(&w->str, &w->df.sec[SEC_STR], w->df.big);
+	cur_init(&w->line_str, &w->df.sec[SEC_LINE_STR], w->df.big);
+	cur_init(&w->stroff, &w->df.sec[SEC_STROFF], w->df.big);
+	cur_init(&w->alt_str, &w->alt.sec[SEC_STR], w->alt.big);
+}
+
 int
 sources_list(int fd, int alt_fd, const char *tmpdir, unsigned max_files,
     int (*cb)(const char *path, void *arg), void *arg, int *alt_missing,
@@ -1495,7 +1611,7 @@ sources_list(int fd, int alt_fd, const char *tmpdir, unsigned max_files,
 	}
 	dfile_init(&w->df);
 	dfile_init(&w->alt);
-	if ((rc = dfile_open(&w->df, fd, tmpdir, err, errlen)) != 1)
+	if ((rc = dfile_open(&w->df, fd, err, errlen)) != 1)
 		goto out;
 	rc = -1;
 	if (alt_fd != -1 && alt_open(w, fd, alt_fd, tmpdir, err, errlen) == -1)
@@ -1507,15 +1623,17 @@ sources_list(int fd, int alt_fd, const char *tmpdir, unsigned max_files,
 	w->cb = cb;
 	w->arg = arg;
 	w->has_alt = alt_fd != -1;
-	cur_init(&w->info, &w->df.sec[SEC_INFO], w->df.big);
-	cur_init(&w->abbrev, &w->df.sec[SEC_ABBREV], w->df.big);
-	cur_init(&w->line, &w->df.sec[SEC_LINE], w->df.big);
-	cur_init(&w->at_line, &w->df.sec[SEC_LINE], w->df.big);
-	cur_init(&w->str, &w->df.sec[SEC_STR], w->df.big);
-	cur_init(&w->line_str, &w->df.sec[SEC_LINE_STR], w->df.big);
-	cur_init(&w->stroff, &w->df.sec[SEC_STROFF], w->df.big);
-	cur_init(&w->alt_str, &w->alt.sec[SEC_STR], w->alt.big);
-	rc = walk_units(w, err, errlen);
+	rc = -1;
+	if (dfile_load(&w->df, LINES_NEED, tmpdir, err, errlen) == -1)
+		goto out;
+	walk_init(w);
+	if ((rc = walk_lines(w, tmpdir, err, errlen)) == 2) {
+		rc = -1;
+		if (dfile_load(&w->df, ~0u, tmpdir, err, errlen) == -1)
+			goto out;
+		walk_init(w);
+		rc = walk_units(w, err, errlen);
+	}
 	cur_free(&w->info);
 	seen_free(&w->seen);
 	if (alt_missing != NULL)

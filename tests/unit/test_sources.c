@@ -244,21 +244,31 @@ write_project(void)
 	write_text("proj/inc/util.h", util_h);
 }
 
-/* The project built from its own directory, with DWARF version v. */
+/*
+ * The project built from its own directory, main.c with DWARF version v
+ * and util.c with u: with both 5, the line tables alone list the files;
+ * with a DWARF 4 unit among them, the units are walked.
+ */
 static void
-test_compiled(int v)
+test_compiled(int v, int u)
 {
 	struct list full = { 0 }, dbg = { 0 };
 	char prog[32], debug[32], what[128];
 
-	snprintf(prog, sizeof(prog), "proj/prog%d", v);
-	snprintf(debug, sizeof(debug), "proj/prog%d.debug", v);
-	snprintf(what, sizeof(what), "gcc -gdwarf-%d builds the project", v);
-	if (!ok(shell("cd '%s/proj' && gcc -gdwarf-%d -O0 -Iinc -o prog%d "
-		      "main.c util.c",
-		    tmpdir, v, v),
+	if (u == v)
+		snprintf(prog, sizeof(prog), "proj/prog%d", v);
+	else
+		snprintf(prog, sizeof(prog), "proj/prog%d%d", v, u);
+	snprintf(debug, sizeof(debug), "%s.debug", prog);
+	snprintf(what, sizeof(what),
+	    "gcc -gdwarf-%d, util.c -gdwarf-%d, builds the project", v, u);
+	if (!ok(shell("cd '%s/proj' && gcc -gdwarf-%d -O0 -Iinc -c util.c && "
+		      "gcc -gdwarf-%d -O0 -Iinc -o %s main.c util.o",
+		    tmpdir, u, v, prog + 5),
 		what))
 		return;
+	if (u != v)
+		v = v * 10 + u;
 
 	list_file(&full, prog, 1000);
 	snprintf(what, sizeof(what), "DWARF %d: listed", v);
@@ -715,8 +725,9 @@ main(void)
 
 	test_canonicalise();
 	write_project();
-	test_compiled(4);
-	test_compiled(5);
+	test_compiled(4, 4);
+	test_compiled(5, 5);
+	test_compiled(5, 4);
 	test_relative();
 	test_limits();
 	test_compressed();
