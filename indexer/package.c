@@ -21,6 +21,13 @@
  * member data, cpio resynchronisation, pax headers), and a bomb hidden
  * there is stopped just as early as one in a member we read.
  *
+ * A scan of a .deb on disk whose data.tar.xz carries a block index (as
+ * multi-threaded xz writes it: dpkg-deb's since Debian 12) decompresses it
+ * with indexer/xzseek.c instead, so that what the scan does not read is
+ * skipped block by block: the rest of a large member that is not ELF, and
+ * of a large DWARF 5 debug file everything but its headers, notes and line
+ * tables (scan_part).  Skipped bytes count against max_total all the same.
+ *
  * Only native decompressors are registered; a libarchive that would run an
  * external program for one of them is refused.  Member bytes we inspect go
  * to one unlinked temporary file per scan, rewritten for each ELF member.
@@ -36,6 +43,7 @@
 #include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <limits.h>
 #include <lzma.h>
 #include <stdio.h>
@@ -44,6 +52,8 @@
 #include <unistd.h>
 
 #include "indexer/file.h"
+#include "indexer/sources.h"
+#include "indexer/xzseek.h"
 
 /* Bytes asked of the package file per read. */
 #define READ_BLOCK (64 * 1024)
@@ -60,6 +70,13 @@
  * may ask for a 1.5 GiB dictionary, which would be held while it is read.
  */
 #define XZ_MEMLIMIT (72u << 20)
+/*
+ * A member of at least this many of its stream's largest blocks, in a
+ * stream read by its index, is read in part (scan_part): its first
+ * PART_HEAD bytes, then only what a scan needs.
+ */
+#define PART_MIN_BLOCKS 2
+#define PART_HEAD (64u << 10)
 /* The xz magic that starts a stream. */
 #define XZ_MAGIC \
 	"\xfd" \
@@ -88,6 +105,17 @@ struct pkg_reader {
 	int over_total; /* the feed stopped at max_total */
 	unsigned char *file_buf; /* READ_BLOCK read from the file */
 	char member[64]; /* the ar member being decompressed, for errors */
+	/*
+	 * A scan of a .deb on disk whose data.tar.xz has a block index:
+	 * dec reads it for files in place of lz and skips what files skips;
+	 * parked was left at the end of a member read in part (scan_part),
+	 * to take over from dec there.
+	 */
+	int seek; /* the caller allows it */
+	struct xzmap *map;
+	struct xzdec *dec, *parked;
+	uint64_t decoded; /* by decoders freed already */
+	unsigned char *part_buf; /* READ_BLOCK for scan_part */
 };
 
 /* Where the bytes of one member go while they are read. */
@@ -101,6 +129,7 @@ struct sink {
 	int over; /* the member is larger than limit, or no_room */
 	unsigned min_free_pct; /* of pkg_limits */
 	uint64_t room_at; /* where the next free-space check is due */
+	uint64_t stop; /* > 0: read_data() returns once this much is in */
 	int no_room; /* the file system is short of free space */
 	const struct pkg_limits *lim; /* its room hook */
 	int room_tried; /* the hook was called for this member */
@@ -375,6 +404,20 @@ xz_open(struct pkg_reader *r, char *err, size_t errlen)
 	return 0;
 }
 
+/* The next block of data.tar.xz, read by its index. */
+static la_ssize_t
+dec_block(struct archive *a, struct pkg_reader *r, const void **buf)
+{
+	char err[128];
+	ssize_t n;
+
+	if ((n = xzdec_read(r->dec, r->xz_buf, READ_BLOCK, err, sizeof(err))) ==
+	    -1)
+		archive_set_error(a, EIO, "%s", err);
+	*buf = r->xz_buf;
+	return (la_ssize_t)n;
+}
+
 /* Feeds files from raw, counting what the package decompresses to. */
 static la_ssize_t
 files_read_cb(struct archive *a, void *arg, const void **buf)
@@ -382,7 +425,11 @@ files_read_cb(struct archive *a, void *arg, const void **buf)
 	struct pkg_reader *r = arg;
 	la_ssize_t n;
 
-	if ((n = r->xz ? xz_block(a, r, buf) : pass_block(a, r->raw, buf)) <= 0)
+	if (r->dec != NULL)
+		n = dec_block(a, r, buf);
+	else
+		n = r->xz ? xz_block(a, r, buf) : pass_block(a, r->raw, buf);
+	if (n <= 0)
 		return n;
 	if ((uint64_t)n > r->max_total - r->total) {
 		/* libarchive's own printf knows no %llu. */
@@ -395,9 +442,54 @@ files_read_cb(struct archive *a, void *arg, const void **buf)
 	return n;
 }
 
+/* Drop decoder d, keeping count of what it decompressed. */
+static void
+dec_free(struct pkg_reader *r, struct xzdec *d)
+{
+	if (d == NULL)
+		return;
+	r->decoded += xzdec_decoded(d);
+	xzdec_free(d);
+}
+
+/*
+ * Skip request bytes of the stream files reads (the rest of a member it
+ * was not asked for): by the block index, so that whole blocks in between
+ * are never decompressed, from the decoder parked there when there is one.
+ * Bytes skipped; 0 leaves libarchive to read through instead.
+ */
+static la_int64_t
+files_skip_cb(struct archive *a, void *arg, la_int64_t request)
+{
+	struct pkg_reader *r = arg;
+	uint64_t to;
+	char err[128];
+
+	(void)a;
+	if (r->dec == NULL || request <= 0 ||
+	    (uint64_t)request > r->max_total - r->total)
+		return 0;
+	to = xzdec_pos(r->dec) + (uint64_t)request;
+	if (to > xzmap_total(r->map))
+		return 0;
+	if (r->parked != NULL && xzdec_near(r->parked, to)) {
+		dec_free(r, r->dec);
+		r->dec = r->parked;
+		r->parked = NULL;
+	}
+	if (xzdec_seek(r->dec, to, err, sizeof(err)) == -1)
+		return 0;
+	r->total += (uint64_t)request;
+	return request;
+}
+
 static void
 pkg_reader_close(struct pkg_reader *r)
 {
+	dec_free(r, r->dec);
+	dec_free(r, r->parked);
+	xzmap_free(r->map);
+	free(r->part_buf);
 	if (r->files != NULL)
 		archive_read_free(r->files);
 	if (r->raw != NULL)
@@ -464,8 +556,21 @@ open_deb(struct pkg_reader *r, char *err, size_t errlen)
 	}
 	snprintf(r->member, sizeof(r->member), "%s", name);
 	/* dpkg goes by the name too. */
-	if (strcmp(name, "data.tar.xz") == 0)
+	if (strcmp(name, "data.tar.xz") == 0) {
+		/* An ar member's data follows its 60-byte header. */
+		if (r->seek && archive_entry_size_is_set(e) &&
+		    archive_read_header_position(r->ar) >= 0 &&
+		    (r->map = xzmap_open(r->fd,
+			 (uint64_t)archive_read_header_position(r->ar) + 60,
+			 (uint64_t)archive_entry_size(e), XZ_MEMLIMIT)) !=
+			NULL &&
+		    ((r->dec = xzdec_new(r->map)) == NULL ||
+			(r->part_buf = malloc(READ_BLOCK)) == NULL)) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
 		return xz_open(r, err, errlen);
+	}
 	if ((r->raw = archive_read_new()) == NULL ||
 	    archive_read_support_format_raw(r->raw) != ARCHIVE_OK ||
 	    add_filters(r->raw, 0, err, errlen) == -1) {
@@ -526,7 +631,7 @@ files_error(struct pkg_reader *r, char *err, size_t errlen)
 
 static int
 pkg_reader_open(struct pkg_reader *r, const char *path,
-    const struct pkg_limits *lim, char *err, size_t errlen)
+    const struct pkg_limits *lim, int seek, char *err, size_t errlen)
 {
 	unsigned char magic[AR_MAGIC_LEN];
 	struct archive_entry *e;
@@ -535,6 +640,8 @@ pkg_reader_open(struct pkg_reader *r, const char *path,
 
 	memset(r, 0, sizeof(*r));
 	r->lim = lim;
+	/* Out of order only in a file that is all there. */
+	r->seek = seek && lim->grow == NULL;
 	r->max_total = lim->max_total;
 	r->max_members = lim->max_members;
 	if ((r->fd = file_open_regular(path, &st)) == -1) {
@@ -570,8 +677,10 @@ pkg_reader_open(struct pkg_reader *r, const char *path,
 		snprintf(err, errlen, "cannot set up a tar reader");
 		return -1;
 	}
-	if (archive_read_open(r->files, r, NULL, files_read_cb, NULL) !=
-	    ARCHIVE_OK) {
+	if (archive_read_set_skip_callback(r->files, files_skip_cb) !=
+		ARCHIVE_OK ||
+	    archive_read_open(r->files, r, NULL, files_read_cb, NULL) !=
+		ARCHIVE_OK) {
 		files_error(r, err, errlen);
 		return -1;
 	}
@@ -741,6 +850,8 @@ read_data(struct pkg_reader *r, struct sink *s, char *err, size_t errlen)
 			s->end = uoff + size;
 		if (s->progress != NULL && !s->over)
 			s->progress(s->end, s->progress_arg);
+		if (s->stop > 0 && s->end >= s->stop && s->elf != -1)
+			return 0;
 	}
 	if (s->elf == -1)
 		s->elf = 0;
@@ -797,19 +908,236 @@ is_bare_hardlink(struct archive_entry *e)
 }
 
 /*
- * Inspect a regular member: copy it to tmp while it may be ELF, then ask
- * elf_read_info.  *tmp is made on first need and kept for the next member.
+ * Copy bytes [from, to) of the member whose data starts at offset base of
+ * the stream to the same place in fd, read by decoder d.
  */
 static int
-scan_regular(struct pkg_reader *r, struct pkg_member *m, const char *tmpdir,
-    const struct pkg_limits *lim, int *tmp, struct pkg_stats *stats, char *err,
-    size_t errlen)
+part_copy(struct pkg_reader *r, struct xzdec *d, uint64_t base, uint64_t from,
+    uint64_t to, int fd, char *err, size_t errlen)
+{
+	ssize_t n;
+
+	if (xzdec_seek(d, base + from, err, errlen) == -1)
+		return -1;
+	while (from < to) {
+		n = xzdec_read(d, r->part_buf,
+		    to - from < READ_BLOCK ? (size_t)(to - from) : READ_BLOCK,
+		    err, errlen);
+		if (n <= 0) {
+			if (n == 0)
+				snprintf(err, errlen,
+				    "xz: the stream ends early");
+			return -1;
+		}
+		if (pkg_pwrite(fd, r->part_buf, (size_t)n, from) == -1) {
+			snprintf(err, errlen, "write: %s", strerror(errno));
+			return -1;
+		}
+		from += (uint64_t)n;
+	}
+	return 0;
+}
+
+/* An unsigned of n bytes at p. */
+static uint64_t
+part_uint(const unsigned char *p, size_t n, int big)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		v |= (uint64_t)p[big ? n - 1 - i : i] << (8 * i);
+	return v;
+}
+
+/*
+ * 1 when what a scan reads of section name (of type) need not be read
+ * beyond its first bytes: DWARF that neither elf_read_info() nor
+ * sources_list()'s line-table walk reads, and symbol tables.
+ */
+static int
+part_unread(const char *name, unsigned type)
+{
+	static const char *const read[] = { "line", "line_str", "str" };
+	size_t i;
+
+	if (type == SHT_SYMTAB ||
+	    (type == SHT_STRTAB && strcmp(name, ".shstrtab") != 0))
+		return 1;
+	if (!elf_is_debug_name(name))
+		return 0;
+	name += name[1] == 'z' ? 8 : 7;
+	for (i = 0; i < sizeof(read) / sizeof(read[0]); i++)
+		if (strcmp(name, read[i]) == 0)
+			return 0;
+	return 1;
+}
+
+/*
+ * Where the section headers of the ELF file whose first head bytes are in
+ * fd start, when they and the program headers lie where a scan in part
+ * can use them (the program headers in those first bytes, the section
+ * headers after them); else 0.
+ */
+static uint64_t
+part_shoff(int fd, uint64_t head)
+{
+	unsigned char h[64];
+	uint64_t phoff, shoff, phend;
+	int big, c64;
+
+	if (head < sizeof(h) || pread(fd, h, sizeof(h), 0) != sizeof(h))
+		return 0;
+	c64 = h[EI_CLASS] == ELFCLASS64;
+	big = h[EI_DATA] == ELFDATA2MSB;
+#define FIELD(off, n) part_uint(h + (off), (n), big)
+	phoff = c64 ? FIELD(0x20, 8) : FIELD(0x1c, 4);
+	shoff = c64 ? FIELD(0x28, 8) : FIELD(0x20, 4);
+	phend =
+	    phoff + FIELD(c64 ? 0x36 : 0x2a, 2) * FIELD(c64 ? 0x38 : 0x2c, 2);
+#undef FIELD
+	return phoff > head || phend > head || shoff < head ? 0 : shoff;
+}
+
+/* A byte range of a member, to copy. */
+struct part_range {
+	uint64_t from, to;
+};
+
+static int
+part_range_cmp(const void *a, const void *b)
+{
+	const struct part_range *x = a, *y = b;
+
+	return x->from < y->from ? -1 : x->from > y->from;
+}
+
+/*
+ * A large ELF member of a stream read by its index, whose first bytes are
+ * in fd (head of them): copy to fd, sparse, what a scan reads of it, its
+ * headers and the sections elf_read_info() and the line-table walk of
+ * sources_list() read, decoding only the blocks that hold them, and leave
+ * a decoder at its end for files to skip to (r->parked).  1 when that
+ * holds the member's answers (a debug file whose sources need its units,
+ * DWARF 4, is not); 0 to read it in order after all; -1 with err.
+ */
+static int
+scan_part(struct pkg_reader *r, uint64_t base, uint64_t size, uint64_t head,
+    int fd, const char *tmpdir, char *err, size_t errlen)
+{
+	struct part_range *rg = NULL;
+	struct xzdec *tail = NULL, *mid = NULL;
+	struct elf_file f;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	const char *name;
+	uint64_t shoff, at, n;
+	size_t i, nrg = 0;
+	int rc = 0, opened = 0;
+
+	if (ftruncate(fd, (off_t)size) == -1) {
+		snprintf(err, errlen, "ftruncate: %s", strerror(errno));
+		return -1;
+	}
+	/* The section headers, at the end: their decoder stays there. */
+	if ((shoff = part_shoff(fd, head)) == 0 || shoff >= size ||
+	    (tail = xzdec_new(r->map)) == NULL)
+		return 0;
+	if (part_copy(r, tail, base, shoff, size, fd, err, errlen) == -1 ||
+	    xzdec_seek(tail, base + size, err, errlen) == -1) {
+		rc = -1;
+		goto out;
+	}
+	if (elf_file_open(&f, fd, err, errlen) != 0)
+		goto out;
+	opened = 1;
+	if ((rg = calloc(f.shnum + 1, sizeof(*rg))) == NULL ||
+	    gelf_getshdr(elf_getscn(f.elf, f.shstrndx), &sh) == NULL)
+		goto out;
+	rg[nrg].from = sh.sh_offset;
+	rg[nrg++].to = sh.sh_offset + sh.sh_size;
+	while ((scn = elf_nextscn(f.elf, scn)) != NULL && nrg <= f.shnum) {
+		if (gelf_getshdr(scn, &sh) == NULL ||
+		    sh.sh_type == SHT_NOBITS || sh.sh_size == 0 ||
+		    sh.sh_offset > size || sh.sh_size > size - sh.sh_offset)
+			continue;
+		/* Names are read below, once .shstrtab is in. */
+		rg[nrg].from = sh.sh_offset;
+		rg[nrg++].to = sh.sh_offset + sh.sh_size;
+	}
+	if ((mid = xzdec_new(r->map)) == NULL)
+		goto out;
+	/* .shstrtab first: the names say what else is needed. */
+	if (rg[0].from < shoff && rg[0].to <= shoff && rg[0].from >= head &&
+	    part_copy(r, mid, base, rg[0].from, rg[0].to, fd, err, errlen) ==
+		-1) {
+		rc = -1;
+		goto out;
+	}
+	for (i = 1, scn = NULL; (scn = elf_nextscn(f.elf, scn)) != NULL;) {
+		if (gelf_getshdr(scn, &sh) == NULL ||
+		    sh.sh_type == SHT_NOBITS || sh.sh_size == 0 ||
+		    sh.sh_offset > size || sh.sh_size > size - sh.sh_offset)
+			continue;
+		if (i == nrg)
+			break;
+		name = elf_strptr(f.elf, f.shstrndx, sh.sh_name);
+		/* A compressed section's header is all its size needs. */
+		if (name != NULL && part_unread(name, sh.sh_type) &&
+		    rg[i].to - rg[i].from > 64)
+			rg[i].to = rg[i].from + 64;
+		i++;
+	}
+	qsort(rg, nrg, sizeof(*rg), part_range_cmp);
+	for (i = 0, at = head; i < nrg; i++) {
+		if (rg[i].from < at)
+			rg[i].from = at;
+		n = rg[i].to < shoff ? rg[i].to : shoff;
+		if (rg[i].from < n &&
+		    part_copy(r, mid, base, rg[i].from, n, fd, err, errlen) ==
+			-1) {
+			rc = -1;
+			goto out;
+		}
+		if (n > at)
+			at = n;
+	}
+	elf_file_close(&f);
+	opened = 0;
+	rc = sources_from_lines(fd, tmpdir);
+	if (rc == 1) {
+		dec_free(r, r->parked);
+		r->parked = tail;
+		tail = NULL;
+	}
+out:
+	if (opened)
+		elf_file_close(&f);
+	dec_free(r, tail);
+	dec_free(r, mid);
+	free(rg);
+	return rc;
+}
+
+/*
+ * Inspect a regular member: copy it to tmp while it may be ELF, then ask
+ * elf_read_info.  *tmp is made on first need and kept for the next member.
+ * A large member of a stream read by its index is read in part: its first
+ * PART_HEAD bytes, then only what scan_part() copies, or nothing more
+ * when it is not ELF.
+ */
+static int
+scan_regular(struct pkg_reader *r, struct archive_entry *e,
+    struct pkg_member *m, const char *tmpdir, const struct pkg_limits *lim,
+    int *tmp, struct pkg_stats *stats, char *err, size_t errlen)
 {
 	struct sink s = { .fd = -1,
 		.elf = -1,
 		.limit = lim->max_member,
 		.min_free_pct = lim->min_free_pct };
 	char eerr[256];
+	uint64_t size = 0, base = 0;
+	int part = 0, rc;
 
 	if (*tmp == -1 && (*tmp = pkg_tmp_open(tmpdir, err, errlen)) == -1)
 		return -1;
@@ -818,8 +1146,39 @@ scan_regular(struct pkg_reader *r, struct pkg_member *m, const char *tmpdir,
 		return -1;
 	}
 	s.fd = *tmp;
+	if (r->dec != NULL && archive_entry_size_is_set(e) &&
+	    archive_entry_sparse_count(e) == 0 &&
+	    (size = (uint64_t)archive_entry_size(e)) <= lim->max_member &&
+	    size >= PART_MIN_BLOCKS * xzmap_block_max(r->map) &&
+	    strncmp(m->path, PKG_DWZ_DIR, strlen(PKG_DWZ_DIR)) != 0) {
+		/* Where the member's data starts in the stream. */
+		base = (uint64_t)archive_filter_bytes(r->files, -1);
+		s.stop = PART_HEAD;
+		part = 1;
+	}
 	if (read_data(r, &s, err, errlen) == -1)
 		return -1;
+	if (part && s.elf != 1) {
+		/* Not ELF: the rest is skipped, never decompressed. */
+		m->size = size;
+		stats->part_read++;
+		return 0;
+	}
+	if (part) {
+		rc = s.over ? 0
+			    : scan_part(r, base, size, s.end, *tmp, tmpdir, err,
+				  errlen);
+		if (rc == -1)
+			return -1;
+		if (rc == 1) {
+			stats->part_read++;
+			s.end = size;
+		} else {
+			s.stop = 0;
+			if (read_data(r, &s, err, errlen) == -1)
+				return -1;
+		}
+	}
 	m->size = s.end;
 	if (s.elf != 1)
 		return 0;
@@ -863,7 +1222,7 @@ pkg_scan_stats(const char *path, const char *tmpdir,
 	if (stats == NULL)
 		stats = &dummy;
 	memset(stats, 0, sizeof(*stats));
-	if (pkg_reader_open(&r, path, lim, err, errlen) == -1) {
+	if (pkg_reader_open(&r, path, lim, 1, err, errlen) == -1) {
 		pkg_reader_close(&r);
 		return -1;
 	}
@@ -891,8 +1250,8 @@ pkg_scan_stats(const char *path, const char *tmpdir,
 			m.link_target = target;
 		} else if (archive_entry_filetype(e) == AE_IFREG) {
 			m.regular = 1;
-			rc = scan_regular(&r, &m, tmpdir, lim, &tmp, stats, err,
-			    errlen);
+			rc = scan_regular(&r, e, &m, tmpdir, lim, &tmp, stats,
+			    err, errlen);
 			if (rc == -1)
 				break;
 		}
@@ -903,6 +1262,10 @@ pkg_scan_stats(const char *path, const char *tmpdir,
 	}
 	stats->members = r.members;
 	stats->total = r.total;
+	dec_free(&r, r.dec);
+	dec_free(&r, r.parked);
+	stats->decoded = r.map != NULL ? r.decoded : r.total;
+	r.dec = r.parked = NULL;
 	pkg_reader_close(&r);
 	if (tmp != -1)
 		close(tmp);
@@ -1013,7 +1376,7 @@ extract_pass(const char *path, char *want, size_t wantlen, int out_fd,
 	int rc, cpio_link = 0, got = want[0] == '\0';
 
 	*moved = 0;
-	if (pkg_reader_open(&r, path, lim, err, errlen) == -1) {
+	if (pkg_reader_open(&r, path, lim, 0, err, errlen) == -1) {
 		pkg_reader_close(&r);
 		return -1;
 	}

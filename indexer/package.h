@@ -95,7 +95,9 @@ struct pkg_stats {
 	unsigned too_large; /* ELF members over max_member: not inspected */
 	unsigned no_room; /* ELF members stopped by min_free_pct: the same */
 	unsigned bad_elf; /* ELF magic but unreadable: reported PKG_OTHER */
-	uint64_t total; /* decompressed bytes read */
+	unsigned part_read; /* large members read in part, by the xz index */
+	uint64_t total; /* decompressed bytes read, or skipped */
+	uint64_t decoded; /* of those, the ones really decompressed */
 };
 
 /*

@@ -1492,12 +1492,13 @@ dfile_load(struct dfile *d, unsigned mask, const char *tmpdir, char *err,
  * file's string sections, the tables alone list what the units would: the
  * biggest section, .debug_info (compressed in distributions' packages),
  * is never decompressed.  A first pass checks that; 2 when it does not
- * hold (the caller walks the units instead), else what emit() does, or
- * -1 with err.  A unit without a line table lists its DW_AT_name in the
+ * hold (the caller walks the units instead), else what emit() does (0
+ * when passes is 1: the check alone), or -1 with err.  A unit without a line table lists its DW_AT_name in the
  * unit walk only; gcc gives every unit a table.
  */
 static int
-walk_lines(struct walk *w, const char *tmpdir, char *err, size_t errlen)
+walk_lines(struct walk *w, int passes, const char *tmpdir, char *err,
+    size_t errlen)
 {
 	struct cur *c = &w->line;
 	uint64_t pos, next, len, size = c->s->size;
@@ -1508,7 +1509,7 @@ walk_lines(struct walk *w, const char *tmpdir, char *err, size_t errlen)
 
 	if (c->s->fd == -1)
 		return 2;
-	for (pass = 0; pass < 2 && rc == 0; pass++) {
+	for (pass = 0; pass < passes && rc == 0; pass++) {
 		w->refs = 0;
 		for (pos = 0; rc == 0 && size - pos >= 4; pos = next) {
 			memset(&u, 0, sizeof(u));
@@ -1627,7 +1628,7 @@ sources_list(int fd, int alt_fd, const char *tmpdir, unsigned max_files,
 	if (dfile_load(&w->df, LINES_NEED, tmpdir, err, errlen) == -1)
 		goto out;
 	walk_init(w);
-	if ((rc = walk_lines(w, tmpdir, err, errlen)) == 2) {
+	if ((rc = walk_lines(w, 2, tmpdir, err, errlen)) == 2) {
 		rc = -1;
 		if (dfile_load(&w->df, ~0u, tmpdir, err, errlen) == -1)
 			goto out;
@@ -1641,6 +1642,35 @@ sources_list(int fd, int alt_fd, const char *tmpdir, unsigned max_files,
 out:
 	dfile_close(&w->df);
 	dfile_close(&w->alt);
+	free(w);
+	return rc;
+}
+
+int
+sources_from_lines(int fd, const char *tmpdir)
+{
+	struct walk *w;
+	char err[256];
+	int rc;
+
+	if ((w = calloc(1, sizeof(*w))) == NULL)
+		return 0;
+	dfile_init(&w->df);
+	dfile_init(&w->alt);
+	rc = dfile_open(&w->df, fd, err, sizeof(err));
+	if (rc == 1) {
+		rc = 0;
+		if (dfile_load(&w->df, LINES_NEED, tmpdir, err, sizeof(err)) ==
+		    0) {
+			walk_init(w);
+			rc = walk_lines(w, 1, tmpdir, err, sizeof(err)) == 0;
+		}
+	} else {
+		/* No .debug_info: nothing more is read; unreadable: 0. */
+		rc = rc == 0;
+	}
+	cur_free(&w->info);
+	dfile_close(&w->df);
 	free(w);
 	return rc;
 }

@@ -53,6 +53,15 @@ int sources_list(int fd, int alt_fd, const char *tmpdir, unsigned max_files,
     int (*cb)(const char *path, void *arg), void *arg, int *alt_missing,
     char *err, size_t errlen);
 
+/*
+ * 1 when sources_list() on the ELF file at fd reads only its line tables
+ * and the strings they name (.debug_line, .debug_line_str, .debug_str),
+ * never .debug_info, .debug_abbrev or .debug_str_offsets: every line table
+ * is DWARF 5 and names its paths in those sections, or there is no
+ * .debug_info at all.  0 otherwise, and for a file it cannot read.
+ */
+int sources_from_lines(int fd, const char *tmpdir);
+
 /* The largest debug section loaded, in the file or decompressed. */
 #define SOURCES_SECTION_MAX ((unsigned long long)1 << 30)
 

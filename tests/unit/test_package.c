@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "indexer/sources.h"
 #include "tests/shell.h"
 #include "tests/tap.h"
 /* The build passes -Wno-unused-parameter; a bare -Wextra build does not. */
@@ -1122,6 +1123,176 @@ test_hostile(void)
 	free(l);
 }
 
+/* What one scan of a package said, with its members' sources. */
+struct part_scan {
+	struct seen_list l;
+	struct pkg_stats st;
+	unsigned nsrc[MEMBERS_MAX];
+	uint64_t src_hash[MEMBERS_MAX];
+	int rc;
+};
+
+static int
+part_src_cb(const char *path, void *arg)
+{
+	uint64_t *h = arg;
+
+	for (; *path != '\0'; path++)
+		*h = (*h ^ (unsigned char)*path) * 1099511628211u;
+	*h = (*h ^ '\n') * 1099511628211u;
+	return 0;
+}
+
+static int
+part_cb(const struct pkg_member *m, void *arg)
+{
+	struct part_scan *p = arg;
+	char err[ERRLEN];
+	size_t i = p->l.n;
+	int miss;
+
+	if (collect_cb(m, &p->l) != 0 || i == p->l.n || m->type != PKG_ELF)
+		return 0;
+	p->src_hash[i] = 14695981039346656037u;
+	if (sources_list(m->fd, -1, NULL, 100000, part_src_cb, &p->src_hash[i],
+		&miss, err, sizeof(err)) == 0)
+		p->nsrc[i] = 1;
+	return 0;
+}
+
+static void
+part_scan(const char *name, struct part_scan *p)
+{
+	char err[ERRLEN];
+
+	memset(p, 0, sizeof(*p));
+	p->rc = pkg_scan_stats(at(name), at("scratch"), &limits, part_cb, p,
+	    &p->st, err, sizeof(err));
+	if (p->rc != 0)
+		printf("# %s: %s\n", name, err);
+}
+
+/* 1 when scans a and b said the same of the same members. */
+static int
+part_same(const struct part_scan *a, const struct part_scan *b)
+{
+	const struct seen *x, *y;
+	size_t i;
+	int same = a->l.n == b->l.n && a->l.n > 0;
+
+	for (i = 0; same && i < a->l.n; i++) {
+		x = &a->l.m[i];
+		y = &b->l.m[i];
+		if (strcmp(x->path, y->path) != 0 || x->type != y->type ||
+		    x->size != y->size || x->elf.kinds != y->elf.kinds ||
+		    !buildid_equal(&x->elf.id, &y->elf.id) ||
+		    a->nsrc[i] != b->nsrc[i] ||
+		    a->src_hash[i] != b->src_hash[i]) {
+			printf("# differs: %s\n", x->path);
+			same = 0;
+		}
+	}
+	return same;
+}
+
+/*
+ * Two .debs of the same tar, one with its data.tar.xz cut into 64 KiB
+ * blocks as multi-threaded xz cuts them (24 MiB at dpkg-deb's level), one
+ * in a single block: they must scan alike, members, kinds, build-ids and
+ * sources.  1 when both scanned.
+ */
+static int
+part_pair(const char *what, const char *dir, struct part_scan *one,
+    struct part_scan *many)
+{
+	char label[128], name[2][64];
+
+	snprintf(name[0], sizeof(name[0]), "%s-one.deb", dir);
+	snprintf(name[1], sizeof(name[1]), "%s-many.deb", dir);
+	snprintf(label, sizeof(label),
+	    "%s: a .deb in 64 KiB xz blocks, and one in one", what);
+	if (!ok(shell("cd '%s/%s' && "
+		      "tar --format=gnu --sort=name --owner=0 --group=0 -cf "
+		      "../data.tar ./usr && cd .. && printf '2.0\\n' "
+		      ">debian-binary && tar -cJf control.tar.xz -T /dev/null "
+		      "&& "
+		      "xz -T1 --block-size=65536 -c data.tar >data.tar.xz && "
+		      "rm -f %s %s && ar rcD %s debian-binary control.tar.xz "
+		      "data.tar.xz && xz -T1 -c data.tar >data.tar.xz && "
+		      "ar rcD %s debian-binary control.tar.xz data.tar.xz",
+		    tmpdir, dir, name[0], name[1], name[1], name[0]),
+		label))
+		return 0;
+	part_scan(name[0], one);
+	part_scan(name[1], many);
+	snprintf(label, sizeof(label), "%s: both scan", what);
+	if (!ok(one->rc == 0 && many->rc == 0, label))
+		return 0;
+	snprintf(label, sizeof(label), "%s: one block, all decompressed", what);
+	ok(one->st.part_read == 0 && one->st.decoded == one->st.total, label);
+	snprintf(label, sizeof(label), "%s: the same scan from both", what);
+	ok(part_same(one, many), label);
+	return 1;
+}
+
+/*
+ * Large members of a data.tar.xz in blocks are read in part: a DWARF 5
+ * debug file (only its headers and line tables) and a file that is not
+ * ELF (only its first bytes), so that less is decompressed.  A DWARF 4
+ * debug file, whose sources need its units, is read whole.
+ */
+static void
+test_part(void)
+{
+	struct part_scan one, many;
+	const struct seen *a;
+	FILE *fp;
+	size_t i;
+
+	if ((fp = fopen(at("big.c"), "w")) == NULL) {
+		ok(0, "write big.c");
+		return;
+	}
+	for (i = 0; i < 1500; i++)
+		fprintf(fp,
+		    "struct s%zu { int a%zu; long b%zu; char c%zu[%zu]; };\n"
+		    "int f%zu(struct s%zu *p) { struct s%zu q = *p; "
+		    "return q.a%zu + (int)q.b%zu; }\n",
+		    i, i, i, i, i % 7 + 1, i, i, i, i, i);
+	fprintf(fp, "int main(void) { return 0; }\n");
+	if (fclose(fp) == EOF ||
+	    !ok(shell("cd '%s' && rm -rf p4 p5 && for v in 4 5; do "
+		      "mkdir -p p$v/usr/lib/debug/.build-id/aa && "
+		      "gcc -gdwarf-$v -O0 -Wl,--build-id -o big$v big.c && "
+		      "objcopy --only-keep-debug big$v "
+		      "p$v/usr/lib/debug/.build-id/aa/big$v.debug || exit 1; "
+		      "done && mkdir -p p5/usr/share/big && "
+		      "head -c 400000 /dev/urandom >p5/usr/share/big/blob",
+		    tmpdir),
+		"part: DWARF 4 and 5 debug files of 290 KB, a 400 KB blob"))
+		return;
+
+	if (part_pair("part DWARF 5", "p5", &one, &many)) {
+		is_int(many.st.part_read, 2,
+		    "part DWARF 5: the debug file and the blob read in part");
+		printf("# decoded %llu of %llu\n",
+		    (unsigned long long)many.st.decoded,
+		    (unsigned long long)many.st.total);
+		/* The blob past its first 64 KiB, but for two blocks. */
+		ok(many.st.decoded + 200000 < many.st.total,
+		    "part DWARF 5: 200 KB or more never decompressed");
+		a = find_seen(&many.l,
+		    "/usr/lib/debug/.build-id/aa/big5.debug");
+		ok(a != NULL && a->type == PKG_ELF &&
+			(a->elf.kinds & ELF_KIND_DEBUGINFO) != 0 &&
+			many.nsrc[a - many.l.m] == 1,
+		    "part DWARF 5: a debuginfo, its sources listed");
+	}
+	if (part_pair("part DWARF 4", "p4", &one, &many))
+		is_int(many.st.part_read, 0,
+		    "part DWARF 4: the debug file read whole");
+}
+
 int
 main(void)
 {
@@ -1143,6 +1314,7 @@ main(void)
 		test_limits();
 		test_hostile();
 	}
+	test_part();
 
 	testdir_remove();
 	return tap_done();
