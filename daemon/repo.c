@@ -81,6 +81,7 @@
 #include "indexer/elf.h"
 #include "indexer/package.h"
 #include "indexer/repometa.h"
+#include "indexer/rpmhdr.h"
 
 /* Directories of ours, so that the files in them fit in PATH_MAX. */
 #define DIR_MAX 2048
@@ -659,7 +660,8 @@ packages_cb(const struct repometa_deb *d, void *arg)
 			break;
 		e = p + strcspn(p, " \t");
 		if (buildid_parse(&id, p, (size_t)(e - p), &why) == 0) {
-			if (repoidx_put_id(b->w, &id, b->name, 0) == -1)
+			if (repoidx_put_id(b->w, &id, REPOIDX_DEBUGINFO,
+				b->name, 0) == -1)
 				return -1;
 			b->ids++;
 		}
@@ -690,8 +692,9 @@ contents_cb(const struct buildid *id, const char *packages, void *arg)
 				return -1;
 			if (rc == 1) {
 				b->ids++;
-				return repoidx_put_id(b->w, id, b->name, 1) ==
-					-1
+				return repoidx_put_id(b->w, id,
+					   REPOIDX_DEBUGINFO, b->name,
+					   1) == -1
 				    ? -1
 				    : 0;
 			}
@@ -715,9 +718,23 @@ primary_cb(const struct repometa_rpm *p, void *arg)
 	    : 0;
 }
 
-/* An id of a package named pkgid (rpm filelists, Arch files lists). */
+/* The index's kind for what a .build-id path names. */
+static enum repoidx_kind
+repo_kind(int kind)
+{
+	switch (kind) {
+	case REPOMETA_EXECUTABLE:
+		return REPOIDX_EXECUTABLE;
+	case REPOMETA_EXECUTABLE_WEAK:
+		return REPOIDX_EXECUTABLE_WEAK;
+	default:
+		return REPOIDX_DEBUGINFO;
+	}
+}
+
+/* An id of a package named pkgid (rpm filelists). */
 static int
-filelists_cb(const char *pkgid, const struct buildid *id, void *arg)
+filelists_cb(const char *pkgid, const struct buildid *id, int kind, void *arg)
 {
 	struct build *b = arg;
 	int rc;
@@ -725,7 +742,8 @@ filelists_cb(const char *pkgid, const struct buildid *id, void *arg)
 	if ((rc = repoidx_has_pkg(b->w, pkgid)) != 1)
 		return rc;
 	b->ids++;
-	return repoidx_put_id(b->w, id, pkgid, 1) == -1 ? -1 : 0;
+	return repoidx_put_id(b->w, id, repo_kind(kind), pkgid, 1) == -1 ? -1
+									 : 0;
 }
 
 static int
@@ -745,12 +763,12 @@ arch_desc_cb(const struct repometa_arch *p, void *arg)
  * is never found (repoidx_find finds no package).
  */
 static int
-arch_file_cb(const char *dir, const struct buildid *id, void *arg)
+arch_file_cb(const char *dir, const struct buildid *id, int kind, void *arg)
 {
 	struct build *b = arg;
 
 	b->ids++;
-	return repoidx_put_id(b->w, id, dir, 1) == -1 ? -1 : 0;
+	return repoidx_put_id(b->w, id, repo_kind(kind), dir, 1) == -1 ? -1 : 0;
 }
 
 /* Parse index file i of r (checked) into b: 0, or -1 with err. */
@@ -1484,42 +1502,50 @@ repos_join(struct repos *rs, const struct repos_hit *hit)
 
 int
 repos_find(struct repos *rs, struct index_reader *rd, const struct buildid *id,
-    struct repos_hit *hit, unsigned *retry)
+    int executable, struct repos_hit *hit, unsigned *retry)
 {
+	static const enum repoidx_kind debuginfo[] = { REPOIDX_DEBUGINFO },
+				       exec[] = { REPOIDX_EXECUTABLE,
+					   REPOIDX_EXECUTABLE_WEAK };
+	const enum repoidx_kind *kinds = executable ? exec : debuginfo;
+	size_t nkinds = executable ? 2 : 1, k, i;
 	struct repoidx_pkg p;
 	struct neg_entry ne;
 	struct buildid pid;
 	struct index_file pf;
 	char path[PATH_MAX];
 	int64_t now = clock_now();
-	size_t i;
 	int rc;
 
-	for (i = 0; i < rs->n; i++) {
-		if (atomic_load(&rs->v[i].open_until) > now)
-			continue;
-		rc = repoidx_find(rd, rs->v[i].key, id, &p);
-		if (rc == INDEX_NOTFOUND)
-			continue;
-		if (rc != 0)
-			return -1;
-		hit->repo = (unsigned)i;
-		memcpy(hit->file, p.file, p.file_len);
-		hit->file[p.file_len] = '\0';
-		hit->size = p.size;
-		memcpy(hit->sha256, p.sha256, 32);
-		pid.len = 32;
-		memcpy(pid.bytes, p.sha256, 32);
-		cache_key_make(&hit->key, &pid, CACHE_SOURCE, PKG_KEY_ARG);
-		/* Downloaded and indexed: the package step had it, or not. */
-		pkg_path(rs, hit, path, sizeof(path));
-		if (pkgidx_get_package(rd, path, &pf) == 0)
-			return 0;
-		if (neg_get(rd, &hit->key, now, &ne) == 0) {
-			*retry = (unsigned)(ne.expires - now);
-			return 2;
+	/* Strong kinds in every repository before weak ones in any. */
+	for (k = 0; k < nkinds; k++) {
+		for (i = 0; i < rs->n; i++) {
+			if (atomic_load(&rs->v[i].open_until) > now)
+				continue;
+			rc = repoidx_find(rd, rs->v[i].key, id, kinds[k], &p);
+			if (rc == INDEX_NOTFOUND)
+				continue;
+			if (rc != 0)
+				return -1;
+			hit->repo = (unsigned)i;
+			memcpy(hit->file, p.file, p.file_len);
+			hit->file[p.file_len] = '\0';
+			hit->size = p.size;
+			memcpy(hit->sha256, p.sha256, 32);
+			pid.len = 32;
+			memcpy(pid.bytes, p.sha256, 32);
+			cache_key_make(&hit->key, &pid, CACHE_SOURCE,
+			    PKG_KEY_ARG);
+			/* Downloaded and indexed: the package step had it. */
+			pkg_path(rs, hit, path, sizeof(path));
+			if (pkgidx_get_package(rd, path, &pf) == 0)
+				continue;
+			if (neg_get(rd, &hit->key, now, &ne) == 0) {
+				*retry = (unsigned)(ne.expires - now);
+				return 2;
+			}
+			return 1;
 		}
-		return 1;
 	}
 	return 0;
 }
@@ -1634,8 +1660,10 @@ stream_work(void *arg)
 	struct pkg_limits lim = pkg_default_limits;
 	struct pkg_watch watch = { stream_progress, NULL, NULL, st,
 		stream_size };
-	char pkg[64], tpath[PATH_MAX], headers[2 * PATH_MAX], err[256];
+	char pkg[64], tpath[PATH_MAX], headers[FILL_MEMBER_HEADERS_MAX];
+	char err[256];
 	const char *base = strrchr(g->path, '/');
+	struct rpmhdr *rh = NULL;
 	int pfd, n;
 
 	st->end = FLIGHT_FAILED;
@@ -1651,10 +1679,18 @@ stream_work(void *arg)
 		return;
 	}
 	flight_set_file(st->f, st->fd, tpath);
-	n = snprintf(headers, sizeof(headers),
-	    "X-DEBUGINFOD-ARCHIVE: %s\r\nX-DEBUGINFOD-FILE: %s\r\n",
-	    base != NULL ? base + 1 : g->path, st->member);
-	if (n < 0 || (size_t)n >= sizeof(headers) ||
+	/*
+	 * An rpm's header, which holds its files' IMA signatures, comes
+	 * before its payload: waiting for it costs the member nothing, and
+	 * the first answer is signed like those from the package cache.
+	 */
+	if (rpmhdr_open_grow(pfd, stream_grow, st, &rh, err, sizeof(err)) ==
+	    -1)
+		log_info("repo: %s: %s", g->path, err);
+	n = fill_member_headers(rh, base != NULL ? base + 1 : g->path,
+	    st->member, headers, sizeof(headers));
+	rpmhdr_free(rh);
+	if (n < 0 ||
 	    flight_set_head(st->f, UINT64_MAX, clock_now(), headers, (size_t)n,
 		g->path) == -1) {
 		close(pfd);
