@@ -14,15 +14,21 @@
  *           Release not past its Valid-Until; then the index files to
  *           fetch: each component's binary-ARCH/Packages and Contents-ARCH,
  *           in the first compression Release lists
- *   loop    GET each of them in turn
+ *   loop    GET each of them in turn, but for those whose SHA-256 a copy
+ *           kept since an earlier refresh has (kept_path: no GET at all);
+ *           a GET is conditional on the validators of the last answer
+ *           for a file of its name (a 304 means that kept copy)
  *   worker  each one's size and SHA-256 against Release, then a new
  *           generation of the repository in the index (cache/repoidx.h):
  *           Packages stanzas with their Build-Ids, then the Contents
  *           lines naming .build-id/ debug files, for packages the
- *           Packages files listed; then the flip
+ *           Packages files listed; then the flip, and the fetched files
+ *           are kept by their checksums (those Release no longer lists
+ *           go)
  *
  * rpm: repodata/repomd.xml (and repomd.xml.asc with gpgkey=), then its
- * primary and filelists.  Arch: NAME.files (and NAME.files.sig with key=,
+ * primary and filelists (kept and skipped by checksum the same way), whose
+ * usr/lib/.build-id/ links name executables (indexer/repometa.h).  Arch: NAME.files (and NAME.files.sig with key=,
  * checked before the database is parsed).  A key file may be armored: it
  * is dearmored into the repository's directory first (repo_keyring).
  *
@@ -112,6 +118,9 @@ struct ifile {
 	uint8_t sha256[32];
 	int contents; /* a Contents file, else Packages */
 	char arch[64];
+	int kept; /* a copy of that SHA-256 is kept: no GET */
+	char etag[256]; /* of its last answer; "" when none */
+	int64_t last_modified; /* of its last answer; -1 when none */
 };
 
 struct repo {
@@ -131,6 +140,9 @@ struct repo {
 	int64_t last_modified;
 	struct ifile files[FILES_MAX];
 	size_t nfiles, cur;
+	/* The files of the last refresh that succeeded, for validators. */
+	struct ifile last[FILES_MAX];
+	size_t nlast;
 	int ok; /* worker's verdict */
 	char why[512];
 	/* Counters, any thread. */
@@ -309,6 +321,80 @@ repo_tmp(struct repo *r, const char *name, char *path, size_t len)
 }
 
 /* ------------------------------------------------------------ refresh */
+
+/*
+ * Where the copy of an index file with that SHA-256 is kept between
+ * refreshes, in r's directory: a refresh whose Release (or repomd.xml)
+ * lists it again reads it there, with no GET.
+ */
+static void
+kept_path(const struct repo *r, const uint8_t sha256[32], char *out,
+    size_t len)
+{
+	char hex[65];
+
+	buildid_hex(sha256, 32, hex);
+	snprintf(out, len, "%s/idx-%s", r->dir, hex);
+}
+
+/* Worker: mark the index files to fetch whose checksum a copy has. */
+static void
+mark_kept(struct repo *r)
+{
+	char path[PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < r->nfiles; i++) {
+		kept_path(r, r->files[i].sha256, path, sizeof(path));
+		r->files[i].kept = access(path, R_OK) == 0;
+	}
+}
+
+/* The file index file i of r is read from: its kept copy, or the GET's. */
+static void
+ifile_path(const struct repo *r, size_t i, char *out, size_t len)
+{
+	if (r->files[i].kept)
+		kept_path(r, r->files[i].sha256, out, len);
+	else
+		snprintf(out, len, "%s/index.%zu", r->dir, i);
+}
+
+/*
+ * Worker, after a generation was written from r's index files: keep the
+ * fetched ones under their checksums, drop copies no longer listed.
+ */
+static void
+keep_files(struct repo *r)
+{
+	char path[PATH_MAX], kept[PATH_MAX], hex[65];
+	struct dirent *de;
+	size_t i;
+	DIR *d;
+
+	for (i = 0; i < r->nfiles; i++) {
+		if (r->files[i].kept)
+			continue;
+		snprintf(path, sizeof(path), "%s/index.%zu", r->dir, i);
+		kept_path(r, r->files[i].sha256, kept, sizeof(kept));
+		if (rename(path, kept) == -1)
+			unlink(path);
+	}
+	if ((d = opendir(r->dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "idx-", 4) != 0)
+			continue;
+		for (i = 0; i < r->nfiles; i++) {
+			buildid_hex(r->files[i].sha256, 32, hex);
+			if (strcmp(de->d_name + 4, hex) == 0)
+				break;
+		}
+		if (i == r->nfiles)
+			unlinkat(dirfd(d), de->d_name, 0);
+	}
+	closedir(d);
+}
 
 /* Run gpgv; 0 when its status lines say a good, valid, unexpired signature. */
 static int
@@ -516,6 +602,7 @@ verify_rpm(struct repo *r)
 		return;
 	}
 	r->nfiles = 2;
+	mark_kept(r);
 	r->ok = 1;
 }
 
@@ -613,6 +700,7 @@ verify_work(void *arg)
 	}
 	memcpy(r->files, files, n * sizeof(files[0]));
 	r->nfiles = n;
+	mark_kept(r);
 	r->ok = 1;
 }
 
@@ -802,9 +890,9 @@ build_work(void *arg)
 
 	r->ok = 0;
 	for (i = 0; i < r->nfiles; i++) {
-		snprintf(path, sizeof(path), "%s/index.%zu", r->dir, i);
 		if (r->cr->type == CONFIG_REPO_ARCH)
 			break; /* nothing lists its checksum */
+		ifile_path(r, i, path, sizeof(path));
 		/* repomd.xml may leave the size out: 0. */
 		if (file_sha256(path, sha, &size) == -1 ||
 		    (size != r->files[i].size &&
@@ -824,7 +912,7 @@ build_work(void *arg)
 		return;
 	}
 	for (i = 0; i < r->nfiles; i++) {
-		snprintf(path, sizeof(path), "%s/index.%zu", r->dir, i);
+		ifile_path(r, i, path, sizeof(path));
 		if (build_file(r, i, path, &b, err, sizeof(err)) == -1) {
 			snprintf(r->why, sizeof(r->why), "%s: %s",
 			    r->files[i].name, err);
@@ -836,10 +924,12 @@ build_work(void *arg)
 		snprintf(r->why, sizeof(r->why), "index: %s", err);
 		return;
 	}
-	for (i = 0; i < r->nfiles; i++) {
-		snprintf(path, sizeof(path), "%s/index.%zu", r->dir, i);
+	/* An Arch database has no checksum to keep it by. */
+	if (r->cr->type == CONFIG_REPO_ARCH) {
+		snprintf(path, sizeof(path), "%s/index.0", r->dir);
 		unlink(path);
-	}
+	} else
+		keep_files(r);
 	r->ok = 1;
 }
 
@@ -848,7 +938,42 @@ build_done(void *arg)
 {
 	struct repo *r = arg;
 
+	if (r->ok) {
+		memcpy(r->last, r->files, r->nfiles * sizeof(r->files[0]));
+		r->nlast = r->nfiles;
+	}
 	refresh_end(r, r->ok, r->why);
+}
+
+/* The last refresh's file of that name, or NULL. */
+static const struct ifile *
+last_file(const struct repo *r, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < r->nlast; i++)
+		if (strcmp(r->last[i].name, name) == 0)
+			return &r->last[i];
+	return NULL;
+}
+
+/*
+ * The loop: a 304 for index file cur, asked for on the validators of the
+ * last refresh's file of its name: that file's kept copy is its content
+ * (which build_work checks against the new checksum).  0, or -1.
+ */
+static int
+meta_not_modified(struct repo *r)
+{
+	const struct ifile *was = last_file(r, r->files[r->cur].name);
+	char kept[PATH_MAX], path[PATH_MAX];
+
+	if (was == NULL)
+		return -1;
+	kept_path(r, was->sha256, kept, sizeof(kept));
+	snprintf(path, sizeof(path), "%s/index.%zu", r->dir, r->cur);
+	unlink(path);
+	return link(kept, path);
 }
 
 /* The loop: a metadata transfer ended. */
@@ -922,6 +1047,16 @@ meta_done(void *arg, const struct repofetch_result *res)
 	case R_RELEASE:
 	case R_RELEASE_GPG:
 	case R_FILES:
+		if (r->step == R_FILES && res->status == 304 &&
+		    meta_not_modified(r) == 0) {
+			r->cur++;
+			break;
+		}
+		if (r->step == R_FILES && res->status == 200) {
+			snprintf(r->files[r->cur].etag,
+			    sizeof(r->files[r->cur].etag), "%s", res->etag);
+			r->files[r->cur].last_modified = res->last_modified;
+		}
 		if (res->status != 200) {
 			snprintf(why, sizeof(why), "%s: HTTP status %ld",
 			    r->step == R_RELEASE     ? "Release"
@@ -948,10 +1083,12 @@ meta_done(void *arg, const struct repofetch_result *res)
 
 /*
  * Start a GET of the repository's metadata file name (apt: under
- * dists/SUITE/; rpm: under the repository URL) into the temp file tmp.
+ * dists/SUITE/; rpm: under the repository URL) into the temp file tmp,
+ * conditional on etag (NULL: none) and last_modified (-1: none).
  */
 static void
-meta_get(struct repo *r, const char *name, const char *tmp, int cond)
+meta_get(struct repo *r, const char *name, const char *tmp, const char *etag,
+    int64_t last_modified)
 {
 	char url[2048], path[PATH_MAX];
 
@@ -964,9 +1101,8 @@ meta_get(struct repo *r, const char *name, const char *tmp, int cond)
 		refresh_end(r, 0, "cannot write the repository's directory");
 		return;
 	}
-	r->rf = repofetch_get(r->rs->cv, &r->rs->fo, url, r->fd,
-	    cond ? r->etag : NULL, cond ? r->last_modified : -1, NULL,
-	    meta_done, r);
+	r->rf = repofetch_get(r->rs->cv, &r->rs->fo, url, r->fd, etag,
+	    last_modified, NULL, meta_done, r);
 	if (r->rf == NULL) {
 		close(r->fd);
 		r->fd = -1;
@@ -980,29 +1116,34 @@ refresh_next(struct repo *r)
 {
 	char tmp[sizeof(r->files[0].name) + 8]; /* NAME.files.sig */
 
+	const struct ifile *was;
+
 	switch (r->step) {
 	case R_INRELEASE:
 		if (r->cr->type == CONFIG_REPO_RPM) {
-			meta_get(r, "repodata/repomd.xml", "repomd.xml", 1);
+			meta_get(r, "repodata/repomd.xml", "repomd.xml",
+			    r->etag, r->last_modified);
 		} else if (r->cr->type == CONFIG_REPO_ARCH) {
 			snprintf(r->files[0].name, sizeof(r->files[0].name),
 			    "%.200s.files", r->cr->suite);
-			meta_get(r, r->files[0].name, "index.0", 1);
+			meta_get(r, r->files[0].name, "index.0", r->etag,
+			    r->last_modified);
 		} else
-			meta_get(r, "InRelease", "InRelease", 1);
+			meta_get(r, "InRelease", "InRelease", r->etag,
+			    r->last_modified);
 		break;
 	case R_RELEASE:
-		meta_get(r, "Release", "Release", 0);
+		meta_get(r, "Release", "Release", NULL, -1);
 		break;
 	case R_RELEASE_GPG:
 		if (r->cr->type == CONFIG_REPO_RPM)
 			meta_get(r, "repodata/repomd.xml.asc", "repomd.xml.asc",
-			    0);
+			    NULL, -1);
 		else if (r->cr->type == CONFIG_REPO_ARCH) {
 			snprintf(tmp, sizeof(tmp), "%s.sig", r->files[0].name);
-			meta_get(r, tmp, "files.sig", 0);
+			meta_get(r, tmp, "files.sig", NULL, -1);
 		} else
-			meta_get(r, "Release.gpg", "Release.gpg", 0);
+			meta_get(r, "Release.gpg", "Release.gpg", NULL, -1);
 		break;
 	case R_VERIFY:
 		if (pool_submit_long(r->rs->d.pool, verify_work, r->rs->d.inbox,
@@ -1010,6 +1151,9 @@ refresh_next(struct repo *r)
 			refresh_end(r, 0, "server is shutting down");
 		break;
 	case R_FILES:
+		/* A file whose checksum a kept copy has is not fetched. */
+		while (r->cur < r->nfiles && r->files[r->cur].kept)
+			r->cur++;
 		if (r->cur == r->nfiles) {
 			r->step = R_BUILD;
 			if (pool_submit_long(r->rs->d.pool, build_work,
@@ -1017,8 +1161,14 @@ refresh_next(struct repo *r)
 				refresh_end(r, 0, "server is shutting down");
 			break;
 		}
+		/* Conditional on the last answer for a file of its name. */
 		snprintf(tmp, sizeof(tmp), "index.%zu", r->cur);
-		meta_get(r, r->files[r->cur].name, tmp, 0);
+		r->files[r->cur].etag[0] = '\0';
+		r->files[r->cur].last_modified = -1;
+		was = last_file(r, r->files[r->cur].name);
+		meta_get(r, r->files[r->cur].name, tmp,
+		    was != NULL ? was->etag : NULL,
+		    was != NULL ? was->last_modified : -1);
 		break;
 	default:
 		break;
@@ -1055,9 +1205,10 @@ refresh_end(struct repo *r, int ok, const char *why)
 		atomic_store(&r->last_refresh, clock_now());
 		log_info("repo %s: refreshed", r->cr->name);
 	} else {
-		/* A later InRelease must be fetched whole again. */
+		/* A later InRelease (and index files) whole again. */
 		r->etag[0] = '\0';
 		r->last_modified = -1;
+		r->nlast = 0;
 		atomic_fetch_add(&r->refresh_failures, 1);
 		log_warnx("repo %s: refresh failed, repository refused: %s",
 		    r->cr->name, why != NULL ? why : "?");
