@@ -119,6 +119,7 @@ struct ifile {
 	int contents; /* a Contents file, else Packages */
 	char arch[64];
 	int kept; /* a copy of that SHA-256 is kept: no GET */
+	int whole; /* a 304 contradicted the checksum: ask unconditionally */
 	char etag[256]; /* of its last answer; "" when none */
 	int64_t last_modified; /* of its last answer; -1 when none */
 };
@@ -959,8 +960,10 @@ last_file(const struct repo *r, const char *name)
 
 /*
  * The loop: a 304 for index file cur, asked for on the validators of the
- * last refresh's file of its name: that file's kept copy is its content
- * (which build_work checks against the new checksum).  0, or -1.
+ * last refresh's file of its name: that file's kept copy is its content,
+ * when its checksum is the one listed now.  0, or -1 when it is not (the
+ * server contradicts the signed listing: validators too coarse, such as
+ * a date to the second, or a mirror mid-sync), or is gone.
  */
 static int
 meta_not_modified(struct repo *r)
@@ -968,7 +971,8 @@ meta_not_modified(struct repo *r)
 	const struct ifile *was = last_file(r, r->files[r->cur].name);
 	char kept[PATH_MAX], path[PATH_MAX];
 
-	if (was == NULL)
+	if (was == NULL ||
+	    memcmp(was->sha256, r->files[r->cur].sha256, 32) != 0)
 		return -1;
 	kept_path(r, was->sha256, kept, sizeof(kept));
 	snprintf(path, sizeof(path), "%s/index.%zu", r->dir, r->cur);
@@ -1048,8 +1052,12 @@ meta_done(void *arg, const struct repofetch_result *res)
 	case R_RELEASE_GPG:
 	case R_FILES:
 		if (r->step == R_FILES && res->status == 304 &&
-		    meta_not_modified(r) == 0) {
-			r->cur++;
+		    !r->files[r->cur].whole) {
+			/* Else once more, whole: its checksum decides. */
+			if (meta_not_modified(r) == 0)
+				r->cur++;
+			else
+				r->files[r->cur].whole = 1;
 			break;
 		}
 		if (r->step == R_FILES && res->status == 200) {
@@ -1101,8 +1109,13 @@ meta_get(struct repo *r, const char *name, const char *tmp, const char *etag,
 		refresh_end(r, 0, "cannot write the repository's directory");
 		return;
 	}
+	/*
+	 * With an ETag, no date (RFC 9110 13.1.3): a date is to the second,
+	 * and a file replaced within it would seem unchanged.
+	 */
 	r->rf = repofetch_get(r->rs->cv, &r->rs->fo, url, r->fd, etag,
-	    last_modified, NULL, meta_done, r);
+	    etag != NULL && etag[0] != '\0' ? -1 : last_modified, NULL,
+	    meta_done, r);
 	if (r->rf == NULL) {
 		close(r->fd);
 		r->fd = -1;
@@ -1165,7 +1178,9 @@ refresh_next(struct repo *r)
 		snprintf(tmp, sizeof(tmp), "index.%zu", r->cur);
 		r->files[r->cur].etag[0] = '\0';
 		r->files[r->cur].last_modified = -1;
-		was = last_file(r, r->files[r->cur].name);
+		was = r->files[r->cur].whole
+		    ? NULL
+		    : last_file(r, r->files[r->cur].name);
 		meta_get(r, r->files[r->cur].name, tmp,
 		    was != NULL ? was->etag : NULL,
 		    was != NULL ? was->last_modified : -1);
