@@ -8,7 +8,8 @@
 # armored gpgkey= works; a repository without gpgkey= is read unsigned.
 # Executables: a binary rpm whose filelists carry /usr/lib/.build-id/xx/rest
 # serves /executable byte for byte; an id only a debug file names is a
-# 404 there.  The IMA signature of the rpm's header (tests/rpmsig) is on the
+# 404 there.  A refresh fetches no primary or filelists whose checksum in
+# repomd.xml is unchanged.  The IMA signature of the rpm's header (tests/rpmsig) is on the
 # first answer, streamed while the rpm downloads, as on later ones.
 . "$top_srcdir/tests/integration/lib.sh"
 
@@ -184,6 +185,18 @@ start_daemon g --scan-dir none --repo "rpm $N/gz"
 wait_until 60 refreshed g 1
 ok $? "a repository without gpgkey= is read unsigned (gzip repodata)"
 check_find g "prog_c's debug file from a gzip repodata" \
+    "$T/rpmroot$cdbg" debuginfo "$ID_prog_c"
+# repomd.xml changes, its primary and filelists do not: they are read from
+# the copies kept by their checksums, not fetched again.
+echo >>"$W/gz/repodata/repomd.xml"
+kill -USR1 "$g_PID"
+wait_until 60 refreshed g 2
+ok $? "a changed repomd.xml: refreshed"
+is "$(grep -c 'GET /gz/repodata/repomd.xml ' "$T/nginx/access.log")" 2 \
+    "... fetched again"
+is "$(grep -Ec 'GET /gz/repodata/[^ ]*(primary|filelists)' "$T/nginx/access.log")" 2 \
+    "... but not its primary and filelists, whose checksums are the same"
+check_find g "prog_c's debug file after that refresh" \
     "$T/rpmroot$cdbg" debuginfo "$ID_prog_c"
 
 done_testing
