@@ -38,6 +38,10 @@ cdbg=/usr/lib/debug/usr/bin/prog_c-1.0-1.x86_64.debug
 objcopy --only-keep-debug "$FX/usr/bin/prog_c" "$T/rpmroot$cdbg"
 ln -s "../../usr/bin/prog_c-1.0-1.x86_64.debug" \
     "$T/rpmroot/usr/lib/debug/.build-id/${ID_prog_c:0:2}/${ID_prog_c:2}.debug"
+# ... and, as Fedora's, a suffix-less link to the executable, which is in
+# the binary rpm, not here.
+ln -s "../../../../../usr/bin/prog_c" \
+    "$T/rpmroot/usr/lib/debug/.build-id/${ID_prog_c:0:2}/${ID_prog_c:2}"
 # An id only a debug file names (no executable anywhere).
 ID_d=d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1
 bin_d=$(mkbin $ID_d)
@@ -61,6 +65,7 @@ cp -a $T/rpmroot/. %{buildroot}/
 %files
 $cdbg
 /usr/lib/debug/.build-id/${ID_prog_c:0:2}/${ID_prog_c:2}.debug
+/usr/lib/debug/.build-id/${ID_prog_c:0:2}/${ID_prog_c:2}
 /usr/lib/debug/.build-id/${ID_d:0:2}/${ID_d:2}.debug
 SPEC
 # The binary rpm: prog_c and the /usr/lib/.build-id link to it that rpmbuild
@@ -149,7 +154,11 @@ like "$out" "repo $N/fedora: package Packages/$rpm .* as debuginfo" \
 like "$out" "repo $N/fedora: package Packages/progc-1\.0-1\.x86_64\.rpm .* as executable" \
     "... and the binary rpm its /usr/lib/.build-id link is in"
 
-# Executables: by the binary rpm's /usr/lib/.build-id link.
+like "$out" "repo $N/fedora: package Packages/$rpm .* as executable, by a debug link" \
+    "... and the debug rpm its suffix-less link is in"
+
+# Executables: by the binary rpm's /usr/lib/.build-id link, which wins
+# over the debug rpm's suffix-less one.
 check_find d "prog_c from the binary rpm" "$FX/usr/bin/prog_c" executable \
     "$ID_prog_c"
 is "$(grep -c "fedora/Packages/progc-1.0-1" "$T/nginx/access.log")" 1 \
