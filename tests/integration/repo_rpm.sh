@@ -193,6 +193,11 @@ ok $? "an armored gpgkey= checks repomd.xml.asc"
 start_daemon g --scan-dir none --repo "rpm $N/gz"
 wait_until 60 refreshed g 1
 ok $? "a repository without gpgkey= is read unsigned (gzip repodata)"
+# Cold: the executable first, by the binary rpm's link, not the debug rpm's.
+check_find g "prog_c first, from a cold cache" "$FX/usr/bin/prog_c" executable \
+    "$ID_prog_c"
+is "$(grep -c "gz/Packages/$rpm" "$T/nginx/access.log")" 0 \
+    "... the debug rpm not downloaded for it"
 check_find g "prog_c's debug file from a gzip repodata" \
     "$T/rpmroot$cdbg" debuginfo "$ID_prog_c"
 # repomd.xml changes, its primary and filelists do not: they are read from
