@@ -68,10 +68,11 @@ $cdbg
 /usr/lib/debug/.build-id/${ID_prog_c:0:2}/${ID_prog_c:2}
 /usr/lib/debug/.build-id/${ID_d:0:2}/${ID_d:2}.debug
 SPEC
-# The binary rpm: prog_c and the /usr/lib/.build-id link to it that rpmbuild
-# makes (made here, so that nothing else differs).
+# The binary rpm: prog_c, stripped as Fedora's are (else it is a debuginfo
+# too), and the /usr/lib/.build-id link to it that rpmbuild makes (made
+# here, so that nothing else differs).
 mkdir -p "$T/binroot/usr/bin" "$T/binroot/usr/lib/.build-id/${ID_prog_c:0:2}"
-cp "$FX/usr/bin/prog_c" "$T/binroot/usr/bin/prog_c"
+strip --strip-all -o "$T/binroot/usr/bin/prog_c" "$FX/usr/bin/prog_c"
 ln -s ../../../../usr/bin/prog_c \
     "$T/binroot/usr/lib/.build-id/${ID_prog_c:0:2}/${ID_prog_c:2}"
 sed -e 's/^Name: progc-debuginfo/Name: progc/' -e "s|$T/rpmroot|$T/binroot|" \
@@ -159,7 +160,7 @@ like "$out" "repo $N/fedora: package Packages/$rpm .* as executable, by a debug 
 
 # Executables: by the binary rpm's /usr/lib/.build-id link, which wins
 # over the debug rpm's suffix-less one.
-check_find d "prog_c from the binary rpm" "$FX/usr/bin/prog_c" executable \
+check_find d "prog_c from the binary rpm" "$T/binroot/usr/bin/prog_c" executable \
     "$ID_prog_c"
 is "$(grep -c "fedora/Packages/progc-1.0-1" "$T/nginx/access.log")" 1 \
     "... one download of it"
@@ -194,7 +195,8 @@ start_daemon g --scan-dir none --repo "rpm $N/gz"
 wait_until 60 refreshed g 1
 ok $? "a repository without gpgkey= is read unsigned (gzip repodata)"
 # Cold: the executable first, by the binary rpm's link, not the debug rpm's.
-check_find g "prog_c first, from a cold cache" "$FX/usr/bin/prog_c" executable \
+check_find g "prog_c first, from a cold cache" "$T/binroot/usr/bin/prog_c" \
+    executable \
     "$ID_prog_c"
 is "$(grep -c "gz/Packages/$rpm" "$T/nginx/access.log")" 0 \
     "... the debug rpm not downloaded for it"
