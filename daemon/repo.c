@@ -329,8 +329,7 @@ repo_tmp(struct repo *r, const char *name, char *path, size_t len)
  * lists it again reads it there, with no GET.
  */
 static void
-kept_path(const struct repo *r, const uint8_t sha256[32], char *out,
-    size_t len)
+kept_path(const struct repo *r, const uint8_t sha256[32], char *out, size_t len)
 {
 	char hex[65];
 
@@ -782,8 +781,7 @@ contents_cb(const struct buildid *id, const char *packages, void *arg)
 			if (rc == 1) {
 				b->ids++;
 				return repoidx_put_id(b->w, id,
-					   REPOIDX_DEBUGINFO, b->name,
-					   1) == -1
+					   REPOIDX_DEBUGINFO, b->name, 1) == -1
 				    ? -1
 				    : 0;
 			}
@@ -1672,7 +1670,7 @@ repos_find(struct repos *rs, struct index_reader *rd, const struct buildid *id,
 {
 	static const enum repoidx_kind debuginfo[] = { REPOIDX_DEBUGINFO },
 				       exec[] = { REPOIDX_EXECUTABLE,
-					   REPOIDX_EXECUTABLE_WEAK };
+					       REPOIDX_EXECUTABLE_WEAK };
 	const enum repoidx_kind *kinds = executable ? exec : debuginfo;
 	size_t nkinds = executable ? 2 : 1, k, i;
 	struct repoidx_pkg p;
@@ -1850,8 +1848,7 @@ stream_work(void *arg)
 	 * before its payload: waiting for it costs the member nothing, and
 	 * the first answer is signed like those from the package cache.
 	 */
-	if (rpmhdr_open_grow(pfd, stream_grow, st, &rh, err, sizeof(err)) ==
-	    -1)
+	if (rpmhdr_open_grow(pfd, stream_grow, st, &rh, err, sizeof(err)) == -1)
 		log_info("repo: %s: %s", g->path, err);
 	n = fill_member_headers(rh, base != NULL ? base + 1 : g->path,
 	    st->member, headers, sizeof(headers));

@@ -693,8 +693,7 @@ repometa_rpm_primary(const char *path,
 
 int
 repometa_rpm_filelists(const char *path,
-    int (*cb)(const char *pkgid, const struct buildid *id, int kind,
-	void *arg),
+    int (*cb)(const char *pkgid, const struct buildid *id, int kind, void *arg),
     void *arg, char *err, size_t errlen)
 {
 	return xml_run(path, XML_FILELISTS, (void *)cb, arg, err, errlen);
@@ -718,8 +717,7 @@ entry_lines(struct archive *a, struct lines *l, char *err, size_t errlen)
 int
 repometa_arch_files(const char *path,
     int (*desc)(const struct repometa_arch *p, void *arg),
-    int (*file)(const char *dir, const struct buildid *id, int kind,
-	void *arg),
+    int (*file)(const char *dir, const struct buildid *id, int kind, void *arg),
     void *arg, char *err, size_t errlen)
 {
 	static int (*const filters[])(struct archive *) = {

@@ -105,8 +105,7 @@ int repometa_rpm_primary(const char *path,
  * of a package that repometa_buildid_path() names (kind its result).
  */
 int repometa_rpm_filelists(const char *path,
-    int (*cb)(const char *pkgid, const struct buildid *id, int kind,
-	void *arg),
+    int (*cb)(const char *pkgid, const struct buildid *id, int kind, void *arg),
     void *arg, char *err, size_t errlen);
 
 /* A package of an Arch .files database, from its desc entry. */
@@ -126,8 +125,7 @@ struct repometa_arch {
  */
 int repometa_arch_files(const char *path,
     int (*desc)(const struct repometa_arch *p, void *arg),
-    int (*file)(const char *dir, const struct buildid *id, int kind,
-	void *arg),
+    int (*file)(const char *dir, const struct buildid *id, int kind, void *arg),
     void *arg, char *err, size_t errlen);
 
 /*

@@ -219,8 +219,7 @@ rpmhdr_index(struct rpmhdr *rh, const unsigned char *dirindexes,
 	if (strings_split(h, dirnames, ndirs, dirs) == -1 ||
 	    strings_split(h, basenames, rh->nfiles, bases) == -1 ||
 	    strings_split(h, sigs, rh->nfiles, sv) == -1 ||
-	    (links != NULL &&
-		strings_split(h, links, rh->nfiles, lv) == -1))
+	    (links != NULL && strings_split(h, links, rh->nfiles, lv) == -1))
 		goto out;
 	for (i = 0; i < rh->nfiles; i++) {
 		if ((di = be32(dirindexes + (size_t)i * 4)) >= ndirs)

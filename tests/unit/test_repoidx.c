@@ -508,8 +508,7 @@ test_generations(struct index *idx, struct index_reader *rd)
 	w = repoidx_writer_new(idx, key, err, sizeof(err));
 	repoidx_put_pkg(w, "amd64/b", "pool/b.deb", 7, sha);
 	repoidx_put_pkg(w, "x86_64/e", "Packages/e.rpm", 11, sha);
-	repoidx_put_pkg(w, "x86_64/e-debuginfo", "Packages/e-dbg.rpm", 12,
-	    sha);
+	repoidx_put_pkg(w, "x86_64/e-debuginfo", "Packages/e-dbg.rpm", 12, sha);
 	repoidx_put_id(w, &id2, REPOIDX_DEBUGINFO, "amd64/b", 0);
 	ok(repoidx_put_id(w, &id2, REPOIDX_EXECUTABLE, "x86_64/e", 1) == 0 &&
 		repoidx_put_id(w, &id2, REPOIDX_EXECUTABLE_WEAK,
@@ -519,8 +518,7 @@ test_generations(struct index *idx, struct index_reader *rd)
 	    "... once more as an executable, kept");
 	ok(repoidx_writer_commit(w, 2000, err, sizeof(err)) == 0,
 	    "a second generation without package a");
-	ok(has_kind(rd, key, ID2, REPOIDX_EXECUTABLE, &p) == 0 &&
-		p.size == 11,
+	ok(has_kind(rd, key, ID2, REPOIDX_EXECUTABLE, &p) == 0 && p.size == 11,
 	    "an id names its executable's package");
 	ok(has_kind(rd, key, ID2, REPOIDX_EXECUTABLE_WEAK, &p) == 0 &&
 		p.size == 12,
