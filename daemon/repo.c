@@ -17,7 +17,8 @@
  *   loop    GET each of them in turn, but for those whose SHA-256 a copy
  *           kept since an earlier refresh has (kept_path: no GET at all);
  *           a GET is conditional on the validators of the last answer
- *           for a file of its name (a 304 means that kept copy)
+ *           for a file of its name, and a 304, which contradicts the
+ *           new checksum, makes it a GET of the whole file
  *   worker  each one's size and SHA-256 against Release, then a new
  *           generation of the repository in the index (cache/repoidx.h):
  *           Packages stanzas with their Build-Ids, then the Contents
@@ -956,28 +957,6 @@ last_file(const struct repo *r, const char *name)
 	return NULL;
 }
 
-/*
- * The loop: a 304 for index file cur, asked for on the validators of the
- * last refresh's file of its name: that file's kept copy is its content,
- * when its checksum is the one listed now.  0, or -1 when it is not (the
- * server contradicts the signed listing: validators too coarse, such as
- * a date to the second, or a mirror mid-sync), or is gone.
- */
-static int
-meta_not_modified(struct repo *r)
-{
-	const struct ifile *was = last_file(r, r->files[r->cur].name);
-	char kept[PATH_MAX], path[PATH_MAX];
-
-	if (was == NULL ||
-	    memcmp(was->sha256, r->files[r->cur].sha256, 32) != 0)
-		return -1;
-	kept_path(r, was->sha256, kept, sizeof(kept));
-	snprintf(path, sizeof(path), "%s/index.%zu", r->dir, r->cur);
-	unlink(path);
-	return link(kept, path);
-}
-
 /* The loop: a metadata transfer ended. */
 static void
 meta_done(void *arg, const struct repofetch_result *res)
@@ -1049,13 +1028,15 @@ meta_done(void *arg, const struct repofetch_result *res)
 	case R_RELEASE:
 	case R_RELEASE_GPG:
 	case R_FILES:
+		/*
+		 * An index file is asked for when Release lists a checksum no
+		 * copy kept has: a 304 contradicts that signed listing
+		 * (validators too coarse, a mirror mid-sync).  Once more,
+		 * whole: its checksum decides.
+		 */
 		if (r->step == R_FILES && res->status == 304 &&
 		    !r->files[r->cur].whole) {
-			/* Else once more, whole: its checksum decides. */
-			if (meta_not_modified(r) == 0)
-				r->cur++;
-			else
-				r->files[r->cur].whole = 1;
+			r->files[r->cur].whole = 1;
 			break;
 		}
 		if (r->step == R_FILES && res->status == 200) {
