@@ -1806,7 +1806,7 @@ stream_work(void *arg)
 	struct pkg_watch watch = { stream_progress, NULL, NULL, st,
 		stream_size };
 	char pkg[64], tpath[PATH_MAX], headers[FILL_MEMBER_HEADERS_MAX];
-	char err[256];
+	char err[256], file[PATH_MAX];
 	const char *base = strrchr(g->path, '/');
 	struct rpmhdr *rh = NULL;
 	int pfd, n;
@@ -1831,8 +1831,12 @@ stream_work(void *arg)
 	 */
 	if (rpmhdr_open_grow(pfd, stream_grow, st, &rh, err, sizeof(err)) == -1)
 		log_info("repo: %s: %s", g->path, err);
-	n = fill_member_headers(rh, base != NULL ? base + 1 : g->path,
-	    st->member, headers, sizeof(headers));
+	/* The file a .build-id link names, as the package cache shows it. */
+	if (rh == NULL ||
+	    rpmhdr_resolve(rh, st->member, file, sizeof(file)) == -1)
+		snprintf(file, sizeof(file), "%s", st->member);
+	n = fill_member_headers(rh, base != NULL ? base + 1 : g->path, file,
+	    headers, sizeof(headers));
 	rpmhdr_free(rh);
 	if (n < 0 ||
 	    flight_set_head(st->f, UINT64_MAX, clock_now(), headers, (size_t)n,

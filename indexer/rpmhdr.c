@@ -343,28 +343,42 @@ rpmhdr_file(const struct rpmhdr *rh, const char *path)
 }
 
 int
+rpmhdr_resolve(const struct rpmhdr *rh, const char *path, char *out,
+    size_t outlen)
+{
+	const struct rfile *f;
+	char at[2][PATH_MAX];
+	int hops = 0, cur = 0;
+
+	while ((f = rpmhdr_file(rh, path)) != NULL && f->link[0] != '\0') {
+		if (++hops > PKG_LINK_HOPS ||
+		    pkg_link_resolve(path, f->link, at[cur], sizeof(at[cur])) ==
+			-1)
+			return -1;
+		path = at[cur];
+		cur ^= 1;
+	}
+	if (strlen(path) >= outlen)
+		return -1;
+	strcpy(out, path);
+	return 0;
+}
+
+int
 rpmhdr_ima_signature(const struct rpmhdr *rh, const char *path, char *out,
     size_t outlen, char *err, size_t errlen)
 {
 	const struct rfile *f;
 	const char *sig;
-	char at[2][PATH_MAX];
-	int hops = 0, cur = 0;
+	char file[PATH_MAX];
 
 	/* A symbolic link is unsigned: its target's signature it is. */
-	while ((f = rpmhdr_file(rh, path)) != NULL && f->link[0] != '\0') {
-		if (++hops > PKG_LINK_HOPS ||
-		    pkg_link_resolve(path, f->link, at[cur], sizeof(at[cur])) ==
-			-1)
-			return 0;
-		path = at[cur];
-		cur ^= 1;
-	}
-	if (f == NULL || (sig = f->sig)[0] == '\0')
+	if (rpmhdr_resolve(rh, path, file, sizeof(file)) == -1 ||
+	    (f = rpmhdr_file(rh, file)) == NULL || (sig = f->sig)[0] == '\0')
 		return 0;
 	if (strlen(sig) >= outlen ||
 	    strspn(sig, "0123456789abcdefABCDEF") != strlen(sig)) {
-		snprintf(err, errlen, "rpm header: bad signature for %s", path);
+		snprintf(err, errlen, "rpm header: bad signature for %s", file);
 		return -1;
 	}
 	strcpy(out, sig);

@@ -42,9 +42,18 @@ int rpmhdr_open_grow(int fd, int (*grow)(uint64_t have, void *arg), void *arg,
 void rpmhdr_free(struct rpmhdr *rh);
 
 /*
- * The IMA signature (hex) of the file at path (normalised, absolute); a
- * symbolic link (FILELINKTOS) is followed within the package, at most
- * PKG_LINK_HOPS times, as pkg_extract() follows it.
+ * The file that path (normalised, absolute) names once its symbolic links
+ * (FILELINKTOS) are followed within the package, at most PKG_LINK_HOPS
+ * times, as pkg_extract() follows them: 0 with it in out (path itself
+ * when it is no link, or unknown), -1 when a link leads nowhere or the
+ * name does not fit.
+ */
+int rpmhdr_resolve(const struct rpmhdr *rh, const char *path, char *out,
+    size_t outlen);
+
+/*
+ * The IMA signature (hex) of the file at path, links followed as
+ * rpmhdr_resolve() does.
  * Returns 1 with it in out, 0 when the header has none for that file, -1
  * for a damaged file list or a signature that does not fit, with err.
  */

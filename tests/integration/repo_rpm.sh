@@ -181,6 +181,8 @@ ok $? "the first answer: the debug file"
 is "$(header X-DEBUGINFOD-ARCHIVE "$T/first.h")" "$rpm" "... from the rpm"
 is "$(header X-DEBUGINFOD-IMASIGNATURE "$T/first.h")" "$IMA" \
     "... with the IMA signature of the file its .build-id link names"
+is "$(header X-DEBUGINFOD-FILE "$T/first.h")" "$cdbg" \
+    "... and X-DEBUGINFOD-FILE names that file, as the package cache does"
 curl -s -D "$T/later.h" -o /dev/null "$i_URL/buildid/$ID_d/debuginfo"
 is "$(header X-DEBUGINFOD-IMASIGNATURE "$T/later.h")" "$IMA" \
     "a sibling, later, from the package cache: the same header"
