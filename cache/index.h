@@ -18,7 +18,7 @@
 #include "indexer/elf.h"
 
 /* Bumped whenever the record layout changes; an old index is rebuilt. */
-#define INDEX_SCHEMA_VERSION 7
+#define INDEX_SCHEMA_VERSION 8
 
 /* index_open() flags. */
 #define INDEX_RDONLY 0x1

@@ -4,11 +4,13 @@
  *
  *   'g' KEY                  -> gen u32, ids u64, pkgs u64, refreshed i64
  *   'p' KEY GEN(be32) NAME   -> size u64, sha256[32], file
- *   'i' KEY GEN(be32) ID     -> NAME
+ *   'i' KEY GEN(be32) KIND ID -> NAME (KIND: enum repoidx_kind)
  *   'e' KEY                  -> when i64, count u64, why (the last
  *                               refresh that failed)
  *
- * Records are checked when read back; a damaged one is not found.
+ * Records are checked when read back; a damaged one is not found.  (Ids
+ * had no KIND before schema 8 of cache/index.h: an index of then is
+ * emptied when opened, and the next refresh writes every repository anew.)
  */
 #include "cache/repoidx.h"
 
@@ -130,9 +132,9 @@ pkg_decode(const struct index_rec *r, struct repoidx_pkg *out)
 
 int
 repoidx_find(struct index_reader *rd, const uint8_t key[REPOIDX_KEY_LEN],
-    const struct buildid *id, struct repoidx_pkg *out)
+    const struct buildid *id, enum repoidx_kind kind, struct repoidx_pkg *out)
 {
-	uint8_t k[PREFIX_LEN + REPOIDX_NAME_MAX];
+	uint8_t k[PREFIX_LEN + 1 + REPOIDX_NAME_MAX];
 	struct repoidx_state st;
 	struct index_rec r;
 	int rc;
@@ -142,9 +144,10 @@ repoidx_find(struct index_reader *rd, const uint8_t key[REPOIDX_KEY_LEN],
 	if (st.gen == 0)
 		return INDEX_NOTFOUND;
 	prefix(k, 'i', key, st.gen);
-	memcpy(k + PREFIX_LEN, id->bytes, id->len);
-	if ((rc = index_get_rec(rd, INDEX_REPO, k, PREFIX_LEN + id->len, &r)) !=
-	    0)
+	k[PREFIX_LEN] = (uint8_t)kind;
+	memcpy(k + PREFIX_LEN + 1, id->bytes, id->len);
+	if ((rc = index_get_rec(rd, INDEX_REPO, k, PREFIX_LEN + 1 + id->len,
+		 &r)) != 0)
 		return rc;
 	if (r.vallen == 0 || r.vallen > REPOIDX_NAME_MAX)
 		return INDEX_NOTFOUND;
@@ -346,36 +349,49 @@ repoidx_has_pkg(struct repoidx_writer *w, const char *name)
 	return rc == 0 ? 1 : rc == INDEX_NOTFOUND ? 0 : -1;
 }
 
-/* 1 when generation gen of w's repository has id. */
+/* 1 when generation gen of w's repository has id as kind. */
 static int
-gen_has(struct repoidx_writer *w, uint32_t gen, const uint8_t *id, size_t len)
+gen_has_kind(struct repoidx_writer *w, uint32_t gen, enum repoidx_kind kind,
+    const uint8_t *id, size_t len)
 {
-	uint8_t k[PREFIX_LEN + BUILDID_MAX];
+	uint8_t k[PREFIX_LEN + 1 + BUILDID_MAX];
 	struct index_rec r;
 
 	if (gen == 0 || len == 0 || len > BUILDID_MAX)
 		return 0;
 	prefix(k, 'i', w->key, gen);
-	memcpy(k + PREFIX_LEN, id, len);
-	return index_batch_get_rec(w->b, INDEX_REPO, k, PREFIX_LEN + len, &r) ==
-	    0;
+	k[PREFIX_LEN] = (uint8_t)kind;
+	memcpy(k + PREFIX_LEN + 1, id, len);
+	return index_batch_get_rec(w->b, INDEX_REPO, k, PREFIX_LEN + 1 + len,
+		   &r) == 0;
+}
+
+/* 1 when generation gen of w's repository has id as any kind. */
+static int
+gen_has(struct repoidx_writer *w, uint32_t gen, const uint8_t *id, size_t len)
+{
+	return gen_has_kind(w, gen, REPOIDX_DEBUGINFO, id, len) ||
+	    gen_has_kind(w, gen, REPOIDX_EXECUTABLE, id, len) ||
+	    gen_has_kind(w, gen, REPOIDX_EXECUTABLE_WEAK, id, len);
 }
 
 int
 repoidx_put_id(struct repoidx_writer *w, const struct buildid *id,
-    const char *name, int keep)
+    enum repoidx_kind kind, const char *name, int keep)
 {
-	uint8_t k[PREFIX_LEN + BUILDID_MAX];
+	uint8_t k[PREFIX_LEN + 1 + BUILDID_MAX];
 	size_t nl = strlen(name);
 
-	if (w->b == NULL || nl == 0 || nl > REPOIDX_NAME_MAX || id->len == 0)
+	if (w->b == NULL || nl == 0 || nl > REPOIDX_NAME_MAX || id->len == 0 ||
+	    id->len > BUILDID_MAX)
 		return -1;
-	if (keep && gen_has(w, w->gen, id->bytes, id->len))
+	if (keep && gen_has_kind(w, w->gen, kind, id->bytes, id->len))
 		return 0;
 	prefix(k, 'i', w->key, w->gen);
-	memcpy(k + PREFIX_LEN, id->bytes, id->len);
-	if (index_batch_put_rec(w->b, INDEX_REPO, k, PREFIX_LEN + id->len, name,
-		nl) == -1)
+	k[PREFIX_LEN] = (uint8_t)kind;
+	memcpy(k + PREFIX_LEN + 1, id->bytes, id->len);
+	if (index_batch_put_rec(w->b, INDEX_REPO, k, PREFIX_LEN + 1 + id->len,
+		name, nl) == -1)
 		return -1;
 	w->ids++;
 	return writer_count(w);

@@ -4,7 +4,9 @@
  * Each repository (known by an 8-byte key its configuration hashes to)
  * has generations of entries in the INDEX_REPO table: its packages (by a
  * name the caller chooses, unique in the repository) with their file
- * name, size and SHA-256, and its build-ids, each naming a package.  A
+ * name, size and SHA-256, and its build-ids, each naming a package for
+ * one kind (a debug file, or an executable or shared library: the same id
+ * may name one package for each).  A
  * refresh writes a whole new generation beside the current one, in as
  * many write transactions as it takes, then flips the repository's
  * pointer to it in one transaction and deletes the old one: a reader
@@ -48,9 +50,24 @@ void repoidx_key(const char *ident, uint8_t key[REPOIDX_KEY_LEN]);
 int repoidx_state(struct index_reader *rd, const uint8_t key[REPOIDX_KEY_LEN],
     struct repoidx_state *st);
 
-/* The package holding id in the current generation: 0, INDEX_NOTFOUND, -1. */
+/*
+ * What a package holds an id as: a debug file, an executable (or shared
+ * library) a usr/lib/.build-id/ link names, or one only a debug package's
+ * suffix-less usr/lib/debug/.build-id/ link names, which is usually in
+ * another package (indexer/repometa.h): a caller tries it last.
+ */
+enum repoidx_kind {
+	REPOIDX_DEBUGINFO = 'd',
+	REPOIDX_EXECUTABLE = 'x',
+	REPOIDX_EXECUTABLE_WEAK = 'w',
+};
+
+/*
+ * The package holding id as kind in the current generation: 0,
+ * INDEX_NOTFOUND, -1.
+ */
 int repoidx_find(struct index_reader *rd, const uint8_t key[REPOIDX_KEY_LEN],
-    const struct buildid *id, struct repoidx_pkg *out);
+    const struct buildid *id, enum repoidx_kind kind, struct repoidx_pkg *out);
 
 /* The last refresh that failed, and how many did in all. */
 struct repoidx_error {
@@ -77,13 +94,14 @@ int repoidx_put_pkg(struct repoidx_writer *w, const char *name,
 /* 1 when the new generation has a package of that name, else 0 (or -1). */
 int repoidx_has_pkg(struct repoidx_writer *w, const char *name);
 /*
- * Record that package name holds id; with keep, not when the generation
- * has it already (Contents after Packages: Build-Ids win), else replacing
- * it (a duplicate is then counted twice).  At the commit, ids the old
- * generation did not have lose their negative entries.
+ * Record that package name holds id as kind; with keep, not when the
+ * generation has it as that kind already (Contents after Packages:
+ * Build-Ids win), else replacing it (a duplicate is then counted twice).
+ * At the commit, ids the old generation did not have (as any kind)
+ * lose their negative entries.
  */
 int repoidx_put_id(struct repoidx_writer *w, const struct buildid *id,
-    const char *name, int keep);
+    enum repoidx_kind kind, const char *name, int keep);
 /*
  * Make the new generation current, stamped now, with the negative entries
  * of its new ids dropped in the same transaction, and delete the old one;

@@ -215,19 +215,33 @@ lookup_repos(struct index_reader *rd, const struct config *cfg,
 {
 	static char names[CLI_REPOS_MAX][1100];
 	static uint8_t keys[CLI_REPOS_MAX][REPOIDX_KEY_LEN];
+
+	static const struct {
+		enum repoidx_kind kind;
+		const char *as;
+	} kinds[] = {
+		{ REPOIDX_DEBUGINFO, "debuginfo" },
+		{ REPOIDX_EXECUTABLE, "executable" },
+		{ REPOIDX_EXECUTABLE_WEAK, "executable, by a debug link" },
+	};
 	struct repoidx_pkg p;
 	char sha[65];
-	size_t n, i;
+	size_t n, i, k;
 	int found = 0;
 
 	n = repos_config_keys(cfg, names, keys, CLI_REPOS_MAX);
 	for (i = 0; i < n; i++) {
-		if (repoidx_find(rd, keys[i], id, &p) != 0)
-			continue;
-		buildid_hex(p.sha256, 32, sha);
-		printf("repo %s: package %.*s (%" PRIu64 " bytes, sha256 %s)\n",
-		    names[i], (int)p.file_len, p.file, p.size, sha);
-		found++;
+		for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+			if (repoidx_find(rd, keys[i], id, kinds[k].kind, &p) !=
+			    0)
+				continue;
+			buildid_hex(p.sha256, 32, sha);
+			printf("repo %s: package %.*s (%" PRIu64
+			       " bytes, sha256 %s) as %s\n",
+			    names[i], (int)p.file_len, p.file, p.size, sha,
+			    kinds[k].as);
+			found++;
+		}
 	}
 	return found;
 }

@@ -65,10 +65,6 @@
 #include "indexer/package.h"
 #include "indexer/rpmhdr.h"
 
-/* An IMA signature in hex, and the header lines of a package member. */
-#define RPM_SIG_MAX 2048
-#define MEMBER_HEADERS_MAX (2 * PATH_MAX + RPM_SIG_MAX + 128)
-
 /* Bytes of an upstream's answer to a metadata query kept at most. */
 #define META_BODY_MAX (16u << 20)
 
@@ -835,17 +831,12 @@ package_progress(uint64_t end, void *arg)
 		j->checked = 1; /* wrong: the final check will say so */
 }
 
-/*
- * The X-DEBUGINFOD-* lines of a package member: ARCHIVE (as archive shows
- * the package), FILE, and IMASIGNATURE when rh, the package's RPM header
- * (NULL for other packages), signs that file.  Their length, or -1 when
- * they do not fit.
- */
-static int
-member_headers(const struct rpmhdr *rh, const char *archive, const char *member,
-    char *buf, size_t len)
+/* See daemon/fill.h. */
+int
+fill_member_headers(const struct rpmhdr *rh, const char *archive,
+    const char *member, char *buf, size_t len)
 {
-	char sig[RPM_SIG_MAX], err[256];
+	char sig[FILL_RPM_SIG_MAX], err[256];
 	int n, m, rc;
 
 	n = snprintf(buf, len,
@@ -1258,7 +1249,7 @@ pass_release(struct fill *fl, const char *package)
 static int
 job_open_member(struct pass *p, struct job *j)
 {
-	char path[PATH_MAX], headers[MEMBER_HEADERS_MAX], err[256];
+	char path[PATH_MAX], headers[FILL_MEMBER_HEADERS_MAX], err[256];
 	int n;
 
 	j->mtime = j->w.member_mtime;
@@ -1270,7 +1261,7 @@ job_open_member(struct pass *p, struct job *j)
 		return -1;
 	}
 	flight_set_file(j->f, j->fd, path);
-	n = member_headers(p->rh, p->archive, j->w.member, headers,
+	n = fill_member_headers(p->rh, p->archive, j->w.member, headers,
 	    sizeof(headers));
 	/* ELF waits for early_check() before readers learn the length. */
 	if (n < 0 ||

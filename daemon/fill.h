@@ -101,6 +101,22 @@ int fill_verify_publish(struct blobstore *bs, struct flight *f, int fd,
     uint64_t written, int64_t mtime, int upstream, int from_store, char *why,
     size_t whylen);
 
+struct rpmhdr;
+
+/* An IMA signature in hex, and the header lines of a package member. */
+#define FILL_RPM_SIG_MAX 2048
+#define FILL_MEMBER_HEADERS_MAX (2 * PATH_MAX + FILL_RPM_SIG_MAX + 128)
+
+/*
+ * The X-DEBUGINFOD-* lines of a package member: ARCHIVE (as archive shows
+ * the package), FILE, and IMASIGNATURE when rh, the package's RPM header
+ * (NULL for other packages), signs that file.  Their length, or -1 when
+ * they do not fit in len bytes (FILL_MEMBER_HEADERS_MAX always do, for a
+ * member name of at most PATH_MAX).
+ */
+int fill_member_headers(const struct rpmhdr *rh, const char *archive,
+    const char *member, char *buf, size_t len);
+
 struct upstream_meta_answer;
 
 /* A /metadata query for the upstreams, made on any thread. */

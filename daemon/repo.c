@@ -14,15 +14,22 @@
  *           Release not past its Valid-Until; then the index files to
  *           fetch: each component's binary-ARCH/Packages and Contents-ARCH,
  *           in the first compression Release lists
- *   loop    GET each of them in turn
+ *   loop    GET each of them in turn, but for those whose SHA-256 a copy
+ *           kept since an earlier refresh has (kept_path: no GET at all);
+ *           a GET is conditional on the validators of the last answer
+ *           for a file of its name, and a 304, which contradicts the
+ *           new checksum, makes it a GET of the whole file
  *   worker  each one's size and SHA-256 against Release, then a new
  *           generation of the repository in the index (cache/repoidx.h):
  *           Packages stanzas with their Build-Ids, then the Contents
  *           lines naming .build-id/ debug files, for packages the
- *           Packages files listed; then the flip
+ *           Packages files listed; then the flip, and the fetched files
+ *           are kept by their checksums (those Release no longer lists
+ *           go)
  *
  * rpm: repodata/repomd.xml (and repomd.xml.asc with gpgkey=), then its
- * primary and filelists.  Arch: NAME.files (and NAME.files.sig with key=,
+ * primary and filelists (kept and skipped by checksum the same way), whose
+ * usr/lib/.build-id/ links name executables (indexer/repometa.h).  Arch: NAME.files (and NAME.files.sig with key=,
  * checked before the database is parsed).  A key file may be armored: it
  * is dearmored into the repository's directory first (repo_keyring).
  *
@@ -81,6 +88,7 @@
 #include "indexer/elf.h"
 #include "indexer/package.h"
 #include "indexer/repometa.h"
+#include "indexer/rpmhdr.h"
 
 /* Directories of ours, so that the files in them fit in PATH_MAX. */
 #define DIR_MAX 2048
@@ -111,6 +119,10 @@ struct ifile {
 	uint8_t sha256[32];
 	int contents; /* a Contents file, else Packages */
 	char arch[64];
+	int kept; /* a copy of that SHA-256 is kept: no GET */
+	int whole; /* a 304 contradicted the checksum: ask unconditionally */
+	char etag[256]; /* of its last answer; "" when none */
+	int64_t last_modified; /* of its last answer; -1 when none */
 };
 
 struct repo {
@@ -130,6 +142,9 @@ struct repo {
 	int64_t last_modified;
 	struct ifile files[FILES_MAX];
 	size_t nfiles, cur;
+	/* The files of the last refresh that succeeded, for validators. */
+	struct ifile last[FILES_MAX];
+	size_t nlast;
 	int ok; /* worker's verdict */
 	char why[512];
 	/* Counters, any thread. */
@@ -308,6 +323,79 @@ repo_tmp(struct repo *r, const char *name, char *path, size_t len)
 }
 
 /* ------------------------------------------------------------ refresh */
+
+/*
+ * Where the copy of an index file with that SHA-256 is kept between
+ * refreshes, in r's directory: a refresh whose Release (or repomd.xml)
+ * lists it again reads it there, with no GET.
+ */
+static void
+kept_path(const struct repo *r, const uint8_t sha256[32], char *out, size_t len)
+{
+	char hex[65];
+
+	buildid_hex(sha256, 32, hex);
+	snprintf(out, len, "%s/idx-%s", r->dir, hex);
+}
+
+/* Worker: mark the index files to fetch whose checksum a copy has. */
+static void
+mark_kept(struct repo *r)
+{
+	char path[PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < r->nfiles; i++) {
+		kept_path(r, r->files[i].sha256, path, sizeof(path));
+		r->files[i].kept = access(path, R_OK) == 0;
+	}
+}
+
+/* The file index file i of r is read from: its kept copy, or the GET's. */
+static void
+ifile_path(const struct repo *r, size_t i, char *out, size_t len)
+{
+	if (r->files[i].kept)
+		kept_path(r, r->files[i].sha256, out, len);
+	else
+		snprintf(out, len, "%s/index.%zu", r->dir, i);
+}
+
+/*
+ * Worker, after a generation was written from r's index files: keep the
+ * fetched ones under their checksums, drop copies no longer listed.
+ */
+static void
+keep_files(struct repo *r)
+{
+	char path[PATH_MAX], kept[PATH_MAX], hex[65];
+	struct dirent *de;
+	size_t i;
+	DIR *d;
+
+	for (i = 0; i < r->nfiles; i++) {
+		if (r->files[i].kept)
+			continue;
+		snprintf(path, sizeof(path), "%s/index.%zu", r->dir, i);
+		kept_path(r, r->files[i].sha256, kept, sizeof(kept));
+		if (rename(path, kept) == -1)
+			unlink(path);
+	}
+	if ((d = opendir(r->dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "idx-", 4) != 0)
+			continue;
+		for (i = 0; i < r->nfiles; i++) {
+			buildid_hex(r->files[i].sha256, 32, hex);
+			if (strcmp(de->d_name + 4, hex) == 0)
+				break;
+		}
+		if (i == r->nfiles)
+			unlinkat(dirfd(d), de->d_name, 0);
+	}
+	closedir(d);
+}
 
 /* Run gpgv; 0 when its status lines say a good, valid, unexpired signature. */
 static int
@@ -515,6 +603,7 @@ verify_rpm(struct repo *r)
 		return;
 	}
 	r->nfiles = 2;
+	mark_kept(r);
 	r->ok = 1;
 }
 
@@ -612,6 +701,7 @@ verify_work(void *arg)
 	}
 	memcpy(r->files, files, n * sizeof(files[0]));
 	r->nfiles = n;
+	mark_kept(r);
 	r->ok = 1;
 }
 
@@ -659,7 +749,8 @@ packages_cb(const struct repometa_deb *d, void *arg)
 			break;
 		e = p + strcspn(p, " \t");
 		if (buildid_parse(&id, p, (size_t)(e - p), &why) == 0) {
-			if (repoidx_put_id(b->w, &id, b->name, 0) == -1)
+			if (repoidx_put_id(b->w, &id, REPOIDX_DEBUGINFO,
+				b->name, 0) == -1)
 				return -1;
 			b->ids++;
 		}
@@ -690,8 +781,8 @@ contents_cb(const struct buildid *id, const char *packages, void *arg)
 				return -1;
 			if (rc == 1) {
 				b->ids++;
-				return repoidx_put_id(b->w, id, b->name, 1) ==
-					-1
+				return repoidx_put_id(b->w, id,
+					   REPOIDX_DEBUGINFO, b->name, 1) == -1
 				    ? -1
 				    : 0;
 			}
@@ -715,9 +806,23 @@ primary_cb(const struct repometa_rpm *p, void *arg)
 	    : 0;
 }
 
-/* An id of a package named pkgid (rpm filelists, Arch files lists). */
+/* The index's kind for what a .build-id path names. */
+static enum repoidx_kind
+repo_kind(int kind)
+{
+	switch (kind) {
+	case REPOMETA_EXECUTABLE:
+		return REPOIDX_EXECUTABLE;
+	case REPOMETA_EXECUTABLE_WEAK:
+		return REPOIDX_EXECUTABLE_WEAK;
+	default:
+		return REPOIDX_DEBUGINFO;
+	}
+}
+
+/* An id of a package named pkgid (rpm filelists). */
 static int
-filelists_cb(const char *pkgid, const struct buildid *id, void *arg)
+filelists_cb(const char *pkgid, const struct buildid *id, int kind, void *arg)
 {
 	struct build *b = arg;
 	int rc;
@@ -725,7 +830,8 @@ filelists_cb(const char *pkgid, const struct buildid *id, void *arg)
 	if ((rc = repoidx_has_pkg(b->w, pkgid)) != 1)
 		return rc;
 	b->ids++;
-	return repoidx_put_id(b->w, id, pkgid, 1) == -1 ? -1 : 0;
+	return repoidx_put_id(b->w, id, repo_kind(kind), pkgid, 1) == -1 ? -1
+									 : 0;
 }
 
 static int
@@ -745,12 +851,12 @@ arch_desc_cb(const struct repometa_arch *p, void *arg)
  * is never found (repoidx_find finds no package).
  */
 static int
-arch_file_cb(const char *dir, const struct buildid *id, void *arg)
+arch_file_cb(const char *dir, const struct buildid *id, int kind, void *arg)
 {
 	struct build *b = arg;
 
 	b->ids++;
-	return repoidx_put_id(b->w, id, dir, 1) == -1 ? -1 : 0;
+	return repoidx_put_id(b->w, id, repo_kind(kind), dir, 1) == -1 ? -1 : 0;
 }
 
 /* Parse index file i of r (checked) into b: 0, or -1 with err. */
@@ -784,9 +890,9 @@ build_work(void *arg)
 
 	r->ok = 0;
 	for (i = 0; i < r->nfiles; i++) {
-		snprintf(path, sizeof(path), "%s/index.%zu", r->dir, i);
 		if (r->cr->type == CONFIG_REPO_ARCH)
 			break; /* nothing lists its checksum */
+		ifile_path(r, i, path, sizeof(path));
 		/* repomd.xml may leave the size out: 0. */
 		if (file_sha256(path, sha, &size) == -1 ||
 		    (size != r->files[i].size &&
@@ -806,7 +912,7 @@ build_work(void *arg)
 		return;
 	}
 	for (i = 0; i < r->nfiles; i++) {
-		snprintf(path, sizeof(path), "%s/index.%zu", r->dir, i);
+		ifile_path(r, i, path, sizeof(path));
 		if (build_file(r, i, path, &b, err, sizeof(err)) == -1) {
 			snprintf(r->why, sizeof(r->why), "%s: %s",
 			    r->files[i].name, err);
@@ -818,10 +924,12 @@ build_work(void *arg)
 		snprintf(r->why, sizeof(r->why), "index: %s", err);
 		return;
 	}
-	for (i = 0; i < r->nfiles; i++) {
-		snprintf(path, sizeof(path), "%s/index.%zu", r->dir, i);
+	/* An Arch database has no checksum to keep it by. */
+	if (r->cr->type == CONFIG_REPO_ARCH) {
+		snprintf(path, sizeof(path), "%s/index.0", r->dir);
 		unlink(path);
-	}
+	} else
+		keep_files(r);
 	r->ok = 1;
 }
 
@@ -830,7 +938,23 @@ build_done(void *arg)
 {
 	struct repo *r = arg;
 
+	if (r->ok) {
+		memcpy(r->last, r->files, r->nfiles * sizeof(r->files[0]));
+		r->nlast = r->nfiles;
+	}
 	refresh_end(r, r->ok, r->why);
+}
+
+/* The last refresh's file of that name, or NULL. */
+static const struct ifile *
+last_file(const struct repo *r, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < r->nlast; i++)
+		if (strcmp(r->last[i].name, name) == 0)
+			return &r->last[i];
+	return NULL;
 }
 
 /* The loop: a metadata transfer ended. */
@@ -904,6 +1028,22 @@ meta_done(void *arg, const struct repofetch_result *res)
 	case R_RELEASE:
 	case R_RELEASE_GPG:
 	case R_FILES:
+		/*
+		 * An index file is asked for when Release lists a checksum no
+		 * copy kept has: a 304 contradicts that signed listing
+		 * (validators too coarse, a mirror mid-sync).  Once more,
+		 * whole: its checksum decides.
+		 */
+		if (r->step == R_FILES && res->status == 304 &&
+		    !r->files[r->cur].whole) {
+			r->files[r->cur].whole = 1;
+			break;
+		}
+		if (r->step == R_FILES && res->status == 200) {
+			snprintf(r->files[r->cur].etag,
+			    sizeof(r->files[r->cur].etag), "%s", res->etag);
+			r->files[r->cur].last_modified = res->last_modified;
+		}
 		if (res->status != 200) {
 			snprintf(why, sizeof(why), "%s: HTTP status %ld",
 			    r->step == R_RELEASE     ? "Release"
@@ -930,10 +1070,12 @@ meta_done(void *arg, const struct repofetch_result *res)
 
 /*
  * Start a GET of the repository's metadata file name (apt: under
- * dists/SUITE/; rpm: under the repository URL) into the temp file tmp.
+ * dists/SUITE/; rpm: under the repository URL) into the temp file tmp,
+ * conditional on etag (NULL: none) and last_modified (-1: none).
  */
 static void
-meta_get(struct repo *r, const char *name, const char *tmp, int cond)
+meta_get(struct repo *r, const char *name, const char *tmp, const char *etag,
+    int64_t last_modified)
 {
 	char url[2048], path[PATH_MAX];
 
@@ -946,8 +1088,12 @@ meta_get(struct repo *r, const char *name, const char *tmp, int cond)
 		refresh_end(r, 0, "cannot write the repository's directory");
 		return;
 	}
-	r->rf = repofetch_get(r->rs->cv, &r->rs->fo, url, r->fd,
-	    cond ? r->etag : NULL, cond ? r->last_modified : -1, NULL,
+	/*
+	 * With an ETag, no date (RFC 9110 13.1.3): a date is to the second,
+	 * and a file replaced within it would seem unchanged.
+	 */
+	r->rf = repofetch_get(r->rs->cv, &r->rs->fo, url, r->fd, etag,
+	    etag != NULL && etag[0] != '\0' ? -1 : last_modified, NULL,
 	    meta_done, r);
 	if (r->rf == NULL) {
 		close(r->fd);
@@ -962,29 +1108,34 @@ refresh_next(struct repo *r)
 {
 	char tmp[sizeof(r->files[0].name) + 8]; /* NAME.files.sig */
 
+	const struct ifile *was;
+
 	switch (r->step) {
 	case R_INRELEASE:
 		if (r->cr->type == CONFIG_REPO_RPM) {
-			meta_get(r, "repodata/repomd.xml", "repomd.xml", 1);
+			meta_get(r, "repodata/repomd.xml", "repomd.xml",
+			    r->etag, r->last_modified);
 		} else if (r->cr->type == CONFIG_REPO_ARCH) {
 			snprintf(r->files[0].name, sizeof(r->files[0].name),
 			    "%.200s.files", r->cr->suite);
-			meta_get(r, r->files[0].name, "index.0", 1);
+			meta_get(r, r->files[0].name, "index.0", r->etag,
+			    r->last_modified);
 		} else
-			meta_get(r, "InRelease", "InRelease", 1);
+			meta_get(r, "InRelease", "InRelease", r->etag,
+			    r->last_modified);
 		break;
 	case R_RELEASE:
-		meta_get(r, "Release", "Release", 0);
+		meta_get(r, "Release", "Release", NULL, -1);
 		break;
 	case R_RELEASE_GPG:
 		if (r->cr->type == CONFIG_REPO_RPM)
 			meta_get(r, "repodata/repomd.xml.asc", "repomd.xml.asc",
-			    0);
+			    NULL, -1);
 		else if (r->cr->type == CONFIG_REPO_ARCH) {
 			snprintf(tmp, sizeof(tmp), "%s.sig", r->files[0].name);
-			meta_get(r, tmp, "files.sig", 0);
+			meta_get(r, tmp, "files.sig", NULL, -1);
 		} else
-			meta_get(r, "Release.gpg", "Release.gpg", 0);
+			meta_get(r, "Release.gpg", "Release.gpg", NULL, -1);
 		break;
 	case R_VERIFY:
 		if (pool_submit_long(r->rs->d.pool, verify_work, r->rs->d.inbox,
@@ -992,6 +1143,9 @@ refresh_next(struct repo *r)
 			refresh_end(r, 0, "server is shutting down");
 		break;
 	case R_FILES:
+		/* A file whose checksum a kept copy has is not fetched. */
+		while (r->cur < r->nfiles && r->files[r->cur].kept)
+			r->cur++;
 		if (r->cur == r->nfiles) {
 			r->step = R_BUILD;
 			if (pool_submit_long(r->rs->d.pool, build_work,
@@ -999,8 +1153,16 @@ refresh_next(struct repo *r)
 				refresh_end(r, 0, "server is shutting down");
 			break;
 		}
+		/* Conditional on the last answer for a file of its name. */
 		snprintf(tmp, sizeof(tmp), "index.%zu", r->cur);
-		meta_get(r, r->files[r->cur].name, tmp, 0);
+		r->files[r->cur].etag[0] = '\0';
+		r->files[r->cur].last_modified = -1;
+		was = r->files[r->cur].whole
+		    ? NULL
+		    : last_file(r, r->files[r->cur].name);
+		meta_get(r, r->files[r->cur].name, tmp,
+		    was != NULL ? was->etag : NULL,
+		    was != NULL ? was->last_modified : -1);
 		break;
 	default:
 		break;
@@ -1037,9 +1199,10 @@ refresh_end(struct repo *r, int ok, const char *why)
 		atomic_store(&r->last_refresh, clock_now());
 		log_info("repo %s: refreshed", r->cr->name);
 	} else {
-		/* A later InRelease must be fetched whole again. */
+		/* A later InRelease (and index files) whole again. */
 		r->etag[0] = '\0';
 		r->last_modified = -1;
+		r->nlast = 0;
 		atomic_fetch_add(&r->refresh_failures, 1);
 		log_warnx("repo %s: refresh failed, repository refused: %s",
 		    r->cr->name, why != NULL ? why : "?");
@@ -1484,42 +1647,50 @@ repos_join(struct repos *rs, const struct repos_hit *hit)
 
 int
 repos_find(struct repos *rs, struct index_reader *rd, const struct buildid *id,
-    struct repos_hit *hit, unsigned *retry)
+    int executable, struct repos_hit *hit, unsigned *retry)
 {
+	static const enum repoidx_kind debuginfo[] = { REPOIDX_DEBUGINFO },
+				       exec[] = { REPOIDX_EXECUTABLE,
+					       REPOIDX_EXECUTABLE_WEAK };
+	const enum repoidx_kind *kinds = executable ? exec : debuginfo;
+	size_t nkinds = executable ? 2 : 1, k, i;
 	struct repoidx_pkg p;
 	struct neg_entry ne;
 	struct buildid pid;
 	struct index_file pf;
 	char path[PATH_MAX];
 	int64_t now = clock_now();
-	size_t i;
 	int rc;
 
-	for (i = 0; i < rs->n; i++) {
-		if (atomic_load(&rs->v[i].open_until) > now)
-			continue;
-		rc = repoidx_find(rd, rs->v[i].key, id, &p);
-		if (rc == INDEX_NOTFOUND)
-			continue;
-		if (rc != 0)
-			return -1;
-		hit->repo = (unsigned)i;
-		memcpy(hit->file, p.file, p.file_len);
-		hit->file[p.file_len] = '\0';
-		hit->size = p.size;
-		memcpy(hit->sha256, p.sha256, 32);
-		pid.len = 32;
-		memcpy(pid.bytes, p.sha256, 32);
-		cache_key_make(&hit->key, &pid, CACHE_SOURCE, PKG_KEY_ARG);
-		/* Downloaded and indexed: the package step had it, or not. */
-		pkg_path(rs, hit, path, sizeof(path));
-		if (pkgidx_get_package(rd, path, &pf) == 0)
-			return 0;
-		if (neg_get(rd, &hit->key, now, &ne) == 0) {
-			*retry = (unsigned)(ne.expires - now);
-			return 2;
+	/* Strong kinds in every repository before weak ones in any. */
+	for (k = 0; k < nkinds; k++) {
+		for (i = 0; i < rs->n; i++) {
+			if (atomic_load(&rs->v[i].open_until) > now)
+				continue;
+			rc = repoidx_find(rd, rs->v[i].key, id, kinds[k], &p);
+			if (rc == INDEX_NOTFOUND)
+				continue;
+			if (rc != 0)
+				return -1;
+			hit->repo = (unsigned)i;
+			memcpy(hit->file, p.file, p.file_len);
+			hit->file[p.file_len] = '\0';
+			hit->size = p.size;
+			memcpy(hit->sha256, p.sha256, 32);
+			pid.len = 32;
+			memcpy(pid.bytes, p.sha256, 32);
+			cache_key_make(&hit->key, &pid, CACHE_SOURCE,
+			    PKG_KEY_ARG);
+			/* Downloaded and indexed: the package step had it. */
+			pkg_path(rs, hit, path, sizeof(path));
+			if (pkgidx_get_package(rd, path, &pf) == 0)
+				continue;
+			if (neg_get(rd, &hit->key, now, &ne) == 0) {
+				*retry = (unsigned)(ne.expires - now);
+				return 2;
+			}
+			return 1;
 		}
-		return 1;
 	}
 	return 0;
 }
@@ -1634,8 +1805,10 @@ stream_work(void *arg)
 	struct pkg_limits lim = pkg_default_limits;
 	struct pkg_watch watch = { stream_progress, NULL, NULL, st,
 		stream_size };
-	char pkg[64], tpath[PATH_MAX], headers[2 * PATH_MAX], err[256];
+	char pkg[64], tpath[PATH_MAX], headers[FILL_MEMBER_HEADERS_MAX];
+	char err[256], file[PATH_MAX];
 	const char *base = strrchr(g->path, '/');
+	struct rpmhdr *rh = NULL;
 	int pfd, n;
 
 	st->end = FLIGHT_FAILED;
@@ -1651,10 +1824,21 @@ stream_work(void *arg)
 		return;
 	}
 	flight_set_file(st->f, st->fd, tpath);
-	n = snprintf(headers, sizeof(headers),
-	    "X-DEBUGINFOD-ARCHIVE: %s\r\nX-DEBUGINFOD-FILE: %s\r\n",
-	    base != NULL ? base + 1 : g->path, st->member);
-	if (n < 0 || (size_t)n >= sizeof(headers) ||
+	/*
+	 * An rpm's header, which holds its files' IMA signatures, comes
+	 * before its payload: waiting for it costs the member nothing, and
+	 * the first answer is signed like those from the package cache.
+	 */
+	if (rpmhdr_open_grow(pfd, stream_grow, st, &rh, err, sizeof(err)) == -1)
+		log_info("repo: %s: %s", g->path, err);
+	/* The file a .build-id link names, as the package cache shows it. */
+	if (rh == NULL ||
+	    rpmhdr_resolve(rh, st->member, file, sizeof(file)) == -1)
+		snprintf(file, sizeof(file), "%s", st->member);
+	n = fill_member_headers(rh, base != NULL ? base + 1 : g->path, file,
+	    headers, sizeof(headers));
+	rpmhdr_free(rh);
+	if (n < 0 ||
 	    flight_set_head(st->f, UINT64_MAX, clock_now(), headers, (size_t)n,
 		g->path) == -1) {
 		close(pfd);

@@ -58,11 +58,16 @@ struct repos_hit {
 
 /*
  * In rd's transaction: the first repository (whose breaker is closed)
- * holding id.  1 and *hit, 0 when none, 2 when one holds it but its
- * package failed a moment ago (*retry: seconds left), -1 on error.
+ * holding id as a debug file, or (executable) as an executable: one a
+ * usr/lib/.build-id/ link names in any repository first, then one only a
+ * debug package's suffix-less link names (cache/repoidx.h).  A package
+ * downloaded and indexed already is passed by (the package step had it).
+ * 1 and *hit, 0 when none, 2 when one holds it but its package failed a
+ * moment ago (*retry: seconds left), -1 on error.
  */
 int repos_find(struct repos *rs, struct index_reader *rd,
-    const struct buildid *id, struct repos_hit *hit, unsigned *retry);
+    const struct buildid *id, int executable, struct repos_hit *hit,
+    unsigned *retry);
 
 /*
  * Any thread: join (or start) the download of hit's package.  A reference

@@ -15,9 +15,10 @@
  *                  goes back to STEP_CACHE to cut it
  *   STEP_REPO      a debuginfo a remote repository's index maps to a
  *                  package: a fill that extracts it as the package
- *                  downloads (daemon/repo.h); for a section, the request
- *                  joins the package's download, then goes back to
- *                  STEP_PACKAGE, where the downloaded package is indexed
+ *                  downloads (daemon/repo.h); for an executable or a
+ *                  section, the request joins the package's download,
+ *                  then goes back to STEP_PACKAGE, where the downloaded
+ *                  package is indexed
  *   STEP_STORE     the object store shared by a fleet (daemon/tier.h),
  *                  while its breaker is closed: a fill that asks it
  *                  first and, when it has nothing usable, goes on in the
@@ -1273,26 +1274,32 @@ package_lookup(struct rq *rq)
 /* ------------------------------------------------ remote repositories */
 
 /*
- * A debuginfo (or a section, cut from one) that a repository's index maps
- * to a package not downloaded yet: join its download.  Once a download
- * came back for the request, the package step had its chance.
+ * A debuginfo, an executable, or a section (cut from either) that a
+ * repository's index maps to a package not downloaded yet: join its
+ * download.  Once a download came back for the request, the package step
+ * had its chance; there, an executable is found among the package's
+ * members by its own build-id, as in a local package.
  */
 static enum src
 repo_lookup(struct rq *rq)
 {
 	struct repos *rs = rq->th->d->repos;
+	enum route_endpoint ep = rq->rt->endpoint;
 	struct repos_hit hit;
 	struct flight *f;
 	unsigned retry = 0;
 	int rc, created, package;
 
 	if (rs == NULL || repos_count(rs) == 0 || rq->repo_tried ||
-	    (rq->rt->endpoint != ROUTE_DEBUGINFO &&
-		rq->rt->endpoint != ROUTE_SECTION))
+	    (ep != ROUTE_DEBUGINFO && ep != ROUTE_EXECUTABLE &&
+		ep != ROUTE_SECTION))
 		return SRC_ABSENT;
 	if (rq_txn(rq) == -1)
 		return rq_error(rq, 503, "ERROR", "index unavailable");
-	rc = repos_find(rs, rq->th->rd, &rq->rt->id, &hit, &retry);
+	rc = repos_find(rs, rq->th->rd, &rq->rt->id, ep == ROUTE_EXECUTABLE,
+	    &hit, &retry);
+	if (rc == 0 && ep == ROUTE_SECTION)
+		rc = repos_find(rs, rq->th->rd, &rq->rt->id, 1, &hit, &retry);
 	if (rc == 0)
 		return SRC_ABSENT;
 	if (rc == -1)
@@ -1300,15 +1307,13 @@ repo_lookup(struct rq *rq)
 	rq_txn_end(rq);
 	if (rc == 2) {
 		conn_set_result(rq->c, "NEGATIVE", "repo");
-		metrics_request(metrics_endpoint_of(rq->rt->endpoint),
-		    METRICS_NEGATIVE);
-		conn_send_retry(rq->c,
-		    rq->rt->endpoint == ROUTE_SECTION ? 503 : 502,
+		metrics_request(metrics_endpoint_of(ep), METRICS_NEGATIVE);
+		conn_send_retry(rq->c, ep == ROUTE_SECTION ? 503 : 502,
 		    "repository download failing; try again later", retry);
 		return SRC_ANSWERED;
 	}
 	/* A debuginfo comes out as the package downloads. */
-	if (rq->rt->endpoint == ROUTE_DEBUGINFO &&
+	if (ep == ROUTE_DEBUGINFO &&
 	    (f = repos_member(rs, &hit, &rq->rt->id, &created, &package)) !=
 		NULL)
 		return await_flight(rq, f, created, 0, package);

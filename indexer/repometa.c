@@ -334,31 +334,43 @@ repometa_packages(const char *path,
 }
 
 /*
- * The id of a .build-id debug path (relative, as Contents and Arch's files
- * lists spell it: usr/lib/debug/.build-id/xx/rest.debug): 0, or -1.
+ * The id of hex digits xx/rest at f, where rest ends at f + n: 0, or -1.
  */
 static int
-debug_path_id(const char *f, struct buildid *id)
+hex_path_id(const char *f, size_t n, struct buildid *id)
 {
-	static const char prefix[] = "usr/lib/debug/.build-id/";
 	char hex[BUILDID_HEX_MAX];
 	const char *why;
-	size_t n;
 
-	if (strncmp(f, prefix, sizeof(prefix) - 1) != 0)
-		return -1;
-	f += sizeof(prefix) - 1;
-	n = strlen(f);
-	if (n < 2 + 1 + 1 + 6 || f[2] != '/' ||
-	    strcmp(f + n - 6, ".debug") != 0 || n - 7 >= sizeof(hex))
+	if (n < 2 + 1 + 1 || f[2] != '/' || n - 1 >= sizeof(hex))
 		return -1;
 	memcpy(hex, f, 2);
-	memcpy(hex + 2, f + 3, n - 3 - 6);
-	hex[n - 7] = '\0';
-	return buildid_parse(id, hex, strlen(hex), &why);
+	memcpy(hex + 2, f + 3, n - 3);
+	hex[n - 1] = '\0';
+	return buildid_parse(id, hex, n - 1, &why);
 }
 
-#define CONTENTS_PREFIX "usr/lib/debug/.build-id/"
+#define DEBUG_BUILDID "usr/lib/debug/.build-id/"
+#define EXEC_BUILDID "usr/lib/.build-id/"
+
+int
+repometa_buildid_path(const char *f, struct buildid *id)
+{
+	size_t n;
+
+	if (strncmp(f, EXEC_BUILDID, sizeof(EXEC_BUILDID) - 1) == 0) {
+		f += sizeof(EXEC_BUILDID) - 1;
+		return hex_path_id(f, strlen(f), id) == 0 ? REPOMETA_EXECUTABLE
+							  : -1;
+	}
+	if (strncmp(f, DEBUG_BUILDID, sizeof(DEBUG_BUILDID) - 1) != 0)
+		return -1;
+	f += sizeof(DEBUG_BUILDID) - 1;
+	n = strlen(f);
+	if (n > 6 && strcmp(f + n - 6, ".debug") == 0)
+		return hex_path_id(f, n - 6, id) == 0 ? REPOMETA_DEBUGINFO : -1;
+	return hex_path_id(f, n, id) == 0 ? REPOMETA_EXECUTABLE_WEAK : -1;
+}
 
 int
 repometa_contents(const char *path,
@@ -380,8 +392,7 @@ repometa_contents(const char *path,
 			file += 2;
 		else if (file[0] == '/')
 			file++;
-		if (strncmp(file, CONTENTS_PREFIX, strlen(CONTENTS_PREFIX)) !=
-		    0)
+		if (strncmp(file, DEBUG_BUILDID, strlen(DEBUG_BUILDID)) != 0)
 			continue;
 		/* The location is the last word; the path may hold blanks. */
 		if ((sp = strrchr(file, ' ')) == NULL &&
@@ -391,7 +402,8 @@ repometa_contents(const char *path,
 		while (sp > file && (sp[-1] == ' ' || sp[-1] == '\t'))
 			sp--;
 		*sp = '\0';
-		if (debug_path_id(file, &id) == -1)
+		/* Debian's debug packages ship debug files alone. */
+		if (repometa_buildid_path(file, &id) != REPOMETA_DEBUGINFO)
 			continue;
 		if ((stop = cb(&id, p, arg)) != 0)
 			break;
@@ -522,18 +534,19 @@ xml_gathered(struct xml *x)
 	return x->text;
 }
 
-/* The end of a <file> of filelists: a .build-id debug file's id. */
+/* The end of a <file> of filelists: a .build-id file's id and kind. */
 static void
 xml_file(struct xml *x)
 {
-	int (*cb)(const char *, const struct buildid *, void *) = x->cb;
+	int (*cb)(const char *, const struct buildid *, int, void *) = x->cb;
 	const char *f = xml_gathered(x);
 	struct buildid id;
+	int kind;
 
 	if (f == NULL || f[0] != '/' || x->pkgid[0] == '\0' ||
-	    debug_path_id(f + 1, &id) == -1)
+	    (kind = repometa_buildid_path(f + 1, &id)) == -1)
 		return;
-	if (cb(x->pkgid, &id, x->arg) != 0)
+	if (cb(x->pkgid, &id, kind, x->arg) != 0)
 		x->stop = 1;
 }
 
@@ -680,7 +693,7 @@ repometa_rpm_primary(const char *path,
 
 int
 repometa_rpm_filelists(const char *path,
-    int (*cb)(const char *pkgid, const struct buildid *id, void *arg),
+    int (*cb)(const char *pkgid, const struct buildid *id, int kind, void *arg),
     void *arg, char *err, size_t errlen)
 {
 	return xml_run(path, XML_FILELISTS, (void *)cb, arg, err, errlen);
@@ -704,7 +717,7 @@ entry_lines(struct archive *a, struct lines *l, char *err, size_t errlen)
 int
 repometa_arch_files(const char *path,
     int (*desc)(const struct repometa_arch *p, void *arg),
-    int (*file)(const char *dir, const struct buildid *id, void *arg),
+    int (*file)(const char *dir, const struct buildid *id, int kind, void *arg),
     void *arg, char *err, size_t errlen)
 {
 	static int (*const filters[])(struct archive *) = {
@@ -721,7 +734,7 @@ repometa_arch_files(const char *path,
 	char dir[256], field[32], filename[1024];
 	const char *name, *slash;
 	size_t i;
-	int rc = 0, stop = 0, is_desc, has_sha, r;
+	int rc = 0, stop = 0, is_desc, has_sha, r, kind;
 
 	memset(&l, 0, sizeof(l));
 	if ((a = archive_read_new()) == NULL ||
@@ -763,8 +776,9 @@ repometa_arch_files(const char *path,
 				continue;
 			if (!is_desc) {
 				if (strcmp(field, "%FILES%") == 0 &&
-				    debug_path_id(l.buf, &id) == 0 &&
-				    (stop = file(dir, &id, arg)) != 0)
+				    (kind = repometa_buildid_path(l.buf,
+					 &id)) != -1 &&
+				    (stop = file(dir, &id, kind, arg)) != 0)
 					break;
 			} else if (strcmp(field, "%FILENAME%") == 0) {
 				copy_field(filename, sizeof(filename), l.buf);

@@ -101,11 +101,11 @@ int repometa_rpm_primary(const char *path,
     size_t errlen);
 
 /*
- * Read filelists.xml at path: cb(pkgid, id) for each file
- * /usr/lib/debug/.build-id/xx/rest.debug of a package.
+ * Read filelists.xml at path: cb(pkgid, id, kind) for each .build-id file
+ * of a package that repometa_buildid_path() names (kind its result).
  */
 int repometa_rpm_filelists(const char *path,
-    int (*cb)(const char *pkgid, const struct buildid *id, void *arg),
+    int (*cb)(const char *pkgid, const struct buildid *id, int kind, void *arg),
     void *arg, char *err, size_t errlen);
 
 /* A package of an Arch .files database, from its desc entry. */
@@ -119,13 +119,13 @@ struct repometa_arch {
 /*
  * Read an Arch .files database at path (a tar, compressed or not, of
  * DIR/desc and DIR/files entries): desc(p) for each package with a file
- * name, size and SHA-256, file(dir, id) for each
- * usr/lib/debug/.build-id/xx/rest.debug its files entry lists, in the
+ * name, size and SHA-256, file(dir, id, kind) for each .build-id file its
+ * files entry lists (as repometa_buildid_path() names them), in the
  * order of the tar.  Returns like repometa_packages.
  */
 int repometa_arch_files(const char *path,
     int (*desc)(const struct repometa_arch *p, void *arg),
-    int (*file)(const char *dir, const struct buildid *id, void *arg),
+    int (*file)(const char *dir, const struct buildid *id, int kind, void *arg),
     void *arg, char *err, size_t errlen);
 
 /*
@@ -138,6 +138,26 @@ int repometa_arch_files(const char *path,
  * -1 with err when it is armored but broken (bad base64 or CRC, cut short).
  */
 int repometa_dearmor(const char *in, const char *out, char *err, size_t errlen);
+
+/*
+ * What a .build-id path says of its id.  Debug files are
+ * usr/lib/debug/.build-id/xx/rest.debug.  Executables (and shared
+ * libraries) are named by usr/lib/.build-id/xx/rest, the link binary rpms
+ * ship beside the ELF file, and, more weakly, by the suffix-less
+ * usr/lib/debug/.build-id/xx/rest of debug packages: Fedora's points into
+ * the binary package, so its package usually lacks the executable.
+ */
+enum repometa_kind {
+	REPOMETA_DEBUGINFO,
+	REPOMETA_EXECUTABLE, /* usr/lib/.build-id/xx/rest */
+	REPOMETA_EXECUTABLE_WEAK, /* usr/lib/debug/.build-id/xx/rest */
+};
+
+/*
+ * The id and kind of path (relative: "usr/lib/..."), or -1 when it is no
+ * such name (other suffixes such as Fedora's ".1" duplicates included).
+ */
+int repometa_buildid_path(const char *path, struct buildid *id);
 
 /* 0 and out from 64 hex digits, else -1. */
 int repometa_sha256_parse(const char *hex, size_t len, uint8_t out[32]);

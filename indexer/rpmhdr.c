@@ -10,11 +10,15 @@
  */
 #include "indexer/rpmhdr.h"
 
+#include <limits.h>
+
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+#include "indexer/package.h"
 
 #define LEAD_LEN 96
 #define INTRO_LEN 16 /* magic, reserved, nindex, hsize */
@@ -24,6 +28,7 @@
 #define TAG_BASENAMES 1117
 #define TAG_DIRNAMES 1118
 #define TAG_FILESIGNATURES 5090
+#define TAG_FILELINKTOS 1036
 
 #define TYPE_INT32 4
 #define TYPE_STRING_ARRAY 8
@@ -46,18 +51,30 @@ be32(const unsigned char *p)
 	    (uint32_t)p[2] << 8 | (uint32_t)p[3];
 }
 
+/* A file that may still be growing (rpmhdr_open_grow). */
+struct src {
+	int fd;
+	int (*grow)(uint64_t have, void *arg);
+	void *arg;
+};
+
 static int
-read_at(int fd, void *buf, size_t len, off_t off)
+read_at(const struct src *s, void *buf, size_t len, off_t off)
 {
 	ssize_t n;
 	size_t done = 0;
 
 	while (done < len) {
-		n = pread(fd, (char *)buf + done, len - done,
+		n = pread(s->fd, (char *)buf + done, len - done,
 		    off + (off_t)done);
-		if (n <= 0)
+		if (n > 0) {
+			done += (size_t)n;
+			continue;
+		}
+		/* Its end: wait for more when it grows, else short. */
+		if (n < 0 || s->grow == NULL ||
+		    s->grow((uint64_t)off + done, s->arg) != 1)
 			return -1;
-		done += (size_t)n;
 	}
 	return 0;
 }
@@ -67,14 +84,14 @@ read_at(int fd, void *buf, size_t len, off_t off)
  * signature header, past its padding to 8 bytes).  0, or -1 with err.
  */
 static int
-header_read(int fd, off_t *off, int pad, struct header *h, char *err,
-    size_t errlen)
+header_read(const struct src *s, off_t *off, int pad, struct header *h,
+    char *err, size_t errlen)
 {
 	unsigned char intro[INTRO_LEN];
 	size_t len;
 
 	memset(h, 0, sizeof(*h));
-	if (read_at(fd, intro, sizeof(intro), *off) == -1 ||
+	if (read_at(s, intro, sizeof(intro), *off) == -1 ||
 	    memcmp(intro, header_magic, sizeof(header_magic)) != 0) {
 		snprintf(err, errlen, "rpm header: bad magic");
 		return -1;
@@ -87,7 +104,7 @@ header_read(int fd, off_t *off, int pad, struct header *h, char *err,
 	}
 	len = (size_t)h->nindex * ENTRY_LEN + h->hsize;
 	if ((h->buf = malloc(len + 1)) == NULL ||
-	    read_at(fd, h->buf, len, *off + INTRO_LEN) == -1) {
+	    read_at(s, h->buf, len, *off + INTRO_LEN) == -1) {
 		free(h->buf);
 		h->buf = NULL;
 		snprintf(err, errlen, "rpm header: truncated");
@@ -153,6 +170,7 @@ struct rfile {
 	const char *dir; /* ends with '/' */
 	const char *base;
 	const char *sig;
+	const char *link; /* a symbolic link's target; "" for others */
 };
 
 /* Lookups compare names this many times; a test reads it. */
@@ -185,21 +203,23 @@ struct rpmhdr {
 static int
 rpmhdr_index(struct rpmhdr *rh, const unsigned char *dirindexes,
     const unsigned char *basenames, const unsigned char *dirnames,
-    uint32_t ndirs, const unsigned char *sigs)
+    uint32_t ndirs, const unsigned char *sigs, const unsigned char *links)
 {
 	const struct header *h = &rh->h;
-	const char **dirs = NULL, **bases = NULL, **sv = NULL;
+	const char **dirs = NULL, **bases = NULL, **sv = NULL, **lv = NULL;
 	uint32_t i, di;
 	int rc = -1;
 
 	if ((dirs = calloc(ndirs + 1, sizeof(*dirs))) == NULL ||
 	    (bases = calloc(rh->nfiles + 1, sizeof(*bases))) == NULL ||
 	    (sv = calloc(rh->nfiles + 1, sizeof(*sv))) == NULL ||
+	    (lv = calloc(rh->nfiles + 1, sizeof(*lv))) == NULL ||
 	    (rh->files = calloc(rh->nfiles + 1, sizeof(*rh->files))) == NULL)
 		goto out;
 	if (strings_split(h, dirnames, ndirs, dirs) == -1 ||
 	    strings_split(h, basenames, rh->nfiles, bases) == -1 ||
-	    strings_split(h, sigs, rh->nfiles, sv) == -1)
+	    strings_split(h, sigs, rh->nfiles, sv) == -1 ||
+	    (links != NULL && strings_split(h, links, rh->nfiles, lv) == -1))
 		goto out;
 	for (i = 0; i < rh->nfiles; i++) {
 		if ((di = be32(dirindexes + (size_t)i * 4)) >= ndirs)
@@ -207,6 +227,7 @@ rpmhdr_index(struct rpmhdr *rh, const unsigned char *dirindexes,
 		rh->files[i].dir = dirs[di];
 		rh->files[i].base = bases[i];
 		rh->files[i].sig = sv[i];
+		rh->files[i].link = lv[i] != NULL ? lv[i] : "";
 	}
 	qsort(rh->files, rh->nfiles, sizeof(*rh->files), rfile_cmp);
 	rc = 0;
@@ -214,32 +235,41 @@ out:
 	free(dirs);
 	free(bases);
 	free(sv);
+	free(lv);
 	return rc;
 }
 
 int
 rpmhdr_open(int fd, struct rpmhdr **hp, char *err, size_t errlen)
 {
+	return rpmhdr_open_grow(fd, NULL, NULL, hp, err, errlen);
+}
+
+int
+rpmhdr_open_grow(int fd, int (*grow)(uint64_t have, void *arg), void *arg,
+    struct rpmhdr **hp, char *err, size_t errlen)
+{
+	const struct src s = { fd, grow, arg };
 	unsigned char lead[LEAD_LEN];
-	const unsigned char *dirindexes, *basenames, *dirnames, *sigs;
+	const unsigned char *dirindexes, *basenames, *dirnames, *sigs, *links;
 	struct rpmhdr *rh;
 	struct header sh;
-	uint32_t nbase, nsigs, ndirs;
+	uint32_t nbase, nsigs, ndirs, nlinks;
 	off_t off = LEAD_LEN;
-	int f1, f2, f3, f4;
+	int f1, f2, f3, f4, f5;
 
 	*hp = NULL;
-	if (read_at(fd, lead, sizeof(lead), 0) == -1 ||
+	if (read_at(&s, lead, sizeof(lead), 0) == -1 ||
 	    memcmp(lead, lead_magic, sizeof(lead_magic)) != 0)
 		return 0; /* no RPM: nothing to say */
-	if (header_read(fd, &off, 1, &sh, err, errlen) == -1)
+	if (header_read(&s, &off, 1, &sh, err, errlen) == -1)
 		return -1;
 	free(sh.buf);
 	if ((rh = calloc(1, sizeof(*rh))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (header_read(fd, &off, 0, &rh->h, err, errlen) == -1) {
+	if (header_read(&s, &off, 0, &rh->h, err, errlen) == -1) {
 		free(rh);
 		return -1;
 	}
@@ -250,7 +280,9 @@ rpmhdr_open(int fd, struct rpmhdr **hp, char *err, size_t errlen)
 	    (f3 = header_find(&rh->h, TAG_BASENAMES, TYPE_STRING_ARRAY,
 		 &basenames, &nbase)) == -1 ||
 	    (f4 = header_find(&rh->h, TAG_DIRNAMES, TYPE_STRING_ARRAY,
-		 &dirnames, &ndirs)) == -1) {
+		 &dirnames, &ndirs)) == -1 ||
+	    (f5 = header_find(&rh->h, TAG_FILELINKTOS, TYPE_STRING_ARRAY,
+		 &links, &nlinks)) == -1) {
 		snprintf(err, errlen, "rpm header: an entry outside the store");
 		rpmhdr_free(rh);
 		return -1;
@@ -259,7 +291,10 @@ rpmhdr_open(int fd, struct rpmhdr **hp, char *err, size_t errlen)
 		rpmhdr_free(rh); /* no signatures (or no file list): none */
 		return 0;
 	}
+	if (f5 != 0)
+		links = NULL; /* no links: every name is the file's */
 	if (rh->nfiles != nbase || rh->nfiles != nsigs ||
+	    (links != NULL && nlinks != rh->nfiles) ||
 	    (size_t)(dirindexes - rh->h.store) + (size_t)rh->nfiles * 4 >
 		rh->h.hsize) {
 		snprintf(err, errlen, "rpm header: file lists disagree");
@@ -268,8 +303,8 @@ rpmhdr_open(int fd, struct rpmhdr **hp, char *err, size_t errlen)
 	}
 	/* No more strings than bytes: bounds the arrays before allocating. */
 	if (ndirs > rh->h.hsize || rh->nfiles > rh->h.hsize ||
-	    rpmhdr_index(rh, dirindexes, basenames, dirnames, ndirs, sigs) ==
-		-1) {
+	    rpmhdr_index(rh, dirindexes, basenames, dirnames, ndirs, sigs,
+		links) == -1) {
 		snprintf(err, errlen, "rpm header: bad file list");
 		rpmhdr_free(rh);
 		return -1;
@@ -288,27 +323,62 @@ rpmhdr_free(struct rpmhdr *rh)
 	free(rh);
 }
 
-int
-rpmhdr_ima_signature(const struct rpmhdr *rh, const char *path, char *out,
-    size_t outlen, char *err, size_t errlen)
+/* The file named path, or NULL. */
+static const struct rfile *
+rpmhdr_file(const struct rpmhdr *rh, const char *path)
 {
-	const char *slash = strrchr(path, '/'), *sig;
+	const char *slash = strrchr(path, '/');
 	char dir[4096];
-	struct rfile key, *f;
+	struct rfile key;
 	size_t dlen;
 
 	if (slash == NULL || (dlen = (size_t)(slash - path) + 1) >= sizeof(dir))
-		return 0;
+		return NULL;
 	memcpy(dir, path, dlen);
 	dir[dlen] = '\0';
 	key.dir = dir;
 	key.base = slash + 1;
-	f = bsearch(&key, rh->files, rh->nfiles, sizeof(*rh->files), rfile_cmp);
-	if (f == NULL || (sig = f->sig)[0] == '\0')
+	return bsearch(&key, rh->files, rh->nfiles, sizeof(*rh->files),
+	    rfile_cmp);
+}
+
+int
+rpmhdr_resolve(const struct rpmhdr *rh, const char *path, char *out,
+    size_t outlen)
+{
+	const struct rfile *f;
+	char at[2][PATH_MAX];
+	int hops = 0, cur = 0;
+
+	while ((f = rpmhdr_file(rh, path)) != NULL && f->link[0] != '\0') {
+		if (++hops > PKG_LINK_HOPS ||
+		    pkg_link_resolve(path, f->link, at[cur], sizeof(at[cur])) ==
+			-1)
+			return -1;
+		path = at[cur];
+		cur ^= 1;
+	}
+	if (strlen(path) >= outlen)
+		return -1;
+	strcpy(out, path);
+	return 0;
+}
+
+int
+rpmhdr_ima_signature(const struct rpmhdr *rh, const char *path, char *out,
+    size_t outlen, char *err, size_t errlen)
+{
+	const struct rfile *f;
+	const char *sig;
+	char file[PATH_MAX];
+
+	/* A symbolic link is unsigned: its target's signature it is. */
+	if (rpmhdr_resolve(rh, path, file, sizeof(file)) == -1 ||
+	    (f = rpmhdr_file(rh, file)) == NULL || (sig = f->sig)[0] == '\0')
 		return 0;
 	if (strlen(sig) >= outlen ||
 	    strspn(sig, "0123456789abcdefABCDEF") != strlen(sig)) {
-		snprintf(err, errlen, "rpm header: bad signature for %s", path);
+		snprintf(err, errlen, "rpm header: bad signature for %s", file);
 		return -1;
 	}
 	strcpy(out, sig);

@@ -7,7 +7,8 @@
  * the big-endian entry count and store size, the index entries (tag,
  * type, offset, count, all big-endian), then the store.  The main header
  * names each file as DIRNAMES[DIRINDEXES[i]] + BASENAMES[i], and
- * FILESIGNATURES[i] is its IMA signature as hex ("" when none).
+ * FILESIGNATURES[i] is its IMA signature as hex ("" when none; always
+ * for a symbolic link, whose target FILELINKTOS[i] holds).
  *
  * Everything read is bounded and checked: a header is at most
  * RPMHDR_STORE_MAX bytes, strings must end inside the store, and counts
@@ -17,6 +18,7 @@
 #define INDEXER_RPMHDR_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #define RPMHDR_STORE_MAX (64u << 20)
 #define RPMHDR_ENTRIES_MAX 65536u
@@ -29,10 +31,29 @@ struct rpmhdr;
  * header signs no files; -1 for a damaged header, with err.
  */
 int rpmhdr_open(int fd, struct rpmhdr **rh, char *err, size_t errlen);
+/*
+ * rpmhdr_open() of a file still being written (a download, whose header
+ * comes first): where a read finds its end, grow(have, arg) blocks until
+ * the file holds more than have bytes (1), or says it never will (0, -1:
+ * the header is then cut short), as pkg_limits.grow does.
+ */
+int rpmhdr_open_grow(int fd, int (*grow)(uint64_t have, void *arg), void *arg,
+    struct rpmhdr **rh, char *err, size_t errlen);
 void rpmhdr_free(struct rpmhdr *rh);
 
 /*
- * The IMA signature (hex) of the file at path (normalised, absolute).
+ * The file that path (normalised, absolute) names once its symbolic links
+ * (FILELINKTOS) are followed within the package, at most PKG_LINK_HOPS
+ * times, as pkg_extract() follows them: 0 with it in out (path itself
+ * when it is no link, or unknown), -1 when a link leads nowhere or the
+ * name does not fit.
+ */
+int rpmhdr_resolve(const struct rpmhdr *rh, const char *path, char *out,
+    size_t outlen);
+
+/*
+ * The IMA signature (hex) of the file at path, links followed as
+ * rpmhdr_resolve() does.
  * Returns 1 with it in out, 0 when the header has none for that file, -1
  * for a damaged file list or a signature that does not fit, with err.
  */

@@ -4,7 +4,8 @@
  *   rpmsig IN OUT HEX
  *
  * Copies IN to OUT with a FILESIGNATURES entry (tag 5090, one hex string
- * per file) added to the main header, so that the tests can check
+ * per file; "" for a symbolic link, as rpm signs them) added to the main
+ * header, so that the tests can check
  * X-DEBUGINFOD-IMASIGNATURE without keys, evmctl or an rpm built with IMA
  * support.  The signature header's digests no longer match the new main
  * header; nothing the tests run checks them.  A test tool: it trusts IN.
@@ -16,6 +17,7 @@
 
 #define TAG_BASENAMES 1117
 #define TAG_FILESIGNATURES 5090
+#define TAG_FILELINKTOS 1036
 
 static uint32_t
 be32(const unsigned char *p)
@@ -37,8 +39,9 @@ int
 main(int argc, char **argv)
 {
 	unsigned char *in, *out, *idx, *p;
-	size_t len, cap, sig, mainoff, n = 0, olen, i, hexlen;
-	uint32_t nindex, hsize, files = 0;
+	const char *link = NULL;
+	size_t len, cap, sig, mainoff, n = 0, olen, i, hexlen, added = 0;
+	uint32_t nindex, hsize, files = 0, k;
 	FILE *fp;
 
 	if (argc != 4 || (fp = fopen(argv[1], "rb")) == NULL) {
@@ -62,17 +65,27 @@ main(int argc, char **argv)
 	nindex = be32(in + mainoff + 8);
 	hsize = be32(in + mainoff + 12);
 	idx = in + mainoff + 16;
-	for (i = 0; i < nindex; i++)
+	for (i = 0; i < nindex; i++) {
 		if (be32(idx + 16 * i) == TAG_BASENAMES)
 			files = be32(idx + 16 * i + 12);
+		if (be32(idx + 16 * i) == TAG_FILELINKTOS)
+			link = (const char *)idx + 16 * (size_t)nindex +
+			    be32(idx + 16 * i + 8);
+	}
 	hexlen = strlen(argv[3]) + 1;
-	olen = len + 16 + files * hexlen;
+	/* Each file's string: the signature, or "" for a link. */
+	for (k = 0, p = (unsigned char *)link; k < files; k++) {
+		added += p == NULL || *p == '\0' ? hexlen : 1;
+		if (p != NULL)
+			p += strlen((const char *)p) + 1;
+	}
+	olen = len + 16 + added;
 	if (files == 0 || (out = malloc(olen)) == NULL)
 		return 1;
 	p = out;
 	memcpy(p, in, mainoff + 8);
 	put32(p + mainoff + 8, nindex + 1);
-	put32(p + mainoff + 12, hsize + files * (uint32_t)hexlen);
+	put32(p + mainoff + 12, hsize + (uint32_t)added);
 	p += mainoff + 16;
 	memcpy(p, idx, 16 * (size_t)nindex);
 	p += 16 * (size_t)nindex;
@@ -83,8 +96,16 @@ main(int argc, char **argv)
 	p += 16;
 	memcpy(p, idx + 16 * (size_t)nindex, hsize);
 	p += hsize;
-	for (i = 0; i < files; i++, p += hexlen)
-		memcpy(p, argv[3], hexlen);
+	for (k = 0; k < files; k++) {
+		if (link != NULL && *link != '\0') {
+			*p++ = '\0';
+		} else {
+			memcpy(p, argv[3], hexlen);
+			p += hexlen;
+		}
+		if (link != NULL)
+			link += strlen(link) + 1;
+	}
 	n = (size_t)(idx + 16 * (size_t)nindex + hsize - in);
 	memcpy(p, in + n, len - n);
 	p += len - n;

@@ -8,7 +8,8 @@
 # tampered Packages, a bad or expired signature and a package whose
 # checksum differs are refused, and nothing of them is served; a package
 # download that hangs fails within the stall timeout; a refresh that
-# removes a package forgets its ids.  Also: repo-downloads (a second
+# removes a package forgets its ids; a refresh fetches again only the index
+# files whose checksum changed, conditionally.  Also: repo-downloads (a second
 # download waits for the first; with one long worker both still end), the
 # repository breaker on the test clock, a repository with neither
 # Build-Ids nor Contents (0 ids), and an ASCII-armored signed-by= key.
@@ -98,8 +99,9 @@ release() {
 	{
 		printf 'Origin: test\nSuite: stable\nCodename: stable\n'
 		printf 'Date: %s\n' "$(LC_ALL=C date -u '+%a, %d %b %Y %H:%M:%S UTC')"
-		printf 'Architectures: amd64\nComponents: main\nSHA256:\n'
-		(cd "$d" && for f in main/binary-amd64/Packages* main/Contents-amd64.gz; do
+		printf 'Architectures: amd64\nComponents: %s\nSHA256:\n' \
+		    "$(cd "$d" && echo */ | tr -d /)"
+		(cd "$d" && for f in */binary-amd64/Packages* */Contents-amd64.gz; do
 			[ -e "$f" ] || continue
 			printf ' %s %s %s\n' "$(sha256sum <"$f" | cut -d' ' -f1)" \
 			    "$(stat -c %s "$f")" "$f"
@@ -485,5 +487,87 @@ kill -USR1 "$r_PID"
 wait_until 60 refreshed r 4
 is "$(code "$r_URL/buildid/$ID_prog_c/debuginfo")" 200 \
     "the package back: its id served at once, the negative entry cleared"
+
+# A refresh after Release changed fetches only the index files whose
+# checksum changed; the others are read from the copies kept since the
+# last refresh.  Two components: main (prog_a, prog_b) and contrib
+# (prog_c; later thing-dbg too, with Build-Ids).
+# contrib [EXTRA]: contrib's Packages.xz, with thing-dbg when EXTRA.
+contrib() {
+	local r=$W/multi
+	rm -f "$r/pool/contrib/thing-dbg_1.0_amd64.deb"
+	[ -z "${1:-}" ] || cp "$T/pkg/thing-dbg_1.0_amd64.deb" "$r/pool/contrib/"
+	(cd "$r" && dpkg-scanpackages -m pool/contrib /dev/null 2>/dev/null) |
+	    sed "s/^Package: thing-dbg\$/&\nBuild-Ids: $ID_d/" |
+	    xz >"$r/dists/stable/contrib/binary-amd64/Packages.xz"
+}
+mkdir -p "$W/multi/pool/main" "$W/multi/pool/contrib"
+for c in main contrib; do
+	mkdir -p "$W/multi/dists/stable/$c/binary-amd64"
+done
+cp "$T/pkg/progs-dbgsym_1.0_amd64.deb" "$W/multi/pool/main/"
+cp "$T/pkg/progc-dbgsym_1.0_amd64.deb" "$W/multi/pool/contrib/"
+(cd "$W/multi" && dpkg-scanpackages -m pool/main /dev/null 2>/dev/null) |
+    xz >"$W/multi/dists/stable/main/binary-amd64/Packages.xz"
+contrib
+for c in main contrib; do
+	printf 'usr/lib/debug/.build-id/xx/none.debug devel/none\n' |
+	    gzip -9n >"$W/multi/dists/stable/$c/Contents-amd64.gz"
+done
+release multi
+chmod -R a+rX "$W"
+start_daemon m --scan-dir none \
+    --repo "deb $N/multi stable main contrib $kr"
+wait_until 60 refreshed m 1
+ok $? "a repository of two components is refreshed"
+is "$(metric "dbgmirror_repo_ids{repo=\"$N/multi\",suite=\"stable\"}" "$m_URL")" 3 \
+    "... three ids"
+# gets FILE: how many times nginx was asked for multi's FILE, and with what.
+gets() {
+	grep "GET /multi/dists/stable/$1 " "$T/nginx/access.log" |
+	    awk '{ print $9 }' | tr '\n' ' '
+}
+# Release names a checksum for contrib's Packages.xz that the file on the
+# server does not have (a mirror caught mid-sync): it is asked for on its
+# last answer's ETag, nginx answers 304, which contradicts the new
+# checksum: asked for once more, whole, it is refused by its checksum and
+# the refresh fails; the generation stays.
+d=$W/multi/dists/stable
+sed -i "s/^ [0-9a-f]\{64\}\( [0-9]* contrib\/binary-amd64\/Packages.xz\)\$/ $(printf '0%.0s' $(seq 64))\1/" \
+    "$d/Release"
+rm -f "$d/InRelease"
+gpg --batch --yes --clearsign -o "$d/InRelease" "$d/Release" 2>/dev/null
+NREL=$((NREL + 1))
+touch -d "@$((EPOCHSECONDS + NREL))" "$d/InRelease"
+kill -USR1 "$m_PID"
+wait_until 60 refused m 1
+ok $? "a Release whose checksum the server's file lacks: refresh failed"
+is "$(gets contrib/binary-amd64/Packages.xz)" "200 304 200 " \
+    "... contrib's Packages.xz asked for again conditionally (304), then whole"
+like "$(cat "$m_LOG")" "multi stable: refresh failed.*contrib/binary-amd64/Packages\.xz: size or SHA256 differs" \
+    "... then refused by its checksum"
+is "$(gets main/binary-amd64/Packages.xz)" "200 " \
+    "... main's Packages.xz, unchanged, not asked for again"
+# Now contrib's Packages really changes (thing-dbg added); nothing else.
+contrib extra
+release multi
+chmod -R a+rX "$W"
+kill -USR1 "$m_PID"
+wait_until 60 refreshed m 2
+ok $? "contrib's Packages changed: refreshed"
+is "$(gets contrib/binary-amd64/Packages.xz)" "200 304 200 200 " \
+    "... contrib's Packages.xz fetched again"
+is "$(gets main/binary-amd64/Packages.xz)" "200 " \
+    "... main's not: its checksum is the one indexed"
+is "$(gets main/Contents-amd64.gz)$(gets contrib/Contents-amd64.gz)" "200 200 " \
+    "... nor either Contents"
+is "$(metric "dbgmirror_repo_ids{repo=\"$N/multi\",suite=\"stable\"}" "$m_URL")" 4 \
+    "... four ids now"
+check_find m "the new id" "$bin_d" debuginfo "$ID_d"
+check_find m "an id of the component not fetched again" "$dbg/prog_a.debug" \
+    debuginfo "$ID_prog_a"
+check_find m "an id of the changed component's other package" \
+    "$T/progc/usr/lib/debug/.build-id/${ID_prog_c:0:2}/${ID_prog_c:2}.debug" \
+    debuginfo "$ID_prog_c"
 
 done_testing

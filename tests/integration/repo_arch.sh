@@ -6,6 +6,7 @@
 # package whose SHA256SUM the database does not match is refused.  With
 # key=FILE, NAME.files.sig (gpg --detach-sign) must sign the database: a
 # missing or bad signature refuses the repository, with the reason logged.
+# A package whose files list a usr/lib/.build-id/ link serves /executable.
 . "$top_srcdir/tests/integration/lib.sh"
 
 command -v nginx >/dev/null || bail "nginx is not installed"
@@ -43,6 +44,24 @@ files_db() {
 }
 files_db core-debug core-debug
 files_db bad bad
+# A binary package with prog_b and its usr/lib/.build-id/ link, as the
+# .files database lists them: its executable is served.
+bpkg=progb-1.0-1-x86_64.pkg.tar.zst
+bdb=$T/db/bin/progb-1.0-1
+mkdir -p "$T/binroot/usr/bin" "$T/binroot/usr/lib/.build-id/${ID_prog_b:0:2}" \
+    "$W/bin" "$bdb"
+cp "$FX/usr/bin/prog_b" "$T/binroot/usr/bin/"
+ln -s ../../../../usr/bin/prog_b \
+    "$T/binroot/usr/lib/.build-id/${ID_prog_b:0:2}/${ID_prog_b:2}"
+tar --zstd -cf "$W/bin/$bpkg" -C "$T/binroot" usr
+printf '%%FILENAME%%\n%s\n\n%%CSIZE%%\n%s\n\n%%SHA256SUM%%\n%s\n\n' "$bpkg" \
+    "$(stat -c %s "$W/bin/$bpkg")" \
+    "$(sha256sum <"$W/bin/$bpkg" | cut -d' ' -f1)" >"$bdb/desc"
+{
+	printf '%%FILES%%\n'
+	(cd "$T/binroot" && find usr | sort)
+} >"$bdb/files"
+tar -czf "$W/bin/bin.files" -C "$T/db/bin" progb-1.0-1/desc progb-1.0-1/files
 # Signed databases: a good signature, none, and one of other bytes.
 export GNUPGHOME=$T/gnupg
 mkdir -m 700 "$GNUPGHOME"
@@ -74,6 +93,17 @@ out=$("$DBGMIRROR" --no-config --cache-dir "$T/d-cache" \
     --repo "arch $N/core-debug core-debug" stats)
 like "$out" "repo: +$N/core-debug core-debug: 1 ids in 1 packages" \
     "dbgmirror stats counts its id"
+is "$(code "$d_URL/buildid/$ID_prog_b/executable")" 404 \
+    "an id only a debug package names: no executable (404)"
+
+start_daemon x --scan-dir none --repo "arch $N/core-debug core-debug" \
+    --repo "arch $N/bin bin"
+wait_until 60 refreshed x 2
+ok $? "a binary package's database is read"
+check_find x "prog_b from a package whose usr/lib/.build-id/ link names it" \
+    "$FX/usr/bin/prog_b" executable "$ID_prog_b"
+check_find x "... its debug file from the other repository" \
+    "$dbg/prog_b.debug" debuginfo "$ID_prog_b"
 
 start_daemon b --scan-dir none --repo "arch $N/bad bad"
 wait_until 60 grep -q ': refreshed$' "$b_LOG"

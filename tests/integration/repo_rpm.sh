@@ -6,6 +6,11 @@
 # debug file byte for byte from a cold cache, with the package's name in
 # X-DEBUGINFOD-ARCHIVE; a bad repomd.xml.asc refuses the repository; an
 # armored gpgkey= works; a repository without gpgkey= is read unsigned.
+# Executables: a binary rpm whose filelists carry /usr/lib/.build-id/xx/rest
+# serves /executable byte for byte; an id only a debug file names is a
+# 404 there.  A refresh fetches no primary or filelists whose checksum in
+# repomd.xml is unchanged.  The IMA signature of the rpm's header (tests/rpmsig) is on the
+# first answer, streamed while the rpm downloads, as on later ones.
 . "$top_srcdir/tests/integration/lib.sh"
 
 command -v nginx >/dev/null || bail "nginx is not installed"
@@ -33,6 +38,16 @@ cdbg=/usr/lib/debug/usr/bin/prog_c-1.0-1.x86_64.debug
 objcopy --only-keep-debug "$FX/usr/bin/prog_c" "$T/rpmroot$cdbg"
 ln -s "../../usr/bin/prog_c-1.0-1.x86_64.debug" \
     "$T/rpmroot/usr/lib/debug/.build-id/${ID_prog_c:0:2}/${ID_prog_c:2}.debug"
+# ... and, as Fedora's, a suffix-less link to the executable, which is in
+# the binary rpm, not here.
+ln -s "../../../../../usr/bin/prog_c" \
+    "$T/rpmroot/usr/lib/debug/.build-id/${ID_prog_c:0:2}/${ID_prog_c:2}"
+# An id only a debug file names (no executable anywhere).
+ID_d=d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1d1
+bin_d=$(mkbin $ID_d)
+mkdir -p "$T/rpmroot/usr/lib/debug/.build-id/${ID_d:0:2}"
+ddbg=/usr/lib/debug/.build-id/${ID_d:0:2}/${ID_d:2}.debug
+objcopy --only-keep-debug "$bin_d" "$T/rpmroot$ddbg"
 cat >"$T/progc.spec" <<SPEC
 %global debug_package %{nil}
 %global __os_install_post %{nil}
@@ -50,13 +65,28 @@ cp -a $T/rpmroot/. %{buildroot}/
 %files
 $cdbg
 /usr/lib/debug/.build-id/${ID_prog_c:0:2}/${ID_prog_c:2}.debug
+/usr/lib/debug/.build-id/${ID_prog_c:0:2}/${ID_prog_c:2}
+/usr/lib/debug/.build-id/${ID_d:0:2}/${ID_d:2}.debug
 SPEC
+# The binary rpm: prog_c, stripped as Fedora's are (else it is a debuginfo
+# too), and the /usr/lib/.build-id link to it that rpmbuild makes (made
+# here, so that nothing else differs).
+mkdir -p "$T/binroot/usr/bin" "$T/binroot/usr/lib/.build-id/${ID_prog_c:0:2}"
+strip --strip-all -o "$T/binroot/usr/bin/prog_c" "$FX/usr/bin/prog_c"
+ln -s ../../../../usr/bin/prog_c \
+    "$T/binroot/usr/lib/.build-id/${ID_prog_c:0:2}/${ID_prog_c:2}"
+sed -e 's/^Name: progc-debuginfo/Name: progc/' -e "s|$T/rpmroot|$T/binroot|" \
+    -e '/^%files/q' "$T/progc.spec" >"$T/progbin.spec"
+printf '/usr/bin/prog_c\n/usr/lib/.build-id/%s/%s\n' "${ID_prog_c:0:2}" \
+    "${ID_prog_c:2}" >>"$T/progbin.spec"
 mkdir -p "$W/fedora/Packages"
-HOME=$T rpmbuild -bb --quiet --define "_topdir $T/rpmtop" \
-    --define "_rpmdir $W/fedora/Packages" \
-    --define '_rpmfilename %%{NAME}-%%{VERSION}-%%{RELEASE}.%%{ARCH}.rpm' \
-    "$T/progc.spec" >"$T/rpmbuild.log" 2>&1
-ok $? "rpmbuild builds progc-debuginfo" || sed 's/^/# /' "$T/rpmbuild.log"
+for spec in progc progbin; do
+	HOME=$T rpmbuild -bb --quiet --define "_topdir $T/rpmtop" \
+	    --define "_rpmdir $W/fedora/Packages" \
+	    --define '_rpmfilename %%{NAME}-%%{VERSION}-%%{RELEASE}.%%{ARCH}.rpm' \
+	    "$T/$spec.spec" >"$T/rpmbuild.log" 2>&1
+	ok $? "rpmbuild builds $spec.spec" || sed 's/^/# /' "$T/rpmbuild.log"
+done
 rpm=progc-debuginfo-1.0-1.x86_64.rpm
 
 # repository DIR [createrepo_c options]: repodata for DIR, signed.
@@ -69,6 +99,31 @@ repository() {
 }
 repository fedora --compress-type xz
 ok $? "createrepo_c makes a signed repository (xz)"
+# ima: the debug rpm with an IMA signature for each regular file
+# (tests/rpmsig), which librpm, and so createrepo_c, no longer reads: the
+# repodata is made for the rpm as built, then its checksum and size are
+# swapped for the signed one's.
+IMA=030204ab12cd3400483046022100c0ffee
+mkdir -p "$W/ima/Packages"
+cp "$W/fedora/Packages/$rpm" "$W/ima/Packages/"
+createrepo_c -q --simple-md-filenames --no-database --compress-type gz \
+    "$W/ima" >/dev/null
+old=$(sha256sum <"$W/ima/Packages/$rpm" | cut -d' ' -f1)
+olds=$(stat -c %s "$W/ima/Packages/$rpm")
+"$top_builddir/tests/rpmsig" "$W/fedora/Packages/$rpm" "$W/ima/Packages/$rpm" \
+    "$IMA"
+ok $? "the debug rpm gets per-file IMA signatures"
+new=$(sha256sum <"$W/ima/Packages/$rpm" | cut -d' ' -f1)
+news=$(stat -c %s "$W/ima/Packages/$rpm")
+for f in primary filelists; do
+	x=$W/ima/repodata/$f.xml.gz
+	b=$(sha256sum <"$x" | cut -d' ' -f1) bs=$(stat -c %s "$x")
+	zcat "$x" | sed -e "s/$old/$new/g" -e "s/package=\"$olds\"/package=\"$news\"/" |
+	    gzip -9n >"$x.new" && mv "$x.new" "$x"
+	sed -i -e "s/$b/$(sha256sum <"$x" | cut -d' ' -f1)/" \
+	    -e "s|<size>$bs</size>|<size>$(stat -c %s "$x")</size>|" \
+	    "$W/ima/repodata/repomd.xml"
+done
 cp -a "$W/fedora" "$W/gz"
 rm -rf "$W/gz/repodata"
 repository gz --compress-type gz
@@ -95,8 +150,42 @@ is "$(grep -c "fedora/Packages/$rpm" "$T/nginx/access.log")" 1 \
     "one download"
 out=$("$DBGMIRROR" --no-config --cache-dir "$T/d-cache" \
     --repo "rpm $N/fedora gpgkey=$T/keyring.gpg" lookup "$ID_prog_c")
-like "$out" "repo $N/fedora: package Packages/$rpm " \
+like "$out" "repo $N/fedora: package Packages/$rpm .* as debuginfo" \
     "dbgmirror lookup names the repository and the rpm"
+like "$out" "repo $N/fedora: package Packages/progc-1\.0-1\.x86_64\.rpm .* as executable" \
+    "... and the binary rpm its /usr/lib/.build-id link is in"
+
+like "$out" "repo $N/fedora: package Packages/$rpm .* as executable, by a debug link" \
+    "... and the debug rpm its suffix-less link is in"
+
+# Executables: by the binary rpm's /usr/lib/.build-id link, which wins
+# over the debug rpm's suffix-less one.
+check_find d "prog_c from the binary rpm" "$T/binroot/usr/bin/prog_c" executable \
+    "$ID_prog_c"
+is "$(grep -c "fedora/Packages/progc-1.0-1" "$T/nginx/access.log")" 1 \
+    "... one download of it"
+check_find d "the debug-only id's debug file" "$T/rpmroot$ddbg" debuginfo \
+    "$ID_d"
+is "$(code "$d_URL/buildid/$ID_d/executable")" 404 \
+    "an id only a debug file names: no executable (404)"
+
+# IMA signatures: on the first answer, cold, streamed while the rpm
+# downloads (its header comes before the payload), as on a later one from
+# the package cache.
+start_daemon i --scan-dir none --repo "rpm $N/ima"
+wait_until 60 refreshed i 1
+ok $? "the repository of the signed rpm is refreshed"
+curl -s -D "$T/first.h" -o "$T/first.out" "$i_URL/buildid/$ID_prog_c/debuginfo"
+cmp -s "$T/first.out" "$T/rpmroot$cdbg"
+ok $? "the first answer: the debug file"
+is "$(header X-DEBUGINFOD-ARCHIVE "$T/first.h")" "$rpm" "... from the rpm"
+is "$(header X-DEBUGINFOD-IMASIGNATURE "$T/first.h")" "$IMA" \
+    "... with the IMA signature of the file its .build-id link names"
+is "$(header X-DEBUGINFOD-FILE "$T/first.h")" "$cdbg" \
+    "... and X-DEBUGINFOD-FILE names that file, as the package cache does"
+curl -s -D "$T/later.h" -o /dev/null "$i_URL/buildid/$ID_d/debuginfo"
+is "$(header X-DEBUGINFOD-IMASIGNATURE "$T/later.h")" "$IMA" \
+    "a sibling, later, from the package cache: the same header"
 
 # gpgkey= naming an ASCII-armored key, as /etc/pki/rpm-gpg holds them.
 gpg --batch --armor --export >"$T/key.asc"
@@ -107,7 +196,25 @@ ok $? "an armored gpgkey= checks repomd.xml.asc"
 start_daemon g --scan-dir none --repo "rpm $N/gz"
 wait_until 60 refreshed g 1
 ok $? "a repository without gpgkey= is read unsigned (gzip repodata)"
+# Cold: the executable first, by the binary rpm's link, not the debug rpm's.
+check_find g "prog_c first, from a cold cache" "$T/binroot/usr/bin/prog_c" \
+    executable \
+    "$ID_prog_c"
+is "$(grep -c "gz/Packages/$rpm" "$T/nginx/access.log")" 0 \
+    "... the debug rpm not downloaded for it"
 check_find g "prog_c's debug file from a gzip repodata" \
+    "$T/rpmroot$cdbg" debuginfo "$ID_prog_c"
+# repomd.xml changes, its primary and filelists do not: they are read from
+# the copies kept by their checksums, not fetched again.
+echo >>"$W/gz/repodata/repomd.xml"
+kill -USR1 "$g_PID"
+wait_until 60 refreshed g 2
+ok $? "a changed repomd.xml: refreshed"
+is "$(grep -c 'GET /gz/repodata/repomd.xml ' "$T/nginx/access.log")" 2 \
+    "... fetched again"
+is "$(grep -Ec 'GET /gz/repodata/[^ ]*(primary|filelists)' "$T/nginx/access.log")" 2 \
+    "... but not its primary and filelists, whose checksums are the same"
+check_find g "prog_c's debug file after that refresh" \
     "$T/rpmroot$cdbg" debuginfo "$ID_prog_c"
 
 done_testing

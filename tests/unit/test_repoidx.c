@@ -5,7 +5,7 @@
  * .files databases; ASCII-armored keys) and
  * cache/repoidx.c (generations of a repository's ids: a reader sees the
  * old one until the flip, removed packages are forgotten, negative entries
- * of new ids dropped).  One index in a temporary directory; one thread.
+ * of new ids dropped, an id's packages apart for each kind).  One index in a temporary directory; one thread.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -224,13 +224,14 @@ primary_cb(const struct repometa_rpm *p, void *arg)
 }
 
 static int
-filelists_cb(const char *pkgid, const struct buildid *id, void *arg)
+filelists_cb(const char *pkgid, const struct buildid *id, int kind, void *arg)
 {
 	struct seen *s = arg;
 
 	if (s->n < 8) {
 		snprintf(s->packages[s->n], sizeof(s->packages[0]), "%s",
 		    pkgid);
+		s->sizes[s->n] = (uint64_t)kind;
 		buildid_format(id, s->ids[s->n++]);
 	}
 	return 0;
@@ -288,13 +289,22 @@ test_rpm(void)
 	    "<file type=\"dir\">/usr/lib/debug/.build-id/22/" ID2
 	    ".debug</file>"
 	    "<file>/usr/lib/debug/.build-id/33/" ID3 "</file>"
+	    "<file>/usr/lib/.build-id/22/" ID2 "</file>"
+	    "<file>/usr/lib/.build-id/22/" ID2 ".1</file>"
+	    "<file type=\"dir\">/usr/lib/.build-id/22</file>"
 	    "<file>/usr/bin/a</file></package></filelists>");
 	ok(repometa_rpm_filelists(at("filelists.xml"), filelists_cb, &s, err,
 	       sizeof(err)) == 0,
 	    "filelists.xml reads");
-	is_int(s.n, 1, "one .build-id debug file (dirs, executables skipped)");
-	is_str(s.ids[0], "11" ID1, "its id");
+	is_int(s.n, 3,
+	    "three .build-id files (dirs, a .1 duplicate, /usr/bin skipped)");
+	is_str(s.ids[0], "11" ID1, "a debug file's id");
+	ok(s.sizes[0] == REPOMETA_DEBUGINFO, "... a debuginfo");
 	is_str(s.packages[0], SHA_A, "its package's pkgid");
+	is_str(s.ids[1], "33" ID3, "a debug package's suffix-less link's id");
+	ok(s.sizes[1] == REPOMETA_EXECUTABLE_WEAK, "... a weak executable");
+	is_str(s.ids[2], "22" ID2, "a /usr/lib/.build-id/ link's id");
+	ok(s.sizes[2] == REPOMETA_EXECUTABLE, "... an executable");
 
 	write_file(at("bad.xml"), "<filelists><package pkgid=\"x\"><file>");
 	ok(repometa_rpm_filelists(at("bad.xml"), filelists_cb, &s, err,
@@ -317,12 +327,13 @@ arch_desc_cb(const struct repometa_arch *p, void *arg)
 }
 
 static int
-arch_file_cb(const char *dir, const struct buildid *id, void *arg)
+arch_file_cb(const char *dir, const struct buildid *id, int kind, void *arg)
 {
 	struct seen *s = arg;
 
 	if (s->n < 8) {
 		snprintf(s->names[s->n], sizeof(s->names[0]), "%s", dir);
+		s->sizes[s->n] = (uint64_t)kind;
 		buildid_format(id, s->ids[s->n++]);
 	}
 	return 0;
@@ -338,7 +349,8 @@ test_arch(void)
 		abort();
 	write_file(at("db/p-1-1/files"),
 	    "%FILES%\nusr/\nusr/lib/debug/.build-id/11/" ID1 ".debug\n"
-	    "usr/bin/p\n");
+	    "usr/lib/.build-id/\nusr/lib/.build-id/33/\n"
+	    "usr/lib/.build-id/33/" ID3 "\nusr/bin/p\n");
 	write_file(at("db/p-1-1/desc"),
 	    "%FILENAME%\np-1-1-x86_64.pkg.tar.zst\n\n%CSIZE%\n99\n\n"
 	    "%SHA256SUM%\n" SHA_A "\n\n");
@@ -350,12 +362,15 @@ test_arch(void)
 	ok(repometa_arch_files(at("x.files"), arch_desc_cb, arch_file_cb, &s,
 	       err, sizeof(err)) == 0,
 	    "the .files database reads");
-	is_int(s.n, 2, "one id, one package");
+	is_int(s.n, 3, "two ids, one package");
 	is_str(s.names[0], "p-1-1", "the id's package directory");
 	is_str(s.ids[0], "11" ID1, "the id");
-	is_str(s.names[1], "p-1-1 p-1-1-x86_64.pkg.tar.zst",
+	ok(s.sizes[0] == REPOMETA_DEBUGINFO, "... of a debug file");
+	is_str(s.ids[1], "33" ID3, "a usr/lib/.build-id/ link's id");
+	ok(s.sizes[1] == REPOMETA_EXECUTABLE, "... an executable");
+	is_str(s.names[2], "p-1-1 p-1-1-x86_64.pkg.tar.zst",
 	    "the package's file name");
-	ok(s.sizes[1] == 99, "its %CSIZE%");
+	ok(s.sizes[2] == 99, "its %CSIZE%");
 }
 
 /* An armored block of the bytes 0x90..0xc1, with its CRC-24 line crc. */
@@ -421,8 +436,8 @@ test_dearmor(void)
 }
 
 static int
-has(struct index_reader *rd, const uint8_t *key, const char *hex,
-    struct repoidx_pkg *p)
+has_kind(struct index_reader *rd, const uint8_t *key, const char *hex,
+    enum repoidx_kind kind, struct repoidx_pkg *p)
 {
 	struct buildid id;
 	const char *why;
@@ -431,9 +446,16 @@ has(struct index_reader *rd, const uint8_t *key, const char *hex,
 	buildid_parse(&id, hex, strlen(hex), &why);
 	if (index_reader_begin(rd) == -1)
 		return -1;
-	rc = repoidx_find(rd, key, &id, p);
+	rc = repoidx_find(rd, key, &id, kind, p);
 	index_reader_end(rd);
 	return rc;
+}
+
+static int
+has(struct index_reader *rd, const uint8_t *key, const char *hex,
+    struct repoidx_pkg *p)
+{
+	return has_kind(rd, key, hex, REPOIDX_DEBUGINFO, p);
 }
 
 static void
@@ -462,8 +484,10 @@ test_generations(struct index *idx, struct index_reader *rd)
 	ok(repoidx_has_pkg(w, "amd64/a") == 1 &&
 		repoidx_has_pkg(w, "amd64/b") == 0,
 	    "the writer knows its packages");
-	ok(repoidx_put_id(w, &id1, "amd64/a", 0) == 0, "an id");
-	ok(repoidx_put_id(w, &id1, "amd64/z", 1) == 0, "the same id, kept");
+	ok(repoidx_put_id(w, &id1, REPOIDX_DEBUGINFO, "amd64/a", 0) == 0,
+	    "an id");
+	ok(repoidx_put_id(w, &id1, REPOIDX_DEBUGINFO, "amd64/z", 1) == 0,
+	    "the same id, kept");
 	is_int(has(rd, key, ID1, &p), INDEX_NOTFOUND,
 	    "a reader does not see the new generation before the flip");
 	ok(repoidx_writer_commit(w, 1000, err, sizeof(err)) == 0, "the flip");
@@ -483,17 +507,32 @@ test_generations(struct index *idx, struct index_reader *rd)
 	    "a negative entry for a new id");
 	w = repoidx_writer_new(idx, key, err, sizeof(err));
 	repoidx_put_pkg(w, "amd64/b", "pool/b.deb", 7, sha);
-	repoidx_put_id(w, &id2, "amd64/b", 0);
+	repoidx_put_pkg(w, "x86_64/e", "Packages/e.rpm", 11, sha);
+	repoidx_put_pkg(w, "x86_64/e-debuginfo", "Packages/e-dbg.rpm", 12, sha);
+	repoidx_put_id(w, &id2, REPOIDX_DEBUGINFO, "amd64/b", 0);
+	ok(repoidx_put_id(w, &id2, REPOIDX_EXECUTABLE, "x86_64/e", 1) == 0 &&
+		repoidx_put_id(w, &id2, REPOIDX_EXECUTABLE_WEAK,
+		    "x86_64/e-debuginfo", 1) == 0,
+	    "the same id as an executable, by both kinds of link");
+	ok(repoidx_put_id(w, &id2, REPOIDX_EXECUTABLE, "x86_64/z", 1) == 0,
+	    "... once more as an executable, kept");
 	ok(repoidx_writer_commit(w, 2000, err, sizeof(err)) == 0,
 	    "a second generation without package a");
+	ok(has_kind(rd, key, ID2, REPOIDX_EXECUTABLE, &p) == 0 && p.size == 11,
+	    "an id names its executable's package");
+	ok(has_kind(rd, key, ID2, REPOIDX_EXECUTABLE_WEAK, &p) == 0 &&
+		p.size == 12,
+	    "... and the package of its debug link, apart");
+	is_int(has_kind(rd, key, ID1, REPOIDX_EXECUTABLE, &p), INDEX_NOTFOUND,
+	    "an id not known as an executable is none");
 	is_int(has(rd, key, ID1, &p), INDEX_NOTFOUND,
 	    "the removed package's id is forgotten");
 	ok(has(rd, key, ID2, &p) == 0 && p.size == 7, "the new one is there");
 	index_reader_begin(rd);
 	is_int(neg_get(rd, &ck, 100, &ne), INDEX_NOTFOUND,
 	    "the new id's negative entry is gone");
-	ok(repoidx_state(rd, key, &st) == 0 && st.gen == 2 && st.ids == 1,
-	    "generation 2");
+	ok(repoidx_state(rd, key, &st) == 0 && st.gen == 2 && st.ids == 3,
+	    "generation 2: one id, of three kinds");
 	index_reader_end(rd);
 
 	w = repoidx_writer_new(idx, key, err, sizeof(err));

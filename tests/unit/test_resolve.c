@@ -251,7 +251,7 @@ repos_count(const struct repos *rs)
 
 int
 repos_find(struct repos *rs, struct index_reader *rd, const struct buildid *id,
-    struct repos_hit *hit, unsigned *retry)
+    int executable, struct repos_hit *hit, unsigned *retry)
 {
 	return 0;
 }

@@ -5,6 +5,9 @@
  * with every field that a hostile file could bend bent; then a header of
  * 20,000 files in 200,000 directories, every file looked up, with the
  * name comparisons counted (the .c is included to read the count).
+ * Symbolic links (FILELINKTOS) lead to their targets' signatures; a
+ * header read from a file that grows a few bytes at a time (a download)
+ * reads as the whole file does.
  */
 #include "indexer/rpmhdr.c"
 
@@ -70,7 +73,16 @@ hdr_write(FILE *fp, const struct hdr *h, int pad)
 		fwrite(zeros, 1, 8 - len % 8, fp);
 }
 
-enum bend { NONE, NO_SIGS, BAD_OFFSET, FEWER_SIGS, BAD_HEX, BIG_STORE };
+enum bend {
+	NONE,
+	NO_SIGS,
+	BAD_OFFSET,
+	FEWER_SIGS,
+	BAD_HEX,
+	BIG_STORE,
+	LINK, /* /usr/share/c is a link to ../bin/a */
+	LOOP, /* /usr/share/c is a link to itself */
+};
 
 /* An RPM header naming /usr/bin/a (signed), /usr/lib/b.so (signed) and
  * /usr/share/c (not signed), bent as asked, written to name. */
@@ -101,6 +113,10 @@ make_rpm(const char *name, enum bend bend)
 		if (bend == BAD_OFFSET)
 			put32(e + 8, 100000);
 	}
+	if (bend == LINK)
+		hdr_add(m, 1036, 8, 3, "\0\0../bin/a", 12);
+	else if (bend == LOOP)
+		hdr_add(m, 1036, 8, 3, "\0\0c", 4);
 	if ((fp = fopen(at(name), "w")) == NULL)
 		return;
 	fwrite(lead, 1, sizeof(lead), fp);
@@ -219,6 +235,65 @@ test_big_header(void)
 	rpmhdr_free(rh);
 }
 
+/* A download of the file src into fd, a few bytes per grow. */
+struct trickle {
+	int fd;
+	FILE *src;
+	unsigned calls;
+};
+
+static int
+trickle_grow(uint64_t have, void *arg)
+{
+	struct trickle *t = arg;
+	char buf[7];
+	size_t n = fread(buf, 1, sizeof(buf), t->src);
+
+	t->calls++;
+	if (n == 0)
+		return 0;
+	return write(t->fd, buf, n) == (ssize_t)n ? 1 : -1;
+}
+
+/* rpmhdr_open_grow on good.rpm as it arrives: its signature. */
+static void
+test_grow(void)
+{
+	struct trickle t = { -1, NULL, 0 };
+	struct rpmhdr *rh = NULL;
+	char err[256], sig[256] = "";
+	int rc = -2;
+
+	t.fd = open(at("growing.rpm"), O_RDWR | O_CREAT | O_TRUNC, 0600);
+	t.src = fopen(at("good.rpm"), "r");
+	if (t.fd != -1 && t.src != NULL)
+		rc = rpmhdr_open_grow(t.fd, trickle_grow, &t, &rh, err,
+		    sizeof(err));
+	is_int(rc, 1, "a header that arrives 7 bytes at a time reads");
+	ok(t.calls > 40, "... waiting for it many times");
+	ok(rh != NULL &&
+		rpmhdr_ima_signature(rh, "/usr/bin/a", sig, sizeof(sig), err,
+		    sizeof(err)) == 1 &&
+		strcmp(sig, SIG_A) == 0,
+	    "... with the signatures of the whole file");
+	rpmhdr_free(rh);
+	if (t.src != NULL)
+		fclose(t.src);
+	if (t.fd != -1)
+		close(t.fd);
+	/* Cut short: the download failed after the lead. */
+	t.fd = open(at("growing.rpm"), O_RDWR | O_CREAT | O_TRUNC, 0600);
+	t.src = fopen(at("cut.rpm"), "r");
+	if (t.fd != -1 && t.src != NULL)
+		rc = rpmhdr_open_grow(t.fd, trickle_grow, &t, &rh, err,
+		    sizeof(err));
+	is_int(rc, -1, "a header whose download ends early: error");
+	if (t.src != NULL)
+		fclose(t.src);
+	if (t.fd != -1)
+		close(t.fd);
+}
+
 /* rpmhdr_open and rpmhdr_ima_signature on the file name for path. */
 static int
 sig_of(const char *name, const char *path, char *out, size_t outlen)
@@ -305,6 +380,17 @@ main(void)
 	}
 	is_int(sig_of("cut.rpm", "/usr/bin/a", sig, sizeof(sig)), -1,
 	    "a lead and nothing after: error");
+	test_grow();
+
+	make_rpm("link.rpm", LINK);
+	is_int(sig_of("link.rpm", "/usr/share/c", sig, sizeof(sig)), 1,
+	    "a symbolic link: its target's signature");
+	is_str(sig, SIG_A, "... /usr/bin/a's");
+	is_int(sig_of("link.rpm", "/usr/lib/b.so", sig, sizeof(sig)), 1,
+	    "... other files as they were");
+	make_rpm("loop.rpm", LOOP);
+	is_int(sig_of("loop.rpm", "/usr/share/c", sig, sizeof(sig)), 0,
+	    "a link to itself: none, after a bounded number of hops");
 	testdir_remove();
 	return tap_done();
 }
