@@ -22,7 +22,10 @@
  * (debuginfo: .debug_* sections, which dwz alt files have too).  Until then
  * readers may stream all but the last byte (cache/flight.h), so a file that
  * fails this check reaches its clients as a cut connection, never as a
- * complete-looking wrong file; only a verified file is published.  Sections
+ * complete-looking wrong file; only a verified file is published.  The
+ * verdict lets the readers finish at once (flight_verified): the fsync,
+ * the rename and the index's commit come after their last byte, and a
+ * failure there only means the cache did not keep the file.  Sections
  * and sources forwarded from upstream are raw bytes that cannot be checked
  * this way; they are cached as the upstream sent them.
  *
@@ -420,6 +423,8 @@ fill_verify_publish(struct blobstore *bs, struct flight *f, int fd,
 		    flight_source(f), err);
 		return -1;
 	}
+	/* Readers finish now; making the file durable is the cache's. */
+	flight_verified(f);
 	memset(&bi, 0, sizeof(bi));
 	bi.headers = flight_headers(f, &bi.headers_len);
 	bi.size = written;
