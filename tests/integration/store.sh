@@ -7,6 +7,7 @@
 # waiting for it, and uploads resume when it is back; an object that does
 # not verify is deleted and never served; refused credentials are said at
 # start-up and in /metrics; a client's PUT reaches the store like a fill;
+# purge deletes an id's objects from the store, over pages of the listing;
 # --check-config checks the store option.
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/s3lib.sh"
@@ -182,6 +183,24 @@ out=$("$DBGMIRROR" --no-config --cache-dir "$T/B-cache" \
 like "$out" "^purged 2 entries, 0 negative, 2 store objects$" \
     "purge ID: the cache and the store (debuginfo and source)"
 is "$(s3_curl HEAD "$a/debuginfo")" 404 "... the objects are gone from the store"
+
+# An id with more objects than a page of the listing (1000): purge goes
+# through every page, in DeleteObjects batches of at most 1000 keys.
+many=1111111111111111111111111111111111110009
+for i in $(seq 1001); do
+	printf 'url = "%s/%s/%s/source/%04d"\nupload-file = "%s"\noutput = "/dev/null"\n' \
+	    "$S3_ENDPOINT" "$S3_BUCKET" "$many" "$i" "$T/keys"
+done >"$T/many.conf"
+is "$(curl -s -Z --parallel-max 8 --max-time 300 -w '%{http_code}\n' \
+    --aws-sigv4 "aws:amz:$S3_REGION:s3" --user "$S3_ACCESS_KEY:$S3_SECRET_KEY" \
+    -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -K "$T/many.conf" | sort | uniq -c |
+    tr -s ' ')" " 1001 200" "1001 objects put under one id"
+out=$("$DBGMIRROR" --no-config --cache-dir "$T/B-cache" \
+    --store "$(s3_store_opt)" purge "$many")
+like "$out" "^purged 0 entries, 0 negative, 1001 store objects$" \
+    "purge: every one of them, over two pages of the listing"
+is "$(s3_curl HEAD "$many/source/0001")$(s3_curl HEAD "$many/source/1001")" 404404 \
+    "... the first and the last are gone"
 
 # Wrong credentials: said at start-up and in /metrics; requests go on.
 AWS_SECRET_ACCESS_KEY=wrong-secret start_daemon W $common --store "$(s3_store_opt)"
