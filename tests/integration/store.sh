@@ -249,4 +249,35 @@ ok $? "a hung store: D answers from the upstream"
 grep -q "the store failed (.*no answer within 2s): asking the upstreams" "$D_LOG"
 ok $? "... once the store's 2 s deadline passed (took $(((t1 - t0) / 1000000)) ms)"
 
+# The upload queue full: a store that hangs (stopped) holds its uploads
+# (4 at once) with a queue of 1 behind them, and the rest of six client
+# uploads is dropped and counted; nothing times out meanwhile (a long
+# upstream-timeout, a breaker that does not open).  Then the store wakes
+# and exactly what was queued is uploaded.
+for i in 1 2 3 4 5 6; do
+	eval "bin_q$i=\$(mkbin 11111111111111111111111111111111111100a$i)"
+done
+start_daemon Q --scan-dir none --store "$(s3_store_opt)" --token-file "$T/tokens" \
+    --store-upload-queue 1 --upstream-timeout 600 --breaker-failures 1000
+wait_until 20 sh -c "curl -s '$Q_URL/metrics' | grep -q '^dbgmirror_store_credentials_ok 1'"
+ok $? "Q: the store answers before it is stopped"
+kill -STOP "$S3_PID_rgw"
+for i in 1 2 3 4 5 6; do
+	code=$(curl -s -o /dev/null -w '%{http_code}' -T "$(eval echo \$bin_q$i)" \
+	    -H "Authorization: Bearer $(sed -n 's/^token: //p' "$T/ci.out")" \
+	    "$Q_URL/buildid/11111111111111111111111111111111111100a$i/debuginfo")
+	[ "$code" = 201 ] || break
+done
+is "$code" 201 "a hung store: six client uploads to Q are answered at once"
+queued=$(num uploads Q queued)
+dropped=$(num uploads Q dropped)
+is "$((queued + dropped))" 6 "... each one queued or dropped ($queued, $dropped)"
+[ "$dropped" -ge 1 ] && [ "$queued" -le 5 ]
+ok $? "... at most 4 uploading and 1 waiting: the rest dropped, counted in /metrics"
+is "$(num uploads Q failed)" 0 "... and none failed: dropped because the queue was full"
+kill -CONT "$S3_PID_rgw"
+wait_until 60 above uploads Q done "$queued"
+ok $? "the store back: the $queued queued uploads are done"
+is "$(num uploads Q done)" "$queued" "... and no more"
+
 done_testing
