@@ -663,7 +663,11 @@ store_done(void *arg, enum upstream_result res, const char *why)
 	if (j->store_refused)
 		tier_corrupt(fl->tier, &j->w.id, j->w.kind, j->w.arg,
 		    "not an ELF file with the build-id asked for");
-	else if (res == UPSTREAM_FAILED)
+	if (j->w.store_only) {
+		job_end(j, FLIGHT_NOTFOUND, FILL_NOT_IN_STORE);
+		return;
+	}
+	if (res == UPSTREAM_FAILED && !j->store_refused)
 		log_info("fill of %s: the store failed (%s): asking the "
 			 "upstreams",
 		    j->w.path, why != NULL ? why : "breaker open");
@@ -1570,6 +1574,8 @@ job_begin(struct job *j)
 	flight_set_file(j->f, j->fd, path);
 	if (j->w.store && tier_usable(fl->tier))
 		job_store(j);
+	else if (j->w.store_only)
+		job_end(j, FLIGHT_NOTFOUND, FILL_NOT_IN_STORE);
 	else
 		job_fetch(j);
 }

@@ -56,7 +56,17 @@ struct fill_what {
 	 * nothing usable, go on as a fill from the upstreams does.
 	 */
 	int store;
+	/*
+	 * With store: the store only.  When it has nothing usable the fill
+	 * ends FLIGHT_NOTFOUND, why FILL_NOT_IN_STORE, remembering nothing:
+	 * a section's request asks it for a whole file to cut the section
+	 * from, and a request that joined such a fill for the file itself
+	 * asks again (daemon/resolve.c).
+	 */
+	int store_only;
 };
+
+#define FILL_NOT_IN_STORE "not in the object store"
 
 struct fill_deps {
 	const struct config *cfg;

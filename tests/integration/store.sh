@@ -8,6 +8,7 @@
 # not verify is deleted and never served; refused credentials are said at
 # start-up and in /metrics; a client's PUT reaches the store like a fill;
 # purge deletes an id's objects from the store, over pages of the listing;
+# a section is cut from a whole file found in the store;
 # --check-config checks the store option.
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/s3lib.sh"
@@ -220,6 +221,28 @@ curl -s -o "$T/vf.body" "$V_URL/buildid/$f/debuginfo"
 cmp -s "$T/vf.body" "$(eval echo \$bin_$f)"
 ok $? "addressing=virtual ($S3_BUCKET.localhost): a store hit, the right bytes"
 is "$(requests_to up "$f")" "$n0" "... and no upstream request"
+
+# Sections: a node with a cold cache finds no section object in the
+# store but the id's whole debuginfo, and cuts the section from it; its
+# upstream is not asked.  An id with no whole file in the store: the
+# section's own lookup, then the upstream's /section, as before.
+sid=1111111111111111111111111111111111110010
+sid2=1111111111111111111111111111111111110011
+bin_sid=$(mkbin $sid)
+bin_sid2=$(mkbin $sid2)
+start_fake up2 "$sid=ok:$bin_sid" "$sid2=ok:$bin_sid2"
+is "$(s3_curl PUT "$sid/debuginfo" -T "$bin_sid")" 200 "a whole debuginfo in the store"
+start_daemon S --scan-dir none --upstream "$up2_URL" --store "$(s3_store_opt)"
+dump_section "$bin_sid" .debug_info "$T/sid.want"
+curl -s -o "$T/sid.body" "$S_URL/buildid/$sid/section/.debug_info"
+cmp -s "$T/sid.body" "$T/sid.want"
+ok $? "S: a section of it, cut from the store's whole file"
+is "$(requests_to up2 "$sid")" 0 "... and the upstream not asked"
+is "$(lookups S hit)" 1 "... one store hit (the whole file)"
+curl -s -o "$T/sid2.body" "$S_URL/buildid/$sid2/section/.debug_info"
+is "$(requests_to up2 "$sid2/section/")" 1 "no whole file in the store: the upstream's /section is asked"
+is "$(requests_to up2 "$sid2/(debuginfo|executable)")" 0 "... and not its whole file"
+is "$(lookups S miss)" 3 "... after the store was asked for the debuginfo, the executable and the section"
 
 # A client's upload (PUT, an upload-scoped token) goes to the store too,
 # and another node serves it from there: no upstream has it.
