@@ -436,6 +436,7 @@ flight_view(struct flight *f, struct flight_view *v)
 	v->why = f->why;
 	v->size = f->length != UINT64_MAX ? f->length : f->size;
 	v->limit = f->limit;
+	v->verified = f->state == FLIGHT_STREAMING && f->verified;
 	switch (f->state) {
 	case FLIGHT_STREAMING:
 		/* Never the last byte before verification. */

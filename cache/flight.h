@@ -48,6 +48,7 @@ struct flight_view {
 	enum flight_state state;
 	uint64_t length; /* once STREAMING */
 	uint64_t sendable; /* bytes a reader may send now */
+	int verified; /* STREAMING, and flight_verified was told */
 	const char *why; /* FAILED and NOTFOUND */
 	/*
 	 * The answer's size as soon as it is known, which may be before

@@ -423,7 +423,12 @@ fill_verify_publish(struct blobstore *bs, struct flight *f, int fd,
 		    flight_source(f), err);
 		return -1;
 	}
-	/* Readers finish now; making the file durable is the cache's. */
+	/*
+	 * Readers finish now; making the file durable is the cache's.  A
+	 * store hit is counted first, so /metrics agrees with the client.
+	 */
+	if (from_store)
+		metrics_store(METRICS_STORE_HIT);
 	flight_verified(f);
 	memset(&bi, 0, sizeof(bi));
 	bi.headers = flight_headers(f, &bi.headers_len);
@@ -492,7 +497,7 @@ finish_done(void *arg)
 {
 	struct job *j = arg;
 
-	if (j->in_store)
+	if (j->in_store && !j->verified) /* a hit is counted already */
 		tier_looked(j->fl->tier, j->res, j->verified);
 	if (j->verified) {
 		job_end(j, FLIGHT_READY, NULL);

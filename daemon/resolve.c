@@ -761,6 +761,12 @@ struct waiter {
 	int streaming; /* the head is out */
 	int whole; /* a section's whole file: back to STEP_CACHE when in */
 	int store_whole; /* ... from the store alone: else back to STEP_STORE */
+	/*
+	 * Joined once the bytes were verified, while the cache makes them
+	 * durable: back to STEP_CACHE when in, so that a request after a
+	 * client's last byte is a cache hit, as it always was.
+	 */
+	int late;
 	int repo; /* a package download: back to STEP_PACKAGE when in */
 };
 
@@ -962,7 +968,7 @@ waiter_check(struct waiter *w)
 		waiter_rerun(w, STEP_UPSTREAM);
 		return;
 	case FLIGHT_STREAMING:
-		if (w->whole)
+		if (w->whole || w->late)
 			return; /* the section is cut once the file is in */
 		/*
 		 * A range may end before the last byte, which is all that
@@ -973,7 +979,7 @@ waiter_check(struct waiter *w)
 		waiter_stream(w, &v);
 		return;
 	case FLIGHT_READY:
-		if (w->whole) {
+		if (w->whole || w->late) {
 			/* In the cache now: cut it there (STEP_CACHE). */
 			waiter_rerun(w, STEP_CACHE);
 			return;
@@ -1160,6 +1166,7 @@ resolve_forward_headers(struct conn *c, const char *token, char *xff,
 static enum src
 await_flight(struct rq *rq, struct flight *f, int created, int whole, int repo)
 {
+	struct flight_view v;
 	struct waiter *wt;
 	struct rq *kept;
 
@@ -1179,6 +1186,8 @@ await_flight(struct rq *rq, struct flight *f, int created, int whole, int repo)
 	wt->joined = !created;
 	wt->whole = whole;
 	wt->store_whole = whole && rq->step == STEP_STORE;
+	flight_view(f, &v);
+	wt->late = !created && v.verified;
 	wt->repo = repo;
 	conn_wait(kept->c);
 	conn_on_end(kept->c, waiter_release, wt);
