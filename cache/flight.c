@@ -44,6 +44,7 @@ struct flight {
 	uint64_t size; /* announced; UINT64_MAX: not yet */
 	uint64_t limit;
 	uint64_t written;
+	int verified; /* flight_verified: every written byte may go */
 	uint64_t notified; /* written at the last wake-up */
 	int64_t notified_ns;
 	int64_t mtime;
@@ -354,6 +355,22 @@ flight_progress(struct flight *f, uint64_t written)
 }
 
 void
+flight_verified(struct flight *f)
+{
+	pthread_mutex_lock(&f->mu);
+	/* A length told and not reached is no complete answer. */
+	if (f->source != NULL &&
+	    (f->state == FLIGHT_WAITING || f->state == FLIGHT_STREAMING) &&
+	    (f->length == UINT64_MAX || f->length == f->written)) {
+		f->length = f->written;
+		f->state = FLIGHT_STREAMING;
+		f->verified = 1;
+		wake_locked(f);
+	}
+	pthread_mutex_unlock(&f->mu);
+}
+
+void
 flight_end(struct flight *f, enum flight_state state, const char *why)
 {
 	pthread_mutex_lock(&f->mu);
@@ -419,11 +436,13 @@ flight_view(struct flight *f, struct flight_view *v)
 	v->why = f->why;
 	v->size = f->length != UINT64_MAX ? f->length : f->size;
 	v->limit = f->limit;
+	v->verified = f->state == FLIGHT_STREAMING && f->verified;
 	switch (f->state) {
 	case FLIGHT_STREAMING:
 		/* Never the last byte before verification. */
-		v->sendable =
-		    f->written < f->length ? f->written : f->length - 1;
+		v->sendable = f->verified || f->written < f->length
+		    ? f->written
+		    : f->length - 1;
 		break;
 	case FLIGHT_READY:
 		v->sendable = f->written;

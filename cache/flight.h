@@ -11,7 +11,10 @@
  * Streaming before the content is verified is allowed, but never the last
  * byte: a reader may send at most length - 1 bytes until the filler marks
  * the flight verified, so a client of a fill that fails verification gets
- * a cut connection, never a complete-looking wrong file.  Readers start
+ * a cut connection, never a complete-looking wrong file.  The verdict
+ * comes before the end: a filler marks the bytes verified as soon as they
+ * are checked, and its readers finish while it still makes the file
+ * durable and indexes it, which ends the flight (READY).  Readers start
  * only once the filler tells them the length, which it may hold back
  * until a first check of the opening bytes passed.
  *
@@ -45,6 +48,7 @@ struct flight_view {
 	enum flight_state state;
 	uint64_t length; /* once STREAMING */
 	uint64_t sendable; /* bytes a reader may send now */
+	int verified; /* STREAMING, and flight_verified was told */
 	const char *why; /* FAILED and NOTFOUND */
 	/*
 	 * The answer's size as soon as it is known, which may be before
@@ -116,6 +120,12 @@ void flight_set_limit(struct flight *f, uint64_t limit);
 void flight_set_length(struct flight *f, uint64_t length);
 /* written bytes are now in the temp file. */
 void flight_progress(struct flight *f, uint64_t written);
+/*
+ * The written bytes are complete and verified: readers may send them all
+ * (the length is now the bytes written), while the flight stays in the
+ * table until its end.  Nothing before the head.  Wakes every reader.
+ */
+void flight_verified(struct flight *f);
 /* The end; READY marks the bytes verified.  Wakes every reader. */
 void flight_end(struct flight *f, enum flight_state state, const char *why);
 /* Take the flight out of the table: new requests will not join it. */

@@ -22,7 +22,10 @@
  * (debuginfo: .debug_* sections, which dwz alt files have too).  Until then
  * readers may stream all but the last byte (cache/flight.h), so a file that
  * fails this check reaches its clients as a cut connection, never as a
- * complete-looking wrong file; only a verified file is published.  Sections
+ * complete-looking wrong file; only a verified file is published.  The
+ * verdict lets the readers finish at once (flight_verified): the fsync,
+ * the rename and the index's commit come after their last byte, and a
+ * failure there only means the cache did not keep the file.  Sections
  * and sources forwarded from upstream are raw bytes that cannot be checked
  * this way; they are cached as the upstream sent them.
  *
@@ -416,6 +419,13 @@ fill_verify_publish(struct blobstore *bs, struct flight *f, int fd,
 		    flight_source(f), err);
 		return -1;
 	}
+	/*
+	 * Readers finish now; making the file durable is the cache's.  A
+	 * store hit is counted first, so /metrics agrees with the client.
+	 */
+	if (from_store)
+		metrics_store(METRICS_STORE_HIT);
+	flight_verified(f);
 	memset(&bi, 0, sizeof(bi));
 	bi.headers = flight_headers(f, &bi.headers_len);
 	bi.size = written;
@@ -483,7 +493,7 @@ finish_done(void *arg)
 {
 	struct job *j = arg;
 
-	if (j->in_store)
+	if (j->in_store && !j->verified) /* a hit is counted already */
 		tier_looked(j->fl->tier, j->res, j->verified);
 	if (j->verified) {
 		job_end(j, FLIGHT_READY, NULL);
@@ -654,7 +664,11 @@ store_done(void *arg, enum upstream_result res, const char *why)
 	if (j->store_refused)
 		tier_corrupt(fl->tier, &j->w.id, j->w.kind, j->w.arg,
 		    "not an ELF file with the build-id asked for");
-	else if (res == UPSTREAM_FAILED)
+	if (j->w.store_only) {
+		job_end(j, FLIGHT_NOTFOUND, FILL_NOT_IN_STORE);
+		return;
+	}
+	if (res == UPSTREAM_FAILED && !j->store_refused)
 		log_info("fill of %s: the store failed (%s): asking the "
 			 "upstreams",
 		    j->w.path, why != NULL ? why : "breaker open");
@@ -1556,6 +1570,8 @@ job_begin(struct job *j)
 	flight_set_file(j->f, j->fd, path);
 	if (j->w.store && tier_usable(fl->tier))
 		job_store(j);
+	else if (j->w.store_only)
+		job_end(j, FLIGHT_NOTFOUND, FILL_NOT_IN_STORE);
 	else
 		job_fetch(j);
 }

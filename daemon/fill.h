@@ -56,7 +56,17 @@ struct fill_what {
 	 * nothing usable, go on as a fill from the upstreams does.
 	 */
 	int store;
+	/*
+	 * With store: the store only.  When it has nothing usable the fill
+	 * ends FLIGHT_NOTFOUND, why FILL_NOT_IN_STORE, remembering nothing:
+	 * a section's request asks it for a whole file to cut the section
+	 * from, and a request that joined such a fill for the file itself
+	 * asks again (daemon/resolve.c).
+	 */
+	int store_only;
 };
+
+#define FILL_NOT_IN_STORE "not in the object store"
 
 struct fill_deps {
 	const struct config *cfg;
@@ -91,10 +101,12 @@ struct flight *fill_join(struct fill *fl, const struct cache_key *k,
 
 /*
  * Worker: the final check of the written bytes of flight f (in its temp
- * file, open at fd), for (id, kind, arg), then their publishing into bs
+ * file, open at fd), for (id, kind, arg); once it passed, f's readers may
+ * send every byte (flight_verified) while the bytes are published into bs
  * (upstream: an upstream's answer, not a package member's; from_store:
- * the object store's, not uploaded back to it).  0 when they verified
- * (published, or too big to cache); -1 when they are wrong, with why.
+ * the object store's, counted as a store hit and not uploaded back to
+ * it).  0 when they verified (published, or too big to cache); -1 when
+ * they are wrong, with why.
  */
 int fill_verify_publish(struct blobstore *bs, struct flight *f, int fd,
     const struct buildid *id, enum cache_kind kind, const char *arg,

@@ -24,7 +24,10 @@
  *                  first and, when it has nothing usable, goes on in the
  *                  same flight as the next two steps would (a remembered
  *                  miss, then the upstreams), so one herd costs one store
- *                  lookup and at most one upstream request
+ *                  lookup and at most one upstream request; for a
+ *                  section, first the store alone for a whole file
+ *                  (the debuginfo, then the executable), filled into
+ *                  the cache to cut the section from (STEP_CACHE)
  *   STEP_NEGATIVE  a remembered miss or failure
  *   STEP_UPSTREAM  the upstream debuginfods: a fill
  *   STEP_END       every source said no: 404
@@ -130,6 +133,7 @@ struct rq {
 	unsigned filled; /* ELF_KIND_* whole files package fills brought */
 	int cut_tried; /* STEP_CACHE: cached whole files had no section */
 	int repo_tried; /* STEP_REPO: a download came back for it */
+	unsigned store_whole; /* ELF_KIND_* whole files asked of the store */
 	int in_txn; /* th->rd's read transaction is ours */
 	int kept; /* on the heap */
 	/* A worker's outcome. */
@@ -757,6 +761,13 @@ struct waiter {
 	int joined; /* another request started the fill */
 	int streaming; /* the head is out */
 	int whole; /* a section's whole file: back to STEP_CACHE when in */
+	int store_whole; /* ... from the store alone: else back to STEP_STORE */
+	/*
+	 * Joined once the bytes were verified, while the cache makes them
+	 * durable: back to STEP_CACHE when in, so that a request after a
+	 * client's last byte is a cache hit, as it always was.
+	 */
+	int late;
 	int repo; /* a package download: back to STEP_PACKAGE when in */
 };
 
@@ -925,6 +936,19 @@ waiter_check(struct waiter *w)
 		waiter_check_repo(w, &v);
 		return;
 	}
+	/*
+	 * The store had no usable whole file for the section: its own
+	 * fill next.  A request for the file itself that joined such a
+	 * fill asks again (a fill of its own, the upstreams included).
+	 */
+	if (v.state != FLIGHT_WAITING && v.state != FLIGHT_STREAMING &&
+	    v.state != FLIGHT_READY &&
+	    (w->store_whole ||
+		(v.state == FLIGHT_NOTFOUND &&
+		    strcmp(v.why, FILL_NOT_IN_STORE) == 0))) {
+		waiter_rerun(w, STEP_STORE);
+		return;
+	}
 	if ((v.state == FLIGHT_WAITING || v.state == FLIGHT_STREAMING ||
 		v.state == FLIGHT_TOOBIG) &&
 	    waiter_over_limit(w, &v)) {
@@ -945,7 +969,7 @@ waiter_check(struct waiter *w)
 		waiter_rerun(w, STEP_UPSTREAM);
 		return;
 	case FLIGHT_STREAMING:
-		if (w->whole)
+		if (w->whole || w->late)
 			return; /* the section is cut once the file is in */
 		/*
 		 * A range may end before the last byte, which is all that
@@ -956,7 +980,7 @@ waiter_check(struct waiter *w)
 		waiter_stream(w, &v);
 		return;
 	case FLIGHT_READY:
-		if (w->whole) {
+		if (w->whole || w->late) {
 			/* In the cache now: cut it there (STEP_CACHE). */
 			waiter_rerun(w, STEP_CACHE);
 			return;
@@ -1112,6 +1136,7 @@ what_of(struct fill_what *w, void *arg)
 	if (pf == NULL)
 		w->limit = response_maxsize(conn_request(c));
 	w->store = pf == NULL && src->rq->step == STEP_STORE;
+	w->store_only = w->store && rt != src->rq->rt;
 }
 
 void
@@ -1142,6 +1167,7 @@ resolve_forward_headers(struct conn *c, const char *token, char *xff,
 static enum src
 await_flight(struct rq *rq, struct flight *f, int created, int whole, int repo)
 {
+	struct flight_view v;
 	struct waiter *wt;
 	struct rq *kept;
 
@@ -1160,6 +1186,9 @@ await_flight(struct rq *rq, struct flight *f, int created, int whole, int repo)
 	wt->f = f;
 	wt->joined = !created;
 	wt->whole = whole;
+	wt->store_whole = whole && rq->step == STEP_STORE;
+	flight_view(f, &v);
+	wt->late = !created && v.verified;
 	wt->repo = repo;
 	conn_wait(kept->c);
 	conn_on_end(kept->c, waiter_release, wt);
@@ -1328,6 +1357,8 @@ static enum src
 store_lookup(struct rq *rq)
 {
 	const struct resolve_deps *d = rq->th->d;
+	struct route whole;
+	unsigned kind;
 
 	rq_txn_end(rq);
 	/* A looping request is refused at STEP_UPSTREAM. */
@@ -1335,7 +1366,20 @@ store_lookup(struct rq *rq)
 	    resolve_loop(conn_request(rq->c), d->via_token,
 		d->cfg->max_forwarded_for) != NULL)
 		return SRC_ABSENT;
-	return await_fill(rq, rq->rt, NULL);
+	if (rq->rt->endpoint != ROUTE_SECTION)
+		return await_fill(rq, rq->rt, NULL);
+	/* A whole file in the store: the section is cut from it. */
+	kind = (rq->store_whole & ELF_KIND_DEBUGINFO) == 0 ? ELF_KIND_DEBUGINFO
+	    : (rq->store_whole & ELF_KIND_EXECUTABLE) == 0 ? ELF_KIND_EXECUTABLE
+							   : 0;
+	if (kind == 0)
+		return await_fill(rq, rq->rt, NULL);
+	rq->store_whole |= kind;
+	whole = *rq->rt;
+	whole.endpoint =
+	    kind == ELF_KIND_DEBUGINFO ? ROUTE_DEBUGINFO : ROUTE_EXECUTABLE;
+	whole.arg[0] = '\0';
+	return await_fill(rq, &whole, NULL);
 }
 
 /* ------------------------------------------------- remembered misses */

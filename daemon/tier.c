@@ -375,49 +375,22 @@ tier_new(const struct config *cfg, struct event_base *base,
 
 struct purge {
 	struct event_base *base;
-	struct store *st;
-	unsigned pending; /* deletions under way */
 	uint64_t deleted;
 	int failed;
 	char err[256];
 };
 
 static void
-purge_deleted_cb(void *arg, int ok, long status, const char *why)
+purged_cb(void *arg, int ok, uint64_t deleted, const char *why)
 {
 	struct purge *p = arg;
 
-	if (ok) {
-		p->deleted++;
-	} else if (!p->failed) {
-		p->failed = 1;
-		snprintf(p->err, sizeof(p->err), "%s", why);
-	}
-	if (--p->pending == 0)
-		event_base_loopbreak(p->base);
-}
-
-static void
-purge_listed_cb(void *arg, int ok, const char *const *keys, size_t n,
-    const char *why)
-{
-	struct purge *p = arg;
-	size_t i;
-
+	p->deleted = deleted;
 	if (!ok) {
 		p->failed = 1;
 		snprintf(p->err, sizeof(p->err), "%s", why);
 	}
-	for (i = 0; ok && i < n; i++) {
-		if (store_delete(p->st, keys[i], purge_deleted_cb, p) == -1) {
-			p->failed = 1;
-			snprintf(p->err, sizeof(p->err), "out of memory");
-			break;
-		}
-		p->pending++;
-	}
-	if (p->pending == 0)
-		event_base_loopbreak(p->base);
+	event_base_loopbreak(p->base);
 }
 
 int
@@ -426,6 +399,7 @@ tier_purge(const struct config *cfg, const struct buildid *id, uint64_t *n,
 {
 	char url[1200], shown[1400], prefix[600], hex[BUILDID_HEX_MAX];
 	struct store_conf sc;
+	struct store *st;
 	struct purge p;
 
 	*n = 0;
@@ -439,17 +413,17 @@ tier_purge(const struct config *cfg, const struct buildid *id, uint64_t *n,
 		return -1;
 	}
 	tier_conf(cfg, url, shown, &sc);
-	if ((p.st = store_new(&sc, p.base, NULL, err, errlen)) == NULL) {
+	if ((st = store_new(&sc, p.base, NULL, err, errlen)) == NULL) {
 		event_base_free(p.base);
 		return -1;
 	}
-	if (store_list(p.st, prefix, purge_listed_cb, &p) == -1) {
+	if (store_purge(st, prefix, purged_cb, &p) == -1) {
 		p.failed = 1;
 		snprintf(p.err, sizeof(p.err), "out of memory");
 	} else {
 		event_base_dispatch(p.base);
 	}
-	store_free(p.st);
+	store_free(st);
 	event_base_free(p.base);
 	*n = p.deleted;
 	if (p.failed) {

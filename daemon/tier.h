@@ -51,7 +51,10 @@ int tier_object(const struct tier *t, const struct buildid *id,
 struct upstream_fetch *tier_get(struct tier *t, const struct buildid *id,
     enum cache_kind kind, const char *arg, uint64_t max_size,
     const struct upstream_sink *sink, void *arg_, enum upstream_result *res);
-/* How a lookup ended, for the metrics: hit, miss or error. */
+/*
+ * How a lookup ended, for the metrics: hit, miss or error (a verified
+ * hit is counted by fill_verify_publish, before its readers finish).
+ */
 void tier_looked(struct tier *t, enum upstream_result res, int verified);
 /* What a lookup gave did not verify: delete the object, count it. */
 void tier_corrupt(struct tier *t, const struct buildid *id,

@@ -11,6 +11,10 @@
  * initiate (POST ?uploads=), each part (PUT ?partNumber=N&uploadId=U, the
  * part's ETag kept), complete (POST ?uploadId=U with the list); a failure
  * on the way aborts it (DELETE ?uploadId=U) so that no parts linger.
+ * store_plan sizes the parts within S3's limits.  A purge is a chain too:
+ * a page of the listing (GET ?list-type=2, at most 1000 keys), a
+ * DeleteObjects of those keys (POST ?delete=), the next page by its
+ * continuation token, until the listing is not truncated.
  * Query parameters are written sorted and escaped, as libcurl 7.88 signs
  * them as given.
  */
@@ -18,6 +22,7 @@
 
 #include <curl/curl.h>
 #include <inttypes.h>
+#include <openssl/evp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,8 +33,14 @@
 #include "autoconf.h"
 #include "fetchers/curlev.h"
 
-/* The largest single PUT an S3 store takes. */
+/* S3's limits: a single PUT, a part, the parts of an object, an object. */
 #define SINGLE_PUT_MAX (5ULL << 30)
+#define PART_MIN (5ULL << 20)
+#define PART_MAX (5ULL << 30)
+#define PARTS_MAX 10000
+#define OBJECT_SIZE_MAX (5ULL << 40)
+/* A continuation token kept, escaped. */
+#define TOKEN_MAX 2048
 /* Bytes of a store's answer body kept (an upload id, an error). */
 #define REPLY_MAX 4096
 #define NAME_MAX_LEN 2048
@@ -52,6 +63,8 @@ enum req_phase {
 	PHASE_PART,
 	PHASE_COMPLETE,
 	PHASE_ABORT,
+	PHASE_LIST, /* a purge: a page of the listing */
+	PHASE_DELETE_BATCH, /* a purge: DeleteObjects of that page */
 };
 
 struct request {
@@ -68,10 +81,18 @@ struct request {
 	char upload_id[512]; /* escaped */
 	char **etags; /* per part */
 	unsigned parts, part; /* part counts from 1 */
+	uint64_t part_size; /* store_plan's */
 	char *body; /* the complete request's */
 	char *reply; /* NUL-terminated */
 	size_t replylen, replymax;
-	store_list_fn listed; /* a listing's, instead of done */
+	store_purge_fn purged; /* a purge's, instead of done */
+	char *prefix; /* a purge's, escaped for the query */
+	char *token; /* its next page's continuation token, escaped */
+	char **keys; /* its page's keys, as the listing gave them (XML) */
+	size_t nkeys;
+	int more; /* the listing has another page */
+	uint64_t deleted;
+	char md5[32]; /* the Content-MD5 of a DeleteObjects body */
 	char etag[128]; /* of the part being sent */
 	int ok_404; /* a deletion: gone is done */
 	int failed; /* an abort after this failure */
@@ -82,7 +103,6 @@ struct request {
 };
 
 static void req_next(struct request *r);
-static void list_end(struct request *r, int ok);
 
 int
 store_escape(const char *s, int keep_slash, char *out, size_t len)
@@ -113,7 +133,44 @@ store_escape(const char *s, int keep_slash, char *out, size_t len)
 	return 0;
 }
 
+int
+store_plan(uint64_t size, uint64_t part_size, uint64_t *part, unsigned *parts)
+{
+	uint64_t p = part_size;
+
+	if (size > OBJECT_SIZE_MAX)
+		return -1;
+	if (size == 0 || (size < part_size && size <= SINGLE_PUT_MAX)) {
+		*part = size;
+		*parts = 1;
+		return 0;
+	}
+	if (p < PART_MIN)
+		p = PART_MIN;
+	/* At most PARTS_MAX parts: larger ones, in whole MiB. */
+	if (p < (size + PARTS_MAX - 1) / PARTS_MAX)
+		p = ((size + PARTS_MAX - 1) / PARTS_MAX + (1u << 20) - 1) &
+		    ~(uint64_t)((1u << 20) - 1);
+	if (p > PART_MAX)
+		p = PART_MAX;
+	*part = p;
+	*parts = (unsigned)((size + p - 1) / p);
+	return 1;
+}
+
 /* ------------------------------------------------------------ requests */
+
+static void
+keys_free(struct request *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->nkeys; i++)
+		free(r->keys[i]);
+	free(r->keys);
+	r->keys = NULL;
+	r->nkeys = 0;
+}
 
 static void
 req_free(struct request *r)
@@ -136,46 +193,13 @@ req_free(struct request *r)
 	for (i = 0; r->etags != NULL && i < r->parts; i++)
 		free(r->etags[i]);
 	free(r->etags);
+	keys_free(r);
+	free(r->prefix);
+	free(r->token);
 	free(r->meta);
 	free(r->body);
 	free(r->reply);
 	free(r);
-}
-
-/*
- * A listing's answer: every <Key> of the reply (keys come escaped as XML;
- * ours have no character XML escapes) to the asker.
- */
-static void
-list_end(struct request *r, int ok)
-{
-	const char *p = r->reply, *b, *e;
-	char **keys = NULL, **v;
-	size_t n = 0, i;
-
-	while (ok && (b = strstr(p, "<Key>")) != NULL &&
-	    (e = strstr(b, "</Key>")) != NULL) {
-		b += 5;
-		if ((v = realloc(keys, (n + 1) * sizeof(*v))) == NULL ||
-		    (v[n] = strndup(b, (size_t)(e - b))) == NULL) {
-			keys = v != NULL ? v : keys;
-			ok = 0;
-			snprintf(r->why, sizeof(r->why), "out of memory");
-			break;
-		}
-		keys = v;
-		n++;
-		p = e;
-	}
-	if (ok && strstr(r->reply, "<IsTruncated>true") != NULL) {
-		ok = 0;
-		snprintf(r->why, sizeof(r->why),
-		    "%s: more than one page of objects", r->st->c.name);
-	}
-	r->listed(r->arg, ok, (const char *const *)keys, ok ? n : 0, r->why);
-	for (i = 0; i < n; i++)
-		free(keys[i]);
-	free(keys);
 }
 
 /* The end of the whole request: tell the asker, feed the breaker. */
@@ -188,8 +212,8 @@ req_end(struct request *r, int ok)
 	    r->status == 0       ? UPSTREAM_ERR_CONNECT
 		: r->status >= 1 ? UPSTREAM_ERR_HTTP
 				 : UPSTREAM_ERR_TRANSFER);
-	if (r->listed != NULL)
-		list_end(r, ok);
+	if (r->purged != NULL)
+		r->purged(r->arg, ok, r->deleted, r->why);
 	else if (r->done != NULL)
 		r->done(r->arg, ok, r->status, r->why);
 	req_free(r);
@@ -286,6 +310,10 @@ req_start(struct request *r, const char *method, const char *query, int upload,
 	r->hdrs =
 	    curl_slist_append(NULL, "x-amz-content-sha256: UNSIGNED-PAYLOAD");
 	/* Metadata goes with the object's first request. */
+	if (r->phase == PHASE_DELETE_BATCH) {
+		snprintf(line, sizeof(line), "Content-MD5: %s", r->md5);
+		r->hdrs = curl_slist_append(r->hdrs, line);
+	}
 	if (r->meta != NULL &&
 	    (r->phase == PHASE_ONE || r->phase == PHASE_INIT))
 		for (m = r->meta; *m != '\0'; m += i + 1) {
@@ -382,8 +410,8 @@ req_done_cb(CURL *easy, CURLcode rc, void *arg)
 static void
 part_range(struct request *r)
 {
-	r->off = (uint64_t)(r->part - 1) * r->st->c.part_size;
-	r->end = r->off + r->st->c.part_size;
+	r->off = (uint64_t)(r->part - 1) * r->part_size;
+	r->end = r->off + r->part_size;
 	if (r->end > r->size)
 		r->end = r->size;
 }
@@ -420,6 +448,171 @@ start_complete(struct request *r)
 	return req_start(r, "POST", q, 0, r->body);
 }
 
+/* The five entities XML escapes, back to their characters, in place. */
+static void
+xml_unescape(char *s)
+{
+	static const char *const ent[] = { "&amp;", "&lt;", "&gt;", "&quot;",
+		"&apos;" };
+	static const char chr[] = "&<>\"'";
+	char *o = s;
+	size_t i, n;
+
+	while (*s != '\0') {
+		for (i = 0; *s == '&' && i < 5; i++) {
+			n = strlen(ent[i]);
+			if (strncmp(s, ent[i], n) == 0)
+				break;
+		}
+		if (*s == '&' && i < 5) {
+			*o++ = chr[i];
+			s += strlen(ent[i]);
+		} else {
+			*o++ = *s++;
+		}
+	}
+	*o = '\0';
+}
+
+/* A purge's next page of the listing, after r->token when there is one. */
+static int
+start_list(struct request *r)
+{
+	size_t len =
+	    strlen(r->prefix) + 64 + (r->token != NULL ? strlen(r->token) : 0);
+	char *q;
+	int rc;
+
+	if ((q = malloc(len)) == NULL)
+		return -1;
+	/* The query's parameters in order, as signed. */
+	snprintf(q, len, "%s%s%slist-type=2&prefix=%s",
+	    r->token != NULL ? "continuation-token=" : "",
+	    r->token != NULL ? r->token : "", r->token != NULL ? "&" : "",
+	    r->prefix);
+	rc = req_start(r, "GET", q, 0, NULL);
+	free(q);
+	return rc;
+}
+
+/*
+ * The keys of a listing's page into r->keys (as the XML gives them: the
+ * DeleteObjects body takes them so), whether there is another page into
+ * r->more and its token into r->token.  -1 when it cannot be read.
+ */
+static int
+list_page(struct request *r)
+{
+	const char *p = r->reply, *b, *e;
+	char tok[TOKEN_MAX];
+	char **v;
+	size_t n;
+
+	keys_free(r);
+	free(r->token);
+	r->token = NULL;
+	/* A page cut by REPLY_MAX would lose keys. */
+	if (r->replylen >= r->replymax)
+		return -1;
+	while ((b = strstr(p, "<Key>")) != NULL &&
+	    (e = strstr(b, "</Key>")) != NULL) {
+		b += 5;
+		if ((v = realloc(r->keys, (r->nkeys + 1) * sizeof(*v))) == NULL)
+			return -1;
+		r->keys = v;
+		if ((v[r->nkeys] = strndup(b, (size_t)(e - b))) == NULL)
+			return -1;
+		r->nkeys++;
+		p = e;
+	}
+	r->more = strstr(r->reply, "<IsTruncated>true") != NULL;
+	if (!r->more)
+		return 0;
+	if (xml_value(r->reply, "NextContinuationToken", tok, sizeof(tok)) ==
+	    -1)
+		return -1;
+	xml_unescape(tok);
+	n = 3 * strlen(tok) + 1;
+	if ((r->token = malloc(n)) == NULL)
+		return -1;
+	return store_escape(tok, 0, r->token, n);
+}
+
+/* A purge: DeleteObjects of the page's keys (quiet: errors only). */
+static int
+start_delete_batch(struct request *r)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned mdlen;
+	size_t len = 64, o, i;
+
+	for (i = 0; i < r->nkeys; i++)
+		len += 32 + strlen(r->keys[i]);
+	free(r->body);
+	if ((r->body = malloc(len)) == NULL)
+		return -1;
+	o = (size_t)snprintf(r->body, len, "<Delete><Quiet>true</Quiet>");
+	for (i = 0; i < r->nkeys; i++)
+		o += (size_t)snprintf(r->body + o, len - o,
+		    "<Object><Key>%s</Key></Object>", r->keys[i]);
+	snprintf(r->body + o, len - o, "</Delete>");
+	/* S3 wants the body's MD5 with a DeleteObjects. */
+	if (EVP_Digest(r->body, strlen(r->body), md, &mdlen, EVP_md5(), NULL) !=
+	    1)
+		return -1;
+	EVP_EncodeBlock((unsigned char *)r->md5, md, (int)mdlen);
+	return req_start(r, "POST", "delete=", 0, r->body);
+}
+
+/* A purge after a transfer: the next page or batch, or the end. */
+static void
+purge_next(struct request *r, int ok)
+{
+	char code[64] = "", key[256] = "";
+
+	if (ok && r->phase == PHASE_LIST) {
+		if (list_page(r) == -1) {
+			snprintf(r->why, sizeof(r->why),
+			    "%s: a listing it cannot read", r->st->c.name);
+			req_end(r, 0);
+			return;
+		}
+		if (r->nkeys > 0) {
+			r->phase = PHASE_DELETE_BATCH;
+			if (start_delete_batch(r) == 0)
+				return;
+		} else if (!r->more) {
+			req_end(r, 1);
+			return;
+		} else if (start_list(r) == 0) {
+			return;
+		}
+		snprintf(r->why, sizeof(r->why), "out of memory");
+		ok = 0;
+	} else if (ok) {
+		if (strstr(r->reply, "<Error>") != NULL) {
+			xml_value(r->reply, "Key", key, sizeof(key));
+			xml_value(r->reply, "Code", code, sizeof(code));
+			snprintf(r->why, sizeof(r->why),
+			    "%s: deleting %.100s failed: %s", r->st->c.name,
+			    key, code);
+			req_end(r, 0);
+			return;
+		}
+		r->deleted += r->nkeys;
+		keys_free(r);
+		if (!r->more) {
+			req_end(r, 1);
+			return;
+		}
+		r->phase = PHASE_LIST;
+		if (start_list(r) == 0)
+			return;
+		snprintf(r->why, sizeof(r->why), "out of memory");
+	}
+	req_end(r, 0);
+}
+
 /* After a transfer of r: the next one, or the end. */
 static void
 req_next(struct request *r)
@@ -428,6 +621,10 @@ req_next(struct request *r)
 	char id[400], q[600];
 
 	switch (r->phase) {
+	case PHASE_LIST:
+	case PHASE_DELETE_BATCH:
+		purge_next(r, ok);
+		return;
 	case PHASE_ONE:
 		req_end(r, ok);
 		return;
@@ -550,15 +747,18 @@ store_put(struct store *st, const char *name, int fd, uint64_t size,
 	r->size = size;
 	if ((r->meta = meta_lines(headers, headers_len, mtime)) == NULL)
 		goto fail;
-	if (size >= st->c.part_size || size > SINGLE_PUT_MAX) {
-		r->parts =
-		    (unsigned)((size + st->c.part_size - 1) / st->c.part_size);
+	switch (store_plan(size, st->c.part_size, &r->part_size, &r->parts)) {
+	case -1:
+		goto fail; /* larger than an object may be */
+	case 1:
 		if ((r->etags = calloc(r->parts, sizeof(char *))) == NULL)
 			goto fail;
 		r->phase = PHASE_INIT;
 		if (req_start(r, "POST", "uploads=", 0, NULL) == -1)
 			goto fail;
 		return 0;
+	default:
+		break;
 	}
 	r->phase = PHASE_ONE;
 	r->off = 0;
@@ -602,26 +802,28 @@ store_check(struct store *st, store_done_fn done, void *arg)
 }
 
 int
-store_list(struct store *st, const char *prefix, store_list_fn done, void *arg)
+store_purge(struct store *st, const char *prefix, store_purge_fn done,
+    void *arg)
 {
 	struct request *r;
-	char q[NAME_MAX_LEN + 64], *big;
+	size_t n = 3 * strlen(prefix) + 1;
+	char *big;
 
 	if ((r = req_new(st, "", NULL, arg)) == NULL)
 		return -1;
-	r->listed = done;
+	r->purged = done;
+	r->phase = PHASE_LIST;
 	/* A page is 1000 keys at most, each well under 1 KiB of XML. */
 	r->replymax = 1U << 20;
 	if ((big = realloc(r->reply, r->replymax + 1)) == NULL)
 		goto fail;
 	r->reply = big;
-	memcpy(q, "list-type=2&prefix=", 19);
-	if (store_escape(prefix, 0, q + 19, sizeof(q) - 19) == -1 ||
-	    req_start(r, "GET", q, 0, NULL) == -1)
+	if ((r->prefix = malloc(n)) == NULL ||
+	    store_escape(prefix, 0, r->prefix, n) == -1 || start_list(r) == -1)
 		goto fail;
 	return 0;
 fail:
-	r->listed = NULL;
+	r->purged = NULL;
 	req_free(r);
 	return -1;
 }

@@ -8,7 +8,7 @@
  * the credentials check are transfers of their own on the same loop, and
  * count in that breaker too.  An upload of part_size bytes or more (and of
  * anything over 5 GiB, the largest single PUT) goes in parts (multipart
- * upload), one part at a time.
+ * upload), one part at a time, as store_plan says.
  *
  * Object names are keys without a leading '/', made only of unreserved
  * characters and '/', so that what libcurl 7.88 signs (the path as given,
@@ -86,13 +86,28 @@ int store_put(struct store *st, const char *name, int fd, uint64_t size,
 /* Delete name (a 404 counts as done). */
 int store_delete(struct store *st, const char *name, store_done_fn done,
     void *arg);
-/* The keys under prefix (one page: 1000 at most), or !ok and why. */
-typedef void (*store_list_fn)(void *arg, int ok, const char *const *keys,
-    size_t n, const char *why);
-int store_list(struct store *st, const char *prefix, store_list_fn done,
+/*
+ * Delete every object whose name begins with prefix: a page of the
+ * listing (1000 keys at most), one DeleteObjects of its keys, the next
+ * page, until the last.  done gets how many were deleted (those of the
+ * batches that went through, when !ok).
+ */
+typedef void (
+    *store_purge_fn)(void *arg, int ok, uint64_t deleted, const char *why);
+int store_purge(struct store *st, const char *prefix, store_purge_fn done,
     void *arg);
 /* Check that the bucket answers the credentials (a signed HEAD). */
 int store_check(struct store *st, store_done_fn done, void *arg);
+
+/*
+ * How an upload of size bytes goes, within S3's limits: 0, one PUT
+ * (smaller than part_size and at most 5 GiB); 1, multipart, in *parts
+ * parts of *part bytes (the last one smaller): part_size, raised to 5 MiB
+ * and to whole MiB enough for 10000 parts, at most 5 GiB; -1, larger
+ * than an S3 object may be (5 TiB).
+ */
+int store_plan(uint64_t size, uint64_t part_size, uint64_t *part,
+    unsigned *parts);
 
 /*
  * Object-name escaping for the store's URLs: each byte of s but

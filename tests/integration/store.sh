@@ -7,6 +7,8 @@
 # waiting for it, and uploads resume when it is back; an object that does
 # not verify is deleted and never served; refused credentials are said at
 # start-up and in /metrics; a client's PUT reaches the store like a fill;
+# purge deletes an id's objects from the store, over pages of the listing;
+# a section is cut from a whole file found in the store;
 # --check-config checks the store option.
 . "$top_srcdir/tests/integration/lib.sh"
 . "$top_srcdir/tests/integration/s3lib.sh"
@@ -183,6 +185,24 @@ like "$out" "^purged 2 entries, 0 negative, 2 store objects$" \
     "purge ID: the cache and the store (debuginfo and source)"
 is "$(s3_curl HEAD "$a/debuginfo")" 404 "... the objects are gone from the store"
 
+# An id with more objects than a page of the listing (1000): purge goes
+# through every page, in DeleteObjects batches of at most 1000 keys.
+many=1111111111111111111111111111111111110009
+for i in $(seq 1001); do
+	printf 'url = "%s/%s/%s/source/%04d"\nupload-file = "%s"\noutput = "/dev/null"\n' \
+	    "$S3_ENDPOINT" "$S3_BUCKET" "$many" "$i" "$T/keys"
+done >"$T/many.conf"
+is "$(curl -s -Z --parallel-max 8 --max-time 300 -w '%{http_code}\n' \
+    --aws-sigv4 "aws:amz:$S3_REGION:s3" --user "$S3_ACCESS_KEY:$S3_SECRET_KEY" \
+    -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" -K "$T/many.conf" | sort | uniq -c |
+    tr -s ' ')" " 1001 200" "1001 objects put under one id"
+out=$("$DBGMIRROR" --no-config --cache-dir "$T/B-cache" \
+    --store "$(s3_store_opt)" purge "$many")
+like "$out" "^purged 0 entries, 0 negative, 1001 store objects$" \
+    "purge: every one of them, over two pages of the listing"
+is "$(s3_curl HEAD "$many/source/0001")$(s3_curl HEAD "$many/source/1001")" 404404 \
+    "... the first and the last are gone"
+
 # Wrong credentials: said at start-up and in /metrics; requests go on.
 AWS_SECRET_ACCESS_KEY=wrong-secret start_daemon W $common --store "$(s3_store_opt)"
 wait_until 20 grep -q "credentials are refused" "$W_LOG"
@@ -201,6 +221,28 @@ curl -s -o "$T/vf.body" "$V_URL/buildid/$f/debuginfo"
 cmp -s "$T/vf.body" "$(eval echo \$bin_$f)"
 ok $? "addressing=virtual ($S3_BUCKET.localhost): a store hit, the right bytes"
 is "$(requests_to up "$f")" "$n0" "... and no upstream request"
+
+# Sections: a node with a cold cache finds no section object in the
+# store but the id's whole debuginfo, and cuts the section from it; its
+# upstream is not asked.  An id with no whole file in the store: the
+# section's own lookup, then the upstream's /section, as before.
+sid=1111111111111111111111111111111111110010
+sid2=1111111111111111111111111111111111110011
+bin_sid=$(mkbin $sid)
+bin_sid2=$(mkbin $sid2)
+start_fake up2 "$sid=ok:$bin_sid" "$sid2=ok:$bin_sid2"
+is "$(s3_curl PUT "$sid/debuginfo" -T "$bin_sid")" 200 "a whole debuginfo in the store"
+start_daemon S --scan-dir none --upstream "$up2_URL" --store "$(s3_store_opt)"
+dump_section "$bin_sid" .debug_info "$T/sid.want"
+curl -s -o "$T/sid.body" "$S_URL/buildid/$sid/section/.debug_info"
+cmp -s "$T/sid.body" "$T/sid.want"
+ok $? "S: a section of it, cut from the store's whole file"
+is "$(requests_to up2 "$sid")" 0 "... and the upstream not asked"
+is "$(lookups S hit)" 1 "... one store hit (the whole file)"
+curl -s -o "$T/sid2.body" "$S_URL/buildid/$sid2/section/.debug_info"
+is "$(requests_to up2 "$sid2/section/")" 1 "no whole file in the store: the upstream's /section is asked"
+is "$(requests_to up2 "$sid2/(debuginfo|executable)")" 0 "... and not its whole file"
+is "$(lookups S miss)" 3 "... after the store was asked for the debuginfo, the executable and the section"
 
 # A client's upload (PUT, an upload-scoped token) goes to the store too,
 # and another node serves it from there: no upstream has it.
@@ -229,5 +271,36 @@ cmp -s "$T/dh.body" "$(eval echo \$bin_$h)"
 ok $? "a hung store: D answers from the upstream"
 grep -q "the store failed (.*no answer within 2s): asking the upstreams" "$D_LOG"
 ok $? "... once the store's 2 s deadline passed (took $(((t1 - t0) / 1000000)) ms)"
+
+# The upload queue full: a store that hangs (stopped) holds its uploads
+# (4 at once) with a queue of 1 behind them, and the rest of six client
+# uploads is dropped and counted; nothing times out meanwhile (a long
+# upstream-timeout, a breaker that does not open).  Then the store wakes
+# and exactly what was queued is uploaded.
+for i in 1 2 3 4 5 6; do
+	eval "bin_q$i=\$(mkbin 11111111111111111111111111111111111100a$i)"
+done
+start_daemon Q --scan-dir none --store "$(s3_store_opt)" --token-file "$T/tokens" \
+    --store-upload-queue 1 --upstream-timeout 600 --breaker-failures 1000
+wait_until 20 sh -c "curl -s '$Q_URL/metrics' | grep -q '^dbgmirror_store_credentials_ok 1'"
+ok $? "Q: the store answers before it is stopped"
+kill -STOP "$S3_PID_rgw"
+for i in 1 2 3 4 5 6; do
+	code=$(curl -s -o /dev/null -w '%{http_code}' -T "$(eval echo \$bin_q$i)" \
+	    -H "Authorization: Bearer $(sed -n 's/^token: //p' "$T/ci.out")" \
+	    "$Q_URL/buildid/11111111111111111111111111111111111100a$i/debuginfo")
+	[ "$code" = 201 ] || break
+done
+is "$code" 201 "a hung store: six client uploads to Q are answered at once"
+queued=$(num uploads Q queued)
+dropped=$(num uploads Q dropped)
+is "$((queued + dropped))" 6 "... each one queued or dropped ($queued, $dropped)"
+[ "$dropped" -ge 1 ] && [ "$queued" -le 5 ]
+ok $? "... at most 4 uploading and 1 waiting: the rest dropped, counted in /metrics"
+is "$(num uploads Q failed)" 0 "... and none failed: dropped because the queue was full"
+kill -CONT "$S3_PID_rgw"
+wait_until 60 above uploads Q done "$queued"
+ok $? "the store back: the $queued queued uploads are done"
+is "$(num uploads Q done)" "$queued" "... and no more"
 
 done_testing

@@ -143,6 +143,22 @@ test_stream(void)
 	ok(v.state == FLIGHT_STREAMING, "streaming");
 	is_int(v.sendable, 9,
 	    "all ten bytes written but not verified: nine may be sent");
+	flight_progress(f, 8);
+	flight_verified(f);
+	flight_view(f, &v);
+	ok(v.length == 10 && v.sendable == 8,
+	    "verified short of the length told: the length stays, so the "
+	    "last byte is still held");
+	flight_progress(f, 10);
+	flight_view(f, &v);
+	is_int(v.sendable, 9, "... once it is written too");
+	i = atomic_load(&r[0].wakes);
+	flight_verified(f);
+	flight_view(f, &v);
+	ok(v.state == FLIGHT_STREAMING && v.sendable == 10 && v.length == 10,
+	    "verified before the end: all ten bytes may be sent, still "
+	    "streaming");
+	ok(atomic_load(&r[0].wakes) > i, "... and the readers are woken");
 
 	/* One reader leaves mid-fill (its client went away). */
 	flight_unwatch(f, &r[2]);

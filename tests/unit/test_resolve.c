@@ -10,7 +10,9 @@
  * verification answering every waiter; a negative entry written before the
  * waiters are woken, its remaining TTL their max-age, and the next request
  * answered from it without a fill; a section cut from the whole file that
- * a package fill brought into the cache.  Every wait is bounded.
+ * a package fill brought into the cache; a request that joins a fill
+ * after its verdict, a cache hit once the file is published.  Every wait
+ * is bounded.
  */
 #include <sys/stat.h>
 
@@ -549,6 +551,63 @@ test_section_after_package_fill(void)
 	is_int(fill.created, 5, "... no second fill");
 }
 
+/*
+ * Verified before its end (flight_verified): the client has every byte
+ * while the cache still makes the file durable; a request that joins
+ * the fill then waits for its end and is a cache hit, as after a fill
+ * that published before its client's last byte.
+ */
+static void
+test_join_after_verdict(void)
+{
+	const char *id_l = "e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0";
+	time_t until = time(NULL) + WAIT_SECONDS;
+	struct blob_info bi;
+	struct cache_key k;
+	struct buildid id;
+	struct conn c1, c2;
+	char target[128], err[256];
+	const char *why;
+	int created0 = fill.created;
+
+	snprintf(target, sizeof(target), "/buildid/%s/source/usr/src/l.c",
+	    id_l);
+	ask(&c1, target);
+	ok(run_until_created(created0 + 1), "a source's fill starts");
+	produce("int late;\n", 10, "late-fill");
+	flight_verified(fill.f);
+	ok(run_until_ended(&c1, 1),
+	    "verified: its client has all its bytes before the fill's end");
+	ok(c1.status == 200 && c1.size == 10, "... a 200 of the 10 bytes");
+	is_str(c1.result, "MISS", "... a MISS");
+	ask(&c2, target);
+	while (!c2.waiting && !c2.answered && time(NULL) <= until)
+		event_base_loop(base, EVLOOP_ONCE);
+	ok(c2.waiting && !c2.answered,
+	    "a request joining it then waits for the end");
+	buildid_parse(&id, id_l, 40, &why);
+	cache_key_make(&k, &id, CACHE_SOURCE, "/usr/src/l.c");
+	memset(&bi, 0, sizeof(bi));
+	bi.size = 10;
+	bi.mtime = NOW;
+	bi.stored = NOW;
+	bi.atime = NOW;
+	bi.id = id;
+	bi.kind = CACHE_SOURCE;
+	bi.arg = "/usr/src/l.c";
+	bi.source = "http://fake";
+	bi.headers = "";
+	ok(blob_publish(bs, &k, at("late-fill"), &bi, NOW, err, sizeof(err)) ==
+		0,
+	    "the producer publishes the file");
+	finish(FLIGHT_READY, NULL);
+	ok(run_until_ended(&c2, 1), "the fill's end answers it");
+	ok(c2.status == 200 && c2.size == 10 && !c2.streamed,
+	    "... a 200 from the cache");
+	is_str(c2.result, "HIT", "... a HIT");
+	is_int(fill.created, created0 + 1, "... and no second fill");
+}
+
 int
 main(void)
 {
@@ -598,6 +657,7 @@ main(void)
 	test_local_failure();
 	test_negative_before_answer();
 	test_section_after_package_fill();
+	test_join_after_verdict();
 
 	index_reader_free(th.rd);
 	pool_free(pool);
