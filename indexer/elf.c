@@ -330,6 +330,17 @@ parse_altlink(Elf_Data *d, struct elf_info *info, char *err, size_t errlen)
 	return 0;
 }
 
+uint64_t
+elf_uint(const unsigned char *p, size_t n, int big)
+{
+	uint64_t v = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		v |= (uint64_t)p[big ? n - 1 - i : i] << (8 * i);
+	return v;
+}
+
 int
 elf_is_debug_name(const char *name)
 {

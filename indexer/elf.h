@@ -69,6 +69,9 @@ const char *elf_kind_name(enum elf_kind kind);
 /* 1 when a section of that name holds DWARF (.debug_*, .zdebug_*). */
 int elf_is_debug_name(const char *name);
 
+/* The unsigned of n (at most 8) bytes at p, big- or little-endian. */
+uint64_t elf_uint(const unsigned char *p, size_t n, int big);
+
 /* 1 when the first len bytes at buf start an ELF file. */
 int elf_has_magic(const void *buf, size_t len);
 

@@ -938,18 +938,6 @@ part_copy(struct pkg_reader *r, struct xzdec *d, uint64_t base, uint64_t from,
 	return 0;
 }
 
-/* An unsigned of n bytes at p. */
-static uint64_t
-part_uint(const unsigned char *p, size_t n, int big)
-{
-	uint64_t v = 0;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		v |= (uint64_t)p[big ? n - 1 - i : i] << (8 * i);
-	return v;
-}
-
 /*
  * 1 when what a scan reads of section name (of type) need not be read
  * beyond its first bytes: DWARF that neither elf_read_info() nor
@@ -990,7 +978,7 @@ part_shoff(int fd, uint64_t head)
 		return 0;
 	c64 = h[EI_CLASS] == ELFCLASS64;
 	big = h[EI_DATA] == ELFDATA2MSB;
-#define FIELD(off, n) part_uint(h + (off), (n), big)
+#define FIELD(off, n) elf_uint(h + (off), (n), big)
 	phoff = c64 ? FIELD(0x20, 8) : FIELD(0x1c, 4);
 	shoff = c64 ? FIELD(0x28, 8) : FIELD(0x20, 4);
 	phend =

@@ -441,22 +441,11 @@ cur_take(struct cur *c, size_t n)
 }
 
 static uint64_t
-get_uint(const unsigned char *p, size_t n, int big)
-{
-	uint64_t v = 0;
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		v |= (uint64_t)p[big ? n - 1 - i : i] << (8 * i);
-	return v;
-}
-
-static uint64_t
 cur_uint(struct cur *c, size_t n)
 {
 	const unsigned char *p = cur_take(c, n);
 
-	return p != NULL ? get_uint(p, n, c->big) : 0;
+	return p != NULL ? elf_uint(p, n, c->big) : 0;
 }
 
 /* An unsigned LEB128; also skips a signed one. */
@@ -1274,10 +1263,10 @@ section_size(int fd, const struct dfile *d, const GElf_Shdr *sh,
 		/* Elf32_Chdr or Elf64_Chdr: type, (reserved,) size. */
 		if (sh->sh_size < n ||
 		    pread(fd, h, n, (off_t)sh->sh_offset) != (ssize_t)n ||
-		    get_uint(h, 4, d->big) != ELFCOMPRESS_ZLIB)
+		    elf_uint(h, 4, d->big) != ELFCOMPRESS_ZLIB)
 			return -1;
-		*size = d->class64 ? get_uint(h + 8, 8, d->big)
-				   : get_uint(h + 4, 4, d->big);
+		*size = d->class64 ? elf_uint(h + 8, 8, d->big)
+				   : elf_uint(h + 4, 4, d->big);
 		*zhdr = n;
 	} else if (strncmp(name, ".zdebug_", 8) == 0) {
 		/* "ZLIB", then the size as 8 big-endian bytes. */
@@ -1285,7 +1274,7 @@ section_size(int fd, const struct dfile *d, const GElf_Shdr *sh,
 		    pread(fd, h, 12, (off_t)sh->sh_offset) != 12 ||
 		    memcmp(h, "ZLIB", 4) != 0)
 			return -1;
-		*size = get_uint(h + 4, 8, 1);
+		*size = elf_uint(h + 4, 8, 1);
 		*zhdr = 12;
 	}
 	return 0;
