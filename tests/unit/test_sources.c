@@ -253,7 +253,7 @@ static void
 test_compiled(int v, int u)
 {
 	struct list full = { 0 }, dbg = { 0 };
-	char prog[32], debug[32], what[128];
+	char prog[32], debug[48], what[128];
 
 	if (u == v)
 		snprintf(prog, sizeof(prog), "proj/prog%d", v);
