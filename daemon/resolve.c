@@ -1473,6 +1473,7 @@ resolve_start(struct resolve_thread *th, struct conn *c, const struct route *rt)
 	rq.filled = 0;
 	rq.cut_tried = 0;
 	rq.repo_tried = 0;
+	rq.store_whole = 0;
 	rq.in_txn = 0;
 	rq.kept = 0;
 	rq_run(&rq);

@@ -114,9 +114,9 @@ make_rpm(const char *name, enum bend bend)
 			put32(e + 8, 100000);
 	}
 	if (bend == LINK)
-		hdr_add(m, 1036, 8, 3, "\0\0../bin/a", 12);
+		hdr_add(m, 1036, 8, 3, "\0\0../bin/a", sizeof("\0\0../bin/a"));
 	else if (bend == LOOP)
-		hdr_add(m, 1036, 8, 3, "\0\0c", 4);
+		hdr_add(m, 1036, 8, 3, "\0\0c", sizeof("\0\0c"));
 	if ((fp = fopen(at(name), "w")) == NULL)
 		return;
 	fwrite(lead, 1, sizeof(lead), fp);
