@@ -1055,10 +1055,13 @@ scan_part(struct pkg_reader *r, uint64_t base, uint64_t size, uint64_t head,
 	}
 	if ((mid = xzdec_new(r->map)) == NULL)
 		goto out;
-	/* .shstrtab first: the names say what else is needed. */
-	if (rg[0].from < shoff && rg[0].to <= shoff && rg[0].from >= head &&
-	    part_copy(r, mid, base, rg[0].from, rg[0].to, fd, err, errlen) ==
-		-1) {
+	/*
+	 * .shstrtab first, what of it the head and the tail left out: the
+	 * names say what else is needed.
+	 */
+	at = rg[0].from > head ? rg[0].from : head;
+	n = rg[0].to < shoff ? rg[0].to : shoff;
+	if (at < n && part_copy(r, mid, base, at, n, fd, err, errlen) == -1) {
 		rc = -1;
 		goto out;
 	}
