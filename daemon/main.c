@@ -385,12 +385,13 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	if (sig == SIGHUP) {
 		char err[512];
 
-		log_info("SIGHUP: reloading certificates and tokens, "
-			 "rescanning");
+		log_info("SIGHUP: reloading certificates and tokens");
 		notify_reloading();
 		httpd_reload(d->httpd);
 		if (access_reload(d->access, err, sizeof(err)) == -1)
 			log_warnx("%s; keeping the old tokens", err);
+		log_info(
+		    "SIGHUP: certificates and tokens reloaded, rescanning");
 		scan_start(d);
 		notify_ready("serving; reloaded, rescanning");
 		return;

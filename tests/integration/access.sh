@@ -96,7 +96,7 @@ tok late read
 is "$(code "$d_URL/buildid/$ID_prog_a/debuginfo" -H "$(bearer late)")" 401 \
     "a token added to the file is not known yet"
 kill -HUP "$d_PID"
-wait_until 20 grep -q 'reloading certificates and tokens' "$d_LOG"
+wait_until 20 grep -q 'certificates and tokens reloaded' "$d_LOG"
 wait_until 20 sh -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' -H '$(bearer late)' '$d_URL/buildid/$ID_prog_a/debuginfo')\" = 200 ]"
 ok $? "... and after SIGHUP it is"
 
