@@ -113,7 +113,7 @@ struct job {
 	int store_refused; /* the store's object failed the early check */
 	char *wbuf; /* WBUF_SIZE bytes: received, not yet in the file */
 	size_t wlen;
-	struct event *wev; /* writes them once the burst that brought them is in */
+	struct event *wev; /* writes them when their burst is in */
 	char why[256];
 };
 
@@ -670,6 +670,11 @@ sink_done(void *arg, enum upstream_result res, const char *why)
 {
 	struct job *j = arg;
 
+	if (res == UPSTREAM_OK && j->length != UINT64_MAX &&
+	    j->length != j->written + j->wlen) {
+		res = UPSTREAM_FAILED;
+		why = "short body";
+	}
 	/* A failed answer is not kept: its gathered bytes go with it. */
 	if (res == UPSTREAM_OK && job_flush(j, 0) != 0)
 		res = UPSTREAM_LOCAL;
@@ -682,11 +687,6 @@ sink_done(void *arg, enum upstream_result res, const char *why)
 		snprintf(j->why, sizeof(j->why),
 		    "this server cannot keep it now: %s",
 		    strerror(j->local_errno));
-	if (res == UPSTREAM_OK && j->length != UINT64_MAX &&
-	    j->length != j->written) {
-		j->res = UPSTREAM_FAILED;
-		snprintf(j->why, sizeof(j->why), "short body");
-	}
 	if (j->paused) {
 		/* room_resume ends it, when room_work is over. */
 		j->ended = 1;
