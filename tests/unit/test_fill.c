@@ -7,7 +7,9 @@
  *
  * Checked: a herd of joins, and joins while the body trickles in, cost one
  * upstream request and all get the verified file, which is published; the
- * reader that started the fill leaving mid-fill does not stop it; an
+ * reader that started the fill leaving mid-fill does not stop it; the
+ * bytes a fill gathers after the early check reach its readers as they
+ * come, not at the end; an
  * answer with another build-id (refused at its first bytes), or with the
  * build-id but no debug info (refused by the final check, readers having
  * been let stream all but its last byte), fails every reader and
@@ -54,6 +56,7 @@ static const char *ID_A = "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1";
 static const char *ID_B = "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2";
 static const char *ID_C = "c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3c3";
 static const char *ID_D = "d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4d4";
+static const char *ID_E = "e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5";
 
 static struct event_base *base;
 static struct index *idx;
@@ -210,13 +213,14 @@ upstream_asked(const char *hex)
 }
 
 /*
- * tests/fakeupstream on a free port: A's debug file trickled at 8000
- * bytes/s, B answered with A's file, C not found.  Its port, or -1.
+ * tests/fakeupstream on a free port: A's and E's debug files trickled at
+ * 8000 bytes/s, B answered with A's file, C not found.  Its port, or -1.
  */
 static int
 fake_start(const char *top)
 {
-	char exe[4096], rule_a[4096], rule_b[4096], rule_d[4096], port[32];
+	char exe[4096], rule_a[4096], rule_b[4096], rule_d[4096], rule_e[4096];
+	char port[32];
 	time_t until = time(NULL) + WAIT_SECONDS;
 	struct stat st;
 	FILE *fp;
@@ -226,6 +230,7 @@ fake_start(const char *top)
 	snprintf(rule_a, sizeof(rule_a), "%s=trickle:%s", ID_A, at("a.debug"));
 	snprintf(rule_b, sizeof(rule_b), "%s=ok:%s", ID_B, at("a.debug"));
 	snprintf(rule_d, sizeof(rule_d), "%s=ok:%s", ID_D, at("d.exe"));
+	snprintf(rule_e, sizeof(rule_e), "%s=trickle:%s", ID_E, at("e.debug"));
 	if ((fake_pid = fork()) == 0) {
 		/*
 		 * It prints its port, which is not TAP, and must not outlive
@@ -239,7 +244,7 @@ fake_start(const char *top)
 		}
 		execl(exe, exe, "--port-file", at("fake.port"), "--log",
 		    at("fake.log"), "--rate", "8000", rule_a, rule_b, rule_d,
-		    (char *)NULL);
+		    rule_e, (char *)NULL);
 		_exit(127);
 	}
 	while (fake_pid > 0 && time(NULL) <= until) {
@@ -334,6 +339,48 @@ test_herd(void)
 		index_reader_end(rd);
 	index_reader_free(rd);
 	ok(cached_as(&rs[1].k, at("a.debug")), "... with the upstream's bytes");
+}
+
+/*
+ * After the early check a fill gathers the pieces libcurl hands over and
+ * writes them once the burst that brought them is in: a body trickling in
+ * (E's, ~40 KB at 8000 bytes/s, in pieces of 800 bytes) reaches its reader
+ * as it comes.  Gathered bytes left for the end would show as one jump to
+ * all but the last byte; seen here: growth after the reader was told, with
+ * the end still to come.
+ */
+static void
+test_streams(void)
+{
+	time_t until = time(NULL) + WAIT_SECONDS;
+	struct reader r;
+	struct flight_view v;
+	struct stat st;
+	uint64_t first = 0;
+	int grew = 0;
+
+	stat(at("e.debug"), &st);
+	if (reader_join(&r, ID_E) == -1) {
+		ok(0, "a trickling body: joined");
+		return;
+	}
+	for (;;) {
+		flight_view(r.f, &v);
+		if (v.state == FLIGHT_STREAMING && v.sendable > 0 && first == 0)
+			first = v.sendable;
+		if (v.state == FLIGHT_STREAMING && first > 0 &&
+		    v.sendable > first && v.sendable < (uint64_t)st.st_size - 1)
+			grew = 1;
+		if (grew || ended(v.state) || time(NULL) > until)
+			break;
+		event_base_loop(base, EVLOOP_ONCE);
+	}
+	ok(grew, "a trickling body reaches its reader as it comes");
+	ok(run_until(&r, 1, 0) && reader_state(&r) == FLIGHT_READY,
+	    "... and ends verified");
+	flight_view(r.f, &v);
+	is_int((int)v.sendable, (int)st.st_size, "... whole");
+	reader_leave(&r);
 }
 
 /*
@@ -452,6 +499,9 @@ main(void)
 		top, ID_A, at("a.debug")) ||
 	    !shell("'%s/tests/mkelf' --type dyn --build-id %s --text 8K '%s'",
 		top, ID_D, at("d.exe")) ||
+	    !shell("'%s/tests/mkelf' --type dyn --build-id %s "
+		   "--debug .debug_info:40K '%s'",
+		top, ID_E, at("e.debug")) ||
 	    (port = fake_start(top)) == -1) {
 		printf("Bail out! no debug file or no fake upstream\n");
 		fake_stop();
@@ -499,6 +549,7 @@ main(void)
 	}
 
 	test_herd();
+	test_streams();
 	test_refused(ID_B, at("a.debug"), "an answer with another build-id");
 	test_refused(ID_D, at("d.exe"),
 	    "an executable with the build-id, asked for as debuginfo,");
