@@ -41,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cache/index.h"
@@ -55,6 +56,7 @@
 #define LRUKEY_LEN (2 * INDEX_TIME_LEN + CACHE_KEY_LEN)
 #define BYTES_COUNTER "blob_bytes"
 #define UPLOAD_COUNTER "upload_bytes"
+#define PURGE_STAMP_MAX (8 + BUILDID_HEX_MAX)
 
 struct touch {
 	struct cache_key k;
@@ -665,6 +667,37 @@ rename_in(const char *from, char *to)
 	return rename(from, to);
 }
 
+/*
+ * The counter that remembers, as wall-clock ns, the last purge of id, or
+ * (id NULL) the last purge not of one id (by source, or of everything).
+ */
+static void
+purge_stamp(const struct buildid *id, char out[PURGE_STAMP_MAX])
+{
+	char hex[BUILDID_HEX_MAX];
+
+	if (id == NULL) {
+		snprintf(out, PURGE_STAMP_MAX, "purged:any");
+		return;
+	}
+	buildid_format(id, hex);
+	snprintf(out, PURGE_STAMP_MAX, "purged:%s", hex);
+}
+
+/* 1 when id, or more than one id, was purged at or after begun. */
+static int
+purged_since(struct index_batch *b, const struct buildid *id, int64_t begun)
+{
+	char stamp[PURGE_STAMP_MAX];
+	uint64_t at = 0, by_source = 0;
+
+	purge_stamp(id, stamp);
+	index_batch_get_counter(b, stamp, &at);
+	purge_stamp(NULL, stamp);
+	index_batch_get_counter(b, stamp, &by_source);
+	return at >= (uint64_t)begun || by_source >= (uint64_t)begun;
+}
+
 int
 blob_publish(struct blobstore *bs, const struct cache_key *k,
     const char *tmp_path, const struct blob_info *info, int64_t now, char *err,
@@ -696,6 +729,13 @@ blob_publish(struct blobstore *bs, const struct cache_key *k,
 	blob_path(bs, k->hash, path);
 	if ((b = index_batch_begin(bs->idx, err, errlen)) == NULL)
 		goto fail;
+	/* In the writer's transaction: a purge is wholly before or after. */
+	if (info->begun != 0 && purged_since(b, &info->id, info->begun)) {
+		index_batch_abort(b);
+		free(rec);
+		unlink(tmp_path);
+		return BLOB_PURGED;
+	}
 	rc = index_batch_get_rec(b, INDEX_BLOBS, k->hash, CACHE_KEY_LEN, &old);
 	if (rc == 0 && blob_decode(&old, &oh, NULL) == 0) {
 		if (oh.flags & BLOB_F_UPLOADED) {
@@ -1052,6 +1092,7 @@ struct purge {
 	struct index_batch *b;
 	const struct buildid *id;
 	const char *source;
+	int stamped; /* its purge_stamp is written */
 	uint64_t n, bytes, upload_bytes; /* removed by this step */
 	unsigned left; /* deletions left to this step */
 	int unlink_errno;
@@ -1102,8 +1143,17 @@ static unsigned
 purge_step(struct index_batch *b, unsigned limit, uint64_t *counted, void *arg)
 {
 	struct purge *p = arg;
+	struct timespec ts;
+	char stamp[PURGE_STAMP_MAX];
 	uint64_t total;
 
+	if (!p->stamped) {
+		clock_gettime(CLOCK_REALTIME, &ts);
+		purge_stamp(p->id, stamp);
+		index_batch_set_counter(b, stamp,
+		    (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec);
+		p->stamped = 1;
+	}
 	p->b = b;
 	p->left = limit;
 	p->n = p->bytes = p->upload_bytes = 0;
@@ -1119,7 +1169,7 @@ int
 blob_purge(struct blobstore *bs, const struct buildid *id, const char *source,
     uint64_t *n, char *err, size_t errlen)
 {
-	struct purge p = { bs, NULL, id, source, 0, 0, 0, 0, 0 };
+	struct purge p = { bs, NULL, id, source, 0, 0, 0, 0, 0, 0 };
 
 	if (index_sweep(bs->idx, purge_step, &p, n, 1, err, errlen) == -1)
 		return -1;

@@ -67,6 +67,12 @@ struct blob_info {
 	 * max_bytes; only a purge removes it.
 	 */
 	int uploaded;
+	/*
+	 * blob_publish: wall-clock ns when the fill began (flight_begun); a
+	 * purge of its id, or one not of a single id, since then drops it.  0: no such
+	 * check (an upload).  Not stored.
+	 */
+	int64_t begun;
 };
 
 /*
@@ -130,10 +136,12 @@ int blob_tmp_new(struct blobstore *bs, char *path, size_t pathlen, char *err,
  * entry's stored and atime are now (info's are ignored); the temp file
  * must hold exactly info->size bytes.  Returns 0; BLOB_TOO_BIG (> 0) when
  * info->size alone exceeds max_bytes, or for an upload when the uploads
- * would exceed upload_max_bytes (temp file removed, nothing stored); -1 on
- * error (temp file removed).
+ * would exceed upload_max_bytes; BLOB_PURGED (> 0) when a purge of its id,
+ * or one not of a single id, came after info->begun (temp file removed,
+ * nothing stored, in both cases); -1 on error (temp file removed).
  */
 #define BLOB_TOO_BIG 2
+#define BLOB_PURGED 3
 int blob_publish(struct blobstore *bs, const struct cache_key *k,
     const char *tmp_path, const struct blob_info *info, int64_t now, char *err,
     size_t errlen);
@@ -198,7 +206,11 @@ void blob_tmp_add(struct blobstore *bs, uint64_t plus, uint64_t minus);
 
 /*
  * Delete entries (and files) matching: id NULL = any id; source NULL = any
- * source (exact string match otherwise).  *n = entries removed.
+ * source (exact string match otherwise).  *n = entries removed.  The purge
+ * is remembered with the wall-clock time it began, by id, or as one not of
+ * a single id: a fill begun before it and published after it is dropped
+ * too (blob_info.begun), since a client may have had its bytes before the
+ * fill's entry was written.
  */
 int blob_purge(struct blobstore *bs, const struct buildid *id,
     const char *source, uint64_t *n, char *err, size_t errlen);

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define BUCKETS 256
@@ -55,6 +56,7 @@ struct flight {
 	struct watcher *watchers;
 	unsigned nwatchers;
 	int64_t created_ns;
+	int64_t begun; /* wall-clock ns of its creation (flight_begun) */
 	char label[FLIGHT_LABEL_MAX];
 };
 
@@ -159,6 +161,7 @@ flight_join(struct flight_table *ft, const struct cache_key *k, int limited,
     int *created)
 {
 	struct flight *f;
+	struct timespec ts;
 	unsigned b = bucket_of(k);
 
 	*created = 0;
@@ -188,6 +191,8 @@ flight_join(struct flight_table *ft, const struct cache_key *k, int limited,
 	f->state = FLIGHT_WAITING;
 	f->in_table = 1;
 	f->created_ns = ft->now_ns();
+	clock_gettime(CLOCK_REALTIME, &ts);
+	f->begun = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 	f->limited = limited != 0;
 	f->next = ft->b[b];
 	ft->b[b] = f;
@@ -465,6 +470,12 @@ flight_headers(const struct flight *f, size_t *len)
 {
 	*len = f->headers_len;
 	return f->headers != NULL ? f->headers : "";
+}
+
+int64_t
+flight_begun(const struct flight *f)
+{
+	return f->begun;
 }
 
 const char *

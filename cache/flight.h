@@ -147,6 +147,11 @@ void flight_view(struct flight *f, struct flight_view *v);
 /* After the head: its fields, and a descriptor of the file to read. */
 int64_t flight_mtime(const struct flight *f);
 const char *flight_headers(const struct flight *f, size_t *len);
+/*
+ * Wall-clock ns when f was created: a purge after it drops what the fill
+ * brings (blob_info.begun).
+ */
+int64_t flight_begun(const struct flight *f);
 const char *flight_source(const struct flight *f);
 int flight_open(struct flight *f);
 

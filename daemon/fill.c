@@ -524,6 +524,7 @@ fill_verify_publish(struct blobstore *bs, struct flight *f, int fd,
 	bi.source = flight_source(f);
 	bi.upstream = upstream;
 	bi.no_sink = from_store;
+	bi.begun = flight_begun(f);
 	rc = blob_publish(bs, flight_key(f), flight_tmp_path(f), &bi, now, err,
 	    sizeof(err));
 	if (rc == -1)
@@ -531,6 +532,10 @@ fill_verify_publish(struct blobstore *bs, struct flight *f, int fd,
 	else if (rc == BLOB_TOO_BIG)
 		log_info("an answer from %s was served but not cached: larger "
 			 "than the cache",
+		    flight_source(f));
+	else if (rc == BLOB_PURGED)
+		log_info("an answer from %s was served but not cached: purged "
+			 "while it was fetched",
 		    flight_source(f));
 	return 0;
 }

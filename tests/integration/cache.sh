@@ -1,8 +1,9 @@
 #!/bin/bash
 # The cache around the fills: negative and error TTLs, purge (CLI and admin
-# endpoint), the circuit breaker opening and closing, request loops between
-# two mirrors, eviction under a small cap, fills whose clients all left,
-# the limit on fills in flight, and a crash during a fill.
+# endpoint, and during a fill), the circuit breaker opening and closing,
+# request loops between two mirrors, eviction under a small cap, fills
+# whose clients all left, the limit on fills in flight, and a crash during
+# a fill.
 . "$top_srcdir/tests/integration/lib.sh"
 
 id_a=a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1
@@ -180,6 +181,32 @@ cmp -s "$T/slow" "$bin_slow"
 ok $? "... the id is fetched whole afterwards" ||
     diag "got $got; the daemon said: $(grep -v ' 200 ' "$k_LOG" | tail -n 5)"
 stop_daemon k
+
+# ---------------------------------------------------- purge during a fill
+
+# A client has its bytes at the verdict, before the fill's entry is
+# written (fsync, rename, commit): a purge of the id while the fill runs
+# must not leave that entry behind once it is written.
+id_p=5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e5e
+bin_p=$(mkbin $id_p 200000)
+start_fake pslow --rate 50000 "$id_p=trickle:$bin_p"
+start_daemon p --scan-dir none --upstream "$pslow_URL" \
+    --upstream-first-byte-timeout 30 --upstream-stall-timeout 30
+curl -s -o "$T/p-got" -m 60 "$p_URL/buildid/$id_p/debuginfo" &
+cpid=$!
+wait_until 10 sh -c "find '$T/p-cache/tmp' -type f -size +1k | grep -q ."
+ok $? "a slow fill is being written"
+out=$("$DBGMIRROR" --no-config --cache-dir "$T/p-cache" purge "$id_p" 2>&1)
+like "$out" 'purged 0 ' "dbgmirror purge of its id meanwhile: $out"
+wait "$cpid"
+cmp -s "$T/p-got" "$bin_p"
+ok $? "... the client gets the whole file"
+wait_until 30 grep -q "an answer from $pslow_URL was served but not cached: purged while it was fetched" "$p_LOG"
+ok $? "... which is not cached, says the log"
+is "$(curl -s -D - -o /dev/null "$p_URL/buildid/$id_p/debuginfo" |
+    tr -d '\r' | sed -n 's/^X-Cache: //Ip')" MISS "... and the next request misses"
+is "$(requests_to pslow "$id_p")" 2 "... and asks upstream again"
+stop_daemon p
 
 # ------------------------------------------- clients leave; fills limited
 

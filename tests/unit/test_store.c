@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cache/index.h"
@@ -688,6 +689,72 @@ test_purge(void)
 	store_close(&s);
 }
 
+/* Wall-clock ns, as flight_begun() gives them. */
+static int64_t
+wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Publish 10 bytes as seed's debuginfo, for a fill begun at begun. */
+static int
+put_begun(struct store *s, struct cache_key *k, unsigned seed, int64_t begun)
+{
+	struct buildid id = make_id(seed);
+	struct blob_info bi = make_info(&id, CACHE_DEBUGINFO, "", "http://a");
+	char tmp[PATH_MAX], err[ERRLEN];
+
+	cache_key_make(k, &id, CACHE_DEBUGINFO, "");
+	if (fill_tmp(s, 'p', 10, tmp) == -1)
+		return -1;
+	bi.size = 10;
+	bi.begun = begun;
+	return blob_publish(s->bs, k, tmp, &bi, 1000, err, sizeof(err));
+}
+
+/*
+ * A fill that began before a purge and publishes after it is dropped: a
+ * client may have had its bytes (and asked for the purge) before the
+ * entry was written.  By id for a purge of one id; every fill for a purge
+ * by source.
+ */
+static void
+test_purge_stamps(void)
+{
+	struct store s;
+	struct buildid a = make_id(70);
+	struct cache_key k;
+	char err[ERRLEN];
+	uint64_t n;
+	int64_t before;
+
+	if (!ok(store_open(&s, "stamps", &nolimits) == 0, "stamps: open"))
+		return;
+	before = wall_ns();
+	is_int(blob_purge(s.bs, &a, NULL, &n, err, sizeof(err)), 0,
+	    "a purge of an id nothing holds yet");
+	is_int(put_begun(&s, &k, 70, before), BLOB_PURGED,
+	    "... drops the fill of that id begun before it");
+	is_int(lookup(&s, &k), INDEX_NOTFOUND, "... which is not stored");
+	is_int(stats(&s).tmp_bytes, 0, "... nor left in tmp/");
+	is_int(put_begun(&s, &k, 71, before), 0,
+	    "a fill of another id begun before it is kept");
+	is_int(put_begun(&s, &k, 70, wall_ns()), 0,
+	    "a fill of the id begun after it is kept");
+	is_int(lookup(&s, &k), 0, "... and found");
+	before = wall_ns();
+	is_int(blob_purge(s.bs, NULL, "http://elsewhere", &n, err, sizeof(err)),
+	    0, "a purge by source");
+	is_int(put_begun(&s, &k, 72, before), BLOB_PURGED,
+	    "... drops every fill begun before it");
+	is_int(put_begun(&s, &k, 72, 0), 0,
+	    "an upload (no begun) is never dropped");
+	store_close(&s);
+}
+
 static void
 test_corrupt(void)
 {
@@ -1061,6 +1128,7 @@ main(void)
 	test_negative_full();
 	test_blobs_full();
 	test_purge();
+	test_purge_stamps();
 	test_corrupt();
 	test_index_flags();
 	test_uploaded();
