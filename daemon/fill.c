@@ -680,11 +680,14 @@ sink_done(void *arg, enum upstream_result res, const char *why)
 		res = UPSTREAM_FAILED;
 		why = "short body";
 	}
-	/* A failed answer is not kept: its gathered bytes go with it. */
-	if (res == UPSTREAM_OK && job_flush(j, 0) != 0)
-		res = UPSTREAM_LOCAL;
+	/*
+	 * A failed answer is not kept: its gathered bytes go with it.  Those
+	 * of a whole one that cannot be written yet are kept for room_done.
+	 */
 	if (res != UPSTREAM_OK)
 		j->wlen = 0;
+	else if (job_flush(j, 0) != 0)
+		res = UPSTREAM_LOCAL;
 	j->uf = NULL;
 	j->res = res;
 	snprintf(j->why, sizeof(j->why), "%s", why != NULL ? why : "");
