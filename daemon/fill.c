@@ -675,6 +675,9 @@ sink_done(void *arg, enum upstream_result res, const char *why)
 {
 	struct job *j = arg;
 
+	/* What is gathered is written here, or by room_done: not by wev. */
+	if (j->wev != NULL)
+		event_del(j->wev);
 	if (res == UPSTREAM_OK && j->length != UINT64_MAX &&
 	    j->length != j->written + j->wlen) {
 		res = UPSTREAM_FAILED;
