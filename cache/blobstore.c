@@ -41,7 +41,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cache/index.h"
@@ -1143,15 +1142,12 @@ static unsigned
 purge_step(struct index_batch *b, unsigned limit, uint64_t *counted, void *arg)
 {
 	struct purge *p = arg;
-	struct timespec ts;
 	char stamp[PURGE_STAMP_MAX];
 	uint64_t total;
 
 	if (!p->stamped) {
-		clock_gettime(CLOCK_REALTIME, &ts);
 		purge_stamp(p->id, stamp);
-		index_batch_set_counter(b, stamp,
-		    (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec);
+		index_batch_set_counter(b, stamp, (uint64_t)cache_wall_ns());
 		p->stamped = 1;
 	}
 	p->b = b;

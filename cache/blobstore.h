@@ -68,9 +68,9 @@ struct blob_info {
 	 */
 	int uploaded;
 	/*
-	 * blob_publish: wall-clock ns when the fill began (flight_begun); a
-	 * purge of its id, or one not of a single id, since then drops it.  0: no such
-	 * check (an upload).  Not stored.
+	 * blob_publish: when the fill began (flight_begun, cache_wall_ns);
+	 * a purge of its id, or one not of a single id, since then drops
+	 * it.  0: no such check (an upload).  Not stored.
 	 */
 	int64_t begun;
 };

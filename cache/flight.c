@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define BUCKETS 256
@@ -161,7 +160,6 @@ flight_join(struct flight_table *ft, const struct cache_key *k, int limited,
     int *created)
 {
 	struct flight *f;
-	struct timespec ts;
 	unsigned b = bucket_of(k);
 
 	*created = 0;
@@ -191,8 +189,7 @@ flight_join(struct flight_table *ft, const struct cache_key *k, int limited,
 	f->state = FLIGHT_WAITING;
 	f->in_table = 1;
 	f->created_ns = ft->now_ns();
-	clock_gettime(CLOCK_REALTIME, &ts);
-	f->begun = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	f->begun = cache_wall_ns();
 	f->limited = limited != 0;
 	f->next = ft->b[b];
 	ft->b[b] = f;

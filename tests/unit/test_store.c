@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cache/index.h"
@@ -689,16 +688,6 @@ test_purge(void)
 	store_close(&s);
 }
 
-/* Wall-clock ns, as flight_begun() gives them. */
-static int64_t
-wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* Publish 10 bytes as seed's debuginfo, for a fill begun at begun. */
 static int
 put_begun(struct store *s, struct cache_key *k, unsigned seed, int64_t begun)
@@ -733,7 +722,7 @@ test_purge_stamps(void)
 
 	if (!ok(store_open(&s, "stamps", &nolimits) == 0, "stamps: open"))
 		return;
-	before = wall_ns();
+	before = cache_wall_ns();
 	is_int(blob_purge(s.bs, &a, NULL, &n, err, sizeof(err)), 0,
 	    "a purge of an id nothing holds yet");
 	is_int(put_begun(&s, &k, 70, before), BLOB_PURGED,
@@ -742,10 +731,10 @@ test_purge_stamps(void)
 	is_int(stats(&s).tmp_bytes, 0, "... nor left in tmp/");
 	is_int(put_begun(&s, &k, 71, before), 0,
 	    "a fill of another id begun before it is kept");
-	is_int(put_begun(&s, &k, 70, wall_ns()), 0,
+	is_int(put_begun(&s, &k, 70, cache_wall_ns()), 0,
 	    "a fill of the id begun after it is kept");
 	is_int(lookup(&s, &k), 0, "... and found");
-	before = wall_ns();
+	before = cache_wall_ns();
 	is_int(blob_purge(s.bs, NULL, "http://elsewhere", &n, err, sizeof(err)),
 	    0, "a purge by source");
 	is_int(put_begun(&s, &k, 72, before), BLOB_PURGED,
