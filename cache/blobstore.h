@@ -150,7 +150,7 @@ int blob_publish(struct blobstore *bs, const struct cache_key *k,
  * The sink: after every blob_publish that stored k (on the publishing
  * worker, after the index commit), fn(arg, k, info) is told, unless
  * info->no_sink; info's strings are the caller's, valid during the call.
- * It must only queue (daemon/tier.c copies blobs to the object store).
+ * It must only queue (sources/objstore.c copies blobs to the object store).
  * Set before any publish.
  */
 typedef void (*blob_sink_fn)(void *arg, const struct cache_key *k,

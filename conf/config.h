@@ -79,7 +79,7 @@ struct config_upstream {
 
 #define CONFIG_UPSTREAMS_MAX 32
 
-struct config_store;
+struct config_objstore;
 /*
  * One remote distro repository: "repo = deb URL SUITE COMPONENT...
  * [arch=A,B] [signed-by=FILE]", "repo = rpm URL [gpgkey=FILE]" or "repo =
@@ -178,7 +178,7 @@ struct config {
 	enum config_admin metrics_access; /* who may read /metrics */
 	char *admin_token_file; /* NULL: admin requests need no token */
 
-	struct config_store *store; /* NULL: none (conf/store.h) */
+	struct config_objstore *store; /* NULL: none (conf/objstore.h) */
 	unsigned store_timeout; /* seconds to a store lookup's first byte */
 	unsigned store_upload_queue; /* uploads waiting at most */
 	uint64_t store_multipart_size; /* bytes of a part; and the threshold */

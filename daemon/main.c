@@ -24,7 +24,7 @@
  * threads, which parse every file and package from outside, are fenced in
  * as they start (daemon/sandbox.c).
  *
- * This loop also drives the fills from upstreams (daemon/fill.c: libcurl
+ * This loop also drives the fills from upstreams (resolver/fill.c: libcurl
  * runs here), and every MAINTAIN_SECONDS a maintenance job on the pool
  * writes the access times of cache hits, evicts beyond the cache's
  * watermarks and drops expired negative entries.
@@ -56,7 +56,7 @@
 #include "cache/pkgindex.h"
 #include "conf/config.h"
 #include "autoconf.h"
-#include "daemon/fill.h"
+#include "resolver/fill.h"
 #include "daemon/http.h"
 #include "daemon/clock.h"
 #include "daemon/log.h"
@@ -66,7 +66,7 @@
 #include "daemon/pool.h"
 #include "daemon/priv.h"
 #include "daemon/sandbox.h"
-#include "daemon/repo.h"
+#include "sources/repo.h"
 #include "daemon/scan.h"
 #include "daemon/access.h"
 #include "daemon/serve.h"

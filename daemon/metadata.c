@@ -5,7 +5,7 @@
  * A query (struct mq) has two parts that run at once: the walk of the
  * path index (cache/pathindex.h) on a worker, bounded by metadata-timeout,
  * and the same query sent to every enabled upstream on the fills' loop
- * (daemon/fill.h, fetchers/upstream.c), each given metadata-timeout too.
+ * (resolver/fill.h, fetchers/upstream.c), each given metadata-timeout too.
  * The answer, the local results and then the upstreams' (each read and
  * written again, never copied through: daemon/json.h), goes out on the
  * connection's thread when both parts are done.  "complete" is false
@@ -14,7 +14,7 @@
  * metadata answer, or said it was incomplete.
  *
  * A query that went round a loop of servers (the loop guard of every
- * forwarded request: daemon/resolve.h) is answered from the index alone:
+ * forwarded request: resolver/resolve.h) is answered from the index alone:
  * the server it came through asks the others.
  *
  * Lifetime: three holders share the record, counted under its mutex: the
@@ -38,13 +38,13 @@
 #include "cache/pathindex.h"
 #include "conf/config.h"
 #include "daemon/clock.h"
-#include "daemon/fill.h"
+#include "resolver/fill.h"
 #include "daemon/http.h"
 #include "daemon/json.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
 #include "daemon/pool.h"
-#include "daemon/resolve.h"
+#include "resolver/resolve.h"
 #include "daemon/route.h"
 #include "fetchers/upstream.h"
 #include "indexer/buildid.h"

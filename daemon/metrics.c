@@ -835,7 +835,7 @@ render_gauges(FILE *fp)
 	render_scan(fp, &g.scan);
 }
 
-/* More lines of another module (daemon/repo.c), set at start-up. */
+/* More lines of another module (sources/repo.c), set at start-up. */
 static void (*extra_fn)(FILE *fp, void *arg);
 static void *extra_arg;
 

@@ -131,7 +131,7 @@ enum metrics_upload {
 void metrics_upload(enum metrics_upload result, uint64_t bytes);
 
 /* Start-up: name upstream i after url (copied); NULL forgets the name. */
-/* The shared object store (conf/store.h), shown once it is named. */
+/* The shared object store (conf/objstore.h), shown once it is named. */
 enum metrics_store {
 	METRICS_STORE_HIT, /* a lookup found a verified object */
 	METRICS_STORE_MISS, /* no such object */

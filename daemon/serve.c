@@ -2,7 +2,7 @@
  * daemon/serve.c: the request handler: route each request to its endpoint.
  *
  * Artifacts (debuginfo, executable, section, source) go to the resolver
- * (daemon/resolve.c), where the whole request path is, and /metadata to
+ * (resolver/resolve.c), where the whole request path is, and /metadata to
  * daemon/metadata.c; the banner, /metrics, /status (daemon/status.c) and
  * the admin endpoints (purges, and the missing-id report of
  * daemon/misses.c) are answered here.  Each event-loop thread has its own
@@ -31,10 +31,10 @@
 #include "daemon/metrics.h"
 #include "daemon/misses.h"
 #include "daemon/pool.h"
-#include "daemon/resolve.h"
+#include "resolver/resolve.h"
 #include "daemon/route.h"
 #include "daemon/status.h"
-#include "daemon/upload.h"
+#include "sources/upload.h"
 
 static const char banner[] =
     PACKAGE_NAME " " PACKAGE_VERSION ": a debuginfod-compatible server\n"

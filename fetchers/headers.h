@@ -32,7 +32,7 @@ struct headers {
 	 * Set by the caller, kept across resets: the answer is an object
 	 * store's, whose user metadata (x-amz-meta-*) carries the
 	 * X-DEBUGINFOD-* lines and the Last-Modified of the original answer
-	 * (fetchers/store.h); only those are kept, names in capitals.
+	 * (fetchers/s3.h); only those are kept, names in capitals.
 	 */
 	int amz_meta;
 	int date_meta; /* date came from the metadata: it wins */

@@ -1,7 +1,7 @@
 /*
  * fetchers/repofetch.h: GET a file of a remote repository into a file.
  *
- * For repository metadata and packages (daemon/repo.c): one transfer per
+ * For repository metadata and packages (sources/repo.c): one transfer per
  * call on the loop of a curlev, the body written to a descriptor as it
  * arrives, with the conditional headers of the copy already held
  * (If-None-Match, If-Modified-Since) and deadlines: connect, a stall (no

@@ -796,7 +796,7 @@ attempt_done_cb(CURL *easy, CURLcode rc, void *arg)
 	if (a->refused) {
 		/*
 		 * An object store that answers is up; its object is wrong,
-		 * which the caller deletes (daemon/tier.c): no breaker count.
+		 * which the caller deletes (sources/objstore.c): no breaker count.
 		 */
 		if (a->u->cu->aws_sigv4 != NULL)
 			upstream_answered(a->u);

@@ -130,7 +130,7 @@ struct upstream_conf {
 	char *const *headers; /* "Name: value" lines sent with each request */
 	size_t nheaders;
 	/*
-	 * An object store (fetchers/store.h) rather than a debuginfod:
+	 * An object store (fetchers/s3.h) rather than a debuginfod:
 	 * requests signed with AWS SigV4 ("aws:amz:REGION:s3") as user and
 	 * password, and X-DEBUGINFOD-* lines read from the object's
 	 * metadata; its head not there within first_byte_timeout is a failure

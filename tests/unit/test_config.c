@@ -7,7 +7,7 @@
  * the man page are found under $top_srcdir (default ".").
  */
 #include "conf/config.h"
-#include "conf/store.h"
+#include "conf/objstore.h"
 
 #include <sys/stat.h>
 
@@ -1578,7 +1578,7 @@ test_url_public(void)
 	config_diag_free(&diag);
 }
 
-/* The store option (conf/store.c): its syntax, URLs and credentials. */
+/* The store option (conf/objstore.c): its syntax, URLs and credentials. */
 static void
 test_store(void)
 {
@@ -1597,7 +1597,7 @@ test_store(void)
 		"s3 http://h b-1 colour=blue",
 		"s3 http://h",
 	};
-	struct config_store st;
+	struct config_objstore st;
 	const char *why;
 	char buf[256], err[256], path[600];
 	size_t i;
@@ -1606,25 +1606,26 @@ test_store(void)
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		why = NULL;
 		snprintf(buf, sizeof(buf), "store \"%s\" refused", bad[i]);
-		ok(config_store_parse(bad[i], &st, &why) == -1 && why != NULL,
+		ok(config_objstore_parse(bad[i], &st, &why) == -1 &&
+			why != NULL,
 		    buf);
 	}
-	is_int(config_store_parse("s3 http://127.0.0.1:7480/ my-bucket "
-				  "prefix=fleet/a region=eu-west-1",
+	is_int(config_objstore_parse("s3 http://127.0.0.1:7480/ my-bucket "
+				     "prefix=fleet/a region=eu-west-1",
 		   &st, &why),
 	    0, "a store line parses");
 	is_str(st.endpoint, "http://127.0.0.1:7480", "... its endpoint");
 	is_str(st.prefix, "fleet/a/", "... its prefix, with one '/' after");
 	is_str(st.region, "eu-west-1", "... its region");
-	ok(config_store_url(&st, buf, sizeof(buf)) == 0 &&
+	ok(config_objstore_url(&st, buf, sizeof(buf)) == 0 &&
 		strcmp(buf, "http://127.0.0.1:7480/my-bucket") == 0,
 	    "path addressing: ENDPOINT/BUCKET");
-	config_store_free(&st);
-	is_int(config_store_parse("s3 https://s3.example.org b.c "
-				  "addressing=virtual",
+	config_objstore_free(&st);
+	is_int(config_objstore_parse("s3 https://s3.example.org b.c "
+				     "addressing=virtual",
 		   &st, &why),
 	    0, "addressing=virtual parses");
-	ok(config_store_url(&st, buf, sizeof(buf)) == 0 &&
+	ok(config_objstore_url(&st, buf, sizeof(buf)) == 0 &&
 		strcmp(buf, "https://b.c.s3.example.org") == 0,
 	    "virtual addressing: BUCKET.host");
 	is_str(st.region, "us-east-1", "... the default region");
@@ -1637,7 +1638,7 @@ test_store(void)
 	}
 	free(st.key_file);
 	st.key_file = strdup(path);
-	ok(config_store_credentials(&st, NULL, err, sizeof(err)) == 0 &&
+	ok(config_objstore_credentials(&st, NULL, err, sizeof(err)) == 0 &&
 		strcmp(st.access_key, "AKID") == 0 &&
 		strcmp(st.secret_key, "very-secret") == 0,
 	    "credentials from access-key-file");
@@ -1646,11 +1647,11 @@ test_store(void)
 		fputs("only-one-line\n", fp);
 		fclose(fp);
 	}
-	ok(config_store_credentials(&st, NULL, err, sizeof(err)) == -1 &&
+	ok(config_objstore_credentials(&st, NULL, err, sizeof(err)) == -1 &&
 		strstr(err, "second") != NULL,
 	    "a key file without the secret line is refused");
 	ok(strstr(err, "only-one-line") == NULL, "... without quoting it");
-	config_store_free(&st);
+	config_objstore_free(&st);
 	unlink(path);
 }
 

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_fill.c: upstream fills (daemon/fill.c) with the real
+ * tests/unit/test_fill.c: upstream fills (resolver/fill.c) with the real
  * index, blob store, negative entries, in-flight table, pool and libcurl,
  * against tests/fakeupstream on 127.0.0.1.  The test is every fill's
  * readers: it joins flights as the resolver does and watches them.  Time
@@ -38,7 +38,7 @@
 #include "cache/negative.h"
 #include "conf/config.h"
 #include "daemon/clock.h"
-#include "daemon/fill.h"
+#include "resolver/fill.h"
 #include "daemon/metrics.h"
 #include "daemon/pool.h"
 #include "fetchers/upstream.h"

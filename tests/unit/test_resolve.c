@@ -1,9 +1,9 @@
 /*
  * tests/unit/test_resolve.c: the request path's state machine
- * (daemon/resolve.c) with the real index, blob store, negative entries,
+ * (resolver/resolve.c) with the real index, blob store, negative entries,
  * in-flight table and pool, and two fakes: the connection (it records the
  * answer instead of writing HTTP) and the fill producer (the test writes a
- * flight's bytes and ends it, as daemon/fill.c would for an upstream or a
+ * flight's bytes and ends it, as resolver/fill.c would for an upstream or a
  * package).  Time is the test clock (daemon/clock.h).
  *
  * Checked: a herd joins one fill; a client leaving mid-fill; a failed
@@ -32,12 +32,12 @@
 #include "cache/pkgindex.h"
 #include "conf/config.h"
 #include "daemon/clock.h"
-#include "daemon/fill.h"
+#include "resolver/fill.h"
 #include "daemon/http.h"
 #include "daemon/metrics.h"
 #include "daemon/pool.h"
-#include "daemon/repo.h"
-#include "daemon/resolve.h"
+#include "sources/repo.h"
+#include "resolver/resolve.h"
 #include "daemon/route.h"
 #include "indexer/elf.h"
 #include "tests/shell.h"
@@ -244,7 +244,7 @@ fill_store_usable(struct fill *fl)
 	return 0;
 }
 
-/* No remote repositories here (daemon/repo.c is the daemon's). */
+/* No remote repositories here (sources/repo.c is the daemon's). */
 size_t
 repos_count(const struct repos *rs)
 {

@@ -1,9 +1,9 @@
 /*
- * daemon/resolve.h: the request path of an artifact (debuginfo,
+ * resolver/resolve.h: the request path of an artifact (debuginfo,
  * executable, section, source), one state machine; see resolve.c.
  */
-#ifndef DAEMON_RESOLVE_H
-#define DAEMON_RESOLVE_H
+#ifndef RESOLVER_RESOLVE_H
+#define RESOLVER_RESOLVE_H
 
 #include <stddef.h>
 
@@ -58,4 +58,4 @@ const char *resolve_loop(const struct request *req, const char *via_token,
 void resolve_forward_headers(struct conn *c, const char *via_token, char *xff,
     size_t xfflen, char *via, size_t vialen, char *ua, size_t ualen);
 
-#endif /* DAEMON_RESOLVE_H */
+#endif /* RESOLVER_RESOLVE_H */

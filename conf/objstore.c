@@ -1,5 +1,5 @@
 /*
- * conf/store.c: parse the "store" option and read the store's credentials.
+ * conf/objstore.c: parse the "store" option and read the store's credentials.
  *
  * Everything here is checked so that the object keys and URLs built from
  * it need no escaping: a bucket of DNS-name characters, a prefix of
@@ -7,7 +7,7 @@
  * Credential files and variables hold secrets: nothing read from them is
  * ever quoted in a message.
  */
-#include "conf/store.h"
+#include "conf/objstore.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -78,7 +78,7 @@ parse_endpoint(const char *s, const char **why)
 }
 
 static int
-store_setting(struct config_store *st, const char *w, const char **why)
+store_setting(struct config_objstore *st, const char *w, const char **why)
 {
 	const char *eq = strchr(w, '='), *v;
 	size_t n;
@@ -141,7 +141,8 @@ store_setting(struct config_store *st, const char *w, const char **why)
 }
 
 int
-config_store_parse(const char *s, struct config_store *st, const char **why)
+config_objstore_parse(const char *s, struct config_objstore *st,
+    const char **why)
 {
 	char w[STORE_WORD_MAX];
 	size_t n;
@@ -184,7 +185,7 @@ config_store_parse(const char *s, struct config_store *st, const char **why)
 	}
 	return 0;
 fail:
-	config_store_free(st);
+	config_objstore_free(st);
 	return -1;
 }
 
@@ -213,8 +214,8 @@ read_line(FILE *fp, char *buf, size_t len)
 }
 
 int
-config_store_credentials(struct config_store *st, const char *cwd, char *err,
-    size_t errlen)
+config_objstore_credentials(struct config_objstore *st, const char *cwd,
+    char *err, size_t errlen)
 {
 	char ak[300], sk[300];
 	const char *a, *s;
@@ -274,7 +275,7 @@ config_store_credentials(struct config_store *st, const char *cwd, char *err,
 }
 
 void
-config_store_free(struct config_store *st)
+config_objstore_free(struct config_objstore *st)
 {
 	if (st == NULL)
 		return;
@@ -292,7 +293,7 @@ config_store_free(struct config_store *st)
 }
 
 int
-config_store_url(const struct config_store *st, char *out, size_t len)
+config_objstore_url(const struct config_objstore *st, char *out, size_t len)
 {
 	const char *host = strstr(st->endpoint, "://") + 3;
 	int w;
@@ -306,7 +307,7 @@ config_store_url(const struct config_store *st, char *out, size_t len)
 }
 
 void
-config_store_public(const struct config_store *st, char *out, size_t len)
+config_objstore_public(const struct config_objstore *st, char *out, size_t len)
 {
 	snprintf(out, len, "%s/%s/%s", st->endpoint, st->bucket, st->prefix);
 }

@@ -1,5 +1,5 @@
 /*
- * daemon/repo.h: remote distro repositories as a source of packages.
+ * sources/repo.h: remote distro repositories as a source of packages.
  *
  * The repositories of the configuration (repo = ...) are refreshed on the
  * fills' loop every repo-refresh seconds and on repos_refresh(): their
@@ -11,8 +11,8 @@
  * indexed like a local package's (daemon/scan.h); the request then goes
  * back to the package step of the resolver, which extracts the member.
  */
-#ifndef DAEMON_REPO_H
-#define DAEMON_REPO_H
+#ifndef SOURCES_REPO_H
+#define SOURCES_REPO_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -91,11 +91,11 @@ struct flight *repos_join(struct repos *rs, const struct repos_hit *hit);
 struct flight *repos_member(struct repos *rs, const struct repos_hit *hit,
     const struct buildid *id, int *created, int *package);
 
-/* The text a repository's key hashes (daemon/repokey.c). */
+/* The text a repository's key hashes (sources/repokey.c). */
 void repos_ident(const struct config_repo *cr, char *out, size_t len);
 
 /* Every configured repository's name and key, for the CLI. */
 size_t repos_config_keys(const struct config *cfg, char (*names)[1100],
     uint8_t (*keys)[REPOIDX_KEY_LEN], size_t max);
 
-#endif /* DAEMON_REPO_H */
+#endif /* SOURCES_REPO_H */

@@ -1,12 +1,12 @@
 /*
- * daemon/repokey.c: which key a configured repository's entries have in
+ * sources/repokey.c: which key a configured repository's entries have in
  * the index (cache/repoidx.h), for the daemon and the CLI alike.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "conf/config.h"
-#include "daemon/repo.h"
+#include "sources/repo.h"
 
 /* The identity of a repository, which its key hashes. */
 void

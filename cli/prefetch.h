@@ -1,12 +1,12 @@
 /*
- * daemon/prefetch.h: dbgmirror prefetch, warming a running dbgmirrord.
+ * cli/prefetch.h: dbgmirror prefetch, warming a running dbgmirrord.
  *
  * Collects build-ids from its operands (ids, ELF files with the shared
  * libraries they load, directories of them, core files) and asks the
  * daemon for each, so that the daemon's own sources fill its cache.
  */
-#ifndef DAEMON_PREFETCH_H
-#define DAEMON_PREFETCH_H
+#ifndef CLI_PREFETCH_H
+#define CLI_PREFETCH_H
 
 #include <stddef.h>
 
@@ -25,4 +25,4 @@ struct prefetch_opts {
 int prefetch_run(const struct prefetch_opts *o, char *const *operands,
     size_t n);
 
-#endif /* DAEMON_PREFETCH_H */
+#endif /* CLI_PREFETCH_H */

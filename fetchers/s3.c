@@ -1,5 +1,5 @@
 /*
- * fetchers/store.c: an S3-compatible object store over libcurl multi.
+ * fetchers/s3.c: an S3-compatible object store over libcurl multi.
  *
  * Lookups go through an upstream set of one (upstream.c), which brings
  * the deadlines, retries with Range, the breaker and the metrics hooks.
@@ -18,7 +18,7 @@
  * Query parameters are written sorted and escaped, as libcurl 7.88 signs
  * them as given.
  */
-#include "fetchers/store.h"
+#include "fetchers/s3.h"
 
 #include <curl/curl.h>
 #include <inttypes.h>
@@ -45,8 +45,8 @@
 #define REPLY_MAX 4096
 #define NAME_MAX_LEN 2048
 
-struct store {
-	struct store_conf c;
+struct s3 {
+	struct s3_conf c;
 	struct upstream_set *us;
 	struct upstream_conf uc;
 	char *hdr_lines[1];
@@ -54,7 +54,7 @@ struct store {
 	char ua[128];
 	struct curlev *cv;
 	struct upstream_observer obs;
-	struct request *reqs; /* running */
+	struct s3_req *reqs; /* running */
 };
 
 enum req_phase {
@@ -67,9 +67,9 @@ enum req_phase {
 	PHASE_DELETE_BATCH, /* a purge: DeleteObjects of that page */
 };
 
-struct request {
-	struct store *st;
-	struct request *prev, *next;
+struct s3_req {
+	struct s3 *st;
+	struct s3_req *prev, *next;
 	CURL *easy;
 	struct curl_slist *hdrs;
 	enum req_phase phase;
@@ -85,7 +85,7 @@ struct request {
 	char *body; /* the complete request's */
 	char *reply; /* NUL-terminated */
 	size_t replylen, replymax;
-	store_purge_fn purged; /* a purge's, instead of done */
+	s3_purge_fn purged; /* a purge's, instead of done */
 	char *prefix; /* a purge's, escaped for the query */
 	char *token; /* its next page's continuation token, escaped */
 	char **keys; /* its page's keys, as the listing gave them (XML) */
@@ -98,14 +98,14 @@ struct request {
 	int failed; /* an abort after this failure */
 	long status;
 	char why[160];
-	store_done_fn done;
+	s3_done_fn done;
 	void *arg;
 };
 
-static void req_next(struct request *r);
+static void req_next(struct s3_req *r);
 
 int
-store_escape(const char *s, int keep_slash, char *out, size_t len)
+s3_escape(const char *s, int keep_slash, char *out, size_t len)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	size_t o = 0;
@@ -134,7 +134,7 @@ store_escape(const char *s, int keep_slash, char *out, size_t len)
 }
 
 int
-store_plan(uint64_t size, uint64_t part_size, uint64_t *part, unsigned *parts)
+s3_plan(uint64_t size, uint64_t part_size, uint64_t *part, unsigned *parts)
 {
 	uint64_t p = part_size;
 
@@ -161,7 +161,7 @@ store_plan(uint64_t size, uint64_t part_size, uint64_t *part, unsigned *parts)
 /* ------------------------------------------------------------ requests */
 
 static void
-keys_free(struct request *r)
+keys_free(struct s3_req *r)
 {
 	size_t i;
 
@@ -173,7 +173,7 @@ keys_free(struct request *r)
 }
 
 static void
-req_free(struct request *r)
+req_free(struct s3_req *r)
 {
 	unsigned i;
 
@@ -204,9 +204,9 @@ req_free(struct request *r)
 
 /* The end of the whole request: tell the asker, feed the breaker. */
 static void
-req_end(struct request *r, int ok)
+req_end(struct s3_req *r, int ok)
 {
-	struct store *st = r->st;
+	struct s3 *st = r->st;
 
 	upstream_outcome(st->us, 0, ok || r->status == 404,
 	    r->status == 0       ? UPSTREAM_ERR_CONNECT
@@ -222,7 +222,7 @@ req_end(struct request *r, int ok)
 static size_t
 req_read_cb(char *buf, size_t size, size_t n, void *arg)
 {
-	struct request *r = arg;
+	struct s3_req *r = arg;
 	size_t want = size * n;
 	ssize_t got;
 
@@ -240,7 +240,7 @@ req_read_cb(char *buf, size_t size, size_t n, void *arg)
 static size_t
 req_write_cb(char *p, size_t size, size_t n, void *arg)
 {
-	struct request *r = arg;
+	struct s3_req *r = arg;
 	size_t len = size * n, take = r->replymax - r->replylen;
 
 	if (take > len)
@@ -254,7 +254,7 @@ req_write_cb(char *p, size_t size, size_t n, void *arg)
 static size_t
 req_header_cb(char *p, size_t size, size_t n, void *arg)
 {
-	struct request *r = arg;
+	struct s3_req *r = arg;
 	size_t len = size * n, v;
 
 	if (len > 5 && strncasecmp(p, "etag:", 5) == 0) {
@@ -293,10 +293,10 @@ static void req_done_cb(CURL *easy, CURLcode rc, void *arg);
  * [off, end) of r->fd when upload, or the string body.  -1 on failure.
  */
 static int
-req_start(struct request *r, const char *method, const char *query, int upload,
+req_start(struct s3_req *r, const char *method, const char *query, int upload,
     const char *body)
 {
-	struct store *st = r->st;
+	struct s3 *st = r->st;
 	const char *m;
 	char url[4096], line[1200];
 	size_t i;
@@ -373,7 +373,7 @@ req_start(struct request *r, const char *method, const char *query, int upload,
 static void
 req_done_cb(CURL *easy, CURLcode rc, void *arg)
 {
-	struct request *r = arg;
+	struct s3_req *r = arg;
 	long code = 0;
 
 	curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &code);
@@ -408,7 +408,7 @@ req_done_cb(CURL *easy, CURLcode rc, void *arg)
 
 /* The byte range of part r->part into r->off and r->end. */
 static void
-part_range(struct request *r)
+part_range(struct s3_req *r)
 {
 	r->off = (uint64_t)(r->part - 1) * r->part_size;
 	r->end = r->off + r->part_size;
@@ -417,7 +417,7 @@ part_range(struct request *r)
 }
 
 static int
-start_part(struct request *r)
+start_part(struct s3_req *r)
 {
 	char q[600];
 
@@ -428,7 +428,7 @@ start_part(struct request *r)
 }
 
 static int
-start_complete(struct request *r)
+start_complete(struct s3_req *r)
 {
 	size_t len = 64, o;
 	unsigned i;
@@ -476,7 +476,7 @@ xml_unescape(char *s)
 
 /* A purge's next page of the listing, after r->token when there is one. */
 static int
-start_list(struct request *r)
+start_list(struct s3_req *r)
 {
 	size_t len =
 	    strlen(r->prefix) + 64 + (r->token != NULL ? strlen(r->token) : 0);
@@ -501,7 +501,7 @@ start_list(struct request *r)
  * r->more and its token into r->token.  -1 when it cannot be read.
  */
 static int
-list_page(struct request *r)
+list_page(struct s3_req *r)
 {
 	const char *p = r->reply, *b, *e;
 	char tok[TOKEN_MAX];
@@ -535,12 +535,12 @@ list_page(struct request *r)
 	n = 3 * strlen(tok) + 1;
 	if ((r->token = malloc(n)) == NULL)
 		return -1;
-	return store_escape(tok, 0, r->token, n);
+	return s3_escape(tok, 0, r->token, n);
 }
 
 /* A purge: DeleteObjects of the page's keys (quiet: errors only). */
 static int
-start_delete_batch(struct request *r)
+start_delete_batch(struct s3_req *r)
 {
 	unsigned char md[EVP_MAX_MD_SIZE];
 	unsigned mdlen;
@@ -566,7 +566,7 @@ start_delete_batch(struct request *r)
 
 /* A purge after a transfer: the next page or batch, or the end. */
 static void
-purge_next(struct request *r, int ok)
+purge_next(struct s3_req *r, int ok)
 {
 	char code[64] = "", key[256] = "";
 
@@ -615,7 +615,7 @@ purge_next(struct request *r, int ok)
 
 /* After a transfer of r: the next one, or the end. */
 static void
-req_next(struct request *r)
+req_next(struct s3_req *r)
 {
 	int ok = r->why[0] == '\0';
 	char id[400], q[600];
@@ -634,8 +634,8 @@ req_next(struct request *r)
 	case PHASE_INIT:
 		if (ok &&
 		    (xml_value(r->reply, "UploadId", id, sizeof(id)) == -1 ||
-			store_escape(id, 0, r->upload_id,
-			    sizeof(r->upload_id)) == -1)) {
+			s3_escape(id, 0, r->upload_id, sizeof(r->upload_id)) ==
+			    -1)) {
 			snprintf(r->why, sizeof(r->why),
 			    "%s: no usable UploadId", r->st->c.name);
 			ok = 0;
@@ -680,10 +680,10 @@ req_next(struct request *r)
 		req_end(r, 0);
 }
 
-static struct request *
-req_new(struct store *st, const char *name, store_done_fn done, void *arg)
+static struct s3_req *
+req_new(struct s3 *st, const char *name, s3_done_fn done, void *arg)
 {
-	struct request *r;
+	struct s3_req *r;
 
 	if ((r = calloc(1, sizeof(*r))) == NULL)
 		return NULL;
@@ -696,7 +696,7 @@ req_new(struct store *st, const char *name, store_done_fn done, void *arg)
 	r->fd = -1;
 	r->done = done;
 	r->arg = arg;
-	if (store_escape(name, 1, r->name, sizeof(r->name)) == -1) {
+	if (s3_escape(name, 1, r->name, sizeof(r->name)) == -1) {
 		free(r->reply);
 		free(r);
 		return NULL;
@@ -733,11 +733,11 @@ meta_lines(const char *headers, size_t len, int64_t mtime)
 }
 
 int
-store_put(struct store *st, const char *name, int fd, uint64_t size,
-    const char *headers, size_t headers_len, int64_t mtime, store_done_fn done,
+s3_put(struct s3 *st, const char *name, int fd, uint64_t size,
+    const char *headers, size_t headers_len, int64_t mtime, s3_done_fn done,
     void *arg)
 {
-	struct request *r;
+	struct s3_req *r;
 
 	if ((r = req_new(st, name, done, arg)) == NULL) {
 		close(fd);
@@ -747,7 +747,7 @@ store_put(struct store *st, const char *name, int fd, uint64_t size,
 	r->size = size;
 	if ((r->meta = meta_lines(headers, headers_len, mtime)) == NULL)
 		goto fail;
-	switch (store_plan(size, st->c.part_size, &r->part_size, &r->parts)) {
+	switch (s3_plan(size, st->c.part_size, &r->part_size, &r->parts)) {
 	case -1:
 		goto fail; /* larger than an object may be */
 	case 1:
@@ -773,9 +773,9 @@ fail:
 }
 
 int
-store_delete(struct store *st, const char *name, store_done_fn done, void *arg)
+s3_delete(struct s3 *st, const char *name, s3_done_fn done, void *arg)
 {
-	struct request *r;
+	struct s3_req *r;
 
 	if ((r = req_new(st, name, done, arg)) == NULL)
 		return -1;
@@ -788,9 +788,9 @@ store_delete(struct store *st, const char *name, store_done_fn done, void *arg)
 }
 
 int
-store_check(struct store *st, store_done_fn done, void *arg)
+s3_check(struct s3 *st, s3_done_fn done, void *arg)
 {
-	struct request *r;
+	struct s3_req *r;
 
 	if ((r = req_new(st, "", done, arg)) == NULL)
 		return -1;
@@ -802,10 +802,9 @@ store_check(struct store *st, store_done_fn done, void *arg)
 }
 
 int
-store_purge(struct store *st, const char *prefix, store_purge_fn done,
-    void *arg)
+s3_purge(struct s3 *st, const char *prefix, s3_purge_fn done, void *arg)
 {
-	struct request *r;
+	struct s3_req *r;
 	size_t n = 3 * strlen(prefix) + 1;
 	char *big;
 
@@ -819,7 +818,7 @@ store_purge(struct store *st, const char *prefix, store_purge_fn done,
 		goto fail;
 	r->reply = big;
 	if ((r->prefix = malloc(n)) == NULL ||
-	    store_escape(prefix, 0, r->prefix, n) == -1 || start_list(r) == -1)
+	    s3_escape(prefix, 0, r->prefix, n) == -1 || start_list(r) == -1)
 		goto fail;
 	return 0;
 fail:
@@ -831,13 +830,13 @@ fail:
 /* ------------------------------------------------------------- lookups */
 
 struct upstream_fetch *
-store_get(struct store *st, const char *name, uint64_t max_size,
+s3_get(struct s3 *st, const char *name, uint64_t max_size,
     const struct upstream_sink *sink, void *arg, enum upstream_result *res)
 {
 	char path[NAME_MAX_LEN + 1];
 
 	path[0] = '/';
-	if (store_escape(name, 1, path + 1, sizeof(path) - 1) == -1) {
+	if (s3_escape(name, 1, path + 1, sizeof(path) - 1) == -1) {
 		*res = UPSTREAM_FAILED;
 		return NULL;
 	}
@@ -846,19 +845,19 @@ store_get(struct store *st, const char *name, uint64_t max_size,
 }
 
 int
-store_usable(const struct store *st)
+s3_usable(const struct s3 *st)
 {
 	return upstream_usable(st->us, 0);
 }
 
 /* ----------------------------------------------------------------- set */
 
-struct store *
-store_new(const struct store_conf *sc, struct event_base *base,
+struct s3 *
+s3_new(const struct s3_conf *sc, struct event_base *base,
     const struct upstream_observer *obs, char *err, size_t errlen)
 {
 	struct upstream_opts o;
-	struct store *st;
+	struct s3 *st;
 
 	if ((st = calloc(1, sizeof(*st))) == NULL)
 		goto nomem;
@@ -900,18 +899,18 @@ store_new(const struct store_conf *sc, struct event_base *base,
 	if ((st->cv = curlev_new(base)) == NULL)
 		goto nomem;
 	if ((st->us = upstream_set_new(&o, base, obs, err, errlen)) == NULL) {
-		store_free(st);
+		s3_free(st);
 		return NULL;
 	}
 	return st;
 nomem:
 	snprintf(err, errlen, "store: out of memory");
-	store_free(st);
+	s3_free(st);
 	return NULL;
 }
 
 void
-store_free(struct store *st)
+s3_free(struct s3 *st)
 {
 	if (st == NULL)
 		return;

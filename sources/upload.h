@@ -1,5 +1,5 @@
 /*
- * daemon/upload.h: PUT /buildid/ID/debuginfo and /executable.
+ * sources/upload.h: PUT /buildid/ID/debuginfo and /executable.
  *
  * The body goes to a temp file of the blob store (at most
  * max-upload-size), is verified like any fill (ELF, the build-id of the
@@ -10,8 +10,8 @@
  * failed; 411 no Content-Length; 413 too large; 507 no room.  The access
  * rules (an upload-scoped token) are checked by the caller first.
  */
-#ifndef DAEMON_UPLOAD_H
-#define DAEMON_UPLOAD_H
+#ifndef SOURCES_UPLOAD_H
+#define SOURCES_UPLOAD_H
 
 struct blobstore;
 struct config;
@@ -31,4 +31,4 @@ struct upload_deps {
 void upload_start(const struct upload_deps *d, struct conn *c,
     const struct route *rt);
 
-#endif /* DAEMON_UPLOAD_H */
+#endif /* SOURCES_UPLOAD_H */

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_store.c: cache/blobstore.c and cache/negative.c, the
+ * tests/unit/test_blobstore.c: cache/blobstore.c and cache/negative.c, the
  * blob store and the remembered misses, over a real LMDB index.
  *
  * It #includes blobstore.c to reach the eviction arithmetic (the free-space
@@ -28,7 +28,7 @@
 #define ERRLEN 256
 
 /* One cache directory: its index, its store, a reader. */
-struct store {
+struct bstore {
 	char dir[PATH_MAX];
 	struct index *idx;
 	struct blobstore *bs;
@@ -36,7 +36,7 @@ struct store {
 };
 
 static int
-store_open(struct store *s, const char *name, const struct blob_limits *lim)
+store_open(struct bstore *s, const char *name, const struct blob_limits *lim)
 {
 	char path[PATH_MAX], err[ERRLEN];
 
@@ -57,7 +57,7 @@ store_open(struct store *s, const char *name, const struct blob_limits *lim)
 }
 
 static void
-store_close(struct store *s)
+store_close(struct bstore *s)
 {
 	index_reader_free(s->rd);
 	blobstore_free(s->bs);
@@ -97,7 +97,7 @@ make_info(const struct buildid *id, enum cache_kind kind, const char *arg,
 
 /* Fill a temp file with len bytes of c; its path in tmp. */
 static int
-fill_tmp(struct store *s, char c, size_t len, char tmp[PATH_MAX])
+fill_tmp(struct bstore *s, char c, size_t len, char tmp[PATH_MAX])
 {
 	char err[ERRLEN], buf[4096];
 	size_t n;
@@ -121,7 +121,7 @@ fill_tmp(struct store *s, char c, size_t len, char tmp[PATH_MAX])
 
 /* Publish len bytes of c as (id, kind, arg) from source at now. */
 static int
-put_blob(struct store *s, struct cache_key *k, unsigned seed, char c,
+put_blob(struct bstore *s, struct cache_key *k, unsigned seed, char c,
     size_t len, const char *source, int64_t now)
 {
 	struct buildid id = make_id(seed);
@@ -140,7 +140,7 @@ put_blob(struct store *s, struct cache_key *k, unsigned seed, char c,
 }
 
 static struct blob_stats
-stats(struct store *s)
+stats(struct bstore *s)
 {
 	struct blob_stats st;
 
@@ -155,7 +155,7 @@ stats(struct store *s)
 
 /* blob_lookup in a fresh snapshot; INDEX_NOTFOUND, 0 or -1. */
 static int
-lookup(struct store *s, const struct cache_key *k)
+lookup(struct bstore *s, const struct cache_key *k)
 {
 	struct blob_info bi;
 	int rc;
@@ -168,7 +168,7 @@ lookup(struct store *s, const struct cache_key *k)
 }
 
 static int
-neg_lookup(struct store *s, const struct cache_key *k, int64_t now,
+neg_lookup(struct bstore *s, const struct cache_key *k, int64_t now,
     struct neg_entry *ne)
 {
 	int rc;
@@ -189,7 +189,7 @@ exists(const char *path)
 }
 
 static const char *
-blob_file(struct store *s, const struct cache_key *k)
+blob_file(struct bstore *s, const struct cache_key *k)
 {
 	static char path[PATH_MAX];
 
@@ -199,7 +199,7 @@ blob_file(struct store *s, const struct cache_key *k)
 
 /* Files in DIR/tmp. */
 static int
-count_tmp(struct store *s)
+count_tmp(struct bstore *s)
 {
 	char path[PATH_MAX];
 	DIR *d;
@@ -218,7 +218,7 @@ count_tmp(struct store *s)
 
 /* Write val under key in table t with the index's record functions. */
 static int
-raw_put(struct store *s, enum index_table t, const void *key, size_t keylen,
+raw_put(struct bstore *s, enum index_table t, const void *key, size_t keylen,
     const void *val, size_t vallen)
 {
 	struct index_batch *b;
@@ -235,7 +235,7 @@ static const struct blob_limits nolimits = { 0, 90, 70, 0, 0 };
 static void
 test_publish(void)
 {
-	struct store s;
+	struct bstore s;
 	struct buildid id = make_id(1);
 	struct blob_info bi =
 	    make_info(&id, CACHE_SECTION, ".debug_line", "http://up.example/");
@@ -323,7 +323,7 @@ static void
 test_too_big(void)
 {
 	struct blob_limits lim = { 100, 90, 50, 0, 0 };
-	struct store s;
+	struct bstore s;
 	struct cache_key k;
 	char tmp[PATH_MAX], err[ERRLEN];
 	struct buildid id = make_id(3);
@@ -347,7 +347,7 @@ test_too_big(void)
 static void
 test_recover(void)
 {
-	struct store s;
+	struct bstore s;
 	struct cache_key keep, gone, resized, orphan;
 	struct buildid oid = make_id(99);
 	char tmp[PATH_MAX], junk[PATH_MAX], subdir[PATH_MAX], err[ERRLEN];
@@ -409,7 +409,7 @@ test_recover(void)
 
 /* Flush the touches; 0 or -1. */
 static int
-flush(struct store *s)
+flush(struct bstore *s)
 {
 	char err[ERRLEN];
 
@@ -424,7 +424,7 @@ static void
 test_evict(void)
 {
 	struct blob_limits lim = { 1000, 90, 50, 0, 0 };
-	struct store s;
+	struct bstore s;
 	struct cache_key k[6];
 	struct blob_stats st;
 	struct blob_info bi;
@@ -565,7 +565,7 @@ test_arithmetic(void)
 static void
 test_negative(void)
 {
-	struct store s;
+	struct bstore s;
 	struct buildid id = make_id(40), other = make_id(41);
 	struct cache_key k, k2, k3;
 	struct neg_entry ne;
@@ -647,7 +647,7 @@ test_negative(void)
 static void
 test_purge(void)
 {
-	struct store s;
+	struct bstore s;
 	struct buildid a = make_id(50);
 	struct blob_info bi = make_info(&a, CACHE_EXECUTABLE, "", "http://a");
 	struct cache_key ka1, ka2, kb, kc;
@@ -690,7 +690,7 @@ test_purge(void)
 
 /* Publish 10 bytes as seed's debuginfo, for a fill begun at begun. */
 static int
-put_begun(struct store *s, struct cache_key *k, unsigned seed, int64_t begun)
+put_begun(struct bstore *s, struct cache_key *k, unsigned seed, int64_t begun)
 {
 	struct buildid id = make_id(seed);
 	struct blob_info bi = make_info(&id, CACHE_DEBUGINFO, "", "http://a");
@@ -713,7 +713,7 @@ put_begun(struct store *s, struct cache_key *k, unsigned seed, int64_t begun)
 static void
 test_purge_stamps(void)
 {
-	struct store s;
+	struct bstore s;
 	struct buildid a = make_id(70);
 	struct cache_key k;
 	char err[ERRLEN];
@@ -747,7 +747,7 @@ test_purge_stamps(void)
 static void
 test_corrupt(void)
 {
-	struct store s;
+	struct bstore s;
 	struct cache_key k, good;
 	struct blob_hdr h;
 	struct neg_entry ne;
@@ -958,7 +958,7 @@ test_negative_full(void)
  * many were kept.
  */
 static uint32_t
-fill_map(struct store *s, uint32_t seed)
+fill_map(struct bstore *s, uint32_t seed)
 {
 	struct index_batch *b;
 	struct blob_info bi;
@@ -1001,7 +1001,7 @@ test_blobs_full(void)
 {
 	static const struct blob_limits all = { 1, 0, 0, 0, 0 };
 	char path[PATH_MAX], err[ERRLEN];
-	struct store s;
+	struct bstore s;
 	uint64_t n = 0, bytes = 0;
 	uint32_t kept;
 
@@ -1041,7 +1041,7 @@ test_blobs_full(void)
 
 /* Publish len bytes of c under id seed as an upload. */
 static int
-put_upload(struct store *s, struct cache_key *k, unsigned seed, char c,
+put_upload(struct bstore *s, struct cache_key *k, unsigned seed, char c,
     size_t len, int64_t now)
 {
 	struct buildid id = make_id(seed);
@@ -1061,7 +1061,7 @@ static void
 test_uploaded(void)
 {
 	struct blob_limits lim = { 100, 90, 50, 0, 50 };
-	struct store s;
+	struct bstore s;
 	struct cache_key up, k1, k2, k3;
 	struct buildid id = make_id(40);
 	struct blob_stats st;
@@ -1105,7 +1105,7 @@ test_uploaded(void)
 int
 main(void)
 {
-	if (!ok(testdir_make("test_store") == 0, "make a temporary directory"))
+	if (!ok(testdir_make("test_blobstore") == 0, "make a temporary directory"))
 		return tap_done();
 
 	test_publish();

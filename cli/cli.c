@@ -1,5 +1,5 @@
 /*
- * daemon/cli.c: dbgmirror, the admin command line.
+ * cli/cli.c: dbgmirror, the admin command line.
  *
  * Reads the daemon's index directly (LMDB allows readers in other processes
  * while the daemon writes), so it works whether or not dbgmirrord runs:
@@ -7,7 +7,7 @@
  * purge writes it too: LMDB orders its write transactions with the
  * daemon's.  The cache directory comes from the same configuration as the
  * daemon's.  prefetch is a client of the running daemon instead
- * (daemon/prefetch.c).
+ * (cli/prefetch.c).
  */
 #include <sys/stat.h>
 
@@ -34,10 +34,10 @@
 #include "daemon/clock.h"
 #include "daemon/httpdate.h"
 #include "daemon/misses.h"
-#include "daemon/prefetch.h"
-#include "daemon/repo.h"
+#include "cli/prefetch.h"
+#include "sources/repo.h"
 #include "daemon/scan.h"
-#include "daemon/tier.h"
+#include "sources/objstore.h"
 #include "fetchers/put.h"
 #include "indexer/buildid.h"
 #include "indexer/elf.h"
@@ -578,7 +578,7 @@ cmd_purge(struct index *idx, const struct config *cfg, const char *hex,
 	blobstore_free(bs);
 	/* The fleet's copies too, unless asked to keep them. */
 	if (rc == 0 && hex != NULL && cfg->store != NULL && !po->keep_store)
-		rc = tier_purge(cfg, &id, &objects, err, sizeof(err));
+		rc = objstore_purge(cfg, &id, &objects, err, sizeof(err));
 	if (rc == -1) {
 		fprintf(stderr, "dbgmirror: purge: %s\n", err);
 		return 1;

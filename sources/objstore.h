@@ -1,8 +1,8 @@
 /*
- * daemon/tier.h: the shared object-store tier of a fleet of mirrors.
+ * sources/objstore.h: the shared object-store tier of a fleet of mirrors.
  *
- * A source and a sink around the object store of fetchers/store.h.  As a
- * source, fills (daemon/fill.c) look a key up here before they ask the
+ * A source and a sink around the object store of fetchers/s3.h.  As a
+ * source, fills (resolver/fill.c) look a key up here before they ask the
  * upstreams; what it gives is verified like any other source's bytes, and
  * an object that does not verify is deleted and counted.  As a sink, it
  * is told every blob the cache publishes (blobstore_set_sink) and uploads
@@ -16,11 +16,11 @@
  * Their metadata holds the X-DEBUGINFOD-* lines and the Last-Modified of
  * the answer, which every node then replays.
  *
- * Threads: tier_sink on any thread (it queues); tier_usable on any; the
+ * Threads: objstore_sink on any thread (it queues); objstore_usable on any; the
  * rest on the fills' loop.
  */
-#ifndef DAEMON_TIER_H
-#define DAEMON_TIER_H
+#ifndef SOURCES_OBJSTORE_H
+#define SOURCES_OBJSTORE_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -32,43 +32,45 @@ struct blob_info;
 struct blobstore;
 struct config;
 struct event_base;
-struct tier;
+struct objstore;
 
 /* NULL with err when the store cannot be used (no memory). */
-struct tier *tier_new(const struct config *cfg, struct event_base *base,
+struct objstore *objstore_new(const struct config *cfg, struct event_base *base,
     struct blobstore *bs, char *err, size_t errlen);
 /* On the loop, after it stopped. */
-void tier_free(struct tier *t);
+void objstore_free(struct objstore *t);
 
 /* Any thread: 1 while lookups may be asked (the breaker is closed). */
-int tier_usable(struct tier *t);
+int objstore_usable(struct objstore *t);
 
 /* The object name of (id, kind, arg): 0, or -1 when len is too small. */
-int tier_object(const struct tier *t, const struct buildid *id,
+int objstore_object(const struct objstore *t, const struct buildid *id,
     enum cache_kind kind, const char *arg, char *out, size_t len);
 
-/* Look (id, kind, arg) up: as store_get (fetchers/store.h). */
-struct upstream_fetch *tier_get(struct tier *t, const struct buildid *id,
-    enum cache_kind kind, const char *arg, uint64_t max_size,
-    const struct upstream_sink *sink, void *arg_, enum upstream_result *res);
+/* Look (id, kind, arg) up: as store_get (fetchers/s3.h). */
+struct upstream_fetch *objstore_get(struct objstore *t,
+    const struct buildid *id, enum cache_kind kind, const char *arg,
+    uint64_t max_size, const struct upstream_sink *sink, void *arg_,
+    enum upstream_result *res);
 /*
  * How a lookup ended, for the metrics: hit, miss or error (a verified
  * hit is counted by fill_verify_publish, before its readers finish).
  */
-void tier_looked(struct tier *t, enum upstream_result res, int verified);
+void objstore_looked(struct objstore *t, enum upstream_result res,
+    int verified);
 /* What a lookup gave did not verify: delete the object, count it. */
-void tier_corrupt(struct tier *t, const struct buildid *id,
+void objstore_corrupt(struct objstore *t, const struct buildid *id,
     enum cache_kind kind, const char *arg, const char *why);
 
 /*
  * For the admin CLI, blocking: delete every object of build-id id from
  * cfg's store; *n how many.  0, or -1 with err.
  */
-int tier_purge(const struct config *cfg, const struct buildid *id, uint64_t *n,
-    char *err, size_t errlen);
+int objstore_purge(const struct config *cfg, const struct buildid *id,
+    uint64_t *n, char *err, size_t errlen);
 
 /* blob_sink_fn: queue an upload of the blob of k. */
-void tier_sink(void *arg, const struct cache_key *k,
+void objstore_sink(void *arg, const struct cache_key *k,
     const struct blob_info *info);
 
-#endif /* DAEMON_TIER_H */
+#endif /* SOURCES_OBJSTORE_H */

@@ -1,5 +1,5 @@
 /*
- * daemon/fill.h: fill the cache from upstreams, one fill per key.
+ * resolver/fill.h: fill the cache from upstreams, one fill per key.
  *
  * Request handlers on any event-loop thread join the flight of a key
  * (cache/flight.h) here, which starts its fill when there is none.  Fills
@@ -10,8 +10,8 @@
  * run on the worker pool and report back to that loop.  /metadata
  * queries for the upstreams are handed to that loop here too.
  */
-#ifndef DAEMON_FILL_H
-#define DAEMON_FILL_H
+#ifndef RESOLVER_FILL_H
+#define RESOLVER_FILL_H
 
 #include <stddef.h>
 
@@ -43,7 +43,7 @@ struct fill_what {
 	char ua[256]; /* the client's User-Agent; "" for none */
 	/*
 	 * X-DEBUGINFOD-MAXSIZE to send upstream, 0 for none: the limit of
-	 * the client whose request started the fill (see daemon/resolve.c).
+	 * the client whose request started the fill (see resolver/resolve.c).
 	 */
 	uint64_t limit;
 	/* From a package instead of upstreams when package is not "". */
@@ -52,7 +52,7 @@ struct fill_what {
 	int64_t member_mtime;
 	uint64_t member_size; /* as indexed */
 	/*
-	 * Ask the object store first (daemon/tier.h), then, when it has
+	 * Ask the object store first (sources/objstore.h), then, when it has
 	 * nothing usable, go on as a fill from the upstreams does.
 	 */
 	int store;
@@ -61,7 +61,7 @@ struct fill_what {
 	 * ends FLIGHT_NOTFOUND, why FILL_NOT_IN_STORE, remembering nothing:
 	 * a section's request asks it for a whole file to cut the section
 	 * from, and a request that joined such a fill for the file itself
-	 * asks again (daemon/resolve.c).
+	 * asks again (resolver/resolve.c).
 	 */
 	int store_only;
 };
@@ -152,4 +152,4 @@ struct fill_meta {
  */
 void fill_metadata(struct fill *fl, struct fill_meta *m);
 
-#endif /* DAEMON_FILL_H */
+#endif /* RESOLVER_FILL_H */

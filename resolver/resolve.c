@@ -1,5 +1,5 @@
 /*
- * daemon/resolve.c: one request for an artifact, one state machine.
+ * resolver/resolve.c: one request for an artifact, one state machine.
  *
  * A request (debuginfo, executable, section or source of a build-id) is a
  * record, struct rq, that walks the sources in the order of sources[]
@@ -15,11 +15,11 @@
  *                  goes back to STEP_CACHE to cut it
  *   STEP_REPO      a debuginfo a remote repository's index maps to a
  *                  package: a fill that extracts it as the package
- *                  downloads (daemon/repo.h); for an executable or a
+ *                  downloads (sources/repo.h); for an executable or a
  *                  section, the request joins the package's download,
  *                  then goes back to STEP_PACKAGE, where the downloaded
  *                  package is indexed
- *   STEP_STORE     the object store shared by a fleet (daemon/tier.h),
+ *   STEP_STORE     the object store shared by a fleet (sources/objstore.h),
  *                  while its breaker is closed: a fill that asks it
  *                  first and, when it has nothing usable, goes on in the
  *                  same flight as the next two steps would (a remembered
@@ -44,7 +44,7 @@
  * of the thread's index reader, so they see one snapshot; it ends before
  * the request waits for anything and before the record is freed.
  *
- * A fill is a flight (cache/flight.h) that daemon/fill.c produces; the
+ * A fill is a flight (cache/flight.h) that resolver/fill.c produces; the
  * request joins it as a waiter, which streams the bytes as they arrive
  * and answers the fill's end.  Its outcome, a published blob or a negative
  * or error entry, is in the index before the waiters are woken, so the
@@ -56,7 +56,7 @@
  * exchange (conn_on_end).  Everything runs on the connection's thread but
  * the pool jobs' work functions.
  */
-#include "daemon/resolve.h"
+#include "resolver/resolve.h"
 
 #include <sys/stat.h>
 
@@ -77,13 +77,13 @@
 #include "cache/pkgindex.h"
 #include "conf/config.h"
 #include "daemon/clock.h"
-#include "daemon/fill.h"
+#include "resolver/fill.h"
 #include "daemon/http.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
 #include "daemon/misses.h"
 #include "daemon/pool.h"
-#include "daemon/repo.h"
+#include "sources/repo.h"
 #include "daemon/route.h"
 #include "daemon/scan.h"
 #include "indexer/elf.h"

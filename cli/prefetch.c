@@ -1,5 +1,5 @@
 /*
- * daemon/prefetch.c: dbgmirror prefetch.
+ * cli/prefetch.c: dbgmirror prefetch.
  *
  * First the build-ids are gathered, each with where it came from: an
  * operand that is a build-id is taken as it is; an ELF file gives its own
@@ -15,7 +15,7 @@
  * otherwise each outcome is a line on standard output.  The summary line
  * comes last.
  */
-#include "daemon/prefetch.h"
+#include "cli/prefetch.h"
 
 #include <sys/stat.h>
 

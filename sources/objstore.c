@@ -1,16 +1,16 @@
 /*
- * daemon/tier.c: the object-store tier: lookups for fills, uploads of
+ * sources/objstore.c: the object-store tier: lookups for fills, uploads of
  * every published blob, deletion of objects that do not verify.
  *
  * The upload queue is a list under one mutex, bounded by
- * store-upload-queue: publishing workers append (tier_sink), an event
+ * store-upload-queue: publishing workers append (objstore_sink), an event
  * wakes the fills' loop, which starts up to UPLOADS_AT_ONCE uploads, each
  * reading the blob from the cache (an open descriptor keeps it readable
  * if it is evicted meanwhile).  An entry met while the store's breaker is
  * open is dropped: a store that is down is not queued for, and the
  * uploads of what is filled once it is back go through.
  */
-#include "daemon/tier.h"
+#include "sources/objstore.h"
 
 #include <event2/event.h>
 #include <pthread.h>
@@ -21,18 +21,18 @@
 
 #include "cache/blobstore.h"
 #include "conf/config.h"
-#include "conf/store.h"
+#include "conf/objstore.h"
 #include "daemon/clock.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
-#include "fetchers/store.h"
+#include "fetchers/s3.h"
 
 #define UPLOADS_AT_ONCE 4
 #define OBJECT_MAX 512
 
 struct upload {
 	struct upload *next;
-	struct tier *t;
+	struct objstore *t;
 	struct cache_key k;
 	char name[OBJECT_MAX];
 	uint64_t size;
@@ -41,8 +41,8 @@ struct upload {
 	char headers[]; /* the X-DEBUGINFOD-* lines */
 };
 
-struct tier {
-	struct store *st;
+struct objstore {
+	struct s3 *st;
 	struct blobstore *bs;
 	char prefix[300];
 	char url[1200];
@@ -57,7 +57,7 @@ struct tier {
 };
 
 /* The store's breaker and errors, as for an upstream's. */
-static struct tier *obs_tier; /* the one tier of the process */
+static struct objstore *obs_tier; /* the one tier of the process */
 
 static void
 obs_error(unsigned i, enum upstream_err kind)
@@ -70,7 +70,7 @@ static void
 obs_breaker(unsigned i, enum upstream_breaker state, const char *why,
     unsigned backoff)
 {
-	struct tier *t = obs_tier;
+	struct objstore *t = obs_tier;
 
 	metrics_store_breaker((int)state);
 	if (t != NULL)
@@ -95,7 +95,7 @@ static const struct upstream_observer observer = {
 };
 
 int
-tier_object(const struct tier *t, const struct buildid *id,
+objstore_object(const struct objstore *t, const struct buildid *id,
     enum cache_kind kind, const char *arg, char *out, size_t len)
 {
 	char hex[BUILDID_HEX_MAX], kh[CACHE_KEY_HEX];
@@ -116,27 +116,27 @@ tier_object(const struct tier *t, const struct buildid *id,
 }
 
 int
-tier_usable(struct tier *t)
+objstore_usable(struct objstore *t)
 {
 	return t != NULL && atomic_load(&t->usable);
 }
 
 struct upstream_fetch *
-tier_get(struct tier *t, const struct buildid *id, enum cache_kind kind,
+objstore_get(struct objstore *t, const struct buildid *id, enum cache_kind kind,
     const char *arg, uint64_t max_size, const struct upstream_sink *sink,
     void *arg_, enum upstream_result *res)
 {
 	char name[OBJECT_MAX];
 
-	if (tier_object(t, id, kind, arg, name, sizeof(name)) == -1) {
+	if (objstore_object(t, id, kind, arg, name, sizeof(name)) == -1) {
 		*res = UPSTREAM_FAILED;
 		return NULL;
 	}
-	return store_get(t->st, name, max_size, sink, arg_, res);
+	return s3_get(t->st, name, max_size, sink, arg_, res);
 }
 
 void
-tier_looked(struct tier *t, enum upstream_result res, int verified)
+objstore_looked(struct objstore *t, enum upstream_result res, int verified)
 {
 	if (res == UPSTREAM_OK && verified)
 		metrics_store(METRICS_STORE_HIT);
@@ -156,29 +156,29 @@ deleted_cb(void *arg, int ok, long status, const char *why)
 }
 
 void
-tier_corrupt(struct tier *t, const struct buildid *id, enum cache_kind kind,
-    const char *arg, const char *why)
+objstore_corrupt(struct objstore *t, const struct buildid *id,
+    enum cache_kind kind, const char *arg, const char *why)
 {
 	char name[OBJECT_MAX];
 
 	metrics_store(METRICS_STORE_CORRUPT);
-	if (tier_object(t, id, kind, arg, name, sizeof(name)) == -1)
+	if (objstore_object(t, id, kind, arg, name, sizeof(name)) == -1)
 		return;
 	log_warnx("store %s: object %s did not verify (%s): deleted", t->shown,
 	    name, why);
-	if (store_delete(t->st, name, deleted_cb, NULL) == -1)
+	if (s3_delete(t->st, name, deleted_cb, NULL) == -1)
 		log_warnx("store: cannot delete %s", name);
 }
 
 /* ------------------------------------------------------------- uploads */
 
-static void tier_pump(struct tier *t);
+static void tier_pump(struct objstore *t);
 
 static void
 uploaded_cb(void *arg, int ok, long status, const char *why)
 {
 	struct upload *u = arg;
-	struct tier *t = u->t;
+	struct objstore *t = u->t;
 
 	t->running--;
 	if (ok) {
@@ -195,7 +195,7 @@ uploaded_cb(void *arg, int ok, long status, const char *why)
 
 /* On the loop: start queued uploads while there is room. */
 static void
-tier_pump(struct tier *t)
+tier_pump(struct objstore *t)
 {
 	struct upload *u;
 	int fd;
@@ -217,7 +217,7 @@ tier_pump(struct tier *t)
 			free(u);
 			continue;
 		}
-		if (store_put(t->st, u->name, fd, u->size, u->headers,
+		if (s3_put(t->st, u->name, fd, u->size, u->headers,
 			u->headers_len, u->mtime, uploaded_cb, u) == -1) {
 			metrics_store(METRICS_STORE_UPLOAD_FAILED);
 			free(u);
@@ -234,9 +234,10 @@ tier_kick_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 void
-tier_sink(void *arg, const struct cache_key *k, const struct blob_info *info)
+objstore_sink(void *arg, const struct cache_key *k,
+    const struct blob_info *info)
 {
-	struct tier *t = arg;
+	struct objstore *t = arg;
 	struct upload *u;
 
 	if (!atomic_load(&t->usable)) {
@@ -256,7 +257,7 @@ tier_sink(void *arg, const struct cache_key *k, const struct blob_info *info)
 	if (info->headers_len > 0) /* an upload's are NULL */
 		memcpy(u->headers, info->headers, info->headers_len);
 	u->headers[info->headers_len] = '\0';
-	if (tier_object(t, &info->id, info->kind, info->arg, u->name,
+	if (objstore_object(t, &info->id, info->kind, info->arg, u->name,
 		sizeof(u->name)) == -1) {
 		free(u);
 		metrics_store(METRICS_STORE_DROPPED);
@@ -286,7 +287,7 @@ tier_sink(void *arg, const struct cache_key *k, const struct blob_info *info)
 static void
 checked_cb(void *arg, int ok, long status, const char *why)
 {
-	struct tier *t = arg;
+	struct objstore *t = arg;
 
 	if (ok) {
 		metrics_store_credentials(1);
@@ -305,9 +306,9 @@ checked_cb(void *arg, int ok, long status, const char *why)
 /* The store's settings from cfg; url and shown as config_store_* made. */
 static void
 tier_conf(const struct config *cfg, const char *url, const char *shown,
-    struct store_conf *sc)
+    struct s3_conf *sc)
 {
-	const struct config_store *cs = cfg->store;
+	const struct config_objstore *cs = cfg->store;
 
 	memset(sc, 0, sizeof(*sc));
 	sc->url = url;
@@ -330,13 +331,13 @@ tier_conf(const struct config *cfg, const char *url, const char *shown,
 	sc->now_ns = clock_mono_ns;
 }
 
-struct tier *
-tier_new(const struct config *cfg, struct event_base *base,
+struct objstore *
+objstore_new(const struct config *cfg, struct event_base *base,
     struct blobstore *bs, char *err, size_t errlen)
 {
-	const struct config_store *cs = cfg->store;
-	struct store_conf sc;
-	struct tier *t;
+	const struct config_objstore *cs = cfg->store;
+	struct s3_conf sc;
+	struct objstore *t;
 
 	if ((t = calloc(1, sizeof(*t))) == NULL) {
 		snprintf(err, errlen, "store: out of memory");
@@ -347,24 +348,24 @@ tier_new(const struct config *cfg, struct event_base *base,
 	t->queue_max = cfg->store_upload_queue;
 	atomic_store(&t->usable, 1);
 	snprintf(t->prefix, sizeof(t->prefix), "%s", cs->prefix);
-	config_store_public(cs, t->shown, sizeof(t->shown));
-	if (config_store_url(cs, t->url, sizeof(t->url)) == -1 ||
+	config_objstore_public(cs, t->shown, sizeof(t->shown));
+	if (config_objstore_url(cs, t->url, sizeof(t->url)) == -1 ||
 	    (t->kick = event_new(base, -1, 0, tier_kick_cb, t)) == NULL) {
 		snprintf(err, errlen, "store: out of memory");
-		tier_free(t);
+		objstore_free(t);
 		return NULL;
 	}
 	tier_conf(cfg, t->url, t->shown, &sc);
 	obs_tier = t;
 	metrics_store_name(t->shown);
 	metrics_store_credentials(-1);
-	if ((t->st = store_new(&sc, base, &observer, err, errlen)) == NULL) {
-		tier_free(t);
+	if ((t->st = s3_new(&sc, base, &observer, err, errlen)) == NULL) {
+		objstore_free(t);
 		return NULL;
 	}
-	if (store_check(t->st, checked_cb, t) == -1)
+	if (s3_check(t->st, checked_cb, t) == -1)
 		log_warnx("store %s: cannot check the credentials", t->shown);
-	blobstore_set_sink(bs, tier_sink, t);
+	blobstore_set_sink(bs, objstore_sink, t);
 	log_info("store %s: shared tier (lookups after the cache, uploads "
 		 "of every fill)",
 	    t->shown);
@@ -394,36 +395,36 @@ purged_cb(void *arg, int ok, uint64_t deleted, const char *why)
 }
 
 int
-tier_purge(const struct config *cfg, const struct buildid *id, uint64_t *n,
+objstore_purge(const struct config *cfg, const struct buildid *id, uint64_t *n,
     char *err, size_t errlen)
 {
 	char url[1200], shown[1400], prefix[600], hex[BUILDID_HEX_MAX];
-	struct store_conf sc;
-	struct store *st;
+	struct s3_conf sc;
+	struct s3 *st;
 	struct purge p;
 
 	*n = 0;
 	memset(&p, 0, sizeof(p));
 	buildid_format(id, hex);
 	snprintf(prefix, sizeof(prefix), "%s%s/", cfg->store->prefix, hex);
-	config_store_public(cfg->store, shown, sizeof(shown));
-	if (config_store_url(cfg->store, url, sizeof(url)) == -1 ||
+	config_objstore_public(cfg->store, shown, sizeof(shown));
+	if (config_objstore_url(cfg->store, url, sizeof(url)) == -1 ||
 	    (p.base = event_base_new()) == NULL) {
 		snprintf(err, errlen, "store: out of memory");
 		return -1;
 	}
 	tier_conf(cfg, url, shown, &sc);
-	if ((st = store_new(&sc, p.base, NULL, err, errlen)) == NULL) {
+	if ((st = s3_new(&sc, p.base, NULL, err, errlen)) == NULL) {
 		event_base_free(p.base);
 		return -1;
 	}
-	if (store_purge(st, prefix, purged_cb, &p) == -1) {
+	if (s3_purge(st, prefix, purged_cb, &p) == -1) {
 		p.failed = 1;
 		snprintf(p.err, sizeof(p.err), "out of memory");
 	} else {
 		event_base_dispatch(p.base);
 	}
-	store_free(st);
+	s3_free(st);
 	event_base_free(p.base);
 	*n = p.deleted;
 	if (p.failed) {
@@ -434,7 +435,7 @@ tier_purge(const struct config *cfg, const struct buildid *id, uint64_t *n,
 }
 
 void
-tier_free(struct tier *t)
+objstore_free(struct objstore *t)
 {
 	struct upload *u;
 
@@ -442,7 +443,7 @@ tier_free(struct tier *t)
 		return;
 	if (t->st != NULL)
 		blobstore_set_sink(t->bs, NULL, NULL);
-	store_free(t->st);
+	s3_free(t->st);
 	while ((u = t->head) != NULL) {
 		t->head = u->next;
 		free(u);

@@ -1,12 +1,12 @@
 /*
- * daemon/upload.c: PUT /buildid/ID/debuginfo and /executable (upload.h).
+ * sources/upload.c: PUT /buildid/ID/debuginfo and /executable (upload.h).
  *
  * The connection's thread receives the body into a temp file
  * (conn_recv_body); a worker verifies, compares with what the cache holds
  * for the key and publishes; the completion answers on the connection's
  * thread.  The upload owns the temp file until blob_publish takes it.
  */
-#include "daemon/upload.h"
+#include "sources/upload.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_storeplan.c: store_plan (fetchers/store.c), how an
+ * tests/unit/test_s3plan.c: store_plan (fetchers/s3.c), how an
  * upload to the object store is cut: one PUT below the multipart size and
  * up to 5 GiB; above, parts of at least 5 MiB (but the last), at most
  * 5 GiB, at most 10000 of them, covering the object exactly.  Nothing is
@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "fetchers/store.h"
+#include "fetchers/s3.h"
 #include "tests/tap.h"
 
 #define MiB (1ULL << 20)
@@ -30,12 +30,12 @@ test_single(void)
 	uint64_t part;
 	unsigned parts;
 
-	is_int(store_plan(1 * MiB, 64 * MiB, &part, &parts), 0,
+	is_int(s3_plan(1 * MiB, 64 * MiB, &part, &parts), 0,
 	    "1 MiB under a 64 MiB multipart size: one PUT");
 	ok(part == 1 * MiB && parts == 1, "... of the whole object");
-	is_int(store_plan(0, 64 * MiB, &part, &parts), 0,
+	is_int(s3_plan(0, 64 * MiB, &part, &parts), 0,
 	    "an empty object: one PUT");
-	is_int(store_plan(5 * GiB, 6 * GiB, &part, &parts), 0,
+	is_int(s3_plan(5 * GiB, 6 * GiB, &part, &parts), 0,
 	    "5 GiB under a larger threshold: one PUT (S3's largest)");
 }
 
@@ -45,37 +45,37 @@ test_multipart(void)
 	uint64_t part;
 	unsigned parts;
 
-	is_int(store_plan(64 * MiB, 64 * MiB, &part, &parts), 1,
+	is_int(s3_plan(64 * MiB, 64 * MiB, &part, &parts), 1,
 	    "the multipart size itself: multipart");
 	ok(part == 64 * MiB && parts == 1, "... in one part");
-	is_int(store_plan(6 * MiB, 5 * MiB, &part, &parts), 1,
+	is_int(s3_plan(6 * MiB, 5 * MiB, &part, &parts), 1,
 	    "6 MiB at 5 MiB: multipart");
 	ok(part == 5 * MiB && parts == 2,
 	    "... two parts of 5 MiB (the last 1)");
-	is_int(store_plan(6 * MiB, 1 * MiB, &part, &parts), 1,
+	is_int(s3_plan(6 * MiB, 1 * MiB, &part, &parts), 1,
 	    "a threshold under S3's smallest part: multipart");
 	ok(part == 5 * MiB && parts == 2, "... parts raised to 5 MiB");
 
 	/* Over 5 GiB: multipart whatever the threshold. */
-	is_int(store_plan(5 * GiB + 1, 6 * GiB, &part, &parts), 1,
+	is_int(s3_plan(5 * GiB + 1, 6 * GiB, &part, &parts), 1,
 	    "5 GiB + 1 byte under a larger threshold: multipart all the same");
 	ok(within_limits(5 * GiB + 1, part, parts),
 	    "... parts within S3's limits");
 	ok(part <= 5 * GiB && parts == 2, "... two parts of at most 5 GiB");
-	is_int(store_plan(20 * GiB, 5 * GiB, &part, &parts), 1,
+	is_int(s3_plan(20 * GiB, 5 * GiB, &part, &parts), 1,
 	    "20 GiB at the largest multipart size (5 GiB): multipart");
 	ok(part == 5 * GiB && parts == 4, "... four parts of 5 GiB");
 
 	/* Small parts on a huge object: no more than 10000 of them. */
-	is_int(store_plan(100 * GiB, 5 * MiB, &part, &parts), 1,
+	is_int(s3_plan(100 * GiB, 5 * MiB, &part, &parts), 1,
 	    "100 GiB at 5 MiB: multipart");
 	ok(within_limits(100 * GiB, part, parts),
 	    "... at most 10000 parts, each within S3's limits");
 	ok(part % MiB == 0 && part > 5 * MiB, "... larger parts, in whole MiB");
-	is_int(store_plan(5 * TiB, 5 * MiB, &part, &parts), 1,
+	is_int(s3_plan(5 * TiB, 5 * MiB, &part, &parts), 1,
 	    "5 TiB, S3's largest object: multipart");
 	ok(within_limits(5 * TiB, part, parts), "... within the limits");
-	is_int(store_plan(5 * TiB + 1, 64 * MiB, &part, &parts), -1,
+	is_int(s3_plan(5 * TiB + 1, 64 * MiB, &part, &parts), -1,
 	    "larger than 5 TiB: no plan");
 }
 
@@ -97,7 +97,7 @@ test_spread(void)
 	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		for (j = 0; j < sizeof(thresholds) / sizeof(thresholds[0]);
 		     j++) {
-			rc = store_plan(sizes[i], thresholds[j], &part, &parts);
+			rc = s3_plan(sizes[i], thresholds[j], &part, &parts);
 			if (rc == 1 ? !within_limits(sizes[i], part, parts)
 				    : rc != 0 || sizes[i] > 5 * GiB ||
 				    sizes[i] >= thresholds[j]) {

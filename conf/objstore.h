@@ -1,5 +1,5 @@
 /*
- * conf/store.h: the "store" option, a shared S3-compatible object store.
+ * conf/objstore.h: the "store" option, a shared S3-compatible object store.
  *
  *   store = s3 ENDPOINT BUCKET [prefix=P] [region=R] [access-key-file=F]
  *           [addressing=path|virtual]
@@ -8,14 +8,14 @@
  * first line, the secret key on its second) or else from the environment
  * (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY); config_load() reads them, so
  * that --check-config reports a store it could not sign for.  The secret
- * is never shown: only config_store_public() spells the store.
+ * is never shown: only config_objstore_public() spells the store.
  */
-#ifndef CONF_STORE_H
-#define CONF_STORE_H
+#ifndef CONF_OBJSTORE_H
+#define CONF_OBJSTORE_H
 
 #include <stddef.h>
 
-struct config_store {
+struct config_objstore {
 	char *endpoint; /* http:// or https://host[:port], no trailing '/' */
 	char *bucket;
 	char *prefix; /* "" or "a/b/": what every object key starts with */
@@ -27,19 +27,21 @@ struct config_store {
 };
 
 /* Parse a "store" value into st (zeroed first): 0, or -1 with *why. */
-int config_store_parse(const char *s, struct config_store *st,
+int config_objstore_parse(const char *s, struct config_objstore *st,
     const char **why);
 /*
  * Read the credentials into st (key_file made absolute against cwd when
  * relative): 0, or -1 with the reason in err (which never quotes a key).
  */
-int config_store_credentials(struct config_store *st, const char *cwd,
+int config_objstore_credentials(struct config_objstore *st, const char *cwd,
     char *err, size_t errlen);
-void config_store_free(struct config_store *st);
+void config_objstore_free(struct config_objstore *st);
 
 /* The base URL of objects: ENDPOINT/BUCKET or BUCKET.host, and prefix. */
-int config_store_url(const struct config_store *st, char *out, size_t len);
+int config_objstore_url(const struct config_objstore *st, char *out,
+    size_t len);
 /* How the store is shown (logs, metrics): "ENDPOINT/BUCKET/PREFIX". */
-void config_store_public(const struct config_store *st, char *out, size_t len);
+void config_objstore_public(const struct config_objstore *st, char *out,
+    size_t len);
 
-#endif /* CONF_STORE_H */
+#endif /* CONF_OBJSTORE_H */

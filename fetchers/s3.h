@@ -1,5 +1,5 @@
 /*
- * fetchers/store.h: an S3-compatible object store, through libcurl.
+ * fetchers/s3.h: an S3-compatible object store, through libcurl.
  *
  * Lookups are fetches of the upstream machinery (fetchers/upstream.h) with
  * one upstream, the store: signed with SigV4 (CURLOPT_AWS_SIGV4), their
@@ -19,8 +19,8 @@
  *
  * Everything runs on the thread of the event base given to store_new.
  */
-#ifndef FETCHERS_STORE_H
-#define FETCHERS_STORE_H
+#ifndef FETCHERS_S3_H
+#define FETCHERS_S3_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -28,9 +28,9 @@
 #include "fetchers/upstream.h"
 
 struct event_base;
-struct store;
+struct s3;
 
-struct store_conf {
+struct s3_conf {
 	const char *url; /* objects are url/NAME; no trailing '/' */
 	const char *name; /* how the store is shown; never a secret */
 	const char *region;
@@ -53,16 +53,16 @@ struct store_conf {
 };
 
 /* The end of an upload, a deletion or a check: ok, else why. */
-typedef void (*store_done_fn)(void *arg, int ok, long status, const char *why);
+typedef void (*s3_done_fn)(void *arg, int ok, long status, const char *why);
 
 /* obs as for upstreams, with the store as upstream 0. */
-struct store *store_new(const struct store_conf *sc, struct event_base *base,
+struct s3 *s3_new(const struct s3_conf *sc, struct event_base *base,
     const struct upstream_observer *obs, char *err, size_t errlen);
 /* Ends every transfer; their done callbacks do not run. */
-void store_free(struct store *st);
+void s3_free(struct s3 *st);
 
 /* 1 while the breaker lets requests through. */
-int store_usable(const struct store *st);
+int s3_usable(const struct s3 *st);
 
 /*
  * Look name up: a fetch as upstream_fetch's (NOTFOUND when the object is
@@ -70,7 +70,7 @@ int store_usable(const struct store *st);
  * upstream_cancel.  The head's headers are the object's X-DEBUGINFOD-*
  * metadata, its mtime the original Last-Modified.
  */
-struct upstream_fetch *store_get(struct store *st, const char *name,
+struct upstream_fetch *s3_get(struct s3 *st, const char *name,
     uint64_t max_size, const struct upstream_sink *sink, void *arg,
     enum upstream_result *res);
 
@@ -80,12 +80,11 @@ struct upstream_fetch *store_get(struct store *st, const char *name,
  * mtime (unix s) as metadata.  0, or -1 when it cannot start (done will
  * not run).
  */
-int store_put(struct store *st, const char *name, int fd, uint64_t size,
-    const char *headers, size_t headers_len, int64_t mtime, store_done_fn done,
+int s3_put(struct s3 *st, const char *name, int fd, uint64_t size,
+    const char *headers, size_t headers_len, int64_t mtime, s3_done_fn done,
     void *arg);
 /* Delete name (a 404 counts as done). */
-int store_delete(struct store *st, const char *name, store_done_fn done,
-    void *arg);
+int s3_delete(struct s3 *st, const char *name, s3_done_fn done, void *arg);
 /*
  * Delete every object whose name begins with prefix: a page of the
  * listing (1000 keys at most), one DeleteObjects of its keys, the next
@@ -93,11 +92,10 @@ int store_delete(struct store *st, const char *name, store_done_fn done,
  * batches that went through, when !ok).
  */
 typedef void (
-    *store_purge_fn)(void *arg, int ok, uint64_t deleted, const char *why);
-int store_purge(struct store *st, const char *prefix, store_purge_fn done,
-    void *arg);
+    *s3_purge_fn)(void *arg, int ok, uint64_t deleted, const char *why);
+int s3_purge(struct s3 *st, const char *prefix, s3_purge_fn done, void *arg);
 /* Check that the bucket answers the credentials (a signed HEAD). */
-int store_check(struct store *st, store_done_fn done, void *arg);
+int s3_check(struct s3 *st, s3_done_fn done, void *arg);
 
 /*
  * How an upload of size bytes goes, within S3's limits: 0, one PUT
@@ -106,14 +104,13 @@ int store_check(struct store *st, store_done_fn done, void *arg);
  * and to whole MiB enough for 10000 parts, at most 5 GiB; -1, larger
  * than an S3 object may be (5 TiB).
  */
-int store_plan(uint64_t size, uint64_t part_size, uint64_t *part,
-    unsigned *parts);
+int s3_plan(uint64_t size, uint64_t part_size, uint64_t *part, unsigned *parts);
 
 /*
  * Object-name escaping for the store's URLs: each byte of s but
  * A-Z a-z 0-9 - . _ ~ (and '/' when keep_slash) as %XX.  -1 when out
  * does not hold it.
  */
-int store_escape(const char *s, int keep_slash, char *out, size_t len);
+int s3_escape(const char *s, int keep_slash, char *out, size_t len);
 
-#endif /* FETCHERS_STORE_H */
+#endif /* FETCHERS_S3_H */

@@ -1,5 +1,5 @@
 /*
- * daemon/fill.c: one fill per key, from the upstreams or a package into the
+ * resolver/fill.c: one fill per key, from the upstreams or a package into the
  * cache.
  *
  * A fill from upstreams (a "job") lives on the main loop.  It begins by
@@ -36,7 +36,7 @@
  * A fill from a package runs in a decompression pass on a worker (see
  * "passes" below), streamed and verified the same way.
  */
-#include "daemon/fill.h"
+#include "resolver/fill.h"
 
 #include <sys/stat.h>
 
@@ -61,7 +61,7 @@
 #include "daemon/log.h"
 #include "daemon/metrics.h"
 #include "daemon/pool.h"
-#include "daemon/tier.h"
+#include "sources/objstore.h"
 #include "fetchers/upstream.h"
 #include "indexer/elf.h"
 #include "indexer/file.h"
@@ -109,7 +109,7 @@ struct job {
 	int paused; /* the transfer waits for room_work */
 	int ended; /* the fetch ended while paused: sink_done is due */
 	uint64_t tmp_counted; /* its bytes in tmp/, told to the blob store */
-	int in_store; /* the fetch is the object store's (daemon/tier.h) */
+	int in_store; /* the fetch is the object store's (sources/objstore.h) */
 	int store_refused; /* the store's object failed the early check */
 	char *wbuf; /* WBUF_SIZE bytes: received, not yet in the file */
 	size_t wlen;
@@ -133,7 +133,7 @@ struct fill {
 	struct event *queue_ev;
 	struct job *active; /* begun and not ended, on the loop's thread */
 	struct pass *passes; /* open package passes, under mu */
-	struct tier *tier; /* the object store; NULL: none */
+	struct objstore *tier; /* the object store; NULL: none */
 };
 
 static void job_end(struct job *j, enum flight_state st, const char *why);
@@ -585,14 +585,14 @@ finish_done(void *arg)
 	struct job *j = arg;
 
 	if (j->in_store && !j->verified) /* a hit is counted already */
-		tier_looked(j->fl->tier, j->res, j->verified);
+		objstore_looked(j->fl->tier, j->res, j->verified);
 	if (j->verified) {
 		job_end(j, FLIGHT_READY, NULL);
 	} else if (j->wrong) {
 		log_warnx("refused after the final check: %s", j->why);
 		if (j->in_store)
-			tier_corrupt(j->fl->tier, &j->w.id, j->w.kind, j->w.arg,
-			    j->why);
+			objstore_corrupt(j->fl->tier, &j->w.id, j->w.kind,
+			    j->w.arg, j->why);
 		else if (j->has_upstream)
 			upstream_blame(j->fl->us, j->upstream);
 		job_end(j, FLIGHT_FAILED, j->why);
@@ -765,9 +765,9 @@ store_done(void *arg, enum upstream_result res, const char *why)
 		return;
 	}
 	j->uf = NULL;
-	tier_looked(fl->tier, res, 0);
+	objstore_looked(fl->tier, res, 0);
 	if (j->store_refused)
-		tier_corrupt(fl->tier, &j->w.id, j->w.kind, j->w.arg,
+		objstore_corrupt(fl->tier, &j->w.id, j->w.kind, j->w.arg,
 		    "not an ELF file with the build-id asked for");
 	if (j->w.store_only) {
 		job_end(j, FLIGHT_NOTFOUND, FILL_NOT_IN_STORE);
@@ -824,7 +824,7 @@ job_store(struct job *j)
 	enum upstream_result res;
 
 	j->in_store = 1;
-	j->uf = tier_get(j->fl->tier, &j->w.id, j->w.kind, j->w.arg,
+	j->uf = objstore_get(j->fl->tier, &j->w.id, j->w.kind, j->w.arg,
 	    j->fl->d.cfg->max_object_size, &store_sink, j, &res);
 	if (j->uf == NULL)
 		store_done(j, res, NULL);
@@ -948,7 +948,7 @@ package_progress(uint64_t end, void *arg)
 		j->checked = 1; /* wrong: the final check will say so */
 }
 
-/* See daemon/fill.h. */
+/* See resolver/fill.h. */
 int
 fill_member_headers(const struct rpmhdr *rh, const char *archive,
     const char *member, char *buf, size_t len)
@@ -1671,7 +1671,7 @@ job_begin(struct job *j)
 		return;
 	}
 	flight_set_file(j->f, j->fd, path);
-	if (j->w.store && tier_usable(fl->tier))
+	if (j->w.store && objstore_usable(fl->tier))
 		job_store(j);
 	else if (j->w.store_only)
 		job_end(j, FLIGHT_NOTFOUND, FILL_NOT_IN_STORE);
@@ -1872,7 +1872,7 @@ upstream_opts_of(struct fill *fl, const struct config *cfg,
 int
 fill_store_usable(struct fill *fl)
 {
-	return tier_usable(fl->tier);
+	return objstore_usable(fl->tier);
 }
 
 int
@@ -1928,7 +1928,7 @@ fill_new(const struct fill_deps *deps, char *err, size_t errlen)
 		return NULL;
 	}
 	if (cfg->store != NULL &&
-	    (fl->tier = tier_new(cfg, deps->base, deps->bs, err, errlen)) ==
+	    (fl->tier = objstore_new(cfg, deps->base, deps->bs, err, errlen)) ==
 		NULL) {
 		fill_free(fl);
 		return NULL;
@@ -1956,7 +1956,7 @@ fill_free(struct fill *fl)
 	while (fl->active != NULL)
 		job_end(fl->active, FLIGHT_FAILED, "server is shutting down");
 	upstream_set_free(fl->us);
-	tier_free(fl->tier);
+	objstore_free(fl->tier);
 	if (fl->queue_ev != NULL)
 		event_free(fl->queue_ev);
 	index_reader_free(fl->rd);

@@ -1,0 +1,108 @@
+/*
+ * sources/repo_int.h: what sources/repo.c (downloads) and
+ * sources/reposync.c (refreshes) share of the remote repositories; nothing
+ * else includes it.
+ */
+#ifndef SOURCES_REPO_INT_H
+#define SOURCES_REPO_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "fetchers/repofetch.h"
+#include "resolver/fill.h"
+#include "sources/repo.h"
+
+struct dl;
+struct event;
+
+/* Directories of ours, so that the files in them fit in PATH_MAX. */
+#define DIR_MAX 2048
+/* Index files of one refresh at most. */
+#define FILES_MAX 64
+/* Largest metadata file (decompressed sizes are bounded by the parser). */
+#define META_MAX (4ull << 30)
+/* Consecutive failures that open a repository's breaker, and its backoff. */
+#define BREAKER_FAILURES 5
+#define BREAKER_BACKOFF 30
+/* The kind of cache key of a package download. */
+#define PKG_KEY_ARG "repo-package"
+
+enum refresh_step {
+	R_IDLE,
+	R_INRELEASE,
+	R_RELEASE,
+	R_RELEASE_GPG,
+	R_VERIFY,
+	R_FILES,
+	R_BUILD,
+};
+
+/* An index file to fetch, as Release lists it. */
+struct ifile {
+	char name[256]; /* relative to dists/SUITE/ */
+	uint64_t size;
+	uint8_t sha256[32];
+	int contents; /* a Contents file, else Packages */
+	char arch[64];
+	int kept; /* a copy of that SHA-256 is kept: no GET */
+	int whole; /* a 304 contradicted the checksum: ask unconditionally */
+	char etag[256]; /* of its last answer; "" when none */
+	int64_t last_modified; /* of its last answer; -1 when none */
+};
+
+struct repo {
+	struct repos *rs;
+	unsigned i;
+	struct config_repo *cr;
+	uint8_t key[REPOIDX_KEY_LEN];
+	char dir[DIR_MAX]; /* its work directory */
+	char label[1400]; /* its metric labels: repo="URL",suite="SUITE" */
+	/* The refresh, on the loop (and its worker steps). */
+	enum refresh_step step;
+	int again; /* asked to refresh while one ran */
+	struct repofetch *rf;
+	int fd;
+	int inline_sig; /* InRelease, else Release + Release.gpg */
+	char etag[256]; /* of the last verified InRelease */
+	int64_t last_modified;
+	struct ifile files[FILES_MAX];
+	size_t nfiles, cur;
+	/* The files of the last refresh that succeeded, for validators. */
+	struct ifile last[FILES_MAX];
+	size_t nlast;
+	int ok; /* worker's verdict */
+	char why[512];
+	/* Counters, any thread. */
+	atomic_uint_fast64_t refreshes, refresh_failures, downloads,
+	    download_failures, timeouts, http_errors, checksum_errors;
+	atomic_int failures_in_row;
+	atomic_int_fast64_t open_until; /* breaker: skipped until then */
+	atomic_int_fast64_t last_refresh; /* the last that succeeded */
+};
+
+struct repos {
+	struct fill_deps d;
+	struct repo *v;
+	size_t n;
+	struct curlev *cv;
+	struct repofetch_opts fo, dlo;
+	char pkgdir[DIR_MAX];
+	char tmpdir[DIR_MAX]; /* for members a scan inspects */
+	struct event *timer, *kick;
+	pthread_mutex_t mu;
+	struct dl *queue, **queue_tail; /* under mu, oldest first */
+	atomic_uint active; /* downloads started and not ended */
+	struct dl *running; /* downloads begun, under mu, by ->rnext */
+	atomic_int refresh_asked;
+};
+
+/* mkdir -p path: 0, or -1 with errno. */
+int repo_mkdirs(const char *path);
+/* The SHA-256 and size of the file at path: 0, or -1. */
+int repo_file_sha256(const char *path, uint8_t out[32], uint64_t *size);
+/* The loop: refresh r now, or right after the refresh that runs. */
+void reposync_start(struct repo *r);
+
+#endif /* SOURCES_REPO_INT_H */

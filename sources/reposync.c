@@ -1,0 +1,1055 @@
+/*
+ * sources/reposync.c: the refresh of remote repositories' metadata, on
+ * the fills' loop, checked and parsed on workers (see sources/repo.h).
+ *
+ * A refresh of an apt repository is a chain of steps, each started by the
+ * end of the one before, alternating between the loop (transfers) and a
+ * worker (everything that reads a file or writes the index):
+ *
+ *   loop    GET dists/SUITE/InRelease (conditional on the last one's ETag
+ *           and date: a 304 ends the refresh, nothing changed); on a 404,
+ *           GET Release and Release.gpg
+ *   worker  gpgv against the keyring; the signature must be good, valid
+ *           and unexpired, as apt wants (its --status-fd lines say so), and
+ *           Release not past its Valid-Until; then the index files to
+ *           fetch: each component's binary-ARCH/Packages and Contents-ARCH,
+ *           in the first compression Release lists
+ *   loop    GET each of them in turn, but for those whose SHA-256 a copy
+ *           kept since an earlier refresh has (kept_path: no GET at all);
+ *           a GET is conditional on the validators of the last answer
+ *           for a file of its name, and a 304, which contradicts the
+ *           new checksum, makes it a GET of the whole file
+ *   worker  each one's size and SHA-256 against Release, then a new
+ *           generation of the repository in the index (cache/repoidx.h):
+ *           Packages stanzas with their Build-Ids, then the Contents
+ *           lines naming .build-id/ debug files, for packages the
+ *           Packages files listed; then the flip, and the fetched files
+ *           are kept by their checksums (those Release no longer lists
+ *           go)
+ *
+ * rpm: repodata/repomd.xml (and repomd.xml.asc with gpgkey=), then its
+ * primary and filelists (kept and skipped by checksum the same way), whose
+ * usr/lib/.build-id/ links name executables (indexer/repometa.h).  Arch: NAME.files (and NAME.files.sig with key=,
+ * checked before the database is parsed).  A key file may be armored: it
+ * is dearmored into the repository's directory first (repo_keyring).
+ *
+ * Any failure ends the refresh with the reason logged and counted; the
+ * generation in the index stays what it was (a repository never verified
+ * has none, so nothing of it is served).
+ */
+#include "sources/repo_int.h"
+
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <openssl/evp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cache/blobstore.h"
+#include "cache/flight.h"
+#include "cache/index.h"
+#include "cache/negative.h"
+#include "cache/pkgindex.h"
+#include "conf/config.h"
+#include "daemon/clock.h"
+#include "resolver/fill.h"
+#include "daemon/log.h"
+#include "daemon/metrics.h"
+#include "daemon/pool.h"
+#include "daemon/scan.h"
+#include "daemon/spawn.h"
+#include "fetchers/repofetch.h"
+#include "indexer/elf.h"
+#include "indexer/package.h"
+#include "indexer/repometa.h"
+#include "indexer/rpmhdr.h"
+
+static void refresh_next(struct repo *r);
+static void refresh_end(struct repo *r, int ok, const char *why);
+
+/* ------------------------------------------------------------ helpers */
+
+int
+repo_mkdirs(const char *path)
+{
+	char p[PATH_MAX], *s;
+
+	if (snprintf(p, sizeof(p), "%s", path) >= (int)sizeof(p))
+		return -1;
+	for (s = p + 1; *s != '\0'; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0755) == -1 && errno != EEXIST)
+			return -1;
+		*s = '/';
+	}
+	return mkdir(p, 0755) == -1 && errno != EEXIST ? -1 : 0;
+}
+
+/* SHA-256 of the file at path: 0, or -1. */
+int
+repo_file_sha256(const char *path, uint8_t out[32], uint64_t *size)
+{
+	static _Thread_local unsigned char buf[1 << 16];
+	EVP_MD_CTX *c;
+	ssize_t n;
+	int fd;
+
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return -1;
+	if ((c = EVP_MD_CTX_new()) == NULL ||
+	    EVP_DigestInit_ex(c, EVP_sha256(), NULL) != 1) {
+		EVP_MD_CTX_free(c);
+		close(fd);
+		return -1;
+	}
+	*size = 0;
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		EVP_DigestUpdate(c, buf, (size_t)n);
+		*size += (uint64_t)n;
+	}
+	close(fd);
+	if (n == -1 || EVP_DigestFinal_ex(c, out, NULL) != 1) {
+		EVP_MD_CTX_free(c);
+		return -1;
+	}
+	EVP_MD_CTX_free(c);
+	return 0;
+}
+
+/* A temp file in r's directory for what is fetched next: fd, or -1. */
+static int
+repo_tmp(struct repo *r, const char *name, char *path, size_t len)
+{
+	int fd;
+
+	if (snprintf(path, len, "%s/%s", r->dir, name) >= (int)len)
+		return -1;
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	return fd;
+}
+
+/* ------------------------------------------------------------ refresh */
+
+/*
+ * Where the copy of an index file with that SHA-256 is kept between
+ * refreshes, in r's directory: a refresh whose Release (or repomd.xml)
+ * lists it again reads it there, with no GET.
+ */
+static void
+kept_path(const struct repo *r, const uint8_t sha256[32], char *out, size_t len)
+{
+	char hex[65];
+
+	buildid_hex(sha256, 32, hex);
+	snprintf(out, len, "%s/idx-%s", r->dir, hex);
+}
+
+/* Worker: mark the index files to fetch whose checksum a copy has. */
+static void
+mark_kept(struct repo *r)
+{
+	char path[PATH_MAX];
+	size_t i;
+
+	for (i = 0; i < r->nfiles; i++) {
+		kept_path(r, r->files[i].sha256, path, sizeof(path));
+		r->files[i].kept = access(path, R_OK) == 0;
+	}
+}
+
+/* The file index file i of r is read from: its kept copy, or the GET's. */
+static void
+ifile_path(const struct repo *r, size_t i, char *out, size_t len)
+{
+	if (r->files[i].kept)
+		kept_path(r, r->files[i].sha256, out, len);
+	else
+		snprintf(out, len, "%s/index.%zu", r->dir, i);
+}
+
+/*
+ * Worker, after a generation was written from r's index files: keep the
+ * fetched ones under their checksums, drop copies no longer listed.
+ */
+static void
+keep_files(struct repo *r)
+{
+	char path[PATH_MAX], kept[PATH_MAX], hex[65];
+	struct dirent *de;
+	size_t i;
+	DIR *d;
+
+	for (i = 0; i < r->nfiles; i++) {
+		if (r->files[i].kept)
+			continue;
+		snprintf(path, sizeof(path), "%s/index.%zu", r->dir, i);
+		kept_path(r, r->files[i].sha256, kept, sizeof(kept));
+		if (rename(path, kept) == -1)
+			unlink(path);
+	}
+	if ((d = opendir(r->dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "idx-", 4) != 0)
+			continue;
+		for (i = 0; i < r->nfiles; i++) {
+			buildid_hex(r->files[i].sha256, 32, hex);
+			if (strcmp(de->d_name + 4, hex) == 0)
+				break;
+		}
+		if (i == r->nfiles)
+			unlinkat(dirfd(d), de->d_name, 0);
+	}
+	closedir(d);
+}
+
+/* Run gpgv; 0 when its status lines say a good, valid, unexpired signature. */
+static int
+run_gpgv(struct repo *r, char *const argv[], char *why, size_t whylen)
+{
+	char status[PATH_MAX], line[512];
+	int fd, rc, st, good = 0, valid = 0, bad = 0;
+	FILE *fp;
+
+	snprintf(status, sizeof(status), "%s/gpgv.status", r->dir);
+	if ((fd = open(status, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+		 0600)) == -1) {
+		snprintf(why, whylen, "cannot write %.200s", status);
+		return -1;
+	}
+	/* Workers may not run programs: the spawning thread does. */
+	rc = spawn_wait(argv, fd, &st);
+	close(fd);
+	if (rc != 0) {
+		snprintf(why, whylen, "cannot run gpgv: %s", strerror(rc));
+		return -1;
+	}
+	if ((fp = fopen(status, "r")) == NULL) {
+		snprintf(why, whylen, "gpgv said nothing");
+		return -1;
+	}
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		if (strncmp(line, "[GNUPG:] ", 9) != 0)
+			continue;
+		if (strncmp(line + 9, "GOODSIG ", 8) == 0)
+			good = 1;
+		else if (strncmp(line + 9, "VALIDSIG ", 9) == 0)
+			valid = 1;
+		else if (strncmp(line + 9, "EXPSIG", 6) == 0 ||
+		    strncmp(line + 9, "EXPKEYSIG", 9) == 0 ||
+		    strncmp(line + 9, "REVKEYSIG", 9) == 0 ||
+		    strncmp(line + 9, "BADSIG", 6) == 0 ||
+		    strncmp(line + 9, "ERRSIG", 6) == 0 ||
+		    strncmp(line + 9, "NO_PUBKEY", 9) == 0) {
+			if (!bad)
+				snprintf(why, whylen,
+				    "signature refused by gpgv: %.*s",
+				    (int)strcspn(line + 9, " \n"), line + 9);
+			bad = 1;
+		}
+	}
+	fclose(fp);
+	if (bad)
+		return -1;
+	if (!good || !valid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		snprintf(why, whylen, "no valid signature (gpgv exit %d)",
+		    WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Worker: the keyring for gpgv in kr: the configured file, or, when it is
+ * ASCII-armored (as apt takes signed-by=), its binary form written to r's
+ * directory (gpgv reads only binary keyrings).  0, or -1 with r->why.
+ */
+static int
+repo_keyring(struct repo *r, char *kr, size_t len)
+{
+	char out[PATH_MAX], err[256];
+
+	snprintf(out, sizeof(out), "%s/keyring.gpg", r->dir);
+	switch (repometa_dearmor(r->cr->keyring, out, err, sizeof(err))) {
+	case 0:
+		snprintf(kr, len, "%s", out);
+		return 0;
+	case 1:
+		snprintf(kr, len, "%s", r->cr->keyring);
+		return 0;
+	default:
+		snprintf(r->why, sizeof(r->why), "key %.200s: %.200s",
+		    r->cr->keyring, err);
+		return -1;
+	}
+}
+
+/* What verify_work collects from Release. */
+struct pick {
+	struct repo *r;
+	/* Per component and arch: the Packages and Contents chosen, by rank. */
+	int rank[FILES_MAX];
+};
+
+/* The rank of a compression: lower is preferred; -1 when not one of ours. */
+static int
+comp_rank(const char *rest)
+{
+	if (strcmp(rest, ".xz") == 0)
+		return 0;
+	if (strcmp(rest, ".gz") == 0)
+		return 1;
+	if (strcmp(rest, "") == 0)
+		return 2;
+	return -1;
+}
+
+static int
+pick_cb(const struct repometa_entry *e, void *arg)
+{
+	struct pick *pk = arg;
+	struct repo *r = pk->r;
+	const struct config_repo *cr = r->cr;
+	char base[300];
+	size_t c, a, slot, n;
+	int kind, rank;
+
+	for (c = 0; c < cr->ncomponents; c++) {
+		for (a = 0; a < cr->narchs; a++) {
+			for (kind = 0; kind < 2; kind++) {
+				if (kind == 0)
+					snprintf(base, sizeof(base),
+					    "%s/binary-%s/Packages",
+					    cr->components[c], cr->archs[a]);
+				else
+					snprintf(base, sizeof(base),
+					    "%s/Contents-%s", cr->components[c],
+					    cr->archs[a]);
+				n = strlen(base);
+				if (strncmp(e->name, base, n) != 0 ||
+				    (rank = comp_rank(e->name + n)) == -1)
+					continue;
+				slot = 2 * (c * cr->narchs + a) + (size_t)kind;
+				if (slot >= FILES_MAX)
+					continue;
+				if (pk->rank[slot] != -1 &&
+				    pk->rank[slot] <= rank)
+					continue;
+				if (strlen(e->name) >=
+					sizeof(r->files[slot].name) ||
+				    repometa_sha256_parse(e->sha256, 64,
+					r->files[slot].sha256) == -1)
+					continue;
+				pk->rank[slot] = rank;
+				strcpy(r->files[slot].name, e->name);
+				r->files[slot].size = e->size;
+				r->files[slot].contents = kind;
+				snprintf(r->files[slot].arch,
+				    sizeof(r->files[slot].arch), "%s",
+				    cr->archs[a]);
+			}
+		}
+	}
+	return 0;
+}
+
+static int
+repomd_cb(const struct repometa_rpmdata *d, void *arg)
+{
+	struct repo *r = arg;
+	struct ifile *f;
+	int kind;
+
+	if (strcmp(d->type, "primary") == 0)
+		kind = 0;
+	else if (strcmp(d->type, "filelists") == 0)
+		kind = 1;
+	else
+		return 0;
+	f = &r->files[kind];
+	if (strlen(d->href) >= sizeof(f->name) || d->sha256[0] == '\0' ||
+	    repometa_sha256_parse(d->sha256, strlen(d->sha256), f->sha256) ==
+		-1)
+		return 0;
+	strcpy(f->name, d->href);
+	f->size = d->size;
+	f->contents = kind;
+	return 0;
+}
+
+/*
+ * Worker: an rpm repository's repomd.xml, checked against gpgkey= when
+ * given (repomd.xml.asc), and its primary and filelists files.
+ */
+static void
+verify_rpm(struct repo *r)
+{
+	char kr[PATH_MAX], in[PATH_MAX], sig[PATH_MAX], home[PATH_MAX];
+	char err[256];
+
+	snprintf(home, sizeof(home), "%s", r->dir);
+	snprintf(in, sizeof(in), "%s/repomd.xml", r->dir);
+	snprintf(sig, sizeof(sig), "%s/repomd.xml.asc", r->dir);
+	if (r->cr->keyring[0] != '\0') {
+		char *argv[] = { "gpgv", "--homedir", home, "--status-fd", "1",
+			"--keyring", kr, sig, in, NULL };
+
+		if (repo_keyring(r, kr, sizeof(kr)) == -1 ||
+		    run_gpgv(r, argv, r->why, sizeof(r->why)) == -1)
+			return;
+	}
+	memset(r->files, 0, sizeof(r->files));
+	if (repometa_repomd(in, repomd_cb, r, err, sizeof(err)) == -1) {
+		snprintf(r->why, sizeof(r->why), "repomd.xml: %s", err);
+		return;
+	}
+	if (r->files[0].name[0] == '\0' || r->files[1].name[0] == '\0') {
+		snprintf(r->why, sizeof(r->why),
+		    "repomd.xml names no primary and filelists with a SHA-256");
+		return;
+	}
+	r->nfiles = 2;
+	mark_kept(r);
+	r->ok = 1;
+}
+
+/* Worker: an Arch repository's NAME.files against key= (NAME.files.sig). */
+static void
+verify_arch(struct repo *r)
+{
+	char kr[PATH_MAX], in[PATH_MAX], sig[PATH_MAX], home[PATH_MAX];
+	char *argv[] = { "gpgv", "--homedir", home, "--status-fd", "1",
+		"--keyring", kr, sig, in, NULL };
+
+	snprintf(home, sizeof(home), "%s", r->dir);
+	snprintf(in, sizeof(in), "%s/index.0", r->dir);
+	snprintf(sig, sizeof(sig), "%s/files.sig", r->dir);
+	if (repo_keyring(r, kr, sizeof(kr)) == -1 ||
+	    run_gpgv(r, argv, r->why, sizeof(r->why)) == -1)
+		return;
+	r->ok = 1;
+}
+
+/* Worker: check the signature, read Release, choose the index files. */
+static void
+verify_work(void *arg)
+{
+	struct repo *r = arg;
+	char kr[PATH_MAX], in[PATH_MAX], out[PATH_MAX], sig[PATH_MAX];
+	char home[PATH_MAX], err[256];
+	struct pick pk;
+	struct ifile files[FILES_MAX];
+	int64_t valid_until;
+	size_t i, n = 0;
+
+	r->ok = 0;
+	if (r->cr->type == CONFIG_REPO_RPM) {
+		verify_rpm(r);
+		return;
+	}
+	if (r->cr->type == CONFIG_REPO_ARCH) {
+		verify_arch(r);
+		return;
+	}
+	if (repo_keyring(r, kr, sizeof(kr)) == -1)
+		return;
+	snprintf(home, sizeof(home), "%s", r->dir);
+	snprintf(out, sizeof(out), "%s/Release.verified", r->dir);
+	if (r->inline_sig) {
+		char *argv[] = { "gpgv", "--homedir", home, "--status-fd", "1",
+			"--keyring", kr, "--output", out, in, NULL };
+
+		snprintf(in, sizeof(in), "%s/InRelease", r->dir);
+		unlink(out);
+		if (run_gpgv(r, argv, r->why, sizeof(r->why)) == -1)
+			return;
+	} else {
+		char *argv[] = { "gpgv", "--homedir", home, "--status-fd", "1",
+			"--keyring", kr, sig, in, NULL };
+
+		snprintf(in, sizeof(in), "%s/Release", r->dir);
+		snprintf(sig, sizeof(sig), "%s/Release.gpg", r->dir);
+		if (run_gpgv(r, argv, r->why, sizeof(r->why)) == -1)
+			return;
+		if (rename(in, out) == -1) {
+			snprintf(r->why, sizeof(r->why), "rename: %s",
+			    strerror(errno));
+			return;
+		}
+	}
+	memset(&pk, 0, sizeof(pk));
+	pk.r = r;
+	for (i = 0; i < FILES_MAX; i++)
+		pk.rank[i] = -1;
+	memset(r->files, 0, sizeof(r->files));
+	if (repometa_release(out, pick_cb, &pk, &valid_until, err,
+		sizeof(err)) == -1) {
+		snprintf(r->why, sizeof(r->why), "Release: %s", err);
+		return;
+	}
+	if (valid_until != 0 && valid_until < clock_now()) {
+		snprintf(r->why, sizeof(r->why),
+		    "Release is past its Valid-Until");
+		return;
+	}
+	/* Packages before Contents: Contents names packages they list. */
+	for (i = 0; i < FILES_MAX; i += 2)
+		if (pk.rank[i] != -1)
+			files[n++] = r->files[i];
+	for (i = 1; i < FILES_MAX; i += 2)
+		if (pk.rank[i] != -1)
+			files[n++] = r->files[i];
+	if (n == 0) {
+		snprintf(r->why, sizeof(r->why),
+		    "Release lists no Packages file of the components and "
+		    "architectures asked for");
+		return;
+	}
+	memcpy(r->files, files, n * sizeof(files[0]));
+	r->nfiles = n;
+	mark_kept(r);
+	r->ok = 1;
+}
+
+static void
+verify_done(void *arg)
+{
+	struct repo *r = arg;
+
+	if (!r->ok) {
+		refresh_end(r, 0, r->why);
+		return;
+	}
+	r->step = R_FILES;
+	/* An Arch repository's one index file is the database checked. */
+	r->cur = r->cr->type == CONFIG_REPO_ARCH ? 1 : 0;
+	refresh_next(r);
+}
+
+/* What build_work records while parsing. */
+struct build {
+	struct repoidx_writer *w;
+	const char *arch;
+	char name[REPOIDX_NAME_MAX + 1];
+	uint64_t ids;
+};
+
+static int
+packages_cb(const struct repometa_deb *d, void *arg)
+{
+	struct build *b = arg;
+	struct buildid id;
+	const char *why;
+	const char *p = d->build_ids, *e;
+
+	if (snprintf(b->name, sizeof(b->name), "%s/%s", b->arch, d->package) >=
+	    (int)sizeof(b->name))
+		return 0;
+	if (repoidx_put_pkg(b->w, b->name, d->filename, d->size, d->sha256) ==
+	    -1)
+		return -1;
+	for (;;) {
+		while (*p == ' ' || *p == '\t')
+			p++;
+		if (*p == '\0')
+			break;
+		e = p + strcspn(p, " \t");
+		if (buildid_parse(&id, p, (size_t)(e - p), &why) == 0) {
+			if (repoidx_put_id(b->w, &id, REPOIDX_DEBUGINFO,
+				b->name, 0) == -1)
+				return -1;
+			b->ids++;
+		}
+		p = e;
+	}
+	return 0;
+}
+
+static int
+contents_cb(const struct buildid *id, const char *packages, void *arg)
+{
+	struct build *b = arg;
+	char word[REPOIDX_NAME_MAX];
+	const char *p = packages, *e, *slash;
+	size_t n;
+	int rc;
+
+	while (*p != '\0') {
+		e = p + strcspn(p, ",");
+		n = (size_t)(e - p);
+		if (n < sizeof(word)) {
+			memcpy(word, p, n);
+			word[n] = '\0';
+			slash = strrchr(word, '/');
+			snprintf(b->name, sizeof(b->name), "%s/%s", b->arch,
+			    slash != NULL ? slash + 1 : word);
+			if ((rc = repoidx_has_pkg(b->w, b->name)) == -1)
+				return -1;
+			if (rc == 1) {
+				b->ids++;
+				return repoidx_put_id(b->w, id,
+					   REPOIDX_DEBUGINFO, b->name, 1) == -1
+				    ? -1
+				    : 0;
+			}
+		}
+		p = *e == ',' ? e + 1 : e;
+	}
+	return 0;
+}
+
+static int
+primary_cb(const struct repometa_rpm *p, void *arg)
+{
+	struct build *b = arg;
+
+	/* A package whose checksum is not SHA-256 cannot be checked. */
+	if (!p->has_sha256)
+		return 0;
+	return repoidx_put_pkg(b->w, p->pkgid, p->href, p->size, p->sha256) ==
+		-1
+	    ? -1
+	    : 0;
+}
+
+/* The index's kind for what a .build-id path names. */
+static enum repoidx_kind
+repo_kind(int kind)
+{
+	switch (kind) {
+	case REPOMETA_EXECUTABLE:
+		return REPOIDX_EXECUTABLE;
+	case REPOMETA_EXECUTABLE_WEAK:
+		return REPOIDX_EXECUTABLE_WEAK;
+	default:
+		return REPOIDX_DEBUGINFO;
+	}
+}
+
+/* An id of a package named pkgid (rpm filelists). */
+static int
+filelists_cb(const char *pkgid, const struct buildid *id, int kind, void *arg)
+{
+	struct build *b = arg;
+	int rc;
+
+	if ((rc = repoidx_has_pkg(b->w, pkgid)) != 1)
+		return rc;
+	b->ids++;
+	return repoidx_put_id(b->w, id, repo_kind(kind), pkgid, 1) == -1 ? -1
+									 : 0;
+}
+
+static int
+arch_desc_cb(const struct repometa_arch *p, void *arg)
+{
+	struct build *b = arg;
+
+	return repoidx_put_pkg(b->w, p->dir, p->filename, p->size, p->sha256) ==
+		-1
+	    ? -1
+	    : 0;
+}
+
+/*
+ * An id of an Arch package, named by its directory in the database: its
+ * desc may come after its files list, and an id whose package has none
+ * is never found (repoidx_find finds no package).
+ */
+static int
+arch_file_cb(const char *dir, const struct buildid *id, int kind, void *arg)
+{
+	struct build *b = arg;
+
+	b->ids++;
+	return repoidx_put_id(b->w, id, repo_kind(kind), dir, 1) == -1 ? -1 : 0;
+}
+
+/* Parse index file i of r (checked) into b: 0, or -1 with err. */
+static int
+build_file(struct repo *r, size_t i, const char *path, struct build *b,
+    char *err, size_t errlen)
+{
+	if (r->cr->type == CONFIG_REPO_ARCH)
+		return repometa_arch_files(path, arch_desc_cb, arch_file_cb, b,
+		    err, errlen);
+	if (r->cr->type == CONFIG_REPO_RPM)
+		return r->files[i].contents
+		    ? repometa_rpm_filelists(path, filelists_cb, b, err, errlen)
+		    : repometa_rpm_primary(path, primary_cb, b, err, errlen);
+	b->arch = r->files[i].arch;
+	return r->files[i].contents
+	    ? repometa_contents(path, contents_cb, b, err, errlen)
+	    : repometa_packages(path, packages_cb, b, err, errlen);
+}
+
+/* Worker: check every index file, then write the new generation. */
+static void
+build_work(void *arg)
+{
+	struct repo *r = arg;
+	struct build b;
+	char path[PATH_MAX], err[256];
+	uint8_t sha[32];
+	uint64_t size;
+	size_t i;
+
+	r->ok = 0;
+	for (i = 0; i < r->nfiles; i++) {
+		if (r->cr->type == CONFIG_REPO_ARCH)
+			break; /* nothing lists its checksum */
+		ifile_path(r, i, path, sizeof(path));
+		/* repomd.xml may leave the size out: 0. */
+		if (repo_file_sha256(path, sha, &size) == -1 ||
+		    (size != r->files[i].size &&
+			(r->cr->type != CONFIG_REPO_RPM ||
+			    r->files[i].size != 0)) ||
+		    memcmp(sha, r->files[i].sha256, 32) != 0) {
+			snprintf(r->why, sizeof(r->why),
+			    "%s: size or SHA256 differs from Release's",
+			    r->files[i].name);
+			return;
+		}
+	}
+	memset(&b, 0, sizeof(b));
+	if ((b.w = repoidx_writer_new(r->rs->d.idx, r->key, err,
+		 sizeof(err))) == NULL) {
+		snprintf(r->why, sizeof(r->why), "index: %s", err);
+		return;
+	}
+	for (i = 0; i < r->nfiles; i++) {
+		ifile_path(r, i, path, sizeof(path));
+		if (build_file(r, i, path, &b, err, sizeof(err)) == -1) {
+			snprintf(r->why, sizeof(r->why), "%s: %s",
+			    r->files[i].name, err);
+			repoidx_writer_abort(b.w);
+			return;
+		}
+	}
+	if (repoidx_writer_commit(b.w, clock_now(), err, sizeof(err)) == -1) {
+		snprintf(r->why, sizeof(r->why), "index: %s", err);
+		return;
+	}
+	/* An Arch database has no checksum to keep it by. */
+	if (r->cr->type == CONFIG_REPO_ARCH) {
+		snprintf(path, sizeof(path), "%s/index.0", r->dir);
+		unlink(path);
+	} else
+		keep_files(r);
+	r->ok = 1;
+}
+
+static void
+build_done(void *arg)
+{
+	struct repo *r = arg;
+
+	if (r->ok) {
+		memcpy(r->last, r->files, r->nfiles * sizeof(r->files[0]));
+		r->nlast = r->nfiles;
+	}
+	refresh_end(r, r->ok, r->why);
+}
+
+/* The last refresh's file of that name, or NULL. */
+static const struct ifile *
+last_file(const struct repo *r, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < r->nlast; i++)
+		if (strcmp(r->last[i].name, name) == 0)
+			return &r->last[i];
+	return NULL;
+}
+
+/* The loop: a metadata transfer ended. */
+static void
+meta_done(void *arg, const struct repofetch_result *res)
+{
+	struct repo *r = arg;
+	char why[600];
+
+	r->rf = NULL;
+	close(r->fd);
+	r->fd = -1;
+	if (res->error != NULL ||
+	    (res->status != 200 && res->status != 304 && res->status != 404)) {
+		if (res->error != NULL)
+			snprintf(why, sizeof(why), "%s", res->error);
+		else
+			snprintf(why, sizeof(why), "HTTP status %ld",
+			    res->status);
+		refresh_end(r, 0, why);
+		return;
+	}
+	switch (r->step) {
+	case R_INRELEASE:
+		if (res->status == 304) {
+			refresh_end(r, 1, NULL);
+			return;
+		}
+		if (res->status == 404 && r->cr->type != CONFIG_REPO_DEB) {
+			refresh_end(r, 0,
+			    r->cr->type == CONFIG_REPO_RPM
+				? "no repodata/repomd.xml (404)"
+				: "no NAME.files database (404)");
+			return;
+		}
+		if (r->cr->type == CONFIG_REPO_ARCH) {
+			/*
+			 * The .files database is the whole index.  With key=,
+			 * NAME.files.sig must sign it; without, nothing to
+			 * check it against but TLS (each package's SHA-256
+			 * is): Arch signs packages, rarely databases.
+			 */
+			snprintf(r->etag, sizeof(r->etag), "%s", res->etag);
+			r->last_modified = res->last_modified;
+			r->nfiles = 1;
+			if (r->cr->keyring[0] != '\0') {
+				r->step = R_RELEASE_GPG;
+				break;
+			}
+			r->step = R_FILES;
+			r->cur = 1;
+			break;
+		}
+		if (res->status == 404) {
+			r->inline_sig = 0;
+			r->step = R_RELEASE;
+			break;
+		}
+		snprintf(r->etag, sizeof(r->etag), "%s", res->etag);
+		r->last_modified = res->last_modified;
+		if (r->cr->type == CONFIG_REPO_RPM) {
+			/* repomd.xml.asc, when a key is given. */
+			r->inline_sig = 0;
+			r->step = r->cr->keyring[0] != '\0' ? R_RELEASE_GPG
+							    : R_VERIFY;
+		} else {
+			r->inline_sig = 1;
+			r->step = R_VERIFY;
+		}
+		break;
+	case R_RELEASE:
+	case R_RELEASE_GPG:
+	case R_FILES:
+		/*
+		 * An index file is asked for when Release lists a checksum no
+		 * copy kept has: a 304 contradicts that signed listing
+		 * (validators too coarse, a mirror mid-sync).  Once more,
+		 * whole: its checksum decides.
+		 */
+		if (r->step == R_FILES && res->status == 304 &&
+		    !r->files[r->cur].whole) {
+			r->files[r->cur].whole = 1;
+			break;
+		}
+		if (r->step == R_FILES && res->status == 200) {
+			snprintf(r->files[r->cur].etag,
+			    sizeof(r->files[r->cur].etag), "%s", res->etag);
+			r->files[r->cur].last_modified = res->last_modified;
+		}
+		if (res->status != 200) {
+			snprintf(why, sizeof(why), "%s: HTTP status %ld",
+			    r->step == R_RELEASE     ? "Release"
+				: r->step == R_FILES ? r->files[r->cur].name
+				: r->cr->type == CONFIG_REPO_RPM
+				? "repomd.xml.asc"
+				: r->cr->type == CONFIG_REPO_ARCH
+				? "the database's signature (.files.sig)"
+				: "Release.gpg",
+			    res->status);
+			refresh_end(r, 0, why);
+			return;
+		}
+		if (r->step == R_FILES)
+			r->cur++;
+		else
+			r->step++;
+		break;
+	default:
+		break;
+	}
+	refresh_next(r);
+}
+
+/*
+ * Start a GET of the repository's metadata file name (apt: under
+ * dists/SUITE/; rpm: under the repository URL) into the temp file tmp,
+ * conditional on etag (NULL: none) and last_modified (-1: none).
+ */
+static void
+meta_get(struct repo *r, const char *name, const char *tmp, const char *etag,
+    int64_t last_modified)
+{
+	char url[2048], path[PATH_MAX];
+
+	if (r->cr->type != CONFIG_REPO_DEB)
+		snprintf(url, sizeof(url), "%s/%s", r->cr->url, name);
+	else
+		snprintf(url, sizeof(url), "%s/dists/%s/%s", r->cr->url,
+		    r->cr->suite, name);
+	if ((r->fd = repo_tmp(r, tmp, path, sizeof(path))) == -1) {
+		refresh_end(r, 0, "cannot write the repository's directory");
+		return;
+	}
+	/*
+	 * With an ETag, no date (RFC 9110 13.1.3): a date is to the second,
+	 * and a file replaced within it would seem unchanged.
+	 */
+	r->rf = repofetch_get(r->rs->cv, &r->rs->fo, url, r->fd, etag,
+	    etag != NULL && etag[0] != '\0' ? -1 : last_modified, NULL,
+	    meta_done, r);
+	if (r->rf == NULL) {
+		close(r->fd);
+		r->fd = -1;
+		refresh_end(r, 0, "cannot start a transfer");
+	}
+}
+
+/* The loop: the next step of r's refresh. */
+static void
+refresh_next(struct repo *r)
+{
+	char tmp[sizeof(r->files[0].name) + 8]; /* NAME.files.sig */
+
+	const struct ifile *was;
+
+	switch (r->step) {
+	case R_INRELEASE:
+		if (r->cr->type == CONFIG_REPO_RPM) {
+			meta_get(r, "repodata/repomd.xml", "repomd.xml",
+			    r->etag, r->last_modified);
+		} else if (r->cr->type == CONFIG_REPO_ARCH) {
+			snprintf(r->files[0].name, sizeof(r->files[0].name),
+			    "%.200s.files", r->cr->suite);
+			meta_get(r, r->files[0].name, "index.0", r->etag,
+			    r->last_modified);
+		} else
+			meta_get(r, "InRelease", "InRelease", r->etag,
+			    r->last_modified);
+		break;
+	case R_RELEASE:
+		meta_get(r, "Release", "Release", NULL, -1);
+		break;
+	case R_RELEASE_GPG:
+		if (r->cr->type == CONFIG_REPO_RPM)
+			meta_get(r, "repodata/repomd.xml.asc", "repomd.xml.asc",
+			    NULL, -1);
+		else if (r->cr->type == CONFIG_REPO_ARCH) {
+			snprintf(tmp, sizeof(tmp), "%s.sig", r->files[0].name);
+			meta_get(r, tmp, "files.sig", NULL, -1);
+		} else
+			meta_get(r, "Release.gpg", "Release.gpg", NULL, -1);
+		break;
+	case R_VERIFY:
+		if (pool_submit_long(r->rs->d.pool, verify_work, r->rs->d.inbox,
+			verify_done, r) == -1)
+			refresh_end(r, 0, "server is shutting down");
+		break;
+	case R_FILES:
+		/* A file whose checksum a kept copy has is not fetched. */
+		while (r->cur < r->nfiles && r->files[r->cur].kept)
+			r->cur++;
+		if (r->cur == r->nfiles) {
+			r->step = R_BUILD;
+			if (pool_submit_long(r->rs->d.pool, build_work,
+				r->rs->d.inbox, build_done, r) == -1)
+				refresh_end(r, 0, "server is shutting down");
+			break;
+		}
+		/* Conditional on the last answer for a file of its name. */
+		snprintf(tmp, sizeof(tmp), "index.%zu", r->cur);
+		r->files[r->cur].etag[0] = '\0';
+		r->files[r->cur].last_modified = -1;
+		was = r->files[r->cur].whole
+		    ? NULL
+		    : last_file(r, r->files[r->cur].name);
+		meta_get(r, r->files[r->cur].name, tmp,
+		    was != NULL ? was->etag : NULL,
+		    was != NULL ? was->last_modified : -1);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Worker: the failed refresh of a repository, for dbgmirror stats. */
+struct noted {
+	struct repo *r;
+	int64_t when;
+	char why[256];
+};
+
+static void
+note_work(void *arg)
+{
+	struct noted *n = arg;
+	char err[256];
+
+	if (repoidx_note_error(n->r->rs->d.idx, n->r->key, n->when, n->why, err,
+		sizeof(err)) == -1)
+		log_warnx("%s: %s", __func__, err);
+	free(n);
+}
+
+static void
+refresh_end(struct repo *r, int ok, const char *why)
+{
+	struct noted *n;
+
+	r->step = R_IDLE;
+	if (ok) {
+		atomic_fetch_add(&r->refreshes, 1);
+		atomic_store(&r->last_refresh, clock_now());
+		log_info("repo %s: refreshed", r->cr->name);
+	} else {
+		/* A later InRelease (and index files) whole again. */
+		r->etag[0] = '\0';
+		r->last_modified = -1;
+		r->nlast = 0;
+		atomic_fetch_add(&r->refresh_failures, 1);
+		log_warnx("repo %s: refresh failed, repository refused: %s",
+		    r->cr->name, why != NULL ? why : "?");
+		if ((n = malloc(sizeof(*n))) != NULL) {
+			n->r = r;
+			n->when = clock_now();
+			snprintf(n->why, sizeof(n->why), "%s",
+			    why != NULL ? why : "?");
+			if (pool_submit(r->rs->d.pool, note_work, NULL, NULL,
+				n) == -1)
+				free(n);
+		}
+	}
+	if (r->again) {
+		r->again = 0;
+		r->step = R_INRELEASE;
+		refresh_next(r);
+	}
+}
+
+/* The loop: refresh r now, or right after the refresh that runs. */
+void
+reposync_start(struct repo *r)
+{
+	if (r->step != R_IDLE) {
+		r->again = 1;
+		return;
+	}
+	r->step = R_INRELEASE;
+	refresh_next(r);
+}
