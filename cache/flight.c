@@ -57,6 +57,7 @@ struct flight {
 	int64_t created_ns;
 	int64_t begun; /* wall-clock ns of its creation (flight_begun) */
 	char label[FLIGHT_LABEL_MAX];
+	unsigned mark;
 };
 
 struct flight_table {
@@ -159,19 +160,33 @@ struct flight *
 flight_join(struct flight_table *ft, const struct cache_key *k, int limited,
     int *created)
 {
-	struct flight *f;
+	struct flight *f, **pp;
 	unsigned b = bucket_of(k);
+	int retry;
 
 	*created = 0;
 	pthread_mutex_lock(&ft->mu);
-	for (f = ft->b[b]; f != NULL; f = f->next) {
-		if (cache_key_equal(&f->key, k)) {
-			pthread_mutex_lock(&f->mu);
+	for (pp = &ft->b[b]; (f = *pp) != NULL; pp = &f->next) {
+		if (!cache_key_equal(&f->key, k))
+			continue;
+		pthread_mutex_lock(&f->mu);
+		retry = f->state == FLIGHT_TOOBIG || f->state == FLIGHT_ABSENT;
+		if (!retry)
 			f->refs++;
-			pthread_mutex_unlock(&f->mu);
+		pthread_mutex_unlock(&f->mu);
+		if (!retry) {
 			pthread_mutex_unlock(&ft->mu);
 			return f;
 		}
+		/*
+		 * It ended telling its readers to ask again: joining it would
+		 * tell them again.  Out of the table, for a new one.
+		 */
+		*pp = f->next;
+		f->in_table = 0;
+		ft->n--;
+		ft->nlimited -= f->limited;
+		break;
 	}
 	if ((limited && ft->max > 0 && ft->nlimited >= ft->max) ||
 	    (f = calloc(1, sizeof(*f))) == NULL) {
@@ -373,6 +388,14 @@ flight_verified(struct flight *f)
 }
 
 void
+flight_set_mark(struct flight *f, unsigned mark)
+{
+	pthread_mutex_lock(&f->mu);
+	f->mark = mark;
+	pthread_mutex_unlock(&f->mu);
+}
+
+void
 flight_end(struct flight *f, enum flight_state state, const char *why)
 {
 	pthread_mutex_lock(&f->mu);
@@ -439,6 +462,7 @@ flight_view(struct flight *f, struct flight_view *v)
 	v->size = f->length != UINT64_MAX ? f->length : f->size;
 	v->limit = f->limit;
 	v->verified = f->state == FLIGHT_STREAMING && f->verified;
+	v->mark = f->mark;
 	switch (f->state) {
 	case FLIGHT_STREAMING:
 		/* Never the last byte before verification. */

@@ -41,6 +41,12 @@ enum flight_state {
 	FLIGHT_FAILED, /* no source gave it; why says what happened */
 	FLIGHT_UNAVAILABLE, /* this server could not keep it (a full disk) */
 	FLIGHT_TOOBIG, /* larger than the limit the fill asked with (a 406) */
+	/*
+	 * The sources this fill could ask do not have it, and it was not to
+	 * ask the others (a whole file asked only where files are held):
+	 * nothing is remembered.  The mark says the last source it asked.
+	 */
+	FLIGHT_ABSENT,
 };
 
 /* A consistent snapshot for a reader. */
@@ -56,6 +62,7 @@ struct flight_view {
 	 */
 	uint64_t size;
 	uint64_t limit; /* the fill's X-DEBUGINFOD-MAXSIZE; 0: none */
+	unsigned mark; /* the filler's flight_set_mark, once it ended */
 };
 
 /*
@@ -85,7 +92,9 @@ void flight_table_counts(struct flight_table *ft, uint64_t *flights,
 
 /*
  * Find the flight of k or create it (*created = 1: the caller starts the
- * fill), counted against the table's max when limited.  Returns a
+ * fill), counted against the table's max when limited.  A flight that
+ * ended asking its readers to ask again (TOOBIG, ABSENT) is not found: it
+ * leaves the table for the new one.  Returns a
  * reference, or NULL when a limited flight would exceed the max, or out of
  * memory.
  */
@@ -126,6 +135,11 @@ void flight_progress(struct flight *f, uint64_t written);
  * table until its end.  Nothing before the head.  Wakes every reader.
  */
 void flight_verified(struct flight *f);
+/*
+ * A number the filler leaves for readers with the end (the resolver: the
+ * source that ended the fill).
+ */
+void flight_set_mark(struct flight *f, unsigned mark);
 /* The end; READY marks the bytes verified.  Wakes every reader. */
 void flight_end(struct flight *f, enum flight_state state, const char *why);
 /* Take the flight out of the table: new requests will not join it. */

@@ -104,6 +104,16 @@ id_key(enum elf_kind kind, const struct buildid *id,
 	return 1 + (size_t)id->len;
 }
 
+int
+index_file_unchanged(const struct index_file *rec, const struct stat *st)
+{
+	return rec->size == (uint64_t)st->st_size &&
+	    rec->mtime_sec == (int64_t)st->st_mtim.tv_sec &&
+	    rec->mtime_nsec == (uint32_t)st->st_mtim.tv_nsec &&
+	    rec->ino == (uint64_t)st->st_ino &&
+	    rec->dev == (uint64_t)st->st_dev;
+}
+
 size_t
 index_file_encode(const struct index_file *f, void *buf, size_t cap)
 {

@@ -10,6 +10,8 @@
 #ifndef CACHE_INDEX_H
 #define CACHE_INDEX_H
 
+#include <sys/stat.h>
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -115,6 +117,9 @@ int index_find(struct index_reader *rd, const struct buildid *id,
  * cap or the path is too long; decode returns -1 for a damaged one, and f
  * then points into val.
  */
+/* 1 when st still describes the file rec was made from. */
+int index_file_unchanged(const struct index_file *rec, const struct stat *st);
+
 size_t index_file_encode(const struct index_file *f, void *buf, size_t cap);
 int index_file_decode(const void *val, size_t len, struct index_file *f);
 

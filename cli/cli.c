@@ -36,7 +36,7 @@
 #include "daemon/misses.h"
 #include "cli/prefetch.h"
 #include "sources/repo.h"
-#include "daemon/scan.h"
+#include "sources/scan.h"
 #include "sources/objstore.h"
 #include "fetchers/put.h"
 #include "indexer/buildid.h"
@@ -101,7 +101,7 @@ file_note(const struct index_file *rec, const char *what)
 	note[0] = '\0';
 	if (stat(rec->path, &st) == -1)
 		snprintf(note, sizeof(note), "  (%s is gone)", what);
-	else if (!scan_unchanged(rec, &st))
+	else if (!index_file_unchanged(rec, &st))
 		snprintf(note, sizeof(note), "  (%s changed since indexed)",
 		    what);
 	return note;

@@ -66,34 +66,6 @@
 #include "daemon/log.h"
 #include "daemon/metrics.h"
 
-/* ------------------------------------------------------------ addresses */
-
-unsigned
-http_sockaddr_port(const struct sockaddr_storage *ss)
-{
-	if (ss->ss_family == AF_INET6)
-		return ntohs(((const struct sockaddr_in6 *)ss)->sin6_port);
-	return ntohs(((const struct sockaddr_in *)ss)->sin_port);
-}
-
-/* "host:port", or "[host]:port" for IPv6, as logs and peers show it. */
-void
-http_sockaddr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
-{
-	char host[INET6_ADDRSTRLEN];
-
-	if (ss->ss_family == AF_INET6) {
-		inet_ntop(AF_INET6,
-		    &((const struct sockaddr_in6 *)ss)->sin6_addr, host,
-		    sizeof(host));
-		snprintf(buf, len, "[%s]:%u", host, http_sockaddr_port(ss));
-	} else {
-		inet_ntop(AF_INET, &((const struct sockaddr_in *)ss)->sin_addr,
-		    host, sizeof(host));
-		snprintf(buf, len, "%s:%u", host, http_sockaddr_port(ss));
-	}
-}
-
 /* ------------------------------------------------------------- threads */
 
 /*
@@ -293,7 +265,8 @@ thread_main(void *arg)
 	struct httpd *h = t->h;
 
 	if (h->handler.thread_start != NULL)
-		t->state = h->handler.thread_start(h->handler.arg);
+		t->state =
+		    h->handler.thread_start(h->handler.arg, t->base, t->inbox);
 	event_base_dispatch(t->base);
 	logbuf_flush(&t->log);
 	return NULL;

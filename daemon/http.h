@@ -21,11 +21,16 @@
 struct config;
 struct conn;
 struct httpd;
+struct event_base;
 struct pool_inbox;
 
 struct http_handler {
-	/* Per-thread handler state, created on the thread that uses it. */
-	void *(*thread_start)(void *arg);
+	/*
+	 * Per-thread handler state, created on the thread that uses it, whose
+	 * loop is base and whose pool completions arrive in inbox.
+	 */
+	void *(*thread_start)(void *arg, struct event_base *base,
+	    struct pool_inbox *inbox);
 	void (*thread_stop)(void *state);
 	/* A parsed request of method GET, HEAD or POST. */
 	void (*request)(struct conn *c, void *state);

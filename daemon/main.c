@@ -24,7 +24,7 @@
  * threads, which parse every file and package from outside, are fenced in
  * as they start (daemon/sandbox.c).
  *
- * This loop also drives the fills from upstreams (resolver/fill.c: libcurl
+ * This loop also drives the fills from the network (resolver/produce.c: libcurl
  * runs here), and every MAINTAIN_SECONDS a maintenance job on the pool
  * writes the access times of cache hits, evicts beyond the cache's
  * watermarks and drops expired negative entries.
@@ -56,7 +56,6 @@
 #include "cache/pkgindex.h"
 #include "conf/config.h"
 #include "autoconf.h"
-#include "resolver/fill.h"
 #include "daemon/http.h"
 #include "daemon/clock.h"
 #include "daemon/log.h"
@@ -66,13 +65,19 @@
 #include "daemon/pool.h"
 #include "daemon/priv.h"
 #include "daemon/sandbox.h"
-#include "sources/repo.h"
-#include "daemon/scan.h"
 #include "daemon/access.h"
 #include "daemon/serve.h"
 #include "daemon/spawn.h"
 #include "daemon/tls.h"
 #include "fetchers/upstream.h"
+#include "resolver/produce.h"
+#include "resolver/resolve.h"
+#include "sources/objstore.h"
+#include "sources/pass.h"
+#include "sources/repo.h"
+#include "sources/scan.h"
+#include "sources/sources.h"
+#include "sources/upstream.h"
 #include "indexer/elf.h"
 
 #define MAINTAIN_SECONDS 5
@@ -85,7 +90,12 @@ struct daemon {
 	struct index *idx;
 	struct blobstore *bs;
 	struct flight_table *ft;
-	struct fill *fill;
+	struct resolve_deps rd; /* the request path: sources and their order */
+	char via_token[40]; /* this process's name in Via headers */
+	struct producers *prod;
+	struct upstreams *upstreams;
+	struct objstore *objstore; /* NULL: no store */
+	struct passes *passes;
 	struct repos *repos; /* remote repositories */
 	char **pkg_roots; /* scan-packages and the repository package cache */
 	struct misses *misses; /* NULL: misses-max 0 */
@@ -698,13 +708,32 @@ configure(struct daemon *d, int argc, char **argv)
 		d->cfg.workers = cpu_count();
 }
 
+/* This process's name in Via headers, random, to see its own loops. */
+static void
+via_token_make(char *out, size_t len)
+{
+	uint64_t r = 0;
+	int fd;
+
+	if ((fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)) != -1) {
+		if (read(fd, &r, sizeof(r)) != (ssize_t)sizeof(r))
+			r = 0;
+		close(fd);
+	}
+	if (r == 0)
+		r = (uint64_t)getpid() * 2654435761u ^
+		    (uint64_t)clock_mono_ns();
+	snprintf(out, len, "dbgmirror-%016llx", (unsigned long long)r);
+}
+
 int
 main(int argc, char **argv)
 {
 	struct daemon d;
 	struct http_handler handler;
 	struct serve_deps sd;
-	struct fill_deps fd;
+	struct producers_deps pd;
+	struct repos_deps rpd;
 	struct blob_limits lim;
 	uint64_t orphans = 0, dangling = 0;
 	struct serve *srv;
@@ -790,28 +819,53 @@ main(int argc, char **argv)
 		fatalx("event loop: out of memory");
 	if (upstream_init() == -1)
 		fatalx("libcurl cannot start");
-	fd.cfg = &d.cfg;
-	fd.idx = d.idx;
-	fd.bs = d.bs;
-	fd.ft = d.ft;
-	fd.pool = d.pool;
-	fd.inbox = d.inbox;
-	fd.base = d.base;
-	if ((d.fill = fill_new(&fd, err, sizeof(err))) == NULL)
+	via_token_make(d.via_token, sizeof(d.via_token));
+	d.rd.cfg = &d.cfg;
+	d.rd.idx = d.idx;
+	d.rd.pool = d.pool;
+	d.rd.bs = d.bs;
+	d.rd.ft = d.ft;
+	d.rd.via_token = d.via_token;
+	d.rd.sources = sources_table;
+	pd.rd = &d.rd;
+	pd.inbox = d.inbox;
+	pd.base = d.base;
+	if ((d.prod = producers_new(&pd, err, sizeof(err))) == NULL)
 		fatalx("%s", err);
-	if ((d.repos = repos_new(&fd, err, sizeof(err))) == NULL)
+	d.rd.prod = d.prod;
+	if ((d.upstreams = upstreams_new(&d.cfg, d.base, d.prod, err,
+		 sizeof(err))) == NULL)
 		fatalx("%s", err);
+	d.rd.upstreams = d.upstreams;
+	if (d.cfg.store != NULL &&
+	    (d.objstore = objstore_new(&d.cfg, d.base, d.bs, err,
+		 sizeof(err))) == NULL)
+		fatalx("%s", err);
+	d.rd.objstore = d.objstore;
+	if ((d.passes = passes_new(&d.rd, d.inbox)) == NULL)
+		fatalx("out of memory");
+	d.rd.packages = d.passes;
+	rpd.cfg = &d.cfg;
+	rpd.idx = d.idx;
+	rpd.bs = d.bs;
+	rpd.ft = d.ft;
+	rpd.pool = d.pool;
+	rpd.inbox = d.inbox;
+	rpd.base = d.base;
+	if ((d.repos = repos_new(&rpd, err, sizeof(err))) == NULL)
+		fatalx("%s", err);
+	d.rd.repos = d.repos;
 	sd.cfg = &d.cfg;
 	sd.idx = d.idx;
 	sd.pool = d.pool;
 	sd.bs = d.bs;
 	sd.ft = d.ft;
-	sd.fill = d.fill;
-	sd.repos = d.repos;
+	sd.rd = &d.rd;
 	if (d.cfg.misses_max > 0 &&
 	    (d.misses = misses_new(d.idx, d.pool, d.cfg.misses_max)) == NULL)
 		fatalx("out of memory");
 	sd.misses = d.misses;
+	d.rd.misses = d.misses;
 	sd.admin_token = admin_token;
 	if ((d.access = access_new(&d.cfg, err, sizeof(err))) == NULL)
 		fatalx("%s", err);
@@ -911,8 +965,12 @@ main(int argc, char **argv)
 	/* Fills that finished on the pool end before their readers go. */
 	pool_inbox_free(d.inbox);
 	httpd_free(d.httpd);
-	fill_free(d.fill);
+	/* Fills end first: they cancel transfers of the sets below. */
+	producers_free(d.prod);
+	upstreams_free(d.upstreams);
+	objstore_free(d.objstore);
 	repos_free(d.repos);
+	passes_free(d.passes);
 	if (d.pkg_roots != NULL)
 		free(d.pkg_roots[d.cfg.scan_packages.n]);
 	free(d.pkg_roots);

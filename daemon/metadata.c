@@ -4,8 +4,9 @@
  *
  * A query (struct mq) has two parts that run at once: the walk of the
  * path index (cache/pathindex.h) on a worker, bounded by metadata-timeout,
- * and the same query sent to every enabled upstream on the fills' loop
- * (resolver/fill.h, fetchers/upstream.c), each given metadata-timeout too.
+ * and the same query sent to every enabled upstream on the producers' loop
+ * (sources/upstream.h, fetchers/upstream.c), each given metadata-timeout
+ * too.
  * The answer, the local results and then the upstreams' (each read and
  * written again, never copied through: daemon/json.h), goes out on the
  * connection's thread when both parts are done.  "complete" is false
@@ -20,7 +21,7 @@
  * Lifetime: three holders share the record, counted under its mutex: the
  * exchange (until conn_on_end), the worker's job (until its completion
  * on the connection's thread) and the upstreams' part (until its answer
- * on the fills' loop).  The fills' loop wakes the connection's thread
+ * on the producers' loop).  That loop wakes the connection's thread
  * through an event of that thread's base, only while the exchange lasts;
  * the event is freed on that thread when the exchange ends, and when it
  * was pending then, the reference it carried is dropped there.
@@ -38,13 +39,13 @@
 #include "cache/pathindex.h"
 #include "conf/config.h"
 #include "daemon/clock.h"
-#include "resolver/fill.h"
 #include "daemon/http.h"
 #include "daemon/json.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
 #include "daemon/pool.h"
 #include "resolver/resolve.h"
+#include "sources/upstream.h"
 #include "daemon/route.h"
 #include "fetchers/upstream.h"
 #include "indexer/buildid.h"
@@ -73,11 +74,11 @@ struct mq {
 	struct jbuf local;
 	int local_complete;
 	int local_done;
-	/* The upstreams' part, written on the fills' loop. */
+	/* The upstreams' part, written on the producers' loop. */
 	struct jbuf remote;
 	int remote_complete;
 	int remote_done;
-	struct fill_meta fm;
+	struct upstreams_meta fm;
 };
 
 static void
@@ -251,9 +252,9 @@ remote_event_cb(evutil_socket_t fd, short what, void *arg)
 	mq_unref(m);
 }
 
-/* fill_meta's done, on the fills' loop: read the answers. */
+/* upstreams_meta's done, on the producers' loop: read the answers. */
 static void
-remote_answered(struct fill_meta *fm, const struct upstream_meta_answer *a,
+remote_answered(struct upstreams_meta *fm, const struct upstream_meta_answer *a,
     unsigned n)
 {
 	struct mq *m = (struct mq *)((char *)fm - offsetof(struct mq, fm));
@@ -349,7 +350,8 @@ parse_query(struct mq *m, const char *query, const char **why)
 }
 
 void
-metadata_start(const struct metadata_deps *d, struct conn *c, const char *query)
+metadata_start(const struct metadata_deps *d, struct conn *c, const char *query,
+    const struct resolve_origin *o)
 {
 	const char *why = NULL;
 	struct mq *m;
@@ -370,9 +372,8 @@ metadata_start(const struct metadata_deps *d, struct conn *c, const char *query)
 	}
 	m->local.max = m->remote.max = RESULTS_MAX;
 	m->remote_complete = 1;
-	federate = d->fill != NULL && fill_enabled(d->fill) &&
-	    resolve_loop(conn_request(c), d->via_token,
-		d->cfg->max_forwarded_for) == NULL;
+	federate = upstreams_enabled(d->upstreams) &&
+	    resolve_loop(o, d->via_token, d->cfg->max_forwarded_for) == NULL;
 	/* A query too long to forward is answered from here, incomplete. */
 	if (federate && remote_path(m, m->fm.path, sizeof(m->fm.path)) == -1) {
 		federate = 0;
@@ -394,11 +395,11 @@ metadata_start(const struct metadata_deps *d, struct conn *c, const char *query)
 	conn_on_end(c, mq_release, m);
 	if (federate) {
 		m->refs++;
-		resolve_forward_headers(c, d->via_token, m->fm.xff,
+		resolve_forward_headers(o, d->via_token, m->fm.xff,
 		    sizeof(m->fm.xff), m->fm.via, sizeof(m->fm.via), m->fm.ua,
 		    sizeof(m->fm.ua));
 		m->fm.done = remote_answered;
-		fill_metadata(d->fill, &m->fm);
+		upstreams_metadata(d->upstreams, &m->fm);
 	}
 	if (pool_submit(d->pool, local_work, conn_inbox(c), local_done, m) ==
 	    -1) {

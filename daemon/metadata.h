@@ -7,24 +7,26 @@
 
 struct config;
 struct conn;
-struct fill;
 struct index;
 struct pool;
+struct resolve_origin;
+struct upstreams;
 
 /* What queries are answered from; all must outlive every query. */
 struct metadata_deps {
 	const struct config *cfg;
 	struct index *idx;
 	struct pool *pool;
-	struct fill *fill; /* NULL: no upstreams */
+	struct upstreams *upstreams; /* NULL: no upstreams */
 	const char *via_token; /* this process's name in Via headers */
 };
 
 /*
- * On c's thread: answer the query (the raw query string of the target)
- * now, or later when the index's walk and the upstreams have answered.
+ * On c's thread: answer the query (the raw query string of the target),
+ * asked by o, now or later when the index's walk and the upstreams have
+ * answered.
  */
 void metadata_start(const struct metadata_deps *d, struct conn *c,
-    const char *query);
+    const char *query, const struct resolve_origin *o);
 
 #endif /* DAEMON_METADATA_H */

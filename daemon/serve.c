@@ -31,8 +31,9 @@
 #include "daemon/metrics.h"
 #include "daemon/misses.h"
 #include "daemon/pool.h"
-#include "resolver/resolve.h"
+#include "daemon/response.h"
 #include "daemon/route.h"
+#include "resolver/resolve.h"
 #include "daemon/status.h"
 #include "sources/upload.h"
 
@@ -48,11 +49,8 @@ static const char banner[] =
 
 struct serve {
 	struct serve_deps d;
-	struct resolve_deps rd;
 	struct metadata_deps md;
 	struct upload_deps ud;
-	/* This process's name in Via headers, to see its own loops. */
-	char via_token[40];
 };
 
 struct serve_thread {
@@ -478,6 +476,123 @@ wants_html(const struct request *req)
 	return 0;
 }
 
+/* ------------------------------------------------------------ artifacts */
+
+static enum metrics_endpoint
+metrics_endpoint_of(enum route_endpoint ep)
+{
+	switch (ep) {
+	case ROUTE_DEBUGINFO:
+		return METRICS_EP_DEBUGINFO;
+	case ROUTE_EXECUTABLE:
+		return METRICS_EP_EXECUTABLE;
+	case ROUTE_SECTION:
+		return METRICS_EP_SECTION;
+	case ROUTE_SOURCE:
+		return METRICS_EP_SOURCE;
+	default:
+		return METRICS_EP_OTHER;
+	}
+}
+
+/*
+ * The resolver's answer as an HTTP response: a file by sendfile, a growing
+ * file as it grows, or the answer table's row for an outcome.
+ */
+static void
+artifact_answer(void *arg, const struct resolve_answer *a)
+{
+	struct conn *c = arg;
+	int section = a->rt->endpoint == ROUTE_SECTION;
+	const struct answer_row *row;
+	struct artifact art;
+	int status;
+
+	conn_set_result(c, answer_label(a->result), a->source);
+	metrics_request(metrics_endpoint_of(a->rt->endpoint), a->result);
+	if (a->kind == RESOLVE_OUTCOME) {
+		row = answer_row(a->outcome);
+		status = answer_status(a->outcome, section);
+		switch (row->seconds) {
+		case ANSWER_MAX_AGE:
+			conn_send_miss(c, a->why, a->seconds);
+			break;
+		case ANSWER_RETRY_AFTER:
+			conn_send_retry(c, status, a->why, a->seconds);
+			break;
+		case ANSWER_NO_SECONDS:
+			conn_send_error(c, status, a->why);
+			break;
+		}
+		return;
+	}
+	memset(&art, 0, sizeof(art));
+	art.size = a->size;
+	art.mtime = (time_t)a->mtime;
+	response_etag(&art, a->etag_size, a->etag_mtime_ns, a->offset);
+	art.file = a->file;
+	art.extra = a->extra;
+	art.extra_len = a->extra_len;
+	art.cache = answer_label(a->result);
+	art.max_age = a->max_age;
+	if (a->kind == RESOLVE_STREAM)
+		conn_send_stream(c, a->fd, &art, a->avail, a->avail_arg);
+	else
+		conn_send_file(c, a->fd, a->offset, &art);
+}
+
+static void
+artifact_wake(void *arg)
+{
+	conn_stream_wake(arg);
+}
+
+static void
+artifact_on_end(void *arg, void (*fn)(void *), void *fnarg)
+{
+	conn_on_end(arg, fn, fnarg);
+}
+
+static void
+artifact_wait(void *arg)
+{
+	conn_wait(arg);
+}
+
+static const struct resolve_client_ops artifact_client = {
+	artifact_answer,
+	artifact_wake,
+	artifact_on_end,
+	artifact_wait,
+};
+
+/* Who asks for an artifact, as the resolver sees it. */
+void
+serve_origin(struct conn *c, struct resolve_origin *o)
+{
+	const struct request *req = conn_request(c);
+
+	o->peer = conn_peer_addr(c);
+	o->user_agent.p = req->user_agent.p;
+	o->user_agent.n = req->user_agent.n;
+	o->forwarded_for.p = req->forwarded_for.p;
+	o->forwarded_for.n = req->forwarded_for.n;
+	o->via.p = req->via.p;
+	o->via.n = req->via.n;
+	o->maxsize = response_maxsize(req);
+	o->range = req->range.p != NULL;
+}
+
+static void
+artifact_start(struct serve_thread *st, struct conn *c, const struct route *rt)
+{
+	struct resolve_origin o;
+	struct resolve_client cl = { &artifact_client, c, &o, 0 };
+
+	serve_origin(c, &o);
+	resolve_start(&st->rt, &cl, rt, RESOLVE_ALL);
+}
+
 /* ------------------------------------------------------------- requests */
 
 static void
@@ -524,8 +639,12 @@ serve_request(struct conn *c, void *state)
 		purge_start(c, st->srv, &rt);
 		return;
 	case ROUTE_METADATA:
-		if (class_allowed(c, st->srv, ACCESS_METADATA))
-			metadata_start(&st->srv->md, c, rt.arg);
+		if (class_allowed(c, st->srv, ACCESS_METADATA)) {
+			struct resolve_origin o;
+
+			serve_origin(c, &o);
+			metadata_start(&st->srv->md, c, rt.arg, &o);
+		}
 		return;
 	case ROUTE_MISSES:
 		report_start(c, st->srv, &rt);
@@ -539,21 +658,23 @@ serve_request(struct conn *c, void *state)
 	case ROUTE_SECTION:
 	case ROUTE_SOURCE:
 		if (class_allowed(c, st->srv, ACCESS_READ))
-			resolve_start(&st->rt, c, &rt);
+			artifact_start(st, c, &rt);
 		return;
 	}
 }
 
 static void *
-serve_thread_start(void *arg)
+serve_thread_start(void *arg, struct event_base *base, struct pool_inbox *inbox)
 {
 	struct serve_thread *st;
 
 	if ((st = calloc(1, sizeof(*st))) == NULL)
 		return NULL;
 	st->srv = arg;
-	st->rt.d = &st->srv->rd;
+	st->rt.d = st->srv->d.rd;
 	st->rt.rd = index_reader_new(st->srv->d.idx);
+	st->rt.base = base;
+	st->rt.inbox = inbox;
 	if (st->rt.rd == NULL)
 		log_warnx("%s: no index reader; requests will get 503",
 		    __func__);
@@ -574,34 +695,14 @@ serve_new(const struct serve_deps *deps)
 {
 	struct serve *srv;
 
-	uint64_t r = 0;
-	int fd;
-
 	if ((srv = calloc(1, sizeof(*srv))) == NULL)
 		return NULL;
 	srv->d = *deps;
-	if ((fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC)) != -1) {
-		if (read(fd, &r, sizeof(r)) != (ssize_t)sizeof(r))
-			r = 0;
-		close(fd);
-	}
-	if (r == 0)
-		r = (uint64_t)getpid() * 2654435761u ^ (uint64_t)time(NULL);
-	snprintf(srv->via_token, sizeof(srv->via_token), "dbgmirror-%016llx",
-	    (unsigned long long)r);
-	srv->rd.cfg = deps->cfg;
-	srv->rd.idx = deps->idx;
-	srv->rd.pool = deps->pool;
-	srv->rd.bs = deps->bs;
-	srv->rd.fill = deps->fill;
-	srv->rd.repos = deps->repos;
-	srv->rd.via_token = srv->via_token;
-	srv->rd.misses = deps->misses;
 	srv->md.cfg = deps->cfg;
 	srv->md.idx = deps->idx;
 	srv->md.pool = deps->pool;
-	srv->md.fill = deps->fill;
-	srv->md.via_token = srv->via_token;
+	srv->md.upstreams = deps->rd->upstreams;
+	srv->md.via_token = deps->rd->via_token;
 	srv->ud.cfg = deps->cfg;
 	srv->ud.idx = deps->idx;
 	srv->ud.bs = deps->bs;

@@ -8,12 +8,12 @@
 
 struct blobstore;
 struct config;
-struct fill;
-struct repos;
 struct flight_table;
 struct index;
 struct misses;
 struct pool;
+struct resolve_deps;
+struct resolve_origin;
 struct serve;
 
 /* What the server answers from; all must outlive it. */
@@ -23,8 +23,7 @@ struct serve_deps {
 	struct pool *pool;
 	struct blobstore *bs;
 	struct flight_table *ft;
-	struct fill *fill; /* NULL: no upstreams */
-	struct repos *repos; /* NULL: no remote repositories */
+	const struct resolve_deps *rd; /* the request path's */
 	const char *admin_token; /* NULL: admin requests need none */
 	struct misses *misses; /* NULL: no missing-id report */
 	struct access *access; /* the access rules */
@@ -32,6 +31,9 @@ struct serve_deps {
 
 struct serve *serve_new(const struct serve_deps *deps);
 void serve_free(struct serve *srv);
+
+/* Who asks c's request, as the resolver sees it (resolver/resolve.h). */
+void serve_origin(struct conn *c, struct resolve_origin *o);
 
 /* Fill in the handler to give httpd_new(). */
 void serve_handler(struct serve *srv, struct http_handler *handler);

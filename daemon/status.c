@@ -270,6 +270,8 @@ flight_state_name(enum flight_state s)
 		return "no room here";
 	case FLIGHT_TOOBIG:
 		return "over its client's X-DEBUGINFOD-MAXSIZE";
+	case FLIGHT_ABSENT:
+		return "not where files are held";
 	}
 	return "?";
 }

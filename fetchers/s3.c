@@ -365,7 +365,7 @@ req_start(struct s3_req *r, const char *method, const char *query, int upload,
 		return -1;
 	}
 	if (st->obs.request != NULL)
-		st->obs.request(0);
+		st->obs.request(st->obs.arg, 0);
 	return 0;
 }
 

@@ -139,7 +139,8 @@ breaker_set(struct upstream *u, enum upstream_breaker state, const char *why)
 {
 	u->state = state;
 	if (u->us->obs.breaker != NULL)
-		u->us->obs.breaker(u->index, state, why, u->backoff);
+		u->us->obs.breaker(u->us->obs.arg, u->index, state, why,
+		    u->backoff);
 }
 
 /* An upstream error kind in words, for the breaker's log lines. */
@@ -196,7 +197,7 @@ upstream_failed(struct upstream *u, enum upstream_err kind)
 	const struct upstream_opts *o = &u->us->o;
 
 	if (u->us->obs.error != NULL)
-		u->us->obs.error(u->index, kind);
+		u->us->obs.error(u->us->obs.arg, u->index, kind);
 	if (u->state != UPSTREAM_CLOSED)
 		return;
 	if (++u->failures >= o->breaker_failures) {
@@ -660,7 +661,8 @@ attempt_wait_more(struct attempt *a)
 	struct timeval tv = { (time_t)a->u->cu->first_byte_timeout, 0 };
 
 	if (a->u->us->obs.working != NULL)
-		a->u->us->obs.working(a->u->index, a->f->path, a->waited);
+		a->u->us->obs.working(a->u->us->obs.arg, a->u->index,
+		    a->f->path, a->waited);
 	evtimer_add(a->fb_timer, &tv);
 }
 
@@ -777,7 +779,8 @@ attempt_done_cb(CURL *easy, CURLcode rc, void *arg)
 	if (a->lost)
 		goto end;
 	if (code > 0 && f->us->obs.latency != NULL)
-		f->us->obs.latency(a->u->index, seconds_since(f->us, a->t0));
+		f->us->obs.latency(f->us->obs.arg, a->u->index,
+		    seconds_since(f->us, a->t0));
 	/* A body shorter than the prefix is offered when it ends. */
 	if (rc == CURLE_OK && !a->refused && !a->local &&
 	    (f->winner == a || (f->winner == NULL && attempt_offer(a))) &&
@@ -950,7 +953,7 @@ attempt_start(struct attempt *a)
 	if (curlev_add(us->cv, e, attempt_done_cb, a) == -1)
 		goto fail;
 	if (us->obs.request != NULL)
-		us->obs.request(a->u->index);
+		us->obs.request(us->obs.arg, a->u->index);
 	evtimer_add(a->fb_timer, &tv);
 	return;
 fail:
@@ -1052,7 +1055,7 @@ upstream_fetch(struct upstream_set *us, const char *path, const char *xff,
 		if (us->v[i].state == UPSTREAM_CLOSED)
 			usable++;
 		else if (us->obs.error != NULL)
-			us->obs.error(i, UPSTREAM_ERR_BREAKER);
+			us->obs.error(us->obs.arg, i, UPSTREAM_ERR_BREAKER);
 	}
 	if (usable == 0) {
 		*res = enabled == 0 ? UPSTREAM_NOTFOUND : UPSTREAM_FAILED;
@@ -1257,7 +1260,7 @@ meta_done_cb(CURL *easy, CURLcode rc, void *arg)
 			snprintf(a->ans.why, sizeof(a->ans.why), "%s",
 			    curl_easy_strerror(rc));
 		if (us->obs.error != NULL && rc != CURLE_WRITE_ERROR)
-			us->obs.error(a->u->index, classify(rc));
+			us->obs.error(us->obs.arg, a->u->index, classify(rc));
 	} else {
 		snprintf(a->ans.why, sizeof(a->ans.why), "HTTP %ld", code);
 	}
@@ -1284,7 +1287,7 @@ meta_start(struct meta_attempt *a, const char *path, const char *xff,
 	if (curlev_add(us->cv, a->easy, meta_done_cb, a) == -1)
 		goto nomem;
 	if (us->obs.request != NULL)
-		us->obs.request(a->u->index);
+		us->obs.request(us->obs.arg, a->u->index);
 	return 0;
 nomem:
 	if (a->easy != NULL)

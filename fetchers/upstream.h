@@ -91,20 +91,22 @@ struct upstream_sink {
 
 /* Hooks for metrics; any may be NULL. */
 struct upstream_observer {
-	void (*request)(unsigned i);
-	void (*latency)(unsigned i, double seconds);
-	void (*error)(unsigned i, enum upstream_err kind);
+	void (*request)(void *arg, unsigned i);
+	void (*latency)(void *arg, unsigned i, double seconds);
+	void (*error)(void *arg, unsigned i, enum upstream_err kind);
 	/*
 	 * The breaker moved to state: why in words (the last failure, what
 	 * the probe got); backoff the seconds until the next probe (OPEN).
 	 */
-	void (*breaker)(unsigned i, enum upstream_breaker state,
+	void (*breaker)(void *arg, unsigned i, enum upstream_breaker state,
 	    const char *why, unsigned backoff);
 	/*
 	 * Upstream i has sent nothing for path in seconds, but answers
 	 * "GET /": it is at work, and is waited for again.
 	 */
-	void (*working)(unsigned i, const char *path, unsigned seconds);
+	void (*working)(void *arg, unsigned i, const char *path,
+	    unsigned seconds);
+	void *arg; /* given to each */
 };
 
 /* Which redirects of an upstream's answers are followed. */

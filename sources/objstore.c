@@ -26,6 +26,9 @@
 #include "daemon/log.h"
 #include "daemon/metrics.h"
 #include "fetchers/s3.h"
+#include "resolver/produce.h"
+#include "resolver/rq.h"
+#include "sources/sources.h"
 
 #define UPLOADS_AT_ONCE 4
 #define OBJECT_MAX 512
@@ -57,25 +60,22 @@ struct objstore {
 };
 
 /* The store's breaker and errors, as for an upstream's. */
-static struct objstore *obs_tier; /* the one tier of the process */
-
 static void
-obs_error(unsigned i, enum upstream_err kind)
+obs_error(void *arg, unsigned i, enum upstream_err kind)
 {
 	if (kind == UPSTREAM_ERR_BREAKER)
 		metrics_store(METRICS_STORE_ERROR);
 }
 
 static void
-obs_breaker(unsigned i, enum upstream_breaker state, const char *why,
+obs_breaker(void *arg, unsigned i, enum upstream_breaker state, const char *why,
     unsigned backoff)
 {
-	struct objstore *t = obs_tier;
+	struct objstore *t = arg;
 
 	metrics_store_breaker((int)state);
-	if (t != NULL)
-		atomic_store(&t->usable, state == UPSTREAM_CLOSED);
-	if (why == NULL || t == NULL)
+	atomic_store(&t->usable, state == UPSTREAM_CLOSED);
+	if (why == NULL)
 		return;
 	if (state == UPSTREAM_OPEN)
 		log_warnx("store %s: breaker open (%s): not asked, uploads "
@@ -85,14 +85,6 @@ obs_breaker(unsigned i, enum upstream_breaker state, const char *why,
 		log_info("store %s: breaker closed (%s): asked again", t->shown,
 		    why);
 }
-
-static const struct upstream_observer observer = {
-	NULL,
-	NULL,
-	obs_error,
-	obs_breaker,
-	NULL,
-};
 
 int
 objstore_object(const struct objstore *t, const struct buildid *id,
@@ -121,28 +113,13 @@ objstore_usable(struct objstore *t)
 	return t != NULL && atomic_load(&t->usable);
 }
 
-struct upstream_fetch *
-objstore_get(struct objstore *t, const struct buildid *id, enum cache_kind kind,
-    const char *arg, uint64_t max_size, const struct upstream_sink *sink,
-    void *arg_, enum upstream_result *res)
+/* How a lookup that gave nothing usable ended, for the metrics. */
+static void
+objstore_looked(enum upstream_result res)
 {
-	char name[OBJECT_MAX];
-
-	if (objstore_object(t, id, kind, arg, name, sizeof(name)) == -1) {
-		*res = UPSTREAM_FAILED;
-		return NULL;
-	}
-	return s3_get(t->st, name, max_size, sink, arg_, res);
-}
-
-void
-objstore_looked(struct objstore *t, enum upstream_result res, int verified)
-{
-	if (res == UPSTREAM_OK && verified)
-		metrics_store(METRICS_STORE_HIT);
-	else if (res == UPSTREAM_NOTFOUND)
+	if (res == UPSTREAM_NOTFOUND)
 		metrics_store(METRICS_STORE_MISS);
-	else if (res != UPSTREAM_LOCAL)
+	else if (res != UPSTREAM_LOCAL && res != UPSTREAM_OK)
 		metrics_store(METRICS_STORE_ERROR);
 }
 
@@ -155,7 +132,8 @@ deleted_cb(void *arg, int ok, long status, const char *why)
 		log_warnx("store: deleting a corrupt object failed: %s", why);
 }
 
-void
+/* What a lookup gave did not verify: delete the object, count it. */
+static void
 objstore_corrupt(struct objstore *t, const struct buildid *id,
     enum cache_kind kind, const char *arg, const char *why)
 {
@@ -170,9 +148,123 @@ objstore_corrupt(struct objstore *t, const struct buildid *id,
 		log_warnx("store: cannot delete %s", name);
 }
 
+/* ------------------------------------------------------------- source */
+
+/*
+ * The request side: while the breaker is closed, the key's fill, which
+ * asks the store first.  A request that went round a loop of servers is
+ * not asked here: the upstream step refuses it.
+ */
+static enum src_result
+objstore_lookup(struct rq *rq)
+{
+	const struct resolve_deps *d = rq->th->d;
+	struct prod_what w;
+
+	rq_txn_end(rq);
+	if (d->prod == NULL || !objstore_usable(d->objstore) ||
+	    resolve_loop(rq->cl.origin, d->via_token,
+		d->cfg->max_forwarded_for) != NULL)
+		return SRC_ABSENT;
+	rq_what(rq, &w);
+	return rq_produce(rq, &w, NULL);
+}
+
+/*
+ * The lookup ended.  An object goes on like an upstream's answer (the
+ * final check, then publishing, without an upload back).  Anything else,
+ * before a reader had a byte, passes the flight on: a remembered miss,
+ * then the upstreams, in the same flight.
+ */
+static void
+objstore_done(void *arg, enum upstream_result res, const char *why)
+{
+	struct prod *p = arg;
+	struct objstore *t = produce_deps(p)->objstore;
+
+	if (res == UPSTREAM_OK || res == UPSTREAM_LOCAL || produce_told(p)) {
+		produce_fetched(p, res, why);
+		return;
+	}
+	p->fetch = NULL;
+	objstore_looked(res);
+	if (p->refused)
+		objstore_corrupt(t, &p->w.id, p->w.kind, p->w.arg,
+		    "not an ELF file with the build-id asked for");
+	else if (res == UPSTREAM_FAILED)
+		log_info("fill of %s: the store failed (%s): %s", p->w.path,
+		    why != NULL ? why : "breaker open",
+		    p->w.reach == RESOLVE_ALL ? "asking the upstreams"
+					      : "going on without it");
+	produce_absent(p);
+}
+
+static const struct upstream_sink objstore_sink_of_lookups = {
+	produce_accept,
+	produce_data,
+	objstore_done,
+};
+
+/* The loop: ask the store for p. */
+static void
+objstore_produce(struct prod *p)
+{
+	struct objstore *t = produce_deps(p)->objstore;
+	enum upstream_result res;
+	char name[OBJECT_MAX];
+
+	if (!objstore_usable(t)) {
+		produce_absent(p);
+		return;
+	}
+	if (produce_open(p) == -1) {
+		produce_fetched(p, UPSTREAM_LOCAL, p->why);
+		return;
+	}
+	p->no_sink = 1; /* from the store: not uploaded back */
+	if (objstore_object(t, &p->w.id, p->w.kind, p->w.arg, name,
+		sizeof(name)) == -1) {
+		objstore_done(p, UPSTREAM_FAILED, "object name too long");
+		return;
+	}
+	p->fetch = s3_get(t->st, name, produce_deps(p)->cfg->max_object_size,
+	    &objstore_sink_of_lookups, p, &res);
+	if (p->fetch == NULL)
+		objstore_done(p, res, NULL);
+}
+
+/* The verdict on what the store gave: a hit, counted before readers end. */
+static void
+objstore_verified(struct prod *p)
+{
+	metrics_store(METRICS_STORE_HIT);
+}
+
+/* The loop: what the store gave did not verify, or the fetch failed. */
+static void
+objstore_judged(struct prod *p)
+{
+	struct objstore *t = produce_deps(p)->objstore;
+
+	if (p->verified)
+		return; /* counted by objstore_verified */
+	objstore_looked(p->res);
+	if (p->wrong)
+		objstore_corrupt(t, &p->w.id, p->w.kind, p->w.arg, p->why);
+}
+
+const struct source source_objstore = {
+	.name = "objstore",
+	.held = 1,
+	.lookup = objstore_lookup,
+	.produce = objstore_produce,
+	.judged = objstore_judged,
+	.verified = objstore_verified,
+};
+
 /* ------------------------------------------------------------- uploads */
 
-static void tier_pump(struct objstore *t);
+static void objstore_pump(struct objstore *t);
 
 static void
 uploaded_cb(void *arg, int ok, long status, const char *why)
@@ -190,12 +282,12 @@ uploaded_cb(void *arg, int ok, long status, const char *why)
 			metrics_store_credentials(0);
 	}
 	free(u);
-	tier_pump(t);
+	objstore_pump(t);
 }
 
 /* On the loop: start queued uploads while there is room. */
 static void
-tier_pump(struct objstore *t)
+objstore_pump(struct objstore *t)
 {
 	struct upload *u;
 	int fd;
@@ -228,9 +320,9 @@ tier_pump(struct objstore *t)
 }
 
 static void
-tier_kick_cb(evutil_socket_t fd, short what, void *arg)
+objstore_kick_cb(evutil_socket_t fd, short what, void *arg)
 {
-	tier_pump(arg);
+	objstore_pump(arg);
 }
 
 void
@@ -305,7 +397,7 @@ checked_cb(void *arg, int ok, long status, const char *why)
 
 /* The store's settings from cfg; url and shown as config_store_* made. */
 static void
-tier_conf(const struct config *cfg, const char *url, const char *shown,
+objstore_conf(const struct config *cfg, const char *url, const char *shown,
     struct s3_conf *sc)
 {
 	const struct config_objstore *cs = cfg->store;
@@ -338,6 +430,8 @@ objstore_new(const struct config *cfg, struct event_base *base,
 	const struct config_objstore *cs = cfg->store;
 	struct s3_conf sc;
 	struct objstore *t;
+	struct upstream_observer obs = { NULL, NULL, obs_error, obs_breaker,
+		NULL, NULL };
 
 	if ((t = calloc(1, sizeof(*t))) == NULL) {
 		snprintf(err, errlen, "store: out of memory");
@@ -350,16 +444,16 @@ objstore_new(const struct config *cfg, struct event_base *base,
 	snprintf(t->prefix, sizeof(t->prefix), "%s", cs->prefix);
 	config_objstore_public(cs, t->shown, sizeof(t->shown));
 	if (config_objstore_url(cs, t->url, sizeof(t->url)) == -1 ||
-	    (t->kick = event_new(base, -1, 0, tier_kick_cb, t)) == NULL) {
+	    (t->kick = event_new(base, -1, 0, objstore_kick_cb, t)) == NULL) {
 		snprintf(err, errlen, "store: out of memory");
 		objstore_free(t);
 		return NULL;
 	}
-	tier_conf(cfg, t->url, t->shown, &sc);
-	obs_tier = t;
+	objstore_conf(cfg, t->url, t->shown, &sc);
+	obs.arg = t;
 	metrics_store_name(t->shown);
 	metrics_store_credentials(-1);
-	if ((t->st = s3_new(&sc, base, &observer, err, errlen)) == NULL) {
+	if ((t->st = s3_new(&sc, base, &obs, err, errlen)) == NULL) {
 		objstore_free(t);
 		return NULL;
 	}
@@ -413,7 +507,7 @@ objstore_purge(const struct config *cfg, const struct buildid *id, uint64_t *n,
 		snprintf(err, errlen, "store: out of memory");
 		return -1;
 	}
-	tier_conf(cfg, url, shown, &sc);
+	objstore_conf(cfg, url, shown, &sc);
 	if ((st = s3_new(&sc, p.base, NULL, err, errlen)) == NULL) {
 		event_base_free(p.base);
 		return -1;
@@ -451,7 +545,5 @@ objstore_free(struct objstore *t)
 	if (t->kick != NULL)
 		event_free(t->kick);
 	pthread_mutex_destroy(&t->mu);
-	if (obs_tier == t)
-		obs_tier = NULL;
 	free(t);
 }

@@ -2,13 +2,14 @@
  * sources/objstore.h: the shared object-store tier of a fleet of mirrors.
  *
  * A source and a sink around the object store of fetchers/s3.h.  As a
- * source, fills (resolver/fill.c) look a key up here before they ask the
- * upstreams; what it gives is verified like any other source's bytes, and
- * an object that does not verify is deleted and counted.  As a sink, it
- * is told every blob the cache publishes (blobstore_set_sink) and uploads
- * it in the background: a bounded queue, a few uploads at a time on the
- * fills' loop; what does not fit, or meets the store down (its breaker
- * open), is dropped and counted, never waited for.
+ * source (source_objstore, sources/sources.h), fills look a key up here
+ * before a remembered miss and the upstreams; what it gives is verified
+ * like any other source's bytes, and an object that does not verify is
+ * deleted and counted.  As a sink, it is told every blob the cache
+ * publishes (blobstore_set_sink) and uploads it in the background: a
+ * bounded queue, a few uploads at a time on the producers' loop; what does
+ * not fit, or meets the store down (its breaker open), is dropped and
+ * counted, never waited for.
  *
  * Objects are named PREFIX + BUILD-ID/KIND, and for sections and sources
  * + "/" + the hex of the cache key (cache/key.h), which hashes the name:
@@ -16,8 +17,8 @@
  * Their metadata holds the X-DEBUGINFOD-* lines and the Last-Modified of
  * the answer, which every node then replays.
  *
- * Threads: objstore_sink on any thread (it queues); objstore_usable on any; the
- * rest on the fills' loop.
+ * Threads: objstore_sink on any thread (it queues); objstore_usable on
+ * any; the rest on the producers' loop.
  */
 #ifndef SOURCES_OBJSTORE_H
 #define SOURCES_OBJSTORE_H
@@ -46,21 +47,6 @@ int objstore_usable(struct objstore *t);
 /* The object name of (id, kind, arg): 0, or -1 when len is too small. */
 int objstore_object(const struct objstore *t, const struct buildid *id,
     enum cache_kind kind, const char *arg, char *out, size_t len);
-
-/* Look (id, kind, arg) up: as store_get (fetchers/s3.h). */
-struct upstream_fetch *objstore_get(struct objstore *t,
-    const struct buildid *id, enum cache_kind kind, const char *arg,
-    uint64_t max_size, const struct upstream_sink *sink, void *arg_,
-    enum upstream_result *res);
-/*
- * How a lookup ended, for the metrics: hit, miss or error (a verified
- * hit is counted by fill_verify_publish, before its readers finish).
- */
-void objstore_looked(struct objstore *t, enum upstream_result res,
-    int verified);
-/* What a lookup gave did not verify: delete the object, count it. */
-void objstore_corrupt(struct objstore *t, const struct buildid *id,
-    enum cache_kind kind, const char *arg, const char *why);
 
 /*
  * For the admin CLI, blocking: delete every object of build-id id from

@@ -9,7 +9,7 @@
  * running ones end (their requests wait with them).  The loop fetches it into
  * a temp file of the package cache (<cache-dir>/repo-packages); a worker
  * checks size and SHA-256, renames it into place, indexes its members
- * (daemon/scan.h) and trims the package cache to repo-cache-size, oldest
+ * (sources/scan.h) and trims the package cache to repo-cache-size, oldest
  * downloads first; only then does the flight end READY.  A failed download
  * ends FAILED, leaves nothing behind, counts against the repository's
  * breaker and is remembered for error-ttl (an error entry under the
@@ -44,11 +44,14 @@
 #include "cache/pkgindex.h"
 #include "conf/config.h"
 #include "daemon/clock.h"
-#include "resolver/fill.h"
+#include "resolver/produce.h"
+#include "resolver/rq.h"
+#include "sources/pass.h"
+#include "sources/sources.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
 #include "daemon/pool.h"
-#include "daemon/scan.h"
+#include "sources/scan.h"
 #include "daemon/spawn.h"
 #include "fetchers/repofetch.h"
 #include "indexer/elf.h"
@@ -118,6 +121,22 @@ growing_set(struct growing *g, uint64_t written, int complete, int state,
 	pthread_mutex_unlock(&g->mu);
 }
 
+/* Where an id was found. */
+struct repos_hit {
+	unsigned repo;
+	char file[REPOIDX_FILE_MAX + 1];
+	uint64_t size;
+	uint8_t sha256[32];
+	struct cache_key key; /* of the package's download */
+};
+
+/* What a member fill (prod.data) of a repository's package wants. */
+struct repo_want {
+	struct repos_hit hit;
+	struct prod *p;
+	struct repo_want *next; /* in its download's after list */
+};
+
 /* A package download. */
 struct dl {
 	struct growing *g; /* its bytes, for extractions while it runs */
@@ -134,6 +153,8 @@ struct dl {
 	int started; /* holds one of the repo-downloads slots; under mu */
 	/* Extractions asked for before it started, not yet submitted; mu. */
 	struct stream *pending;
+	/* Fills that go on to the package step once it is in; mu. */
+	struct repo_want *after;
 	int ok, timeout, checksum;
 	char why[256];
 };
@@ -349,6 +370,7 @@ static void
 dl_end(struct dl *dl)
 {
 	struct repo *r = dl->r;
+	struct repo_want *after, *anext;
 	struct stream *st;
 	struct dl **pp;
 
@@ -382,8 +404,18 @@ dl_end(struct dl *dl)
 		}
 	st = dl->pending; /* a download ended before it started */
 	dl->pending = NULL;
+	after = dl->after;
+	dl->after = NULL;
 	pthread_mutex_unlock(&dl->rs->mu);
 	streams_fail(st, dl->why);
+	/* In the package cache now: the package step extracts them. */
+	for (; after != NULL; after = anext) {
+		anext = after->next;
+		if (dl->ok)
+			produce_absent(after->p);
+		else
+			produce_end(after->p, FLIGHT_FAILED, dl->why);
+	}
 	if (dl->started) {
 		/* Its slot to the oldest download waiting. */
 		atomic_fetch_sub(&dl->rs->active, 1);
@@ -512,7 +544,12 @@ pkg_path(const struct repos *rs, const struct repos_hit *hit, char *out,
 	    base != NULL ? base + 1 : hit->file);
 }
 
-struct flight *
+/*
+ * Any thread: join (or start) the download of hit's package.  A reference
+ * to its flight, READY once the package is downloaded, checked and
+ * indexed; FAILED with why otherwise.  NULL when out of memory.
+ */
+static struct flight *
 repos_join(struct repos *rs, const struct repos_hit *hit)
 {
 	struct flight *f;
@@ -552,7 +589,16 @@ repos_join(struct repos *rs, const struct repos_hit *hit)
 	return f;
 }
 
-int
+/*
+ * In rd's transaction: the first repository (whose breaker is closed)
+ * holding id as a debug file, or (executable) as an executable: one a
+ * usr/lib/.build-id/ link names in any repository first, then one only a
+ * debug package's suffix-less link names (cache/repoidx.h).  A package
+ * downloaded and indexed already is passed by (the package step had it).
+ * 1 and *hit, 0 when none, 2 when one holds it but its package failed a
+ * moment ago (*retry: seconds left), -1 on error.
+ */
+static int
 repos_find(struct repos *rs, struct index_reader *rd, const struct buildid *id,
     int executable, struct repos_hit *hit, unsigned *retry)
 {
@@ -607,30 +653,21 @@ repos_find(struct repos *rs, struct index_reader *rd, const struct buildid *id,
 /*
  * A member extracted from a package while it downloads: a long job reads
  * the growing temp file through pkg_extract_watch (its pkg_limits.grow
- * waits for the download), writing the member into its flight's temp
- * file, so that readers stream it as it comes out; its length is told
- * once the opening bytes name the right build-id, as for an upstream
- * answer.  The last byte waits for the verdict on the whole package
- * (checked and indexed: growing state 1), then the member's final check
- * and publishing (fill_verify_publish); a package that fails leaves the
- * readers cut short and nothing published.
+ * waits for the download), writing the member into its fill (struct prod)
+ * through the producer core, so that readers stream it as it comes out,
+ * once its opening bytes name the right build-id.  The last byte waits for
+ * the verdict on the whole package (checked and indexed: growing state 1),
+ * then the member's final check and publishing (produce_verify); a package
+ * that fails leaves the readers cut short and nothing published.
  */
 struct stream {
 	struct repos *rs;
-	struct flight *f;
+	struct prod *p;
 	struct growing *g;
-	struct buildid id;
 	char member[PATH_MAX];
-	int fd;
-	uint64_t
-	    length; /* the member's, from its header; UINT64_MAX: not yet */
-	uint64_t written;
-	int told;
 	int rc; /* pkg_extract_watch's */
 	char err[256];
 	struct stream *next; /* in its growing's waiting list */
-	enum flight_state end;
-	char why[256];
 };
 
 /* pkg_limits.grow: wait for more of the package, or its end. */
@@ -649,37 +686,22 @@ stream_grow(uint64_t have, void *arg)
 	return rc;
 }
 
+/* The member's size, from its header: readers learn it after the check. */
 static void
 stream_size(uint64_t size, void *arg)
 {
 	struct stream *st = arg;
 
-	st->length = size;
-	flight_announce(st->f, size);
+	st->p->length = size;
+	flight_announce(st->p->f, size);
 }
 
-/* After each piece: readers follow, once the prefix names our id. */
 static void
 stream_progress(uint64_t end, void *arg)
 {
-	static _Thread_local char buf[64 << 10];
 	struct stream *st = arg;
-	size_t n = end < sizeof(buf) ? (size_t)end : sizeof(buf);
-	int rc;
 
-	st->written = end;
-	flight_progress(st->f, end);
-	if (st->told || st->length == UINT64_MAX)
-		return;
-	if (pread(st->fd, buf, n, 0) != (ssize_t)n ||
-	    (rc = elf_prefix_check(buf, n, &st->id)) == -1) {
-		st->told = 1; /* wrong: the final check says so */
-		return;
-	}
-	if (rc == 1 || n == sizeof(buf) || end == st->length) {
-		flight_set_length(st->f, st->length);
-		st->told = 1;
-	}
+	produce_progress(st->p, end);
 }
 
 /* The package of st, open: the temp file while it downloads, else its place. */
@@ -708,29 +730,28 @@ static void
 stream_work(void *arg)
 {
 	struct stream *st = arg;
+	struct prod *p = st->p;
 	struct growing *g = st->g;
 	struct pkg_limits lim = pkg_default_limits;
 	struct pkg_watch watch = { stream_progress, NULL, NULL, st,
 		stream_size };
-	char pkg[64], tpath[PATH_MAX], headers[FILL_MEMBER_HEADERS_MAX];
+	char pkg[64], headers[PASS_MEMBER_HEADERS_MAX];
 	char err[256], file[PATH_MAX];
 	const char *base = strrchr(g->path, '/');
 	struct rpmhdr *rh = NULL;
 	int pfd, n;
 
-	st->end = FLIGHT_FAILED;
+	st->rc = -1;
 	if ((pfd = stream_open(st)) == -1) {
-		snprintf(st->why, sizeof(st->why), "%s",
+		snprintf(st->err, sizeof(st->err), "%s",
 		    g->why[0] != '\0' ? g->why : "package unavailable");
 		return;
 	}
-	if ((st->fd = blob_tmp_new(st->rs->d.bs, tpath, sizeof(tpath), err,
-		 sizeof(err))) == -1) {
+	if (produce_open(p) == -1) {
 		close(pfd);
-		snprintf(st->why, sizeof(st->why), "cannot store the file");
+		snprintf(st->err, sizeof(st->err), "%s", p->why);
 		return;
 	}
-	flight_set_file(st->f, st->fd, tpath);
 	/*
 	 * An rpm's header, which holds its files' IMA signatures, comes
 	 * before its payload: waiting for it costs the member nothing, and
@@ -742,24 +763,23 @@ stream_work(void *arg)
 	if (rh == NULL ||
 	    rpmhdr_resolve(rh, st->member, file, sizeof(file)) == -1)
 		snprintf(file, sizeof(file), "%s", st->member);
-	n = fill_member_headers(rh, base != NULL ? base + 1 : g->path, file,
+	n = pass_member_headers(rh, base != NULL ? base + 1 : g->path, file,
 	    headers, sizeof(headers));
 	rpmhdr_free(rh);
 	if (n < 0 ||
-	    flight_set_head(st->f, UINT64_MAX, clock_now(), headers, (size_t)n,
+	    produce_head(p, UINT64_MAX, clock_now(), headers, (size_t)n,
 		g->path) == -1) {
 		close(pfd);
-		snprintf(st->why, sizeof(st->why), "out of memory");
+		snprintf(st->err, sizeof(st->err), "out of memory");
 		return;
 	}
 	snprintf(pkg, sizeof(pkg), "/proc/self/fd/%d", pfd);
 	lim.min_free_pct = st->rs->d.cfg->min_free_disk;
 	lim.grow = stream_grow;
 	lim.grow_arg = st;
-	st->rc = pkg_extract_watch(pkg, st->member, st->fd, &lim, &watch,
+	st->rc = pkg_extract_watch(pkg, st->member, p->fd, &lim, &watch,
 	    st->err, sizeof(st->err));
 	close(pfd);
-	st->end = FLIGHT_STREAMING; /* extracted: the verdict is due */
 }
 
 /* Worker: the package's verdict is in; the member's, then publishing. */
@@ -767,28 +787,24 @@ static void
 stream_verdict_work(void *arg)
 {
 	struct stream *st = arg;
+	struct prod *p = st->p;
 	struct growing *g = st->g;
 	const char *base = strrchr(g->path, '/');
 
-	st->end = FLIGHT_FAILED;
 	if (g->state != 1) {
-		snprintf(st->why, sizeof(st->why), "%s", g->why);
-		return;
-	}
-	if (st->rc == ELF_NOTFOUND) {
-		st->end = FLIGHT_NOTFOUND;
-		snprintf(st->why, sizeof(st->why), "not in its package");
-		return;
-	}
-	if (st->rc == -1) {
-		snprintf(st->why, sizeof(st->why), "%.120s: %.120s",
+		p->res = UPSTREAM_FAILED;
+		snprintf(p->why, sizeof(p->why), "%s", g->why);
+	} else if (st->rc == ELF_NOTFOUND) {
+		p->res = UPSTREAM_NOTFOUND;
+		snprintf(p->why, sizeof(p->why), "not in its package");
+	} else if (st->rc == -1) {
+		p->res = UPSTREAM_FAILED;
+		snprintf(p->why, sizeof(p->why), "%.120s: %.120s",
 		    base != NULL ? base + 1 : g->path, st->err);
-		return;
+	} else {
+		p->res = UPSTREAM_OK;
 	}
-	if (fill_verify_publish(st->rs->d.bs, st->f, st->fd, &st->id,
-		CACHE_DEBUGINFO, "", st->written, clock_now(), 0, 0, st->why,
-		sizeof(st->why)) == 0)
-		st->end = FLIGHT_READY;
+	produce_verify(p);
 }
 
 /* The loop: the end of an extraction. */
@@ -797,11 +813,9 @@ stream_end(void *arg)
 {
 	struct stream *st = arg;
 
-	if (st->end != FLIGHT_READY)
-		log_warnx("repo: %s: %s", st->member, st->why);
-	flight_end(st->f, st->end, st->why);
-	flight_detach(st->f);
-	flight_unref(st->f);
+	if (!st->p->verified)
+		log_warnx("repo: %s: %s", st->member, st->p->why);
+	produce_finish(st->p);
 	growing_unref(st->g);
 	free(st);
 }
@@ -812,8 +826,9 @@ stream_judge(struct stream *st)
 {
 	if (pool_submit(st->rs->d.pool, stream_verdict_work, st->rs->d.inbox,
 		stream_end, st) == -1) {
-		snprintf(st->why, sizeof(st->why), "server is shutting down");
-		st->end = FLIGHT_FAILED;
+		st->p->res = UPSTREAM_FAILED;
+		snprintf(st->p->why, sizeof(st->p->why),
+		    "server is shutting down");
 		stream_end(st);
 	}
 }
@@ -834,7 +849,7 @@ stream_verdicts(struct growing *g)
 
 /*
  * The loop: the extraction is over.  It waits for its package's verdict
- * (dl_end gives it) unless that is in already, or the extraction failed.
+ * (dl_end gives it) unless that is in already.
  */
 static void
 stream_done(void *arg)
@@ -842,10 +857,6 @@ stream_done(void *arg)
 	struct stream *st = arg;
 	int state;
 
-	if (st->end != FLIGHT_STREAMING) {
-		stream_end(st);
-		return;
-	}
 	pthread_mutex_lock(&st->g->mu);
 	state = st->g->state;
 	pthread_mutex_unlock(&st->g->mu);
@@ -857,82 +868,79 @@ stream_done(void *arg)
 	st->g->waiting = st;
 }
 
-struct flight *
-repos_member(struct repos *rs, const struct repos_hit *hit,
-    const struct buildid *id, int *created, int *package)
+/*
+ * Any thread: fill p from its package's download.  A debug file streams
+ * out of the package as it comes; anything else goes on to the package
+ * step once the package is in the package cache.  A download that ended
+ * just now hands p on at once (to the package step, which has the package
+ * then, or past it).
+ */
+static void
+repo_produce(struct prod *p)
 {
-	struct flight *df, *f;
-	struct stream *st;
-	struct cache_key k;
-	struct growing *g = NULL;
-	struct dl *dl, *owner = NULL;
-	char hex[BUILDID_HEX_MAX];
+	struct repos *rs = produce_deps(p)->repos;
+	struct repo_want *rw = p->data;
+	struct stream *st = NULL;
+	struct flight_view v;
+	struct flight *df;
+	struct growing *g;
+	struct dl *dl;
+	char hex[BUILDID_HEX_MAX], why[256];
 
-	*package = 0;
-	if (rs->d.bs == NULL || id->len < 2 ||
-	    (df = repos_join(rs, hit)) == NULL)
-		return NULL;
-	pthread_mutex_lock(&rs->mu);
-	for (dl = rs->running; dl != NULL; dl = dl->rnext)
-		if (cache_key_equal(&dl->hit.key, &hit->key) && dl->g != NULL) {
-			owner = dl;
-			g = dl->g;
-			pthread_mutex_lock(&g->mu);
-			g->refs++;
-			pthread_mutex_unlock(&g->mu);
-			break;
-		}
-	pthread_mutex_unlock(&rs->mu);
-	if (g == NULL) {
-		/* It ended just now: its end says what to do. */
-		*package = 1;
-		*created = 1;
-		return df;
+	rw->p = p;
+	if ((df = repos_join(rs, &rw->hit)) == NULL) {
+		produce_end(p, FLIGHT_FAILED, "too many fills in flight");
+		return;
 	}
+	if (p->w.kind == CACHE_DEBUGINFO && produce_deps(p)->bs != NULL &&
+	    p->w.id.len >= 2 && (st = calloc(1, sizeof(*st))) != NULL) {
+		st->rs = rs;
+		st->p = p;
+		buildid_format(&p->w.id, hex);
+		snprintf(st->member, sizeof(st->member),
+		    "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
+	}
+	pthread_mutex_lock(&rs->mu);
+	for (dl = rs->running; dl != NULL && dl->f != df; dl = dl->rnext)
+		;
+	if (dl == NULL) {
+		/* It ended just now: in the package cache, or failed. */
+		pthread_mutex_unlock(&rs->mu);
+		free(st);
+		flight_view(df, &v);
+		snprintf(why, sizeof(why), "%s", v.why);
+		flight_unref(df);
+		if (v.state == FLIGHT_READY)
+			produce_absent(p);
+		else
+			produce_end(p, FLIGHT_FAILED, why);
+		return;
+	}
+	if (st != NULL && (g = dl->g) != NULL) {
+		pthread_mutex_lock(&g->mu);
+		g->refs++;
+		pthread_mutex_unlock(&g->mu);
+		st->g = g;
+		/*
+		 * A download still queued gets its extractions when it
+		 * starts: they would hold long workers, which running
+		 * downloads need, while they wait.
+		 */
+		if (!dl->started) {
+			st->next = dl->pending;
+			dl->pending = st;
+			st = NULL;
+		}
+	} else {
+		free(st);
+		st = NULL;
+		rw->next = dl->after;
+		dl->after = rw;
+	}
+	pthread_mutex_unlock(&rs->mu);
 	flight_unref(df); /* the download holds its own */
-	cache_key_make(&k, id, CACHE_DEBUGINFO, "");
-	if ((f = flight_join(rs->d.ft, &k, 0, created)) == NULL || !*created) {
-		growing_unref(g);
-		return f;
-	}
-	flight_ref(f); /* the extraction's */
-	if ((st = calloc(1, sizeof(*st))) == NULL) {
-		growing_unref(g);
-		flight_end(f, FLIGHT_FAILED, "out of memory");
-		flight_detach(f);
-		flight_unref(f);
-		return f;
-	}
-	st->rs = rs;
-	st->f = f;
-	st->g = g;
-	st->id = *id;
-	st->fd = -1;
-	st->length = UINT64_MAX;
-	buildid_format(id, hex);
-	snprintf(st->member, sizeof(st->member),
-	    "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-	snprintf(hex, sizeof(hex), "debuginfo from %.60s", hit->file);
-	flight_set_label(f, hex);
-	/*
-	 * A download still queued gets its extractions when it starts: they
-	 * would hold long workers, which running downloads need, while they
-	 * wait.  (The download found above, if it is still there.)
-	 */
-	pthread_mutex_lock(&rs->mu);
-	for (dl = rs->running; dl != NULL; dl = dl->rnext)
-		if (dl == owner && dl->g == g) {
-			if (!dl->started) {
-				st->next = dl->pending;
-				dl->pending = st;
-				st = NULL;
-			}
-			break;
-		}
-	pthread_mutex_unlock(&rs->mu);
 	if (st != NULL)
 		stream_submit(st);
-	return f;
 }
 
 /* End the extractions of list st (by ->next), never started, with why. */
@@ -943,8 +951,8 @@ streams_fail(struct stream *st, const char *why)
 
 	for (; st != NULL; st = next) {
 		next = st->next;
-		snprintf(st->why, sizeof(st->why), "%s", why);
-		st->end = FLIGHT_FAILED;
+		st->p->res = UPSTREAM_FAILED;
+		snprintf(st->p->why, sizeof(st->p->why), "%s", why);
 		stream_end(st);
 	}
 }
@@ -955,11 +963,79 @@ stream_submit(struct stream *st)
 {
 	if (pool_submit_long(st->rs->d.pool, stream_work, st->rs->d.inbox,
 		stream_done, st) == -1) {
-		snprintf(st->why, sizeof(st->why), "server is shutting down");
-		st->end = FLIGHT_FAILED;
+		st->p->res = UPSTREAM_FAILED;
+		snprintf(st->p->why, sizeof(st->p->why),
+		    "server is shutting down");
 		stream_end(st);
 	}
 }
+
+/* ------------------------------------------------------------- source */
+
+/* pkgidx_find: any member will do. */
+static int
+member_cb(const struct pkg_rec *r, void *arg)
+{
+	return 1;
+}
+
+/*
+ * The request side: a debuginfo or executable a repository's index maps to
+ * a package not in the package cache yet (one that is, or a local package
+ * with the member, is the package step's).
+ */
+static enum src_result
+repo_lookup(struct rq *rq)
+{
+	const struct resolve_deps *d = rq->th->d;
+	struct repos *rs = d->repos;
+	enum route_endpoint ep = rq->rt->endpoint;
+	struct repo_want *rw;
+	struct prod_what w;
+	unsigned retry = 0;
+	int rc;
+
+	if (rs == NULL || rs->n == 0 || d->prod == NULL ||
+	    (ep != ROUTE_DEBUGINFO && ep != ROUTE_EXECUTABLE))
+		return SRC_ABSENT;
+	if (rq_txn(rq) == -1)
+		return rq_fail(rq, "index unavailable");
+	if (pkgidx_find(rq->th->rd, &rq->rt->id,
+		ep == ROUTE_EXECUTABLE ? ELF_KIND_EXECUTABLE
+				       : ELF_KIND_DEBUGINFO,
+		member_cb, NULL) == 1)
+		return SRC_ABSENT;
+	if ((rw = calloc(1, sizeof(*rw))) == NULL)
+		return rq_fail(rq, "out of memory");
+	rc = repos_find(rs, rq->th->rd, &rq->rt->id, ep == ROUTE_EXECUTABLE,
+	    &rw->hit, &retry);
+	if (rc != 1)
+		free(rw);
+	if (rc == 0)
+		return SRC_ABSENT;
+	if (rc == -1)
+		return rq_fail(rq, "index lookup failed");
+	if (rc == 2)
+		return rq_outcome(rq, ANSWER_REPO_FAILING, NULL, retry, NULL);
+	rq_what(rq, &w);
+	w.limit = 0;
+	return rq_produce(rq, &w, rw);
+}
+
+static void
+repo_release(void *data)
+{
+	free(data);
+}
+
+const struct source source_repo = {
+	.name = "repo",
+	.held = 1,
+	.lookup = repo_lookup,
+	.produce = repo_produce,
+	.produce_anywhere = 1,
+	.release = repo_release,
+};
 
 /* ---------------------------------------------------------------- loop */
 
@@ -1106,7 +1182,7 @@ metrics_cb(FILE *fp, void *arg)
 }
 
 struct repos *
-repos_new(const struct fill_deps *d, char *err, size_t errlen)
+repos_new(const struct repos_deps *d, char *err, size_t errlen)
 {
 	const struct config *cfg = d->cfg;
 	struct repos *rs;

@@ -11,7 +11,6 @@
 #include <stdint.h>
 
 #include "fetchers/repofetch.h"
-#include "resolver/fill.h"
 #include "sources/repo.h"
 
 struct dl;
@@ -83,7 +82,7 @@ struct repo {
 };
 
 struct repos {
-	struct fill_deps d;
+	struct repos_deps d;
 	struct repo *v;
 	size_t n;
 	struct curlev *cv;

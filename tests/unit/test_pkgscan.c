@@ -1,5 +1,5 @@
 /*
- * tests/unit/test_pkgscan.c: daemon/scan.c on package roots, end to end.
+ * tests/unit/test_pkgscan.c: sources/scan.c on package roots, end to end.
  *
  * A small program compiled with a build-id is split into a stripped
  * executable and its .debug file, packed by dpkg-deb as a .deb and by tar
@@ -9,7 +9,7 @@
  * re-read touched ones and drop deleted ones.  A missing tool is a failure,
  * not a skip.  Everything lives in one temporary directory.
  */
-#include "daemon/scan.h"
+#include "sources/scan.h"
 
 #include <sys/stat.h>
 

@@ -1,5 +1,5 @@
 /*
- * daemon/scan.h: index the ELF files under the scan directories, and the
+ * sources/scan.h: index the ELF files under the scan directories, and the
  * members of the packages under the package roots.
  *
  * scan_run() blocks for the whole walk and belongs in a long job of the
@@ -8,8 +8,8 @@
  * file becomes an index record, shared by the scan and by the request path
  * when a file changed since it was indexed.
  */
-#ifndef DAEMON_SCAN_H
-#define DAEMON_SCAN_H
+#ifndef SOURCES_SCAN_H
+#define SOURCES_SCAN_H
 
 #include <sys/stat.h>
 
@@ -63,7 +63,4 @@ int scan_identify(int fd, const char *path, const struct stat *st,
 int scan_package(struct index *idx, const char *path, const char *tmpdir,
     unsigned min_free_pct, char *err, size_t errlen);
 
-/* 1 when st still describes the file rec was made from. */
-int scan_unchanged(const struct index_file *rec, const struct stat *st);
-
-#endif /* DAEMON_SCAN_H */
+#endif /* SOURCES_SCAN_H */

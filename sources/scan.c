@@ -1,5 +1,5 @@
 /*
- * daemon/scan.c: the incremental scan of local directories and packages.
+ * sources/scan.c: the incremental scan of local directories and packages.
  *
  * The walk only stats: a file whose size, mtime, inode and device match its
  * record is unchanged and costs nothing more.  New and changed files are
@@ -40,7 +40,7 @@
  * readers); everything else, the walk, the counts and the commits, stays
  * on the scan's thread.  Without a pool (opts->pool NULL), it reads alone.
  */
-#include "daemon/scan.h"
+#include "sources/scan.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -219,16 +219,6 @@ pathset_has(struct pathset *ps, const char *path)
 	return (*pathset_find(ps, h))[1] != 0;
 }
 
-int
-scan_unchanged(const struct index_file *rec, const struct stat *st)
-{
-	return rec->size == (uint64_t)st->st_size &&
-	    rec->mtime_sec == (int64_t)st->st_mtim.tv_sec &&
-	    rec->mtime_nsec == (uint32_t)st->st_mtim.tv_nsec &&
-	    rec->ino == (uint64_t)st->st_ino &&
-	    rec->dev == (uint64_t)st->st_dev;
-}
-
 /* A record of path as st describes it, with nothing to serve yet. */
 static void
 file_from_stat(struct index_file *rec, const char *path, const struct stat *st)
@@ -366,7 +356,8 @@ needs_reading(struct scan *s, struct reach *r, const char *path,
 		r->incomplete = 1;
 	}
 	if (index_reader_begin(s->rd) == 0) {
-		rc = get(s->rd, path, &rec) == 0 && scan_unchanged(&rec, st);
+		rc = get(s->rd, path, &rec) == 0 &&
+		    index_file_unchanged(&rec, st);
 		index_reader_end(s->rd);
 		if (rc)
 			return 0;

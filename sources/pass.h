@@ -1,0 +1,63 @@
+/*
+ * sources/pass.h: one decompression pass over a package file serves every
+ * member fill that can catch it (sources/pass.c), for the sources that
+ * extract members (packages).
+ */
+#ifndef SOURCES_PASS_H
+#define SOURCES_PASS_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct passes;
+struct pool_inbox;
+struct prod;
+struct resolve_deps;
+struct rpmhdr;
+
+/* What a member fill (prod.data) extracts. */
+struct pass_want {
+	char package[PATH_MAX]; /* the package file */
+	char member[PATH_MAX]; /* the member's path in it */
+	int64_t mtime;
+	uint64_t size; /* as indexed */
+	/* private to sources/pass.c */
+	int found;
+	struct prod *next;
+};
+
+/* The passes of a process: members extracted on rd's pool. */
+struct passes *passes_new(const struct resolve_deps *rd,
+    struct pool_inbox *inbox);
+void passes_free(struct passes *ps);
+/*
+ * Take (take 1) or give back ps's lock, which a source holds while it
+ * makes a member's flight and joins it to a pass (passes_join).
+ */
+void passes_lock(struct passes *ps, int take);
+/*
+ * ps locked: member fill pr joins the open pass of its package that has
+ * not read past its member, else one that has not begun, else starts one
+ * (queued behind the passes of the package that run).  -1 when none can.
+ */
+int passes_join(struct passes *ps, struct prod *pr);
+
+/* A package as flight labels show it: its file name. */
+void pass_label(const char *package, char *out, size_t len);
+
+/* An IMA signature in hex, and the header lines of a package member. */
+#define PASS_RPM_SIG_MAX 2048
+#define PASS_MEMBER_HEADERS_MAX (2 * PATH_MAX + PASS_RPM_SIG_MAX + 128)
+
+/*
+ * The X-DEBUGINFOD-* lines of a package member: ARCHIVE (as archive shows
+ * the package), FILE, and IMASIGNATURE when rh, the package's RPM header
+ * (NULL for other packages), signs that file.  Their length, or -1 when
+ * they do not fit in len bytes (PASS_MEMBER_HEADERS_MAX always do, for a
+ * member name of at most PATH_MAX).
+ */
+int pass_member_headers(const struct rpmhdr *rh, const char *archive,
+    const char *member, char *buf, size_t len);
+
+#endif /* SOURCES_PASS_H */
