@@ -373,6 +373,113 @@ test_arch(void)
 	ok(s.sizes[2] == 99, "its %CSIZE%");
 }
 
+/* Streams of no bytes, as gzip -n, xz, bzip2 and zstd write them. */
+static const struct {
+	const char *name;
+	unsigned char bytes[32];
+	size_t len;
+} empties[] = {
+	{ "plain", { 0 }, 0 },
+	{ "gz",
+	    { 0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x03,
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00 },
+	    20 },
+	{ "xz",
+	    { 0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00, 0x00, 0x04, 0xe6, 0xd6, 0xb4,
+		0x46, 0x00, 0x00, 0x00, 0x00, 0x1c, 0xdf, 0x44, 0x21, 0x1f,
+		0xb6, 0xf3, 0x7d, 0x01, 0x00, 0x00, 0x00, 0x00, 0x04, 0x59,
+		0x5a },
+	    32 },
+	{ "bz2",
+	    { 0x42, 0x5a, 0x68, 0x39, 0x17, 0x72, 0x45, 0x38, 0x50, 0x90, 0x00,
+		0x00, 0x00, 0x00 },
+	    14 },
+	{ "zst",
+	    { 0x28, 0xb5, 0x2f, 0xfd, 0x24, 0x00, 0x01, 0x00, 0x00, 0x99, 0xe9,
+		0xd8, 0x51 },
+	    13 },
+};
+
+/*
+ * An index of no lines, compressed or not, reads as empty whatever the
+ * format: Debian publishes such files (bookworm-security's 20-byte
+ * Contents-amd64.gz).  libarchive's raw reader calls them "Unrecognized
+ * archive format".
+ */
+static void
+test_empty(void)
+{
+	struct seen s;
+	char path[PATH_MAX], cmd[PATH_MAX * 2 + 64], err[ERRLEN], what[128];
+	size_t i;
+	FILE *fp;
+
+	for (i = 0; i < sizeof(empties) / sizeof(empties[0]); i++) {
+		snprintf(path, sizeof(path), "%s", at("empty."));
+		strncat(path, empties[i].name, sizeof(path) - strlen(path) - 1);
+		if ((fp = fopen(path, "wb")) == NULL ||
+		    fwrite(empties[i].bytes, 1, empties[i].len, fp) !=
+			empties[i].len ||
+		    fclose(fp) != 0)
+			abort();
+		memset(&s, 0, sizeof(s));
+		err[0] = '\0';
+		snprintf(what, sizeof(what),
+		    "an empty Packages (%s): no stanzas", empties[i].name);
+		if (!ok(repometa_packages(path, packages_cb, &s, err,
+			    sizeof(err)) == 0 &&
+			    s.n == 0,
+			what))
+			printf("#   %s\n", err);
+		snprintf(what, sizeof(what), "... Contents (%s): no lines",
+		    empties[i].name);
+		ok(repometa_contents(path, contents_cb, &s, err, sizeof(err)) ==
+			    0 &&
+			s.n == 0,
+		    what);
+		snprintf(what, sizeof(what),
+		    "... primary.xml (%s): no packages", empties[i].name);
+		ok(repometa_rpm_primary(path, primary_cb, &s, err,
+		       sizeof(err)) == 0 &&
+			s.n == 0,
+		    what);
+		snprintf(what, sizeof(what), "... filelists.xml (%s): no files",
+		    empties[i].name);
+		ok(repometa_rpm_filelists(path, filelists_cb, &s, err,
+		       sizeof(err)) == 0 &&
+			s.n == 0,
+		    what);
+		snprintf(what, sizeof(what), "... .files (%s): no packages",
+		    empties[i].name);
+		ok(repometa_arch_files(path, arch_desc_cb, arch_file_cb, &s,
+		       err, sizeof(err)) == 0 &&
+			s.n == 0,
+		    what);
+	}
+	/* What repo-add leaves of a database whose last package went. */
+	snprintf(cmd, sizeof(cmd), "tar -czf '%s' -T /dev/null",
+	    at("none.files"));
+	memset(&s, 0, sizeof(s));
+	ok(system(cmd) == 0 &&
+		repometa_arch_files(at("none.files"), arch_desc_cb,
+		    arch_file_cb, &s, err, sizeof(err)) == 0 &&
+		s.n == 0,
+	    "a .files database that is a tar of nothing: no packages");
+	write_file(at("empty-meta.xml"),
+	    "<?xml version=\"1.0\"?>\n<metadata packages=\"0\"/>\n");
+	ok(repometa_rpm_primary(at("empty-meta.xml"), primary_cb, &s, err,
+	       sizeof(err)) == 0 &&
+		s.n == 0,
+	    "a primary.xml of no packages (createrepo_c's)");
+	/* Still an error: a stream cut short, even of an empty file. */
+	if ((fp = fopen(at("cut.gz"), "wb")) == NULL ||
+	    fwrite(empties[1].bytes, 1, 12, fp) != 12 || fclose(fp) != 0)
+		abort();
+	ok(repometa_contents(at("cut.gz"), contents_cb, &s, err, sizeof(err)) ==
+		-1,
+	    "an empty gzip cut short is an error");
+}
+
 /* An armored block of the bytes 0x90..0xc1, with its CRC-24 line crc. */
 #define ARMOR(crc) \
 	"-----BEGIN PGP PUBLIC KEY BLOCK-----\nComment: test\n\n" \
@@ -574,6 +681,7 @@ main(void)
 	test_contents();
 	test_rpm();
 	test_arch();
+	test_empty();
 	test_dearmor();
 	idx = index_open(at("index"), 0, 64ull << 20, err, sizeof(err));
 	if (ok(idx != NULL, "an index") &&
