@@ -5,7 +5,10 @@
  * .files databases; ASCII-armored keys) and
  * cache/repoidx.c (generations of a repository's ids: a reader sees the
  * old one until the flip, removed packages are forgotten, negative entries
- * of new ids dropped, an id's packages apart for each kind).  One index in a temporary directory; one thread.
+ * of new ids dropped, an id's packages apart for each kind; the state: the
+ * packages holding ids, the digest a generation was made from, a refresh
+ * running, one that found it unchanged).  Empty index files of every
+ * compression.  One index in a temporary directory; one thread.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -569,6 +572,7 @@ static void
 test_generations(struct index *idx, struct index_reader *rd)
 {
 	uint8_t key[REPOIDX_KEY_LEN], sha[32] = { 1, 2, 3 };
+	uint8_t digest[REPOIDX_DIGEST_LEN] = { 9, 8, 7 };
 	struct repoidx_writer *w;
 	struct repoidx_state st;
 	struct repoidx_pkg p;
@@ -584,6 +588,12 @@ test_generations(struct index *idx, struct index_reader *rd)
 	is_int(has(rd, key, ID1, &p), INDEX_NOTFOUND,
 	    "nothing before a refresh");
 
+	ok(repoidx_note_start(idx, key, 900, err, sizeof(err)) == 0,
+	    "a first refresh begins");
+	index_reader_begin(rd);
+	ok(repoidx_state(rd, key, &st) == 0 && st.gen == 0 && st.running == 900,
+	    "... the state says it runs, before any generation");
+	index_reader_end(rd);
 	w = repoidx_writer_new(idx, key, err, sizeof(err));
 	ok(w != NULL, "a writer");
 	ok(repoidx_put_pkg(w, "amd64/a", "pool/a.deb", 42, sha) == 0,
@@ -597,7 +607,8 @@ test_generations(struct index *idx, struct index_reader *rd)
 	    "the same id, kept");
 	is_int(has(rd, key, ID1, &p), INDEX_NOTFOUND,
 	    "a reader does not see the new generation before the flip");
-	ok(repoidx_writer_commit(w, 1000, err, sizeof(err)) == 0, "the flip");
+	ok(repoidx_writer_commit(w, 1000, digest, err, sizeof(err)) == 0,
+	    "the flip");
 	ok(has(rd, key, ID1, &p) == 0 && p.size == 42 && p.name_len == 7 &&
 		p.file_len == 10 && memcmp(p.file, "pool/a.deb", 10) == 0 &&
 		p.sha256[2] == 3,
@@ -606,6 +617,18 @@ test_generations(struct index *idx, struct index_reader *rd)
 	ok(repoidx_state(rd, key, &st) == 0 && st.gen == 1 && st.ids == 1 &&
 		st.pkgs == 1 && st.refreshed == 1000,
 	    "the state: generation 1, 1 id, 1 package, when");
+	ok(st.pkgs_with_ids == 1 && st.running == 0 && st.checked == 0 &&
+		memcmp(st.digest, digest, sizeof(digest)) == 0,
+	    "... 1 package with ids, the refresh ended, its digest");
+	index_reader_end(rd);
+	ok(repoidx_note_start(idx, key, 1100, err, sizeof(err)) == 0 &&
+		repoidx_note_unchanged(idx, key, 1200, err, sizeof(err)) == 0,
+	    "a refresh that found nothing changed");
+	index_reader_begin(rd);
+	ok(repoidx_state(rd, key, &st) == 0 && st.gen == 1 &&
+		st.refreshed == 1000 && st.checked == 1200 && st.running == 0 &&
+		st.ids == 1 && memcmp(st.digest, digest, sizeof(digest)) == 0,
+	    "... the same generation, checked then, not running");
 	index_reader_end(rd);
 
 	/* A negative entry for id2, which the next generation brings. */
@@ -623,7 +646,7 @@ test_generations(struct index *idx, struct index_reader *rd)
 	    "the same id as an executable, by both kinds of link");
 	ok(repoidx_put_id(w, &id2, REPOIDX_EXECUTABLE, "x86_64/z", 1) == 0,
 	    "... once more as an executable, kept");
-	ok(repoidx_writer_commit(w, 2000, err, sizeof(err)) == 0,
+	ok(repoidx_writer_commit(w, 2000, digest, err, sizeof(err)) == 0,
 	    "a second generation without package a");
 	ok(has_kind(rd, key, ID2, REPOIDX_EXECUTABLE, &p) == 0 && p.size == 11,
 	    "an id names its executable's package");
@@ -640,6 +663,7 @@ test_generations(struct index *idx, struct index_reader *rd)
 	    "the new id's negative entry is gone");
 	ok(repoidx_state(rd, key, &st) == 0 && st.gen == 2 && st.ids == 3,
 	    "generation 2: one id, of three kinds");
+	is_int(st.pkgs_with_ids, 3, "... in three packages");
 	index_reader_end(rd);
 
 	w = repoidx_writer_new(idx, key, err, sizeof(err));
@@ -648,8 +672,9 @@ test_generations(struct index *idx, struct index_reader *rd)
 	ok(has(rd, key, ID2, &p) == 0 && p.size == 7,
 	    "an aborted refresh leaves the current generation");
 
-	ok(repoidx_note_error(idx, key, 3000, "BADSIG", err, sizeof(err)) ==
-		    0 &&
+	ok(repoidx_note_start(idx, key, 2900, err, sizeof(err)) == 0 &&
+		repoidx_note_error(idx, key, 3000, "BADSIG", err,
+		    sizeof(err)) == 0 &&
 		repoidx_note_error(idx, key, 3001, "again", err, sizeof(err)) ==
 		    0,
 	    "two failed refreshes noted");
@@ -660,6 +685,8 @@ test_generations(struct index *idx, struct index_reader *rd)
 		ok(repoidx_get_error(rd, key, &er) == 0 && er.count == 2 &&
 			er.when == 3001 && strcmp(er.why, "again") == 0,
 		    "the last one and the count read back");
+		ok(repoidx_state(rd, key, &st) == 0 && st.running == 0,
+		    "... a failure ends the refresh running");
 		index_reader_end(rd);
 	}
 }
