@@ -7,7 +7,9 @@
 # key=FILE, NAME.files.sig (gpg --detach-sign) must sign the database: a
 # missing or bad signature refuses the repository, with the reason logged.
 # A package whose files list a usr/lib/.build-id/ link serves /executable.
-# An empty database (a gzip of nothing, a tar of nothing) is 0 ids.
+# An empty database (a gzip of nothing, a tar of nothing) is 0 ids; one
+# found again, byte for byte, from a server without validators is not
+# parsed again.
 . "$top_srcdir/tests/integration/lib.sh"
 
 command -v nginx >/dev/null || bail "nginx is not installed"
@@ -84,7 +86,11 @@ echo other >"$T/other"
 gpg --batch --detach-sign -o "$W/badsig/badsig.files.sig" "$T/other"
 chmod -R a+rX "$W"
 
-start_nginx "$W"
+start_nginx "$W" "		location /noval/ {
+			alias $W/core-debug/;
+			etag off;
+			if_modified_since off;
+		}"
 
 
 start_daemon d --scan-dir none --repo "arch $N/core-debug core-debug" \
@@ -137,5 +143,18 @@ out=$("$DBGMIRROR" --no-config --cache-dir "$T/k-cache" \
     --repo "arch $N/badsig badsig $key" stats)
 like "$out" "repo: +$N/badsig badsig: never refreshed" \
     "... nothing of the refused one indexed"
+
+# The same database again, from a server that sends no validators:
+# nothing parsed, no new generation.
+start_daemon u --scan-dir none --repo "arch $N/noval core-debug"
+wait_until 60 refreshed u 1
+kill -USR1 "$u_PID"
+wait_until 60 refreshed u 2
+ok $? "a second refresh from a server without validators"
+like "$(grep ': refreshed' "$u_LOG" | tail -n 1)" \
+    "noval core-debug: refreshed: unchanged, the \.files database as last verified: nothing parsed, 1 ids in 1 of 1 packages kept" \
+    "... found unchanged"
+is "$(metric "dbgmirror_repo_generation{repo=\"$N/noval\",suite=\"core-debug\"}" "$u_URL")" 1 \
+    "... no new generation"
 
 done_testing
