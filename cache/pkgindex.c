@@ -385,6 +385,37 @@ pkgidx_count(struct index_reader *rd, uint64_t *packages, uint64_t *members)
 	return 0;
 }
 
+struct under {
+	const char *dir;
+	size_t len;
+	uint64_t n;
+};
+
+static int
+under_cb(const struct index_rec *r, void *arg)
+{
+	struct under *u = arg;
+	struct index_file f;
+
+	if (pkgidx_package_decode(r, &f) == 0 &&
+	    strncmp(f.path, u->dir, u->len) == 0 && f.path[u->len] == '/')
+		u->n++;
+	return 0;
+}
+
+int
+pkgidx_count_under(struct index_reader *rd, const char *dir, uint64_t *packages)
+{
+	struct under u = { dir, strlen(dir), 0 };
+
+	while (u.len > 1 && dir[u.len - 1] == '/')
+		u.len--;
+	if (index_walk_prefix(rd, INDEX_PKGS, NULL, 0, under_cb, &u) != 0)
+		return -1;
+	*packages = u.n;
+	return 0;
+}
+
 /*
  * Record member m of the package under pkey as kind: 1 when that made a
  * new ELF member record, 0 when not, -1.

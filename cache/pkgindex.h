@@ -98,6 +98,13 @@ int pkgidx_count(struct index_reader *rd, uint64_t *packages,
     uint64_t *members);
 
 /*
+ * The packages indexed whose path is under the directory dir (a walk of
+ * every package: for reports, not for a request).  0, or -1.
+ */
+int pkgidx_count_under(struct index_reader *rd, const char *dir,
+    uint64_t *packages);
+
+/*
  * Drop every package for which keep() returns 0, with its members, and
  * count the packages in *removed.  A damaged package record is dropped.
  * On an index that has no member count yet, this counts them.

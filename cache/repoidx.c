@@ -2,11 +2,16 @@
  * cache/repoidx.c: remote repositories' packages and build-ids, in
  * generations of the INDEX_REPO table (see cache/repoidx.h).
  *
- *   'g' KEY                  -> gen u32, ids u64, pkgs u64, refreshed i64
+ *   'g' KEY                  -> gen u32, ids u64, pkgs u64, refreshed i64,
+ *                               pkgs_with_ids u64, checked i64, digest[32]
+ *                               (the last three absent in records written
+ *                               before they were: read as zeros)
  *   'p' KEY GEN(be32) NAME   -> size u64, sha256[32], file
  *   'i' KEY GEN(be32) KIND ID -> NAME (KIND: enum repoidx_kind)
+ *   'm' KEY GEN(be32) NAME   -> "" (package NAME holds an id)
  *   'e' KEY                  -> when i64, count u64, why (the last
  *                               refresh that failed)
+ *   's' KEY                  -> when i64 (the refresh running began)
  *
  * Records are checked when read back; a damaged one is not found.  (Ids
  * had no KIND before schema 8 of cache/index.h: an index of then is
@@ -23,7 +28,8 @@
 #include "cache/negative.h"
 
 #define PREFIX_LEN (1 + REPOIDX_KEY_LEN + 4)
-#define STATE_LEN (4 + 8 + 8 + 8)
+#define STATE_V1_LEN (4 + 8 + 8 + 8)
+#define STATE_LEN (STATE_V1_LEN + 8 + 8 + REPOIDX_DIGEST_LEN)
 /*
  * Records written per transaction of a refresh.  One transaction keeps its
  * dirty pages in memory (~120 bytes a record), but a later transaction of
@@ -38,7 +44,7 @@ struct repoidx_writer {
 	struct index_batch *b;
 	uint8_t key[REPOIDX_KEY_LEN];
 	uint32_t old_gen, gen;
-	uint64_t ids, pkgs;
+	uint64_t ids, pkgs, with_ids;
 	unsigned pending; /* records in b */
 	char err[256];
 };
@@ -82,16 +88,43 @@ prefix(uint8_t *out, char t, const uint8_t key[REPOIDX_KEY_LEN], uint32_t gen)
 static int
 state_decode(const struct index_rec *r, struct repoidx_state *st)
 {
+	const uint8_t *v = r->val;
 	uint32_t g;
 
-	if (r->vallen != STATE_LEN)
+	if (r->vallen != STATE_LEN && r->vallen != STATE_V1_LEN)
 		return -1;
-	memcpy(&g, r->val, 4);
+	memcpy(&g, v, 4);
 	st->gen = g;
-	st->ids = get_u64((const uint8_t *)r->val + 4);
-	st->pkgs = get_u64((const uint8_t *)r->val + 12);
-	st->refreshed = (int64_t)get_u64((const uint8_t *)r->val + 20);
+	st->ids = get_u64(v + 4);
+	st->pkgs = get_u64(v + 12);
+	st->refreshed = (int64_t)get_u64(v + 20);
+	if (r->vallen == STATE_LEN) {
+		st->pkgs_with_ids = get_u64(v + STATE_V1_LEN);
+		st->checked = (int64_t)get_u64(v + STATE_V1_LEN + 8);
+		memcpy(st->digest, v + STATE_V1_LEN + 16, REPOIDX_DIGEST_LEN);
+	}
 	return 0;
+}
+
+static void
+state_encode(const struct repoidx_state *st, uint8_t v[STATE_LEN])
+{
+	memcpy(v, &st->gen, 4);
+	put_u64(v + 4, st->ids);
+	put_u64(v + 12, st->pkgs);
+	put_u64(v + 20, (uint64_t)st->refreshed);
+	put_u64(v + STATE_V1_LEN, st->pkgs_with_ids);
+	put_u64(v + STATE_V1_LEN + 8, (uint64_t)st->checked);
+	memcpy(v + STATE_V1_LEN + 16, st->digest, REPOIDX_DIGEST_LEN);
+}
+
+/* The key of repository key's record of type t ('g', 'e', 's'). */
+static void
+state_key(uint8_t k[1 + REPOIDX_KEY_LEN], char t,
+    const uint8_t key[REPOIDX_KEY_LEN])
+{
+	k[0] = (uint8_t)t;
+	memcpy(k + 1, key, REPOIDX_KEY_LEN);
 }
 
 int
@@ -103,8 +136,13 @@ repoidx_state(struct index_reader *rd, const uint8_t key[REPOIDX_KEY_LEN],
 	int rc;
 
 	memset(st, 0, sizeof(*st));
-	k[0] = 'g';
-	memcpy(k + 1, key, REPOIDX_KEY_LEN);
+	state_key(k, 's', key);
+	rc = index_get_rec(rd, INDEX_REPO, k, sizeof(k), &r);
+	if (rc == 0 && r.vallen == 8)
+		st->running = (int64_t)get_u64(r.val);
+	else if (rc != INDEX_NOTFOUND)
+		return -1;
+	state_key(k, 'g', key);
 	rc = index_get_rec(rd, INDEX_REPO, k, sizeof(k), &r);
 	if (rc == INDEX_NOTFOUND)
 		return 0;
@@ -186,6 +224,36 @@ repoidx_get_error(struct index_reader *rd, const uint8_t key[REPOIDX_KEY_LEN],
 }
 
 int
+repoidx_note_start(struct index *idx, const uint8_t key[REPOIDX_KEY_LEN],
+    int64_t now, char *err, size_t errlen)
+{
+	uint8_t k[1 + REPOIDX_KEY_LEN], v[8];
+	struct index_batch *b;
+
+	if ((b = index_batch_begin(idx, err, errlen)) == NULL)
+		return -1;
+	state_key(k, 's', key);
+	put_u64(v, (uint64_t)now);
+	if (index_batch_put_rec(b, INDEX_REPO, k, sizeof(k), v, sizeof(v)) ==
+	    -1) {
+		index_batch_abort(b);
+		snprintf(err, errlen, "cannot write the index");
+		return -1;
+	}
+	return index_batch_commit(b, err, errlen);
+}
+
+/* End the refresh running of repository key, in b. */
+static void
+end_running(struct index_batch *b, const uint8_t key[REPOIDX_KEY_LEN])
+{
+	uint8_t k[1 + REPOIDX_KEY_LEN];
+
+	state_key(k, 's', key);
+	index_batch_del_rec(b, INDEX_REPO, k, sizeof(k));
+}
+
+int
 repoidx_note_error(struct index *idx, const uint8_t key[REPOIDX_KEY_LEN],
     int64_t now, const char *why, char *err, size_t errlen)
 {
@@ -197,8 +265,7 @@ repoidx_note_error(struct index *idx, const uint8_t key[REPOIDX_KEY_LEN],
 
 	if ((b = index_batch_begin(idx, err, errlen)) == NULL)
 		return -1;
-	k[0] = 'e';
-	memcpy(k + 1, key, REPOIDX_KEY_LEN);
+	state_key(k, 'e', key);
 	if (index_batch_get_rec(b, INDEX_REPO, k, sizeof(k), &r) == 0 &&
 	    r.vallen >= 16)
 		count = get_u64((const uint8_t *)r.val + 8);
@@ -206,6 +273,30 @@ repoidx_note_error(struct index *idx, const uint8_t key[REPOIDX_KEY_LEN],
 	put_u64(v + 8, count + 1);
 	memcpy(v + 16, why, n);
 	index_batch_put_rec(b, INDEX_REPO, k, sizeof(k), v, 16 + n);
+	end_running(b, key);
+	return index_batch_commit(b, err, errlen);
+}
+
+int
+repoidx_note_unchanged(struct index *idx, const uint8_t key[REPOIDX_KEY_LEN],
+    int64_t now, char *err, size_t errlen)
+{
+	uint8_t k[1 + REPOIDX_KEY_LEN], v[STATE_LEN];
+	struct repoidx_state st;
+	struct index_batch *b;
+	struct index_rec r;
+
+	if ((b = index_batch_begin(idx, err, errlen)) == NULL)
+		return -1;
+	memset(&st, 0, sizeof(st));
+	state_key(k, 'g', key);
+	if (index_batch_get_rec(b, INDEX_REPO, k, sizeof(k), &r) == 0 &&
+	    state_decode(&r, &st) == 0) {
+		st.checked = now;
+		state_encode(&st, v);
+		index_batch_put_rec(b, INDEX_REPO, k, sizeof(k), v, sizeof(v));
+	}
+	end_running(b, key);
 	return index_batch_commit(b, err, errlen);
 }
 
@@ -245,7 +336,7 @@ static int
 drop_gen(struct index *idx, const uint8_t key[REPOIDX_KEY_LEN], uint32_t gen,
     char *err, size_t errlen)
 {
-	static const char kinds[] = { 'p', 'i' };
+	static const char kinds[] = { 'p', 'i', 'm' };
 	struct sweep sw;
 	uint64_t n;
 	size_t i;
@@ -379,7 +470,9 @@ int
 repoidx_put_id(struct repoidx_writer *w, const struct buildid *id,
     enum repoidx_kind kind, const char *name, int keep)
 {
-	uint8_t k[PREFIX_LEN + 1 + BUILDID_MAX];
+	uint8_t k[PREFIX_LEN + 1 +
+	    (BUILDID_MAX > REPOIDX_NAME_MAX ? BUILDID_MAX : REPOIDX_NAME_MAX)];
+	struct index_rec r;
 	size_t nl = strlen(name);
 
 	if (w->b == NULL || nl == 0 || nl > REPOIDX_NAME_MAX || id->len == 0 ||
@@ -394,7 +487,29 @@ repoidx_put_id(struct repoidx_writer *w, const struct buildid *id,
 		name, nl) == -1)
 		return -1;
 	w->ids++;
-	return writer_count(w);
+	if (writer_count(w) == -1)
+		return -1;
+	/* The first id of its package: one package more with ids. */
+	prefix(k, 'm', w->key, w->gen);
+	memcpy(k + PREFIX_LEN, name, nl);
+	switch (index_batch_get_rec(w->b, INDEX_REPO, k, PREFIX_LEN + nl, &r)) {
+	case 0:
+		return 0;
+	case INDEX_NOTFOUND:
+		if (index_batch_put_rec(w->b, INDEX_REPO, k, PREFIX_LEN + nl,
+			"", 0) == -1)
+			return -1;
+		w->with_ids++;
+		return writer_count(w);
+	default:
+		return -1;
+	}
+}
+
+uint64_t
+repoidx_writer_ids(const struct repoidx_writer *w)
+{
+	return w->ids;
 }
 
 /*
@@ -418,25 +533,30 @@ clear_cb(const struct index_rec *rec, void *arg)
 }
 
 int
-repoidx_writer_commit(struct repoidx_writer *w, int64_t now, char *err,
-    size_t errlen)
+repoidx_writer_commit(struct repoidx_writer *w, int64_t now,
+    const uint8_t digest[REPOIDX_DIGEST_LEN], char *err, size_t errlen)
 {
 	uint8_t k[1 + REPOIDX_KEY_LEN], v[STATE_LEN];
 	uint32_t old = w->old_gen;
 	uint8_t key[REPOIDX_KEY_LEN];
 	struct index *idx = w->idx;
+	struct repoidx_state st;
 
 	if (w->b == NULL) {
 		snprintf(err, errlen, "%s", w->err);
 		repoidx_writer_abort(w);
 		return -1;
 	}
-	k[0] = 'g';
-	memcpy(k + 1, w->key, REPOIDX_KEY_LEN);
-	memcpy(v, &w->gen, 4);
-	put_u64(v + 4, w->ids);
-	put_u64(v + 12, w->pkgs);
-	put_u64(v + 20, (uint64_t)now);
+	state_key(k, 'g', w->key);
+	memset(&st, 0, sizeof(st));
+	st.gen = w->gen;
+	st.ids = w->ids;
+	st.pkgs = w->pkgs;
+	st.pkgs_with_ids = w->with_ids;
+	st.refreshed = now;
+	memcpy(st.digest, digest, REPOIDX_DIGEST_LEN);
+	state_encode(&st, v);
+	end_running(w->b, w->key);
 	if (index_batch_walk(w->b, INDEX_NEG, clear_cb, w) == -1 ||
 	    index_batch_put_rec(w->b, INDEX_REPO, k, sizeof(k), v, sizeof(v)) ==
 		-1 ||

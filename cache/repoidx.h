@@ -36,17 +36,24 @@ struct repoidx_pkg {
 	uint8_t sha256[32];
 };
 
-/* What a repository's current generation holds. */
+#define REPOIDX_DIGEST_LEN 32
+
+/* What a repository's current generation holds, and its refreshes. */
 struct repoidx_state {
 	uint32_t gen; /* 0: never indexed */
 	uint64_t ids, pkgs;
+	uint64_t pkgs_with_ids; /* packages that some id names */
 	int64_t refreshed; /* when it was written, unix seconds */
+	int64_t checked; /* the last refresh that found it unchanged; 0 */
+	int64_t running; /* when the refresh running began; 0: none */
+	/* What it was made from, as the refresh digests it; zeros: unknown */
+	uint8_t digest[REPOIDX_DIGEST_LEN];
 };
 
 /* The key of a repository from the text that identifies it. */
 void repoidx_key(const char *ident, uint8_t key[REPOIDX_KEY_LEN]);
 
-/* 0 and *st (zeros when never indexed), or -1. */
+/* 0 and *st (zeros when never indexed nor refreshed), or -1. */
 int repoidx_state(struct index_reader *rd, const uint8_t key[REPOIDX_KEY_LEN],
     struct repoidx_state *st);
 
@@ -76,9 +83,19 @@ struct repoidx_error {
 	char why[256];
 };
 
-/* Record a failed refresh of repository key at now (its own batch). */
+/*
+ * A refresh of repository key began at now (state.running): until it
+ * ends, by a commit, repoidx_note_error() or repoidx_note_unchanged().
+ * Each in its own batch.
+ */
+int repoidx_note_start(struct index *idx, const uint8_t key[REPOIDX_KEY_LEN],
+    int64_t now, char *err, size_t errlen);
+/* Record a failed refresh of repository key at now. */
 int repoidx_note_error(struct index *idx, const uint8_t key[REPOIDX_KEY_LEN],
     int64_t now, const char *why, char *err, size_t errlen);
+/* A refresh found what the current generation was made from (checked). */
+int repoidx_note_unchanged(struct index *idx,
+    const uint8_t key[REPOIDX_KEY_LEN], int64_t now, char *err, size_t errlen);
 /* 0 and *out (zeros when none), or -1. */
 int repoidx_get_error(struct index_reader *rd,
     const uint8_t key[REPOIDX_KEY_LEN], struct repoidx_error *out);
@@ -97,18 +114,23 @@ int repoidx_has_pkg(struct repoidx_writer *w, const char *name);
  * Record that package name holds id as kind; with keep, not when the
  * generation has it as that kind already (Contents after Packages:
  * Build-Ids win), else replacing it (a duplicate is then counted twice).
- * At the commit, ids the old generation did not have (as any kind)
- * lose their negative entries.
+ * The package counts among those with ids from then on.  At the commit,
+ * ids the old generation did not have (as any kind) lose their negative
+ * entries.
  */
 int repoidx_put_id(struct repoidx_writer *w, const struct buildid *id,
     enum repoidx_kind kind, const char *name, int keep);
+/* Ids and packages recorded so far, for progress reports. */
+uint64_t repoidx_writer_ids(const struct repoidx_writer *w);
 /*
- * Make the new generation current, stamped now, with the negative entries
- * of its new ids dropped in the same transaction, and delete the old one;
- * or (abort) delete the new one.  Frees w.  0, or -1 with err.
+ * Make the new generation current, stamped now and with the digest of
+ * what it was made from, with the negative entries of its new ids
+ * dropped in the same transaction (which ends the refresh running), and
+ * delete the old one; or (abort) delete the new one.  Frees w.  0, or -1
+ * with err.
  */
-int repoidx_writer_commit(struct repoidx_writer *w, int64_t now, char *err,
-    size_t errlen);
+int repoidx_writer_commit(struct repoidx_writer *w, int64_t now,
+    const uint8_t digest[REPOIDX_DIGEST_LEN], char *err, size_t errlen);
 void repoidx_writer_abort(struct repoidx_writer *w);
 
 #endif /* CACHE_REPOIDX_H */

@@ -9,6 +9,7 @@
  * daemon's.  prefetch is a client of the running daemon instead
  * (cli/prefetch.c).
  */
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include <errno.h>
@@ -169,9 +170,12 @@ operand_id(const char *arg, struct buildid *id)
 	return 0;
 }
 
-/* The cache's answers and remembered misses for the whole files of id. */
+/*
+ * The cache's answers and remembered misses for the whole files of id: how
+ * many, the answers alone in *answers.
+ */
 static int
-lookup_cache(struct index_reader *rd, const struct buildid *id)
+lookup_cache(struct index_reader *rd, const struct buildid *id, int *answers)
 {
 	static const enum cache_kind kinds[] = { CACHE_DEBUGINFO,
 		CACHE_EXECUTABLE };
@@ -194,6 +198,7 @@ lookup_cache(struct index_reader *rd, const struct buildid *id)
 			    bi.source[0] != '\0' ? bi.source : "(unknown)",
 			    when);
 			found++;
+			(*answers)++;
 		}
 		if (neg_get(rd, &k, now, &ne) == 0) {
 			printf("%-10s  %s, remembered for %llds more\n",
@@ -208,10 +213,26 @@ lookup_cache(struct index_reader *rd, const struct buildid *id)
 	return found;
 }
 
-/* The configured repositories that map id to a package: how many. */
+/* A kernel image or module by its file name: vmlinux*, *.ko, *.ko.*. */
+static int
+kernel_file(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base != NULL ? base + 1 : path;
+	return strncmp(base, "vmlinux", 7) == 0 ||
+	    strstr(base, ".ko.") != NULL ||
+	    (strlen(base) > 3 && strcmp(base + strlen(base) - 3, ".ko") == 0);
+}
+
+/*
+ * The configured repositories that map id to a package: how many.  With
+ * explain, when none does, why each one cannot serve it (kernel: the
+ * operand is a kernel's file).
+ */
 static int
 lookup_repos(struct index_reader *rd, const struct config *cfg,
-    const struct buildid *id)
+    const struct buildid *id, int explain, int kernel)
 {
 	static char names[CLI_REPOS_MAX][1100];
 	static uint8_t keys[CLI_REPOS_MAX][REPOIDX_KEY_LEN];
@@ -224,8 +245,9 @@ lookup_repos(struct index_reader *rd, const struct config *cfg,
 		{ REPOIDX_EXECUTABLE, "executable" },
 		{ REPOIDX_EXECUTABLE_WEAK, "executable, by a debug link" },
 	};
+	struct repoidx_state st;
 	struct repoidx_pkg p;
-	char sha[65];
+	char sha[65], why[512];
 	size_t n, i, k;
 	int found = 0;
 
@@ -243,6 +265,12 @@ lookup_repos(struct index_reader *rd, const struct config *cfg,
 			found++;
 		}
 	}
+	for (i = 0; i < n && found == 0 && explain; i++) {
+		if (repoidx_state(rd, keys[i], &st) == -1)
+			continue;
+		repos_why_absent(&st, kernel, why, sizeof(why));
+		printf("repo %s: %s\n", names[i], why);
+	}
 	return found;
 }
 
@@ -255,7 +283,7 @@ cmd_lookup(struct index_reader *rd, const char *arg, const struct config *cfg)
 	struct lookup lk = { rd, NULL, 0 };
 	char canon[BUILDID_HEX_MAX];
 	size_t i;
-	int rc;
+	int rc, local, answers = 0;
 
 	if ((rc = operand_id(arg, &id)) != 0)
 		return rc;
@@ -268,8 +296,11 @@ cmd_lookup(struct index_reader *rd, const char *arg, const struct config *cfg)
 		    pkgidx_find(rd, &id, kinds[i], lookup_member_cb, &lk) == -1)
 			goto fail;
 	}
-	lk.found += lookup_cache(rd, &id);
-	lk.found += lookup_repos(rd, cfg, &id);
+	/* Why the repositories lack it, when nothing here serves it. */
+	local = lk.found;
+	lk.found += lookup_cache(rd, &id, &answers);
+	lk.found +=
+	    lookup_repos(rd, cfg, &id, local + answers == 0, kernel_file(arg));
 	if (lk.found == 0) {
 		printf("%s: unknown here: no local file, package member, "
 		       "repository package, cached answer or remembered "
@@ -344,6 +375,38 @@ print_scan(const struct index_scan *sc)
 	printf(", %" PRIu64 " records of vanished ones removed\n", sc->removed);
 }
 
+/*
+ * Whether a daemon runs on the cache directory: it holds the lock of
+ * daemon/main.c's lock_cache_dir() for its life.
+ */
+static int
+daemon_running(const struct config *cfg)
+{
+	char path[PATH_MAX];
+	int fd, held;
+
+	snprintf(path, sizeof(path), "%s/lock", cfg->cache_dir);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	held = flock(fd, LOCK_SH | LOCK_NB) == -1 && errno == EWOULDBLOCK;
+	close(fd);
+	return held;
+}
+
+/* The refresh that began at t: running, or cut short by a stop. */
+static void
+print_running(const struct config *cfg, int64_t t, const char *what)
+{
+	char when[HTTPDATE_ISO_LEN];
+
+	httpdate_iso((time_t)t, when);
+	if (daemon_running(cfg))
+		printf("%s running since %s", what, when);
+	else
+		printf("%s began %s and did not end (no daemon runs)", what,
+		    when);
+}
+
 /* Each configured repository: ids, packages, last refresh, errors. */
 static void
 print_repos(struct index_reader *rd, const struct config *cfg)
@@ -361,13 +424,29 @@ print_repos(struct index_reader *rd, const struct config *cfg)
 		    repoidx_get_error(rd, keys[i], &er) == -1)
 			continue;
 		printf("repo:        %s: ", names[i]);
-		if (st.gen == 0) {
+		if (st.gen == 0 && st.running != 0) {
+			print_running(cfg, st.running, "first refresh");
+		} else if (st.gen == 0) {
 			printf("never refreshed");
 		} else {
 			httpdate_iso((time_t)st.refreshed, when);
-			printf("%" PRIu64 " ids in %" PRIu64
-			       " packages, refreshed %s",
-			    st.ids, st.pkgs, when);
+			/* A generation written before they were counted. */
+			if (st.pkgs_with_ids == 0 && st.ids > 0)
+				printf("%" PRIu64 " ids in %" PRIu64
+				       " packages, refreshed %s",
+				    st.ids, st.pkgs, when);
+			else
+				printf("%" PRIu64 " ids in %" PRIu64
+				       " of %" PRIu64 " packages, refreshed %s",
+				    st.ids, st.pkgs_with_ids, st.pkgs, when);
+			if (st.checked != 0) {
+				httpdate_iso((time_t)st.checked, when);
+				printf(", found unchanged %s", when);
+			}
+			if (st.running != 0) {
+				printf("; ");
+				print_running(cfg, st.running, "a refresh");
+			}
 		}
 		if (er.when != 0) {
 			httpdate_iso((time_t)er.when, when);
@@ -385,10 +464,14 @@ cmd_stats(struct index_reader *rd, const char *path, const struct config *cfg)
 {
 	struct index_stats st;
 	struct blob_stats bst;
-	uint64_t pkgs, members;
+	uint64_t pkgs, members, downloaded = 0;
+	char repodir[PATH_MAX];
 
+	/* What repositories downloaded is indexed beside scan-packages. */
+	snprintf(repodir, sizeof(repodir), "%s/repo-packages", cfg->cache_dir);
 	if (index_stats(rd, &st) == -1 ||
 	    pkgidx_count(rd, &pkgs, &members) == -1 ||
+	    pkgidx_count_under(rd, repodir, &downloaded) == -1 ||
 	    blob_stats(rd, NULL, &bst) == -1) {
 		fprintf(stderr, "dbgmirror: index read failed\n");
 		return 1;
@@ -402,9 +485,10 @@ cmd_stats(struct index_reader *rd, const char *path, const struct config *cfg)
 	printf("executable:  %" PRIu64 " build-ids with a local executable\n",
 	    st.executable);
 	printf("bytes:       %" PRIu64 " in those local files\n", st.bytes);
-	printf("packages:    %" PRIu64 " indexed (scan-packages), with %" PRIu64
-	       " servable members (one per ELF member and kind)\n",
-	    pkgs, members);
+	printf("packages:    %" PRIu64 " indexed (scan-packages), %" PRIu64
+	       " downloaded from repositories (repo-cache-size); %" PRIu64
+	       " servable members in both (one per ELF member and kind)\n",
+	    pkgs - downloaded, downloaded, members);
 	printf("cache:       %" PRIu64 " answers kept, %" PRIu64 " bytes",
 	    bst.entries, bst.bytes);
 	if (cfg->cache_size > 0)

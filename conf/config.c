@@ -143,13 +143,20 @@ static const struct opt options[] = {
 	    1, FIELD(upstreams), 0, 0 },
 	{ "repo", T_REPO, NULL, "none",
 	    "remote repository: deb URL SUITE COMPONENT... [arch=A,B] "
-	    "[signed-by=FILE], rpm URL [gpgkey=FILE] or arch URL NAME "
-	    "[key=FILE]; "
-	    "repeatable",
+	    "[signed-by=FILE] [check-valid-until=no], rpm URL [gpgkey=FILE] "
+	    "or arch URL NAME [key=FILE]; repeatable",
 	    1, FIELD(repos), 0, 0 },
 	{ "repo-refresh", T_DURATION, "3600", NULL,
 	    "between refreshes of the repositories' metadata, 0 = never", 0,
 	    FIELD(repo_refresh), 0, 365 * DAY },
+	{ "repo-retry", T_DURATION, "30", NULL,
+	    "before a failed refresh is tried again; it doubles after each "
+	    "failure in a row, up to repo-refresh",
+	    0, FIELD(repo_retry), 1, DAY },
+	{ "repo-ready-timeout", T_DURATION, "30", NULL,
+	    "the longest wait at start-up for the first refreshes before "
+	    "telling systemd the daemon is ready, 0 = no wait",
+	    0, FIELD(repo_ready_timeout), 0, DAY },
 	{ "repo-cache-size", T_SIZE, "4G", NULL,
 	    "downloaded repository packages kept (least recently used go)", 0,
 	    FIELD(repo_cache_size), 1ULL << 20, 1ULL << 50 },

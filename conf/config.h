@@ -82,8 +82,8 @@ struct config_upstream {
 struct config_objstore;
 /*
  * One remote distro repository: "repo = deb URL SUITE COMPONENT...
- * [arch=A,B] [signed-by=FILE]", "repo = rpm URL [gpgkey=FILE]" or "repo =
- * arch URL NAME" (config_repo_parse).
+ * [arch=A,B] [signed-by=FILE] [check-valid-until=no]", "repo = rpm URL
+ * [gpgkey=FILE]" or "repo = arch URL NAME" (config_repo_parse).
  */
 enum config_repo_type { CONFIG_REPO_DEB, CONFIG_REPO_RPM, CONFIG_REPO_ARCH };
 
@@ -99,6 +99,7 @@ struct config_repo {
 	char *archs[CONFIG_REPO_WORDS]; /* deb: arch=, else none */
 	size_t narchs;
 	char keyring[1024]; /* signed-by=, gpgkey= or key=; "" for none */
+	int ignore_valid_until; /* deb: check-valid-until=no (snapshots) */
 	char name[1100]; /* how it is shown: public URL and suite */
 	char text[CONFIG_REPO_TEXT]; /* words pointed to above */
 };
@@ -162,6 +163,8 @@ struct config {
 
 	struct config_strlist repos; /* repo lines, repeatable */
 	unsigned repo_refresh; /* seconds between refreshes; 0 = never */
+	unsigned repo_retry; /* first wait after a failed refresh, seconds */
+	unsigned repo_ready_timeout; /* for the first refreshes; 0 = none */
 	uint64_t repo_cache_size; /* bytes of downloaded packages kept */
 	unsigned repo_downloads; /* package downloads in flight at once */
 

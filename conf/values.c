@@ -674,6 +674,15 @@ config_repo_parse(const char *line, struct config_repo *r, const char **why)
 					return -1;
 				}
 				strcpy(r->keyring, p);
+			} else if (strcmp(w, "check-valid-until") == 0 &&
+			    r->type == CONFIG_REPO_DEB) {
+				if (strcmp(p, "no") != 0 &&
+				    strcmp(p, "yes") != 0) {
+					*why =
+					    "check-valid-until= is yes or no";
+					return -1;
+				}
+				r->ignore_valid_until = strcmp(p, "no") == 0;
 			} else {
 				*why = "unknown setting for this kind of "
 				       "repository";

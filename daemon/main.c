@@ -17,6 +17,11 @@
  * Scans run on the worker pool, one at a time; their completion comes back
  * to this loop, which also runs the periodic rescan timer.
  *
+ * With remote repositories, the service manager hears READY=1 once their
+ * first refreshes have ended, or repo-ready-timeout has passed
+ * (sources/repo.h: repos_when_ready()), and meanwhile a STATUS= line of
+ * how far they got, at each step and every second.
+ *
  * Started as root, it gives root up before it opens anything in its cache
  * (daemon/priv.c): it becomes the configured user keeping only the right
  * to bind low ports, and drops that too once the listeners are bound.
@@ -105,6 +110,7 @@ struct daemon {
 	struct event *misses_ev; /* every second: write the missing ids */
 	int maintaining;
 	struct event *rescan_ev;
+	struct event *starting_ev; /* STATUS= while the repositories start */
 	struct scan_opts opts;
 	char tmpdir[PATH_MAX]; /* <cache-dir>/tmp, for package members */
 	atomic_int cancel;
@@ -334,7 +340,8 @@ scan_done(void *arg)
 	d->scanning = 0;
 	if (atomic_load(&d->cancel))
 		return;
-	if (d->scan_rc == 0)
+	/* It says what it scanned: no file counts where no scan-dir is. */
+	if (d->scan_rc == 0 && d->cfg.scan_dirs.n + d->cfg.scan_packages.n > 0)
 		log_info("scan finished in %.2fs: %llu files seen, %llu read, "
 			 "%llu removed, %llu not indexable, %llu packages read "
 			 "(%llu members)",
@@ -344,13 +351,33 @@ scan_done(void *arg)
 		    (unsigned long long)d->result.failed,
 		    (unsigned long long)d->result.packages,
 		    (unsigned long long)d->result.members);
+	else if (d->scan_rc == 0 && d->cfg.repos.n > 0)
+		log_info("scan finished in %.2fs: the packages the "
+			 "repositories downloaded (%s/repo-packages): %llu "
+			 "read (%llu members), %llu records of vanished ones "
+			 "removed",
+		    secs, d->cfg.cache_dir,
+		    (unsigned long long)d->result.packages,
+		    (unsigned long long)d->result.members,
+		    (unsigned long long)d->result.removed);
+	else if (d->scan_rc == 0 && d->result.removed > 0)
+		log_info("scan finished in %.2fs: nothing to scan (no "
+			 "scan-dir, scan-packages or repo); %llu records of "
+			 "what was scanned before removed",
+		    secs, (unsigned long long)d->result.removed);
+	else if (d->scan_rc == 0)
+		log_info("scan finished in %.2fs: nothing to scan (no "
+			 "scan-dir, scan-packages or repo)",
+		    secs);
 	else
 		log_warnx("scan failed after %.2fs", secs);
-	notify_status("serving; last scan %s after %.2fs: %llu files read, "
-		      "%llu packages read",
-	    d->scan_rc == 0 ? "finished" : "failed", secs,
-	    (unsigned long long)d->result.read,
-	    (unsigned long long)d->result.packages);
+	/* Until they are ready, STATUS= is the repositories' progress. */
+	if (!repos_starting(d->repos))
+		notify_status("serving; last scan %s after %.2fs: %llu files "
+			      "read, %llu packages read",
+		    d->scan_rc == 0 ? "finished" : "failed", secs,
+		    (unsigned long long)d->result.read,
+		    (unsigned long long)d->result.packages);
 	if (d->again) {
 		d->again = 0;
 		scan_start(d);
@@ -379,6 +406,39 @@ rescan_cb(evutil_socket_t fd, short what, void *arg)
 	scan_start(arg);
 }
 
+/* While the repositories start: how far their first refreshes got. */
+static void
+starting_status(void *arg)
+{
+	struct daemon *d = arg;
+	char line[512];
+
+	if (!repos_starting(d->repos))
+		return;
+	repos_status(d->repos, line, sizeof(line));
+	notify_status("starting: %s", line);
+}
+
+static void
+starting_cb(evutil_socket_t fd, short what, void *arg)
+{
+	starting_status(arg);
+}
+
+/* The repositories' first refreshes have ended (or timed out): ready. */
+static void
+repos_ready_cb(void *arg)
+{
+	struct daemon *d = arg;
+	char line[512];
+
+	event_del(d->starting_ev);
+	repos_on_progress(d->repos, NULL, NULL);
+	repos_status(d->repos, line, sizeof(line));
+	notify_ready("serving on %zu address%s; %s", d->cfg.nlisten,
+	    d->cfg.nlisten == 1 ? "" : "es", line);
+}
+
 static void
 signal_cb(evutil_socket_t sig, short what, void *arg)
 {
@@ -395,15 +455,20 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	if (sig == SIGHUP) {
 		char err[512];
 
+		/* Before READY=1, no reload to tell: that READY=1 would lie. */
+		int told = !repos_starting(d->repos);
+
 		log_info("SIGHUP: reloading certificates and tokens");
-		notify_reloading();
+		if (told)
+			notify_reloading();
 		httpd_reload(d->httpd);
 		if (access_reload(d->access, err, sizeof(err)) == -1)
 			log_warnx("%s; keeping the old tokens", err);
 		log_info(
 		    "SIGHUP: certificates and tokens reloaded, rescanning");
 		scan_start(d);
-		notify_ready("serving; reloaded, rescanning");
+		if (told)
+			notify_ready("serving; reloaded, rescanning");
 		return;
 	}
 	log_info("%s: stopping", strsignal((int)sig));
@@ -899,7 +964,8 @@ main(int argc, char **argv)
 			fatalx("cannot handle signals");
 	}
 	d.rescan_ev = event_new(d.base, -1, EV_PERSIST, rescan_cb, &d);
-	if (d.rescan_ev == NULL)
+	d.starting_ev = event_new(d.base, -1, EV_PERSIST, starting_cb, &d);
+	if (d.rescan_ev == NULL || d.starting_ev == NULL)
 		fatalx("event loop: out of memory");
 	if (d.cfg.rescan_interval > 0) {
 		every.tv_sec = (time_t)d.cfg.rescan_interval;
@@ -949,8 +1015,25 @@ main(int argc, char **argv)
 		    d.cfg.upstreams[i].enabled ? "" : " (disabled)");
 	if (notify_watchdog_start(d.base) == -1)
 		fatalx("event loop: out of memory");
-	notify_ready("serving on %zu address%s; scanning", d.cfg.nlisten,
-	    d.cfg.nlisten == 1 ? "" : "es");
+	/*
+	 * Ready once the repositories' first refreshes have ended: an id
+	 * asked for before may be one they are about to bring.
+	 */
+	switch (repos_when_ready(d.repos, repos_ready_cb, &d)) {
+	case 0:
+		every.tv_sec = 1;
+		every.tv_usec = 0;
+		event_add(d.starting_ev, &every);
+		repos_on_progress(d.repos, starting_status, &d);
+		starting_status(&d);
+		break;
+	case 1:
+		notify_ready("serving on %zu address%s; scanning",
+		    d.cfg.nlisten, d.cfg.nlisten == 1 ? "" : "es");
+		break;
+	default:
+		fatalx("out of memory");
+	}
 	scan_start(&d);
 
 	event_base_dispatch(d.base);
@@ -978,6 +1061,7 @@ main(int argc, char **argv)
 	signals_ignore(sigs, signums, NSIGS);
 	notify_watchdog_stop();
 	event_free(d.rescan_ev);
+	event_free(d.starting_ev);
 	event_free(d.maintain_ev);
 	event_free(d.misses_ev);
 	event_base_free(d.base);

@@ -45,8 +45,14 @@ lines_open(struct lines *l, const char *path, char *err, size_t errlen)
 	size_t i;
 
 	memset(l, 0, sizeof(*l));
+	/*
+	 * The raw format wants a byte to bid on: a file that decompresses to
+	 * nothing (a valid empty gzip, xz, bzip2 or zstd stream, as archives
+	 * publish for a Contents with no lines) is the empty format's.
+	 */
 	if ((l->a = archive_read_new()) == NULL ||
-	    archive_read_support_format_raw(l->a) != ARCHIVE_OK) {
+	    archive_read_support_format_raw(l->a) != ARCHIVE_OK ||
+	    archive_read_support_format_empty(l->a) != ARCHIVE_OK) {
 		snprintf(err, errlen, "cannot set up a reader");
 		return -1;
 	}
@@ -57,17 +63,20 @@ lines_open(struct lines *l, const char *path, char *err, size_t errlen)
 			    "decompressor");
 			return -1;
 		}
-	if (archive_read_open_filename(l->a, path, READ_BLOCK) != ARCHIVE_OK ||
-	    archive_read_next_header(l->a, &e) != ARCHIVE_OK) {
-		/* An empty file has no raw entry: no lines. */
-		if (archive_errno(l->a) == 0) {
-			l->eof = 1;
-			return 0;
-		}
+	if (archive_read_open_filename(l->a, path, READ_BLOCK) != ARCHIVE_OK) {
 		snprintf(err, errlen, "%s", archive_error_string(l->a));
 		return -1;
 	}
-	return 0;
+	switch (archive_read_next_header(l->a, &e)) {
+	case ARCHIVE_OK:
+		return 0;
+	case ARCHIVE_EOF: /* the empty format: no lines */
+		l->eof = 1;
+		return 0;
+	default:
+		snprintf(err, errlen, "%s", archive_error_string(l->a));
+		return -1;
+	}
 }
 
 static void
@@ -608,7 +617,7 @@ xml_read(const char *path, struct xml *x, char *err, size_t errlen)
 	struct lines l;
 	XML_Parser xp;
 	const void *blk;
-	size_t size;
+	size_t size, fed;
 	la_int64_t off;
 	int rc = 0, ar;
 
@@ -624,6 +633,8 @@ xml_read(const char *path, struct xml *x, char *err, size_t errlen)
 	XML_SetUserData(xp, x);
 	XML_SetElementHandler(xp, xml_start, xml_end);
 	XML_SetCharacterDataHandler(xp, xml_text);
+	/* A file of no bytes at all is an empty list, not bad XML. */
+	fed = 0;
 	while (!x->stop && !l.eof) {
 		ar = archive_read_data_block(l.a, &blk, &size, &off);
 		if (ar == ARCHIVE_EOF)
@@ -636,6 +647,7 @@ xml_read(const char *path, struct xml *x, char *err, size_t errlen)
 			rc = -1;
 			break;
 		}
+		fed += size;
 		if (size > INT_MAX ||
 		    XML_Parse(xp, blk, (int)size, 0) != XML_STATUS_OK) {
 			snprintf(err, errlen, "XML, line %lu: %s",
@@ -645,7 +657,8 @@ xml_read(const char *path, struct xml *x, char *err, size_t errlen)
 			break;
 		}
 	}
-	if (rc == 0 && !x->stop && XML_Parse(xp, "", 0, 1) != XML_STATUS_OK) {
+	if (rc == 0 && !x->stop && fed > 0 &&
+	    XML_Parse(xp, "", 0, 1) != XML_STATUS_OK) {
 		snprintf(err, errlen, "XML: %s",
 		    XML_ErrorString(XML_GetErrorCode(xp)));
 		rc = -1;
@@ -737,8 +750,10 @@ repometa_arch_files(const char *path,
 	int rc = 0, stop = 0, is_desc, has_sha, r, kind;
 
 	memset(&l, 0, sizeof(l));
+	/* A database of no packages may be a tar of nothing, or nothing. */
 	if ((a = archive_read_new()) == NULL ||
-	    archive_read_support_format_tar(a) != ARCHIVE_OK) {
+	    archive_read_support_format_tar(a) != ARCHIVE_OK ||
+	    archive_read_support_format_empty(a) != ARCHIVE_OK) {
 		snprintf(err, errlen, "cannot set up a reader");
 		if (a != NULL)
 			archive_read_free(a);

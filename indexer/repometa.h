@@ -9,9 +9,11 @@
  * .files database, a tar read with libarchive.  Files may be
  * compressed (gzip, xz, bzip2, zstd: told by content) and are read as a
  * stream, a line at a time, with lines of at most REPOMETA_LINE_MAX bytes:
- * memory stays bounded whatever the index's size.  Input is hostile: bad
- * lines and fields are skipped, a line too long is an error.  Blocking;
- * for worker threads.
+ * memory stays bounded whatever the index's size.  A file with nothing in
+ * it, compressed or not (archives publish valid empty gzip, xz, bzip2 and
+ * zstd streams), reads as empty: no lines, no packages.  Input is hostile:
+ * bad lines and fields are skipped, a line too long is an error.
+ * Blocking; for worker threads.
  */
 #ifndef INDEXER_REPOMETA_H
 #define INDEXER_REPOMETA_H

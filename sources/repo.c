@@ -1097,6 +1097,66 @@ repos_count(const struct repos *rs)
 	return rs == NULL ? 0 : rs->n;
 }
 
+int
+repos_starting(struct repos *rs)
+{
+	return rs != NULL && atomic_load(&rs->starting);
+}
+
+int
+repos_refreshing(struct repos *rs)
+{
+	return rs != NULL && atomic_load(&rs->refreshing) > 0;
+}
+
+int
+repos_when_ready(struct repos *rs, void (*cb)(void *arg), void *arg)
+{
+	struct repos_watcher *w, **pp;
+
+	if (rs == NULL)
+		return 1;
+	if ((w = malloc(sizeof(*w))) == NULL)
+		return -1;
+	w->cb = cb;
+	w->arg = arg;
+	w->next = NULL;
+	pthread_mutex_lock(&rs->pmu);
+	if (!atomic_load(&rs->starting)) {
+		pthread_mutex_unlock(&rs->pmu);
+		free(w);
+		return 1;
+	}
+	/* Called in the order they came. */
+	for (pp = &rs->watchers; *pp != NULL; pp = &(*pp)->next)
+		continue;
+	*pp = w;
+	pthread_mutex_unlock(&rs->pmu);
+	return 0;
+}
+
+void
+repos_progress(struct repos *rs, size_t i, struct repos_progress *p)
+{
+	pthread_mutex_lock(&rs->pmu);
+	*p = rs->v[i].prog;
+	pthread_mutex_unlock(&rs->pmu);
+}
+
+void
+repos_on_progress(struct repos *rs, void (*cb)(void *arg), void *arg)
+{
+	rs->on_progress = cb;
+	rs->progress_arg = arg;
+}
+
+/* The loop: repo-ready-timeout passed. */
+static void
+ready_timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+	reposync_ready(arg, 1);
+}
+
 static void
 metrics_cb(FILE *fp, void *arg)
 {
@@ -1114,6 +1174,10 @@ metrics_cb(FILE *fp, void *arg)
 		    "Refreshes that failed (transfer, signature, checksum, "
 		    "parse).",
 		    offsetof(struct repo, refresh_failures) },
+		{ "dbgmirror_repo_refreshes_unchanged_total",
+		    "Refreshes that found the signed metadata of the index's "
+		    "generation again: nothing parsed, nothing rewritten.",
+		    offsetof(struct repo, refreshes_unchanged) },
 		{ "dbgmirror_repo_downloads_total",
 		    "Packages downloaded, checked and indexed.",
 		    offsetof(struct repo, downloads) },
@@ -1167,15 +1231,25 @@ metrics_cb(FILE *fp, void *arg)
 		    atomic_load(&rs->v[i].open_until) > clock_now());
 	if ((rd = index_reader_new(rs->d.idx)) == NULL)
 		return;
-	fprintf(fp,
-	    "# HELP dbgmirror_repo_ids Build-ids a repository's "
-	    "index maps to packages.\n"
-	    "# TYPE dbgmirror_repo_ids gauge\n");
 	if (index_reader_begin(rd) == 0) {
+		fprintf(fp,
+		    "# HELP dbgmirror_repo_ids Build-ids a repository's "
+		    "index maps to packages.\n"
+		    "# TYPE dbgmirror_repo_ids gauge\n");
 		for (i = 0; i < rs->n; i++)
 			if (repoidx_state(rd, rs->v[i].key, &st) == 0)
 				fprintf(fp, "dbgmirror_repo_ids{%s} %llu\n",
 				    rs->v[i].label, (unsigned long long)st.ids);
+		fprintf(fp,
+		    "# HELP dbgmirror_repo_generation The generation of a "
+		    "repository's index (0: none yet); a refresh that "
+		    "changes it makes a new one.\n"
+		    "# TYPE dbgmirror_repo_generation gauge\n");
+		for (i = 0; i < rs->n; i++)
+			if (repoidx_state(rd, rs->v[i].key, &st) == 0)
+				fprintf(fp,
+				    "dbgmirror_repo_generation{%s} %lu\n",
+				    rs->v[i].label, (unsigned long)st.gen);
 		index_reader_end(rd);
 	}
 	index_reader_free(rd);
@@ -1197,6 +1271,7 @@ repos_new(const struct repos_deps *d, char *err, size_t errlen)
 	}
 	rs->d = *d;
 	pthread_mutex_init(&rs->mu, NULL);
+	pthread_mutex_init(&rs->pmu, NULL);
 	rs->queue_tail = &rs->queue;
 	if (cfg->repos.n == 0)
 		return rs;
@@ -1226,6 +1301,11 @@ repos_new(const struct repos_deps *d, char *err, size_t errlen)
 		r->i = (unsigned)i;
 		r->fd = -1;
 		r->last_modified = -1;
+		r->prog.name = r->cr->name;
+		r->prog.doing = "";
+		if ((r->retry = event_new(d->base, -1, 0, reposync_retry_cb,
+			 r)) == NULL)
+			goto nomem;
 		repos_ident(r->cr, ident, sizeof(ident));
 		repoidx_key(ident, r->key);
 		config_url_public(r->cr->url, ident, sizeof(ident));
@@ -1244,8 +1324,11 @@ repos_new(const struct repos_deps *d, char *err, size_t errlen)
 	if ((rs->cv = repofetch_loop_new(d->base)) == NULL ||
 	    (rs->kick = event_new(d->base, -1, 0, kick_cb, rs)) == NULL ||
 	    (rs->timer = event_new(d->base, -1, EV_PERSIST, timer_cb, rs)) ==
+		NULL ||
+	    (rs->ready_timer = event_new(d->base, -1, 0, ready_timer_cb, rs)) ==
 		NULL)
 		goto nomem;
+	rs->seed = (unsigned)getpid() ^ (unsigned)clock_mono_ns();
 	rs->fo = (struct repofetch_opts){
 		.proxy = cfg->proxy,
 		.ca_file = cfg->ca_file,
@@ -1264,6 +1347,13 @@ repos_new(const struct repos_deps *d, char *err, size_t errlen)
 		event_add(rs->timer, &tv);
 	}
 	metrics_set_extra(metrics_cb, rs);
+	/* Starting until the first refreshes end, or repo-ready-timeout. */
+	if (cfg->repo_ready_timeout > 0) {
+		atomic_store(&rs->starting, 1);
+		tv.tv_sec = cfg->repo_ready_timeout;
+		tv.tv_usec = 0;
+		event_add(rs->ready_timer, &tv);
+	}
 	/* The first refresh, once the loop runs. */
 	repos_refresh(rs);
 	return rs;
@@ -1276,6 +1366,7 @@ nomem:
 void
 repos_free(struct repos *rs)
 {
+	struct repos_watcher *w;
 	struct dl *dl;
 	size_t i;
 
@@ -1292,8 +1383,16 @@ repos_free(struct repos *rs)
 		repofetch_cancel(rs->v[i].rf);
 		if (rs->v[i].fd != -1)
 			close(rs->v[i].fd);
+		if (rs->v[i].retry != NULL)
+			event_free(rs->v[i].retry);
 		free(rs->v[i].cr);
 	}
+	while ((w = rs->watchers) != NULL) {
+		rs->watchers = w->next;
+		free(w);
+	}
+	if (rs->ready_timer != NULL)
+		event_free(rs->ready_timer);
 	if (rs->cv != NULL)
 		repofetch_loop_free(rs->cv);
 	if (rs->kick != NULL)
@@ -1302,5 +1401,6 @@ repos_free(struct repos *rs)
 		event_free(rs->timer);
 	free(rs->v);
 	pthread_mutex_destroy(&rs->mu);
+	pthread_mutex_destroy(&rs->pmu);
 	free(rs);
 }

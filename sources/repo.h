@@ -55,11 +55,67 @@ size_t repos_count(const struct repos *rs);
 /* Any thread: refresh every repository now (SIGUSR1). */
 void repos_refresh(struct repos *rs);
 
+/*
+ * Readiness.  At start-up each repository's first refresh runs; until
+ * every one has ended (refreshed or failed) or repo-ready-timeout has
+ * passed, the repositories are "starting": an id none of them maps may
+ * be one a refresh is about to bring.
+ *
+ * repos_starting(): any thread, 1 while they are (never with no
+ * repository, or repo-ready-timeout 0).  repos_refreshing(): any thread,
+ * 1 while some refresh runs, first or later.  repos_when_ready(): any
+ * thread; cb(arg) is called once, on the repositories' loop (the fills'
+ * loop), when they stop starting, and must not block; 0 when registered,
+ * 1 when they are not starting (cb is not called), -1 when out of
+ * memory.  A watcher cannot be taken back: register one per consumer (say
+ * one that wakes every request it holds), not one per request.
+ */
+int repos_starting(struct repos *rs);
+int repos_refreshing(struct repos *rs);
+int repos_when_ready(struct repos *rs, void (*cb)(void *arg), void *arg);
+
+/* How repository i's refresh goes, for status lines (any thread). */
+struct repos_progress {
+	const char *name; /* "URL SUITE", as long as rs lives */
+	int running; /* a refresh runs */
+	int first_ended; /* its first refresh has ended */
+	int ok; /* the last refresh that ended succeeded */
+	const char *doing; /* "fetching", "checking", "indexing"; "" */
+	char file[256]; /* what it does that to; "" */
+	uint64_t got, size; /* bytes of that file so far; in all (0: unknown) */
+	unsigned fetched, kept; /* index files fetched, read from kept copies */
+	uint64_t bytes; /* fetched by the refresh, metadata included */
+	uint64_t ids; /* indexed so far; when none runs, in the index */
+};
+void repos_progress(struct repos *rs, size_t i, struct repos_progress *p);
+/*
+ * Any thread: the repositories in one line.  While they are starting, how
+ * far the first refreshes got ("refreshing repositories, 1 of 3 done: URL
+ * SUITE: fetching main/Contents-amd64.gz, 12.0 of 20.0 MB"), else what
+ * the refreshes that ended gave ("repositories: 2 of 3 refreshed (1914
+ * ids); 1 failed").
+ */
+void repos_status(struct repos *rs, char *out, size_t len);
+/*
+ * Set the one callback told, on the repositories' loop, each time a
+ * refresh begins a transfer or ends (cb NULL: none).  Byte counts and the
+ * workers' steps change without it: poll repos_status() for those.
+ */
+void repos_on_progress(struct repos *rs, void (*cb)(void *arg), void *arg);
+
 /* The text a repository's key hashes (sources/repokey.c). */
 void repos_ident(const struct config_repo *cr, char *out, size_t len);
 
 /* Every configured repository's name and key, for the CLI. */
 size_t repos_config_keys(const struct config *cfg, char (*names)[1100],
     uint8_t (*keys)[REPOIDX_KEY_LEN], size_t max);
+
+/*
+ * Why a repository whose index state is st does not serve an id its
+ * index does not map, in one line for a person (dbgmirror lookup; a 404's
+ * reason): kernel when the id is a kernel's or a kernel module's.
+ */
+void repos_why_absent(const struct repoidx_state *st, int kernel, char *out,
+    size_t len);
 
 #endif /* SOURCES_REPO_H */

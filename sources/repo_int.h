@@ -6,6 +6,7 @@
 #ifndef SOURCES_REPO_INT_H
 #define SOURCES_REPO_INT_H
 
+#include <event2/util.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -30,6 +31,7 @@ struct event;
 
 enum refresh_step {
 	R_IDLE,
+	R_START,
 	R_INRELEASE,
 	R_RELEASE,
 	R_RELEASE_GPG,
@@ -72,10 +74,23 @@ struct repo {
 	struct ifile last[FILES_MAX];
 	size_t nlast;
 	int ok; /* worker's verdict */
+	int unchanged; /* worker: what the generation was made from, again */
 	char why[512];
+	char url[2048]; /* of the transfer running, without userinfo */
+	/* What this refresh verified, digested (see refresh_digest). */
+	uint8_t digest[REPOIDX_DIGEST_LEN];
+	/* The index's state of it, as the last worker step read it. */
+	struct repoidx_state st;
+	int64_t t0; /* clock_mono_ns() when the refresh began */
+	int first_ended; /* loop: its first refresh has ended */
+	struct event *retry; /* the next try after a failed refresh */
+	unsigned backoff; /* seconds of the last wait; 0 after a success */
+	/* Its progress, under rs->pmu. */
+	struct repos_progress prog;
 	/* Counters, any thread. */
-	atomic_uint_fast64_t refreshes, refresh_failures, downloads,
-	    download_failures, timeouts, http_errors, checksum_errors;
+	atomic_uint_fast64_t refreshes, refresh_failures, refreshes_unchanged,
+	    downloads, download_failures, timeouts, http_errors,
+	    checksum_errors;
 	atomic_int failures_in_row;
 	atomic_int_fast64_t open_until; /* breaker: skipped until then */
 	atomic_int_fast64_t last_refresh; /* the last that succeeded */
@@ -95,6 +110,23 @@ struct repos {
 	atomic_uint active; /* downloads started and not ended */
 	struct dl *running; /* downloads begun, under mu, by ->rnext */
 	atomic_int refresh_asked;
+	/* Readiness and progress: pmu guards these and each repo's prog. */
+	pthread_mutex_t pmu;
+	size_t first_ended; /* repositories whose first refresh ended */
+	struct repos_watcher *watchers; /* to call when no more starting */
+	atomic_int starting; /* see repos_starting() */
+	atomic_int refreshing; /* refreshes running */
+	struct event *ready_timer; /* repo-ready-timeout */
+	void (*on_progress)(void *arg); /* repos_on_progress(); loop */
+	void *progress_arg;
+	unsigned seed; /* of the retries' jitter; loop */
+};
+
+/* A repos_when_ready() registration. */
+struct repos_watcher {
+	void (*cb)(void *arg);
+	void *arg;
+	struct repos_watcher *next;
 };
 
 /* mkdir -p path: 0, or -1 with errno. */
@@ -103,5 +135,9 @@ int repo_mkdirs(const char *path);
 int repo_file_sha256(const char *path, uint8_t out[32], uint64_t *size);
 /* The loop: refresh r now, or right after the refresh that runs. */
 void reposync_start(struct repo *r);
+/* The loop: the repositories are no longer starting (timed out or not). */
+void reposync_ready(struct repos *rs, int timed_out);
+/* The loop: the retry timer of r (event callback). */
+void reposync_retry_cb(evutil_socket_t fd, short what, void *arg);
 
 #endif /* SOURCES_REPO_INT_H */

@@ -6,14 +6,20 @@
  * end of the one before, alternating between the loop (transfers) and a
  * worker (everything that reads a file or writes the index):
  *
+ *   worker  note in the index that a refresh runs (a short job: dbgmirror
+ *           stats says so; its end, however it ends, clears it)
  *   loop    GET dists/SUITE/InRelease (conditional on the last one's ETag
  *           and date: a 304 ends the refresh, nothing changed); on a 404,
  *           GET Release and Release.gpg
  *   worker  gpgv against the keyring; the signature must be good, valid
  *           and unexpired, as apt wants (its --status-fd lines say so), and
- *           Release not past its Valid-Until; then the index files to
- *           fetch: each component's binary-ARCH/Packages and Contents-ARCH,
- *           in the first compression Release lists
+ *           Release not past its Valid-Until.  A Release whose digest is
+ *           the one the current generation was made from ends the refresh
+ *           here, unchanged: no index file is read (archives send no
+ *           validators, so the GET above is rarely a 304).  Else the
+ *           index files to fetch: each component's binary-ARCH/Packages
+ *           and Contents-ARCH, in the compression comp_rank() prefers of
+ *           those Release lists
  *   loop    GET each of them in turn, but for those whose SHA-256 a copy
  *           kept since an earlier refresh has (kept_path: no GET at all);
  *           a GET is conditional on the validators of the last answer
@@ -29,13 +35,21 @@
  *
  * rpm: repodata/repomd.xml (and repomd.xml.asc with gpgkey=), then its
  * primary and filelists (kept and skipped by checksum the same way), whose
- * usr/lib/.build-id/ links name executables (indexer/repometa.h).  Arch: NAME.files (and NAME.files.sig with key=,
- * checked before the database is parsed).  A key file may be armored: it
- * is dearmored into the repository's directory first (repo_keyring).
+ * usr/lib/.build-id/ links name executables (indexer/repometa.h).  Arch:
+ * NAME.files (and NAME.files.sig with key=, checked before the database is
+ * parsed).  A key file may be armored: it is dearmored into the
+ * repository's directory first (repo_keyring).  Both end unchanged, like
+ * apt's, when repomd.xml or the database is the one of the generation.
  *
- * Any failure ends the refresh with the reason logged and counted; the
- * generation in the index stays what it was (a repository never verified
- * has none, so nothing of it is served).
+ * Any failure ends the refresh with the reason logged (every transfer's
+ * names its URL) and counted; the generation in the index stays what it
+ * was (a repository never verified has none, so nothing of it is served),
+ * and the refresh is tried again after repo-retry seconds, doubling after
+ * each failure in a row up to repo-refresh, jittered by a tenth.
+ *
+ * Readiness: each repository's first refresh that ends, well or not,
+ * counts towards the end of the repositories' start (repos_starting());
+ * the last one, or repo-ready-timeout, ends it (reposync_ready()).
  */
 #include "sources/repo_int.h"
 
@@ -56,26 +70,27 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cache/blobstore.h"
-#include "cache/flight.h"
 #include "cache/index.h"
-#include "cache/negative.h"
-#include "cache/pkgindex.h"
 #include "conf/config.h"
 #include "daemon/clock.h"
+#include "daemon/httpdate.h"
 #include "daemon/log.h"
-#include "daemon/metrics.h"
 #include "daemon/pool.h"
 #include "sources/scan.h"
 #include "daemon/spawn.h"
 #include "fetchers/repofetch.h"
-#include "indexer/elf.h"
-#include "indexer/package.h"
 #include "indexer/repometa.h"
-#include "indexer/rpmhdr.h"
 
 static void refresh_next(struct repo *r);
 static void refresh_end(struct repo *r, int ok, const char *why);
+static void reposync_begin(struct repo *r);
+
+/*
+ * What a generation is made from is digested with this text first: a
+ * version of dbgmirror that indexes the same metadata differently changes
+ * it, and its first refresh then parses everything anew.
+ */
+#define INDEX_FORMAT "dbgmirror repository index 1"
 
 /* ------------------------------------------------------------ helpers */
 
@@ -138,6 +153,66 @@ repo_tmp(struct repo *r, const char *name, char *path, size_t len)
 		return -1;
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	return fd;
+}
+
+/* A byte count in decimal units into out: "151.2 kB", "20.6 MB". */
+static const char *
+size_text(uint64_t n, char *out, size_t len)
+{
+	static const char *const unit[] = { "kB", "MB", "GB", "TB" };
+	double v = (double)n / 1000;
+	size_t u = 0;
+
+	if (n < 1000) {
+		snprintf(out, len, "%llu B", (unsigned long long)n);
+		return out;
+	}
+	while (v >= 1000 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
+		v /= 1000;
+		u++;
+	}
+	snprintf(out, len, "%.1f %s", v, unit[u]);
+	return out;
+}
+
+/* Any thread: what r's refresh does now, to which file, of what size. */
+static void
+prog_set(struct repo *r, const char *doing, const char *file, uint64_t size)
+{
+	pthread_mutex_lock(&r->rs->pmu);
+	r->prog.doing = doing;
+	snprintf(r->prog.file, sizeof(r->prog.file), "%s", file);
+	r->prog.got = 0;
+	r->prog.size = size;
+	pthread_mutex_unlock(&r->rs->pmu);
+}
+
+/* The loop: tell the one who asked that r's refresh made a step. */
+static void
+prog_told(struct repo *r)
+{
+	if (r->rs->on_progress != NULL)
+		r->rs->on_progress(r->rs->progress_arg);
+}
+
+/* Worker: the ids r's refresh has indexed so far. */
+static void
+prog_ids(struct repo *r, uint64_t ids)
+{
+	pthread_mutex_lock(&r->rs->pmu);
+	r->prog.ids = ids;
+	pthread_mutex_unlock(&r->rs->pmu);
+}
+
+/* The loop: bytes of the file being fetched so far. */
+static void
+meta_progress(void *arg, uint64_t bytes)
+{
+	struct repo *r = arg;
+
+	pthread_mutex_lock(&r->rs->pmu);
+	r->prog.got = bytes;
+	pthread_mutex_unlock(&r->rs->pmu);
 }
 
 /* ------------------------------------------------------------ refresh */
@@ -215,12 +290,48 @@ keep_files(struct repo *r)
 	closedir(d);
 }
 
+/*
+ * Why gpgv refused a signature, from the first status line that refused
+ * it (word; errsig_rc, ERRSIG's reason) and the key that signed (signer,
+ * a fingerprint when a line gave one), naming the keyring checked against.
+ */
+static void
+gpgv_why(const struct repo *r, const char *word, const char *errsig_rc,
+    const char *signer, char *why, size_t whylen)
+{
+	const char *what = "cannot check a signature by";
+
+	if (strcmp(word, "NO_PUBKEY") == 0 ||
+	    (strcmp(word, "ERRSIG") == 0 && strcmp(errsig_rc, "9") == 0)) {
+		snprintf(why, whylen,
+		    "signature refused by gpgv: %s: signed by key %.64s, which "
+		    "keyring %.200s does not hold",
+		    word, signer, r->cr->keyring);
+		return;
+	}
+	if (strcmp(word, "BADSIG") == 0)
+		what = "a bad signature (text changed since) by";
+	else if (strcmp(word, "EXPSIG") == 0)
+		what = "an expired signature by";
+	else if (strcmp(word, "EXPKEYSIG") == 0)
+		what = "a signature by the expired";
+	else if (strcmp(word, "REVKEYSIG") == 0)
+		what = "a signature by the revoked";
+	snprintf(why, whylen,
+	    "signature refused by gpgv: %s: %s key %.64s (keyring %.200s)",
+	    word, what, signer, r->cr->keyring);
+}
+
 /* Run gpgv; 0 when its status lines say a good, valid, unexpired signature. */
 static int
 run_gpgv(struct repo *r, char *const argv[], char *why, size_t whylen)
 {
-	char status[PATH_MAX], line[512];
-	int fd, rc, st, good = 0, valid = 0, bad = 0;
+	static const char *const refusals[] = { "EXPSIG", "EXPKEYSIG",
+		"REVKEYSIG", "BADSIG", "ERRSIG", "NO_PUBKEY" };
+	char status[PATH_MAX], line[512], word[32] = "", rc_word[32] = "";
+	char signer[128] = "", *tok[8], *p, *save;
+	int fd, rc, st, good = 0, valid = 0;
+	size_t i, nt;
 	FILE *fp;
 
 	snprintf(status, sizeof(status), "%s/gpgv.status", r->dir);
@@ -240,32 +351,50 @@ run_gpgv(struct repo *r, char *const argv[], char *why, size_t whylen)
 		snprintf(why, whylen, "gpgv said nothing");
 		return -1;
 	}
+	/*
+	 * "[GNUPG:] WORD KEYID ...": the key that signed is the first
+	 * argument of each line below; ERRSIG's sixth is why it failed (9:
+	 * no such key) and its seventh, when given, the key's fingerprint.
+	 */
 	while (fgets(line, sizeof(line), fp) != NULL) {
 		if (strncmp(line, "[GNUPG:] ", 9) != 0)
 			continue;
-		if (strncmp(line + 9, "GOODSIG ", 8) == 0)
+		nt = 0;
+		for (p = strtok_r(line + 9, " \n", &save); p != NULL && nt < 8;
+		     p = strtok_r(NULL, " \n", &save))
+			tok[nt++] = p;
+		if (nt == 0)
+			continue;
+		if (strcmp(tok[0], "GOODSIG") == 0)
 			good = 1;
-		else if (strncmp(line + 9, "VALIDSIG ", 9) == 0)
+		else if (strcmp(tok[0], "VALIDSIG") == 0)
 			valid = 1;
-		else if (strncmp(line + 9, "EXPSIG", 6) == 0 ||
-		    strncmp(line + 9, "EXPKEYSIG", 9) == 0 ||
-		    strncmp(line + 9, "REVKEYSIG", 9) == 0 ||
-		    strncmp(line + 9, "BADSIG", 6) == 0 ||
-		    strncmp(line + 9, "ERRSIG", 6) == 0 ||
-		    strncmp(line + 9, "NO_PUBKEY", 9) == 0) {
-			if (!bad)
-				snprintf(why, whylen,
-				    "signature refused by gpgv: %.*s",
-				    (int)strcspn(line + 9, " \n"), line + 9);
-			bad = 1;
+		for (i = 0; i < sizeof(refusals) / sizeof(refusals[0]); i++)
+			if (strcmp(tok[0], refusals[i]) == 0)
+				break;
+		if (i == sizeof(refusals) / sizeof(refusals[0]))
+			continue;
+		if (word[0] == '\0') {
+			snprintf(word, sizeof(word), "%s", tok[0]);
+			snprintf(signer, sizeof(signer), "%s",
+			    nt > 1 ? tok[1] : "(unknown)");
+			if (strcmp(tok[0], "ERRSIG") == 0 && nt > 6)
+				snprintf(rc_word, sizeof(rc_word), "%s",
+				    tok[6]);
 		}
+		if (strcmp(tok[0], "ERRSIG") == 0 && nt > 7 &&
+		    strlen(tok[7]) >= 32)
+			snprintf(signer, sizeof(signer), "%s", tok[7]);
 	}
 	fclose(fp);
-	if (bad)
+	if (word[0] != '\0') {
+		gpgv_why(r, word, rc_word, signer, why, whylen);
 		return -1;
+	}
 	if (!good || !valid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-		snprintf(why, whylen, "no valid signature (gpgv exit %d)",
-		    WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		snprintf(why, whylen,
+		    "no valid signature (gpgv exit %d, keyring %.200s)",
+		    WIFEXITED(st) ? WEXITSTATUS(st) : -1, r->cr->keyring);
 		return -1;
 	}
 	return 0;
@@ -296,6 +425,76 @@ repo_keyring(struct repo *r, char *kr, size_t len)
 	}
 }
 
+/* Worker: the index's state of r into r->st: 0, or -1. */
+static int
+read_state(struct repo *r)
+{
+	struct index_reader *rd;
+	int rc = -1;
+
+	if ((rd = index_reader_new(r->rs->d.idx)) != NULL &&
+	    index_reader_begin(rd) == 0) {
+		rc = repoidx_state(rd, r->key, &r->st);
+		index_reader_end(rd);
+	}
+	index_reader_free(rd);
+	return rc;
+}
+
+/* What a refresh of r verifies and digests: in words, for its log lines. */
+static const char *
+verified_name(const struct repo *r)
+{
+	switch (r->cr->type) {
+	case CONFIG_REPO_RPM:
+		return "repomd.xml";
+	case CONFIG_REPO_ARCH:
+		return "the .files database";
+	default:
+		return r->inline_sig ? "InRelease" : "Release";
+	}
+}
+
+/*
+ * Worker: digest what this refresh of r verified, the file at path (the
+ * text Release signs, repomd.xml, the .files database), into r->digest,
+ * and read the repository's state in the index into r->st.  1 when the
+ * current generation was made from the same (the refresh ends there,
+ * noted as unchanged), 0 when not, -1 with r->why.
+ */
+static int
+refresh_unchanged(struct repo *r, const char *path)
+{
+	char text[sizeof(INDEX_FORMAT) + 65], hex[65], err[256];
+	uint8_t sha[32];
+	uint64_t size;
+
+	if (repo_file_sha256(path, sha, &size) == -1) {
+		snprintf(r->why, sizeof(r->why), "cannot read %s", path);
+		return -1;
+	}
+	buildid_hex(sha, 32, hex);
+	snprintf(text, sizeof(text), "%s %s", INDEX_FORMAT, hex);
+	if (EVP_Digest(text, strlen(text), r->digest, NULL, EVP_sha256(),
+		NULL) != 1) {
+		snprintf(r->why, sizeof(r->why), "cannot digest %s", path);
+		return -1;
+	}
+	if (read_state(r) == -1) {
+		snprintf(r->why, sizeof(r->why),
+		    "index: cannot read the repository's state");
+		return -1;
+	}
+	if (r->st.gen == 0 ||
+	    memcmp(r->st.digest, r->digest, sizeof(r->digest)) != 0)
+		return 0;
+	if (repoidx_note_unchanged(r->rs->d.idx, r->key, clock_now(), err,
+		sizeof(err)) == -1)
+		log_warnx("%s: %s", __func__, err);
+	r->unchanged = 1;
+	return 1;
+}
+
 /* What verify_work collects from Release. */
 struct pick {
 	struct repo *r;
@@ -303,16 +502,19 @@ struct pick {
 	int rank[FILES_MAX];
 };
 
-/* The rank of a compression: lower is preferred; -1 when not one of ours. */
+/*
+ * The rank of a compression: lower is preferred (smaller first, then
+ * quicker to read); -1 when not one of ours.
+ */
 static int
 comp_rank(const char *rest)
 {
-	if (strcmp(rest, ".xz") == 0)
-		return 0;
-	if (strcmp(rest, ".gz") == 0)
-		return 1;
-	if (strcmp(rest, "") == 0)
-		return 2;
+	static const char *const exts[] = { ".xz", ".zst", ".gz", ".bz2", "" };
+	size_t i;
+
+	for (i = 0; i < sizeof(exts) / sizeof(exts[0]); i++)
+		if (strcmp(rest, exts[i]) == 0)
+			return (int)i;
 	return -1;
 }
 
@@ -410,6 +612,13 @@ verify_rpm(struct repo *r)
 		    run_gpgv(r, argv, r->why, sizeof(r->why)) == -1)
 			return;
 	}
+	switch (refresh_unchanged(r, in)) {
+	case 1:
+		r->ok = 1;
+		return;
+	case -1:
+		return;
+	}
 	memset(r->files, 0, sizeof(r->files));
 	if (repometa_repomd(in, repomd_cb, r, err, sizeof(err)) == -1) {
 		snprintf(r->why, sizeof(r->why), "repomd.xml: %s", err);
@@ -440,6 +649,24 @@ verify_arch(struct repo *r)
 	    run_gpgv(r, argv, r->why, sizeof(r->why)) == -1)
 		return;
 	r->ok = 1;
+}
+
+/*
+ * Worker: Release lists no Packages for slot (component and architecture)
+ * of r: nothing of it is indexed, which the log says (a suite with nothing
+ * indexable is still refreshed, with no ids).
+ */
+static void
+missing_packages(const struct repo *r, size_t slot)
+{
+	const struct config_repo *cr = r->cr;
+
+	if (slot >= cr->ncomponents * cr->narchs)
+		return;
+	log_warnx("repo %s: Release lists no %s/binary-%s/Packages: nothing "
+		  "of it indexed",
+	    cr->name, cr->components[slot / cr->narchs],
+	    cr->archs[slot % cr->narchs]);
 }
 
 /* Worker: check the signature, read Release, choose the index files. */
@@ -499,24 +726,29 @@ verify_work(void *arg)
 		snprintf(r->why, sizeof(r->why), "Release: %s", err);
 		return;
 	}
-	if (valid_until != 0 && valid_until < clock_now()) {
+	/* A snapshot's is long past: check-valid-until=no, as apt has it. */
+	if (valid_until != 0 && valid_until < clock_now() &&
+	    !r->cr->ignore_valid_until) {
 		snprintf(r->why, sizeof(r->why),
 		    "Release is past its Valid-Until");
+		return;
+	}
+	switch (refresh_unchanged(r, out)) {
+	case 1:
+		r->ok = 1;
+		return;
+	case -1:
 		return;
 	}
 	/* Packages before Contents: Contents names packages they list. */
 	for (i = 0; i < FILES_MAX; i += 2)
 		if (pk.rank[i] != -1)
 			files[n++] = r->files[i];
+		else
+			missing_packages(r, i / 2);
 	for (i = 1; i < FILES_MAX; i += 2)
 		if (pk.rank[i] != -1)
 			files[n++] = r->files[i];
-	if (n == 0) {
-		snprintf(r->why, sizeof(r->why),
-		    "Release lists no Packages file of the components and "
-		    "architectures asked for");
-		return;
-	}
 	memcpy(r->files, files, n * sizeof(files[0]));
 	r->nfiles = n;
 	mark_kept(r);
@@ -528,8 +760,8 @@ verify_done(void *arg)
 {
 	struct repo *r = arg;
 
-	if (!r->ok) {
-		refresh_end(r, 0, r->why);
+	if (!r->ok || r->unchanged) {
+		refresh_end(r, r->ok, r->why);
 		return;
 	}
 	r->step = R_FILES;
@@ -540,11 +772,20 @@ verify_done(void *arg)
 
 /* What build_work records while parsing. */
 struct build {
+	struct repo *r;
 	struct repoidx_writer *w;
 	const char *arch;
 	char name[REPOIDX_NAME_MAX + 1];
 	uint64_t ids;
 };
+
+/* One id more recorded by b: now and then, its progress. */
+static void
+build_counted(struct build *b)
+{
+	if (++b->ids % 4096 == 0)
+		prog_ids(b->r, repoidx_writer_ids(b->w));
+}
 
 static int
 packages_cb(const struct repometa_deb *d, void *arg)
@@ -570,7 +811,7 @@ packages_cb(const struct repometa_deb *d, void *arg)
 			if (repoidx_put_id(b->w, &id, REPOIDX_DEBUGINFO,
 				b->name, 0) == -1)
 				return -1;
-			b->ids++;
+			build_counted(b);
 		}
 		p = e;
 	}
@@ -598,7 +839,7 @@ contents_cb(const struct buildid *id, const char *packages, void *arg)
 			if ((rc = repoidx_has_pkg(b->w, b->name)) == -1)
 				return -1;
 			if (rc == 1) {
-				b->ids++;
+				build_counted(b);
 				return repoidx_put_id(b->w, id,
 					   REPOIDX_DEBUGINFO, b->name, 1) == -1
 				    ? -1
@@ -647,7 +888,7 @@ filelists_cb(const char *pkgid, const struct buildid *id, int kind, void *arg)
 
 	if ((rc = repoidx_has_pkg(b->w, pkgid)) != 1)
 		return rc;
-	b->ids++;
+	build_counted(b);
 	return repoidx_put_id(b->w, id, repo_kind(kind), pkgid, 1) == -1 ? -1
 									 : 0;
 }
@@ -673,7 +914,7 @@ arch_file_cb(const char *dir, const struct buildid *id, int kind, void *arg)
 {
 	struct build *b = arg;
 
-	b->ids++;
+	build_counted(b);
 	return repoidx_put_id(b->w, id, repo_kind(kind), dir, 1) == -1 ? -1 : 0;
 }
 
@@ -707,10 +948,23 @@ build_work(void *arg)
 	size_t i;
 
 	r->ok = 0;
+	if (r->cr->type == CONFIG_REPO_ARCH) {
+		/* Its one file is the database: nothing lists its checksum. */
+		snprintf(path, sizeof(path), "%s/index.0", r->dir);
+		switch (refresh_unchanged(r, path)) {
+		case 1:
+			unlink(path);
+			r->ok = 1;
+			return;
+		case -1:
+			return;
+		}
+	}
 	for (i = 0; i < r->nfiles; i++) {
 		if (r->cr->type == CONFIG_REPO_ARCH)
-			break; /* nothing lists its checksum */
+			break;
 		ifile_path(r, i, path, sizeof(path));
+		prog_set(r, "checking", r->files[i].name, r->files[i].size);
 		/* repomd.xml may leave the size out: 0. */
 		if (repo_file_sha256(path, sha, &size) == -1 ||
 		    (size != r->files[i].size &&
@@ -724,6 +978,7 @@ build_work(void *arg)
 		}
 	}
 	memset(&b, 0, sizeof(b));
+	b.r = r;
 	if ((b.w = repoidx_writer_new(r->rs->d.idx, r->key, err,
 		 sizeof(err))) == NULL) {
 		snprintf(r->why, sizeof(r->why), "index: %s", err);
@@ -731,6 +986,7 @@ build_work(void *arg)
 	}
 	for (i = 0; i < r->nfiles; i++) {
 		ifile_path(r, i, path, sizeof(path));
+		prog_set(r, "indexing", r->files[i].name, r->files[i].size);
 		if (build_file(r, i, path, &b, err, sizeof(err)) == -1) {
 			snprintf(r->why, sizeof(r->why), "%s: %s",
 			    r->files[i].name, err);
@@ -738,10 +994,12 @@ build_work(void *arg)
 			return;
 		}
 	}
-	if (repoidx_writer_commit(b.w, clock_now(), err, sizeof(err)) == -1) {
+	if (repoidx_writer_commit(b.w, clock_now(), r->digest, err,
+		sizeof(err)) == -1) {
 		snprintf(r->why, sizeof(r->why), "index: %s", err);
 		return;
 	}
+	read_state(r);
 	/* An Arch database has no checksum to keep it by. */
 	if (r->cr->type == CONFIG_REPO_ARCH) {
 		snprintf(path, sizeof(path), "%s/index.0", r->dir);
@@ -775,12 +1033,31 @@ last_file(const struct repo *r, const char *name)
 	return NULL;
 }
 
+/* Worker: a 304 for what the generation was made from: noted. */
+static void
+notmodified_work(void *arg)
+{
+	struct repo *r = arg;
+	char err[256];
+
+	if (repoidx_note_unchanged(r->rs->d.idx, r->key, clock_now(), err,
+		sizeof(err)) == -1)
+		log_warnx("%s: %s", __func__, err);
+	read_state(r);
+}
+
+static void
+notmodified_done(void *arg)
+{
+	refresh_end(arg, 1, NULL);
+}
+
 /* The loop: a metadata transfer ended. */
 static void
 meta_done(void *arg, const struct repofetch_result *res)
 {
 	struct repo *r = arg;
-	char why[600];
+	char why[sizeof(r->url) + 300];
 
 	r->rf = NULL;
 	close(r->fd);
@@ -788,24 +1065,39 @@ meta_done(void *arg, const struct repofetch_result *res)
 	if (res->error != NULL ||
 	    (res->status != 200 && res->status != 304 && res->status != 404)) {
 		if (res->error != NULL)
-			snprintf(why, sizeof(why), "%s", res->error);
+			snprintf(why, sizeof(why), "GET %s: %s", r->url,
+			    res->error);
 		else
-			snprintf(why, sizeof(why), "HTTP status %ld",
-			    res->status);
+			snprintf(why, sizeof(why), "GET %s: HTTP status %ld",
+			    r->url, res->status);
 		refresh_end(r, 0, why);
 		return;
 	}
+	/* Arch's one index file is the database itself. */
+	pthread_mutex_lock(&r->rs->pmu);
+	r->prog.bytes += res->bytes;
+	if (res->status == 200 &&
+	    (r->step == R_FILES ||
+		(r->step == R_INRELEASE && r->cr->type == CONFIG_REPO_ARCH)))
+		r->prog.fetched++;
+	pthread_mutex_unlock(&r->rs->pmu);
 	switch (r->step) {
 	case R_INRELEASE:
 		if (res->status == 304) {
-			refresh_end(r, 1, NULL);
+			/* Validators of the last verified one: unchanged. */
+			r->unchanged = 1;
+			if (pool_submit(r->rs->d.pool, notmodified_work,
+				r->rs->d.inbox, notmodified_done, r) == -1)
+				refresh_end(r, 0, "server is shutting down");
 			return;
 		}
 		if (res->status == 404 && r->cr->type != CONFIG_REPO_DEB) {
-			refresh_end(r, 0,
+			snprintf(why, sizeof(why), "GET %s: HTTP status 404%s",
+			    r->url,
 			    r->cr->type == CONFIG_REPO_RPM
-				? "no repodata/repomd.xml (404)"
-				: "no NAME.files database (404)");
+				? ": no repodata/repomd.xml"
+				: ": no NAME.files database");
+			refresh_end(r, 0, why);
 			return;
 		}
 		if (r->cr->type == CONFIG_REPO_ARCH) {
@@ -863,15 +1155,13 @@ meta_done(void *arg, const struct repofetch_result *res)
 			r->files[r->cur].last_modified = res->last_modified;
 		}
 		if (res->status != 200) {
-			snprintf(why, sizeof(why), "%s: HTTP status %ld",
-			    r->step == R_RELEASE     ? "Release"
-				: r->step == R_FILES ? r->files[r->cur].name
-				: r->cr->type == CONFIG_REPO_RPM
-				? "repomd.xml.asc"
-				: r->cr->type == CONFIG_REPO_ARCH
-				? "the database's signature (.files.sig)"
-				: "Release.gpg",
-			    res->status);
+			snprintf(why, sizeof(why), "GET %s: HTTP status %ld%s",
+			    r->url, res->status,
+			    r->step == R_RELEASE ? " (and no InRelease: 404)"
+				: r->step == R_RELEASE_GPG &&
+				    r->cr->type == CONFIG_REPO_ARCH
+				? ": the database's signature (key= is set)"
+				: "");
 			refresh_end(r, 0, why);
 			return;
 		}
@@ -902,6 +1192,10 @@ meta_get(struct repo *r, const char *name, const char *tmp, const char *etag,
 	else
 		snprintf(url, sizeof(url), "%s/dists/%s/%s", r->cr->url,
 		    r->cr->suite, name);
+	config_url_public(url, r->url, sizeof(r->url));
+	prog_set(r, "fetching", name,
+	    r->step == R_FILES ? r->files[r->cur].size : 0);
+	prog_told(r);
 	if ((r->fd = repo_tmp(r, tmp, path, sizeof(path))) == -1) {
 		refresh_end(r, 0, "cannot write the repository's directory");
 		return;
@@ -911,13 +1205,36 @@ meta_get(struct repo *r, const char *name, const char *tmp, const char *etag,
 	 * and a file replaced within it would seem unchanged.
 	 */
 	r->rf = repofetch_get(r->rs->cv, &r->rs->fo, url, r->fd, etag,
-	    etag != NULL && etag[0] != '\0' ? -1 : last_modified, NULL,
+	    etag != NULL && etag[0] != '\0' ? -1 : last_modified, meta_progress,
 	    meta_done, r);
 	if (r->rf == NULL) {
 		close(r->fd);
 		r->fd = -1;
 		refresh_end(r, 0, "cannot start a transfer");
 	}
+}
+
+/* Worker (short): the index says r's refresh runs, from now. */
+static void
+start_work(void *arg)
+{
+	struct repo *r = arg;
+	char err[256];
+
+	if (repoidx_note_start(r->rs->d.idx, r->key, clock_now(), err,
+		sizeof(err)) == -1)
+		log_warnx("%s: %s", __func__, err);
+	/* What the index has of it, for the log lines of its end. */
+	read_state(r);
+}
+
+static void
+start_done(void *arg)
+{
+	struct repo *r = arg;
+
+	r->step = R_INRELEASE;
+	refresh_next(r);
 }
 
 /* The loop: the next step of r's refresh. */
@@ -929,6 +1246,11 @@ refresh_next(struct repo *r)
 	const struct ifile *was;
 
 	switch (r->step) {
+	case R_START:
+		if (pool_submit(r->rs->d.pool, start_work, r->rs->d.inbox,
+			start_done, r) == -1)
+			refresh_end(r, 0, "server is shutting down");
+		break;
 	case R_INRELEASE:
 		if (r->cr->type == CONFIG_REPO_RPM) {
 			meta_get(r, "repodata/repomd.xml", "repomd.xml",
@@ -962,8 +1284,12 @@ refresh_next(struct repo *r)
 		break;
 	case R_FILES:
 		/* A file whose checksum a kept copy has is not fetched. */
-		while (r->cur < r->nfiles && r->files[r->cur].kept)
+		while (r->cur < r->nfiles && r->files[r->cur].kept) {
+			pthread_mutex_lock(&r->rs->pmu);
+			r->prog.kept++;
+			pthread_mutex_unlock(&r->rs->pmu);
 			r->cur++;
+		}
 		if (r->cur == r->nfiles) {
 			r->step = R_BUILD;
 			if (pool_submit_long(r->rs->d.pool, build_work,
@@ -1006,24 +1332,107 @@ note_work(void *arg)
 	free(n);
 }
 
+/*
+ * The loop: the wait before the next try of r, whose refresh failed:
+ * repo-retry, doubled after each failure in a row up to repo-refresh (or
+ * an hour when repo-refresh is 0), give or take a tenth.
+ */
+static unsigned
+retry_delay(struct repo *r)
+{
+	const struct config *cfg = r->rs->d.cfg;
+	unsigned cap = cfg->repo_refresh > 0 ? cfg->repo_refresh : 3600;
+	unsigned d, span;
+
+	if (cap < cfg->repo_retry)
+		cap = cfg->repo_retry;
+	d = r->backoff == 0        ? cfg->repo_retry
+	    : r->backoff > cap / 2 ? cap
+				   : 2 * r->backoff;
+	r->backoff = d;
+	span = d / 5;
+	d = d - d / 10 +
+	    (span > 0 ? (unsigned)rand_r(&r->rs->seed) % (span + 1) : 0);
+	return d > 0 ? d : 1;
+}
+
+/* The loop: ends the repositories' start when r's first refresh was last. */
+static void
+first_ended(struct repo *r)
+{
+	struct repos *rs = r->rs;
+	int all;
+
+	if (r->first_ended)
+		return;
+	r->first_ended = 1;
+	pthread_mutex_lock(&rs->pmu);
+	r->prog.first_ended = 1;
+	all = ++rs->first_ended == rs->n;
+	pthread_mutex_unlock(&rs->pmu);
+	if (all)
+		reposync_ready(rs, 0);
+}
+
 static void
 refresh_end(struct repo *r, int ok, const char *why)
 {
+	double secs = (double)(clock_mono_ns() - r->t0) / 1e9;
+	struct repos_progress p;
+	struct timeval tv;
+	char when[HTTPDATE_ISO_LEN], size[32];
 	struct noted *n;
+	unsigned delay;
 
 	r->step = R_IDLE;
+	pthread_mutex_lock(&r->rs->pmu);
+	p = r->prog;
+	r->prog.running = 0;
+	r->prog.ok = ok;
+	r->prog.doing = "";
+	r->prog.file[0] = '\0';
+	if (ok)
+		r->prog.ids = r->st.ids;
+	pthread_mutex_unlock(&r->rs->pmu);
 	if (ok) {
 		atomic_fetch_add(&r->refreshes, 1);
 		atomic_store(&r->last_refresh, clock_now());
-		log_info("repo %s: refreshed", r->cr->name);
+		r->backoff = 0;
+		event_del(r->retry);
+		if (r->unchanged) {
+			atomic_fetch_add(&r->refreshes_unchanged, 1);
+			log_info("repo %s: refreshed: unchanged, %s as last "
+				 "verified: nothing parsed, %llu ids in %llu "
+				 "of %llu packages kept (%.2fs)",
+			    r->cr->name, verified_name(r),
+			    (unsigned long long)r->st.ids,
+			    (unsigned long long)r->st.pkgs_with_ids,
+			    (unsigned long long)r->st.pkgs, secs);
+		} else
+			log_info("repo %s: refreshed: %llu ids in %llu of %llu "
+				 "packages; %u index files fetched, %u "
+				 "kept; %s; %.2fs",
+			    r->cr->name, (unsigned long long)r->st.ids,
+			    (unsigned long long)r->st.pkgs_with_ids,
+			    (unsigned long long)r->st.pkgs, p.fetched, p.kept,
+			    size_text(p.bytes, size, sizeof(size)), secs);
 	} else {
 		/* A later InRelease (and index files) whole again. */
 		r->etag[0] = '\0';
 		r->last_modified = -1;
 		r->nlast = 0;
 		atomic_fetch_add(&r->refresh_failures, 1);
-		log_warnx("repo %s: refresh failed, repository refused: %s",
-		    r->cr->name, why != NULL ? why : "?");
+		delay = retry_delay(r);
+		httpdate_iso((time_t)(clock_now() + delay), when);
+		log_warnx("repo %s: refresh failed, %s: %s; next try in %us, "
+			  "at %s",
+		    r->cr->name,
+		    r->st.gen != 0 ? "its last generation kept"
+				   : "repository refused",
+		    why != NULL ? why : "?", delay, when);
+		tv.tv_sec = delay;
+		tv.tv_usec = 0;
+		event_add(r->retry, &tv);
 		if ((n = malloc(sizeof(*n))) != NULL) {
 			n->r = r;
 			n->when = clock_now();
@@ -1034,11 +1443,29 @@ refresh_end(struct repo *r, int ok, const char *why)
 				free(n);
 		}
 	}
+	first_ended(r);
 	if (r->again) {
 		r->again = 0;
-		r->step = R_INRELEASE;
-		refresh_next(r);
+		reposync_begin(r);
+		return;
 	}
+	atomic_fetch_sub(&r->rs->refreshing, 1);
+	prog_told(r);
+}
+
+/* The loop: r's refresh begins (none runs). */
+static void
+reposync_begin(struct repo *r)
+{
+	r->t0 = clock_mono_ns();
+	r->unchanged = 0;
+	pthread_mutex_lock(&r->rs->pmu);
+	r->prog.running = 1;
+	r->prog.fetched = r->prog.kept = 0;
+	r->prog.bytes = 0;
+	pthread_mutex_unlock(&r->rs->pmu);
+	r->step = R_START;
+	refresh_next(r);
 }
 
 /* The loop: refresh r now, or right after the refresh that runs. */
@@ -1049,6 +1476,102 @@ reposync_start(struct repo *r)
 		r->again = 1;
 		return;
 	}
-	r->step = R_INRELEASE;
-	refresh_next(r);
+	atomic_fetch_add(&r->rs->refreshing, 1);
+	reposync_begin(r);
+}
+
+void
+reposync_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+	reposync_start(arg);
+}
+
+void
+reposync_ready(struct repos *rs, int timed_out)
+{
+	struct repos_watcher *w, *next;
+	size_t ended;
+
+	pthread_mutex_lock(&rs->pmu);
+	if (!atomic_load(&rs->starting)) {
+		pthread_mutex_unlock(&rs->pmu);
+		return;
+	}
+	atomic_store(&rs->starting, 0);
+	w = rs->watchers;
+	rs->watchers = NULL;
+	ended = rs->first_ended;
+	pthread_mutex_unlock(&rs->pmu);
+	if (rs->ready_timer != NULL)
+		event_del(rs->ready_timer);
+	if (timed_out)
+		log_warnx("repositories: %zu of %zu have not ended their first "
+			  "refresh after %us (repo-ready-timeout): ready "
+			  "without them",
+		    rs->n - ended, rs->n, rs->d.cfg->repo_ready_timeout);
+	else
+		log_info("repositories: every first refresh has ended");
+	for (; w != NULL; w = next) {
+		next = w->next;
+		w->cb(w->arg);
+		free(w);
+	}
+}
+
+void
+repos_status(struct repos *rs, char *out, size_t len)
+{
+	struct repos_progress p, cur;
+	size_t i, ended = 0, ok = 0, failed = 0, n;
+	uint64_t ids = 0;
+	char got[32], size[32];
+	int have = 0;
+
+	for (i = 0; i < rs->n; i++) {
+		repos_progress(rs, i, &p);
+		if (!p.first_ended) {
+			if (!have)
+				cur = p;
+			have = 1;
+			continue;
+		}
+		ended++;
+		if (p.ok) {
+			ok++;
+			ids += p.ids;
+		} else
+			failed++;
+	}
+	if (have && repos_starting(rs)) {
+		n = (size_t)snprintf(out, len,
+		    "refreshing repositories, %zu of %zu done: %s: ", ended,
+		    rs->n, cur.name);
+		if (n >= len)
+			return;
+		if (cur.file[0] == '\0')
+			snprintf(out + n, len - n, "starting");
+		else if (strcmp(cur.doing, "indexing") == 0)
+			snprintf(out + n, len - n,
+			    "indexing %s, %llu ids so far", cur.file,
+			    (unsigned long long)cur.ids);
+		else if (strcmp(cur.doing, "fetching") == 0 && cur.size > 0)
+			snprintf(out + n, len - n, "fetching %s, %s of %s",
+			    cur.file, size_text(cur.got, got, sizeof(got)),
+			    size_text(cur.size, size, sizeof(size)));
+		else if (strcmp(cur.doing, "fetching") == 0)
+			snprintf(out + n, len - n, "fetching %s, %s", cur.file,
+			    size_text(cur.got, got, sizeof(got)));
+		else
+			snprintf(out + n, len - n, "%s %s", cur.doing,
+			    cur.file);
+		return;
+	}
+	n = (size_t)snprintf(out, len,
+	    "repositories: %zu of %zu refreshed (%llu ids)", ok, rs->n,
+	    (unsigned long long)ids);
+	if (failed > 0 && n < len)
+		n += (size_t)snprintf(out + n, len - n, "; %zu failed", failed);
+	if (rs->n > ended && n < len)
+		snprintf(out + n, len - n, "; %zu still in a first refresh",
+		    rs->n - ended);
 }

@@ -332,7 +332,49 @@ CONF
 refreshed() {
 	local log
 	eval "log=\$${1}_LOG"
-	[ "$(grep -c ': refreshed$' "$log")" -ge "$2" ]
+	[ "$(grep -c ': refreshed' "$log")" -ge "$2" ]
+}
+
+# apt_release ROOT: write ROOT/dists/stable/Release for what its
+# dists/stable holds (each component's binary-amd64/Packages* and
+# Contents-amd64*) and clear-sign it into InRelease with gpg's default key
+# ($GNUPGHOME); its mtime one second later than the last one's, so that
+# nginx's ETag changes.
+apt_release() {
+	local d=$1/dists/stable f
+	{
+		printf 'Origin: test\nSuite: stable\nCodename: stable\n'
+		printf 'Date: %s\n' "$(LC_ALL=C date -u '+%a, %d %b %Y %H:%M:%S UTC')"
+		printf 'Architectures: amd64\nComponents: %s\nSHA256:\n' \
+		    "$(cd "$d" && echo */ | tr -d /)"
+		(cd "$d" && for f in */binary-amd64/Packages* */Contents-amd64*; do
+			[ -e "$f" ] || continue
+			printf ' %s %s %s\n' "$(sha256sum <"$f" | cut -d' ' -f1)" \
+			    "$(stat -c %s "$f")" "$f"
+		done)
+	} >"$d/Release"
+	rm -f "$d/InRelease"
+	gpg --batch --yes --clearsign -o "$d/InRelease" "$d/Release" 2>/dev/null
+	NREL=$((${NREL:-0} + 1))
+	touch -d "@$((EPOCHSECONDS + NREL))" "$d/InRelease"
+}
+
+# notify_listen SOCKET FILE: a unix datagram socket standing for systemd's
+# (NOTIFY_SOCKET), each datagram written to FILE as one line, its newlines
+# shown as " | ".  Stopped at exit.
+notify_listen() {
+	python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "a") as f:
+    while True:
+        f.write(s.recv(4096).decode().replace("\n", " | ") + "\n")
+        f.flush()
+' "$1" "$2" &
+	DAEMON_PIDS="$DAEMON_PIDS $!"
+	wait_until 10 test -S "$1" || bail "the notify socket did not appear"
+	touch "$2"
 }
 
 # start_debuginfod NAME ARGS...: elfutils debuginfod (e.g. -F DIR) on a free

@@ -8,19 +8,7 @@
 
 sock=$T/notify.sock
 got=$T/notify.got
-# One line per datagram, its newlines shown as " | ".
-python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-s.bind(sys.argv[1])
-with open(sys.argv[2], "a") as f:
-    while True:
-        f.write(s.recv(4096).decode().replace("\n", " | ") + "\n")
-        f.flush()
-' "$sock" "$got" &
-DAEMON_PIDS="$DAEMON_PIDS $!"
-wait_until 10 test -S "$sock" || bail "the notify socket did not appear"
-touch "$got"
+notify_listen "$sock" "$got"
 
 # count REGEX: datagrams received matching REGEX.
 count() {

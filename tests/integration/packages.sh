@@ -251,7 +251,7 @@ ok $? "and read $read_pkgs of them"
 is "$(metric dbgmirror_scan_package_members "$solo_URL")" "$members" \
     "it indexed all the members (the first scan)"
 out=$("$DBGMIRROR" --no-config --cache-dir "$T/solo-cache" stats)
-like "$out" "packages: +[0-9]+ indexed \(scan-packages\), with $members servable members" \
+like "$out" "packages: +[0-9]+ indexed \(scan-packages\), 0 downloaded from repositories \(repo-cache-size\); $members servable members" \
     "stats: the same members"
 like "$out" "last scan: +2023-11-14T22:13:20Z to 2023-11-14T22:13:20Z \([0-9.]+s, complete\): 0 files seen.*; [0-9]+ packages seen, [0-9]+ new or changed, $read_pkgs read \($members servable members\)" \
     "stats: the last scan's end and its packages, in words"

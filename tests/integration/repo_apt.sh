@@ -13,6 +13,12 @@
 # download waits for the first; with one long worker both still end), the
 # repository breaker on the test clock, a repository with neither
 # Build-Ids nor Contents (0 ids), and an ASCII-armored signed-by= key.
+# Empty Packages and Contents in every compression (bookworm-security's
+# 20-byte Contents-amd64.gz); an InRelease found again from a server with
+# no validators parses nothing and makes no new generation; messages: the
+# key that signed and the keyring, the URL of an HTTP error, the counts of
+# the refreshed line, dbgmirror stats and lookup (why a repository lacks an
+# id); check-valid-until=no for snapshots.
 . "$top_srcdir/tests/integration/lib.sh"
 
 command -v nginx >/dev/null || bail "nginx is not installed"
@@ -95,23 +101,7 @@ repo() {
 
 # release DIR: write and sign DIR's Release for what its dists/ now hold.
 release() {
-	local d=$W/$1/dists/stable f
-	{
-		printf 'Origin: test\nSuite: stable\nCodename: stable\n'
-		printf 'Date: %s\n' "$(LC_ALL=C date -u '+%a, %d %b %Y %H:%M:%S UTC')"
-		printf 'Architectures: amd64\nComponents: %s\nSHA256:\n' \
-		    "$(cd "$d" && echo */ | tr -d /)"
-		(cd "$d" && for f in */binary-amd64/Packages* */Contents-amd64.gz; do
-			[ -e "$f" ] || continue
-			printf ' %s %s %s\n' "$(sha256sum <"$f" | cut -d' ' -f1)" \
-			    "$(stat -c %s "$f")" "$f"
-		done)
-	} >"$d/Release"
-	rm -f "$d/InRelease"
-	gpg --batch --yes --clearsign -o "$d/InRelease" "$d/Release" 2>/dev/null
-	# Each signing a second apart, or nginx's ETag may not change.
-	NREL=$((${NREL:-0} + 1))
-	touch -d "@$((EPOCHSECONDS + NREL))" "$d/InRelease"
+	apt_release "$W/$1"
 }
 
 repo ids progs-dbgsym progc-dbgsym
@@ -125,12 +115,60 @@ repo bare thing-dbg
 rm "$W/bare/dists/stable/main/Contents-amd64.gz"
 release bare
 
+# Empty index files, as archives publish them: bookworm-security's
+# main/Contents-amd64.gz is a valid gzip of nothing (20 bytes).  "security"
+# has progc-dbgsym with its Build-Ids in main and such a Contents; each
+# other component has only an empty Packages and Contents, one per
+# compression.  "empty" has nothing indexable at all.
+# empty_index DIR COMPONENT EXT: an empty Packages.EXT and Contents-amd64.EXT
+# (EXT "" for plain files) in DIR's component.
+empty_index() {
+	local d=$W/$1/dists/stable/$2 z
+	case $3 in
+	gz) z="gzip -9n" ;; xz) z=xz ;; bz2) z=bzip2 ;; zst) z="zstd -q" ;;
+	*) z=cat ;;
+	esac
+	mkdir -p "$d/binary-amd64"
+	$z </dev/null >"$d/binary-amd64/Packages${3:+.$3}"
+	$z </dev/null >"$d/Contents-amd64${3:+.$3}"
+}
+repo security progc-dbgsym thing-dbg
+rm "$W/security/dists/stable/main/binary-amd64/Packages" \
+    "$W/security/dists/stable/main/binary-amd64/Packages.gz"
+gzip -9n </dev/null >"$W/security/dists/stable/main/Contents-amd64.gz"
+is "$(stat -c %s "$W/security/dists/stable/main/Contents-amd64.gz")" 20 \
+    "an empty Contents-amd64.gz of 20 bytes, as bookworm-security's"
+for c in gz xz bz2 zst plain; do
+	empty_index security "$c" "${c#plain}"
+done
+release security
+mkdir -p "$W/empty"
+empty_index empty main gz
+release empty
+
 # A tampered Packages: changed after Release was signed.
 repo tampered progc-dbgsym
 xz -dc "$W/tampered/dists/stable/main/binary-amd64/Packages.xz" |
     sed 's/^Size: /Size: 1/' | xz >"$W/tampered/dists/stable/main/binary-amd64/Packages.xz.new"
 mv "$W/tampered/dists/stable/main/binary-amd64/Packages.xz.new" \
     "$W/tampered/dists/stable/main/binary-amd64/Packages.xz"
+# A Release past its Valid-Until, as a snapshot of a security archive is.
+repo stale progc-dbgsym
+sed -i 's/^Date: .*/&\nValid-Until: Sat, 01 Jan 2022 00:00:00 UTC/' \
+    "$W/stale/dists/stable/Release"
+gpg --batch --yes --clearsign -o "$W/stale/dists/stable/InRelease" \
+    "$W/stale/dists/stable/Release" 2>/dev/null
+# Signed by another key than the keyring's.
+mkdir -m 700 "$T/gnupg2"
+GNUPGHOME=$T/gnupg2 gpg --batch --passphrase '' --quick-gen-key \
+    'other key <o@example.org>' ed25519 sign never >/dev/null 2>&1
+other_fpr=$(GNUPGHOME=$T/gnupg2 gpg --with-colons --list-keys 2>/dev/null |
+    awk -F: '$1 == "fpr" { print $10; exit }')
+repo otherkey progc-dbgsym
+GNUPGHOME=$T/gnupg2 gpg --batch --yes --clearsign \
+    -o "$W/otherkey/dists/stable/InRelease" \
+    "$W/otherkey/dists/stable/Release" 2>/dev/null
+ok $? "a repository signed by another key ($other_fpr)"
 # A bad signature: InRelease's text changed after signing.
 repo badsig progc-dbgsym
 sed -i 's/^Suite: stable/Suite: stab1e/' "$W/badsig/dists/stable/InRelease"
@@ -181,7 +219,15 @@ start_fake trickle --rate 10000 \
     "$ID_prog_a=trickle:$T/pkg/stream-dbgsym_1.0_amd64.deb"
 start_fake fast --rate 100000 \
     "$ID_prog_a=trickle:$T/pkg/stream-dbgsym_1.0_amd64.deb"
-start_nginx "$W" "		location /hang/hang/ {
+start_nginx "$W" "		location = /e400/dists/stable/InRelease {
+			return 400;
+		}
+		location /noval/ {
+			alias $W/ids/;
+			etag off;
+			if_modified_since off;
+		}
+		location /hang/hang/ {
 			proxy_pass http://127.0.0.1:$slow_PORT/buildid/;
 			proxy_buffering off;
 		}
@@ -217,15 +263,26 @@ start_daemon d --scan-dir none --upstream-stall-timeout 2 \
     --repo "deb $N/badsig stable main $kr" \
     --repo "deb $N/expired stable main $kr" \
     --repo "deb $N/badsum stable main $kr" \
-    --repo "deb $N/hang stable main $kr"
+    --repo "deb $N/hang stable main $kr" \
+    --repo "deb $N/otherkey stable main $kr" \
+    --repo "deb $N/e400 stable main $kr" \
+    --repo "deb $N/stale stable main $kr"
 wait_until 60 refreshed d 4
 ok $? "the good repositories are refreshed"
-wait_until 60 refused d 3
-ok $? "the three bad ones are refused"
+wait_until 60 refused d 6
+ok $? "the six bad ones are refused"
+like "$(cat "$d_LOG")" "stale stable: refresh failed.*Release is past its Valid-Until" \
+    "... a Release past its Valid-Until"
 like "$(cat "$d_LOG")" "tampered stable: refresh failed.*Packages\.xz: size or SHA256 differs" \
     "... a tampered Packages, by its checksum in Release"
 like "$(cat "$d_LOG")" "badsig stable: refresh failed.*BADSIG" "... a bad signature"
 like "$(cat "$d_LOG")" "expired stable: refresh failed.*EXPSIG" "... an expired signature"
+like "$(cat "$d_LOG")" "otherkey stable: refresh failed, repository refused: signature refused by gpgv: ERRSIG: signed by key $other_fpr, which keyring $T/keyring\.gpg does not hold" \
+    "... a signature by another key: which key signed, which keyring lacks it"
+like "$(cat "$d_LOG")" "e400 stable: refresh failed, repository refused: GET $N/e400/dists/stable/InRelease: HTTP status 400; next try in" \
+    "... an HTTP error, naming the URL fetched"
+like "$(cat "$d_LOG")" "ids stable: refreshed: 3 ids in 2 of 2 packages; 2 index files fetched, 0 kept; [0-9.]+ kB; [0-9.]+s" \
+    "the refreshed line: ids, packages with ids, files fetched and kept, bytes, time"
 
 check_find d "prog_a's debug file from the Build-Ids repository" \
     "$dbg/prog_a.debug" debuginfo "$ID_prog_a"
@@ -250,9 +307,20 @@ dcfg=(--no-config --cache-dir "$T/d-cache" --repo "deb $N/ids stable main $kr"
 out=$("$DBGMIRROR" "${dcfg[@]}" lookup "$ID_prog_c")
 like "$out" "repo $N/ids stable: package pool/main/progc-dbgsym_1\.0_amd64\.deb \(" \
     "dbgmirror lookup names the repository and the package"
+unknown=0123456789abcdef0123456789abcdef01234567
+out=$("$DBGMIRROR" "${dcfg[@]}" lookup "$unknown")
+like "$out" "repo $N/ids stable: not in its index \(3 ids\): an archive keeps the debug packages of its current builds only, and an older build's are not there; add a snapshot" \
+    "dbgmirror lookup of an id no repository maps says why"
+like "$out" "repo $N/badsig stable: never refreshed" "... for each repository"
+cp "$(mkbin "$unknown")" "$T/mod.ko"
+like "$("$DBGMIRROR" "${dcfg[@]}" lookup "$T/mod.ko")" \
+    "repo $N/ids stable: not in its index: a kernel's vmlinux and modules have no \.build-id paths" \
+    "... and for a kernel module, why not that either"
 out=$("$DBGMIRROR" "${dcfg[@]}" stats)
-like "$out" "repo: +$N/ids stable: 3 ids in 2 packages, refreshed " \
-    "dbgmirror stats: a repository's ids and last refresh"
+like "$out" "repo: +$N/ids stable: 3 ids in 2 of 2 packages, refreshed " \
+    "dbgmirror stats: a repository's ids, packages with ids, last refresh"
+like "$out" "packages: +0 indexed \(scan-packages\), 2 downloaded from repositories" \
+    "... the packages repositories downloaded apart from scan-packages"
 like "$out" "repo: +$N/badsig stable: never refreshed; 1 refreshes failed, the last at .*BADSIG" \
     "... and a refused one's error"
 
@@ -265,10 +333,71 @@ is "$(metric "dbgmirror_repo_ids{repo=\"$N/bare\",suite=\"stable\"}" "$e_URL")" 
     "... no ids in /metrics"
 like "$("$DBGMIRROR" --no-config --cache-dir "$T/e-cache" \
     --repo "deb $N/bare stable main $kr" stats)" \
-    "repo: +$N/bare stable: 0 ids in 1 packages, refreshed " \
+    "repo: +$N/bare stable: 0 ids in 0 of 1 packages, refreshed " \
     "... dbgmirror stats: 0 ids"
 kill -0 "$e_PID"
 ok $? "... and the daemon is still up"
+
+# Empty index files in every compression read as empty: the suite is
+# refreshed with the ids its other files name; one with nothing indexable
+# is refreshed with 0 ids, not refused.
+start_daemon es --scan-dir none \
+    --repo "deb $N/security stable main gz xz bz2 zst plain $kr" \
+    --repo "deb $N/empty stable main $kr" \
+    --repo "deb $N/stale stable main $kr check-valid-until=no"
+wait_until 60 sh -c "[ \$(grep -c ': refreshed\|refresh failed' '$es_LOG') -ge 3 ]"
+is "$(grep -c 'refresh failed' "$es_LOG")" 0 \
+    "empty Packages and Contents (gzip, xz, bzip2, zstd, plain): nothing refused"
+like "$(cat "$es_LOG")" "security stable: refreshed: 1 ids in 1 of 2 packages" \
+    "... the suite with an empty Contents-amd64.gz is refreshed"
+is "$(metric "dbgmirror_repo_ids{repo=\"$N/security\",suite=\"stable\"}" "$es_URL")" 1 \
+    "... with the id its Packages names"
+check_find es "... served" \
+    "$T/progc/usr/lib/debug/.build-id/${ID_prog_c:0:2}/${ID_prog_c:2}.debug" \
+    debuginfo "$ID_prog_c"
+like "$(cat "$es_LOG")" "empty stable: refreshed" \
+    "a suite with nothing indexable is refreshed"
+like "$(cat "$es_LOG")" "stale stable: refreshed" \
+    "check-valid-until=no: a Release past its Valid-Until is taken (snapshots)"
+is "$(metric "dbgmirror_repo_ids{repo=\"$N/empty\",suite=\"stable\"}" "$es_URL")" 0 \
+    "... with 0 ids"
+like "$(grep 'scan finished' "$es_LOG")" \
+    "scan finished in [0-9.]+s: the packages the repositories downloaded \($T/es-cache/repo-packages\): 0 read" \
+    "the scan of a daemon with only repositories says what it scanned"
+
+# A refresh that finds the InRelease it verified last parses nothing and
+# makes no new generation, also from a server that sends no validators
+# (as Debian's archive does): /noval/ is the ids repository with nginx's
+# ETag and If-Modified-Since off.
+start_daemon u --scan-dir none --repo "deb $N/noval stable main $kr"
+wait_until 60 refreshed u 1
+ul="repo=\"$N/noval\",suite=\"stable\""
+is "$(metric "dbgmirror_repo_generation{$ul}" "$u_URL")" 1 \
+    "a first refresh: generation 1"
+kill -USR1 "$u_PID"
+wait_until 60 refreshed u 2
+ok $? "a second refresh succeeds"
+is "$(grep -c 'GET /noval/dists/stable/InRelease HTTP/1.1" 200' "$T/nginx/access.log")" 2 \
+    "... its InRelease fetched whole again (no validators)"
+like "$(grep ': refreshed' "$u_LOG" | tail -n 1)" \
+    "noval stable: refreshed: unchanged, InRelease as last verified: nothing parsed, 3 ids in 2 of 2 packages kept" \
+    "... found unchanged: nothing parsed, the log says so"
+is "$(metric "dbgmirror_repo_generation{$ul}" "$u_URL")" 1 "... no new generation"
+is "$(metric "dbgmirror_repo_refreshes_unchanged_total{$ul}" "$u_URL")" 1 \
+    "... counted as unchanged"
+is "$(metric "dbgmirror_repo_refreshes_total{$ul}" "$u_URL")" 2 \
+    "... and as a refresh that succeeded"
+check_find u "its ids still served" "$dbg/prog_a.debug" debuginfo "$ID_prog_a"
+like "$("$DBGMIRROR" --no-config --cache-dir "$T/u-cache" \
+    --repo "deb $N/noval stable main $kr" stats)" \
+    "repo: +$N/noval stable: 3 ids in 2 of 2 packages, refreshed [0-9T:Z-]+, found unchanged [0-9T:Z-]+" \
+    "... dbgmirror stats says when it was found unchanged"
+stop_daemon u
+start_daemon u --scan-dir none --repo "deb $N/noval stable main $kr"
+wait_until 60 refreshed u 1
+like "$(grep ': refreshed' "$u_LOG")" "noval stable: refreshed: unchanged" \
+    "after a restart, the first refresh finds it unchanged too"
+is "$(metric "dbgmirror_repo_generation{$ul}" "$u_URL")" 1 "... generation 1 still"
 
 # signed-by= naming an ASCII-armored key (.asc), as apt takes it: dearmored
 # into a binary keyring for gpgv; one whose CRC-24 is wrong is refused.

@@ -7,6 +7,9 @@
 # key=FILE, NAME.files.sig (gpg --detach-sign) must sign the database: a
 # missing or bad signature refuses the repository, with the reason logged.
 # A package whose files list a usr/lib/.build-id/ link serves /executable.
+# An empty database (a gzip of nothing, a tar of nothing) is 0 ids; one
+# found again, byte for byte, from a server without validators is not
+# parsed again.
 . "$top_srcdir/tests/integration/lib.sh"
 
 command -v nginx >/dev/null || bail "nginx is not installed"
@@ -75,11 +78,19 @@ for r in signed nosig badsig; do
 	files_db "$r" "$r"
 done
 gpg --batch --detach-sign -o "$W/signed/signed.files.sig" "$W/signed/signed.files"
+# A database of no packages: a gzip of nothing, and a tar of nothing.
+mkdir -p "$W/empty" "$W/none"
+gzip -n </dev/null >"$W/empty/empty.files"
+tar -czf "$W/none/none.files" -T /dev/null
 echo other >"$T/other"
 gpg --batch --detach-sign -o "$W/badsig/badsig.files.sig" "$T/other"
 chmod -R a+rX "$W"
 
-start_nginx "$W"
+start_nginx "$W" "		location /noval/ {
+			alias $W/core-debug/;
+			etag off;
+			if_modified_since off;
+		}"
 
 
 start_daemon d --scan-dir none --repo "arch $N/core-debug core-debug" \
@@ -91,29 +102,34 @@ check_find d "prog_b's debug file from an Arch repository" \
 is "$(grep -c "core-debug/$pkg" "$T/nginx/access.log")" 1 "one download"
 out=$("$DBGMIRROR" --no-config --cache-dir "$T/d-cache" \
     --repo "arch $N/core-debug core-debug" stats)
-like "$out" "repo: +$N/core-debug core-debug: 1 ids in 1 packages" \
+like "$out" "repo: +$N/core-debug core-debug: 1 ids in 1 of 1 packages" \
     "dbgmirror stats counts its id"
 is "$(code "$d_URL/buildid/$ID_prog_b/executable")" 404 \
     "an id only a debug package names: no executable (404)"
 
 start_daemon x --scan-dir none --repo "arch $N/core-debug core-debug" \
-    --repo "arch $N/bin bin"
-wait_until 60 refreshed x 2
-ok $? "a binary package's database is read"
+    --repo "arch $N/bin bin" --repo "arch $N/empty empty" \
+    --repo "arch $N/none none"
+wait_until 60 refreshed x 4
+ok $? "a binary package's database is read, and two empty ones"
+like "$(cat "$x_LOG")" "empty empty: refreshed: 0 ids in 0 of 0 packages" \
+    "... a .files database that is a gzip of nothing: 0 ids, not refused"
+like "$(cat "$x_LOG")" "none none: refreshed: 0 ids in 0 of 0 packages" \
+    "... one that is a tar of nothing too"
 check_find x "prog_b from a package whose usr/lib/.build-id/ link names it" \
     "$FX/usr/bin/prog_b" executable "$ID_prog_b"
 check_find x "... its debug file from the other repository" \
     "$dbg/prog_b.debug" debuginfo "$ID_prog_b"
 
 start_daemon b --scan-dir none --repo "arch $N/bad bad"
-wait_until 60 grep -q ': refreshed$' "$b_LOG"
+wait_until 60 grep -q ': refreshed' "$b_LOG"
 is "$(code "$b_URL/buildid/$ID_prog_b/debuginfo")" 502 \
     "a package that does not match its SHA256SUM: 502"
 
 key=key=$T/keyring.gpg
 start_daemon k --scan-dir none --repo "arch $N/signed signed $key" \
     --repo "arch $N/nosig nosig $key" --repo "arch $N/badsig badsig $key"
-wait_until 60 grep -q 'signed signed: refreshed$' "$k_LOG"
+wait_until 60 grep -q 'signed signed: refreshed' "$k_LOG"
 ok $? "key=: a database signed by the key is read"
 check_find k "its id served" "$dbg/prog_b.debug" debuginfo "$ID_prog_b"
 wait_until 60 grep -q 'badsig badsig: refresh failed' "$k_LOG"
@@ -122,10 +138,23 @@ like "$(cat "$k_LOG")" 'badsig badsig: refresh failed.*BADSIG' \
 wait_until 60 grep -q 'nosig nosig: refresh failed' "$k_LOG"
 like "$(cat "$k_LOG")" 'nosig nosig: refresh failed.*\.files\.sig.*404' \
     "key=: a missing signature refuses the repository, saying why"
-is "$(grep -c ': refreshed$' "$k_LOG")" 1 "... only the good one refreshed"
+is "$(grep -c ': refreshed' "$k_LOG")" 1 "... only the good one refreshed"
 out=$("$DBGMIRROR" --no-config --cache-dir "$T/k-cache" \
     --repo "arch $N/badsig badsig $key" stats)
 like "$out" "repo: +$N/badsig badsig: never refreshed" \
     "... nothing of the refused one indexed"
+
+# The same database again, from a server that sends no validators:
+# nothing parsed, no new generation.
+start_daemon u --scan-dir none --repo "arch $N/noval core-debug"
+wait_until 60 refreshed u 1
+kill -USR1 "$u_PID"
+wait_until 60 refreshed u 2
+ok $? "a second refresh from a server without validators"
+like "$(grep ': refreshed' "$u_LOG" | tail -n 1)" \
+    "noval core-debug: refreshed: unchanged, the \.files database as last verified: nothing parsed, 1 ids in 1 of 1 packages kept" \
+    "... found unchanged"
+is "$(metric "dbgmirror_repo_generation{repo=\"$N/noval\",suite=\"core-debug\"}" "$u_URL")" 1 \
+    "... no new generation"
 
 done_testing

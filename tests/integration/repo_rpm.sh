@@ -131,7 +131,11 @@ cp -a "$W/gz" "$W/badsig"
 sed -i 's/<revision>/<revision>1/' "$W/badsig/repodata/repomd.xml"
 chmod -R a+rX "$W"
 
-start_nginx "$W"
+start_nginx "$W" "		location /noval/ {
+			alias $W/fedora/;
+			etag off;
+			if_modified_since off;
+		}"
 
 
 start_daemon d --scan-dir none \
@@ -216,5 +220,20 @@ is "$(grep -Ec 'GET /gz/repodata/[^ ]*(primary|filelists)' "$T/nginx/access.log"
     "... but not its primary and filelists, whose checksums are the same"
 check_find g "prog_c's debug file after that refresh" \
     "$T/rpmroot$cdbg" debuginfo "$ID_prog_c"
+
+# A repomd.xml byte for byte the one verified last, from a server that
+# sends no validators: nothing parsed, no new generation.
+start_daemon u --scan-dir none --repo "rpm $N/noval gpgkey=$T/keyring.gpg"
+wait_until 60 refreshed u 1
+kill -USR1 "$u_PID"
+wait_until 60 refreshed u 2
+ok $? "a second refresh of an unchanged repository from a server without validators"
+is "$(grep -c 'GET /noval/repodata/repomd.xml HTTP/1.1" 200' "$T/nginx/access.log")" 2 \
+    "... repomd.xml fetched whole both times"
+like "$(grep ': refreshed' "$u_LOG" | tail -n 1)" \
+    "noval: refreshed: unchanged, repomd.xml as last verified: nothing parsed" \
+    "... found unchanged"
+is "$(metric "dbgmirror_repo_generation{repo=\"$N/noval\",suite=\"\"}" "$u_URL")" 1 \
+    "... no new generation"
 
 done_testing

@@ -5,7 +5,10 @@
  * .files databases; ASCII-armored keys) and
  * cache/repoidx.c (generations of a repository's ids: a reader sees the
  * old one until the flip, removed packages are forgotten, negative entries
- * of new ids dropped, an id's packages apart for each kind).  One index in a temporary directory; one thread.
+ * of new ids dropped, an id's packages apart for each kind; the state: the
+ * packages holding ids, the digest a generation was made from, a refresh
+ * running, one that found it unchanged).  Empty index files of every
+ * compression.  One index in a temporary directory; one thread.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -373,6 +376,113 @@ test_arch(void)
 	ok(s.sizes[2] == 99, "its %CSIZE%");
 }
 
+/* Streams of no bytes, as gzip -n, xz, bzip2 and zstd write them. */
+static const struct {
+	const char *name;
+	unsigned char bytes[32];
+	size_t len;
+} empties[] = {
+	{ "plain", { 0 }, 0 },
+	{ "gz",
+	    { 0x1f, 0x8b, 0x08, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x03, 0x03,
+		0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00 },
+	    20 },
+	{ "xz",
+	    { 0xfd, 0x37, 0x7a, 0x58, 0x5a, 0x00, 0x00, 0x04, 0xe6, 0xd6, 0xb4,
+		0x46, 0x00, 0x00, 0x00, 0x00, 0x1c, 0xdf, 0x44, 0x21, 0x1f,
+		0xb6, 0xf3, 0x7d, 0x01, 0x00, 0x00, 0x00, 0x00, 0x04, 0x59,
+		0x5a },
+	    32 },
+	{ "bz2",
+	    { 0x42, 0x5a, 0x68, 0x39, 0x17, 0x72, 0x45, 0x38, 0x50, 0x90, 0x00,
+		0x00, 0x00, 0x00 },
+	    14 },
+	{ "zst",
+	    { 0x28, 0xb5, 0x2f, 0xfd, 0x24, 0x00, 0x01, 0x00, 0x00, 0x99, 0xe9,
+		0xd8, 0x51 },
+	    13 },
+};
+
+/*
+ * An index of no lines, compressed or not, reads as empty whatever the
+ * format: Debian publishes such files (bookworm-security's 20-byte
+ * Contents-amd64.gz).  libarchive's raw reader calls them "Unrecognized
+ * archive format".
+ */
+static void
+test_empty(void)
+{
+	struct seen s;
+	char path[PATH_MAX], cmd[PATH_MAX * 2 + 64], err[ERRLEN], what[128];
+	size_t i;
+	FILE *fp;
+
+	for (i = 0; i < sizeof(empties) / sizeof(empties[0]); i++) {
+		snprintf(path, sizeof(path), "%s", at("empty."));
+		strncat(path, empties[i].name, sizeof(path) - strlen(path) - 1);
+		if ((fp = fopen(path, "wb")) == NULL ||
+		    fwrite(empties[i].bytes, 1, empties[i].len, fp) !=
+			empties[i].len ||
+		    fclose(fp) != 0)
+			abort();
+		memset(&s, 0, sizeof(s));
+		err[0] = '\0';
+		snprintf(what, sizeof(what),
+		    "an empty Packages (%s): no stanzas", empties[i].name);
+		if (!ok(repometa_packages(path, packages_cb, &s, err,
+			    sizeof(err)) == 0 &&
+			    s.n == 0,
+			what))
+			printf("#   %s\n", err);
+		snprintf(what, sizeof(what), "... Contents (%s): no lines",
+		    empties[i].name);
+		ok(repometa_contents(path, contents_cb, &s, err, sizeof(err)) ==
+			    0 &&
+			s.n == 0,
+		    what);
+		snprintf(what, sizeof(what),
+		    "... primary.xml (%s): no packages", empties[i].name);
+		ok(repometa_rpm_primary(path, primary_cb, &s, err,
+		       sizeof(err)) == 0 &&
+			s.n == 0,
+		    what);
+		snprintf(what, sizeof(what), "... filelists.xml (%s): no files",
+		    empties[i].name);
+		ok(repometa_rpm_filelists(path, filelists_cb, &s, err,
+		       sizeof(err)) == 0 &&
+			s.n == 0,
+		    what);
+		snprintf(what, sizeof(what), "... .files (%s): no packages",
+		    empties[i].name);
+		ok(repometa_arch_files(path, arch_desc_cb, arch_file_cb, &s,
+		       err, sizeof(err)) == 0 &&
+			s.n == 0,
+		    what);
+	}
+	/* What repo-add leaves of a database whose last package went. */
+	snprintf(cmd, sizeof(cmd), "tar -czf '%s' -T /dev/null",
+	    at("none.files"));
+	memset(&s, 0, sizeof(s));
+	ok(system(cmd) == 0 &&
+		repometa_arch_files(at("none.files"), arch_desc_cb,
+		    arch_file_cb, &s, err, sizeof(err)) == 0 &&
+		s.n == 0,
+	    "a .files database that is a tar of nothing: no packages");
+	write_file(at("empty-meta.xml"),
+	    "<?xml version=\"1.0\"?>\n<metadata packages=\"0\"/>\n");
+	ok(repometa_rpm_primary(at("empty-meta.xml"), primary_cb, &s, err,
+	       sizeof(err)) == 0 &&
+		s.n == 0,
+	    "a primary.xml of no packages (createrepo_c's)");
+	/* Still an error: a stream cut short, even of an empty file. */
+	if ((fp = fopen(at("cut.gz"), "wb")) == NULL ||
+	    fwrite(empties[1].bytes, 1, 12, fp) != 12 || fclose(fp) != 0)
+		abort();
+	ok(repometa_contents(at("cut.gz"), contents_cb, &s, err, sizeof(err)) ==
+		-1,
+	    "an empty gzip cut short is an error");
+}
+
 /* An armored block of the bytes 0x90..0xc1, with its CRC-24 line crc. */
 #define ARMOR(crc) \
 	"-----BEGIN PGP PUBLIC KEY BLOCK-----\nComment: test\n\n" \
@@ -462,6 +572,7 @@ static void
 test_generations(struct index *idx, struct index_reader *rd)
 {
 	uint8_t key[REPOIDX_KEY_LEN], sha[32] = { 1, 2, 3 };
+	uint8_t digest[REPOIDX_DIGEST_LEN] = { 9, 8, 7 };
 	struct repoidx_writer *w;
 	struct repoidx_state st;
 	struct repoidx_pkg p;
@@ -477,6 +588,12 @@ test_generations(struct index *idx, struct index_reader *rd)
 	is_int(has(rd, key, ID1, &p), INDEX_NOTFOUND,
 	    "nothing before a refresh");
 
+	ok(repoidx_note_start(idx, key, 900, err, sizeof(err)) == 0,
+	    "a first refresh begins");
+	index_reader_begin(rd);
+	ok(repoidx_state(rd, key, &st) == 0 && st.gen == 0 && st.running == 900,
+	    "... the state says it runs, before any generation");
+	index_reader_end(rd);
 	w = repoidx_writer_new(idx, key, err, sizeof(err));
 	ok(w != NULL, "a writer");
 	ok(repoidx_put_pkg(w, "amd64/a", "pool/a.deb", 42, sha) == 0,
@@ -490,7 +607,8 @@ test_generations(struct index *idx, struct index_reader *rd)
 	    "the same id, kept");
 	is_int(has(rd, key, ID1, &p), INDEX_NOTFOUND,
 	    "a reader does not see the new generation before the flip");
-	ok(repoidx_writer_commit(w, 1000, err, sizeof(err)) == 0, "the flip");
+	ok(repoidx_writer_commit(w, 1000, digest, err, sizeof(err)) == 0,
+	    "the flip");
 	ok(has(rd, key, ID1, &p) == 0 && p.size == 42 && p.name_len == 7 &&
 		p.file_len == 10 && memcmp(p.file, "pool/a.deb", 10) == 0 &&
 		p.sha256[2] == 3,
@@ -499,6 +617,18 @@ test_generations(struct index *idx, struct index_reader *rd)
 	ok(repoidx_state(rd, key, &st) == 0 && st.gen == 1 && st.ids == 1 &&
 		st.pkgs == 1 && st.refreshed == 1000,
 	    "the state: generation 1, 1 id, 1 package, when");
+	ok(st.pkgs_with_ids == 1 && st.running == 0 && st.checked == 0 &&
+		memcmp(st.digest, digest, sizeof(digest)) == 0,
+	    "... 1 package with ids, the refresh ended, its digest");
+	index_reader_end(rd);
+	ok(repoidx_note_start(idx, key, 1100, err, sizeof(err)) == 0 &&
+		repoidx_note_unchanged(idx, key, 1200, err, sizeof(err)) == 0,
+	    "a refresh that found nothing changed");
+	index_reader_begin(rd);
+	ok(repoidx_state(rd, key, &st) == 0 && st.gen == 1 &&
+		st.refreshed == 1000 && st.checked == 1200 && st.running == 0 &&
+		st.ids == 1 && memcmp(st.digest, digest, sizeof(digest)) == 0,
+	    "... the same generation, checked then, not running");
 	index_reader_end(rd);
 
 	/* A negative entry for id2, which the next generation brings. */
@@ -516,7 +646,7 @@ test_generations(struct index *idx, struct index_reader *rd)
 	    "the same id as an executable, by both kinds of link");
 	ok(repoidx_put_id(w, &id2, REPOIDX_EXECUTABLE, "x86_64/z", 1) == 0,
 	    "... once more as an executable, kept");
-	ok(repoidx_writer_commit(w, 2000, err, sizeof(err)) == 0,
+	ok(repoidx_writer_commit(w, 2000, digest, err, sizeof(err)) == 0,
 	    "a second generation without package a");
 	ok(has_kind(rd, key, ID2, REPOIDX_EXECUTABLE, &p) == 0 && p.size == 11,
 	    "an id names its executable's package");
@@ -533,6 +663,7 @@ test_generations(struct index *idx, struct index_reader *rd)
 	    "the new id's negative entry is gone");
 	ok(repoidx_state(rd, key, &st) == 0 && st.gen == 2 && st.ids == 3,
 	    "generation 2: one id, of three kinds");
+	is_int(st.pkgs_with_ids, 3, "... in three packages");
 	index_reader_end(rd);
 
 	w = repoidx_writer_new(idx, key, err, sizeof(err));
@@ -541,8 +672,9 @@ test_generations(struct index *idx, struct index_reader *rd)
 	ok(has(rd, key, ID2, &p) == 0 && p.size == 7,
 	    "an aborted refresh leaves the current generation");
 
-	ok(repoidx_note_error(idx, key, 3000, "BADSIG", err, sizeof(err)) ==
-		    0 &&
+	ok(repoidx_note_start(idx, key, 2900, err, sizeof(err)) == 0 &&
+		repoidx_note_error(idx, key, 3000, "BADSIG", err,
+		    sizeof(err)) == 0 &&
 		repoidx_note_error(idx, key, 3001, "again", err, sizeof(err)) ==
 		    0,
 	    "two failed refreshes noted");
@@ -553,6 +685,8 @@ test_generations(struct index *idx, struct index_reader *rd)
 		ok(repoidx_get_error(rd, key, &er) == 0 && er.count == 2 &&
 			er.when == 3001 && strcmp(er.why, "again") == 0,
 		    "the last one and the count read back");
+		ok(repoidx_state(rd, key, &st) == 0 && st.running == 0,
+		    "... a failure ends the refresh running");
 		index_reader_end(rd);
 	}
 }
@@ -574,6 +708,7 @@ main(void)
 	test_contents();
 	test_rpm();
 	test_arch();
+	test_empty();
 	test_dearmor();
 	idx = index_open(at("index"), 0, 64ull << 20, err, sizeof(err));
 	if (ok(idx != NULL, "an index") &&
