@@ -12,7 +12,7 @@
  *
  * Object names are keys without a leading '/', made only of unreserved
  * characters and '/', so that what libcurl 7.88 signs (the path as given,
- * see ../shared/s3lab/REPORT.md) is what the store canonicalises.  Every
+ * not normalised) is what the store canonicalises.  Every
  * request says x-amz-content-sha256: UNSIGNED-PAYLOAD, which that libcurl
  * does not add itself.  Uploads give their length: radosgw refuses
  * chunked ones.

@@ -19,7 +19,7 @@
  * Call cb with each source file the DWARF of the ELF file open at fd names:
  * for every compilation unit, the CU's DW_AT_name and every file of its
  * line table, joined with DW_AT_comp_dir (or the line table's include
- * directory) when relative, then canonicalised as REFERENCE.md says ("/./"
+ * directory) when relative, then canonicalised as the protocol does ("/./"
  * and "//" collapsed, "x/../" removed, never above the root); relative
  * results that cannot be made absolute are skipped.  Each path once
  * (dedupe), at most max_files paths, each < PATH_MAX.  cb returns 0 to go
@@ -66,7 +66,7 @@ int sources_from_lines(int fd, const char *tmpdir);
 #define SOURCES_SECTION_MAX ((unsigned long long)1 << 30)
 
 /*
- * Canonicalise an absolute path in place, as REFERENCE.md says for
+ * Canonicalise an absolute path in place, as the debuginfod protocol does for
  * /buildid/ID/source/PATH (RFC 3986 section 5.2.4): collapse "//", drop "."
  * segments, let ".." remove the segment before it, never going above "/".
  * The result never grows, has no trailing "/" (except "/" itself).  The

@@ -7,7 +7,7 @@
 # foreground (-f) as children of the test, so lib.sh's cleanup stops them
 # with the rest.  Ceph is slow to start (seconds), so a script starts it
 # once and shares it.  Sets S3_ENDPOINT, S3_BUCKET, S3_ACCESS_KEY,
-# S3_SECRET_KEY.  Facts behind the settings: ../shared/s3lab/REPORT.md.
+# S3_SECRET_KEY.
 
 S3_ACCESS_KEY=dbgmirrortestkey
 S3_SECRET_KEY=dbgmirrortestsecret0123456789
