@@ -52,6 +52,7 @@ enum opt_type {
 	T_DURATION, /* seconds, suffix s, m, h or d */
 	T_SIZE, /* bytes, suffix K, M, G or T */
 	T_BOOL, /* on/off, yes/no, true/false, 1/0 */
+	T_ACCESSLOG, /* a T_BOOL, or a file (a value with a '/') */
 	T_LOGLEVEL, /* warn, info, debug */
 	T_PATH, /* non-empty; made absolute by config_load() */
 	T_PATHLIST, /* repeatable T_PATH; "none" empties the list */
@@ -132,8 +133,10 @@ static const struct opt options[] = {
 	{ "shutdown-timeout", T_DURATION, "10", NULL,
 	    "to finish responses on exit", 0, FIELD(shutdown_timeout), 0,
 	    3600 },
-	{ "access-log", T_BOOL, "on", NULL, "one line per request on stderr", 0,
-	    FIELD(access_log), 0, 0 },
+	{ "access-log", T_ACCESSLOG, "on", NULL,
+	    "one line per request: on (stderr), off, or a FILE (a path with "
+	    "a '/': appended to, reopened on SIGUSR2 and SIGHUP)",
+	    0, FIELD(access_log), 0, 0 },
 	{ "log-level", T_LOGLEVEL, "info", NULL,
 	    "least important messages logged: warn, info or debug", 0,
 	    FIELD(log_level), 0, 0 },
@@ -509,6 +512,23 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 			goto bad;
 		}
 		break;
+	case T_ACCESSLOG:
+		if (config_parse_bool(value, (int *)p) == 0) {
+			free(cfg->access_log_file);
+			cfg->access_log_file = NULL;
+			break;
+		}
+		if (strchr(value, '/') == NULL) {
+			why = "expected on/off, yes/no, true/false, 1/0 or a "
+			      "file (a path with a '/')";
+			goto bad;
+		}
+		if ((s = strdup(value)) == NULL)
+			goto nomem;
+		free(cfg->access_log_file);
+		cfg->access_log_file = s;
+		*(int *)p = 1;
+		break;
 	case T_LOGLEVEL:
 		if (config_parse_word(value, loglevel_words, 3, (int *)p) ==
 		    -1) {
@@ -732,6 +752,7 @@ config_free(struct config *cfg)
 	upstreams_clear(cfg);
 	config_strlist_clear(&cfg->upstream_headers);
 	config_strlist_clear(&cfg->repos);
+	free(cfg->access_log_file);
 	free(cfg->ca_file);
 	free(cfg->proxy);
 	free(cfg->user_agent);
@@ -1079,7 +1100,8 @@ config_parse_args(struct config_args *args, int argc, char **argv,
 		if (f == A_NONE && o == -1 && len > 3 &&
 		    strncmp(a, "no-", 3) == 0 &&
 		    (o = opt_find_len(a + 3, len - 3)) != -1) {
-			if (options[o].type == T_BOOL)
+			if (options[o].type == T_BOOL ||
+			    options[o].type == T_ACCESSLOG)
 				negated = 1;
 			else
 				o = -1;
@@ -1104,9 +1126,13 @@ config_parse_args(struct config_args *args, int argc, char **argv,
 			value = eq + 1;
 		else if (negated)
 			value = "off";
-		else if (o != -1 && options[o].type == T_BOOL) {
+		else if (o != -1 &&
+		    (options[o].type == T_BOOL ||
+			options[o].type == T_ACCESSLOG)) {
 			if (i + 1 < argc &&
-			    config_parse_bool(argv[i + 1], &dummy) == 0)
+			    (config_parse_bool(argv[i + 1], &dummy) == 0 ||
+				(options[o].type == T_ACCESSLOG &&
+				    strchr(argv[i + 1], '/') != NULL)))
 				value = argv[++i];
 			else
 				value = "on";
@@ -1216,6 +1242,7 @@ make_paths_absolute(struct config *cfg, struct config_diag *diag)
 	int rc = 0, relative;
 
 	relative = (cfg->cache_dir != NULL && cfg->cache_dir[0] != '/') ||
+	    (cfg->access_log_file != NULL && cfg->access_log_file[0] != '/') ||
 	    (cfg->ca_file != NULL && cfg->ca_file[0] != '/') ||
 	    (cfg->token_file != NULL && cfg->token_file[0] != '/');
 	for (i = 0; i < cfg->scan_dirs.n; i++)
@@ -1234,6 +1261,9 @@ make_paths_absolute(struct config *cfg, struct config_diag *diag)
 	if (cfg->cache_dir != NULL && make_absolute(&cfg->cache_dir, cwd) == -1)
 		rc = -1;
 	if (cfg->ca_file != NULL && make_absolute(&cfg->ca_file, cwd) == -1)
+		rc = -1;
+	if (cfg->access_log_file != NULL &&
+	    make_absolute(&cfg->access_log_file, cwd) == -1)
 		rc = -1;
 	if (cfg->token_file != NULL &&
 	    make_absolute(&cfg->token_file, cwd) == -1)
@@ -1454,6 +1484,8 @@ metavar(enum opt_type t)
 		return "SIZE";
 	case T_BOOL:
 		return "on|off";
+	case T_ACCESSLOG:
+		return "on|off|FILE";
 	case T_LOGLEVEL:
 		return "LEVEL";
 	case T_PATH:

@@ -135,7 +135,8 @@ struct config {
 	unsigned send_timeout; /* seconds without send progress */
 	unsigned shutdown_timeout; /* seconds to finish responses on exit */
 
-	int access_log; /* 1: one line per request on stderr */
+	int access_log; /* 1: one line per request */
+	char *access_log_file; /* absolute; NULL: the lines go to stderr */
 	enum config_log_level log_level;
 
 	struct config_upstream *upstreams; /* upstream, repeatable */

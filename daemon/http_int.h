@@ -57,6 +57,7 @@ struct http_thread {
 	time_t clock_sec; /* the second the cached strings below are for */
 	char date[HTTPDATE_LEN];
 	char logtime[HTTPDATE_ISO_LEN];
+	char clftime[HTTPDATE_CLF_LEN]; /* of an access-log file's lines */
 	const struct timeval *tv_header;
 	const struct timeval *tv_keepalive;
 	const struct timeval *tv_send;
@@ -152,7 +153,7 @@ struct conn {
 void http_sockaddr_text(const struct sockaddr_storage *ss, char *buf,
     size_t len);
 unsigned http_sockaddr_port(const struct sockaddr_storage *ss);
-/* Refresh t's per-second strings (Date header, log time stamp). */
+/* Refresh t's per-second strings (Date header, log time stamps). */
 void http_thread_clock(struct http_thread *t);
 
 /*

@@ -11,8 +11,10 @@
  *                    from then on every one of these signals is ignored,
  *                    so a second SIGTERM cannot cut the shutdown short
  *   SIGUSR1          rescan now (or right after the scan that is running)
- *   SIGHUP           reload: for now the same rescan, told to systemd as a
- *                    reload (RELOADING=1, then READY=1)
+ *   SIGUSR2          reopen the access-log file (after logrotate moved it)
+ *   SIGHUP           reload: certificates, tokens and the access-log file,
+ *                    then the same rescan, told to systemd as a reload
+ *                    (RELOADING=1, then READY=1)
  *
  * Scans run on the worker pool, one at a time; their completion comes back
  * to this loop, which also runs the periodic rescan timer.
@@ -369,6 +371,21 @@ rescan_cb(evutil_socket_t fd, short what, void *arg)
 	scan_start(arg);
 }
 
+/* Open the access-log file's name again; said in the log either way. */
+static void
+access_log_reopen(const char *why)
+{
+	char err[512];
+
+	if (!log_access_file())
+		return;
+	if (log_access_reopen(err, sizeof(err)) == -1)
+		log_warnx("%s: %s; the access log goes on in the old file", why,
+		    err);
+	else
+		log_info("%s: access log reopened", why);
+}
+
 static void
 signal_cb(evutil_socket_t sig, short what, void *arg)
 {
@@ -382,11 +399,16 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 		repos_refresh(d->repos);
 		return;
 	}
+	if (sig == SIGUSR2) {
+		access_log_reopen("SIGUSR2");
+		return;
+	}
 	if (sig == SIGHUP) {
 		char err[512];
 
 		log_info("SIGHUP: reloading certificates and tokens");
 		notify_reloading();
+		access_log_reopen("SIGHUP");
 		httpd_reload(d->httpd);
 		if (access_reload(d->access, err, sizeof(err)) == -1)
 			log_warnx("%s; keeping the old tokens", err);
@@ -709,7 +731,8 @@ main(int argc, char **argv)
 	uint64_t orphans = 0, dangling = 0;
 	struct serve *srv;
 	char *admin_token = NULL;
-	static const int signums[] = { SIGTERM, SIGINT, SIGUSR1, SIGHUP };
+	static const int signums[] = { SIGTERM, SIGINT, SIGUSR1, SIGUSR2,
+		SIGHUP };
 	enum { NSIGS = sizeof(signums) / sizeof(signums[0]) };
 	struct event *sigs[NSIGS];
 	struct timeval every;
@@ -739,6 +762,10 @@ main(int argc, char **argv)
 	}
 	if (d.cfg.admin_token_file != NULL)
 		admin_token = read_admin_token(d.cfg.admin_token_file);
+	/* As the user, who must be able to open it again on SIGUSR2. */
+	if (d.cfg.access_log && d.cfg.access_log_file != NULL &&
+	    log_access_open(d.cfg.access_log_file, err, sizeof(err)) == -1)
+		fatalx("%s", err);
 
 	if (evthread_use_pthreads() == -1)
 		fatalx("libevent without thread support");

@@ -399,7 +399,17 @@ test_words(void)
 	}
 	is_int(set1(&cfg, &diag, "access-log", "maybe"), -1, "maybe refused");
 	ok(find_msg(&diag, "on/off") == 0, "boolean message lists words");
+	ok(find_msg(&diag, "or a file") == 0,
+	    "... and says a file may be given");
 	is_int(cfg.access_log, 1, "refused boolean keeps the old value");
+	is_int(set1(&cfg, &diag, "access-log", "/var/log/dbgmirror/a.log"), 0,
+	    "access-log FILE");
+	ok(cfg.access_log == 1 && cfg.access_log_file != NULL &&
+		strcmp(cfg.access_log_file, "/var/log/dbgmirror/a.log") == 0,
+	    "... is on, to that file");
+	is_int(set1(&cfg, &diag, "access-log", "off"), 0, "access-log off");
+	ok(cfg.access_log == 0 && cfg.access_log_file == NULL,
+	    "... forgets the file");
 
 	is_int(set1(&cfg, &diag, "log-level", "warn"), 0, "log-level warn");
 	is_int(cfg.log_level, CONFIG_LOG_WARN, "warn stored");
