@@ -140,6 +140,7 @@ exchange_begin(struct conn *c)
 	c->outbody = 0;
 	c->result = "-";
 	c->source = "-";
+	c->endpoint = METRICS_EP_OTHER;
 }
 
 /*
@@ -225,6 +226,11 @@ exchange_end(struct conn *c)
 {
 	c->bytes += c->outbody;
 	metrics_bytes_sent(c->bytes);
+	/* A response the client cut short took no time of the server's. */
+	if (strcmp(c->result, "ABORTED") != 0)
+		metrics_request_duration(c->endpoint,
+		    metrics_result_of(c->result, c->status),
+		    elapsed_ms(c->t0) / 1000);
 	log_exchange(c);
 	exchange_release(c);
 	if (c->body_fd != -1) {
@@ -584,6 +590,12 @@ conn_set_result(struct conn *c, const char *result, const char *source)
 {
 	c->result = result;
 	c->source = source;
+}
+
+void
+conn_set_endpoint(struct conn *c, enum metrics_endpoint ep)
+{
+	c->endpoint = ep;
 }
 
 void

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/metrics.h"
 #include "daemon/request.h"
 #include "daemon/response.h"
 
@@ -58,6 +59,8 @@ const struct request *conn_request(struct conn *c);
 struct pool_inbox *conn_inbox(struct conn *c);
 /* The access-log result ("HIT", "MISS", ...) and source ("local"). */
 void conn_set_result(struct conn *c, const char *result, const char *source);
+/* The endpoint the request's duration is counted under (daemon/metrics.h). */
+void conn_set_endpoint(struct conn *c, enum metrics_endpoint ep);
 /* The handler will answer later, from a pool completion. */
 void conn_wait(struct conn *c);
 

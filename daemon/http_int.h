@@ -19,6 +19,7 @@
 #include "daemon/http.h"
 #include "daemon/httpdate.h"
 #include "daemon/log.h"
+#include "daemon/metrics.h"
 #include "daemon/request.h"
 
 #include "daemon/pool.h"
@@ -147,6 +148,7 @@ struct conn {
 	uint64_t bytes; /* body bytes sent */
 	const char *result;
 	const char *source;
+	enum metrics_endpoint endpoint; /* of the request, for its duration */
 };
 
 /* "host:port", or "[host]:port" for IPv6, as logs and peers show it. */

@@ -480,6 +480,26 @@ wants_html(const struct request *req)
 
 /* ------------------------------------------------------------- requests */
 
+/* The endpoint label of a route's requests in /metrics. */
+static enum metrics_endpoint
+metrics_endpoint_of_route(enum route_endpoint ep)
+{
+	switch (ep) {
+	case ROUTE_DEBUGINFO:
+		return METRICS_EP_DEBUGINFO;
+	case ROUTE_EXECUTABLE:
+		return METRICS_EP_EXECUTABLE;
+	case ROUTE_SECTION:
+		return METRICS_EP_SECTION;
+	case ROUTE_SOURCE:
+		return METRICS_EP_SOURCE;
+	case ROUTE_METADATA:
+		return METRICS_EP_METADATA;
+	default:
+		return METRICS_EP_OTHER;
+	}
+}
+
 static void
 serve_request(struct conn *c, void *state)
 {
@@ -495,6 +515,7 @@ serve_request(struct conn *c, void *state)
 		conn_send_error(c, rc, why);
 		return;
 	}
+	conn_set_endpoint(c, metrics_endpoint_of_route(rt.endpoint));
 	if (req->method == METHOD_POST && rt.endpoint != ROUTE_PURGE) {
 		conn_send_not_allowed(c, "GET, HEAD");
 		return;

@@ -47,6 +47,31 @@ size_t repos_count(const struct repos *rs);
 /* Any thread: refresh every repository now (SIGUSR1). */
 void repos_refresh(struct repos *rs);
 
+/* Where a repository's refreshes stand. */
+enum repos_refresh_state {
+	REPOS_NEVER, /* none has ended yet */
+	REPOS_REFRESHING, /* one runs */
+	REPOS_OK, /* the last one succeeded */
+	REPOS_FAILED, /* the last one failed */
+};
+
+/* "never", "refreshing", "ok", "failed". */
+const char *repos_state_name(enum repos_refresh_state s);
+
+/* What /status and /metrics show of a repository. */
+struct repos_state {
+	char name[1100]; /* public URL and suite: no secret */
+	enum repos_refresh_state state;
+	int64_t last_end; /* clock_now() when the last refresh ended; 0 */
+	int64_t last_ok; /* ... the last that succeeded; 0 */
+	int64_t next; /* when the next periodic one is due; 0: never */
+	int64_t open_until; /* downloads skipped until then (the breaker) */
+	char why[256]; /* why the last refresh failed; "" */
+};
+
+/* Any thread: repository i's state; 0, or -1 when there is no such one. */
+int repos_state(struct repos *rs, size_t i, struct repos_state *out);
+
 /* Where an id was found. */
 struct repos_hit {
 	unsigned repo;

@@ -1013,11 +1013,17 @@ refresh_end(struct repo *r, int ok, const char *why)
 	struct noted *n;
 
 	r->step = R_IDLE;
+	atomic_store(&r->last_end, clock_now());
+	atomic_store(&r->state, ok ? REPOS_OK : REPOS_FAILED);
 	if (ok) {
 		atomic_fetch_add(&r->refreshes, 1);
 		atomic_store(&r->last_refresh, clock_now());
 		log_info("repo %s: refreshed", r->cr->name);
 	} else {
+		pthread_mutex_lock(&r->rs->mu);
+		snprintf(r->last_why, sizeof(r->last_why), "%s",
+		    why != NULL ? why : "?");
+		pthread_mutex_unlock(&r->rs->mu);
 		/* A later InRelease (and index files) whole again. */
 		r->etag[0] = '\0';
 		r->last_modified = -1;
@@ -1038,6 +1044,7 @@ refresh_end(struct repo *r, int ok, const char *why)
 	if (r->again) {
 		r->again = 0;
 		r->step = R_INRELEASE;
+		atomic_store(&r->state, REPOS_REFRESHING);
 		refresh_next(r);
 	}
 }
@@ -1051,5 +1058,6 @@ reposync_start(struct repo *r)
 		return;
 	}
 	r->step = R_INRELEASE;
+	atomic_store(&r->state, REPOS_REFRESHING);
 	refresh_next(r);
 }

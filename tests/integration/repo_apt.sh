@@ -319,7 +319,7 @@ touch "$T/bclock"
 DBGMIRROR_TEST_CLOCK=$T/bclock start_daemon k --scan-dir none \
     --error-ttl 0 --negative-ttl 0 --repo "deb $N/badsum stable main $kr"
 wait_until 60 refreshed k 1
-kb="dbgmirror_repo_breaker_open{repo=\"$N/badsum\",suite=\"stable\"}"
+kb="dbgmirror_repo_breaker_state{repo=\"$N/badsum\",suite=\"stable\",state=\"open\"}"
 before=$(grep -c 'badsum/pool/main/progc' "$T/nginx/access.log")
 codes=
 for i in 1 2 3 4 5; do
