@@ -47,6 +47,12 @@ int httpd_reload(struct httpd *h);
 /* Client connections open now, over all threads. */
 unsigned httpd_connections(struct httpd *h);
 /*
+ * Listen address i as it was bound, "127.0.0.1:8002" (the port port 0
+ * got), " (TLS)" after it for HTTPS; NULL past the last.  Any thread.
+ */
+#define HTTP_ADDRESS_LEN 64
+const char *httpd_address(const struct httpd *h, size_t i);
+/*
  * Stop accepting, let responses in flight finish (up to the configured
  * shutdown timeout), and join the threads.
  */

@@ -86,6 +86,7 @@ struct httpd {
 	/* Held for reading by accepts, for writing while a spare is swapped. */
 	pthread_rwlock_t fdlock;
 	struct log_limit log_nofd, log_refused;
+	char (*bound)[HTTP_ADDRESS_LEN]; /* each listen address as bound */
 };
 
 enum conn_state {

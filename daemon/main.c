@@ -848,6 +848,7 @@ main(int argc, char **argv)
 	serve_handler(srv, &handler);
 	if ((d.httpd = httpd_new(&d.cfg, &handler, err, sizeof(err))) == NULL)
 		fatalx("%s", err);
+	serve_set_httpd(srv, d.httpd);
 	/* Bound: no capability is needed any more (systemd may hand one). */
 	if (priv_drop_caps() == -1)
 		fatal("capset");

@@ -48,6 +48,7 @@ static const char banner[] =
 
 struct serve {
 	struct serve_deps d;
+	const struct httpd *httpd; /* NULL until serve_set_httpd() */
 	struct resolve_deps rd;
 	struct metadata_deps md;
 	struct upload_deps ud;
@@ -414,10 +415,12 @@ static void
 status_work(void *arg)
 {
 	struct page *p = arg;
-	struct index_reader *rd = index_reader_new(p->srv->d.idx);
+	struct status_deps sd = { p->srv->d.cfg, p->srv->d.ft, p->srv->d.repos,
+		p->srv->httpd, NULL };
 
-	p->html = status_render(p->srv->d.cfg, p->srv->d.ft, rd, &p->len);
-	index_reader_free(rd);
+	sd.rd = index_reader_new(p->srv->d.idx);
+	p->html = status_render(&sd, &p->len);
+	index_reader_free(sd.rd);
 }
 
 static void
@@ -634,6 +637,12 @@ void
 serve_free(struct serve *srv)
 {
 	free(srv);
+}
+
+void
+serve_set_httpd(struct serve *srv, const struct httpd *h)
+{
+	srv->httpd = h;
 }
 
 void

@@ -1057,6 +1057,7 @@ repos_state(struct repos *rs, size_t i, struct repos_state *out)
 	out->last_ok = atomic_load(&r->last_refresh);
 	out->next = atomic_load(&r->next_refresh);
 	out->open_until = atomic_load(&r->open_until);
+	memcpy(out->key, r->key, sizeof(out->key));
 	pthread_mutex_lock(&rs->mu);
 	snprintf(out->why, sizeof(out->why), "%s", r->last_why);
 	pthread_mutex_unlock(&rs->mu);

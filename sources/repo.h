@@ -66,7 +66,8 @@ struct repos_state {
 	int64_t last_ok; /* ... the last that succeeded; 0 */
 	int64_t next; /* when the next periodic one is due; 0: never */
 	int64_t open_until; /* downloads skipped until then (the breaker) */
-	char why[256]; /* why the last refresh failed; "" */
+	char why[512]; /* why the last refresh failed; "" */
+	uint8_t key[REPOIDX_KEY_LEN]; /* its index's (cache/repoidx.h) */
 };
 
 /* Any thread: repository i's state; 0, or -1 when there is no such one. */

@@ -84,7 +84,7 @@ struct repo {
 	atomic_int state; /* enum repos_refresh_state */
 	atomic_int_fast64_t last_end; /* of the last refresh, either way */
 	atomic_int_fast64_t next_refresh; /* the timer's next; 0: never */
-	char last_why[256]; /* of the last failed refresh, under rs->mu */
+	char last_why[512]; /* of the last failed refresh, under rs->mu */
 };
 
 struct repos {

@@ -81,6 +81,8 @@ ok $? "A: filled from the upstream, correct bytes"
 is "$(requests_to up "$a")" 1 "... one upstream request"
 wait_until 20 above uploads A done 1
 ok $? "... uploaded to the store (uploads done)"
+like "$(curl -s "$A_URL/status")" "id=\"source-object-store\"><td>object store <code>$S3_ENDPOINT/$S3_BUCKET/</code></td><td class=\"ok breaker\">breaker closed</td><td>credentials accepted; uploads: <span id=\"store-waiting\">0</span> waiting, <span id=\"store-running\">0</span> running, 1 done, 0 failed" \
+    "... /status: the store, its breaker, credentials and uploads"
 is "$(s3_curl GET "$a/debuginfo")" 200 "... the object is in the bucket as ID/debuginfo"
 cmp -s "$T/s3.body" "$(eval echo \$bin_$a)"
 ok $? "... with the same bytes"
