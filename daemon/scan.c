@@ -13,7 +13,15 @@
  * point at their files) and indexed under the target's real path, once;
  * symbolic links to directories are not followed, so the walk cannot loop.
  * Every path reached is remembered in a set of 128-bit hashes; at the end,
- * records whose path was not reached are dropped.
+ * records whose path was not reached are dropped.  A file indexed with a
+ * build-id clears the negative entries of its id's debuginfo and
+ * executable at once, in the batch that records it, as a package member
+ * does (cache/pkgindex.c); a file that is no longer ELF loses its record.
+ *
+ * scan_changes() runs the same walk from the paths a directory watch saw
+ * change instead of from the roots, and drops only the records of those
+ * paths and of the files under those directories that it did not reach;
+ * it leaves the scan record alone.
  *
  * The package roots go through the same walk with another visitor: files
  * named like packages are compared with their package record the same way,
@@ -53,6 +61,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cache/key.h"
+#include "cache/negative.h"
 #include "cache/pkgindex.h"
 #include "daemon/clock.h"
 #include "daemon/log.h"
@@ -146,7 +156,7 @@ struct scan {
 	int failed; /* the index could not be written */
 	struct index_scan stats; /* recorded with each batch */
 	int64_t t0; /* clock_mono_ns() at the start */
-	int one; /* scan_package: no scan record to keep */
+	int one; /* scan_package, scan_changes: no scan record to keep */
 };
 
 /* Two independent 64-bit FNV-1a hashes of s; never all zero. */
@@ -305,6 +315,27 @@ helpers(unsigned nt)
 	return nt > 1 ? nt - 1 : 0;
 }
 
+/*
+ * Found now: the misses remembered for rec's id as debuginfo and as
+ * executable no longer hold.
+ */
+static void
+clear_negatives(struct index_batch *b, const struct index_file *rec)
+{
+	struct cache_key k;
+
+	if (rec->id.len == 0)
+		return;
+	if (rec->kinds & ELF_KIND_DEBUGINFO) {
+		cache_key_make(&k, &rec->id, CACHE_DEBUGINFO, "");
+		neg_batch_del(b, &k);
+	}
+	if (rec->kinds & ELF_KIND_EXECUTABLE) {
+		cache_key_make(&k, &rec->id, CACHE_EXECUTABLE, "");
+		neg_batch_del(b, &k);
+	}
+}
+
 /* Read the queue in parallel, then commit what it found. */
 static void
 flush_queue(struct scan *s)
@@ -332,13 +363,18 @@ flush_queue(struct scan *s)
 				log_info("scan: %s: not indexed: %s", it->path,
 				    it->err);
 			}
-			if (b != NULL)
+			if (b != NULL) {
 				index_batch_put_file(b, &it->rec);
+				clear_negatives(b, &it->rec);
+			}
+		} else if (b != NULL) {
+			/* Not ELF (any more): nothing to keep of it. */
+			index_batch_del_file(b, it->path);
 		}
 		free(it->path);
 	}
 	s->nqueue = 0;
-	if (b != NULL)
+	if (b != NULL && !s->one)
 		index_batch_set_scan(b, &s->stats);
 	if (b == NULL || index_batch_commit(b, err, sizeof(err)) == -1) {
 		log_warnx("scan: %s", err);
@@ -393,6 +429,14 @@ consider(struct scan *s, const char *path, const struct stat *st)
 		flush_queue(s);
 }
 
+/* The walk is about to read directory path (a root when root is 1). */
+static void
+seen_dir(struct scan *s, struct reach *r, const char *path, int root)
+{
+	if (s->opts->dir_cb != NULL)
+		s->opts->dir_cb(path, root, r == &s->pkgs, s->opts->dir_arg);
+}
+
 static void
 walk(struct scan *s, struct reach *r, int dfd, char *path, size_t len,
     int depth)
@@ -434,6 +478,7 @@ walk(struct scan *s, struct reach *r, int dfd, char *path, size_t len,
 				r->incomplete = 1;
 				continue;
 			}
+			seen_dir(s, r, path, 0);
 			walk(s, r, fd, path, len + 1 + n, depth + 1);
 		} else if (S_ISREG(st.st_mode)) {
 			r->visit(s, path, &st);
@@ -1151,6 +1196,7 @@ walk_roots(struct scan *s, struct reach *r, char **roots, size_t nroots)
 			log_info("scan: %s: %s", path, strerror(errno));
 			continue;
 		}
+		seen_dir(s, r, path, 1);
 		walk(s, r, fd, path, strcmp(path, "/") == 0 ? 0 : len, 0);
 	}
 }
@@ -1251,6 +1297,170 @@ scan_package(struct index *idx, const char *path, const char *tmpdir,
 		snprintf(err, errlen, "cannot write the index");
 		rc = -1;
 	}
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+	return rc;
+}
+
+/* 1 when path is dir or lies under it. */
+static int
+under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1 && dir[0] == '/')
+		return path[0] == '/';
+	return strncmp(path, dir, n) == 0 &&
+	    (path[n] == '\0' || path[n] == '/');
+}
+
+/* Walk one changed path as a root would be walked: a file, or a tree. */
+static void
+change_visit(struct scan *s, const struct scan_change *c)
+{
+	struct reach *r = c->pkg ? &s->pkgs : &s->files;
+	char path[PATH_MAX], real[PATH_MAX];
+	size_t len = strlen(c->path);
+	struct stat st;
+	int fd;
+
+	if (len >= sizeof(path) || lstat(c->path, &st) == -1)
+		return; /* gone: its records go in finish_changes() */
+	memcpy(path, c->path, len + 1);
+	if (S_ISDIR(st.st_mode)) {
+		fd =
+		    open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd == -1) {
+			log_info("scan: %s: %s", path, strerror(errno));
+			r->incomplete = 1;
+			return;
+		}
+		seen_dir(s, r, path, 0);
+		walk(s, r, fd, path, len, 0);
+	} else if (S_ISREG(st.st_mode)) {
+		r->visit(s, path, &st);
+	} else if (S_ISLNK(st.st_mode) && stat(path, &st) == 0 &&
+	    S_ISREG(st.st_mode) && realpath(path, real) != NULL) {
+		r->visit(s, real, &st);
+	}
+}
+
+struct change_keep {
+	struct scan *s;
+	const struct scan_change *v;
+	size_t n;
+	int pkg;
+	int exact; /* changed paths that are not directories count too */
+};
+
+/*
+ * The prunes' keep(): a record under a changed directory (or, with exact,
+ * of a changed path) stays only if the walk reached it; others stay.
+ */
+static int
+keep_unchanged(const char *path, void *arg)
+{
+	struct change_keep *ck = arg;
+	struct reach *r = ck->pkg ? &ck->s->pkgs : &ck->s->files;
+	size_t i;
+
+	for (i = 0; i < ck->n; i++) {
+		const struct scan_change *c = &ck->v[i];
+
+		if (c->pkg != ck->pkg)
+			continue;
+		if ((c->dir && under(path, c->path)) ||
+		    (ck->exact && strcmp(path, c->path) == 0))
+			return pathset_has(&r->seen, path);
+	}
+	return 1;
+}
+
+/*
+ * Drop the records of changed paths the walk did not reach: a vanished
+ * file's, one that is no longer a file's, and under a changed directory
+ * every one not reached (a walk of the whole files table, only then).
+ * Kinds of root whose walk could not read everything keep theirs.
+ */
+static int
+finish_changes(struct scan *s, const struct scan_change *v, size_t n)
+{
+	struct change_keep files = { s, v, n, 0, 0 }, pkgs = { s, v, n, 1, 1 };
+	struct index_batch *b;
+	uint64_t removed = 0;
+	int dirs = 0, anypkg = 0;
+	char err[256];
+	size_t i;
+
+	if ((b = index_batch_begin(s->idx, err, sizeof(err))) == NULL)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		anypkg |= v[i].pkg;
+		if (v[i].pkg || s->files.incomplete)
+			continue;
+		if (v[i].dir)
+			dirs = 1;
+		else if (!pathset_has(&s->files.seen, v[i].path) &&
+		    index_batch_del_file(b, v[i].path) == 0)
+			s->stats.removed++;
+	}
+	if (dirs && !s->files.incomplete &&
+	    index_batch_prune(b, keep_unchanged, &files, &removed) == 0)
+		s->stats.removed += removed;
+	if (anypkg && !s->pkgs.incomplete &&
+	    pkgidx_prune(b, keep_unchanged, &pkgs, &removed) == 0)
+		s->stats.removed += removed;
+	if (index_batch_commit(b, err, sizeof(err)) == -1)
+		goto fail;
+	return 0;
+fail:
+	log_warnx("scan: %s", err);
+	return -1;
+}
+
+int
+scan_changes(struct index *idx, const struct scan_opts *opts,
+    const struct scan_change *v, size_t n, struct index_scan *out)
+{
+	struct scan *s;
+	size_t i;
+	int rc;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL ||
+	    (s->rd = index_reader_new(idx)) == NULL) {
+		free(s);
+		log_warnx("scan: out of memory");
+		return -1;
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	s->idx = idx;
+	s->opts = opts;
+	s->one = 1;
+	s->lim = pkg_default_limits;
+	s->lim.min_free_pct = opts->min_free_pct;
+	s->files.visit = consider;
+	s->pkgs.visit = consider_package;
+	s->share = pool_share_new(opts->pool);
+
+	for (i = 0; i < n && !atomic_load(opts->cancel); i++)
+		if (!v[i].pkg)
+			change_visit(s, &v[i]);
+	flush_queue(s);
+	if (opts->tmpdir == NULL)
+		s->pkgs.incomplete = 1; /* no room to read packages */
+	for (i = 0; i < n && !atomic_load(opts->cancel); i++)
+		if (v[i].pkg && opts->tmpdir != NULL)
+			change_visit(s, &v[i]);
+	flush_packages(s);
+	read_waiting(s);
+	rc = atomic_load(opts->cancel) || s->failed ? -1 : 0;
+	if (rc == 0 && finish_changes(s, v, n) == -1)
+		rc = -1;
+	*out = s->stats;
+	pool_share_free(s->share);
+	index_reader_free(s->rd);
+	free(s->files.seen.slot);
+	free(s->pkgs.seen.slot);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 	return rc;
