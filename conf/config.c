@@ -98,6 +98,10 @@ static const struct opt options[] = {
 	{ "scan-dir", T_PATHLIST, NULL, "/usr/lib/debug if it exists",
 	    "debug files to index; repeatable, none = no scan", 1,
 	    FIELD(scan_dirs), 0, 0 },
+	{ "source-root", T_PATHLIST, NULL, "the scan-dir directories",
+	    "directory under which the source files that local debug files "
+	    "name may be served; repeatable, none = none",
+	    1, FIELD(source_roots), 0, 0 },
 	{ "rescan-interval", T_DURATION, "300", NULL,
 	    "between rescans, 0 = never", 0, FIELD(rescan_interval), 0,
 	    365 * DAY },
@@ -748,6 +752,7 @@ config_free(struct config *cfg)
 	free(cfg->listen);
 	free(cfg->cache_dir);
 	config_strlist_clear(&cfg->scan_dirs);
+	config_strlist_clear(&cfg->source_roots);
 	config_strlist_clear(&cfg->scan_packages);
 	upstreams_clear(cfg);
 	config_strlist_clear(&cfg->upstream_headers);
@@ -1251,6 +1256,9 @@ make_paths_absolute(struct config *cfg, struct config_diag *diag)
 	for (i = 0; i < cfg->scan_packages.n; i++)
 		if (cfg->scan_packages.v[i][0] != '/')
 			relative = 1;
+	for (i = 0; i < cfg->source_roots.n; i++)
+		if (cfg->source_roots.v[i][0] != '/')
+			relative = 1;
 	if (!relative)
 		return 0;
 	if ((cwd = getcwd(NULL, 0)) == NULL) {
@@ -1273,6 +1281,9 @@ make_paths_absolute(struct config *cfg, struct config_diag *diag)
 			rc = -1;
 	for (i = 0; i < cfg->scan_packages.n; i++)
 		if (make_absolute(&cfg->scan_packages.v[i], cwd) == -1)
+			rc = -1;
+	for (i = 0; i < cfg->source_roots.n; i++)
+		if (make_absolute(&cfg->source_roots.v[i], cwd) == -1)
 			rc = -1;
 	free(cwd);
 	if (rc == -1)
@@ -1429,6 +1440,14 @@ config_load(struct config *cfg, const struct config_args *args,
 	    S_ISDIR(st.st_mode))
 		if (opt_set(cfg, (size_t)o, DEFAULT_SCAN_DIR, "default", diag,
 			NULL, 0) == -1)
+			rc = -1;
+	/* Sources beside the binaries, as debuginfod -F DIR serves them. */
+	o = opt_find("source-root");
+	for (i = 0; o != -1 && file.first[o] == 0 && cmd.first[o] == 0 &&
+	     i < cfg->scan_dirs.n;
+	     i++)
+		if (opt_set(cfg, (size_t)o, cfg->scan_dirs.v[i], "default",
+			diag, NULL, 0) == -1)
 			rc = -1;
 	o = opt_find("listen");
 	if (o != -1 && cfg->nlisten == 0 && file.first[o] == 0 &&

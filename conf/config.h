@@ -121,6 +121,7 @@ struct config {
 
 	char *cache_dir; /* absolute */
 	struct config_strlist scan_dirs; /* absolute, repeatable */
+	struct config_strlist source_roots; /* absolute; where /source may be */
 	unsigned rescan_interval; /* seconds; 0 = never */
 	struct config_strlist scan_packages; /* absolute, repeatable */
 	unsigned package_jobs; /* packages read at once; 0 = one per CPU */

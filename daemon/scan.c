@@ -18,6 +18,17 @@
  * executable at once, in the batch that records it, as a package member
  * does (cache/pkgindex.c); a file that is no longer ELF loses its record.
  *
+ * Local sources.  Reading a debuginfo file also lists the source files its
+ * DWARF names (indexer/sources.h), keeps those that exist as regular files
+ * then, and records them with the file (cache/pkgindex.h, PKG_REC_LOCAL),
+ * for /source (sources/localsrc.h decides what of them may be served).  A
+ * dwz'd debug file's relative names need its alt file; when that is not
+ * indexed yet as the file is read, the file is listed again at the end of
+ * the scan, the alt file then found by build-id among what the scan
+ * indexed.  A file record made without its sources (the request path
+ * re-indexing a changed file, or an older version) is read again by the
+ * next scan even though it is unchanged.
+ *
  * scan_changes() runs the same walk from the paths a directory watch saw
  * change instead of from the roots, and drops only the records of those
  * paths and of the files under those directories that it did not reach;
@@ -91,6 +102,7 @@
 #define PKG_RECS_MAX 100000
 #define PKG_NAMES_MAX (16u << 20)
 #define PKG_SOURCES_MAX 100000 /* source files one debuginfo may name */
+#define SRC_NAMES_MAX (4u << 20) /* bytes of the names of one's sources */
 
 /* The names of the files under package roots that are read. */
 static const char *const pkg_suffixes[] = { ".deb", ".ddeb", ".rpm", ".pkg.tar",
@@ -102,11 +114,20 @@ struct pathset {
 	size_t cap, n;
 };
 
+/* The source files a local debug file names that exist (read_item). */
+struct srclist {
+	char **v;
+	size_t n, cap, names;
+};
+
 struct item {
 	char *path;
 	struct stat st;
 	int rc; /* of scan_identify */
 	struct index_file rec;
+	struct buildid alt_id; /* of its .gnu_debugaltlink; len 0: none */
+	int alt_missing; /* relative names wait for an alt file */
+	struct srclist src;
 	char err[160];
 };
 
@@ -148,6 +169,8 @@ struct scan {
 	size_t npkgq;
 	char **waiting; /* packages read again at the end: waits_alt */
 	size_t nwaiting, capwaiting;
+	char **srcwait; /* files listed again at the end: alt_missing */
+	size_t nsrcwait, capsrcwait;
 	int last_round; /* reading the waiting packages */
 	struct pkg_limits lim; /* on every package read */
 	struct pool_share *share; /* the queues are read with helpers */
@@ -252,14 +275,16 @@ file_from_stat(struct index_file *rec, const char *path, const struct stat *st)
 	rec->dev = (uint64_t)st->st_dev;
 }
 
-int
-scan_identify(int fd, const char *path, const struct stat *st,
-    struct index_file *rec, char *err, size_t errlen)
+/* scan_identify(), and the build-id of the file's dwz alt file. */
+static int
+identify(int fd, const char *path, const struct stat *st,
+    struct index_file *rec, struct buildid *alt_id, char *err, size_t errlen)
 {
 	struct elf_info info;
 	int rc;
 
 	err[0] = '\0';
+	alt_id->len = 0;
 	rc = elf_read_info(fd, &info, err, errlen);
 	if (rc == ELF_NOTFOUND)
 		return rc;
@@ -269,6 +294,7 @@ scan_identify(int fd, const char *path, const struct stat *st,
 	if (rc == 0 && info.id.len > 0) {
 		rec->id = info.id;
 		rec->kinds = info.kinds;
+		*alt_id = info.alt_id;
 		if (rec->kinds == 0)
 			snprintf(err, errlen,
 			    "neither debuginfo nor executable");
@@ -276,9 +302,109 @@ scan_identify(int fd, const char *path, const struct stat *st,
 	return 0;
 }
 
+int
+scan_identify(int fd, const char *path, const struct stat *st,
+    struct index_file *rec, char *err, size_t errlen)
+{
+	struct buildid alt_id;
+
+	return identify(fd, path, st, rec, &alt_id, err, errlen);
+}
+
+static void
+srclist_clear(struct srclist *sl)
+{
+	size_t i;
+
+	for (i = 0; i < sl->n; i++)
+		free(sl->v[i]);
+	free(sl->v);
+	memset(sl, 0, sizeof(*sl));
+}
+
+/*
+ * sources_list()'s callback: keep a source that exists as a regular file;
+ * past the bounds of one file, stop.
+ */
+static int
+local_source_cb(const char *path, void *arg)
+{
+	struct srclist *sl = arg;
+	size_t len = strlen(path) + 1, cap;
+	struct stat st;
+	char **v;
+
+	if (stat(path, &st) == -1 || !S_ISREG(st.st_mode))
+		return 0;
+	if (sl->n == PKG_SOURCES_MAX || sl->names + len > SRC_NAMES_MAX)
+		return 1;
+	if (sl->n == sl->cap) {
+		cap = sl->cap == 0 ? 16 : 2 * sl->cap;
+		if ((v = realloc(sl->v, cap * sizeof(*v))) == NULL)
+			return 1;
+		sl->v = v;
+		sl->cap = cap;
+	}
+	if ((sl->v[sl->n] = strdup(path)) == NULL)
+		return 1;
+	sl->n++;
+	sl->names += len;
+	return 0;
+}
+
+/* index_find()'s callback: the path of the first file found. */
+static int
+alt_path_cb(const struct index_file *f, void *arg)
+{
+	return snprintf(arg, PATH_MAX, "%s", f->path) < PATH_MAX;
+}
+
+/* The local file indexed as the debuginfo of build-id id, open; or -1. */
+static int
+alt_open(struct index *idx, const struct buildid *id)
+{
+	struct index_reader *rd;
+	char path[PATH_MAX];
+	struct stat st;
+	int found = 0;
+
+	if (id->len == 0 || (rd = index_reader_new(idx)) == NULL)
+		return -1;
+	if (index_reader_begin(rd) == 0) {
+		found = index_find(rd, id, ELF_KIND_DEBUGINFO, alt_path_cb,
+			    path) == 1;
+		index_reader_end(rd);
+	}
+	index_reader_free(rd);
+	return found ? file_open_regular(path, &st) : -1;
+}
+
+/*
+ * List the sources of the debuginfo file it (open at fd) into it->src,
+ * with its alt file if indexed; it->alt_missing when that lacked.
+ */
+static void
+list_sources(struct scan *s, struct item *it, int fd)
+{
+	int alt_fd, missing = 0;
+	char err[256];
+
+	srclist_clear(&it->src);
+	it->alt_missing = 0;
+	if ((it->rec.kinds & ELF_KIND_DEBUGINFO) == 0)
+		return;
+	alt_fd = alt_open(s->idx, &it->alt_id);
+	if (sources_list(fd, alt_fd, s->opts->tmpdir, PKG_SOURCES_MAX,
+		local_source_cb, &it->src, &missing, err, sizeof(err)) == -1)
+		log_debug("scan: %s: sources: %s", it->path, err);
+	it->alt_missing = missing && alt_fd == -1 && it->alt_id.len > 0;
+	if (alt_fd != -1)
+		close(alt_fd);
+}
+
 /* Read one queued file; on the scan's thread or a helper. */
 static void
-read_item(struct item *it)
+read_item(struct scan *s, struct item *it)
 {
 	struct stat st;
 	int fd;
@@ -294,8 +420,12 @@ read_item(struct item *it)
 	}
 	it->st = st;
 	sandbox_probe();
-	it->rc = scan_identify(fd, it->path, &it->st, &it->rec, it->err,
+	it->rc = identify(fd, it->path, &it->st, &it->rec, &it->alt_id, it->err,
 	    sizeof(it->err));
+	if (it->rc == 0) {
+		list_sources(s, it, fd);
+		it->rec.sources = 1;
+	}
 	close(fd);
 }
 
@@ -305,7 +435,25 @@ read_queued(void *arg, size_t i)
 {
 	struct scan *s = arg;
 
-	read_item(&s->queue[i]);
+	read_item(s, &s->queue[i]);
+}
+
+/* List path's sources again at the end of the scan, for its alt file. */
+static void
+wait_src(struct scan *s, const char *path)
+{
+	char **v;
+	size_t cap;
+
+	if (s->nsrcwait == s->capsrcwait) {
+		cap = s->capsrcwait == 0 ? 16 : 2 * s->capsrcwait;
+		if ((v = realloc(s->srcwait, cap * sizeof(*v))) == NULL)
+			return;
+		s->srcwait = v;
+		s->capsrcwait = cap;
+	}
+	if ((s->srcwait[s->nsrcwait] = strdup(path)) != NULL)
+		s->nsrcwait++;
 }
 
 /* The helpers for nt reads at once: this thread reads too. */
@@ -366,11 +514,16 @@ flush_queue(struct scan *s)
 			if (b != NULL) {
 				index_batch_put_file(b, &it->rec);
 				clear_negatives(b, &it->rec);
+				pkgidx_put_local_sources(b, it->path,
+				    &it->rec.id, it->src.v, it->src.n);
 			}
+			if (it->alt_missing)
+				wait_src(s, it->path);
 		} else if (b != NULL) {
 			/* Not ELF (any more): nothing to keep of it. */
 			index_batch_del_file(b, it->path);
 		}
+		srclist_clear(&it->src);
 		free(it->path);
 	}
 	s->nqueue = 0;
@@ -402,7 +555,8 @@ needs_reading(struct scan *s, struct reach *r, const char *path,
 		r->incomplete = 1;
 	}
 	if (index_reader_begin(s->rd) == 0) {
-		rc = get(s->rd, path, &rec) == 0 && scan_unchanged(&rec, st);
+		rc = get(s->rd, path, &rec) == 0 && scan_unchanged(&rec, st) &&
+		    (r != &s->files || rec.sources);
 		index_reader_end(s->rd);
 		if (rc)
 			return 0;
@@ -490,6 +644,61 @@ walk(struct scan *s, struct reach *r, int dfd, char *path, size_t len,
 	}
 	path[len] = '\0';
 	closedir(dir);
+}
+
+/*
+ * The end of a scan: list again the sources of the debug files whose dwz
+ * alt file was not indexed when they were read, if it is now and they
+ * are unchanged; those whose alt file is still missing keep the names
+ * that did not need it.
+ */
+static void
+relist_sources(struct scan *s)
+{
+	struct index_batch *b = NULL;
+	struct index_file rec;
+	struct item it;
+	char err[256];
+	size_t i;
+	int fd, rc;
+
+	for (i = 0; i < s->nsrcwait && !atomic_load(s->opts->cancel); i++) {
+		memset(&it, 0, sizeof(it));
+		it.path = s->srcwait[i];
+		if ((fd = file_open_regular(it.path, &it.st)) == -1)
+			continue;
+		rc = identify(fd, it.path, &it.st, &it.rec, &it.alt_id, it.err,
+		    sizeof(it.err));
+		if (rc == 0 && index_reader_begin(s->rd) == 0) {
+			rc = index_get_file(s->rd, it.path, &rec) == 0 &&
+				scan_unchanged(&rec, &it.st)
+			    ? 0
+			    : -1;
+			index_reader_end(s->rd);
+		}
+		if (rc == 0)
+			list_sources(s, &it, fd);
+		close(fd);
+		if (rc == 0 && it.alt_missing)
+			log_debug("scan: %s: its dwz alt file is not indexed; "
+				  "relative source names are not",
+			    it.path);
+		if (rc == 0 && b == NULL)
+			b = index_batch_begin(s->idx, err, sizeof(err));
+		if (rc == 0 && b != NULL)
+			pkgidx_put_local_sources(b, it.path, &it.rec.id,
+			    it.src.v, it.src.n);
+		srclist_clear(&it.src);
+	}
+	for (i = 0; i < s->nsrcwait; i++)
+		free(s->srcwait[i]);
+	free(s->srcwait);
+	s->srcwait = NULL;
+	s->nsrcwait = s->capsrcwait = 0;
+	if (b != NULL && index_batch_commit(b, err, sizeof(err)) == -1) {
+		log_warnx("scan: %s", err);
+		s->failed = 1;
+	}
 }
 
 /* 1 when path ends like a package and has a name before that. */
@@ -1227,6 +1436,7 @@ scan_run(struct index *idx, const struct scan_opts *opts,
 
 	walk_roots(s, &s->files, opts->roots, opts->nroots);
 	flush_queue(s);
+	relist_sources(s);
 	if (opts->npkg_roots > 0 && opts->tmpdir == NULL) {
 		log_warnx("scan: no directory for package members; packages "
 			  "not scanned");
@@ -1446,6 +1656,7 @@ scan_changes(struct index *idx, const struct scan_opts *opts,
 		if (!v[i].pkg)
 			change_visit(s, &v[i]);
 	flush_queue(s);
+	relist_sources(s);
 	if (opts->tmpdir == NULL)
 		s->pkgs.incomplete = 1; /* no room to read packages */
 	for (i = 0; i < n && !atomic_load(opts->cancel); i++)
