@@ -13,6 +13,9 @@
  *          records cache/blobstore.c, cache/negative.c, cache/pkgindex.c,
  *          cache/misses.c and cache/pathindex.c lay out
  *
+ * A file record dropped takes its entry in the path index and the
+ * records of the sources it names (cache/pkgindex.c) along.
+ *
  * Paths are keyed by their hash because LMDB keys are limited to 511 bytes
  * and paths are not.  Records are stored in host byte order: an index is
  * never moved between machines.
@@ -24,6 +27,7 @@
  */
 #include "cache/index.h"
 #include "cache/pathindex.h"
+#include "cache/pkgindex.h"
 
 #include <sys/stat.h>
 
@@ -36,6 +40,8 @@
 #include <string.h>
 
 #define PATHKEY_LEN INDEX_PATHKEY_LEN
+/* In file_hdr.kinds beside ELF_KIND_*: index_file.sources. */
+#define HDR_SOURCES 0x80
 #define MAX_READERS 1024
 #define PATH_LEN_MAX 4095
 #define NTABLES 11
@@ -130,7 +136,8 @@ index_file_encode(const struct index_file *f, void *buf, size_t cap)
 	h.ino = f->ino;
 	h.dev = f->dev;
 	h.pathlen = (uint16_t)pathlen;
-	h.kinds = (uint8_t)f->kinds;
+	h.kinds = (uint8_t)((f->kinds & ELF_KIND_ALL) |
+	    (f->sources ? HDR_SOURCES : 0));
 	h.idlen = f->id.len;
 	memcpy(h.id, f->id.bytes, f->id.len);
 	memcpy(buf, &h, sizeof(h));
@@ -149,7 +156,8 @@ index_file_decode(const void *val, size_t len, struct index_file *f)
 	memcpy(&h, val, sizeof(h));
 	path = (const char *)val + sizeof(h);
 	if (len != sizeof(h) + h.pathlen + 1 || path[h.pathlen] != '\0' ||
-	    h.idlen > BUILDID_MAX || (h.kinds & ~ELF_KIND_ALL) != 0)
+	    h.idlen > BUILDID_MAX ||
+	    (h.kinds & ~(ELF_KIND_ALL | HDR_SOURCES)) != 0)
 		return -1;
 	f->path = path;
 	f->size = h.size;
@@ -157,7 +165,8 @@ index_file_decode(const void *val, size_t len, struct index_file *f)
 	f->mtime_nsec = h.mtime_nsec;
 	f->ino = h.ino;
 	f->dev = h.dev;
-	f->kinds = h.kinds;
+	f->kinds = h.kinds & ELF_KIND_ALL;
+	f->sources = (h.kinds & HDR_SOURCES) != 0;
 	f->id.len = h.idlen;
 	memcpy(f->id.bytes, h.id, h.idlen);
 	return 0;
@@ -643,6 +652,7 @@ index_batch_del_file(struct index_batch *b, const char *path)
 	if (rc != 0)
 		return rc == INDEX_NOTFOUND ? rc : batch_fail(b, MDB_CORRUPTED);
 	if (pathidx_del(b, PATHIDX_LOCAL, old.path, NULL) == -1 ||
+	    pkgidx_del_local_sources(b, old.path) == -1 ||
 	    unlink_ids(b, key, &old) == -1)
 		return -1;
 	if ((rc = mdb_del(b->txn, b->idx->files, &k, NULL)) != 0)
@@ -670,7 +680,8 @@ index_batch_prune(struct index_batch *b,
 		if (file_decode(&v, &f) == 0) {
 			if (keep(f.path, arg))
 				continue;
-			if (pathidx_del(b, PATHIDX_LOCAL, f.path, NULL) == -1)
+			if (pathidx_del(b, PATHIDX_LOCAL, f.path, NULL) == -1 ||
+			    pkgidx_del_local_sources(b, f.path) == -1)
 				break;
 			if (k.mv_size == PATHKEY_LEN &&
 			    unlink_ids(b, k.mv_data, &f) == -1)

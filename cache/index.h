@@ -38,8 +38,11 @@ struct index_batch;
 /*
  * A local file the index knows.  kinds is 0 for an ELF file that has
  * nothing to serve (no build-id, or malformed): it is remembered so that
- * rescans skip it while it is unchanged.  In records handed out by the
- * index, path points into the map and is valid until the reader ends.
+ * rescans skip it while it is unchanged.  sources is 1 when the source
+ * files its DWARF names were recorded with it (cache/pkgindex.h), 0 when
+ * a scan must read it again for them (a record made on the request path,
+ * or by an older version).  In records handed out by the index, path
+ * points into the map and is valid until the reader ends.
  */
 struct index_file {
 	const char *path;
@@ -49,6 +52,7 @@ struct index_file {
 	uint64_t ino;
 	uint64_t dev;
 	unsigned kinds;
+	unsigned sources;
 	struct buildid id;
 };
 

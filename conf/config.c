@@ -52,6 +52,7 @@ enum opt_type {
 	T_DURATION, /* seconds, suffix s, m, h or d */
 	T_SIZE, /* bytes, suffix K, M, G or T */
 	T_BOOL, /* on/off, yes/no, true/false, 1/0 */
+	T_ACCESSLOG, /* a T_BOOL, or a file (a value with a '/') */
 	T_LOGLEVEL, /* warn, info, debug */
 	T_PATH, /* non-empty; made absolute by config_load() */
 	T_PATHLIST, /* repeatable T_PATH; "none" empties the list */
@@ -97,6 +98,10 @@ static const struct opt options[] = {
 	{ "scan-dir", T_PATHLIST, NULL, "/usr/lib/debug if it exists",
 	    "debug files to index; repeatable, none = no scan", 1,
 	    FIELD(scan_dirs), 0, 0 },
+	{ "source-root", T_PATHLIST, NULL, "the scan-dir directories",
+	    "directory under which the source files that local debug files "
+	    "name may be served; repeatable, none = none",
+	    1, FIELD(source_roots), 0, 0 },
 	{ "rescan-interval", T_DURATION, "300", NULL,
 	    "between rescans, 0 = never", 0, FIELD(rescan_interval), 0,
 	    365 * DAY },
@@ -132,8 +137,10 @@ static const struct opt options[] = {
 	{ "shutdown-timeout", T_DURATION, "10", NULL,
 	    "to finish responses on exit", 0, FIELD(shutdown_timeout), 0,
 	    3600 },
-	{ "access-log", T_BOOL, "on", NULL, "one line per request on stderr", 0,
-	    FIELD(access_log), 0, 0 },
+	{ "access-log", T_ACCESSLOG, "on", NULL,
+	    "one line per request: on (stderr), off, or a FILE (a path with "
+	    "a '/': appended to, reopened on SIGUSR2 and SIGHUP)",
+	    0, FIELD(access_log), 0, 0 },
 	{ "log-level", T_LOGLEVEL, "info", NULL,
 	    "least important messages logged: warn, info or debug", 0,
 	    FIELD(log_level), 0, 0 },
@@ -516,6 +523,23 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 			goto bad;
 		}
 		break;
+	case T_ACCESSLOG:
+		if (config_parse_bool(value, (int *)p) == 0) {
+			free(cfg->access_log_file);
+			cfg->access_log_file = NULL;
+			break;
+		}
+		if (strchr(value, '/') == NULL) {
+			why = "expected on/off, yes/no, true/false, 1/0 or a "
+			      "file (a path with a '/')";
+			goto bad;
+		}
+		if ((s = strdup(value)) == NULL)
+			goto nomem;
+		free(cfg->access_log_file);
+		cfg->access_log_file = s;
+		*(int *)p = 1;
+		break;
 	case T_LOGLEVEL:
 		if (config_parse_word(value, loglevel_words, 3, (int *)p) ==
 		    -1) {
@@ -735,10 +759,12 @@ config_free(struct config *cfg)
 	free(cfg->listen);
 	free(cfg->cache_dir);
 	config_strlist_clear(&cfg->scan_dirs);
+	config_strlist_clear(&cfg->source_roots);
 	config_strlist_clear(&cfg->scan_packages);
 	upstreams_clear(cfg);
 	config_strlist_clear(&cfg->upstream_headers);
 	config_strlist_clear(&cfg->repos);
+	free(cfg->access_log_file);
 	free(cfg->ca_file);
 	free(cfg->proxy);
 	free(cfg->user_agent);
@@ -1086,7 +1112,8 @@ config_parse_args(struct config_args *args, int argc, char **argv,
 		if (f == A_NONE && o == -1 && len > 3 &&
 		    strncmp(a, "no-", 3) == 0 &&
 		    (o = opt_find_len(a + 3, len - 3)) != -1) {
-			if (options[o].type == T_BOOL)
+			if (options[o].type == T_BOOL ||
+			    options[o].type == T_ACCESSLOG)
 				negated = 1;
 			else
 				o = -1;
@@ -1111,9 +1138,13 @@ config_parse_args(struct config_args *args, int argc, char **argv,
 			value = eq + 1;
 		else if (negated)
 			value = "off";
-		else if (o != -1 && options[o].type == T_BOOL) {
+		else if (o != -1 &&
+		    (options[o].type == T_BOOL ||
+			options[o].type == T_ACCESSLOG)) {
 			if (i + 1 < argc &&
-			    config_parse_bool(argv[i + 1], &dummy) == 0)
+			    (config_parse_bool(argv[i + 1], &dummy) == 0 ||
+				(options[o].type == T_ACCESSLOG &&
+				    strchr(argv[i + 1], '/') != NULL)))
 				value = argv[++i];
 			else
 				value = "on";
@@ -1223,6 +1254,7 @@ make_paths_absolute(struct config *cfg, struct config_diag *diag)
 	int rc = 0, relative;
 
 	relative = (cfg->cache_dir != NULL && cfg->cache_dir[0] != '/') ||
+	    (cfg->access_log_file != NULL && cfg->access_log_file[0] != '/') ||
 	    (cfg->ca_file != NULL && cfg->ca_file[0] != '/') ||
 	    (cfg->token_file != NULL && cfg->token_file[0] != '/');
 	for (i = 0; i < cfg->scan_dirs.n; i++)
@@ -1230,6 +1262,9 @@ make_paths_absolute(struct config *cfg, struct config_diag *diag)
 			relative = 1;
 	for (i = 0; i < cfg->scan_packages.n; i++)
 		if (cfg->scan_packages.v[i][0] != '/')
+			relative = 1;
+	for (i = 0; i < cfg->source_roots.n; i++)
+		if (cfg->source_roots.v[i][0] != '/')
 			relative = 1;
 	if (!relative)
 		return 0;
@@ -1242,6 +1277,9 @@ make_paths_absolute(struct config *cfg, struct config_diag *diag)
 		rc = -1;
 	if (cfg->ca_file != NULL && make_absolute(&cfg->ca_file, cwd) == -1)
 		rc = -1;
+	if (cfg->access_log_file != NULL &&
+	    make_absolute(&cfg->access_log_file, cwd) == -1)
+		rc = -1;
 	if (cfg->token_file != NULL &&
 	    make_absolute(&cfg->token_file, cwd) == -1)
 		rc = -1;
@@ -1250,6 +1288,9 @@ make_paths_absolute(struct config *cfg, struct config_diag *diag)
 			rc = -1;
 	for (i = 0; i < cfg->scan_packages.n; i++)
 		if (make_absolute(&cfg->scan_packages.v[i], cwd) == -1)
+			rc = -1;
+	for (i = 0; i < cfg->source_roots.n; i++)
+		if (make_absolute(&cfg->source_roots.v[i], cwd) == -1)
 			rc = -1;
 	free(cwd);
 	if (rc == -1)
@@ -1407,6 +1448,14 @@ config_load(struct config *cfg, const struct config_args *args,
 		if (opt_set(cfg, (size_t)o, DEFAULT_SCAN_DIR, "default", diag,
 			NULL, 0) == -1)
 			rc = -1;
+	/* Sources beside the binaries, as debuginfod -F DIR serves them. */
+	o = opt_find("source-root");
+	for (i = 0; o != -1 && file.first[o] == 0 && cmd.first[o] == 0 &&
+	     i < cfg->scan_dirs.n;
+	     i++)
+		if (opt_set(cfg, (size_t)o, cfg->scan_dirs.v[i], "default",
+			diag, NULL, 0) == -1)
+			rc = -1;
 	o = opt_find("listen");
 	if (o != -1 && cfg->nlisten == 0 && file.first[o] == 0 &&
 	    cmd.first[o] == 0 && opt_set_default(cfg, (size_t)o, diag) == -1)
@@ -1461,6 +1510,8 @@ metavar(enum opt_type t)
 		return "SIZE";
 	case T_BOOL:
 		return "on|off";
+	case T_ACCESSLOG:
+		return "on|off|FILE";
 	case T_LOGLEVEL:
 		return "LEVEL";
 	case T_PATH:

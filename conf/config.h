@@ -122,6 +122,7 @@ struct config {
 
 	char *cache_dir; /* absolute */
 	struct config_strlist scan_dirs; /* absolute, repeatable */
+	struct config_strlist source_roots; /* absolute; where /source may be */
 	unsigned rescan_interval; /* seconds; 0 = never */
 	struct config_strlist scan_packages; /* absolute, repeatable */
 	unsigned package_jobs; /* packages read at once; 0 = one per CPU */
@@ -136,7 +137,8 @@ struct config {
 	unsigned send_timeout; /* seconds without send progress */
 	unsigned shutdown_timeout; /* seconds to finish responses on exit */
 
-	int access_log; /* 1: one line per request on stderr */
+	int access_log; /* 1: one line per request */
+	char *access_log_file; /* absolute; NULL: the lines go to stderr */
 	enum config_log_level log_level;
 
 	struct config_upstream *upstreams; /* upstream, repeatable */

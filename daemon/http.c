@@ -395,7 +395,9 @@ bind_address(struct httpd *h, size_t i, char *err, size_t errlen)
 		}
 	}
 	http_sockaddr_text(&ss, text, sizeof(text));
-	log_info("listening on %s%s", text, l->tls ? " (TLS)" : "");
+	snprintf(h->bound[i], sizeof(h->bound[i]), "%s%s", text,
+	    l->tls ? " (TLS)" : "");
+	log_info("listening on %s", h->bound[i]);
 	return 0;
 }
 
@@ -427,7 +429,8 @@ httpd_new(const struct config *cfg, const struct http_handler *handler,
 		free(h);
 		return NULL;
 	}
-	if ((h->tls = calloc(cfg->nlisten, sizeof(*h->tls))) == NULL) {
+	if ((h->tls = calloc(cfg->nlisten, sizeof(*h->tls))) == NULL ||
+	    (h->bound = calloc(cfg->nlisten, sizeof(*h->bound))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -472,6 +475,12 @@ unsigned
 httpd_connections(struct httpd *h)
 {
 	return atomic_load(&h->nconns);
+}
+
+const char *
+httpd_address(const struct httpd *h, size_t i)
+{
+	return i < h->cfg->nlisten ? h->bound[i] : NULL;
 }
 
 void
@@ -527,6 +536,7 @@ httpd_free(struct httpd *h)
 		pthread_mutex_destroy(&h->tls[i].mu);
 	}
 	free(h->tls);
+	free(h->bound);
 	pthread_rwlock_destroy(&h->fdlock);
 	free(h);
 }

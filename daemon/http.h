@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/metrics.h"
 #include "daemon/request.h"
 #include "daemon/response.h"
 
@@ -51,6 +52,12 @@ int httpd_reload(struct httpd *h);
 /* Client connections open now, over all threads. */
 unsigned httpd_connections(struct httpd *h);
 /*
+ * Listen address i as it was bound, "127.0.0.1:8002" (the port port 0
+ * got), " (TLS)" after it for HTTPS; NULL past the last.  Any thread.
+ */
+#define HTTP_ADDRESS_LEN 64
+const char *httpd_address(const struct httpd *h, size_t i);
+/*
  * Stop accepting, let responses in flight finish (up to the configured
  * shutdown timeout), and join the threads.
  */
@@ -63,6 +70,8 @@ const struct request *conn_request(struct conn *c);
 struct pool_inbox *conn_inbox(struct conn *c);
 /* The access-log result ("HIT", "MISS", ...) and source ("local"). */
 void conn_set_result(struct conn *c, const char *result, const char *source);
+/* The endpoint the request's duration is counted under (daemon/metrics.h). */
+void conn_set_endpoint(struct conn *c, enum metrics_endpoint ep);
 /* The handler will answer later, from a pool completion. */
 void conn_wait(struct conn *c);
 

@@ -19,6 +19,7 @@
 #include "daemon/http.h"
 #include "daemon/httpdate.h"
 #include "daemon/log.h"
+#include "daemon/metrics.h"
 #include "daemon/request.h"
 
 #include "daemon/pool.h"
@@ -57,6 +58,7 @@ struct http_thread {
 	time_t clock_sec; /* the second the cached strings below are for */
 	char date[HTTPDATE_LEN];
 	char logtime[HTTPDATE_ISO_LEN];
+	char clftime[HTTPDATE_CLF_LEN]; /* of an access-log file's lines */
 	const struct timeval *tv_header;
 	const struct timeval *tv_keepalive;
 	const struct timeval *tv_send;
@@ -84,6 +86,7 @@ struct httpd {
 	/* Held for reading by accepts, for writing while a spare is swapped. */
 	pthread_rwlock_t fdlock;
 	struct log_limit log_nofd, log_refused;
+	char (*bound)[HTTP_ADDRESS_LEN]; /* each listen address as bound */
 };
 
 enum conn_state {
@@ -146,13 +149,14 @@ struct conn {
 	uint64_t bytes; /* body bytes sent */
 	const char *result;
 	const char *source;
+	enum metrics_endpoint endpoint; /* of the request, for its duration */
 };
 
 /* "host:port", or "[host]:port" for IPv6, as logs and peers show it. */
 void http_sockaddr_text(const struct sockaddr_storage *ss, char *buf,
     size_t len);
 unsigned http_sockaddr_port(const struct sockaddr_storage *ss);
-/* Refresh t's per-second strings (Date header, log time stamp). */
+/* Refresh t's per-second strings (Date header, log time stamps). */
 void http_thread_clock(struct http_thread *t);
 
 /*

@@ -1,7 +1,7 @@
 /*
  * daemon/httpdate.c: format and parse HTTP dates, and format ISO 8601
- * times, without the C locale machinery (strftime and strptime follow
- * LC_TIME; HTTP does not).
+ * and common log format times, without the C locale machinery (strftime
+ * and strptime follow LC_TIME; HTTP does not).
  */
 #include "daemon/httpdate.h"
 
@@ -62,6 +62,29 @@ httpdate_format(time_t t, char out[HTTPDATE_LEN])
 	*p++ = ':';
 	p = put2(p, tm.tm_sec);
 	memcpy(p, " GMT", 5);
+}
+
+void
+httpdate_clf(time_t t, char out[HTTPDATE_CLF_LEN])
+{
+	struct tm tm;
+	char *p = out;
+	int year = utc(t, &tm);
+
+	p = put2(p, tm.tm_mday);
+	*p++ = '/';
+	memcpy(p, months[tm.tm_mon], 3);
+	p += 3;
+	*p++ = '/';
+	p = put2(p, year / 100);
+	p = put2(p, year % 100);
+	*p++ = ':';
+	p = put2(p, tm.tm_hour);
+	*p++ = ':';
+	p = put2(p, tm.tm_min);
+	*p++ = ':';
+	p = put2(p, tm.tm_sec);
+	memcpy(p, " +0000", 7);
 }
 
 static int

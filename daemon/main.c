@@ -11,11 +11,18 @@
  *                    from then on every one of these signals is ignored,
  *                    so a second SIGTERM cannot cut the shutdown short
  *   SIGUSR1          rescan now (or right after the scan that is running)
- *   SIGHUP           reload: for now the same rescan, told to systemd as a
- *                    reload (RELOADING=1, then READY=1)
+ *   SIGUSR2          reopen the access-log file (after logrotate moved it)
+ *   SIGHUP           reload: certificates, tokens and the access-log file,
+ *                    then the same rescan, told to systemd as a reload
+ *                    (RELOADING=1, then READY=1)
  *
  * Scans run on the worker pool, one at a time; their completion comes back
- * to this loop, which also runs the periodic rescan timer.
+ * to this loop, which also runs the periodic rescan timer and reads the
+ * inotify watch of the scan directories (daemon/watch.c): each batch of
+ * paths it saw change is scanned alone (scan_changes), between whole
+ * scans, so a new debug file is served within a second or so; the
+ * periodic rescan remains the safety net, and the watch asks for a whole
+ * scan when it lost events.
  *
  * With remote repositories, the service manager hears READY=1 once their
  * first refreshes have ended, or repo-ready-timeout has passed
@@ -74,6 +81,7 @@
 #include "daemon/serve.h"
 #include "daemon/spawn.h"
 #include "daemon/tls.h"
+#include "daemon/watch.h"
 #include "fetchers/upstream.h"
 #include "resolver/produce.h"
 #include "resolver/resolve.h"
@@ -114,11 +122,15 @@ struct daemon {
 	struct scan_opts opts;
 	char tmpdir[PATH_MAX]; /* <cache-dir>/tmp, for package members */
 	atomic_int cancel;
-	int scanning;
+	int scanning; /* a whole scan or a batch of changes runs */
 	int again; /* a rescan was asked for while one ran */
 	int scan_rc;
 	struct index_scan result;
 	int64_t scan_t0; /* clock_mono_ns() at the scan's start */
+	struct watch *watch; /* NULL: no inotify, the periodic rescan alone */
+	int watch_due; /* a batch of changes waits for the scan to end */
+	struct scan_change *changes; /* the batch being scanned */
+	size_t nchanges;
 };
 
 static void scan_start(struct daemon *d);
@@ -331,6 +343,120 @@ scan_work(void *arg)
 	d->scan_rc = scan_run(d->idx, &d->opts, &d->result);
 }
 
+static void changes_start(struct daemon *d);
+
+/* What follows a scan: a rescan asked for meanwhile, or the changes. */
+static void
+scan_next(struct daemon *d)
+{
+	if (d->again) {
+		d->again = 0;
+		scan_start(d);
+	} else if (d->watch_due) {
+		d->watch_due = 0;
+		changes_start(d);
+	}
+}
+
+static void
+changes_work(void *arg)
+{
+	struct daemon *d = arg;
+
+	d->scan_rc =
+	    scan_changes(d->idx, &d->opts, d->changes, d->nchanges, &d->result);
+}
+
+static void
+changes_done(void *arg)
+{
+	struct daemon *d = arg;
+	double secs = (double)(clock_mono_ns() - d->scan_t0) / 1e9;
+	const struct index_scan *r = &d->result;
+
+	d->scanning = 0;
+	if (atomic_load(&d->cancel))
+		return;
+	if (d->scan_rc == -1)
+		log_warnx("watch: the scan of %zu changed paths failed",
+		    d->nchanges);
+	else if (r->read > 0 || r->removed > 0 || r->packages > 0)
+		log_info("watch: %zu changed path%s scanned in %.2fs: %llu "
+			 "files read, %llu removed, %llu not indexable, %llu "
+			 "packages read",
+		    d->nchanges, d->nchanges == 1 ? "" : "s", secs,
+		    (unsigned long long)r->read, (unsigned long long)r->removed,
+		    (unsigned long long)r->failed,
+		    (unsigned long long)r->packages);
+	else
+		log_debug("watch: %zu changed path%s scanned in %.2fs: "
+			  "nothing new",
+		    d->nchanges, d->nchanges == 1 ? "" : "s", secs);
+	watch_changes_free(d->changes, d->nchanges);
+	d->changes = NULL;
+	d->nchanges = 0;
+	scan_next(d);
+}
+
+/* Scan the batch of changes the watch gathered (or all, if it lost some). */
+static void
+changes_start(struct daemon *d)
+{
+	int full;
+
+	if (d->scanning) {
+		d->watch_due = 1;
+		return;
+	}
+	if (!watch_take(d->watch, &d->changes, &d->nchanges, &full))
+		return;
+	if (full) {
+		watch_changes_free(d->changes, d->nchanges);
+		d->changes = NULL;
+		d->nchanges = 0;
+		scan_start(d);
+		return;
+	}
+	d->scan_t0 = clock_mono_ns();
+	d->scanning = 1;
+	if (pool_submit_long(d->pool, changes_work, d->inbox, changes_done,
+		d) == -1) {
+		d->scanning = 0;
+		log_warnx("%s: cannot queue the scan of changes", __func__);
+		watch_changes_free(d->changes, d->nchanges);
+		d->changes = NULL;
+		d->nchanges = 0;
+	}
+}
+
+/* The watch has a batch ready. */
+static void
+watch_ready_cb(void *arg)
+{
+	changes_start(arg);
+}
+
+/*
+ * scan_opts.dir_cb: watch what the scan walks, but the package cache of
+ * the repositories, whose downloads are indexed as they are made.
+ */
+static void
+watch_dir_cb(const char *path, int root, int pkg, void *arg)
+{
+	struct daemon *d = arg;
+	const char *repo_pkgs;
+	size_t n;
+
+	if (pkg && d->pkg_roots != NULL) {
+		repo_pkgs = d->pkg_roots[d->cfg.scan_packages.n];
+		n = strlen(repo_pkgs);
+		if (strncmp(path, repo_pkgs, n) == 0 &&
+		    (path[n] == '\0' || path[n] == '/'))
+			return;
+	}
+	watch_dir(d->watch, path, root, pkg);
+}
+
 static void
 scan_done(void *arg)
 {
@@ -378,10 +504,7 @@ scan_done(void *arg)
 		    d->scan_rc == 0 ? "finished" : "failed", secs,
 		    (unsigned long long)d->result.read,
 		    (unsigned long long)d->result.packages);
-	if (d->again) {
-		d->again = 0;
-		scan_start(d);
-	}
+	scan_next(d);
 }
 
 static void
@@ -439,6 +562,21 @@ repos_ready_cb(void *arg)
 	    d->cfg.nlisten == 1 ? "" : "es", line);
 }
 
+/* Open the access-log file's name again; said in the log either way. */
+static void
+access_log_reopen(const char *why)
+{
+	char err[512];
+
+	if (!log_access_file())
+		return;
+	if (log_access_reopen(err, sizeof(err)) == -1)
+		log_warnx("%s: %s; the access log goes on in the old file", why,
+		    err);
+	else
+		log_info("%s: access log reopened", why);
+}
+
 static void
 signal_cb(evutil_socket_t sig, short what, void *arg)
 {
@@ -452,6 +590,10 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 		repos_refresh(d->repos);
 		return;
 	}
+	if (sig == SIGUSR2) {
+		access_log_reopen("SIGUSR2");
+		return;
+	}
 	if (sig == SIGHUP) {
 		char err[512];
 
@@ -461,6 +603,7 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 		log_info("SIGHUP: reloading certificates and tokens");
 		if (told)
 			notify_reloading();
+		access_log_reopen("SIGHUP");
 		httpd_reload(d->httpd);
 		if (access_reload(d->access, err, sizeof(err)) == -1)
 			log_warnx("%s; keeping the old tokens", err);
@@ -803,7 +946,8 @@ main(int argc, char **argv)
 	uint64_t orphans = 0, dangling = 0;
 	struct serve *srv;
 	char *admin_token = NULL;
-	static const int signums[] = { SIGTERM, SIGINT, SIGUSR1, SIGHUP };
+	static const int signums[] = { SIGTERM, SIGINT, SIGUSR1, SIGUSR2,
+		SIGHUP };
 	enum { NSIGS = sizeof(signums) / sizeof(signums[0]) };
 	struct event *sigs[NSIGS];
 	struct timeval every;
@@ -833,6 +977,10 @@ main(int argc, char **argv)
 	}
 	if (d.cfg.admin_token_file != NULL)
 		admin_token = read_admin_token(d.cfg.admin_token_file);
+	/* As the user, who must be able to open it again on SIGUSR2. */
+	if (d.cfg.access_log && d.cfg.access_log_file != NULL &&
+	    log_access_open(d.cfg.access_log_file, err, sizeof(err)) == -1)
+		fatalx("%s", err);
 
 	if (evthread_use_pthreads() == -1)
 		fatalx("libevent without thread support");
@@ -940,6 +1088,7 @@ main(int argc, char **argv)
 	serve_handler(srv, &handler);
 	if ((d.httpd = httpd_new(&d.cfg, &handler, err, sizeof(err))) == NULL)
 		fatalx("%s", err);
+	serve_set_httpd(srv, d.httpd);
 	/* Bound: no capability is needed any more (systemd may hand one). */
 	if (priv_drop_caps() == -1)
 		fatal("capset");
@@ -996,6 +1145,17 @@ main(int argc, char **argv)
 	d.opts.tmpdir = d.tmpdir;
 	d.opts.min_free_pct = d.cfg.min_free_disk;
 	d.opts.cancel = &d.cancel;
+	if (d.cfg.scan_dirs.n + d.cfg.scan_packages.n > 0) {
+		if ((d.watch = watch_new(d.base, watch_ready_cb, &d, err,
+			 sizeof(err))) == NULL)
+			log_warnx("%s; new files are found by the periodic "
+				  "rescan alone",
+			    err);
+		else {
+			d.opts.dir_cb = watch_dir_cb;
+			d.opts.dir_arg = &d;
+		}
+	}
 
 	if (httpd_start(d.httpd) == -1)
 		fatalx("cannot start the event-loop threads");
@@ -1060,6 +1220,8 @@ main(int argc, char **argv)
 	upstream_shutdown();
 	signals_ignore(sigs, signums, NSIGS);
 	notify_watchdog_stop();
+	watch_free(d.watch);
+	watch_changes_free(d.changes, d.nchanges);
 	event_free(d.rescan_ev);
 	event_free(d.starting_ev);
 	event_free(d.maintain_ev);

@@ -49,6 +49,7 @@ static const char banner[] =
 
 struct serve {
 	struct serve_deps d;
+	const struct httpd *httpd; /* NULL until serve_set_httpd() */
 	struct metadata_deps md;
 	struct upload_deps ud;
 };
@@ -412,10 +413,12 @@ static void
 status_work(void *arg)
 {
 	struct page *p = arg;
-	struct index_reader *rd = index_reader_new(p->srv->d.idx);
+	struct status_deps sd = { p->srv->d.cfg, p->srv->d.ft,
+		p->srv->d.rd->repos, p->srv->httpd, NULL };
 
-	p->html = status_render(p->srv->d.cfg, p->srv->d.ft, rd, &p->len);
-	index_reader_free(rd);
+	sd.rd = index_reader_new(p->srv->d.idx);
+	p->html = status_render(&sd, &p->len);
+	index_reader_free(sd.rd);
 }
 
 static void
@@ -478,8 +481,9 @@ wants_html(const struct request *req)
 
 /* ------------------------------------------------------------ artifacts */
 
+/* The endpoint label of a route's requests in /metrics. */
 static enum metrics_endpoint
-metrics_endpoint_of(enum route_endpoint ep)
+metrics_endpoint_of_route(enum route_endpoint ep)
 {
 	switch (ep) {
 	case ROUTE_DEBUGINFO:
@@ -490,6 +494,8 @@ metrics_endpoint_of(enum route_endpoint ep)
 		return METRICS_EP_SECTION;
 	case ROUTE_SOURCE:
 		return METRICS_EP_SOURCE;
+	case ROUTE_METADATA:
+		return METRICS_EP_METADATA;
 	default:
 		return METRICS_EP_OTHER;
 	}
@@ -509,7 +515,7 @@ artifact_answer(void *arg, const struct resolve_answer *a)
 	int status;
 
 	conn_set_result(c, answer_label(a->result), a->source);
-	metrics_request(metrics_endpoint_of(a->rt->endpoint), a->result);
+	metrics_request(metrics_endpoint_of_route(a->rt->endpoint), a->result);
 	if (a->kind == RESOLVE_OUTCOME) {
 		row = answer_row(a->outcome);
 		status = answer_status(a->outcome, section);
@@ -610,6 +616,7 @@ serve_request(struct conn *c, void *state)
 		conn_send_error(c, rc, why);
 		return;
 	}
+	conn_set_endpoint(c, metrics_endpoint_of_route(rt.endpoint));
 	if (req->method == METHOD_POST && rt.endpoint != ROUTE_PURGE) {
 		conn_send_not_allowed(c, "GET, HEAD");
 		return;
@@ -714,6 +721,12 @@ void
 serve_free(struct serve *srv)
 {
 	free(srv);
+}
+
+void
+serve_set_httpd(struct serve *srv, const struct httpd *h)
+{
+	srv->httpd = h;
 }
 
 void

@@ -37,5 +37,7 @@ void serve_origin(struct conn *c, struct resolve_origin *o);
 
 /* Fill in the handler to give httpd_new(). */
 void serve_handler(struct serve *srv, struct http_handler *handler);
+/* Start-up, once httpd_new() bound: the status page shows its addresses. */
+void serve_set_httpd(struct serve *srv, const struct httpd *h);
 
 #endif /* DAEMON_SERVE_H */

@@ -20,4 +20,18 @@
  */
 int file_open_regular(const char *path, struct stat *st);
 
+/*
+ * Open rel, a relative path of plain names (no "." or ".." segment, no
+ * empty one), beneath the directory open at dirfd, as file_open_regular()
+ * opens a file, never leaving that directory: with openat2(2) and
+ * RESOLVE_BENEATH, a symbolic link is followed only while it stays
+ * beneath dirfd (not to an absolute path, not up with ".."), and never
+ * through a /proc magic link; where openat2 is missing (Linux before 5.6,
+ * or a filter that refuses it), the path is walked a name at a time and
+ * any symbolic link is refused.  Returns the descriptor, or -1 with errno
+ * (EXDEV or ELOOP: it would leave dirfd, or follow a link the fallback
+ * refuses; EINVAL: rel is not such a path, or not a regular file).
+ */
+int file_open_beneath(int dirfd, const char *rel, struct stat *st);
+
 #endif /* INDEXER_FILE_H */

@@ -273,6 +273,7 @@ uploaded_cb(void *arg, int ok, long status, const char *why)
 	struct objstore *t = u->t;
 
 	t->running--;
+	metrics_store_uploading(t->running);
 	if (ok) {
 		metrics_store(METRICS_STORE_UPLOADED);
 	} else {
@@ -299,6 +300,7 @@ objstore_pump(struct objstore *t)
 			if (t->head == NULL)
 				t->tail = NULL;
 			t->queued--;
+			metrics_store_queue(t->queued);
 		}
 		pthread_mutex_unlock(&t->mu);
 		if (u == NULL)
@@ -316,6 +318,7 @@ objstore_pump(struct objstore *t)
 			continue;
 		}
 		t->running++;
+		metrics_store_uploading(t->running);
 	}
 }
 
@@ -368,6 +371,7 @@ objstore_sink(void *arg, const struct cache_key *k,
 		t->head = u;
 	t->tail = u;
 	t->queued++;
+	metrics_store_queue(t->queued);
 	pthread_mutex_unlock(&t->mu);
 	metrics_store(METRICS_STORE_QUEUED);
 	event_active(t->kick, EV_READ, 1);

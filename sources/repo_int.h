@@ -94,6 +94,11 @@ struct repo {
 	atomic_int failures_in_row;
 	atomic_int_fast64_t open_until; /* breaker: skipped until then */
 	atomic_int_fast64_t last_refresh; /* the last that succeeded */
+	/* For /status and /metrics (repos_state), any thread. */
+	atomic_int state; /* enum repos_refresh_state */
+	atomic_int_fast64_t last_end; /* of the last refresh, either way */
+	atomic_int_fast64_t next_refresh; /* the timer's next; 0: never */
+	char last_why[512]; /* of the last failed refresh, under rs->mu */
 };
 
 struct repos {

@@ -13,7 +13,26 @@
  * point at their files) and indexed under the target's real path, once;
  * symbolic links to directories are not followed, so the walk cannot loop.
  * Every path reached is remembered in a set of 128-bit hashes; at the end,
- * records whose path was not reached are dropped.
+ * records whose path was not reached are dropped.  A file indexed with a
+ * build-id clears the negative entries of its id's debuginfo and
+ * executable at once, in the batch that records it, as a package member
+ * does (cache/pkgindex.c); a file that is no longer ELF loses its record.
+ *
+ * Local sources.  Reading a debuginfo file also lists the source files its
+ * DWARF names (indexer/sources.h), keeps those that exist as regular files
+ * then, and records them with the file (cache/pkgindex.h, PKG_REC_LOCAL),
+ * for /source (sources/localsrc.h decides what of them may be served).  A
+ * dwz'd debug file's relative names need its alt file; when that is not
+ * indexed yet as the file is read, the file is listed again at the end of
+ * the scan, the alt file then found by build-id among what the scan
+ * indexed.  A file record made without its sources (the request path
+ * re-indexing a changed file, or an older version) is read again by the
+ * next scan even though it is unchanged.
+ *
+ * scan_changes() runs the same walk from the paths a directory watch saw
+ * change instead of from the roots, and drops only the records of those
+ * paths and of the files under those directories that it did not reach;
+ * it leaves the scan record alone.
  *
  * The package roots go through the same walk with another visitor: files
  * named like packages are compared with their package record the same way,
@@ -53,6 +72,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cache/key.h"
+#include "cache/negative.h"
 #include "cache/pkgindex.h"
 #include "daemon/clock.h"
 #include "daemon/log.h"
@@ -81,6 +102,7 @@
 #define PKG_RECS_MAX 100000
 #define PKG_NAMES_MAX (16u << 20)
 #define PKG_SOURCES_MAX 100000 /* source files one debuginfo may name */
+#define SRC_NAMES_MAX (4u << 20) /* bytes of the names of one's sources */
 
 /* The names of the files under package roots that are read. */
 static const char *const pkg_suffixes[] = { ".deb", ".ddeb", ".rpm", ".pkg.tar",
@@ -92,11 +114,20 @@ struct pathset {
 	size_t cap, n;
 };
 
+/* The source files a local debug file names that exist (read_item). */
+struct srclist {
+	char **v;
+	size_t n, cap, names;
+};
+
 struct item {
 	char *path;
 	struct stat st;
 	int rc; /* of scan_identify */
 	struct index_file rec;
+	struct buildid alt_id; /* of its .gnu_debugaltlink; len 0: none */
+	int alt_missing; /* relative names wait for an alt file */
+	struct srclist src;
 	char err[160];
 };
 
@@ -138,6 +169,8 @@ struct scan {
 	size_t npkgq;
 	char **waiting; /* packages read again at the end: waits_alt */
 	size_t nwaiting, capwaiting;
+	char **srcwait; /* files listed again at the end: alt_missing */
+	size_t nsrcwait, capsrcwait;
 	int last_round; /* reading the waiting packages */
 	struct pkg_limits lim; /* on every package read */
 	struct pool_share *share; /* the queues are read with helpers */
@@ -146,7 +179,7 @@ struct scan {
 	int failed; /* the index could not be written */
 	struct index_scan stats; /* recorded with each batch */
 	int64_t t0; /* clock_mono_ns() at the start */
-	int one; /* scan_package: no scan record to keep */
+	int one; /* scan_package, scan_changes: no scan record to keep */
 };
 
 /* Two independent 64-bit FNV-1a hashes of s; never all zero. */
@@ -232,14 +265,16 @@ file_from_stat(struct index_file *rec, const char *path, const struct stat *st)
 	rec->dev = (uint64_t)st->st_dev;
 }
 
-int
-scan_identify(int fd, const char *path, const struct stat *st,
-    struct index_file *rec, char *err, size_t errlen)
+/* scan_identify(), and the build-id of the file's dwz alt file. */
+static int
+identify(int fd, const char *path, const struct stat *st,
+    struct index_file *rec, struct buildid *alt_id, char *err, size_t errlen)
 {
 	struct elf_info info;
 	int rc;
 
 	err[0] = '\0';
+	alt_id->len = 0;
 	rc = elf_read_info(fd, &info, err, errlen);
 	if (rc == ELF_NOTFOUND)
 		return rc;
@@ -249,6 +284,7 @@ scan_identify(int fd, const char *path, const struct stat *st,
 	if (rc == 0 && info.id.len > 0) {
 		rec->id = info.id;
 		rec->kinds = info.kinds;
+		*alt_id = info.alt_id;
 		if (rec->kinds == 0)
 			snprintf(err, errlen,
 			    "neither debuginfo nor executable");
@@ -256,9 +292,109 @@ scan_identify(int fd, const char *path, const struct stat *st,
 	return 0;
 }
 
+int
+scan_identify(int fd, const char *path, const struct stat *st,
+    struct index_file *rec, char *err, size_t errlen)
+{
+	struct buildid alt_id;
+
+	return identify(fd, path, st, rec, &alt_id, err, errlen);
+}
+
+static void
+srclist_clear(struct srclist *sl)
+{
+	size_t i;
+
+	for (i = 0; i < sl->n; i++)
+		free(sl->v[i]);
+	free(sl->v);
+	memset(sl, 0, sizeof(*sl));
+}
+
+/*
+ * sources_list()'s callback: keep a source that exists as a regular file;
+ * past the bounds of one file, stop.
+ */
+static int
+local_source_cb(const char *path, void *arg)
+{
+	struct srclist *sl = arg;
+	size_t len = strlen(path) + 1, cap;
+	struct stat st;
+	char **v;
+
+	if (stat(path, &st) == -1 || !S_ISREG(st.st_mode))
+		return 0;
+	if (sl->n == PKG_SOURCES_MAX || sl->names + len > SRC_NAMES_MAX)
+		return 1;
+	if (sl->n == sl->cap) {
+		cap = sl->cap == 0 ? 16 : 2 * sl->cap;
+		if ((v = realloc(sl->v, cap * sizeof(*v))) == NULL)
+			return 1;
+		sl->v = v;
+		sl->cap = cap;
+	}
+	if ((sl->v[sl->n] = strdup(path)) == NULL)
+		return 1;
+	sl->n++;
+	sl->names += len;
+	return 0;
+}
+
+/* index_find()'s callback: the path of the first file found. */
+static int
+alt_path_cb(const struct index_file *f, void *arg)
+{
+	return snprintf(arg, PATH_MAX, "%s", f->path) < PATH_MAX;
+}
+
+/* The local file indexed as the debuginfo of build-id id, open; or -1. */
+static int
+alt_open(struct index *idx, const struct buildid *id)
+{
+	struct index_reader *rd;
+	char path[PATH_MAX];
+	struct stat st;
+	int found = 0;
+
+	if (id->len == 0 || (rd = index_reader_new(idx)) == NULL)
+		return -1;
+	if (index_reader_begin(rd) == 0) {
+		found = index_find(rd, id, ELF_KIND_DEBUGINFO, alt_path_cb,
+			    path) == 1;
+		index_reader_end(rd);
+	}
+	index_reader_free(rd);
+	return found ? file_open_regular(path, &st) : -1;
+}
+
+/*
+ * List the sources of the debuginfo file it (open at fd) into it->src,
+ * with its alt file if indexed; it->alt_missing when that lacked.
+ */
+static void
+list_sources(struct scan *s, struct item *it, int fd)
+{
+	int alt_fd, missing = 0;
+	char err[256];
+
+	srclist_clear(&it->src);
+	it->alt_missing = 0;
+	if ((it->rec.kinds & ELF_KIND_DEBUGINFO) == 0)
+		return;
+	alt_fd = alt_open(s->idx, &it->alt_id);
+	if (sources_list(fd, alt_fd, s->opts->tmpdir, PKG_SOURCES_MAX,
+		local_source_cb, &it->src, &missing, err, sizeof(err)) == -1)
+		log_debug("scan: %s: sources: %s", it->path, err);
+	it->alt_missing = missing && alt_fd == -1 && it->alt_id.len > 0;
+	if (alt_fd != -1)
+		close(alt_fd);
+}
+
 /* Read one queued file; on the scan's thread or a helper. */
 static void
-read_item(struct item *it)
+read_item(struct scan *s, struct item *it)
 {
 	struct stat st;
 	int fd;
@@ -274,8 +410,12 @@ read_item(struct item *it)
 	}
 	it->st = st;
 	sandbox_probe();
-	it->rc = scan_identify(fd, it->path, &it->st, &it->rec, it->err,
+	it->rc = identify(fd, it->path, &it->st, &it->rec, &it->alt_id, it->err,
 	    sizeof(it->err));
+	if (it->rc == 0) {
+		list_sources(s, it, fd);
+		it->rec.sources = 1;
+	}
 	close(fd);
 }
 
@@ -285,7 +425,25 @@ read_queued(void *arg, size_t i)
 {
 	struct scan *s = arg;
 
-	read_item(&s->queue[i]);
+	read_item(s, &s->queue[i]);
+}
+
+/* List path's sources again at the end of the scan, for its alt file. */
+static void
+wait_src(struct scan *s, const char *path)
+{
+	char **v;
+	size_t cap;
+
+	if (s->nsrcwait == s->capsrcwait) {
+		cap = s->capsrcwait == 0 ? 16 : 2 * s->capsrcwait;
+		if ((v = realloc(s->srcwait, cap * sizeof(*v))) == NULL)
+			return;
+		s->srcwait = v;
+		s->capsrcwait = cap;
+	}
+	if ((s->srcwait[s->nsrcwait] = strdup(path)) != NULL)
+		s->nsrcwait++;
 }
 
 /* The helpers for nt reads at once: this thread reads too. */
@@ -293,6 +451,27 @@ static unsigned
 helpers(unsigned nt)
 {
 	return nt > 1 ? nt - 1 : 0;
+}
+
+/*
+ * Found now: the misses remembered for rec's id as debuginfo and as
+ * executable no longer hold.
+ */
+static void
+clear_negatives(struct index_batch *b, const struct index_file *rec)
+{
+	struct cache_key k;
+
+	if (rec->id.len == 0)
+		return;
+	if (rec->kinds & ELF_KIND_DEBUGINFO) {
+		cache_key_make(&k, &rec->id, CACHE_DEBUGINFO, "");
+		neg_batch_del(b, &k);
+	}
+	if (rec->kinds & ELF_KIND_EXECUTABLE) {
+		cache_key_make(&k, &rec->id, CACHE_EXECUTABLE, "");
+		neg_batch_del(b, &k);
+	}
 }
 
 /* Read the queue in parallel, then commit what it found. */
@@ -322,13 +501,23 @@ flush_queue(struct scan *s)
 				log_info("scan: %s: not indexed: %s", it->path,
 				    it->err);
 			}
-			if (b != NULL)
+			if (b != NULL) {
 				index_batch_put_file(b, &it->rec);
+				clear_negatives(b, &it->rec);
+				pkgidx_put_local_sources(b, it->path,
+				    &it->rec.id, it->src.v, it->src.n);
+			}
+			if (it->alt_missing)
+				wait_src(s, it->path);
+		} else if (b != NULL) {
+			/* Not ELF (any more): nothing to keep of it. */
+			index_batch_del_file(b, it->path);
 		}
+		srclist_clear(&it->src);
 		free(it->path);
 	}
 	s->nqueue = 0;
-	if (b != NULL)
+	if (b != NULL && !s->one)
 		index_batch_set_scan(b, &s->stats);
 	if (b == NULL || index_batch_commit(b, err, sizeof(err)) == -1) {
 		log_warnx("scan: %s", err);
@@ -357,7 +546,8 @@ needs_reading(struct scan *s, struct reach *r, const char *path,
 	}
 	if (index_reader_begin(s->rd) == 0) {
 		rc = get(s->rd, path, &rec) == 0 &&
-		    index_file_unchanged(&rec, st);
+		    index_file_unchanged(&rec, st) &&
+		    (r != &s->files || rec.sources);
 		index_reader_end(s->rd);
 		if (rc)
 			return 0;
@@ -382,6 +572,14 @@ consider(struct scan *s, const char *path, const struct stat *st)
 	s->stats.queued++;
 	if (++s->nqueue == QUEUE_MAX)
 		flush_queue(s);
+}
+
+/* The walk is about to read directory path (a root when root is 1). */
+static void
+seen_dir(struct scan *s, struct reach *r, const char *path, int root)
+{
+	if (s->opts->dir_cb != NULL)
+		s->opts->dir_cb(path, root, r == &s->pkgs, s->opts->dir_arg);
 }
 
 static void
@@ -425,6 +623,7 @@ walk(struct scan *s, struct reach *r, int dfd, char *path, size_t len,
 				r->incomplete = 1;
 				continue;
 			}
+			seen_dir(s, r, path, 0);
 			walk(s, r, fd, path, len + 1 + n, depth + 1);
 		} else if (S_ISREG(st.st_mode)) {
 			r->visit(s, path, &st);
@@ -436,6 +635,61 @@ walk(struct scan *s, struct reach *r, int dfd, char *path, size_t len,
 	}
 	path[len] = '\0';
 	closedir(dir);
+}
+
+/*
+ * The end of a scan: list again the sources of the debug files whose dwz
+ * alt file was not indexed when they were read, if it is now and they
+ * are unchanged; those whose alt file is still missing keep the names
+ * that did not need it.
+ */
+static void
+relist_sources(struct scan *s)
+{
+	struct index_batch *b = NULL;
+	struct index_file rec;
+	struct item it;
+	char err[256];
+	size_t i;
+	int fd, rc;
+
+	for (i = 0; i < s->nsrcwait && !atomic_load(s->opts->cancel); i++) {
+		memset(&it, 0, sizeof(it));
+		it.path = s->srcwait[i];
+		if ((fd = file_open_regular(it.path, &it.st)) == -1)
+			continue;
+		rc = identify(fd, it.path, &it.st, &it.rec, &it.alt_id, it.err,
+		    sizeof(it.err));
+		if (rc == 0 && index_reader_begin(s->rd) == 0) {
+			rc = index_get_file(s->rd, it.path, &rec) == 0 &&
+				index_file_unchanged(&rec, &it.st)
+			    ? 0
+			    : -1;
+			index_reader_end(s->rd);
+		}
+		if (rc == 0)
+			list_sources(s, &it, fd);
+		close(fd);
+		if (rc == 0 && it.alt_missing)
+			log_debug("scan: %s: its dwz alt file is not indexed; "
+				  "relative source names are not",
+			    it.path);
+		if (rc == 0 && b == NULL)
+			b = index_batch_begin(s->idx, err, sizeof(err));
+		if (rc == 0 && b != NULL)
+			pkgidx_put_local_sources(b, it.path, &it.rec.id,
+			    it.src.v, it.src.n);
+		srclist_clear(&it.src);
+	}
+	for (i = 0; i < s->nsrcwait; i++)
+		free(s->srcwait[i]);
+	free(s->srcwait);
+	s->srcwait = NULL;
+	s->nsrcwait = s->capsrcwait = 0;
+	if (b != NULL && index_batch_commit(b, err, sizeof(err)) == -1) {
+		log_warnx("scan: %s", err);
+		s->failed = 1;
+	}
 }
 
 /* 1 when path ends like a package and has a name before that. */
@@ -1142,6 +1396,7 @@ walk_roots(struct scan *s, struct reach *r, char **roots, size_t nroots)
 			log_info("scan: %s: %s", path, strerror(errno));
 			continue;
 		}
+		seen_dir(s, r, path, 1);
 		walk(s, r, fd, path, strcmp(path, "/") == 0 ? 0 : len, 0);
 	}
 }
@@ -1172,6 +1427,7 @@ scan_run(struct index *idx, const struct scan_opts *opts,
 
 	walk_roots(s, &s->files, opts->roots, opts->nroots);
 	flush_queue(s);
+	relist_sources(s);
 	if (opts->npkg_roots > 0 && opts->tmpdir == NULL) {
 		log_warnx("scan: no directory for package members; packages "
 			  "not scanned");
@@ -1242,6 +1498,171 @@ scan_package(struct index *idx, const char *path, const char *tmpdir,
 		snprintf(err, errlen, "cannot write the index");
 		rc = -1;
 	}
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+	return rc;
+}
+
+/* 1 when path is dir or lies under it. */
+static int
+under(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (n == 1 && dir[0] == '/')
+		return path[0] == '/';
+	return strncmp(path, dir, n) == 0 &&
+	    (path[n] == '\0' || path[n] == '/');
+}
+
+/* Walk one changed path as a root would be walked: a file, or a tree. */
+static void
+change_visit(struct scan *s, const struct scan_change *c)
+{
+	struct reach *r = c->pkg ? &s->pkgs : &s->files;
+	char path[PATH_MAX], real[PATH_MAX];
+	size_t len = strlen(c->path);
+	struct stat st;
+	int fd;
+
+	if (len >= sizeof(path) || lstat(c->path, &st) == -1)
+		return; /* gone: its records go in finish_changes() */
+	memcpy(path, c->path, len + 1);
+	if (S_ISDIR(st.st_mode)) {
+		fd =
+		    open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd == -1) {
+			log_info("scan: %s: %s", path, strerror(errno));
+			r->incomplete = 1;
+			return;
+		}
+		seen_dir(s, r, path, 0);
+		walk(s, r, fd, path, len, 0);
+	} else if (S_ISREG(st.st_mode)) {
+		r->visit(s, path, &st);
+	} else if (S_ISLNK(st.st_mode) && stat(path, &st) == 0 &&
+	    S_ISREG(st.st_mode) && realpath(path, real) != NULL) {
+		r->visit(s, real, &st);
+	}
+}
+
+struct change_keep {
+	struct scan *s;
+	const struct scan_change *v;
+	size_t n;
+	int pkg;
+	int exact; /* changed paths that are not directories count too */
+};
+
+/*
+ * The prunes' keep(): a record under a changed directory (or, with exact,
+ * of a changed path) stays only if the walk reached it; others stay.
+ */
+static int
+keep_unchanged(const char *path, void *arg)
+{
+	struct change_keep *ck = arg;
+	struct reach *r = ck->pkg ? &ck->s->pkgs : &ck->s->files;
+	size_t i;
+
+	for (i = 0; i < ck->n; i++) {
+		const struct scan_change *c = &ck->v[i];
+
+		if (c->pkg != ck->pkg)
+			continue;
+		if ((c->dir && under(path, c->path)) ||
+		    (ck->exact && strcmp(path, c->path) == 0))
+			return pathset_has(&r->seen, path);
+	}
+	return 1;
+}
+
+/*
+ * Drop the records of changed paths the walk did not reach: a vanished
+ * file's, one that is no longer a file's, and under a changed directory
+ * every one not reached (a walk of the whole files table, only then).
+ * Kinds of root whose walk could not read everything keep theirs.
+ */
+static int
+finish_changes(struct scan *s, const struct scan_change *v, size_t n)
+{
+	struct change_keep files = { s, v, n, 0, 0 }, pkgs = { s, v, n, 1, 1 };
+	struct index_batch *b;
+	uint64_t removed = 0;
+	int dirs = 0, anypkg = 0;
+	char err[256];
+	size_t i;
+
+	if ((b = index_batch_begin(s->idx, err, sizeof(err))) == NULL)
+		goto fail;
+	for (i = 0; i < n; i++) {
+		anypkg |= v[i].pkg;
+		if (v[i].pkg || s->files.incomplete)
+			continue;
+		if (v[i].dir)
+			dirs = 1;
+		else if (!pathset_has(&s->files.seen, v[i].path) &&
+		    index_batch_del_file(b, v[i].path) == 0)
+			s->stats.removed++;
+	}
+	if (dirs && !s->files.incomplete &&
+	    index_batch_prune(b, keep_unchanged, &files, &removed) == 0)
+		s->stats.removed += removed;
+	if (anypkg && !s->pkgs.incomplete &&
+	    pkgidx_prune(b, keep_unchanged, &pkgs, &removed) == 0)
+		s->stats.removed += removed;
+	if (index_batch_commit(b, err, sizeof(err)) == -1)
+		goto fail;
+	return 0;
+fail:
+	log_warnx("scan: %s", err);
+	return -1;
+}
+
+int
+scan_changes(struct index *idx, const struct scan_opts *opts,
+    const struct scan_change *v, size_t n, struct index_scan *out)
+{
+	struct scan *s;
+	size_t i;
+	int rc;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL ||
+	    (s->rd = index_reader_new(idx)) == NULL) {
+		free(s);
+		log_warnx("scan: out of memory");
+		return -1;
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	s->idx = idx;
+	s->opts = opts;
+	s->one = 1;
+	s->lim = pkg_default_limits;
+	s->lim.min_free_pct = opts->min_free_pct;
+	s->files.visit = consider;
+	s->pkgs.visit = consider_package;
+	s->share = pool_share_new(opts->pool);
+
+	for (i = 0; i < n && !atomic_load(opts->cancel); i++)
+		if (!v[i].pkg)
+			change_visit(s, &v[i]);
+	flush_queue(s);
+	relist_sources(s);
+	if (opts->tmpdir == NULL)
+		s->pkgs.incomplete = 1; /* no room to read packages */
+	for (i = 0; i < n && !atomic_load(opts->cancel); i++)
+		if (v[i].pkg && opts->tmpdir != NULL)
+			change_visit(s, &v[i]);
+	flush_packages(s);
+	read_waiting(s);
+	rc = atomic_load(opts->cancel) || s->failed ? -1 : 0;
+	if (rc == 0 && finish_changes(s, v, n) == -1)
+		rc = -1;
+	*out = s->stats;
+	pool_share_free(s->share);
+	index_reader_free(s->rd);
+	free(s->files.seen.slot);
+	free(s->pkgs.seen.slot);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
 	return rc;

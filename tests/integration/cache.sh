@@ -78,7 +78,7 @@ for i in 1 2 3; do
 done
 n=$(requests_to flaky /buildid/)
 is "$n" 3 "three failures in a row reach the upstream"
-like "$(metric "dbgmirror_upstream_breaker_state{upstream=\"$flaky_URL\"}" "$b_URL")" \
+like "$(metric "dbgmirror_upstream_breaker_state{upstream=\"$flaky_URL\",state=\"open\"}" "$b_URL")" \
     '^1$' "... and open its breaker"
 is "$(code "$b_URL/buildid/00000000000000000000000000000000000000b1/debuginfo")" 502 \
     "with the breaker open: 502 ..."
@@ -86,7 +86,7 @@ is "$(requests_to flaky /buildid/)" 3 "... without asking the upstream"
 # The probe (GET /) closes it: fakeupstream answers / with 200.
 wait_until 8 sh -c "[ \$(grep -c '^GET / ' '$flaky_LOG') -ge 1 ]"
 ok $? "after the backoff the breaker probes the upstream"
-wait_until 5 sh -c "curl -s '$b_URL/metrics' | grep -q '^dbgmirror_upstream_breaker_state{upstream=\"$flaky_URL\"} 0'"
+wait_until 5 sh -c "curl -s '$b_URL/metrics' | grep -q '^dbgmirror_upstream_breaker_state{upstream=\"$flaky_URL\",state=\"closed\"} 1'"
 ok $? "... and closes"
 like "$(cat "$b_LOG")" "upstream $flaky_URL: breaker open \(3 failures in a row, the last an HTTP error\): skipped, probed again in 2s" \
     "the log says the breaker opened, why, and when it probes"

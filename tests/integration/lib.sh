@@ -174,7 +174,8 @@ build_fixtures() {
 # Waits until it listens; with --scan-dir, until the first scan finished.
 start_daemon() {
 	local name=$1 log=$T/$1.log port pid try rc
-	local banner=']: dbgmirrord .*: cache '
+	# Under the journal (JOURNAL_STREAM) lines start with a priority.
+	local banner='\(]: \|^<6>\)dbgmirrord .*: cache '
 	shift
 	# A second try, saying why the first one failed: on a loaded CI machine
 	# a daemon has twice (in ~20,000 starts) written nothing at all within

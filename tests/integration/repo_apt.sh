@@ -412,6 +412,12 @@ is "$(metric "dbgmirror_repo_ids{repo=\"$N/ids\",suite=\"stable\"}" "$am_URL")" 
 wait_until 60 refused am 1
 like "$(cat "$am_LOG")" "contents stable: refresh failed.*badcrc\.asc: CRC-24 mismatch" \
     "an armored key with a bad CRC-24: refused, and why"
+# /status shows both as they are.
+st=$(curl -s "$am_URL/status")
+like "$st" "<tr class=\"repo\" id=\"repo-0\"><td>repository <code>$N/ids stable</code></td><td class=\"ok state\">refreshed</td><td>last refresh ended [0-9]+s ago; next refresh in [0-9hms ]+; <span class=\"ids\">3</span> build-ids in 2 packages</td>" \
+    "/status: the refreshed repository, when, the next refresh, its ids"
+like "$st" "<tr class=\"repo\" id=\"repo-1\"><td>repository <code>$N/contents stable</code></td><td class=\"bad state\">refresh failed</td><td>last refresh ended [0-9]+s ago: <span class=\"bad why\">[^<]*CRC-24 mismatch[^<]*</span>" \
+    "... the refused one, and why"
 
 # A cold cache: gdb on the dwz-built program, first try.
 start_daemon g --scan-dir none --repo "deb $N/ids stable main $kr"
@@ -448,7 +454,7 @@ touch "$T/bclock"
 DBGMIRROR_TEST_CLOCK=$T/bclock start_daemon k --scan-dir none \
     --error-ttl 0 --negative-ttl 0 --repo "deb $N/badsum stable main $kr"
 wait_until 60 refreshed k 1
-kb="dbgmirror_repo_breaker_open{repo=\"$N/badsum\",suite=\"stable\"}"
+kb="dbgmirror_repo_breaker_state{repo=\"$N/badsum\",suite=\"stable\",state=\"open\"}"
 before=$(grep -c 'badsum/pool/main/progc' "$T/nginx/access.log")
 codes=
 for i in 1 2 3 4 5; do

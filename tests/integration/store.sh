@@ -81,6 +81,8 @@ ok $? "A: filled from the upstream, correct bytes"
 is "$(requests_to up "$a")" 1 "... one upstream request"
 wait_until 20 above uploads A done 1
 ok $? "... uploaded to the store (uploads done)"
+like "$(curl -s "$A_URL/status")" "id=\"source-object-store\"><td>object store <code>$S3_ENDPOINT/$S3_BUCKET/</code></td><td class=\"ok breaker\">breaker closed</td><td>credentials accepted; uploads: <span id=\"store-waiting\">0</span> waiting, <span id=\"store-running\">0</span> running, 1 done, 0 failed" \
+    "... /status: the store, its breaker, credentials and uploads"
 is "$(s3_curl GET "$a/debuginfo")" 200 "... the object is in the bucket as ID/debuginfo"
 cmp -s "$T/s3.body" "$(eval echo \$bin_$a)"
 ok $? "... with the same bytes"
@@ -131,7 +133,7 @@ grep -q "the store failed (.*Couldn't connect to server): asking the upstreams" 
 ok $? "... at once: a refused connection is no wait (took $(((t1 - t0) / 1000000)) ms)"
 is "$(code "$B_URL/buildid/$a/debuginfo" --max-time 10)" 200 "... B serves its cached id"
 is "$(code "$B_URL/buildid/$c/debuginfo" --max-time 10)" 200 "... and fills a new one"
-wait_until 20 sh -c "curl -s '$C_URL/metrics' | grep -q '^dbgmirror_store_breaker_state 1'"
+wait_until 20 sh -c "curl -s '$C_URL/metrics' | grep -q '^dbgmirror_store_breaker_state{.*state=\"open\"} 1'"
 ok $? "... C's store breaker opens (metrics)"
 failed=$(( $(num uploads B failed) + $(num uploads B dropped) + $(num uploads C failed) + $(num uploads C dropped) ))
 [ "$failed" -ge 2 ]
@@ -140,7 +142,7 @@ is "$(code "$C_URL/buildid/$e/debuginfo" --max-time 10)" 200 "... an open breake
 
 # The store back: uploads resume.
 s3_start_rgw
-wait_until 30 sh -c "curl -s '$C_URL/metrics' | grep -q '^dbgmirror_store_breaker_state 0'"
+wait_until 30 sh -c "curl -s '$C_URL/metrics' | grep -q '^dbgmirror_store_breaker_state{.*state=\"closed\"} 1'"
 ok $? "store back: C's breaker closes"
 done0=$(uploads C done)
 is "$(code "$C_URL/buildid/$f/debuginfo")" 200 "... C fills another id"

@@ -399,7 +399,17 @@ test_words(void)
 	}
 	is_int(set1(&cfg, &diag, "access-log", "maybe"), -1, "maybe refused");
 	ok(find_msg(&diag, "on/off") == 0, "boolean message lists words");
+	ok(find_msg(&diag, "or a file") == 0,
+	    "... and says a file may be given");
 	is_int(cfg.access_log, 1, "refused boolean keeps the old value");
+	is_int(set1(&cfg, &diag, "access-log", "/var/log/dbgmirror/a.log"), 0,
+	    "access-log FILE");
+	ok(cfg.access_log == 1 && cfg.access_log_file != NULL &&
+		strcmp(cfg.access_log_file, "/var/log/dbgmirror/a.log") == 0,
+	    "... is on, to that file");
+	is_int(set1(&cfg, &diag, "access-log", "off"), 0, "access-log off");
+	ok(cfg.access_log == 0 && cfg.access_log_file == NULL,
+	    "... forgets the file");
 
 	is_int(set1(&cfg, &diag, "log-level", "warn"), 0, "log-level warn");
 	is_int(cfg.log_level, CONFIG_LOG_WARN, "warn stored");
@@ -1498,6 +1508,64 @@ test_upstreams(void)
 	config_diag_free(&diag);
 }
 
+/* source-root: the scan directories unless set; none; made absolute. */
+static void
+test_source_root(void)
+{
+	struct config cfg;
+	struct config_args args;
+	struct config_diag diag = { 0 };
+	char *cwd = getcwd(NULL, 0), *want = NULL;
+
+	{
+		char *argv[] = { "dbgmirrord", "--no-config", "--scan-dir",
+			"/a", "--scan-dir", "/b", NULL };
+
+		config_init(&cfg);
+		parse(&args, &diag, argv);
+		is_int(config_load(&cfg, &args, &diag), 0,
+		    "two scan-dirs load");
+		ok(cfg.source_roots.n == 2 &&
+			strcmp(cfg.source_roots.v[0], "/a") == 0 &&
+			strcmp(cfg.source_roots.v[1], "/b") == 0,
+		    "source-root: the scan-dirs by default");
+		config_free(&cfg);
+		config_args_free(&args);
+	}
+	{
+		char *argv[] = { "dbgmirrord", "--no-config", "--scan-dir",
+			"/a", "--source-root", "none", NULL };
+
+		config_init(&cfg);
+		parse(&args, &diag, argv);
+		is_int(config_load(&cfg, &args, &diag), 0, "source-root none");
+		is_int(cfg.source_roots.n, 0, "... no source root");
+		config_free(&cfg);
+		config_args_free(&args);
+	}
+	{
+		char *argv[] = { "dbgmirrord", "--no-config", "--scan-dir",
+			"/a", "--source-root", "src", "--source-root",
+			"/usr/src/debug", NULL };
+
+		config_init(&cfg);
+		parse(&args, &diag, argv);
+		is_int(config_load(&cfg, &args, &diag), 0, "two source-roots");
+		if (asprintf(&want, "%s%ssrc", cwd,
+			strcmp(cwd, "/") == 0 ? "" : "/") < 0)
+			abort();
+		ok(cfg.source_roots.n == 2 &&
+			strcmp(cfg.source_roots.v[0], want) == 0 &&
+			strcmp(cfg.source_roots.v[1], "/usr/src/debug") == 0,
+		    "... replace the scan-dirs, made absolute");
+		free(want);
+		config_free(&cfg);
+		config_args_free(&args);
+	}
+	config_diag_free(&diag);
+	free(cwd);
+}
+
 static void
 test_schema_and_usage(void)
 {
@@ -1508,7 +1576,7 @@ test_schema_and_usage(void)
 
 	for (i = 0; config_option_name(i) != NULL; i++)
 		continue;
-	is_int(i, 66, "sixty-six options");
+	is_int(i, 67, "sixty-seven options");
 	is_str(config_option_name(0), "listen", "option 0 is listen");
 	ok(config_option_name(1000) == NULL, "NULL far past the end");
 
@@ -1676,6 +1744,7 @@ main(void)
 	test_cache_dir();
 	test_example_and_man();
 	test_schema_and_usage();
+	test_source_root();
 	test_url_public();
 	test_store();
 	cleanup();

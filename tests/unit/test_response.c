@@ -1,6 +1,7 @@
 /*
  * tests/unit/test_response.c: daemon/response.c (status decisions for
- * artifacts, ETags, response heads) and daemon/httpdate.c (HTTP dates).
+ * artifacts, ETags, response heads) and daemon/httpdate.c (HTTP dates,
+ * ISO and common log format times).
  *
  * Requests are built by hand: each header value is a heap copy of exactly
  * its bytes, without a NUL after it, as the request parser leaves them, so
@@ -910,6 +911,19 @@ check_iso(time_t t, const char *s)
 	ok(out[HTTPDATE_ISO_LEN] == 'x', "iso stays within HTTPDATE_ISO_LEN");
 }
 
+/* httpdate_clf(t) is s, in exactly HTTPDATE_CLF_LEN bytes. */
+static void
+check_clf(time_t t, const char *s)
+{
+	char out[HTTPDATE_CLF_LEN + 8], msg[100];
+
+	memset(out, 'x', sizeof(out));
+	httpdate_clf(t, out);
+	snprintf(msg, sizeof(msg), "clf %lld", (long long)t);
+	is_str(out, s, msg);
+	ok(out[HTTPDATE_CLF_LEN] == 'x', "clf stays within HTTPDATE_CLF_LEN");
+}
+
 /* Parse a heap copy of exactly the bytes of s[0..len). */
 static int
 parse_n(const char *s, size_t len, time_t *t)
@@ -970,6 +984,16 @@ test_httpdate_iso(void)
 	check_iso(253402300800LL, "9999-12-31T23:59:59Z");
 	check_iso(-1, "1969-12-31T23:59:59Z");
 	check_iso(-62167219201LL, "0000-01-01T00:00:00Z");
+}
+
+static void
+test_httpdate_clf(void)
+{
+	check_clf(0, "01/Jan/1970:00:00:00 +0000");
+	check_clf(784111777, "06/Nov/1994:08:49:37 +0000");
+	check_clf(951782400, "29/Feb/2000:00:00:00 +0000");
+	check_clf(253402300800LL, "31/Dec/9999:23:59:59 +0000");
+	check_clf(-1, "31/Dec/1969:23:59:59 +0000");
 }
 
 static void
@@ -1126,6 +1150,7 @@ main(void)
 	test_reasons();
 	test_httpdate_format();
 	test_httpdate_iso();
+	test_httpdate_clf();
 	test_httpdate_parse();
 	test_httpdate_truncated();
 	test_httpdate_round_trip();
