@@ -19,6 +19,7 @@
  * start-up on one thread; getpwuid() is not thread-safe.
  */
 #include "conf/config.h"
+#include "conf/help.h"
 #include "conf/objstore.h"
 #include "conf/values.h"
 
@@ -50,7 +51,7 @@ enum opt_type {
 	T_LISTEN, /* IPv4:PORT or [IPv6]:PORT */
 	T_UNSIGNED, /* decimal digits */
 	T_DURATION, /* seconds, suffix s, m, h or d */
-	T_SIZE, /* bytes, suffix K, M, G or T */
+	T_SIZE, /* bytes, suffix K, M, G, T, KiB... (1024) or KB... (1000) */
 	T_BOOL, /* on/off, yes/no, true/false, 1/0 */
 	T_LOGLEVEL, /* warn, info, debug */
 	T_PATH, /* non-empty; made absolute by config_load() */
@@ -82,8 +83,8 @@ struct opt {
 
 static const struct opt options[] = {
 	{ "listen", T_LISTEN, "127.0.0.1:8002 [::1]:8002", NULL,
-	    "address to listen on; for HTTPS add: tls cert=FILE key=FILE "
-	    "[client-ca=FILE]; repeatable",
+	    "address to listen on (a port alone: every address); for HTTPS "
+	    "add: tls cert=FILE key=FILE [client-ca=FILE]; repeatable",
 	    1, FIELD(listen), 0, 0 },
 	{ "threads", T_UNSIGNED, "0", NULL,
 	    "event-loop threads, 0 = one per CPU", 0, FIELD(threads), 0, 256 },
@@ -360,55 +361,13 @@ opt_find(const char *name)
 	return -1;
 }
 
-/* Edits (insert, delete, replace) from a[0..an) to b; at most 64 long. */
-static size_t
-edit_distance(const char *a, size_t an, const char *b)
-{
-	size_t bn = strlen(b), row[65], i, j, diag, up;
-
-	if (an > 64 || bn > 64)
-		return SIZE_MAX;
-	for (j = 0; j <= bn; j++)
-		row[j] = j;
-	for (i = 1; i <= an; i++) {
-		diag = row[0];
-		row[0] = i;
-		for (j = 1; j <= bn; j++) {
-			up = row[j];
-			row[j] = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < row[j])
-				row[j] = up + 1;
-			if (row[j - 1] + 1 < row[j])
-				row[j] = row[j - 1] + 1;
-			diag = up;
-		}
-	}
-	return row[bn];
-}
-
-/*
- * " (did you mean PREFIXNAME?)" for the option closest to the unknown
- * name (len bytes), when it is close (a third of its letters at most),
- * into buf; else "".
- */
+/* " (did you mean PREFIXNAME?)" for an unknown option name, or "". */
 static const char *
 did_you_mean(const char *name, size_t len, const char *prefix, char *buf,
     size_t buflen)
 {
-	size_t i, d, best = SIZE_MAX, besti = 0;
-
-	for (i = 0; i < NOPTIONS; i++)
-		if ((d = edit_distance(name, len, options[i].name)) < best) {
-			best = d;
-			besti = i;
-		}
-	if (best == 0 || best > (len + 2) / 3) {
-		buf[0] = '\0';
-		return buf;
-	}
-	snprintf(buf, buflen, " (did you mean %s%s?)", prefix,
-	    options[besti].name);
-	return buf;
+	return config_did_you_mean(name, len, config_option_name, prefix, buf,
+	    buflen);
 }
 
 /* "dir/name", without doubling a '/' that dir ends with. */
@@ -633,6 +592,13 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 	}
 	case T_LISTEN: {
 		struct config_listen l, *v;
+		char v4[LINE_MAX_BYTES + 16], v6[LINE_MAX_BYTES + 16];
+
+		if (config_listen_any(value, v4, v6, sizeof(v4)) == 1)
+			return opt_set(cfg, o, v4, where, diag, layer, line) ==
+				-1
+			    ? -1
+			    : opt_set(cfg, o, v6, where, diag, layer, line);
 
 		if (config_parse_listen(value, &l, &why) == -1)
 			goto bad;
@@ -1028,7 +994,7 @@ int
 config_parse_args(struct config_args *args, int argc, char **argv,
     struct config_diag *diag)
 {
-	char hint[96];
+	char hint[256];
 	char buf[SHOWN_MAX];
 	int i, rc = 0, dummy;
 
@@ -1060,6 +1026,22 @@ config_parse_args(struct config_args *args, int argc, char **argv,
 					args->verbose++;
 				} else if (*a == 'h') {
 					args->help = 1;
+				} else if (config_elfutils_hint(*a, NULL, hint,
+					       sizeof(hint)) != NULL) {
+					/* Its argument: the rest, or the next. */
+					value = a[1] != '\0' ? a + 1
+					    : i + 1 < argc &&
+						argv[i + 1][0] != '-'
+					    ? argv[++i]
+					    : NULL;
+					diag_add(diag,
+					    "command line: -%c: unknown "
+					    "option; %s",
+					    *a,
+					    config_elfutils_hint(*a, value,
+						hint, sizeof(hint)));
+					rc = -1;
+					break;
 				} else {
 					diag_add(diag,
 					    "command line: -%s: unknown option",
@@ -1440,60 +1422,56 @@ config_load(struct config *cfg, const struct config_args *args,
 
 /* --------------------------------------------------------------- usage */
 
+/* The shape of an option's value as --help shows it, by type. */
 static const char *
-metavar(enum opt_type t)
+metavar(const struct opt *op)
 {
-	switch (t) {
-	case T_LISTEN:
-		return "ADDR:PORT";
-	case T_UNSIGNED:
-		return "N";
-	case T_DURATION:
-		return "TIME";
-	case T_SIZE:
-		return "SIZE";
-	case T_BOOL:
-		return "on|off";
-	case T_LOGLEVEL:
-		return "LEVEL";
-	case T_PATH:
-	case T_PATHLIST:
-		return "DIR";
-	case T_STRING:
-	case T_TEXTLIST:
-		return "TEXT";
-	case T_UPSTREAM:
-		return "URL";
-	case T_HEADER:
-		return "HEADER";
-	case T_REPO:
-		return "REPO";
-	case T_ADMIN:
-		return "WHO";
-	case T_REDIRECTS:
-		return "WHERE";
-	case T_STORE:
-		return "STORE";
-	}
-	return "VALUE";
+	static const char *const names[] = {
+		[T_LISTEN] = "ADDR:PORT",
+		[T_UNSIGNED] = "N",
+		[T_DURATION] = "TIME",
+		[T_SIZE] = "SIZE",
+		[T_BOOL] = "on|off",
+		[T_LOGLEVEL] = "LEVEL",
+		[T_PATH] = "FILE",
+		[T_PATHLIST] = "DIR",
+		[T_STRING] = "TEXT",
+		[T_UPSTREAM] = "URL",
+		[T_HEADER] = "HEADER",
+		[T_ADMIN] = "WHO",
+		[T_REDIRECTS] = "WHERE",
+		[T_STORE] = "STORE",
+		[T_TEXTLIST] = "TEXT",
+		[T_REPO] = "REPO",
+	};
+
+	/* The options whose value is not what their type says. */
+	static const struct {
+		const char *name, *metavar;
+	} special[] = {
+		{ "cache-dir", "DIR" },
+		{ "proxy", "URL" },
+		{ "access", "RULE" },
+		{ "trusted-proxy", "CIDR" },
+		{ "user", "NAME" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(special) / sizeof(special[0]); i++)
+		if (strcmp(op->name, special[i].name) == 0)
+			return special[i].metavar;
+	return names[op->type];
 }
 
-void
-config_usage(FILE *fp)
+int
+config_option_info(size_t i, struct config_option_info *oi)
 {
-	size_t i, w, width = 0;
-
-	for (i = 0; i < NOPTIONS; i++) {
-		w = strlen(options[i].name) + 1 +
-		    strlen(metavar(options[i].type));
-		if (w > width)
-			width = w;
-	}
-	for (i = 0; i < NOPTIONS; i++) {
-		const struct opt *op = &options[i];
-
-		fprintf(fp, "  --%s %-*s  %s (default: %s)\n", op->name,
-		    (int)(width - strlen(op->name) - 1), metavar(op->type),
-		    op->help, op->def != NULL ? op->def : op->shown);
-	}
+	if (i >= NOPTIONS)
+		return -1;
+	oi->name = options[i].name;
+	oi->metavar = metavar(&options[i]);
+	oi->help = options[i].help;
+	oi->shown_default =
+	    options[i].def != NULL ? options[i].def : options[i].shown;
+	return 0;
 }

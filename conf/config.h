@@ -258,9 +258,6 @@ int config_load_file(struct config *cfg, const char *path,
 int config_set(struct config *cfg, const char *name, const char *value,
     const char *where, struct config_diag *diag);
 
-/* Print every option with its default and a line of help. */
-void config_usage(FILE *fp);
-
 /* The default cache directory for this user (root, XDG, HOME). */
 char *config_default_cache_dir(void);
 
@@ -268,5 +265,15 @@ void config_diag_free(struct config_diag *diag);
 
 /* Iterate the schema: the name of option i, or NULL past the end. */
 const char *config_option_name(size_t i);
+
+/* What --help shows of an option (conf/help.c). */
+struct config_option_info {
+	const char *name;
+	const char *metavar; /* the shape of its value: DIR, FILE, SIZE... */
+	const char *help;
+	const char *shown_default;
+};
+/* 0 and *oi for option i of the schema; -1 past the end. */
+int config_option_info(size_t i, struct config_option_info *oi);
 
 #endif /* CONF_CONFIG_H */

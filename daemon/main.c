@@ -55,6 +55,7 @@
 #include "cache/negative.h"
 #include "cache/pkgindex.h"
 #include "conf/config.h"
+#include "conf/help.h"
 #include "autoconf.h"
 #include "resolver/fill.h"
 #include "daemon/http.h"
