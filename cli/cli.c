@@ -564,8 +564,11 @@ cmd_purge(struct index *idx, const struct config *cfg, const char *hex,
 		}
 	}
 	if ((bs = blobstore_new(idx, cache_dir, &nolimits, err, sizeof(err))) ==
-	    NULL) {
+		NULL ||
+	    blobstore_set_upload_dir(bs, cfg->upload_dir, err, sizeof(err)) ==
+		-1) {
 		fprintf(stderr, "dbgmirror: %s\n", err);
+		blobstore_free(bs);
 		return 1;
 	}
 	if (hex != NULL)

@@ -16,7 +16,7 @@
  *
  * Nothing is printed: every problem becomes one "where: what" string in a
  * struct config_diag, and parsing goes on so that all are reported.  Runs at
- * start-up on one thread; getpwuid() is not thread-safe.
+ * start-up on one thread.
  */
 #include "conf/config.h"
 #include "conf/help.h"
@@ -31,7 +31,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -95,6 +94,11 @@ static const struct opt options[] = {
 	{ "cache-dir", T_PATH, NULL,
 	    "~/.cache/dbgmirror, as root /var/cache/dbgmirror",
 	    "index and cached files", 0, FIELD(cache_dir), 0, 0 },
+	{ "upload-dir", T_PATH, NULL,
+	    "~/.local/share/dbgmirror/uploads, as root "
+	    "/var/lib/dbgmirror/uploads",
+	    "uploaded files, kept apart from the cache: never evicted", 0,
+	    FIELD(upload_dir), 0, 0 },
 	{ "scan-dir", T_PATHLIST, NULL, "/usr/lib/debug if it exists",
 	    "debug files to index; repeatable, none = no scan", 1,
 	    FIELD(scan_dirs), 0, 0 },
@@ -301,12 +305,9 @@ struct layer {
 	unsigned long first[NOPTIONS];
 };
 
-static void diag_add(struct config_diag *, const char *, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* Append one message; a NULL diag (the embedded defaults) drops it. */
-static void
-diag_add(struct config_diag *diag, const char *fmt, ...)
+/* A NULL diag (the embedded defaults) drops the message. */
+void
+config_diag_add(struct config_diag *diag, const char *fmt, ...)
 {
 	va_list ap;
 	char *msg, **v;
@@ -370,19 +371,6 @@ did_you_mean(const char *name, size_t len, const char *prefix, char *buf,
 	    buflen);
 }
 
-/* "dir/name", without doubling a '/' that dir ends with. */
-static char *
-path_join(const char *dir, const char *name)
-{
-	size_t len = strlen(dir);
-	char *s;
-
-	if (asprintf(&s, "%s%s%s", dir,
-		(len > 0 && dir[len - 1] == '/') ? "" : "/", name) < 0)
-		return NULL;
-	return s;
-}
-
 /* Indexed by enum config_log_level and enum config_admin. */
 static const char *const loglevel_words[] = { "warn", "info", "debug" };
 static const char *const admin_words[] = { "none", "loopback", "any" };
@@ -439,7 +427,7 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 	char *s;
 
 	if (*value == '\0') {
-		diag_add(diag, "%s: %s: empty value", where, op->name);
+		config_diag_add(diag, "%s: %s: empty value", where, op->name);
 		return -1;
 	}
 	switch (op->type) {
@@ -453,7 +441,7 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 			&n, &why) == -1)
 			goto bad;
 		if (n < op->min || n > op->max) {
-			diag_add(diag,
+			config_diag_add(diag,
 			    "%s: %s: \"%s\": must be from %llu to %llu", where,
 			    op->name, shown(value, buf, sizeof(buf)),
 			    (unsigned long long)op->min,
@@ -557,7 +545,7 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 				break;
 		if (i < cfg->nupstreams ||
 		    cfg->nupstreams >= CONFIG_UPSTREAMS_MAX) {
-			diag_add(diag, "%s: %s: %s", where, op->name,
+			config_diag_add(diag, "%s: %s: %s", where, op->name,
 			    i < cfg->nupstreams ? "this URL is already listed"
 						: "more than 32 upstreams");
 			config_upstream_clear(&u);
@@ -605,8 +593,8 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 		if (fresh)
 			listens_clear(cfg);
 		if (cfg->nlisten >= LISTEN_MAX) {
-			diag_add(diag, "%s: %s: more than %d addresses", where,
-			    op->name, LISTEN_MAX);
+			config_diag_add(diag, "%s: %s: more than %d addresses",
+			    where, op->name, LISTEN_MAX);
 			config_listen_clear(&l);
 			return -1;
 		}
@@ -625,11 +613,11 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 	return 0;
 
 bad:
-	diag_add(diag, "%s: %s: \"%s\": %s", where, op->name,
+	config_diag_add(diag, "%s: %s: \"%s\": %s", where, op->name,
 	    shown(value, buf, sizeof(buf)), why);
 	return -1;
 nomem:
-	diag_add(diag, "%s: %s: out of memory", where, op->name);
+	config_diag_add(diag, "%s: %s: out of memory", where, op->name);
 	return -1;
 }
 
@@ -642,7 +630,7 @@ config_set(struct config *cfg, const char *name, const char *value,
 	int o;
 
 	if ((o = opt_find(name)) == -1) {
-		diag_add(diag, "%s: %s: unknown option%s", where,
+		config_diag_add(diag, "%s: %s: unknown option%s", where,
 		    shown(name, buf, sizeof(buf)),
 		    did_you_mean(name, strlen(name), "", hint, sizeof(hint)));
 		return -1;
@@ -660,7 +648,7 @@ opt_set_default(struct config *cfg, size_t o, struct config_diag *diag)
 	if (options[o].def == NULL)
 		return 0;
 	if ((copy = strdup(options[o].def)) == NULL) {
-		diag_add(diag, "%s: out of memory", __func__);
+		config_diag_add(diag, "%s: out of memory", __func__);
 		return -1;
 	}
 	for (word = strtok_r(copy, " ", &save); word != NULL;
@@ -693,6 +681,7 @@ config_free(struct config *cfg)
 	listens_clear(cfg);
 	free(cfg->listen);
 	free(cfg->cache_dir);
+	free(cfg->upload_dir);
 	config_strlist_clear(&cfg->scan_dirs);
 	config_strlist_clear(&cfg->scan_packages);
 	upstreams_clear(cfg);
@@ -832,7 +821,7 @@ parse_file(struct config *cfg, FILE *fp, const char *path,
 		lineno++;
 		snprintf(where, sizeof(where), "%s:%lu", path, lineno);
 		if (r == -1) {
-			diag_add(diag, "%s: %s", where, why);
+			config_diag_add(diag, "%s: %s", where, why);
 			rc = -1;
 			continue;
 		}
@@ -844,7 +833,8 @@ parse_file(struct config *cfg, FILE *fp, const char *path,
 			if (*eq == '#' && config_is_blank(eq[-1]))
 				break;
 		if (*eq != '=') {
-			diag_add(diag, "%s: expected name = value", where);
+			config_diag_add(diag, "%s: expected name = value",
+			    where);
 			rc = -1;
 			continue;
 		}
@@ -852,26 +842,28 @@ parse_file(struct config *cfg, FILE *fp, const char *path,
 			continue;
 		*end = '\0';
 		if (*p == '\0') {
-			diag_add(diag, "%s: missing name before '='", where);
+			config_diag_add(diag, "%s: missing name before '='",
+			    where);
 			rc = -1;
 			continue;
 		}
 		if ((o = opt_find(p)) == -1) {
-			diag_add(diag, "%s: %s: unknown option%s", where,
+			config_diag_add(diag, "%s: %s: unknown option%s", where,
 			    shown(p, buf, sizeof(buf)),
 			    did_you_mean(p, strlen(p), "", hint, sizeof(hint)));
 			rc = -1;
 			continue;
 		}
 		if ((value = take_value(eq + 1, &why)) == NULL) {
-			diag_add(diag, "%s: %s: %s", where, options[o].name,
-			    why);
+			config_diag_add(diag, "%s: %s: %s", where,
+			    options[o].name, why);
 			rc = -1;
 			continue;
 		}
 		if (!options[o].repeatable && layer->first[o] != 0) {
-			diag_add(diag, "%s: %s: set twice; first at line %lu",
-			    where, options[o].name, layer->first[o]);
+			config_diag_add(diag,
+			    "%s: %s: set twice; first at line %lu", where,
+			    options[o].name, layer->first[o]);
 			rc = -1;
 			continue;
 		}
@@ -880,7 +872,7 @@ parse_file(struct config *cfg, FILE *fp, const char *path,
 			rc = -1;
 	}
 	if (ferror(fp)) {
-		diag_add(diag, "%s: %s", path, strerror(errno));
+		config_diag_add(diag, "%s: %s", path, strerror(errno));
 		rc = -1;
 	}
 	return rc;
@@ -892,7 +884,7 @@ open_file(const char *path, struct config_diag *diag)
 	FILE *fp;
 
 	if ((fp = fopen(path, "re")) == NULL)
-		diag_add(diag, "%s: %s", path, strerror(errno));
+		config_diag_add(diag, "%s: %s", path, strerror(errno));
 	return fp;
 }
 
@@ -1034,7 +1026,7 @@ config_parse_args(struct config_args *args, int argc, char **argv,
 						argv[i + 1][0] != '-'
 					    ? argv[++i]
 					    : NULL;
-					diag_add(diag,
+					config_diag_add(diag,
 					    "command line: -%c: unknown "
 					    "option; %s",
 					    *a,
@@ -1043,7 +1035,7 @@ config_parse_args(struct config_args *args, int argc, char **argv,
 					rc = -1;
 					break;
 				} else {
-					diag_add(diag,
+					config_diag_add(diag,
 					    "command line: -%s: unknown option",
 					    shown((char[]){ *a, '\0' }, buf,
 						sizeof(buf)));
@@ -1067,15 +1059,17 @@ config_parse_args(struct config_args *args, int argc, char **argv,
 				o = -1;
 		}
 		if (f == A_NONE && o == -1) {
-			diag_add(diag, "command line: --%.*s: unknown option%s",
-			    (int)len, shown(a, buf, sizeof(buf)),
+			config_diag_add(diag,
+			    "command line: --%.*s: unknown option%s", (int)len,
+			    shown(a, buf, sizeof(buf)),
 			    did_you_mean(a, len, "--", hint, sizeof(hint)));
 			rc = -1;
 			continue;
 		}
 		if (eq != NULL && (negated || (f != A_NONE && f != A_CONFIG))) {
-			diag_add(diag, "command line: --%.*s: takes no value",
-			    (int)len, shown(a, buf, sizeof(buf)));
+			config_diag_add(diag,
+			    "command line: --%.*s: takes no value", (int)len,
+			    shown(a, buf, sizeof(buf)));
 			rc = -1;
 			continue;
 		}
@@ -1094,7 +1088,7 @@ config_parse_args(struct config_args *args, int argc, char **argv,
 				value = "on";
 		} else if (f == A_CONFIG || o != -1) {
 			if (i + 1 >= argc) {
-				diag_add(diag,
+				config_diag_add(diag,
 				    "command line: --%s: missing value",
 				    shown(a, buf, sizeof(buf)));
 				rc = -1;
@@ -1103,7 +1097,8 @@ config_parse_args(struct config_args *args, int argc, char **argv,
 			value = argv[++i];
 		}
 		if (f == A_CONFIG && *value == '\0') {
-			diag_add(diag, "command line: --config: empty value");
+			config_diag_add(diag,
+			    "command line: --config: empty value");
 			rc = -1;
 			continue;
 		}
@@ -1136,7 +1131,7 @@ config_parse_args(struct config_args *args, int argc, char **argv,
 	return rc;
 
 nomem:
-	diag_add(diag, "command line: out of memory");
+	config_diag_add(diag, "command line: out of memory");
 	return -1;
 }
 
@@ -1154,84 +1149,6 @@ config_args_free(struct config_args *args)
 
 /* ------------------------------------------------------------ loading */
 
-char *
-config_default_cache_dir(void)
-{
-	const char *dir;
-	struct passwd *pw;
-
-	if (geteuid() == 0)
-		return strdup("/var/cache/dbgmirror");
-	dir = getenv("XDG_CACHE_HOME");
-	if (dir != NULL && dir[0] == '/')
-		return path_join(dir, "dbgmirror");
-	dir = getenv("HOME");
-	if (dir == NULL || dir[0] != '/') {
-		pw = getpwuid(geteuid());
-		dir = pw != NULL ? pw->pw_dir : NULL;
-	}
-	if (dir == NULL || dir[0] != '/')
-		return NULL;
-	return path_join(dir, ".cache/dbgmirror");
-}
-
-/* Prefix a relative path with cwd; the path need not exist. */
-static int
-make_absolute(char **path, const char *cwd)
-{
-	char *s;
-
-	if ((*path)[0] == '/')
-		return 0;
-	if ((s = path_join(cwd, *path)) == NULL)
-		return -1;
-	free(*path);
-	*path = s;
-	return 0;
-}
-
-static int
-make_paths_absolute(struct config *cfg, struct config_diag *diag)
-{
-	char *cwd;
-	size_t i;
-	int rc = 0, relative;
-
-	relative = (cfg->cache_dir != NULL && cfg->cache_dir[0] != '/') ||
-	    (cfg->ca_file != NULL && cfg->ca_file[0] != '/') ||
-	    (cfg->token_file != NULL && cfg->token_file[0] != '/');
-	for (i = 0; i < cfg->scan_dirs.n; i++)
-		if (cfg->scan_dirs.v[i][0] != '/')
-			relative = 1;
-	for (i = 0; i < cfg->scan_packages.n; i++)
-		if (cfg->scan_packages.v[i][0] != '/')
-			relative = 1;
-	if (!relative)
-		return 0;
-	if ((cwd = getcwd(NULL, 0)) == NULL) {
-		diag_add(diag, "%s: current directory: %s", __func__,
-		    strerror(errno));
-		return -1;
-	}
-	if (cfg->cache_dir != NULL && make_absolute(&cfg->cache_dir, cwd) == -1)
-		rc = -1;
-	if (cfg->ca_file != NULL && make_absolute(&cfg->ca_file, cwd) == -1)
-		rc = -1;
-	if (cfg->token_file != NULL &&
-	    make_absolute(&cfg->token_file, cwd) == -1)
-		rc = -1;
-	for (i = 0; i < cfg->scan_dirs.n; i++)
-		if (make_absolute(&cfg->scan_dirs.v[i], cwd) == -1)
-			rc = -1;
-	for (i = 0; i < cfg->scan_packages.n; i++)
-		if (make_absolute(&cfg->scan_packages.v[i], cwd) == -1)
-			rc = -1;
-	free(cwd);
-	if (rc == -1)
-		diag_add(diag, "%s: out of memory", __func__);
-	return rc;
-}
-
 /*
  * Without an upstream option, the upstreams are the ones the debuginfod
  * clients use: DEBUGINFOD_URLS, URLs separated by blanks.
@@ -1246,7 +1163,7 @@ upstreams_from_env(struct config *cfg, struct config_diag *diag)
 	if (env == NULL || o == -1)
 		return 0;
 	if ((copy = strdup(env)) == NULL) {
-		diag_add(diag, "DEBUGINFOD_URLS: out of memory");
+		config_diag_add(diag, "DEBUGINFOD_URLS: out of memory");
 		return -1;
 	}
 	for (word = strtok_r(copy, " \t\n", &save); word != NULL;
@@ -1305,13 +1222,13 @@ resolve_upstreams(struct config *cfg, struct config_diag *diag)
 			found = 1;
 			if ((s = strdup(line)) == NULL ||
 			    config_strlist_add(&u->headers, s) == -1) {
-				diag_add(diag,
+				config_diag_add(diag,
 				    "upstream-header: out of memory");
 				return -1;
 			}
 		}
 		if (!found && !(len == 1 && h[0] == '*')) {
-			diag_add(diag,
+			config_diag_add(diag,
 			    "upstream-header: \"%.*s\" is not a "
 			    "listed upstream",
 			    (int)(len > SHOWN_MAX ? SHOWN_MAX : len), h);
@@ -1357,8 +1274,8 @@ config_load(struct config *cfg, const struct config_args *args,
 		const char *name = args->pairs[2 * i];
 
 		if ((o = opt_find(name)) == -1) {
-			diag_add(diag, "command line: --%s: unknown option%s",
-			    name,
+			config_diag_add(diag,
+			    "command line: --%s: unknown option%s", name,
 			    did_you_mean(name, strlen(name), "--", hint,
 				sizeof(hint)));
 			rc = -1;
@@ -1372,7 +1289,14 @@ config_load(struct config *cfg, const struct config_args *args,
 	/* The defaults that depend on the machine, unless a layer set them. */
 	if (cfg->cache_dir == NULL &&
 	    (cfg->cache_dir = config_default_cache_dir()) == NULL) {
-		diag_add(diag, "%s: no home directory for cache-dir", __func__);
+		config_diag_add(diag, "%s: no home directory for cache-dir",
+		    __func__);
+		rc = -1;
+	}
+	if (cfg->upload_dir == NULL &&
+	    (cfg->upload_dir = config_default_upload_dir()) == NULL) {
+		config_diag_add(diag, "%s: no home directory for upload-dir",
+		    __func__);
 		rc = -1;
 	}
 	o = opt_find("scan-dir");
@@ -1394,25 +1318,26 @@ config_load(struct config *cfg, const struct config_args *args,
 	if (resolve_upstreams(cfg, diag) == -1)
 		rc = -1;
 	if (cfg->cache_low_watermark >= cfg->cache_high_watermark) {
-		diag_add(diag,
+		config_diag_add(diag,
 		    "cache-low-watermark (%u) must be below "
 		    "cache-high-watermark (%u)",
 		    cfg->cache_low_watermark, cfg->cache_high_watermark);
 		rc = -1;
 	}
 	if (cfg->cache_size != 0 && cfg->cache_size < (1ULL << 20)) {
-		diag_add(diag, "cache-size: must be 0 (no cap) or at least 1M");
+		config_diag_add(diag,
+		    "cache-size: must be 0 (no cap) or at least 1M");
 		rc = -1;
 	}
 
-	if (make_paths_absolute(cfg, diag) == -1)
+	if (config_paths_absolute(cfg, diag) == -1)
 		rc = -1;
 	if (cfg->store != NULL) {
 		char err[512], *cwd = getcwd(NULL, 0);
 
 		if (config_objstore_credentials(cfg->store, cwd, err,
 			sizeof(err)) == -1) {
-			diag_add(diag, "store: %s", err);
+			config_diag_add(diag, "store: %s", err);
 			rc = -1;
 		}
 		free(cwd);
@@ -1450,6 +1375,7 @@ metavar(const struct opt *op)
 		const char *name, *metavar;
 	} special[] = {
 		{ "cache-dir", "DIR" },
+		{ "upload-dir", "DIR" },
 		{ "proxy", "URL" },
 		{ "access", "RULE" },
 		{ "trusted-proxy", "CIDR" },

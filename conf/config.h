@@ -120,6 +120,7 @@ struct config {
 	unsigned workers; /* worker-pool threads; 0 = one per CPU */
 
 	char *cache_dir; /* absolute */
+	char *upload_dir; /* absolute: uploads, never evicted */
 	struct config_strlist scan_dirs; /* absolute, repeatable */
 	unsigned rescan_interval; /* seconds; 0 = never */
 	struct config_strlist scan_packages; /* absolute, repeatable */
@@ -260,8 +261,19 @@ int config_set(struct config *cfg, const char *name, const char *value,
 
 /* The default cache directory for this user (root, XDG, HOME). */
 char *config_default_cache_dir(void);
+/* The default upload directory for this user (root, XDG, HOME). */
+char *config_default_upload_dir(void);
 
 void config_diag_free(struct config_diag *diag);
+/* Append one "where: what" message to diag. */
+void config_diag_add(struct config_diag *diag, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/*
+ * Make the relative paths of cfg absolute against the current directory
+ * (conf/paths.c; config_load does it).  -1 with the problem in diag.
+ */
+int config_paths_absolute(struct config *cfg, struct config_diag *diag);
 
 /* Iterate the schema: the name of option i, or NULL past the end. */
 const char *config_option_name(size_t i);

@@ -532,24 +532,59 @@ whom(const struct config *cfg, uid_t *uid, gid_t *gid)
 }
 
 /*
- * Root's part of the cache directory: create it when missing, for the user
- * to own.  An existing one must be the user's already: root does not
- * change what it finds.
+ * Root's part of the cache or upload directory (what: "cache-dir"...):
+ * create it when missing, for the user to own.  An existing one must be
+ * the user's already: root does not change what it finds.
  */
 static void
-cache_dir_for(const char *dir, const char *user, uid_t uid, gid_t gid)
+dir_for(const char *what, const char *dir, const char *user, uid_t uid,
+    gid_t gid)
 {
 	struct stat sb;
 
 	if (stat(dir, &sb) == 0) {
 		if (sb.st_uid != uid)
-			fatalx("cache directory %s belongs to uid %lu, not to "
-			       "user %s: chown -R %s %s",
-			    dir, (unsigned long)sb.st_uid, user, user, dir);
+			fatalx("%s %s belongs to uid %lu, not to user %s: "
+			       "chown -R %s %s, or set %s",
+			    what, dir, (unsigned long)sb.st_uid, user, user,
+			    dir, what);
 		return;
 	}
 	if (mkdirs(dir) == -1 || chown(dir, uid, gid) == -1)
-		fatal("cache directory %s", dir);
+		fatal("%s %s", what, dir);
+}
+
+/*
+ * Uploads need an upload-scoped token (daemon/access.h): without a
+ * token-file there can be none, and the upload directory is not made.
+ */
+static int
+uploads_possible(const struct config *cfg)
+{
+	return cfg->token_file != NULL;
+}
+
+/* What the cache's recovery did, when it did anything. */
+static void
+recovered(const struct config *cfg, const struct blob_recovery *rec)
+{
+	if (rec->files > 0 || rec->entries > 0)
+		log_info("cache: removed %llu orphan files, %llu entries "
+			 "without their file",
+		    (unsigned long long)rec->files,
+		    (unsigned long long)rec->entries);
+	if (rec->uploads_indexed > 0)
+		log_info("uploads: indexed again %llu files of %s that the "
+			 "index had lost",
+		    (unsigned long long)rec->uploads_indexed, cfg->upload_dir);
+	if (rec->uploads_moved > 0)
+		log_info("uploads: moved %llu files from %s/blobs to %s",
+		    (unsigned long long)rec->uploads_moved, cfg->cache_dir,
+		    cfg->upload_dir);
+	if (rec->uploads_unknown > 0)
+		log_warnx("uploads: %llu files of %s are no upload of this "
+			  "server; left as they are",
+		    (unsigned long long)rec->uploads_unknown, cfg->upload_dir);
 }
 
 /* The thread that runs gpgv for the workers: no capability either. */
@@ -707,7 +742,7 @@ main(int argc, char **argv)
 	struct serve_deps sd;
 	struct fill_deps fd;
 	struct blob_limits lim;
-	uint64_t orphans = 0, dangling = 0;
+	struct blob_recovery rec;
 	struct serve *srv;
 	char *admin_token = NULL;
 	static const int signums[] = { SIGTERM, SIGINT, SIGUSR1, SIGHUP };
@@ -734,7 +769,10 @@ main(int argc, char **argv)
 	 * the user, as they are again on SIGHUP.
 	 */
 	if ((drop = whom(&d.cfg, &uid, &gid)) == 1) {
-		cache_dir_for(d.cfg.cache_dir, d.cfg.user, uid, gid);
+		dir_for("cache-dir", d.cfg.cache_dir, d.cfg.user, uid, gid);
+		if (uploads_possible(&d.cfg))
+			dir_for("upload-dir", d.cfg.upload_dir, d.cfg.user, uid,
+			    gid);
 		if (priv_drop(uid, gid, err, sizeof(err)) == -1)
 			fatalx("cannot become user %s: %s", d.cfg.user, err);
 	}
@@ -747,6 +785,8 @@ main(int argc, char **argv)
 		fatalx("libelf: version mismatch");
 	if (mkdirs(d.cfg.cache_dir) == -1)
 		fatal("cache directory %s", d.cfg.cache_dir);
+	if (uploads_possible(&d.cfg) && mkdirs(d.cfg.upload_dir) == -1)
+		fatal("upload directory %s", d.cfg.upload_dir);
 	lock_cache_dir(d.cfg.cache_dir);
 	if (snprintf(d.tmpdir, sizeof(d.tmpdir), "%s/tmp", d.cfg.cache_dir) >=
 	    (int)sizeof(d.tmpdir))
@@ -763,21 +803,19 @@ main(int argc, char **argv)
 	lim.min_free_pct = d.cfg.min_free_disk;
 	lim.upload_max_bytes = d.cfg.upload_size;
 	if ((d.bs = blobstore_new(d.idx, d.cfg.cache_dir, &lim, err,
-		 sizeof(err))) == NULL)
+		 sizeof(err))) == NULL ||
+	    blobstore_set_upload_dir(d.bs, d.cfg.upload_dir, err,
+		sizeof(err)) == -1 ||
+	    blobstore_recover(d.bs, &rec, err, sizeof(err)) == -1)
 		fatalx("%s", err);
-	if (blobstore_recover(d.bs, &orphans, &dangling, err, sizeof(err)) ==
-	    -1)
-		fatalx("%s", err);
-	if (orphans > 0 || dangling > 0)
-		log_info("cache: removed %llu orphan files, %llu entries "
-			 "without their file",
-		    (unsigned long long)orphans, (unsigned long long)dangling);
+	recovered(&d.cfg, &rec);
 	if ((d.ft = flight_table_new(d.cfg.max_fills, clock_mono_ns)) == NULL)
 		fatalx("out of memory");
 	metrics_init();
 	metrics_set_gauges(gauges, &d);
 	if (d.cfg.sandbox &&
-	    (sb = sandbox_new(d.cfg.cache_dir, err, sizeof(err))) == NULL)
+	    (sb = sandbox_new(d.cfg.cache_dir, d.cfg.upload_dir, err,
+		 sizeof(err))) == NULL)
 		fatalx("sandbox: %s", err);
 	/* Outside the workers' fence: it runs gpgv for them. */
 	if (spawn_start(spawner_init) == -1)

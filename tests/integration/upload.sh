@@ -121,22 +121,53 @@ ok $? "... and conflicts"
 access_log_has d "\"PUT /buildid/$A/executable\" 201 "
 ok $? "an upload is in the access log"
 
-# Kept apart from the cache, until purged.
-"$DBGMIRROR" --no-config --cache-dir "$T/d-cache" stats >"$T/stats"
+# Kept apart from the cache, in the upload directory, until purged.
+ups=$(find "$T/d-uploads" -path '*/tmp' -prune -o -type f -print | wc -l)
+is "$ups" 4 "the four uploads are files of upload-dir"
+is "$(find "$T/d-cache/blobs" -type f | wc -l)" 0 "... none in the cache's"
+cli() {
+	"$DBGMIRROR" --no-config --cache-dir "$T/d-cache" \
+	    --upload-dir "$T/d-uploads" "$@"
+}
+cli stats >"$T/stats"
 up_bytes=$(($(stat -c %s "$T/A.unstripped") * 2 + $(stat -c %s "$T/N.debug") + $(stat -c %s "$T/B.stripped")))
 grep -q "^uploads: *$up_bytes bytes, kept apart" "$T/stats"
 ok $? "dbgmirror stats counts the uploads apart ($up_bytes bytes)" ||
     sed 's/^/#   /' "$T/stats"
 stop_daemon d
 is "$STOP_RC" 0 "exits cleanly"
-"$DBGMIRROR" --no-config --cache-dir "$T/d-cache" purge "$A" >/dev/null
+cli purge "$A" >/dev/null
 ok $? "dbgmirror purge ID"
+is "$(find "$T/d-uploads" -path '*/tmp' -prune -o -type f -print | wc -l)" 2 \
+    "... removes its two files from upload-dir"
 start_daemon d2 --cache-dir "$T/d-cache" --upstream "$up_URL" \
-    --token-file "$T/tokens"
+    --token-file "$T/tokens" --upload-dir "$T/d-uploads"
 is "$(code "$d2_URL/buildid/$A/debuginfo")" 404 "the purged upload is gone"
 curl -s --max-time 10 -o "$T/got" "$d2_URL/buildid/$B/executable"
 cmp -s "$T/got" "$T/B.stripped"
 ok $? "another upload survives a restart"
 stop_daemon d2
 is "$STOP_RC" 0 "exits cleanly"
+
+# The cache directory cleared (rm -rf, systemctl clean): its index goes
+# with it, the uploads stay and are indexed again from their files.
+rm -rf "$T/d-cache"
+start_daemon d3 --cache-dir "$T/d-cache" --upstream "$up_URL" \
+    --token-file "$T/tokens" --upload-dir "$T/d-uploads"
+like "$(cat "$d3_LOG")" "uploads: indexed again 2 files of $T/d-uploads" \
+    "the uploads are indexed again at start-up"
+curl -s --max-time 10 -o "$T/got" "$d3_URL/buildid/$B/executable"
+cmp -s "$T/got" "$T/B.stripped"
+ok $? "... and served byte-identical"
+curl -s --max-time 10 -o "$T/got" "$d3_URL/buildid/$N/debuginfo"
+cmp -s "$T/got" "$T/N.debug"
+ok $? "... each of them"
+is "$(requests_to up "$B/executable")" 0 "... without asking the upstream"
+stop_daemon d3
+is "$STOP_RC" 0 "exits cleanly"
+
+# No token-file, no uploads: the upload directory is not made.
+start_daemon d4 --upload-dir "$T/d4-never"
+ok "$([ ! -e "$T/d4-never" ]; echo $?)" "without token-file no upload-dir is made"
+stop_daemon d4
 done_testing
