@@ -39,6 +39,7 @@
 #include <event2/event.h>
 #include <event2/thread.h>
 #include <limits.h>
+#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -642,8 +643,21 @@ lock_cache_dir(const char *dir)
 
 	if (snprintf(path, sizeof(path), "%s/lock", dir) >= (int)sizeof(path))
 		fatalx("cache directory path too long");
-	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) == -1)
-		fatal("%s", path);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) == -1) {
+		struct passwd *pw;
+		struct stat sb;
+
+		/* Most often another user's directory: say whose. */
+		if (errno != EACCES || stat(dir, &sb) == -1 ||
+		    sb.st_uid == geteuid())
+			fatal("%s", path);
+		pw = getpwuid(sb.st_uid);
+		fatalx("cache-dir %s belongs to %s (uid %lu), and this daemon "
+		       "runs as uid %lu: it cannot take %s/lock.  Give it "
+		       "its own cache-dir, or chown -R to this user",
+		    dir, pw != NULL ? pw->pw_name : "another user",
+		    (unsigned long)sb.st_uid, (unsigned long)geteuid(), dir);
+	}
 	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
 		if (errno != EWOULDBLOCK)
 			fatal("%s", path);
