@@ -409,6 +409,60 @@ upstreams_clear(struct config *cfg)
 }
 
 /*
+ * Remember where the value of op just set came from (where), under the
+ * index it has in its list (0 for single values); nothing for a value
+ * that emptied a list.  Out of memory it is forgotten: config_where then
+ * says "default", which only a message shows.
+ */
+static void
+origin_note(struct config *cfg, const struct opt *op, const char *where)
+{
+	struct config_origin *v;
+	size_t n = 1;
+	char *s;
+
+	switch (op->type) {
+	case T_PATHLIST:
+	case T_TEXTLIST:
+	case T_REPO:
+	case T_HEADER:
+		n = ((struct config_strlist *)((char *)cfg + op->off))->n;
+		break;
+	case T_LISTEN:
+		n = cfg->nlisten;
+		break;
+	case T_UPSTREAM:
+		n = cfg->nupstreams;
+		break;
+	default:
+		break;
+	}
+	if (n == 0 ||
+	    (v = realloc(cfg->origins, (cfg->norigins + 1) * sizeof(*v))) ==
+		NULL)
+		return;
+	cfg->origins = v;
+	if ((s = strdup(where)) == NULL)
+		return;
+	v[cfg->norigins].name = op->name;
+	v[cfg->norigins].idx = n - 1;
+	v[cfg->norigins++].where = s;
+}
+
+const char *
+config_where(const struct config *cfg, const char *name, size_t idx)
+{
+	size_t i;
+
+	/* The last one noted wins: a later layer's replaced the earlier. */
+	for (i = cfg->norigins; i > 0; i--)
+		if (cfg->origins[i - 1].idx == idx &&
+		    strcmp(cfg->origins[i - 1].name, name) == 0)
+			return cfg->origins[i - 1].where;
+	return "default";
+}
+
+/*
  * Set option o from its text.  When layer is not NULL, the first value the
  * layer gives a repeatable option replaces the list, and the option is
  * marked as set at line.  Only a value that parses is stored or marks the
@@ -610,6 +664,7 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 	}
 	if (fresh)
 		layer->first[o] = line;
+	origin_note(cfg, op, where);
 	return 0;
 
 bad:
@@ -677,7 +732,12 @@ config_init(struct config *cfg)
 void
 config_free(struct config *cfg)
 {
+	size_t i;
+
 	free(cfg->config_file);
+	for (i = 0; i < cfg->norigins; i++)
+		free(cfg->origins[i].where);
+	free(cfg->origins);
 	listens_clear(cfg);
 	free(cfg->listen);
 	free(cfg->cache_dir);

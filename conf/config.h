@@ -111,8 +111,17 @@ struct config_repo {
 int config_repo_parse(const char *line, struct config_repo *r,
     const char **why);
 
+/* Where one value of an option came from (config_where). */
+struct config_origin {
+	const char *name; /* the option's */
+	size_t idx; /* in its list; 0 for a single value */
+	char *where; /* "FILE:LINE", "command line", "default"... */
+};
+
 struct config {
 	char *config_file; /* the file read, NULL when none */
+	struct config_origin *origins; /* in the order set */
+	size_t norigins;
 
 	struct config_listen *listen; /* listen ADDR:PORT, repeatable */
 	size_t nlisten;
@@ -228,6 +237,13 @@ void config_url_public(const char *url, char *out, size_t outlen);
  * h or d): 0 and *seconds, or -1 with *why.
  */
 int config_parse_duration(const char *s, uint64_t *seconds, const char **why);
+
+/*
+ * Where value idx (0 for an option of one value) of option name came
+ * from: "FILE:LINE", "command line", "DEBUGINFOD_URLS" or "default".
+ */
+const char *config_where(const struct config *cfg, const char *name,
+    size_t idx);
 
 /* Fill cfg with the embedded defaults. */
 int config_init(struct config *cfg);

@@ -55,6 +55,7 @@
 #include "cache/misses.h"
 #include "cache/negative.h"
 #include "cache/pkgindex.h"
+#include "conf/check.h"
 #include "conf/config.h"
 #include "conf/help.h"
 #include "autoconf.h"
@@ -481,6 +482,24 @@ check_tls(const struct config *cfg)
 	return rc;
 }
 
+/*
+ * --check-config: every file and directory the configuration names, as
+ * the daemon's user will find them (conf/check.c).  The number of
+ * problems, each said on stderr with the line that set it.
+ */
+static size_t
+check_paths(const struct config *cfg)
+{
+	struct config_diag diag = { 0 };
+	size_t i, n;
+
+	n = config_check_paths(cfg, &diag);
+	for (i = 0; i < diag.n; i++)
+		fprintf(stderr, "dbgmirrord: %s\n", diag.msgs[i]);
+	config_diag_free(&diag);
+	return n;
+}
+
 /* --check-config: the access rules and the token file; 0 or 1 problem. */
 static size_t
 check_access(const struct config *cfg)
@@ -724,7 +743,8 @@ configure(struct daemon *d, int argc, char **argv)
 		size_t nproblems = diag.n;
 
 		if (rc == 0)
-			nproblems += check_tls(&d->cfg) + check_access(&d->cfg);
+			nproblems += check_paths(&d->cfg) + check_tls(&d->cfg) +
+			    check_access(&d->cfg);
 		if (rc == 0 && nproblems == 0)
 			printf("%s: configuration OK\n", source);
 		else

@@ -126,6 +126,9 @@ echo "enabled=$([ -L "$wants" ] && echo yes || echo no)"
 for d in /var/cache/dbgmirror /var/lib/dbgmirror /var/lib/dbgmirror/uploads; do
 	echo "dir $d=$(stat -c '%U:%G %a' "$d" 2>&1)"
 done
+"$T/stage/usr/sbin/dbgmirrord" --config "$T/stage/etc/dbgmirror/dbgmirror.conf" \
+    --check-config >"$T/check.log" 2>&1
+echo "check_config=$?"
 setpriv --reuid=dbgmirror --regid=dbgmirror --clear-groups \
     "$T/stage/usr/sbin/dbgmirrord" --config "$T/stage/etc/dbgmirror/dbgmirror.conf" \
     --listen 127.0.0.1:0 --scan-dir "$FX" --token-file "$T/tokens" \
@@ -175,6 +178,9 @@ NS
 	is "$(val enabled)" yes "... and enabled the unit"
 	ok "$(grep -q '^dbgmirror:' /etc/passwd && echo 1 || echo 0)" \
 	    "... and this machine's /etc has no such user"
+	is "$(val check_config)" 0 \
+	    "the installed daemon accepts the installed configuration (checked as dbgmirror)" ||
+	    sed 's/^/#   /' "$T/check.log"
 	is "$(val packaged_code)" 200 \
 	    "after a quickstart run, the packaged daemon (as dbgmirror, the packaged configuration) serves" ||
 	    sed 's/^/#   /' "$T/packaged.log"
@@ -202,9 +208,6 @@ like "$(sed -n 's/^ExecStart=//p' "$unit")" \
 is "$(sed -n 's/^User=//p' "$unit")" dbgmirror "... as the user dbgmirror"
 like "$("$T/stage/usr/bin/dbgmirror" --version 2>&1)" 'dbgmirror.* 0\.1\.0' \
     "the installed dbgmirror runs"
-"$T/stage/usr/sbin/dbgmirrord" --config "$T/stage/etc/dbgmirror/dbgmirror.conf" \
-    --check-config >"$T/check.log" 2>&1
-ok $? "the installed daemon accepts the installed configuration"
 
 # As nobody when nobody can reach $T, else as root (the suite's way).
 as=(--user nobody)
