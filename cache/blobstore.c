@@ -29,7 +29,8 @@
  *
  * Hits do not write: blob_touch appends to a bounded buffer under a mutex
  * held for a copy, and blob_flush_touches moves the atimes of many hits in
- * one transaction.  Pins are atomic counters in hashed buckets.
+ * one transaction, in which the missing-id report (cache/misses.h) also
+ * forgets the kinds those hits served; a publish does the same in its own.  Pins are atomic counters in hashed buckets.
  *
  * Everything read back from the index is checked before use; a damaged
  * entry is an error for a lookup, is skipped by eviction and removed by
@@ -53,6 +54,7 @@
 #include <unistd.h>
 
 #include "cache/index.h"
+#include "cache/misses.h"
 #include "cache/negative.h"
 #include "cache/pathindex.h"
 #include "indexer/elf.h"
@@ -964,6 +966,8 @@ blob_publish(struct blobstore *bs, const struct cache_key *k,
 		index_batch_put_rec(b, INDEX_LRU, lk, sizeof(lk), "", 0);
 	paths_put(b, info);
 	neg_batch_del(b, k);
+	/* Served from now on: the missing-id report forgets the kind. */
+	miss_batch_served(b, &info->id, 1u << info->kind);
 	counter_add(b, BYTES_COUNTER, info->uploaded ? 0 : info->size, minus,
 	    &total);
 	if (info->uploaded || minus_up > 0)
@@ -1047,13 +1051,23 @@ touch_one(struct index_batch *b, const struct touch *t, uint8_t **buf,
 {
 	struct index_rec r;
 	struct blob_hdr h;
+	struct buildid id;
 	uint8_t lk[LRUKEY_LEN], *nb;
 	int rc;
 
 	rc = index_batch_get_rec(b, INDEX_BLOBS, t->k.hash, CACHE_KEY_LEN, &r);
+	if (rc != 0 || blob_decode(&r, &h, NULL) == -1)
+		return 0;
+	/* A hit: whatever a report said missing of this kind was served. */
+	id.len = h.idlen;
+	memcpy(id.bytes, h.id, h.idlen);
+	miss_batch_served(b, &id, 1u << h.kind);
 	/* Uploads are in no LRU order. */
-	if (rc != 0 || blob_decode(&r, &h, NULL) == -1 || h.atime >= t->t ||
-	    (h.flags & BLOB_F_UPLOADED))
+	if (h.atime >= t->t || (h.flags & BLOB_F_UPLOADED))
+		return 0;
+	/* Read again: the report's writes may have moved r's page. */
+	if (index_batch_get_rec(b, INDEX_BLOBS, t->k.hash, CACHE_KEY_LEN, &r) !=
+	    0)
 		return 0;
 	if (r.vallen > *cap) {
 		if ((nb = realloc(*buf, r.vallen)) == NULL)

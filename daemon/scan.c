@@ -53,6 +53,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cache/misses.h"
 #include "cache/pkgindex.h"
 #include "daemon/clock.h"
 #include "daemon/log.h"
@@ -305,6 +306,14 @@ helpers(unsigned nt)
 	return nt > 1 ? nt - 1 : 0;
 }
 
+/* The missing-id report's kinds (1 << enum cache_kind) of ELF kinds. */
+static unsigned
+served_kinds(unsigned elf_kinds)
+{
+	return ((elf_kinds & ELF_KIND_DEBUGINFO) ? 1u << CACHE_DEBUGINFO : 0) |
+	    ((elf_kinds & ELF_KIND_EXECUTABLE) ? 1u << CACHE_EXECUTABLE : 0);
+}
+
 /* Read the queue in parallel, then commit what it found. */
 static void
 flush_queue(struct scan *s)
@@ -332,8 +341,12 @@ flush_queue(struct scan *s)
 				log_info("scan: %s: not indexed: %s", it->path,
 				    it->err);
 			}
-			if (b != NULL)
+			if (b != NULL) {
 				index_batch_put_file(b, &it->rec);
+				/* Served from now on: not missing. */
+				miss_batch_served(b, &it->rec.id,
+				    served_kinds(it->rec.kinds));
+			}
 		}
 		free(it->path);
 	}
