@@ -1090,7 +1090,11 @@ config_parse_args(struct config_args *args, int argc, char **argv,
 					    "command line: -%c: unknown "
 					    "option; %s",
 					    *a,
-					    config_elfutils_hint(*a, value,
+					    config_elfutils_hint(*a,
+						value == NULL
+						    ? NULL
+						    : shown(value, buf,
+							  sizeof(buf)),
 						hint, sizeof(hint)));
 					rc = -1;
 					break;

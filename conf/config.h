@@ -280,6 +280,17 @@ char *config_default_cache_dir(void);
 /* The default upload directory for this user (root, XDG, HOME). */
 char *config_default_upload_dir(void);
 
+/*
+ * What this machine's distribution (/etc/os-release) offers as sources:
+ * its public debuginfod server, and its debug archive as a repo line;
+ * each "" when not known.
+ */
+struct config_distro {
+	char upstream[128];
+	char repo[256];
+};
+void config_distro(struct config_distro *d);
+
 void config_diag_free(struct config_diag *diag);
 /* Append one "where: what" message to diag. */
 void config_diag_add(struct config_diag *diag, const char *fmt, ...)

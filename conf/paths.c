@@ -1,7 +1,9 @@
 /*
  * conf/paths.c: the directories and paths of the configuration: the
  * defaults that depend on who runs the program (cache-dir, upload-dir),
- * and relative paths made absolute when the configuration is loaded.
+ * relative paths made absolute when the configuration is loaded, and the
+ * sources this machine's distribution offers (what to suggest to a user
+ * whose server has none).
  *
  * Runs at start-up on one thread; getpwuid() is not thread-safe.
  */
@@ -130,4 +132,49 @@ config_paths_absolute(struct config *cfg, struct config_diag *diag)
 	if (rc == -1)
 		config_diag_add(diag, "%s: out of memory", __func__);
 	return rc;
+}
+
+void
+config_distro(struct config_distro *d)
+{
+	static const struct {
+		const char *id, *upstream;
+	} known[] = {
+		{ "debian", "https://debuginfod.debian.net" },
+		{ "ubuntu", "https://debuginfod.ubuntu.com" },
+		{ "fedora", "https://debuginfod.fedoraproject.org" },
+		{ "arch", "https://debuginfod.archlinux.org" },
+		{ "opensuse-tumbleweed", "https://debuginfod.opensuse.org" },
+	};
+	char line[256], id[64] = "", codename[64] = "", *v;
+	FILE *fp;
+	size_t i;
+
+	memset(d, 0, sizeof(*d));
+	if ((fp = fopen("/etc/os-release", "re")) == NULL)
+		return;
+	while (fgets(line, sizeof(line), fp) != NULL) {
+		line[strcspn(line, "\r\n")] = '\0';
+		if ((v = strchr(line, '=')) == NULL)
+			continue;
+		*v++ = '\0';
+		if (*v == '"') {
+			v++;
+			v[strcspn(v, "\"")] = '\0';
+		}
+		if (strcmp(line, "ID") == 0)
+			snprintf(id, sizeof(id), "%s", v);
+		else if (strcmp(line, "VERSION_CODENAME") == 0)
+			snprintf(codename, sizeof(codename), "%s", v);
+	}
+	fclose(fp);
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strcmp(id, known[i].id) == 0)
+			snprintf(d->upstream, sizeof(d->upstream), "%s",
+			    known[i].upstream);
+	/* Debian's debug archive is signed with its archive keyring. */
+	if (strcmp(id, "debian") == 0 && codename[0] != '\0')
+		snprintf(d->repo, sizeof(d->repo),
+		    "deb http://deb.debian.org/debian-debug %s-debug main",
+		    codename);
 }

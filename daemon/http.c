@@ -422,8 +422,15 @@ bind_address(struct httpd *h, size_t i, char *err, size_t errlen)
 		}
 	}
 	http_sockaddr_text(&ss, text, sizeof(text));
+	snprintf(h->bound[i], sizeof(h->bound[i]), "%s", text);
 	log_info("listening on %s%s", text, l->tls ? " (TLS)" : "");
 	return 0;
+}
+
+const char *
+httpd_address(struct httpd *h, size_t i)
+{
+	return i < h->cfg->nlisten ? h->bound[i] : NULL;
 }
 
 /* ------------------------------------------------------------- the API */
@@ -454,7 +461,8 @@ httpd_new(const struct config *cfg, const struct http_handler *handler,
 		free(h);
 		return NULL;
 	}
-	if ((h->tls = calloc(cfg->nlisten, sizeof(*h->tls))) == NULL) {
+	if ((h->tls = calloc(cfg->nlisten, sizeof(*h->tls))) == NULL ||
+	    (h->bound = calloc(cfg->nlisten, sizeof(*h->bound))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -554,6 +562,7 @@ httpd_free(struct httpd *h)
 		pthread_mutex_destroy(&h->tls[i].mu);
 	}
 	free(h->tls);
+	free(h->bound);
 	pthread_rwlock_destroy(&h->fdlock);
 	free(h);
 }

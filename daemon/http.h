@@ -46,6 +46,12 @@ int httpd_reload(struct httpd *h);
 /* Client connections open now, over all threads. */
 unsigned httpd_connections(struct httpd *h);
 /*
+ * Listen address i of the configuration as bound ("127.0.0.1:41234": a
+ * port 0 replaced by the one the system chose), or NULL past the end.
+ */
+#define HTTPD_ADDR_MAX 56
+const char *httpd_address(struct httpd *h, size_t i);
+/*
  * Stop accepting, let responses in flight finish (up to the configured
  * shutdown timeout), and join the threads.
  */

@@ -77,6 +77,7 @@ struct tls_slot {
 struct httpd {
 	const struct config *cfg;
 	struct tls_slot *tls; /* one per listen address */
+	char (*bound)[HTTPD_ADDR_MAX]; /* each as bound: its port, not 0 */
 	struct http_handler handler;
 	unsigned nthreads;
 	struct http_thread *threads;

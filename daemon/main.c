@@ -10,7 +10,10 @@
  *                    shutdown-timeout), cancel a running scan, exit 0;
  *                    from then on every one of these signals is ignored,
  *                    so a second SIGTERM cannot cut the shutdown short
- *   SIGUSR1          rescan now (or right after the scan that is running)
+ *   SIGUSR1          rescan now (or right after the scan that is running);
+ *                    POST /admin/rescan (dbgmirror rescan) asks the same
+ *                    from an event-loop thread, counted so that it can
+ *                    tell when a scan that covers it has finished
  *   SIGHUP           reload: for now the same rescan, told to systemd as a
  *                    reload (RELOADING=1, then READY=1)
  *
@@ -62,6 +65,7 @@
 #include "resolver/fill.h"
 #include "daemon/http.h"
 #include "daemon/clock.h"
+#include "daemon/hints.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
 #include "daemon/misses.h"
@@ -103,6 +107,12 @@ struct daemon {
 	atomic_int cancel;
 	int scanning;
 	int again; /* a rescan was asked for while one ran */
+	/* /admin/rescan: asked for, and the last a finished scan covered */
+	atomic_uint_fast64_t rescans_asked, rescans_done;
+	atomic_int scan_running; /* scanning, for other threads */
+	uint64_t scan_covers; /* rescans_asked when the scan started */
+	struct event *rescan_asked_ev; /* made active by rescan_request */
+	struct serve_scans scans;
 	int scan_rc;
 	struct index_scan result;
 	int64_t scan_t0; /* clock_mono_ns() at the scan's start */
@@ -325,8 +335,10 @@ scan_done(void *arg)
 	double secs = (double)(clock_mono_ns() - d->scan_t0) / 1e9;
 
 	d->scanning = 0;
+	atomic_store(&d->scan_running, 0);
 	if (atomic_load(&d->cancel))
 		return;
+	atomic_store(&d->rescans_done, d->scan_covers);
 	if (d->scan_rc == 0)
 		log_info("scan finished in %.2fs: %llu files seen, %llu read, "
 			 "%llu removed, %llu not indexable, %llu packages read "
@@ -359,9 +371,12 @@ scan_start(struct daemon *d)
 	}
 	d->scan_t0 = clock_mono_ns();
 	d->scanning = 1;
+	atomic_store(&d->scan_running, 1);
+	d->scan_covers = atomic_load(&d->rescans_asked);
 	if (pool_submit_long(d->pool, scan_work, d->inbox, scan_done, d) ==
 	    -1) {
 		d->scanning = 0;
+		atomic_store(&d->scan_running, 0);
 		log_warnx("%s: cannot queue the scan", __func__);
 	}
 }
@@ -370,6 +385,30 @@ static void
 rescan_cb(evutil_socket_t fd, short what, void *arg)
 {
 	scan_start(arg);
+}
+
+/*
+ * /admin/rescan, on an event-loop thread: count the request, and wake
+ * the main loop to start a scan (or one more after the running one).
+ */
+static uint64_t
+rescan_request(void *arg)
+{
+	struct daemon *d = arg;
+	uint64_t n = atomic_fetch_add(&d->rescans_asked, 1) + 1;
+
+	event_active(d->rescan_asked_ev, 0, 0);
+	return n;
+}
+
+static void
+rescan_counts(void *arg, uint64_t *asked, uint64_t *done, int *running)
+{
+	struct daemon *d = arg;
+
+	*asked = atomic_load(&d->rescans_asked);
+	*done = atomic_load(&d->rescans_done);
+	*running = atomic_load(&d->scan_running);
 }
 
 static void
@@ -889,6 +928,13 @@ main(int argc, char **argv)
 	if ((d.access = access_new(&d.cfg, err, sizeof(err))) == NULL)
 		fatalx("%s", err);
 	sd.access = d.access;
+	d.scans.request = rescan_request;
+	d.scans.counts = rescan_counts;
+	d.scans.arg = &d;
+	sd.scans = &d.scans;
+	if ((d.rescan_asked_ev = event_new(d.base, -1, 0, rescan_cb, &d)) ==
+	    NULL)
+		fatalx("event loop: out of memory");
 	if ((srv = serve_new(&sd)) == NULL)
 		fatalx("out of memory");
 	serve_handler(srv, &handler);
@@ -966,6 +1012,7 @@ main(int argc, char **argv)
 		log_info("upstream %s%s%s", d.cfg.upstreams[i].name,
 		    d.cfg.upstreams_from_env ? " (from DEBUGINFOD_URLS)" : "",
 		    d.cfg.upstreams[i].enabled ? "" : " (disabled)");
+	hints_log(&d.cfg, d.httpd);
 	if (notify_watchdog_start(d.base) == -1)
 		fatalx("event loop: out of memory");
 	notify_ready("serving on %zu address%s; scanning", d.cfg.nlisten,
@@ -993,6 +1040,7 @@ main(int argc, char **argv)
 	signals_ignore(sigs, signums, NSIGS);
 	notify_watchdog_stop();
 	event_free(d.rescan_ev);
+	event_free(d.rescan_asked_ev);
 	event_free(d.maintain_ev);
 	event_free(d.misses_ev);
 	event_base_free(d.base);

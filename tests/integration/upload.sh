@@ -57,7 +57,7 @@ is "$(code "$d_URL/buildid/$A/debuginfo")" 404 "nothing was stored"
 # A miss first: the upstream says 404, the negative entry is kept.
 is "$(code "$d_URL/buildid/$N/executable")" 404 "N's executable: a miss"
 "$DBGMIRROR" --no-config --cache-dir "$T/d-cache" lookup "$N" >"$T/lk1"
-grep -q "executable.*negative entry" "$T/lk1"
+grep -q "executable .*every upstream said not found" "$T/lk1"
 ok $? "... remembered as a negative entry"
 
 "$DBGMIRROR" --no-config upload --url "$d_URL" --token-file "$T/ci.token" \
@@ -71,12 +71,16 @@ curl -s --max-time 10 -o "$T/got" "$d_URL/buildid/$A/debuginfo"
 cmp -s "$T/got" "$T/A.unstripped"
 ok $? "the upload is served byte-identical"
 "$DBGMIRROR" --no-config --cache-dir "$T/d-cache" lookup "$N" >"$T/lk2"
-! grep -q "negative entry" "$T/lk2"
+! grep -q "every upstream said not found" "$T/lk2"
 ok $? "the upload cleared the id's negative entries (the executable's too)"
 is "$(requests_to up "$N/debuginfo")" 0 "the upstream was never asked for N's debuginfo"
 
 is "$(put "$d_URL/buildid/$A/debuginfo" "$T/A.unstripped" \
     -H "$(bearer ci)")" 200 "the same bytes again: 200"
+"$DBGMIRROR" --no-config upload --url "$d_URL" --token-file "$T/ci.token" \
+    --json "$T/A.unstripped" >"$T/up.json"
+is "$(python3 -c 'import json, sys; d = json.load(sys.stdin); print(*[(r["kind"], r["status"]) for r in d["results"]])' <"$T/up.json")" \
+    "('debuginfo', 200) ('executable', 200)" "dbgmirror upload --json: each PUT's kind and status"
 is "$(put "$d_URL/buildid/$A/debuginfo" "$binA2" -H "$(bearer ci)")" 409 \
     "other bytes under the same build-id: 409"
 curl -s --max-time 10 -o "$T/got" "$d_URL/buildid/$A/debuginfo"
@@ -131,7 +135,9 @@ cli() {
 }
 cli stats >"$T/stats"
 up_bytes=$(($(stat -c %s "$T/A.unstripped") * 2 + $(stat -c %s "$T/N.debug") + $(stat -c %s "$T/B.stripped")))
-grep -q "^uploads: *$up_bytes bytes, kept apart" "$T/stats"
+is "$(cli stats --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["upload_bytes"])')" \
+    "$up_bytes" "dbgmirror stats --json: the uploads' exact bytes"
+grep -q "^uploads: *[0-9.]* KiB in $T/d-uploads, kept apart" "$T/stats"
 ok $? "dbgmirror stats counts the uploads apart ($up_bytes bytes)" ||
     sed 's/^/#   /' "$T/stats"
 stop_daemon d
