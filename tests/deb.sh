@@ -138,7 +138,16 @@ p=$(port_of "$T/packaged.log")
 echo "packaged_code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$p/buildid/$ID/executable")"
 echo "upload_code=$(curl -s -o /dev/null -w '%{http_code}' -T "$T/upload.bin" \
     -H "Authorization: Bearer $(cat "$T/token")" "http://127.0.0.1:$p/buildid/$UPID/debuginfo")"
+# dbgmirror as the package's user: the daemon's index, asked of it, and
+# with no daemon answering, the packaged configuration's.
+cli() {
+	setpriv --reuid=dbgmirror --regid=dbgmirror --clear-groups \
+	    env HOME=/nonexistent "$T/stage/usr/bin/dbgmirror" \
+	    --config "$T/stage/etc/dbgmirror/dbgmirror.conf" "$@"
+}
+echo "cli_daemon=$(cli --url "http://127.0.0.1:$p" stats 2>&1 | head -n 1)"
 stop "$pd"
+echo "cli_config=$(cli --url http://127.0.0.1:1 stats 2>&1 | head -n 1)"
 echo "uploads=$(find /var/lib/dbgmirror/uploads -path '*/tmp' -prune -o -type f -user dbgmirror -print | wc -l)"
 echo "index=$(stat -c %U /var/cache/dbgmirror/index/data.mdb 2>&1)"
 echo "notes" >/var/lib/dbgmirror/notes.txt
@@ -185,6 +194,11 @@ NS
 	    "after a quickstart run, the packaged daemon (as dbgmirror, the packaged configuration) serves" ||
 	    sed 's/^/#   /' "$T/packaged.log"
 	is "$(val index)" dbgmirror "... its index in /var/cache/dbgmirror"
+	like "$(val cli_daemon)" "^index: +/var/cache/dbgmirror/index \(the cache-dir of the dbgmirrord at http://127.0.0.1:[0-9]+, pid [0-9]+\)" \
+	    "dbgmirror stats as dbgmirror reads the running daemon's index"
+	is "$(val cli_config)" \
+	    "index:       /var/cache/dbgmirror/index (the cache-dir of $T/stage/etc/dbgmirror/dbgmirror.conf)" \
+	    "... and with no daemon, the packaged configuration's"
 	is "$(val upload_code)" 201 "an upload to it is taken"
 	is "$(val uploads)" 1 "... into /var/lib/dbgmirror/uploads"
 	is "$(val postrm)" 0 "postrm purge runs" || sed 's/^/#   /' "$T/postrm.log"
