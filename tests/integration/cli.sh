@@ -3,6 +3,8 @@
 # after it stopped; bad usage and missing indexes get clear errors.
 . "$top_srcdir/tests/integration/lib.sh"
 
+# The upstreams lookup names are the configuration's: never the caller's.
+unset DEBUGINFOD_URLS
 build_fixtures
 start_daemon d --scan-dir "$FX"
 cli() {
@@ -28,6 +30,10 @@ like "$out" "^debuginfo +nowhere: not indexed here, and no upstream to ask" \
     "and says the debuginfo is nowhere"
 like "$out" "no debug file for this build-id is indexed; install its -dbgsym or -dbg package \(or scan-dir its directory\)" \
     "... and what to do about it"
+out=$(cli --upstream http://127.0.0.1:1/up lookup 00112233445566778899)
+is "$?" 1 "an id only an upstream might have: exit 1"
+like "$out" "^debuginfo +not here: a request would ask the upstreams http://127.0.0.1:1/up" \
+    "... naming the upstreams a request would ask"
 out=$(cli lookup xyz 2>&1)
 is "$?" 2 "a malformed id exits 2"
 like "$out" "xyz: not a build-id .* nor a readable file" "and says what is wrong"

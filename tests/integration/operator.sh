@@ -6,6 +6,7 @@
 # forgetting an id once a scan makes it servable, and purge clearing it.
 . "$top_srcdir/tests/integration/lib.sh"
 
+unset DEBUGINFOD_URLS
 build_fixtures
 chmod 755 "$T"
 mkdir -p "$T/debug" "$T/home"
