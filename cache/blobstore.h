@@ -4,7 +4,12 @@
  * A blob is one cached answer (a debuginfo, an executable, a section, a
  * source file) stored as CACHE_DIR/blobs/<hex[0..2]>/<hex of its key>;
  * fills are written in CACHE_DIR/tmp/ and published by a rename followed by
- * the index commit, so an entry is absent or complete.  The index (one
+ * the index commit, so an entry is absent or complete.  Uploads (PUT by
+ * clients: never evicted, fetched from nowhere) live apart, in
+ * UPLOAD_DIR/<hex[0..2]>/<hex of its key> through UPLOAD_DIR/tmp/, so that
+ * clearing a cache directory never loses them; an upload whose entry is
+ * gone (an index lost with its cache directory) is indexed again from its
+ * file at recovery.  The index (one
  * LMDB environment, cache/index.h) keeps with each blob what a response
  * needs, the total of blob bytes, and a least-recently-used order that
  * eviction follows.  Upstream URLs are opaque strings here.
@@ -75,6 +80,9 @@ struct blob_info {
 	int64_t begun;
 };
 
+/* The source uploaded entries carry. */
+#define BLOB_UPLOAD_SOURCE "upload"
+
 /*
  * The stored entry, in host byte order: this header, then arg, source and
  * headers, each with a NUL after it.
@@ -110,13 +118,34 @@ struct blobstore *blobstore_new(struct index *idx, const char *cache_dir,
 void blobstore_free(struct blobstore *bs);
 
 /*
- * Start-up, before any fill: empty tmp/, delete blob files that have no
- * entry and entries whose blob file is gone or has the wrong size (or
- * cannot be decoded), and recount the byte total.  removed_files counts
- * the temp and blob files deleted.
+ * Where uploads live (upload-dir), before recovery and any publish; it
+ * need not exist (nothing is made here).  Without one, uploads are
+ * refused (blob_upload_tmp_new fails) and only the cache directory is
+ * looked at.  -1 with err when the path is too long or out of memory.
  */
-int blobstore_recover(struct blobstore *bs, uint64_t *removed_files,
-    uint64_t *removed_entries, char *err, size_t errlen);
+int blobstore_set_upload_dir(struct blobstore *bs, const char *dir, char *err,
+    size_t errlen);
+
+/* What recovery did. */
+struct blob_recovery {
+	uint64_t files; /* temp and blob files deleted */
+	uint64_t entries; /* entries dropped: no file, or a damaged one */
+	uint64_t uploads_indexed; /* upload files without entry, indexed */
+	uint64_t uploads_moved; /* uploads moved from the cache directory */
+	uint64_t uploads_unknown; /* upload-dir files not uploads: kept */
+};
+
+/*
+ * Start-up, before any fill: empty tmp/ (and the upload directory's
+ * tmp/), delete blob files that have no entry and entries whose blob
+ * file is gone or has the wrong size (or cannot be decoded), index the
+ * upload files that have no entry (never deleted: read as ELF, their
+ * build-id and kind must give their key), move uploads kept in the cache
+ * directory by older versions to the upload directory, and recount the
+ * byte totals.
+ */
+int blobstore_recover(struct blobstore *bs, struct blob_recovery *rec,
+    char *err, size_t errlen);
 
 /*
  * A new temp file for a fill, O_RDWR|O_CLOEXEC, unique name in tmp/;
@@ -124,6 +153,9 @@ int blobstore_recover(struct blobstore *bs, uint64_t *removed_files,
  */
 int blob_tmp_new(struct blobstore *bs, char *path, size_t pathlen, char *err,
     size_t errlen);
+/* The same for an upload, in the upload directory's tmp/. */
+int blob_upload_tmp_new(struct blobstore *bs, char *path, size_t pathlen,
+    char *err, size_t errlen);
 
 /*
  * On a worker thread: fsync the temp file, rename it into blobs/, write the
@@ -161,7 +193,10 @@ void blobstore_set_sink(struct blobstore *bs, blob_sink_fn fn, void *arg);
  * (also for an entry that cannot be decoded). */
 int blob_lookup(struct index_reader *rd, const struct cache_key *k,
     struct blob_info *info);
-/* Open the blob file of k read-only (O_CLOEXEC); -1 when missing. */
+/*
+ * Open the blob file of k read-only (O_CLOEXEC), in the cache directory
+ * or else the upload directory; -1 when missing.
+ */
 int blob_open(struct blobstore *bs, const struct cache_key *k);
 
 /*

@@ -386,8 +386,9 @@ done_cb(void *arg, const struct batch_result *r)
 		return;
 	if (pf->tty)
 		fputs("\r\033[K", stderr);
-	fprintf(pf->tty ? stderr : stdout, "%-7s  %s %-10s  %s%s\n",
-	    outcome_words[out], hex, a->kind, a->w->from, why);
+	fprintf(pf->tty || pf->o->json ? stderr : stdout,
+	    "%-7s  %s %-10s  %s%s\n", outcome_words[out], hex, a->kind,
+	    a->w->from, why);
 }
 
 /* Ask the daemon for everything gathered. */
@@ -463,8 +464,10 @@ prefetch_run(const struct prefetch_opts *o, char *const *operands, size_t n)
 	needed_free(pf.needed);
 	want_unique(&pf);
 	rc = pf.n > 0 ? ask_all(&pf) : 0;
-	printf("fetched %" PRIu64 ", already cached %" PRIu64
-	       ", missing %" PRIu64 ", failed %" PRIu64 "\n",
+	printf(o->json ? "{\"fetched\":%" PRIu64 ",\"cached\":%" PRIu64
+			 ",\"missing\":%" PRIu64 ",\"failed\":%" PRIu64 "}\n"
+		       : "fetched %" PRIu64 ", already cached %" PRIu64
+			 ", missing %" PRIu64 ", failed %" PRIu64 "\n",
 	    pf.counts[OUT_FETCHED], pf.counts[OUT_CACHED],
 	    pf.counts[OUT_MISSING], pf.counts[OUT_FAILED]);
 	for (i = 0; i < pf.n; i++)

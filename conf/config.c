@@ -16,9 +16,10 @@
  *
  * Nothing is printed: every problem becomes one "where: what" string in a
  * struct config_diag, and parsing goes on so that all are reported.  Runs at
- * start-up on one thread; getpwuid() is not thread-safe.
+ * start-up on one thread.
  */
 #include "conf/config.h"
+#include "conf/help.h"
 #include "conf/objstore.h"
 #include "conf/values.h"
 
@@ -30,7 +31,6 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,7 +50,7 @@ enum opt_type {
 	T_LISTEN, /* IPv4:PORT or [IPv6]:PORT */
 	T_UNSIGNED, /* decimal digits */
 	T_DURATION, /* seconds, suffix s, m, h or d */
-	T_SIZE, /* bytes, suffix K, M, G or T */
+	T_SIZE, /* bytes, suffix K, M, G, T, KiB... (1024) or KB... (1000) */
 	T_BOOL, /* on/off, yes/no, true/false, 1/0 */
 	T_ACCESSLOG, /* a T_BOOL, or a file (a value with a '/') */
 	T_LOGLEVEL, /* warn, info, debug */
@@ -83,8 +83,8 @@ struct opt {
 
 static const struct opt options[] = {
 	{ "listen", T_LISTEN, "127.0.0.1:8002 [::1]:8002", NULL,
-	    "address to listen on; for HTTPS add: tls cert=FILE key=FILE "
-	    "[client-ca=FILE]; repeatable",
+	    "address to listen on (a port alone: every address); for HTTPS "
+	    "add: tls cert=FILE key=FILE [client-ca=FILE]; repeatable",
 	    1, FIELD(listen), 0, 0 },
 	{ "threads", T_UNSIGNED, "0", NULL,
 	    "event-loop threads, 0 = one per CPU", 0, FIELD(threads), 0, 256 },
@@ -95,6 +95,11 @@ static const struct opt options[] = {
 	{ "cache-dir", T_PATH, NULL,
 	    "~/.cache/dbgmirror, as root /var/cache/dbgmirror",
 	    "index and cached files", 0, FIELD(cache_dir), 0, 0 },
+	{ "upload-dir", T_PATH, NULL,
+	    "~/.local/share/dbgmirror/uploads, as root "
+	    "/var/lib/dbgmirror/uploads",
+	    "uploaded files, kept apart from the cache: never evicted", 0,
+	    FIELD(upload_dir), 0, 0 },
 	{ "scan-dir", T_PATHLIST, NULL, "/usr/lib/debug if it exists",
 	    "debug files to index; repeatable, none = no scan", 1,
 	    FIELD(scan_dirs), 0, 0 },
@@ -314,12 +319,9 @@ struct layer {
 	unsigned long first[NOPTIONS];
 };
 
-static void diag_add(struct config_diag *, const char *, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* Append one message; a NULL diag (the embedded defaults) drops it. */
-static void
-diag_add(struct config_diag *diag, const char *fmt, ...)
+/* A NULL diag (the embedded defaults) drops the message. */
+void
+config_diag_add(struct config_diag *diag, const char *fmt, ...)
 {
 	va_list ap;
 	char *msg, **v;
@@ -374,68 +376,13 @@ opt_find(const char *name)
 	return -1;
 }
 
-/* Edits (insert, delete, replace) from a[0..an) to b; at most 64 long. */
-static size_t
-edit_distance(const char *a, size_t an, const char *b)
-{
-	size_t bn = strlen(b), row[65], i, j, diag, up;
-
-	if (an > 64 || bn > 64)
-		return SIZE_MAX;
-	for (j = 0; j <= bn; j++)
-		row[j] = j;
-	for (i = 1; i <= an; i++) {
-		diag = row[0];
-		row[0] = i;
-		for (j = 1; j <= bn; j++) {
-			up = row[j];
-			row[j] = diag + (a[i - 1] != b[j - 1]);
-			if (up + 1 < row[j])
-				row[j] = up + 1;
-			if (row[j - 1] + 1 < row[j])
-				row[j] = row[j - 1] + 1;
-			diag = up;
-		}
-	}
-	return row[bn];
-}
-
-/*
- * " (did you mean PREFIXNAME?)" for the option closest to the unknown
- * name (len bytes), when it is close (a third of its letters at most),
- * into buf; else "".
- */
+/* " (did you mean PREFIXNAME?)" for an unknown option name, or "". */
 static const char *
 did_you_mean(const char *name, size_t len, const char *prefix, char *buf,
     size_t buflen)
 {
-	size_t i, d, best = SIZE_MAX, besti = 0;
-
-	for (i = 0; i < NOPTIONS; i++)
-		if ((d = edit_distance(name, len, options[i].name)) < best) {
-			best = d;
-			besti = i;
-		}
-	if (best == 0 || best > (len + 2) / 3) {
-		buf[0] = '\0';
-		return buf;
-	}
-	snprintf(buf, buflen, " (did you mean %s%s?)", prefix,
-	    options[besti].name);
-	return buf;
-}
-
-/* "dir/name", without doubling a '/' that dir ends with. */
-static char *
-path_join(const char *dir, const char *name)
-{
-	size_t len = strlen(dir);
-	char *s;
-
-	if (asprintf(&s, "%s%s%s", dir,
-		(len > 0 && dir[len - 1] == '/') ? "" : "/", name) < 0)
-		return NULL;
-	return s;
+	return config_did_you_mean(name, len, config_option_name, prefix, buf,
+	    buflen);
 }
 
 /* Indexed by enum config_log_level and enum config_admin. */
@@ -476,6 +423,60 @@ upstreams_clear(struct config *cfg)
 }
 
 /*
+ * Remember where the value of op just set came from (where), under the
+ * index it has in its list (0 for single values); nothing for a value
+ * that emptied a list.  Out of memory it is forgotten: config_where then
+ * says "default", which only a message shows.
+ */
+static void
+origin_note(struct config *cfg, const struct opt *op, const char *where)
+{
+	struct config_origin *v;
+	size_t n = 1;
+	char *s;
+
+	switch (op->type) {
+	case T_PATHLIST:
+	case T_TEXTLIST:
+	case T_REPO:
+	case T_HEADER:
+		n = ((struct config_strlist *)((char *)cfg + op->off))->n;
+		break;
+	case T_LISTEN:
+		n = cfg->nlisten;
+		break;
+	case T_UPSTREAM:
+		n = cfg->nupstreams;
+		break;
+	default:
+		break;
+	}
+	if (n == 0 ||
+	    (v = realloc(cfg->origins, (cfg->norigins + 1) * sizeof(*v))) ==
+		NULL)
+		return;
+	cfg->origins = v;
+	if ((s = strdup(where)) == NULL)
+		return;
+	v[cfg->norigins].name = op->name;
+	v[cfg->norigins].idx = n - 1;
+	v[cfg->norigins++].where = s;
+}
+
+const char *
+config_where(const struct config *cfg, const char *name, size_t idx)
+{
+	size_t i;
+
+	/* The last one noted wins: a later layer's replaced the earlier. */
+	for (i = cfg->norigins; i > 0; i--)
+		if (cfg->origins[i - 1].idx == idx &&
+		    strcmp(cfg->origins[i - 1].name, name) == 0)
+			return cfg->origins[i - 1].where;
+	return "default";
+}
+
+/*
  * Set option o from its text.  When layer is not NULL, the first value the
  * layer gives a repeatable option replaces the list, and the option is
  * marked as set at line.  Only a value that parses is stored or marks the
@@ -494,7 +495,7 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 	char *s;
 
 	if (*value == '\0') {
-		diag_add(diag, "%s: %s: empty value", where, op->name);
+		config_diag_add(diag, "%s: %s: empty value", where, op->name);
 		return -1;
 	}
 	switch (op->type) {
@@ -508,7 +509,7 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 			&n, &why) == -1)
 			goto bad;
 		if (n < op->min || n > op->max) {
-			diag_add(diag,
+			config_diag_add(diag,
 			    "%s: %s: \"%s\": must be from %llu to %llu", where,
 			    op->name, shown(value, buf, sizeof(buf)),
 			    (unsigned long long)op->min,
@@ -629,7 +630,7 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 				break;
 		if (i < cfg->nupstreams ||
 		    cfg->nupstreams >= CONFIG_UPSTREAMS_MAX) {
-			diag_add(diag, "%s: %s: %s", where, op->name,
+			config_diag_add(diag, "%s: %s: %s", where, op->name,
 			    i < cfg->nupstreams ? "this URL is already listed"
 						: "more than 32 upstreams");
 			config_upstream_clear(&u);
@@ -664,14 +665,21 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 	}
 	case T_LISTEN: {
 		struct config_listen l, *v;
+		char v4[LINE_MAX_BYTES + 16], v6[LINE_MAX_BYTES + 16];
+
+		if (config_listen_any(value, v4, v6, sizeof(v4)) == 1)
+			return opt_set(cfg, o, v4, where, diag, layer, line) ==
+				-1
+			    ? -1
+			    : opt_set(cfg, o, v6, where, diag, layer, line);
 
 		if (config_parse_listen(value, &l, &why) == -1)
 			goto bad;
 		if (fresh)
 			listens_clear(cfg);
 		if (cfg->nlisten >= LISTEN_MAX) {
-			diag_add(diag, "%s: %s: more than %d addresses", where,
-			    op->name, LISTEN_MAX);
+			config_diag_add(diag, "%s: %s: more than %d addresses",
+			    where, op->name, LISTEN_MAX);
 			config_listen_clear(&l);
 			return -1;
 		}
@@ -687,14 +695,15 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 	}
 	if (fresh)
 		layer->first[o] = line;
+	origin_note(cfg, op, where);
 	return 0;
 
 bad:
-	diag_add(diag, "%s: %s: \"%s\": %s", where, op->name,
+	config_diag_add(diag, "%s: %s: \"%s\": %s", where, op->name,
 	    shown(value, buf, sizeof(buf)), why);
 	return -1;
 nomem:
-	diag_add(diag, "%s: %s: out of memory", where, op->name);
+	config_diag_add(diag, "%s: %s: out of memory", where, op->name);
 	return -1;
 }
 
@@ -707,7 +716,7 @@ config_set(struct config *cfg, const char *name, const char *value,
 	int o;
 
 	if ((o = opt_find(name)) == -1) {
-		diag_add(diag, "%s: %s: unknown option%s", where,
+		config_diag_add(diag, "%s: %s: unknown option%s", where,
 		    shown(name, buf, sizeof(buf)),
 		    did_you_mean(name, strlen(name), "", hint, sizeof(hint)));
 		return -1;
@@ -725,7 +734,7 @@ opt_set_default(struct config *cfg, size_t o, struct config_diag *diag)
 	if (options[o].def == NULL)
 		return 0;
 	if ((copy = strdup(options[o].def)) == NULL) {
-		diag_add(diag, "%s: out of memory", __func__);
+		config_diag_add(diag, "%s: out of memory", __func__);
 		return -1;
 	}
 	for (word = strtok_r(copy, " ", &save); word != NULL;
@@ -754,10 +763,16 @@ config_init(struct config *cfg)
 void
 config_free(struct config *cfg)
 {
+	size_t i;
+
 	free(cfg->config_file);
+	for (i = 0; i < cfg->norigins; i++)
+		free(cfg->origins[i].where);
+	free(cfg->origins);
 	listens_clear(cfg);
 	free(cfg->listen);
 	free(cfg->cache_dir);
+	free(cfg->upload_dir);
 	config_strlist_clear(&cfg->scan_dirs);
 	config_strlist_clear(&cfg->source_roots);
 	config_strlist_clear(&cfg->scan_packages);
@@ -899,7 +914,7 @@ parse_file(struct config *cfg, FILE *fp, const char *path,
 		lineno++;
 		snprintf(where, sizeof(where), "%s:%lu", path, lineno);
 		if (r == -1) {
-			diag_add(diag, "%s: %s", where, why);
+			config_diag_add(diag, "%s: %s", where, why);
 			rc = -1;
 			continue;
 		}
@@ -911,7 +926,8 @@ parse_file(struct config *cfg, FILE *fp, const char *path,
 			if (*eq == '#' && config_is_blank(eq[-1]))
 				break;
 		if (*eq != '=') {
-			diag_add(diag, "%s: expected name = value", where);
+			config_diag_add(diag, "%s: expected name = value",
+			    where);
 			rc = -1;
 			continue;
 		}
@@ -919,26 +935,28 @@ parse_file(struct config *cfg, FILE *fp, const char *path,
 			continue;
 		*end = '\0';
 		if (*p == '\0') {
-			diag_add(diag, "%s: missing name before '='", where);
+			config_diag_add(diag, "%s: missing name before '='",
+			    where);
 			rc = -1;
 			continue;
 		}
 		if ((o = opt_find(p)) == -1) {
-			diag_add(diag, "%s: %s: unknown option%s", where,
+			config_diag_add(diag, "%s: %s: unknown option%s", where,
 			    shown(p, buf, sizeof(buf)),
 			    did_you_mean(p, strlen(p), "", hint, sizeof(hint)));
 			rc = -1;
 			continue;
 		}
 		if ((value = take_value(eq + 1, &why)) == NULL) {
-			diag_add(diag, "%s: %s: %s", where, options[o].name,
-			    why);
+			config_diag_add(diag, "%s: %s: %s", where,
+			    options[o].name, why);
 			rc = -1;
 			continue;
 		}
 		if (!options[o].repeatable && layer->first[o] != 0) {
-			diag_add(diag, "%s: %s: set twice; first at line %lu",
-			    where, options[o].name, layer->first[o]);
+			config_diag_add(diag,
+			    "%s: %s: set twice; first at line %lu", where,
+			    options[o].name, layer->first[o]);
 			rc = -1;
 			continue;
 		}
@@ -947,7 +965,7 @@ parse_file(struct config *cfg, FILE *fp, const char *path,
 			rc = -1;
 	}
 	if (ferror(fp)) {
-		diag_add(diag, "%s: %s", path, strerror(errno));
+		config_diag_add(diag, "%s: %s", path, strerror(errno));
 		rc = -1;
 	}
 	return rc;
@@ -959,7 +977,7 @@ open_file(const char *path, struct config_diag *diag)
 	FILE *fp;
 
 	if ((fp = fopen(path, "re")) == NULL)
-		diag_add(diag, "%s: %s", path, strerror(errno));
+		config_diag_add(diag, "%s: %s", path, strerror(errno));
 	return fp;
 }
 
@@ -1061,7 +1079,7 @@ int
 config_parse_args(struct config_args *args, int argc, char **argv,
     struct config_diag *diag)
 {
-	char hint[96];
+	char hint[256];
 	char buf[SHOWN_MAX];
 	int i, rc = 0, dummy;
 
@@ -1093,8 +1111,28 @@ config_parse_args(struct config_args *args, int argc, char **argv,
 					args->verbose++;
 				} else if (*a == 'h') {
 					args->help = 1;
+				} else if (config_elfutils_hint(*a, NULL, hint,
+					       sizeof(hint)) != NULL) {
+					/* Its argument: the rest, or the next. */
+					value = a[1] != '\0' ? a + 1
+					    : i + 1 < argc &&
+						argv[i + 1][0] != '-'
+					    ? argv[++i]
+					    : NULL;
+					config_diag_add(diag,
+					    "command line: -%c: unknown "
+					    "option; %s",
+					    *a,
+					    config_elfutils_hint(*a,
+						value == NULL
+						    ? NULL
+						    : shown(value, buf,
+							  sizeof(buf)),
+						hint, sizeof(hint)));
+					rc = -1;
+					break;
 				} else {
-					diag_add(diag,
+					config_diag_add(diag,
 					    "command line: -%s: unknown option",
 					    shown((char[]){ *a, '\0' }, buf,
 						sizeof(buf)));
@@ -1119,15 +1157,17 @@ config_parse_args(struct config_args *args, int argc, char **argv,
 				o = -1;
 		}
 		if (f == A_NONE && o == -1) {
-			diag_add(diag, "command line: --%.*s: unknown option%s",
-			    (int)len, shown(a, buf, sizeof(buf)),
+			config_diag_add(diag,
+			    "command line: --%.*s: unknown option%s", (int)len,
+			    shown(a, buf, sizeof(buf)),
 			    did_you_mean(a, len, "--", hint, sizeof(hint)));
 			rc = -1;
 			continue;
 		}
 		if (eq != NULL && (negated || (f != A_NONE && f != A_CONFIG))) {
-			diag_add(diag, "command line: --%.*s: takes no value",
-			    (int)len, shown(a, buf, sizeof(buf)));
+			config_diag_add(diag,
+			    "command line: --%.*s: takes no value", (int)len,
+			    shown(a, buf, sizeof(buf)));
 			rc = -1;
 			continue;
 		}
@@ -1150,7 +1190,7 @@ config_parse_args(struct config_args *args, int argc, char **argv,
 				value = "on";
 		} else if (f == A_CONFIG || o != -1) {
 			if (i + 1 >= argc) {
-				diag_add(diag,
+				config_diag_add(diag,
 				    "command line: --%s: missing value",
 				    shown(a, buf, sizeof(buf)));
 				rc = -1;
@@ -1159,7 +1199,8 @@ config_parse_args(struct config_args *args, int argc, char **argv,
 			value = argv[++i];
 		}
 		if (f == A_CONFIG && *value == '\0') {
-			diag_add(diag, "command line: --config: empty value");
+			config_diag_add(diag,
+			    "command line: --config: empty value");
 			rc = -1;
 			continue;
 		}
@@ -1192,7 +1233,7 @@ config_parse_args(struct config_args *args, int argc, char **argv,
 	return rc;
 
 nomem:
-	diag_add(diag, "command line: out of memory");
+	config_diag_add(diag, "command line: out of memory");
 	return -1;
 }
 
@@ -1210,94 +1251,6 @@ config_args_free(struct config_args *args)
 
 /* ------------------------------------------------------------ loading */
 
-char *
-config_default_cache_dir(void)
-{
-	const char *dir;
-	struct passwd *pw;
-
-	if (geteuid() == 0)
-		return strdup("/var/cache/dbgmirror");
-	dir = getenv("XDG_CACHE_HOME");
-	if (dir != NULL && dir[0] == '/')
-		return path_join(dir, "dbgmirror");
-	dir = getenv("HOME");
-	if (dir == NULL || dir[0] != '/') {
-		pw = getpwuid(geteuid());
-		dir = pw != NULL ? pw->pw_dir : NULL;
-	}
-	if (dir == NULL || dir[0] != '/')
-		return NULL;
-	return path_join(dir, ".cache/dbgmirror");
-}
-
-/* Prefix a relative path with cwd; the path need not exist. */
-static int
-make_absolute(char **path, const char *cwd)
-{
-	char *s;
-
-	if ((*path)[0] == '/')
-		return 0;
-	if ((s = path_join(cwd, *path)) == NULL)
-		return -1;
-	free(*path);
-	*path = s;
-	return 0;
-}
-
-static int
-make_paths_absolute(struct config *cfg, struct config_diag *diag)
-{
-	char *cwd;
-	size_t i;
-	int rc = 0, relative;
-
-	relative = (cfg->cache_dir != NULL && cfg->cache_dir[0] != '/') ||
-	    (cfg->access_log_file != NULL && cfg->access_log_file[0] != '/') ||
-	    (cfg->ca_file != NULL && cfg->ca_file[0] != '/') ||
-	    (cfg->token_file != NULL && cfg->token_file[0] != '/');
-	for (i = 0; i < cfg->scan_dirs.n; i++)
-		if (cfg->scan_dirs.v[i][0] != '/')
-			relative = 1;
-	for (i = 0; i < cfg->scan_packages.n; i++)
-		if (cfg->scan_packages.v[i][0] != '/')
-			relative = 1;
-	for (i = 0; i < cfg->source_roots.n; i++)
-		if (cfg->source_roots.v[i][0] != '/')
-			relative = 1;
-	if (!relative)
-		return 0;
-	if ((cwd = getcwd(NULL, 0)) == NULL) {
-		diag_add(diag, "%s: current directory: %s", __func__,
-		    strerror(errno));
-		return -1;
-	}
-	if (cfg->cache_dir != NULL && make_absolute(&cfg->cache_dir, cwd) == -1)
-		rc = -1;
-	if (cfg->ca_file != NULL && make_absolute(&cfg->ca_file, cwd) == -1)
-		rc = -1;
-	if (cfg->access_log_file != NULL &&
-	    make_absolute(&cfg->access_log_file, cwd) == -1)
-		rc = -1;
-	if (cfg->token_file != NULL &&
-	    make_absolute(&cfg->token_file, cwd) == -1)
-		rc = -1;
-	for (i = 0; i < cfg->scan_dirs.n; i++)
-		if (make_absolute(&cfg->scan_dirs.v[i], cwd) == -1)
-			rc = -1;
-	for (i = 0; i < cfg->scan_packages.n; i++)
-		if (make_absolute(&cfg->scan_packages.v[i], cwd) == -1)
-			rc = -1;
-	for (i = 0; i < cfg->source_roots.n; i++)
-		if (make_absolute(&cfg->source_roots.v[i], cwd) == -1)
-			rc = -1;
-	free(cwd);
-	if (rc == -1)
-		diag_add(diag, "%s: out of memory", __func__);
-	return rc;
-}
-
 /*
  * Without an upstream option, the upstreams are the ones the debuginfod
  * clients use: DEBUGINFOD_URLS, URLs separated by blanks.
@@ -1312,7 +1265,7 @@ upstreams_from_env(struct config *cfg, struct config_diag *diag)
 	if (env == NULL || o == -1)
 		return 0;
 	if ((copy = strdup(env)) == NULL) {
-		diag_add(diag, "DEBUGINFOD_URLS: out of memory");
+		config_diag_add(diag, "DEBUGINFOD_URLS: out of memory");
 		return -1;
 	}
 	for (word = strtok_r(copy, " \t\n", &save); word != NULL;
@@ -1371,13 +1324,13 @@ resolve_upstreams(struct config *cfg, struct config_diag *diag)
 			found = 1;
 			if ((s = strdup(line)) == NULL ||
 			    config_strlist_add(&u->headers, s) == -1) {
-				diag_add(diag,
+				config_diag_add(diag,
 				    "upstream-header: out of memory");
 				return -1;
 			}
 		}
 		if (!found && !(len == 1 && h[0] == '*')) {
-			diag_add(diag,
+			config_diag_add(diag,
 			    "upstream-header: \"%.*s\" is not a "
 			    "listed upstream",
 			    (int)(len > SHOWN_MAX ? SHOWN_MAX : len), h);
@@ -1423,8 +1376,8 @@ config_load(struct config *cfg, const struct config_args *args,
 		const char *name = args->pairs[2 * i];
 
 		if ((o = opt_find(name)) == -1) {
-			diag_add(diag, "command line: --%s: unknown option%s",
-			    name,
+			config_diag_add(diag,
+			    "command line: --%s: unknown option%s", name,
 			    did_you_mean(name, strlen(name), "--", hint,
 				sizeof(hint)));
 			rc = -1;
@@ -1438,7 +1391,14 @@ config_load(struct config *cfg, const struct config_args *args,
 	/* The defaults that depend on the machine, unless a layer set them. */
 	if (cfg->cache_dir == NULL &&
 	    (cfg->cache_dir = config_default_cache_dir()) == NULL) {
-		diag_add(diag, "%s: no home directory for cache-dir", __func__);
+		config_diag_add(diag, "%s: no home directory for cache-dir",
+		    __func__);
+		rc = -1;
+	}
+	if (cfg->upload_dir == NULL &&
+	    (cfg->upload_dir = config_default_upload_dir()) == NULL) {
+		config_diag_add(diag, "%s: no home directory for upload-dir",
+		    __func__);
 		rc = -1;
 	}
 	o = opt_find("scan-dir");
@@ -1468,25 +1428,26 @@ config_load(struct config *cfg, const struct config_args *args,
 	if (resolve_upstreams(cfg, diag) == -1)
 		rc = -1;
 	if (cfg->cache_low_watermark >= cfg->cache_high_watermark) {
-		diag_add(diag,
+		config_diag_add(diag,
 		    "cache-low-watermark (%u) must be below "
 		    "cache-high-watermark (%u)",
 		    cfg->cache_low_watermark, cfg->cache_high_watermark);
 		rc = -1;
 	}
 	if (cfg->cache_size != 0 && cfg->cache_size < (1ULL << 20)) {
-		diag_add(diag, "cache-size: must be 0 (no cap) or at least 1M");
+		config_diag_add(diag,
+		    "cache-size: must be 0 (no cap) or at least 1M");
 		rc = -1;
 	}
 
-	if (make_paths_absolute(cfg, diag) == -1)
+	if (config_paths_absolute(cfg, diag) == -1)
 		rc = -1;
 	if (cfg->store != NULL) {
 		char err[512], *cwd = getcwd(NULL, 0);
 
 		if (config_objstore_credentials(cfg->store, cwd, err,
 			sizeof(err)) == -1) {
-			diag_add(diag, "store: %s", err);
+			config_diag_add(diag, "store: %s", err);
 			rc = -1;
 		}
 		free(cwd);
@@ -1496,62 +1457,58 @@ config_load(struct config *cfg, const struct config_args *args,
 
 /* --------------------------------------------------------------- usage */
 
+/* The shape of an option's value as --help shows it, by type. */
 static const char *
-metavar(enum opt_type t)
+metavar(const struct opt *op)
 {
-	switch (t) {
-	case T_LISTEN:
-		return "ADDR:PORT";
-	case T_UNSIGNED:
-		return "N";
-	case T_DURATION:
-		return "TIME";
-	case T_SIZE:
-		return "SIZE";
-	case T_BOOL:
-		return "on|off";
-	case T_ACCESSLOG:
-		return "on|off|FILE";
-	case T_LOGLEVEL:
-		return "LEVEL";
-	case T_PATH:
-	case T_PATHLIST:
-		return "DIR";
-	case T_STRING:
-	case T_TEXTLIST:
-		return "TEXT";
-	case T_UPSTREAM:
-		return "URL";
-	case T_HEADER:
-		return "HEADER";
-	case T_REPO:
-		return "REPO";
-	case T_ADMIN:
-		return "WHO";
-	case T_REDIRECTS:
-		return "WHERE";
-	case T_STORE:
-		return "STORE";
-	}
-	return "VALUE";
+	static const char *const names[] = {
+		[T_LISTEN] = "ADDR:PORT",
+		[T_UNSIGNED] = "N",
+		[T_DURATION] = "TIME",
+		[T_SIZE] = "SIZE",
+		[T_BOOL] = "on|off",
+		[T_ACCESSLOG] = "on|off|FILE",
+		[T_LOGLEVEL] = "LEVEL",
+		[T_PATH] = "FILE",
+		[T_PATHLIST] = "DIR",
+		[T_STRING] = "TEXT",
+		[T_UPSTREAM] = "URL",
+		[T_HEADER] = "HEADER",
+		[T_ADMIN] = "WHO",
+		[T_REDIRECTS] = "WHERE",
+		[T_STORE] = "STORE",
+		[T_TEXTLIST] = "TEXT",
+		[T_REPO] = "REPO",
+	};
+
+	/* The options whose value is not what their type says. */
+	static const struct {
+		const char *name, *metavar;
+	} special[] = {
+		{ "cache-dir", "DIR" },
+		{ "upload-dir", "DIR" },
+		{ "proxy", "URL" },
+		{ "access", "RULE" },
+		{ "trusted-proxy", "CIDR" },
+		{ "user", "NAME" },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(special) / sizeof(special[0]); i++)
+		if (strcmp(op->name, special[i].name) == 0)
+			return special[i].metavar;
+	return names[op->type];
 }
 
-void
-config_usage(FILE *fp)
+int
+config_option_info(size_t i, struct config_option_info *oi)
 {
-	size_t i, w, width = 0;
-
-	for (i = 0; i < NOPTIONS; i++) {
-		w = strlen(options[i].name) + 1 +
-		    strlen(metavar(options[i].type));
-		if (w > width)
-			width = w;
-	}
-	for (i = 0; i < NOPTIONS; i++) {
-		const struct opt *op = &options[i];
-
-		fprintf(fp, "  --%s %-*s  %s (default: %s)\n", op->name,
-		    (int)(width - strlen(op->name) - 1), metavar(op->type),
-		    op->help, op->def != NULL ? op->def : op->shown);
-	}
+	if (i >= NOPTIONS)
+		return -1;
+	oi->name = options[i].name;
+	oi->metavar = metavar(&options[i]);
+	oi->help = options[i].help;
+	oi->shown_default =
+	    options[i].def != NULL ? options[i].def : options[i].shown;
+	return 0;
 }

@@ -112,8 +112,17 @@ struct config_repo {
 int config_repo_parse(const char *line, struct config_repo *r,
     const char **why);
 
+/* Where one value of an option came from (config_where). */
+struct config_origin {
+	const char *name; /* the option's */
+	size_t idx; /* in its list; 0 for a single value */
+	char *where; /* "FILE:LINE", "command line", "default"... */
+};
+
 struct config {
 	char *config_file; /* the file read, NULL when none */
+	struct config_origin *origins; /* in the order set */
+	size_t norigins;
 
 	struct config_listen *listen; /* listen ADDR:PORT, repeatable */
 	size_t nlisten;
@@ -121,6 +130,7 @@ struct config {
 	unsigned workers; /* worker-pool threads; 0 = one per CPU */
 
 	char *cache_dir; /* absolute */
+	char *upload_dir; /* absolute: uploads, never evicted */
 	struct config_strlist scan_dirs; /* absolute, repeatable */
 	struct config_strlist source_roots; /* absolute; where /source may be */
 	unsigned rescan_interval; /* seconds; 0 = never */
@@ -233,6 +243,13 @@ void config_url_public(const char *url, char *out, size_t outlen);
  */
 int config_parse_duration(const char *s, uint64_t *seconds, const char **why);
 
+/*
+ * Where value idx (0 for an option of one value) of option name came
+ * from: "FILE:LINE", "command line", "DEBUGINFOD_URLS" or "default".
+ */
+const char *config_where(const struct config *cfg, const char *name,
+    size_t idx);
+
 /* Fill cfg with the embedded defaults. */
 int config_init(struct config *cfg);
 void config_free(struct config *cfg);
@@ -263,15 +280,44 @@ int config_load_file(struct config *cfg, const char *path,
 int config_set(struct config *cfg, const char *name, const char *value,
     const char *where, struct config_diag *diag);
 
-/* Print every option with its default and a line of help. */
-void config_usage(FILE *fp);
-
 /* The default cache directory for this user (root, XDG, HOME). */
 char *config_default_cache_dir(void);
+/* The default upload directory for this user (root, XDG, HOME). */
+char *config_default_upload_dir(void);
+
+/*
+ * What this machine's distribution (/etc/os-release) offers as sources:
+ * its public debuginfod server, and its debug archive as a repo line;
+ * each "" when not known.
+ */
+struct config_distro {
+	char upstream[128];
+	char repo[256];
+};
+void config_distro(struct config_distro *d);
 
 void config_diag_free(struct config_diag *diag);
+/* Append one "where: what" message to diag. */
+void config_diag_add(struct config_diag *diag, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/*
+ * Make the relative paths of cfg absolute against the current directory
+ * (conf/paths.c; config_load does it).  -1 with the problem in diag.
+ */
+int config_paths_absolute(struct config *cfg, struct config_diag *diag);
 
 /* Iterate the schema: the name of option i, or NULL past the end. */
 const char *config_option_name(size_t i);
+
+/* What --help shows of an option (conf/help.c). */
+struct config_option_info {
+	const char *name;
+	const char *metavar; /* the shape of its value: DIR, FILE, SIZE... */
+	const char *help;
+	const char *shown_default;
+};
+/* 0 and *oi for option i of the schema; -1 past the end. */
+int config_option_info(size_t i, struct config_option_info *oi);
 
 #endif /* CONF_CONFIG_H */

@@ -18,7 +18,7 @@
 enum config_number {
 	CONFIG_NUMBER_PLAIN, /* digits only */
 	CONFIG_NUMBER_DURATION, /* seconds, or a suffix s, m, h or d */
-	CONFIG_NUMBER_SIZE, /* bytes, or a suffix K, M, G or T */
+	CONFIG_NUMBER_SIZE, /* bytes, or K, M, G, T, KiB..TiB (1024), KB..TB */
 };
 
 /*
@@ -36,6 +36,14 @@ int config_parse_word(const char *s, const char *const words[], size_t n,
 int config_parse_listen(const char *s, struct config_listen *l,
     const char **why);
 void config_listen_clear(struct config_listen *l);
+/*
+ * A listen line that starts with a port alone, "8002" or ":8002": every
+ * address, as debuginfod -p, nginx's "listen 8002" and HAProxy's "bind
+ * :8002" mean.  1 with the lines of each family (0.0.0.0:PORT and
+ * [::]:PORT, the rest of the line after) in v4 and v6, len bytes each; 0
+ * when s names an address.
+ */
+int config_listen_any(const char *s, char *v4, char *v6, size_t len);
 /* "URL [key=value ...]" of an upstream line. */
 int config_parse_upstream(const char *s, struct config_upstream *u,
     const char **why);

@@ -538,3 +538,41 @@ json_read_results(const char *s, size_t len, struct jbuf *b, int *complete)
 		b->p[mark] = '\0';
 	return -1;
 }
+
+struct get {
+	const char *name;
+	struct jbuf *out;
+	int found;
+};
+
+/* A member of the object json_get reads: kept when it is the one. */
+static int
+get_member(struct jp *j, const char *name, void *arg)
+{
+	struct get *g = arg;
+	const unsigned char *start = j->p;
+
+	if (g->found || strcmp(name, g->name) != 0)
+		return value(j);
+	g->found = 1;
+	if (j->p < j->end && *j->p == '"')
+		return string(j, g->out);
+	if (j->p < j->end && (*j->p == '{' || *j->p == '['))
+		return -1;
+	if (value(j) == -1)
+		return -1;
+	return jbuf_put(g->out, (const char *)start, (size_t)(j->p - start));
+}
+
+int
+json_get(const char *s, size_t len, const char *name, struct jbuf *out)
+{
+	struct jp j = { (const unsigned char *)s,
+		(const unsigned char *)s + len, 0 };
+	struct get g = { name, out, 0 };
+
+	if (!eat(&j, '{') || items(&j, '}', 1, get_member, &g) == -1)
+		return -1;
+	ws(&j);
+	return j.p == j.end ? g.found : -1;
+}

@@ -1,6 +1,7 @@
 /*
  * daemon/json.h: the JSON of /metadata: writing results, and reading the
- * results of an upstream's answer.
+ * results of an upstream's answer; and one member of an object (what
+ * dbgmirror reads of the daemon's admin answers).
  *
  * Strings are bytes (paths may hold any byte but NUL); what is written is
  * always valid UTF-8 JSON: control bytes become \u00XX escapes, and each
@@ -46,5 +47,13 @@ int json_result(struct jbuf *b, const char *type, const char *buildid,
  * then unchanged).  Nesting is bounded.
  */
 int json_read_results(const char *s, size_t len, struct jbuf *b, int *complete);
+
+/*
+ * The member name of the JSON object s[0..len), appended to out: a
+ * string's bytes (unescaped), a number, true, false or null as written.
+ * 1 when it is there, 0 when not, -1 when s is no JSON object or the
+ * member is an object or array.
+ */
+int json_get(const char *s, size_t len, const char *name, struct jbuf *out);
 
 #endif /* DAEMON_JSON_H */

@@ -10,7 +10,10 @@
  *                    shutdown-timeout), cancel a running scan, exit 0;
  *                    from then on every one of these signals is ignored,
  *                    so a second SIGTERM cannot cut the shutdown short
- *   SIGUSR1          rescan now (or right after the scan that is running)
+ *   SIGUSR1          rescan now (or right after the scan that is running);
+ *                    POST /admin/rescan (dbgmirror rescan) asks the same
+ *                    from an event-loop thread, counted so that it can
+ *                    tell when a scan that covers it has finished
  *   SIGUSR2          reopen the access-log file (after logrotate moved it)
  *   SIGHUP           reload: certificates, tokens and the access-log file,
  *                    then the same rescan, told to systemd as a reload
@@ -51,6 +54,7 @@
 #include <event2/event.h>
 #include <event2/thread.h>
 #include <limits.h>
+#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -66,10 +70,13 @@
 #include "cache/misses.h"
 #include "cache/negative.h"
 #include "cache/pkgindex.h"
+#include "conf/check.h"
 #include "conf/config.h"
+#include "conf/help.h"
 #include "autoconf.h"
 #include "daemon/http.h"
 #include "daemon/clock.h"
+#include "daemon/hints.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
 #include "daemon/misses.h"
@@ -124,6 +131,12 @@ struct daemon {
 	atomic_int cancel;
 	int scanning; /* a whole scan or a batch of changes runs */
 	int again; /* a rescan was asked for while one ran */
+	/* /admin/rescan: asked for, and the last a finished scan covered */
+	atomic_uint_fast64_t rescans_asked, rescans_done;
+	atomic_int scan_running; /* scanning, for other threads */
+	uint64_t scan_covers; /* rescans_asked when the scan started */
+	struct event *rescan_asked_ev; /* made active by rescan_request */
+	struct serve_scans scans;
 	int scan_rc;
 	struct index_scan result;
 	int64_t scan_t0; /* clock_mono_ns() at the scan's start */
@@ -464,8 +477,10 @@ scan_done(void *arg)
 	double secs = (double)(clock_mono_ns() - d->scan_t0) / 1e9;
 
 	d->scanning = 0;
+	atomic_store(&d->scan_running, 0);
 	if (atomic_load(&d->cancel))
 		return;
+	atomic_store(&d->rescans_done, d->scan_covers);
 	/* It says what it scanned: no file counts where no scan-dir is. */
 	if (d->scan_rc == 0 && d->cfg.scan_dirs.n + d->cfg.scan_packages.n > 0)
 		log_info("scan finished in %.2fs: %llu files seen, %llu read, "
@@ -516,9 +531,12 @@ scan_start(struct daemon *d)
 	}
 	d->scan_t0 = clock_mono_ns();
 	d->scanning = 1;
+	atomic_store(&d->scan_running, 1);
+	d->scan_covers = atomic_load(&d->rescans_asked);
 	if (pool_submit_long(d->pool, scan_work, d->inbox, scan_done, d) ==
 	    -1) {
 		d->scanning = 0;
+		atomic_store(&d->scan_running, 0);
 		log_warnx("%s: cannot queue the scan", __func__);
 	}
 }
@@ -575,6 +593,30 @@ access_log_reopen(const char *why)
 		    err);
 	else
 		log_info("%s: access log reopened", why);
+}
+
+/*
+ * /admin/rescan, on an event-loop thread: count the request, and wake
+ * the main loop to start a scan (or one more after the running one).
+ */
+static uint64_t
+rescan_request(void *arg)
+{
+	struct daemon *d = arg;
+	uint64_t n = atomic_fetch_add(&d->rescans_asked, 1) + 1;
+
+	event_active(d->rescan_asked_ev, 0, 0);
+	return n;
+}
+
+static void
+rescan_counts(void *arg, uint64_t *asked, uint64_t *done, int *running)
+{
+	struct daemon *d = arg;
+
+	*asked = atomic_load(&d->rescans_asked);
+	*done = atomic_load(&d->rescans_done);
+	*running = atomic_load(&d->scan_running);
 }
 
 static void
@@ -697,6 +739,24 @@ check_tls(const struct config *cfg)
 	return rc;
 }
 
+/*
+ * --check-config: every file and directory the configuration names, as
+ * the daemon's user will find them (conf/check.c).  The number of
+ * problems, each said on stderr with the line that set it.
+ */
+static size_t
+check_paths(const struct config *cfg)
+{
+	struct config_diag diag = { 0 };
+	size_t i, n;
+
+	n = config_check_paths(cfg, &diag);
+	for (i = 0; i < diag.n; i++)
+		fprintf(stderr, "dbgmirrord: %s\n", diag.msgs[i]);
+	config_diag_free(&diag);
+	return n;
+}
+
 /* --check-config: the access rules and the token file; 0 or 1 problem. */
 static size_t
 check_access(const struct config *cfg)
@@ -749,24 +809,59 @@ whom(const struct config *cfg, uid_t *uid, gid_t *gid)
 }
 
 /*
- * Root's part of the cache directory: create it when missing, for the user
- * to own.  An existing one must be the user's already: root does not
- * change what it finds.
+ * Root's part of the cache or upload directory (what: "cache-dir"...):
+ * create it when missing, for the user to own.  An existing one must be
+ * the user's already: root does not change what it finds.
  */
 static void
-cache_dir_for(const char *dir, const char *user, uid_t uid, gid_t gid)
+dir_for(const char *what, const char *dir, const char *user, uid_t uid,
+    gid_t gid)
 {
 	struct stat sb;
 
 	if (stat(dir, &sb) == 0) {
 		if (sb.st_uid != uid)
-			fatalx("cache directory %s belongs to uid %lu, not to "
-			       "user %s: chown -R %s %s",
-			    dir, (unsigned long)sb.st_uid, user, user, dir);
+			fatalx("%s %s belongs to uid %lu, not to user %s: "
+			       "chown -R %s %s, or set %s",
+			    what, dir, (unsigned long)sb.st_uid, user, user,
+			    dir, what);
 		return;
 	}
 	if (mkdirs(dir) == -1 || chown(dir, uid, gid) == -1)
-		fatal("cache directory %s", dir);
+		fatal("%s %s", what, dir);
+}
+
+/*
+ * Uploads need an upload-scoped token (daemon/access.h): without a
+ * token-file there can be none, and the upload directory is not made.
+ */
+static int
+uploads_possible(const struct config *cfg)
+{
+	return cfg->token_file != NULL;
+}
+
+/* What the cache's recovery did, when it did anything. */
+static void
+recovered(const struct config *cfg, const struct blob_recovery *rec)
+{
+	if (rec->files > 0 || rec->entries > 0)
+		log_info("cache: removed %llu orphan files, %llu entries "
+			 "without their file",
+		    (unsigned long long)rec->files,
+		    (unsigned long long)rec->entries);
+	if (rec->uploads_indexed > 0)
+		log_info("uploads: indexed again %llu files of %s that the "
+			 "index had lost",
+		    (unsigned long long)rec->uploads_indexed, cfg->upload_dir);
+	if (rec->uploads_moved > 0)
+		log_info("uploads: moved %llu files from %s/blobs to %s",
+		    (unsigned long long)rec->uploads_moved, cfg->cache_dir,
+		    cfg->upload_dir);
+	if (rec->uploads_unknown > 0)
+		log_warnx("uploads: %llu files of %s are no upload of this "
+			  "server; left as they are",
+		    (unsigned long long)rec->uploads_unknown, cfg->upload_dir);
 }
 
 /* The thread that runs gpgv for the workers: no capability either. */
@@ -824,8 +919,21 @@ lock_cache_dir(const char *dir)
 
 	if (snprintf(path, sizeof(path), "%s/lock", dir) >= (int)sizeof(path))
 		fatalx("cache directory path too long");
-	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) == -1)
-		fatal("%s", path);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) == -1) {
+		struct passwd *pw;
+		struct stat sb;
+
+		/* Most often another user's directory: say whose. */
+		if (errno != EACCES || stat(dir, &sb) == -1 ||
+		    sb.st_uid == geteuid())
+			fatal("%s", path);
+		pw = getpwuid(sb.st_uid);
+		fatalx("cache-dir %s belongs to %s (uid %lu), and this daemon "
+		       "runs as uid %lu: it cannot take %s/lock.  Give it "
+		       "its own cache-dir, or chown -R to this user",
+		    dir, pw != NULL ? pw->pw_name : "another user",
+		    (unsigned long)sb.st_uid, (unsigned long)geteuid(), dir);
+	}
 	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
 		if (errno != EWOULDBLOCK)
 			fatal("%s", path);
@@ -892,7 +1000,8 @@ configure(struct daemon *d, int argc, char **argv)
 		size_t nproblems = diag.n;
 
 		if (rc == 0)
-			nproblems += check_tls(&d->cfg) + check_access(&d->cfg);
+			nproblems += check_paths(&d->cfg) + check_tls(&d->cfg) +
+			    check_access(&d->cfg);
 		if (rc == 0 && nproblems == 0)
 			printf("%s: configuration OK\n", source);
 		else
@@ -943,7 +1052,7 @@ main(int argc, char **argv)
 	struct producers_deps pd;
 	struct repos_deps rpd;
 	struct blob_limits lim;
-	uint64_t orphans = 0, dangling = 0;
+	struct blob_recovery rec;
 	struct serve *srv;
 	char *admin_token = NULL;
 	static const int signums[] = { SIGTERM, SIGINT, SIGUSR1, SIGUSR2,
@@ -971,7 +1080,10 @@ main(int argc, char **argv)
 	 * the user, as they are again on SIGHUP.
 	 */
 	if ((drop = whom(&d.cfg, &uid, &gid)) == 1) {
-		cache_dir_for(d.cfg.cache_dir, d.cfg.user, uid, gid);
+		dir_for("cache-dir", d.cfg.cache_dir, d.cfg.user, uid, gid);
+		if (uploads_possible(&d.cfg))
+			dir_for("upload-dir", d.cfg.upload_dir, d.cfg.user, uid,
+			    gid);
 		if (priv_drop(uid, gid, err, sizeof(err)) == -1)
 			fatalx("cannot become user %s: %s", d.cfg.user, err);
 	}
@@ -988,6 +1100,8 @@ main(int argc, char **argv)
 		fatalx("libelf: version mismatch");
 	if (mkdirs(d.cfg.cache_dir) == -1)
 		fatal("cache directory %s", d.cfg.cache_dir);
+	if (uploads_possible(&d.cfg) && mkdirs(d.cfg.upload_dir) == -1)
+		fatal("upload directory %s", d.cfg.upload_dir);
 	lock_cache_dir(d.cfg.cache_dir);
 	if (snprintf(d.tmpdir, sizeof(d.tmpdir), "%s/tmp", d.cfg.cache_dir) >=
 	    (int)sizeof(d.tmpdir))
@@ -1004,21 +1118,19 @@ main(int argc, char **argv)
 	lim.min_free_pct = d.cfg.min_free_disk;
 	lim.upload_max_bytes = d.cfg.upload_size;
 	if ((d.bs = blobstore_new(d.idx, d.cfg.cache_dir, &lim, err,
-		 sizeof(err))) == NULL)
+		 sizeof(err))) == NULL ||
+	    blobstore_set_upload_dir(d.bs, d.cfg.upload_dir, err,
+		sizeof(err)) == -1 ||
+	    blobstore_recover(d.bs, &rec, err, sizeof(err)) == -1)
 		fatalx("%s", err);
-	if (blobstore_recover(d.bs, &orphans, &dangling, err, sizeof(err)) ==
-	    -1)
-		fatalx("%s", err);
-	if (orphans > 0 || dangling > 0)
-		log_info("cache: removed %llu orphan files, %llu entries "
-			 "without their file",
-		    (unsigned long long)orphans, (unsigned long long)dangling);
+	recovered(&d.cfg, &rec);
 	if ((d.ft = flight_table_new(d.cfg.max_fills, clock_mono_ns)) == NULL)
 		fatalx("out of memory");
 	metrics_init();
 	metrics_set_gauges(gauges, &d);
 	if (d.cfg.sandbox &&
-	    (sb = sandbox_new(d.cfg.cache_dir, err, sizeof(err))) == NULL)
+	    (sb = sandbox_new(d.cfg.cache_dir, d.cfg.upload_dir, err,
+		 sizeof(err))) == NULL)
 		fatalx("sandbox: %s", err);
 	/* Outside the workers' fence: it runs gpgv for them. */
 	if (spawn_start(spawner_init) == -1)
@@ -1083,6 +1195,13 @@ main(int argc, char **argv)
 	if ((d.access = access_new(&d.cfg, err, sizeof(err))) == NULL)
 		fatalx("%s", err);
 	sd.access = d.access;
+	d.scans.request = rescan_request;
+	d.scans.counts = rescan_counts;
+	d.scans.arg = &d;
+	sd.scans = &d.scans;
+	if ((d.rescan_asked_ev = event_new(d.base, -1, 0, rescan_cb, &d)) ==
+	    NULL)
+		fatalx("event loop: out of memory");
 	if ((srv = serve_new(&sd)) == NULL)
 		fatalx("out of memory");
 	serve_handler(srv, &handler);
@@ -1173,6 +1292,7 @@ main(int argc, char **argv)
 		log_info("upstream %s%s%s", d.cfg.upstreams[i].name,
 		    d.cfg.upstreams_from_env ? " (from DEBUGINFOD_URLS)" : "",
 		    d.cfg.upstreams[i].enabled ? "" : " (disabled)");
+	hints_log(&d.cfg, d.httpd);
 	if (notify_watchdog_start(d.base) == -1)
 		fatalx("event loop: out of memory");
 	/*
@@ -1224,6 +1344,7 @@ main(int argc, char **argv)
 	watch_changes_free(d.changes, d.nchanges);
 	event_free(d.rescan_ev);
 	event_free(d.starting_ev);
+	event_free(d.rescan_asked_ev);
 	event_free(d.maintain_ev);
 	event_free(d.misses_ev);
 	event_base_free(d.base);

@@ -4,7 +4,8 @@
  * Artifacts (debuginfo, executable, section, source) go to the resolver
  * (resolver/resolve.c), where the whole request path is, and /metadata to
  * daemon/metadata.c; the banner, /metrics, /status (daemon/status.c) and
- * the admin endpoints (purges, and the missing-id report of
+ * the admin endpoints (purges, rescans, the settings dbgmirror takes from
+ * the daemon, and the missing-id report of
  * daemon/misses.c) are answered here.  Each event-loop thread has its own
  * index reader, which the resolver uses.
  */
@@ -21,11 +22,13 @@
 
 #include "cache/blobstore.h"
 #include "cache/index.h"
+#include "cache/misses.h"
 #include "cache/negative.h"
 #include "conf/config.h"
 #include "autoconf.h"
 #include "daemon/access.h"
 #include "daemon/clock.h"
+#include "daemon/json.h"
 #include "daemon/log.h"
 #include "daemon/metadata.h"
 #include "daemon/metrics.h"
@@ -148,7 +151,7 @@ purge_work(void *arg)
 	struct buildid id;
 	const char *why = NULL;
 	char err[256], url[ROUTE_PATH_MAX + 1], *val;
-	uint64_t blobs = 0, negs = 0;
+	uint64_t blobs = 0, negs = 0, ids = 0;
 	int rc = -1;
 
 	p->status = 200;
@@ -164,6 +167,8 @@ purge_work(void *arg)
 	}
 	if (strcmp(p->query, "negative") == 0) {
 		rc = neg_purge(p->srv->d.idx, NULL, &negs, err, sizeof(err));
+	} else if (strcmp(p->query, "misses") == 0) {
+		rc = miss_purge(p->srv->d.idx, NULL, &ids, err, sizeof(err));
 	} else if (strcmp(p->query, "id") == 0 && val != NULL) {
 		if (buildid_parse(&id, val, strlen(val), &why) == -1) {
 			p->status = 400;
@@ -175,6 +180,10 @@ purge_work(void *arg)
 		if (rc == 0)
 			rc = neg_purge(p->srv->d.idx, &id, &negs, err,
 			    sizeof(err));
+		/* Everything known of the id: its misses too. */
+		if (rc == 0)
+			rc = miss_purge(p->srv->d.idx, &id, &ids, err,
+			    sizeof(err));
 	} else if (strcmp(p->query, "upstream") == 0 && val != NULL) {
 		config_url_public(val, url, sizeof(url));
 		rc = blob_purge(p->srv->d.bs, NULL, url, &blobs, err,
@@ -182,7 +191,7 @@ purge_work(void *arg)
 	} else {
 		p->status = 400;
 		snprintf(p->text, sizeof(p->text),
-		    "purge what? id=ID, negative or upstream=URL");
+		    "purge what? id=ID, negative, misses or upstream=URL");
 		return;
 	}
 	if (rc == -1) {
@@ -191,8 +200,9 @@ purge_work(void *arg)
 		return;
 	}
 	snprintf(p->text, sizeof(p->text),
-	    "purged %llu entries, %llu negative\n", (unsigned long long)blobs,
-	    (unsigned long long)negs);
+	    "purged %llu entries, %llu negative, %llu missing ids\n",
+	    (unsigned long long)blobs, (unsigned long long)negs,
+	    (unsigned long long)ids);
 }
 
 static void
@@ -599,6 +609,142 @@ artifact_start(struct serve_thread *st, struct conn *c, const struct route *rt)
 	resolve_start(&st->rt, &cl, rt, RESOLVE_ALL);
 }
 
+/* ------------------------------------------- what dbgmirror asks of it */
+
+/* A JSON answer: b, or a 503 when it did not fit. */
+static void
+send_json(struct conn *c, int status, struct jbuf *b)
+{
+	conn_set_result(c, "ADMIN", "-");
+	if (b->full || jbuf_put(b, "\n", 1) == -1)
+		conn_send_error(c, 503, "out of memory");
+	else
+		conn_send_text(c, status, "application/json", b->p, b->len);
+	jbuf_free(b);
+}
+
+/* Append "name":"value" (a JSON string; NULL: null) after a comma. */
+static void
+json_member(struct jbuf *b, const char *name, const char *value)
+{
+	jbuf_put(b, ",\"", 2);
+	jbuf_put(b, name, strlen(name));
+	jbuf_put(b, "\":", 2);
+	if (value == NULL)
+		jbuf_put(b, "null", 4);
+	else
+		jbuf_str(b, value, strlen(value));
+}
+
+/*
+ * GET /admin/config: what a dbgmirror command takes from the running
+ * daemon, since the daemon may have had it from its command line alone:
+ * where its index and uploads are, the limits its reports show, and the
+ * upstreams a lookup would go to (their public names, blank-separated).
+ * No secret is among them.
+ */
+static void
+config_answer(struct conn *c, struct serve *srv)
+{
+	const struct config *cfg = srv->d.cfg;
+	struct jbuf b = { NULL, 0, 0, 64 * 1024, 0 };
+	char text[256];
+	size_t i, n = 0;
+
+	if (!admin_allowed(c, srv, METHOD_GET))
+		return;
+	snprintf(text, sizeof(text), "{\"version\":\"%s\",\"pid\":%ld",
+	    PACKAGE_VERSION, (long)getpid());
+	jbuf_put(&b, text, strlen(text));
+	json_member(&b, "config_file", cfg->config_file);
+	json_member(&b, "cache_dir", cfg->cache_dir);
+	json_member(&b, "upload_dir", cfg->upload_dir);
+	/* Their public names: no userinfo, no header. */
+	for (i = 0; i < cfg->nupstreams; i++) {
+		if (!cfg->upstreams[i].enabled)
+			continue;
+		if (n++ == 0)
+			jbuf_put(&b, ",\"upstreams\":\"", 14);
+		else
+			jbuf_put(&b, " ", 1);
+		jbuf_put(&b, cfg->upstreams[i].name,
+		    strcspn(cfg->upstreams[i].name, "\"\\ "));
+	}
+	if (n > 0)
+		jbuf_put(&b, "\"", 1);
+	snprintf(text, sizeof(text),
+	    ",\"index_map_size\":%llu,\"cache_size\":%llu,"
+	    "\"upload_size\":%llu,\"negative_max\":%u}",
+	    (unsigned long long)cfg->index_map_size,
+	    (unsigned long long)cfg->cache_size,
+	    (unsigned long long)cfg->upload_size, cfg->negative_max);
+	jbuf_put(&b, text, strlen(text));
+	send_json(c, 200, &b);
+}
+
+/*
+ * /admin/rescan: POST asks for a rescan now (202, with its number); GET
+ * says how far the scans got: the rescans asked for, the last one a
+ * finished scan covered, and the scan record of the index (the running
+ * scan's counts, or the last one's).  A rescan n is done once "done" is
+ * n or more.
+ */
+static void
+rescan_answer(struct conn *c, struct serve *srv)
+{
+	const struct request *req = conn_request(c);
+	const struct serve_scans *sc = srv->d.scans;
+	struct jbuf b = { NULL, 0, 0, 4096, 0 };
+	struct index_reader *rd;
+	struct index_scan rec;
+	uint64_t n = 0, asked, done;
+	int running;
+	char text[1024];
+
+	if (!admin_allowed(c, srv,
+		req->method == METHOD_POST ? METHOD_POST : METHOD_GET))
+		return;
+	if (sc == NULL) {
+		conn_send_error(c, 404, "this daemon has no scans");
+		return;
+	}
+	if (req->method == METHOD_POST) {
+		n = sc->request(sc->arg);
+		log_info("rescan %llu asked for by %s", (unsigned long long)n,
+		    conn_peer_addr(c));
+	}
+	sc->counts(sc->arg, &asked, &done, &running);
+	memset(&rec, 0, sizeof(rec));
+	if ((rd = index_reader_new(srv->d.idx)) != NULL &&
+	    index_reader_begin(rd) == 0) {
+		index_get_scan(rd, &rec);
+		index_reader_end(rd);
+	}
+	index_reader_free(rd);
+	snprintf(text, sizeof(text),
+	    "{\"rescan\":%llu,\"asked\":%llu,\"done\":%llu,"
+	    "\"running\":%s,\"started\":%lld,\"finished\":%lld,"
+	    "\"files_seen\":%llu,\"files_new\":%llu,\"files_read\":%llu,"
+	    "\"not_indexable\":%llu,\"removed\":%llu,"
+	    "\"packages_seen\":%llu,\"packages_new\":%llu,"
+	    "\"packages_read\":%llu,\"members\":%llu,\"ended\":%lld,"
+	    "\"seconds\":%.3f,\"outcome\":\"%s\"}",
+	    (unsigned long long)n, (unsigned long long)asked,
+	    (unsigned long long)done, running ? "true" : "false",
+	    (long long)rec.started, (long long)rec.finished,
+	    (unsigned long long)rec.seen, (unsigned long long)rec.queued,
+	    (unsigned long long)rec.read, (unsigned long long)rec.failed,
+	    (unsigned long long)rec.removed, (unsigned long long)rec.pkg_seen,
+	    (unsigned long long)rec.pkg_queued,
+	    (unsigned long long)rec.packages, (unsigned long long)rec.members,
+	    (long long)rec.ended, (double)rec.ended_ms / 1000,
+	    rec.outcome == INDEX_SCAN_DONE            ? "complete"
+		: rec.outcome == INDEX_SCAN_CANCELLED ? "cancelled"
+						      : "failed");
+	jbuf_put(&b, text, strlen(text));
+	send_json(c, req->method == METHOD_POST ? 202 : 200, &b);
+}
+
 /* ------------------------------------------------------------- requests */
 
 static void
@@ -617,7 +763,8 @@ serve_request(struct conn *c, void *state)
 		return;
 	}
 	conn_set_endpoint(c, metrics_endpoint_of_route(rt.endpoint));
-	if (req->method == METHOD_POST && rt.endpoint != ROUTE_PURGE) {
+	if (req->method == METHOD_POST && rt.endpoint != ROUTE_PURGE &&
+	    rt.endpoint != ROUTE_RESCAN) {
 		conn_send_not_allowed(c, "GET, HEAD");
 		return;
 	}
@@ -655,6 +802,12 @@ serve_request(struct conn *c, void *state)
 		return;
 	case ROUTE_MISSES:
 		report_start(c, st->srv, &rt);
+		return;
+	case ROUTE_ADMIN_CONFIG:
+		config_answer(c, st->srv);
+		return;
+	case ROUTE_RESCAN:
+		rescan_answer(c, st->srv);
 		return;
 	case ROUTE_STATUS:
 		if (class_allowed(c, st->srv, ACCESS_STATUS))

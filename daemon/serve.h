@@ -16,6 +16,21 @@ struct resolve_deps;
 struct resolve_origin;
 struct serve;
 
+/*
+ * The daemon's scans, as /admin/rescan asks for them and reports them
+ * (daemon/main.c).  Both on any thread.
+ */
+struct serve_scans {
+	/* Ask for a rescan (the one running, if any, does not count): its
+	 * number. */
+	uint64_t (*request)(void *arg);
+	/* Rescans asked for so far, the last one a finished scan covered,
+	 * and whether a scan runs. */
+	void (
+	    *counts)(void *arg, uint64_t *asked, uint64_t *done, int *running);
+	void *arg;
+};
+
 /* What the server answers from; all must outlive it. */
 struct serve_deps {
 	const struct config *cfg;
@@ -27,6 +42,7 @@ struct serve_deps {
 	const char *admin_token; /* NULL: admin requests need none */
 	struct misses *misses; /* NULL: no missing-id report */
 	struct access *access; /* the access rules */
+	const struct serve_scans *scans; /* NULL: no /admin/rescan */
 };
 
 struct serve *serve_new(const struct serve_deps *deps);

@@ -74,6 +74,7 @@
 
 #include "cache/key.h"
 #include "cache/negative.h"
+#include "cache/misses.h"
 #include "cache/pkgindex.h"
 #include "daemon/clock.h"
 #include "daemon/log.h"
@@ -474,6 +475,14 @@ clear_negatives(struct index_batch *b, const struct index_file *rec)
 	}
 }
 
+/* The missing-id report's kinds (1 << enum cache_kind) of ELF kinds. */
+static unsigned
+served_kinds(unsigned elf_kinds)
+{
+	return ((elf_kinds & ELF_KIND_DEBUGINFO) ? 1u << CACHE_DEBUGINFO : 0) |
+	    ((elf_kinds & ELF_KIND_EXECUTABLE) ? 1u << CACHE_EXECUTABLE : 0);
+}
+
 /* Read the queue in parallel, then commit what it found. */
 static void
 flush_queue(struct scan *s)
@@ -506,6 +515,9 @@ flush_queue(struct scan *s)
 				clear_negatives(b, &it->rec);
 				pkgidx_put_local_sources(b, it->path,
 				    &it->rec.id, it->src.v, it->src.n);
+				/* Served from now on: not missing. */
+				miss_batch_served(b, &it->rec.id,
+				    served_kinds(it->rec.kinds));
 			}
 			if (it->alt_missing)
 				wait_src(s, it->path);

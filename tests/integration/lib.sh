@@ -184,7 +184,8 @@ start_daemon() {
 		# No upstreams but those a test names: never the caller's.
 		env -u DEBUGINFOD_URLS "$DBGMIRRORD" --no-config \
 		    --listen 127.0.0.1:0 --threads 2 --workers 2 \
-		    --cache-dir "$T/$name-cache" "$@" 2>"$log" &
+		    --cache-dir "$T/$name-cache" --upload-dir "$T/$name-uploads" \
+		    "$@" 2>"$log" &
 		pid=$!
 		DAEMON_PIDS="$DAEMON_PIDS $pid"
 		# The banner follows the last listener bound; a bind that

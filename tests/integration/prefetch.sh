@@ -67,6 +67,10 @@ is "$SUMMARY" "fetched 0, already cached 1, missing 1, failed 0" \
     "ids on standard input, one of them twice: asked once each"
 prefetch "$ID_prog" - </dev/null
 is "$SUMMARY" "fetched 0, already cached 1, missing 0, failed 0" "an id as an argument"
+prefetch --json "$ID_prog"
+is "$OUT" '{"fetched":0,"cached":1,"missing":0,"failed":0}' \
+    "--json: the summary alone on standard output, as JSON"
+like "$(cat "$T/pf.err")" "cached +$ID_prog debuginfo" "... the ids' lines on standard error"
 prefetch --executable "$ID_prog"
 is "$SUMMARY" "fetched 1, already cached 1, missing 0, failed 0" \
     "--executable: the executable too"

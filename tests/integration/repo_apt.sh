@@ -305,7 +305,7 @@ dcfg=(--no-config --cache-dir "$T/d-cache" --repo "deb $N/ids stable main $kr"
     --repo "deb $N/contents stable main arch=amd64 $kr"
     --repo "deb $N/badsig stable main $kr")
 out=$("$DBGMIRROR" "${dcfg[@]}" lookup "$ID_prog_c")
-like "$out" "repo $N/ids stable: package pool/main/progc-dbgsym_1\.0_amd64\.deb \(" \
+like "$out" "repository +$N/ids stable: package pool/main/progc-dbgsym_1\.0_amd64\.deb \(" \
     "dbgmirror lookup names the repository and the package"
 unknown=0123456789abcdef0123456789abcdef01234567
 out=$("$DBGMIRROR" "${dcfg[@]}" lookup "$unknown")
@@ -547,7 +547,7 @@ ok $((!$?)) "the download broken, the client's transfer fails"
 lt "$(stat -c %s "$T/s.out")" "$size"
 ok $? "... short of the last byte"
 like "$("$DBGMIRROR" --no-config --cache-dir "$T/s-cache" lookup "$ID_prog_a")" \
-    'error entry|unknown here|not cached' "... and nothing is cached"
+    'the upstreams failed|nowhere' "... and nothing is cached"
 
 # 100 concurrent requests for ids of one package: one download.
 start_daemon c --scan-dir none --repo "deb $N/ids stable main $kr"

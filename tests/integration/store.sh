@@ -179,11 +179,11 @@ like "$(tr -d '\r' <"$T/s3.body" | grep -i '^etag')" '-2"$' \
 # dbgmirror purge ID: also from the store; --keep-store keeps it there.
 out=$("$DBGMIRROR" --no-config --cache-dir "$T/B-cache" \
     --store "$(s3_store_opt)" purge "$b" --keep-store)
-like "$out" "^purged 1 entries, 0 negative$" "purge --keep-store: the cache only"
+like "$out" "^purged 1 entries, 0 negative, 0 missing ids$" "purge --keep-store: the cache only"
 is "$(s3_curl HEAD "$b/debuginfo")" 200 "... the object stays in the store"
 out=$("$DBGMIRROR" --no-config --cache-dir "$T/B-cache" \
     --store "$(s3_store_opt)" purge "$a")
-like "$out" "^purged 2 entries, 0 negative, 2 store objects$" \
+like "$out" "^purged 2 entries, 0 negative, 0 missing ids, 2 store objects$" \
     "purge ID: the cache and the store (debuginfo and source)"
 is "$(s3_curl HEAD "$a/debuginfo")" 404 "... the objects are gone from the store"
 
@@ -200,7 +200,7 @@ is "$(curl -s -Z --parallel-max 8 --max-time 300 -w '%{http_code}\n' \
     tr -s ' ')" " 1001 200" "1001 objects put under one id"
 out=$("$DBGMIRROR" --no-config --cache-dir "$T/B-cache" \
     --store "$(s3_store_opt)" purge "$many")
-like "$out" "^purged 0 entries, 0 negative, 1001 store objects$" \
+like "$out" "^purged 0 entries, 0 negative, 0 missing ids, 1001 store objects$" \
     "purge: every one of them, over two pages of the listing"
 is "$(s3_curl HEAD "$many/source/0001")$(s3_curl HEAD "$many/source/1001")" 404404 \
     "... the first and the last are gone"

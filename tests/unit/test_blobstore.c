@@ -27,9 +27,10 @@
 #define MAPSIZE (64ull << 20)
 #define ERRLEN 256
 
-/* One cache directory: its index, its store, a reader. */
+/* One cache directory: its index, its store, a reader; its uploads. */
 struct bstore {
 	char dir[PATH_MAX];
+	char updir[PATH_MAX + 16];
 	struct index *idx;
 	struct blobstore *bs;
 	struct index_reader *rd;
@@ -43,12 +44,15 @@ store_open(struct bstore *s, const char *name, const struct blob_limits *lim)
 	memset(s, 0, sizeof(*s));
 	snprintf(s->dir, sizeof(s->dir), "%s", at(name));
 	mkdir(s->dir, 0755);
+	snprintf(s->updir, sizeof(s->updir), "%s-uploads", s->dir);
+	mkdir(s->updir, 0755);
 	if (snprintf(path, sizeof(path), "%s/index", s->dir) >=
 	    (int)sizeof(path))
 		return -1;
 	if ((s->idx = index_open(path, 0, MAPSIZE, err, sizeof(err))) == NULL ||
 	    (s->bs = blobstore_new(s->idx, s->dir, lim, err, sizeof(err))) ==
 		NULL ||
+	    blobstore_set_upload_dir(s->bs, s->updir, err, sizeof(err)) == -1 ||
 	    (s->rd = index_reader_new(s->idx)) == NULL) {
 		printf("# %s: %s\n", name, err);
 		return -1;
@@ -95,15 +99,22 @@ make_info(const struct buildid *id, enum cache_kind kind, const char *arg,
 	return bi;
 }
 
-/* Fill a temp file with len bytes of c; its path in tmp. */
+/*
+ * Fill a temp file (a fill's, or an upload's) with len bytes of c; its
+ * path in tmp.
+ */
 static int
-fill_tmp(struct bstore *s, char c, size_t len, char tmp[PATH_MAX])
+fill_tmp_of(struct bstore *s, int upload, char c, size_t len,
+    char tmp[PATH_MAX])
 {
 	char err[ERRLEN], buf[4096];
 	size_t n;
 	int fd;
 
-	if ((fd = blob_tmp_new(s->bs, tmp, PATH_MAX, err, sizeof(err))) == -1) {
+	fd = upload
+	    ? blob_upload_tmp_new(s->bs, tmp, PATH_MAX, err, sizeof(err))
+	    : blob_tmp_new(s->bs, tmp, PATH_MAX, err, sizeof(err));
+	if (fd == -1) {
 		printf("# tmp: %s\n", err);
 		return -1;
 	}
@@ -117,6 +128,12 @@ fill_tmp(struct bstore *s, char c, size_t len, char tmp[PATH_MAX])
 	}
 	close(fd);
 	return 0;
+}
+
+static int
+fill_tmp(struct bstore *s, char c, size_t len, char tmp[PATH_MAX])
+{
+	return fill_tmp_of(s, 0, c, len, tmp);
 }
 
 /* Publish len bytes of c as (id, kind, arg) from source at now. */
@@ -193,7 +210,17 @@ blob_file(struct bstore *s, const struct cache_key *k)
 {
 	static char path[PATH_MAX];
 
-	blob_path(s->bs, k->hash, path);
+	blob_path(s->bs, k->hash, 0, path);
+	return path;
+}
+
+/* Where an upload of k lives. */
+static const char *
+upload_file(struct bstore *s, const struct cache_key *k)
+{
+	static char path[PATH_MAX];
+
+	blob_path(s->bs, k->hash, 1, path);
 	return path;
 }
 
@@ -352,7 +379,7 @@ test_recover(void)
 	struct buildid oid = make_id(99);
 	char tmp[PATH_MAX], junk[PATH_MAX], subdir[PATH_MAX], err[ERRLEN];
 	char misplaced[PATH_MAX], *slash;
-	uint64_t files = 0, entries = 0;
+	struct blob_recovery rec;
 	int fd;
 
 	if (!ok(store_open(&s, "recover", &nolimits) == 0, "recover: open"))
@@ -383,11 +410,10 @@ test_recover(void)
 	*slash = '/';
 	close(open(misplaced, O_WRONLY | O_CREAT, 0644));
 
-	is_int(blobstore_recover(s.bs, &files, &entries, err, sizeof(err)), 0,
-	    "recover");
-	is_int(files, 5,
+	is_int(blobstore_recover(s.bs, &rec, err, sizeof(err)), 0, "recover");
+	is_int(rec.files, 5,
 	    "removed the temp, orphan, junk, misplaced and resized files");
-	is_int(entries, 2, "removed the entries of the gone and resized");
+	is_int(rec.entries, 2, "removed the entries of the gone and resized");
 	ok(!exists(tmp), "the temp file is gone");
 	ok(!exists(blob_file(&s, &orphan)), "the orphan blob is gone");
 	ok(!exists(junk), "the junk is gone");
@@ -401,9 +427,9 @@ test_recover(void)
 	is_int(stats(&s).entries, 1, "one entry left");
 	is_int(stats(&s).bytes, 10, "of 10 bytes");
 
-	is_int(blobstore_recover(s.bs, &files, &entries, err, sizeof(err)), 0,
+	is_int(blobstore_recover(s.bs, &rec, err, sizeof(err)), 0,
 	    "recover again");
-	ok(files == 0 && entries == 0, "removes nothing more");
+	ok(rec.files == 0 && rec.entries == 0, "removes nothing more");
 	store_close(&s);
 }
 
@@ -756,7 +782,8 @@ test_corrupt(void)
 	uint8_t rec[sizeof(h) + 8], lk[LRUKEY_LEN];
 	static const uint8_t nuls[] = { 2, 4, 7 };
 	char err[ERRLEN];
-	uint64_t n, bytes, files, entries;
+	uint64_t n, bytes;
+	struct blob_recovery rv;
 	int rc, fails = 0;
 	size_t i;
 
@@ -841,9 +868,8 @@ test_corrupt(void)
 	is_int(n, 1, "evicts the good entry only");
 	s.bs->lim = nolimits;
 	is_int(put_blob(&s, &good, 61, 'g', 10, "", 1000), 0, "publish again");
-	is_int(blobstore_recover(s.bs, &files, &entries, err, sizeof(err)), 0,
-	    "recover");
-	is_int(entries, 1, "drops the damaged entry");
+	is_int(blobstore_recover(s.bs, &rv, err, sizeof(err)), 0, "recover");
+	is_int(rv.entries, 1, "drops the damaged entry");
 	is_int(lookup(&s, &k), INDEX_NOTFOUND, "it is gone");
 	is_int(lookup(&s, &good), 0, "the good one stays");
 	is_int(stats(&s).bytes, 10, "the total is recounted");
@@ -1045,11 +1071,12 @@ put_upload(struct bstore *s, struct cache_key *k, unsigned seed, char c,
     size_t len, int64_t now)
 {
 	struct buildid id = make_id(seed);
-	struct blob_info bi = make_info(&id, CACHE_DEBUGINFO, "", "upload");
+	struct blob_info bi =
+	    make_info(&id, CACHE_DEBUGINFO, "", BLOB_UPLOAD_SOURCE);
 	char tmp[PATH_MAX], err[ERRLEN];
 
 	cache_key_make(k, &id, CACHE_DEBUGINFO, "");
-	if (fill_tmp(s, c, len, tmp) == -1)
+	if (fill_tmp_of(s, 1, c, len, tmp) == -1)
 		return -1;
 	bi.size = len;
 	bi.uploaded = 1;
@@ -1065,12 +1092,15 @@ test_uploaded(void)
 	struct cache_key up, k1, k2, k3;
 	struct buildid id = make_id(40);
 	struct blob_stats st;
-	uint64_t n = 0, bytes = 0, files = 0, entries = 0, cached;
+	struct blob_recovery rec;
+	uint64_t n = 0, bytes = 0, cached;
 	char err[ERRLEN];
 
 	if (!ok(store_open(&s, "uploaded", &lim) == 0, "uploaded: open"))
 		return;
 	is_int(put_upload(&s, &up, 40, 'u', 40, 1000), 0, "upload 40 bytes");
+	ok(exists(upload_file(&s, &up)) && !exists(blob_file(&s, &up)),
+	    "... kept in the upload directory, not in blobs/");
 	st = stats(&s);
 	is_int(st.bytes, 0, "not in the cache's bytes");
 	is_int(st.upload_bytes, 40, "in the uploads' bytes");
@@ -1085,20 +1115,94 @@ test_uploaded(void)
 	    "cache 60 more: over the cap, eviction runs");
 	blob_evict(s.bs, &n, &bytes, err, sizeof(err));
 	is_int(lookup(&s, &up), 0, "the upload is never evicted");
+	ok(exists(upload_file(&s, &up)), "... nor its file");
 	is_int(lookup(&s, &k1), INDEX_NOTFOUND, "the cached LRU entry is");
 	st = stats(&s);
 	is_int(st.upload_bytes, 40, "uploads still 40 bytes");
 	ok(st.bytes <= 60, "the cache's bytes fell");
 	cached = st.bytes;
-	is_int(blobstore_recover(s.bs, &files, &entries, err, sizeof(err)), 0,
-	    "recover");
+	is_int(blobstore_recover(s.bs, &rec, err, sizeof(err)), 0, "recover");
 	st = stats(&s);
 	is_int(st.upload_bytes, 40, "recovery counts uploads apart");
 	is_int(st.bytes, cached, "... and the cache's bytes as before");
+	is_int(rec.files, 0, "... and removes no upload file");
 	is_int(blob_purge(s.bs, &id, NULL, &n, err, sizeof(err)), 0,
 	    "purge the upload's id");
 	is_int(lookup(&s, &up), INDEX_NOTFOUND, "the upload is gone");
+	ok(!exists(upload_file(&s, &up)), "... and its file");
 	is_int(stats(&s).upload_bytes, 0, "uploads: 0 bytes");
+	store_close(&s);
+}
+
+/*
+ * The upload directory: what is read from it, what becomes of a cached
+ * copy an upload replaces, and what recovery does there: no file of it is
+ * ever deleted, uploads kept in blobs/ by older versions move to it.
+ */
+static void
+test_upload_dir(void)
+{
+	struct bstore s;
+	struct cache_key up, cached, old;
+	struct buildid oldid = make_id(52);
+	struct blob_info bi = make_info(&oldid, CACHE_DEBUGINFO, "", "");
+	struct blob_recovery rec;
+	char junk[2 * PATH_MAX], tmp[PATH_MAX], err[ERRLEN], buf[8];
+	int fd;
+
+	if (!ok(store_open(&s, "updir", &nolimits) == 0, "updir: open"))
+		return;
+	/* The same key cached, then uploaded: one file, the upload's. */
+	is_int(put_blob(&s, &cached, 50, 'c', 8, "", 1000), 0, "cache 8 bytes");
+	ok(exists(blob_file(&s, &cached)), "... in blobs/");
+	is_int(put_upload(&s, &up, 50, 'u', 8, 1001), 0, "upload the same key");
+	ok(exists(upload_file(&s, &up)), "... now in the upload directory");
+	ok(!exists(blob_file(&s, &up)), "... and no longer in blobs/");
+	fd = blob_open(s.bs, &up);
+	ok(fd != -1 && read(fd, buf, 8) == 8 && buf[0] == 'u',
+	    "blob_open finds it there");
+	if (fd != -1)
+		close(fd);
+	is_int(stats(&s).bytes, 0, "the cache's bytes: 0");
+	is_int(stats(&s).upload_bytes, 8, "the uploads': 8");
+
+	/* An upload kept in blobs/ by an older version. */
+	cache_key_make(&old, &oldid, CACHE_DEBUGINFO, "");
+	bi.size = 6;
+	bi.uploaded = 1;
+	/* As if none: blob_path gives blobs/. */
+	free(s.bs->updir);
+	s.bs->updir = NULL;
+	fill_tmp(&s, 'o', 6, tmp);
+	is_int(blob_publish(s.bs, &old, tmp, &bi, 1002, err, sizeof(err)), 0,
+	    "an upload published as older versions did");
+	blobstore_set_upload_dir(s.bs, s.updir, err, sizeof(err));
+	ok(exists(blob_file(&s, &old)), "... in blobs/");
+	fd = blob_open(s.bs, &old);
+	ok(fd != -1, "blob_open finds it there too");
+	if (fd != -1)
+		close(fd);
+
+	/* Junk, and an upload's leftover temp file. */
+	snprintf(junk, sizeof(junk), "%s/notes.txt", s.updir);
+	close(open(junk, O_WRONLY | O_CREAT, 0644));
+	snprintf(junk, sizeof(junk), "%s/ab", s.updir);
+	mkdir(junk, 0755);
+	snprintf(junk, sizeof(junk), "%s/ab/not-a-key", s.updir);
+	close(open(junk, O_WRONLY | O_CREAT, 0644));
+	fill_tmp_of(&s, 1, 't', 3, tmp);
+	is_int(blobstore_recover(s.bs, &rec, err, sizeof(err)), 0, "recover");
+	is_int(rec.uploads_moved, 1, "moves the old upload");
+	ok(exists(upload_file(&s, &old)) && !exists(blob_file(&s, &old)),
+	    "... from blobs/ to the upload directory");
+	is_int(lookup(&s, &old), 0, "... keeping its entry");
+	is_int(rec.uploads_unknown, 1, "counts the file that is no upload");
+	ok(exists(junk), "... and keeps it");
+	snprintf(junk, sizeof(junk), "%s/notes.txt", s.updir);
+	ok(exists(junk), "a file beside the uploads' directories is kept");
+	ok(!exists(tmp), "an upload's temp file is removed");
+	is_int(rec.files, 1, "... and counted");
+	is_int(stats(&s).upload_bytes, 14, "the uploads: 8 and 6 bytes");
 	store_close(&s);
 }
 
@@ -1122,6 +1226,7 @@ main(void)
 	test_corrupt();
 	test_index_flags();
 	test_uploaded();
+	test_upload_dir();
 
 	testdir_remove();
 	return tap_done();

@@ -7,6 +7,7 @@
  * the man page are found under $top_srcdir (default ".").
  */
 #include "conf/config.h"
+#include "conf/help.h"
 #include "conf/objstore.h"
 
 #include <sys/stat.h>
@@ -318,9 +319,24 @@ test_numbers(void)
 	is_int(set1(&cfg, &diag, "index-map-size", "2T"), -1, "2T refused");
 	is_int(set1(&cfg, &diag, "index-map-size", "1023K"), -1,
 	    "below 1M refused");
-	is_int(set1(&cfg, &diag, "index-map-size", "12KB"), -1,
-	    "two-letter suffix refused");
-	ok(find_msg(&diag, "suffix K, M, G or T") == 0, "size syntax named");
+	is_int(set1(&cfg, &diag, "cache-size", "10GB"), 0, "size 10GB");
+	ok(cfg.cache_size == 10000000000ULL, "10GB is 10^10 bytes (SI)");
+	is_int(set1(&cfg, &diag, "cache-size", "10GiB"), 0, "size 10GiB");
+	ok(cfg.cache_size == 10ULL << 30, "10GiB is 10 x 2^30");
+	is_int(set1(&cfg, &diag, "cache-size", "10G"), 0, "size 10G");
+	ok(cfg.cache_size == 10ULL << 30, "10G is 10 x 2^30, as 10GiB");
+	is_int(set1(&cfg, &diag, "cache-size", "500mb"), 0, "size 500mb");
+	ok(cfg.cache_size == 500000000ULL, "500mb is 5 x 10^8 (any case)");
+	is_int(set1(&cfg, &diag, "index-map-size", "1TB"), 0, "size 1TB");
+	ok(cfg.index_map_size == 1000000000000ULL, "1TB is 10^12");
+	is_int(set1(&cfg, &diag, "index-map-size", "12KX"), -1,
+	    "an unknown suffix refused");
+	ok(find_msg(&diag,
+	       "suffix K, M, G or T (also KiB... powers of 1024; "
+	       "KB... of 1000)") == 0,
+	    "size syntax named");
+	is_int(set1(&cfg, &diag, "index-map-size", "12GBB"), -1,
+	    "a suffix with more after it refused");
 	is_int(set1(&cfg, &diag, "index-map-size", "K"), -1, "bare suffix");
 	is_int(set1(&cfg, &diag, "index-map-size", "17179869184G"), -1,
 	    "2^64 after scaling overflows");
@@ -468,7 +484,7 @@ test_listen(void)
 		{ "localhost:8002", "numeric address required", 0, 0 },
 		{ "[localhost]:8002", "numeric address required", 0, 0 },
 		{ "1.2.3.256:80", "numeric address required", 0, 0 },
-		{ ":8002", "numeric address required", 0, 0 },
+		{ ":80:80", "needs brackets", 0, 0 },
 		{ "[1.2.3.4]:80", "numeric address required", 0, 0 },
 		{ "1.2.3.4", "missing :PORT", 0, 0 },
 		{ "[::1]", "missing :PORT", 0, 0 },
@@ -515,6 +531,31 @@ test_listen(void)
 			    what);
 			is_int(cfg.nlisten, 2, "refused listen not added");
 		}
+	}
+
+	/* A port alone: every address, as debuginfod -p and nginx. */
+	{
+		static const char *const forms[] = { "8002", ":8002" };
+
+		for (i = 0; i < 2; i++) {
+			snprintf(what, sizeof(what), "listen %s accepted",
+			    forms[i]);
+			is_int(set1(&cfg, &diag, "listen", forms[i]), 0, what);
+			is_int(cfg.nlisten, 4, "... as two addresses more");
+			if (cfg.nlisten != 4)
+				continue;
+			is_str(cfg.listen[2].text, "0.0.0.0:8002",
+			    "... every IPv4 address");
+			is_str(cfg.listen[3].text, "[::]:8002",
+			    "... every IPv6 address");
+			is_int(port_of(&cfg.listen[3]), 8002, "... port 8002");
+		}
+		is_int(set1(&cfg, &diag, "listen",
+			   "8443 tls cert=/c.pem key=/k.pem"),
+		    0, "a port alone with tls");
+		ok(cfg.nlisten == 4 && cfg.listen[2].tls && cfg.listen[3].tls &&
+			strcmp(cfg.listen[3].cert, "/c.pem") == 0,
+		    "... both addresses with the certificate");
 	}
 
 	/* At most 16 addresses. */
@@ -798,6 +839,32 @@ test_args(void)
 			!args.check_config && !args.help && !args.version,
 		    "no other flag set");
 		config_args_free(&args);
+	}
+	{
+		/* elfutils' debuginfod options: what to type instead. */
+		char *argv[] = { "dbgmirrord", "-F", "/srv/debug", "-p8002",
+			"-U", "-v", NULL };
+
+		is_int(parse(&args, &diag, argv), -1, "debuginfod's -F: error");
+		is_str(msg(&diag, 0),
+		    "command line: -F: unknown option; elfutils' debuginfod "
+		    "-F /srv/debug is dbgmirrord --scan-dir /srv/debug here; "
+		    "repeat it for more",
+		    "-F DIR: the hint names --scan-dir DIR");
+		is_str(msg(&diag, 1),
+		    "command line: -p: unknown option; elfutils' debuginfod "
+		    "-p 8002 is dbgmirrord --listen 8002 here (all addresses, "
+		    "as debuginfod; --listen 127.0.0.1:PORT for this machine "
+		    "only)",
+		    "-pPORT: the hint names --listen PORT");
+		ok(msg(&diag, 2) != NULL &&
+			strstr(msg(&diag, 2),
+			    "-U DIR is dbgmirrord --scan-packages DIR") != NULL,
+		    "-U: --scan-packages");
+		is_int(args.nrest, 0, "the hints took their arguments");
+		is_int(args.verbose, 1, "-v after them still counts");
+		config_args_free(&args);
+		config_diag_free(&diag);
 	}
 	{
 		char *argv[] = { "dbgmirrord", "-vv", NULL };
@@ -1576,7 +1643,7 @@ test_schema_and_usage(void)
 
 	for (i = 0; config_option_name(i) != NULL; i++)
 		continue;
-	is_int(i, 67, "sixty-seven options");
+	is_int(i, 68, "sixty-eight options");
 	is_str(config_option_name(0), "listen", "option 0 is listen");
 	ok(config_option_name(1000) == NULL, "NULL far past the end");
 
@@ -1594,6 +1661,12 @@ test_schema_and_usage(void)
 		free(line);
 	}
 	ok(strstr(buf, "(default: 300)\n") != NULL, "usage shows a default");
+	ok(strstr(buf, "  --ca-file FILE ") != NULL &&
+		strstr(buf, "  --token-file FILE ") != NULL &&
+		strstr(buf, "  --admin-token FILE ") != NULL &&
+		strstr(buf, "  --cache-dir DIR ") != NULL &&
+		strstr(buf, "  --scan-dir DIR ") != NULL,
+	    "usage: files are FILE, directories DIR");
 	ok(strstr(buf, "(default: 127.0.0.1:8002 [::1]:8002)\n") != NULL,
 	    "usage shows the listen default");
 	{
