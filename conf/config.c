@@ -535,7 +535,7 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 		if (strcmp(value, "none") == 0)
 			break;
 		if ((s = strdup(value)) == NULL ||
-		    config_strlist_add(p, s) == -1)
+		    config_strlist_add(p, s, where) == -1)
 			goto nomem;
 		break;
 	case T_STRING:
@@ -568,7 +568,7 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 		if (config_repo_parse(value, &r, &why) == -1)
 			goto bad;
 		if ((s = strdup(value)) == NULL ||
-		    config_strlist_add(p, s) == -1)
+		    config_strlist_add(p, s, where) == -1)
 			goto nomem;
 		break;
 	}
@@ -580,7 +580,7 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 		if (config_check_header(value, &why) == -1)
 			goto bad;
 		if ((s = strdup(value)) == NULL ||
-		    config_strlist_add(p, s) == -1)
+		    config_strlist_add(p, s, where) == -1)
 			goto nomem;
 		break;
 	case T_UPSTREAM: {
@@ -656,6 +656,12 @@ opt_set(struct config *cfg, size_t o, const char *value, const char *where,
 	}
 	if (fresh)
 		layer->first[o] = line;
+	if (cfg->set_at == NULL &&
+	    (cfg->set_at = calloc(NOPTIONS, sizeof(char *))) == NULL)
+		goto nomem;
+	free(cfg->set_at[o]);
+	if ((cfg->set_at[o] = strdup(where)) == NULL)
+		goto nomem;
 	return 0;
 
 bad:
@@ -723,6 +729,8 @@ config_init(struct config *cfg)
 void
 config_free(struct config *cfg)
 {
+	size_t i;
+
 	free(cfg->config_file);
 	listens_clear(cfg);
 	free(cfg->listen);
@@ -742,6 +750,9 @@ config_free(struct config *cfg)
 	config_strlist_clear(&cfg->access);
 	config_strlist_clear(&cfg->trusted_proxies);
 	free(cfg->user);
+	for (i = 0; cfg->set_at != NULL && i < NOPTIONS; i++)
+		free(cfg->set_at[i]);
+	free(cfg->set_at);
 	memset(cfg, 0, sizeof(*cfg));
 }
 
@@ -755,6 +766,16 @@ config_diag_free(struct config_diag *diag)
 	free(diag->msgs);
 	diag->msgs = NULL;
 	diag->n = 0;
+}
+
+const char *
+config_where(const struct config *cfg, const char *name)
+{
+	int o = opt_find(name);
+
+	if (o == -1 || cfg->set_at == NULL || cfg->set_at[o] == NULL)
+		return "default";
+	return cfg->set_at[o];
 }
 
 const char *
@@ -1322,7 +1343,7 @@ resolve_upstreams(struct config *cfg, struct config_diag *diag)
 				continue;
 			found = 1;
 			if ((s = strdup(line)) == NULL ||
-			    config_strlist_add(&u->headers, s) == -1) {
+			    config_strlist_add(&u->headers, s, NULL) == -1) {
 				diag_add(diag,
 				    "upstream-header: out of memory");
 				return -1;

@@ -44,6 +44,7 @@ struct config_listen {
 struct config_strlist {
 	char **v;
 	size_t n;
+	char **where; /* where each came from: "FILE:LINE", "command line" */
 };
 
 /* Who may use the admin endpoints (/admin/...), or read /metrics and /status. */
@@ -189,6 +190,8 @@ struct config {
 	uint64_t upload_size; /* bytes all uploaded files may hold */
 	char *user; /* NULL or "": stay who started the daemon */
 	int sandbox; /* 1: fence in the parsing workers */
+
+	char **set_at; /* per option, where it was last set (config_where) */
 };
 
 /* Problems found while loading, one "where: what" string each. */
@@ -265,6 +268,13 @@ void config_usage(FILE *fp);
 char *config_default_cache_dir(void);
 
 void config_diag_free(struct config_diag *diag);
+
+/*
+ * Where option name got its value: "FILE:LINE", "command line",
+ * "DEBUGINFOD_URLS" or "default" (for a list, where its last item came
+ * from); "default" for an unknown name.
+ */
+const char *config_where(const struct config *cfg, const char *name);
 
 /* Iterate the schema: the name of option i, or NULL past the end. */
 const char *config_option_name(size_t i);

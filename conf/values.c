@@ -380,23 +380,36 @@ config_strlist_clear(struct config_strlist *l)
 {
 	size_t i;
 
-	for (i = 0; i < l->n; i++)
+	for (i = 0; i < l->n; i++) {
 		free(l->v[i]);
+		free(l->where[i]);
+	}
 	free(l->v);
+	free(l->where);
 	l->v = NULL;
+	l->where = NULL;
 	l->n = 0;
 }
 
 /* Append s to l, taking ownership of it (freed on failure). */
 int
-config_strlist_add(struct config_strlist *l, char *s)
+config_strlist_add(struct config_strlist *l, char *s, const char *where)
 {
-	char **v;
+	char **v, *w = NULL;
 
-	if ((v = realloc(l->v, (l->n + 1) * sizeof(*v))) == NULL) {
+	if ((where != NULL && (w = strdup(where)) == NULL) ||
+	    (v = realloc(l->where, (l->n + 1) * sizeof(*v))) == NULL) {
+		free(w);
 		free(s);
 		return -1;
 	}
+	l->where = v;
+	if ((v = realloc(l->v, (l->n + 1) * sizeof(*v))) == NULL) {
+		free(w);
+		free(s);
+		return -1;
+	}
+	l->where[l->n] = w;
 	v[l->n++] = s;
 	l->v = v;
 	return 0;

@@ -42,8 +42,11 @@ int config_parse_upstream(const char *s, struct config_upstream *u,
 void config_upstream_clear(struct config_upstream *u);
 /* "URL|* Name: value" of an upstream-header line. */
 int config_check_header(const char *s, const char **why);
-/* Append s (taken over) to l; -1 when out of memory (s freed). */
-int config_strlist_add(struct config_strlist *l, char *s);
+/*
+ * Append s (taken over) to l, with where it came from (copied; NULL for
+ * nowhere to say); -1 when out of memory (s freed).
+ */
+int config_strlist_add(struct config_strlist *l, char *s, const char *where);
 void config_strlist_clear(struct config_strlist *l);
 /* A blank of the config syntax: space, tab, CR, FF, VT. */
 int config_is_blank(char c);
