@@ -653,24 +653,33 @@ daemon_url(const struct config *cfg, const char *url, char *out, size_t len)
 /*
  * dbgmirror token NAME [--scopes LIST]: a new random token, and the line
  * of token-file that allows it (its SHA-256, the scopes, the name).  The
- * token is shown once: only its hash is kept.
+ * token is shown once: only its hash is kept.  The scopes and the line
+ * are checked with the daemon's own parser, so that what this prints is
+ * what the daemon takes: a scope it would not know is refused here.
  */
 static int
 cmd_token(const char *name, const char *scopes)
 {
 	unsigned char raw[32];
-	char token[5 + 2 * sizeof(raw) + 1], hash[65];
+	char token[5 + 2 * sizeof(raw) + 1], hash[65], line[1024], why[256];
+	char back[65];
+	unsigned bits, back_bits;
 	size_t i;
 
 	if (scopes == NULL)
 		scopes = "read";
-	if (strspn(scopes, "abcdefghijklmnopqrstuvwxyz,") != strlen(scopes) ||
-	    scopes[0] == '\0' || strpbrk(name, " \t\r\n#") != NULL ||
-	    name[0] == '\0') {
+	if (access_scopes_parse(scopes, &bits, why, sizeof(why)) == -1) {
+		fprintf(stderr, "dbgmirror: token: --scopes %s: %s\n", scopes,
+		    why);
+		return 2;
+	}
+	for (i = 0; name[i] != '\0'; i++)
+		if ((unsigned char)name[i] <= ' ' || name[i] == '#' ||
+		    name[i] == 0x7f)
+			break;
+	if (name[0] == '\0' || name[i] != '\0') {
 		fprintf(stderr,
-		    "dbgmirror: token: NAME is one word; --scopes a comma "
-		    "list of read, metadata, metrics, status, admin, upload "
-		    "or all\n");
+		    "dbgmirror: token: NAME is one word, without '#'\n");
 		return 2;
 	}
 	if (RAND_bytes(raw, sizeof(raw)) != 1) {
@@ -684,7 +693,16 @@ cmd_token(const char *name, const char *scopes)
 		fprintf(stderr, "dbgmirror: token: cannot hash\n");
 		return 1;
 	}
-	printf("token: %s\nline: %s %s %s\n", token, hash, scopes, name);
+	if ((size_t)snprintf(line, sizeof(line), "%s %s %s", hash, scopes,
+		name) >= sizeof(line) ||
+	    access_token_line(line, back, &back_bits, why, sizeof(why)) != 1 ||
+	    strcmp(back, hash) != 0 || back_bits != bits) {
+		fprintf(stderr,
+		    "dbgmirror: token: the daemon would not take "
+		    "the line\n");
+		return 2;
+	}
+	printf("token: %s\nline: %s\n", token, line);
 	return 0;
 }
 

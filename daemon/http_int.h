@@ -71,7 +71,8 @@ struct http_thread {
  */
 struct tls_slot {
 	pthread_mutex_t mu;
-	SSL_CTX *ctx; /* NULL: a plain listener (which config says) */
+	SSL_CTX *ctx; /* NULL: a plain listener, or a failed reload */
+	char bound[INET6_ADDRSTRLEN + 8]; /* the address bound, for logs */
 };
 
 struct httpd {

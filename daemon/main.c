@@ -11,8 +11,14 @@
  *                    from then on every one of these signals is ignored,
  *                    so a second SIGTERM cannot cut the shutdown short
  *   SIGUSR1          rescan now (or right after the scan that is running)
- *   SIGHUP           reload: for now the same rescan, told to systemd as a
- *                    reload (RELOADING=1, then READY=1)
+ *   SIGHUP           reload: the TLS listeners' certificates, keys and
+ *                    client CAs, token-file and admin-token, then the same
+ *                    rescan; told to systemd as a reload (RELOADING=1,
+ *                    then READY=1).  Each of those files fails closed: a
+ *                    listener whose files do not load refuses connections,
+ *                    a token line that does not parse is dropped, a token
+ *                    file that cannot be read leaves none of its tokens
+ *                    valid; nothing is kept from before the reload
  *
  * Scans run on the worker pool, one at a time; their completion comes back
  * to this loop, which also runs the periodic rescan timer.
@@ -369,6 +375,14 @@ rescan_cb(evutil_socket_t fd, short what, void *arg)
 	scan_start(arg);
 }
 
+/* A line of a file dropped, or a weakened default: logged. */
+static void
+say_warn(void *arg, const char *msg)
+{
+	(void)arg;
+	log_warnx("%s", msg);
+}
+
 static void
 signal_cb(evutil_socket_t sig, short what, void *arg)
 {
@@ -384,14 +398,21 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	}
 	if (sig == SIGHUP) {
 		char err[512];
+		int rc;
 
 		log_info("SIGHUP: reloading certificates and tokens");
 		notify_reloading();
-		httpd_reload(d->httpd);
-		if (access_reload(d->access, err, sizeof(err)) == -1)
-			log_warnx("%s; keeping the old tokens", err);
-		log_info(
-		    "SIGHUP: certificates and tokens reloaded, rescanning");
+		rc = httpd_reload(d->httpd);
+		if (access_reload(d->access, say_warn, NULL, err,
+			sizeof(err)) == -1) {
+			log_warnx("%s: none of its tokens is valid until it "
+				  "can be read",
+			    err);
+			rc = -1;
+		}
+		log_info("SIGHUP: certificates and tokens reloaded%s, "
+			 "rescanning",
+		    rc == 0 ? "" : " (with the failures above)");
 		scan_start(d);
 		notify_ready("serving; reloaded, rescanning");
 		return;
@@ -426,35 +447,6 @@ signals_ignore(struct event **sigs, const int *signums, size_t n)
 }
 
 /*
- * The admin token in path: its first line, without surrounding blanks.
- * Exits at start-up on a file that cannot be read or holds no token.
- */
-static char *
-read_admin_token(const char *path)
-{
-	char buf[4096], *p, *end;
-	FILE *fp;
-
-	if ((fp = fopen(path, "re")) == NULL)
-		fatal("admin-token %s", path);
-	p = fgets(buf, sizeof(buf), fp);
-	fclose(fp);
-	if (p == NULL)
-		fatalx("admin-token %s: empty", path);
-	while (*p == ' ' || *p == '\t')
-		p++;
-	end = p + strcspn(p, "\r\n");
-	while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
-		end--;
-	*end = '\0';
-	if (*p == '\0')
-		fatalx("admin-token %s: no token on its first line", path);
-	if ((p = strdup(p)) == NULL)
-		fatalx("out of memory");
-	return p;
-}
-
-/*
  * --check-config: each TLS listener's cert and key load and match, as the
  * daemon would find them.  The number of problems, each said on stderr.
  */
@@ -479,19 +471,70 @@ check_tls(const struct config *cfg)
 	return rc;
 }
 
-/* --check-config: the access rules and the token file; 0 or 1 problem. */
+/* --check-config: a problem, counted in *arg. */
+static void
+say_problem(void *arg, const char *msg)
+{
+	fprintf(stderr, "dbgmirrord: %s\n", msg);
+	(*(size_t *)arg)++;
+}
+
+/* --check-config: a weakened default, not a problem. */
+static void
+say_warning(void *arg, const char *msg)
+{
+	(void)arg;
+	fprintf(stderr, "dbgmirrord: warning: %s\n", msg);
+}
+
+/*
+ * What in cfg weakens a default security property, each said to say: the
+ * access configuration's (access_audit), then redirects followed to any
+ * host and the sandbox turned off.
+ */
+static void
+audit(const struct config *cfg, const struct access *a, access_say_fn say)
+{
+	char msg[512];
+
+	access_audit(a, cfg, say, NULL);
+	if (cfg->upstream_redirects == CONFIG_REDIRECTS_ANY) {
+		snprintf(msg, sizeof(msg),
+		    "upstream-redirects = any (%s): an upstream's redirects "
+		    "are followed to any host but this server's listeners, "
+		    "internal services included",
+		    config_where(cfg, "upstream-redirects"));
+		say(NULL, msg);
+	}
+	if (!cfg->sandbox) {
+		snprintf(msg, sizeof(msg),
+		    "sandbox = off (%s): the workers that parse packages, "
+		    "ELF files and repository metadata from outside run "
+		    "unfenced",
+		    config_where(cfg, "sandbox"));
+		say(NULL, msg);
+	}
+}
+
+/*
+ * --check-config: the access rules, token-file (each line that would be
+ * dropped is a problem) and admin-token; then what weakens a default, as
+ * warnings.  The number of problems.
+ */
 static size_t
 check_access(const struct config *cfg)
 {
 	char err[512];
 	struct access *a;
+	size_t n = 0;
 
-	if ((a = access_new(cfg, err, sizeof(err))) == NULL) {
+	if ((a = access_new(cfg, say_problem, &n, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "dbgmirrord: %s\n", err);
-		return 1;
+		return n + 1;
 	}
+	audit(cfg, a, say_warning);
 	access_free(a);
-	return 0;
+	return n;
 }
 
 /*
@@ -708,7 +751,6 @@ main(int argc, char **argv)
 	struct blob_limits lim;
 	uint64_t orphans = 0, dangling = 0;
 	struct serve *srv;
-	char *admin_token = NULL;
 	static const int signums[] = { SIGTERM, SIGINT, SIGUSR1, SIGHUP };
 	enum { NSIGS = sizeof(signums) / sizeof(signums[0]) };
 	struct event *sigs[NSIGS];
@@ -737,9 +779,6 @@ main(int argc, char **argv)
 		if (priv_drop(uid, gid, err, sizeof(err)) == -1)
 			fatalx("cannot become user %s: %s", d.cfg.user, err);
 	}
-	if (d.cfg.admin_token_file != NULL)
-		admin_token = read_admin_token(d.cfg.admin_token_file);
-
 	if (evthread_use_pthreads() == -1)
 		fatalx("libevent without thread support");
 	if (elf_init() == -1)
@@ -812,9 +851,10 @@ main(int argc, char **argv)
 	    (d.misses = misses_new(d.idx, d.pool, d.cfg.misses_max)) == NULL)
 		fatalx("out of memory");
 	sd.misses = d.misses;
-	sd.admin_token = admin_token;
-	if ((d.access = access_new(&d.cfg, err, sizeof(err))) == NULL)
+	if ((d.access = access_new(&d.cfg, say_warn, NULL, err, sizeof(err))) ==
+	    NULL)
 		fatalx("%s", err);
+	audit(&d.cfg, d.access, say_warn);
 	sd.access = d.access;
 	if ((srv = serve_new(&sd)) == NULL)
 		fatalx("out of memory");
@@ -925,7 +965,6 @@ main(int argc, char **argv)
 	event_base_free(d.base);
 	serve_free(srv);
 	access_free(d.access);
-	free(admin_token);
 	flight_table_free(d.ft);
 	blobstore_free(d.bs);
 	index_close(d.idx);

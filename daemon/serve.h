@@ -25,7 +25,6 @@ struct serve_deps {
 	struct flight_table *ft;
 	struct fill *fill; /* NULL: no upstreams */
 	struct repos *repos; /* NULL: no remote repositories */
-	const char *admin_token; /* NULL: admin requests need none */
 	struct misses *misses; /* NULL: no missing-id report */
 	struct access *access; /* the access rules */
 };
