@@ -575,6 +575,12 @@ httpd_free(struct httpd *h)
 	free(h);
 }
 
+const char *
+httpd_bound(const struct httpd *h, size_t i)
+{
+	return h->tls[i].bound;
+}
+
 int
 httpd_reload(struct httpd *h)
 {

@@ -35,6 +35,8 @@ struct http_handler {
 /* Bind every listen address of cfg; nothing runs yet. */
 struct httpd *httpd_new(const struct config *cfg,
     const struct http_handler *handler, char *err, size_t errlen);
+/* The address listen line i bound, "127.0.0.1:8002" (its port 0 made real). */
+const char *httpd_bound(const struct httpd *h, size_t i);
 /* Start the event-loop threads. */
 int httpd_start(struct httpd *h);
 /*

@@ -506,6 +506,14 @@ audit(const struct config *cfg, const struct access *a, access_say_fn say)
 		    config_where(cfg, "upstream-redirects"));
 		say(NULL, msg);
 	}
+	if (cfg->repo_redirects == CONFIG_REDIRECTS_ANY) {
+		snprintf(msg, sizeof(msg),
+		    "repo-redirects = any (%s): a repository's redirects are "
+		    "followed to any host but this server's listeners, "
+		    "internal services included",
+		    config_where(cfg, "repo-redirects"));
+		say(NULL, msg);
+	}
 	if (!cfg->sandbox) {
 		snprintf(msg, sizeof(msg),
 		    "sandbox = off (%s): the workers that parse packages, "
@@ -861,6 +869,13 @@ main(int argc, char **argv)
 	serve_handler(srv, &handler);
 	if ((d.httpd = httpd_new(&d.cfg, &handler, err, sizeof(err))) == NULL)
 		fatalx("%s", err);
+	/*
+	 * The addresses bound, port 0 made real, are where redirects must
+	 * never lead (fetchers/redirect.h): no loop runs yet to read them.
+	 */
+	for (i = 0; i < d.cfg.nlisten; i++)
+		snprintf(d.cfg.listen[i].text, sizeof(d.cfg.listen[i].text),
+		    "%s", httpd_bound(d.httpd, i));
 	/* Bound: no capability is needed any more (systemd may hand one). */
 	if (priv_drop_caps() == -1)
 		fatal("capset");

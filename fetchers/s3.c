@@ -1007,7 +1007,7 @@ s3_new(const struct s3_conf *sc, struct event_base *base,
 	o.breaker_failures = sc->breaker_failures;
 	o.breaker_backoff = sc->breaker_backoff;
 	o.breaker_backoff_max = sc->breaker_backoff_max;
-	o.redirects = UPSTREAM_REDIRECTS_NONE;
+	o.redirects = REDIRECT_NONE;
 	o.proxy = sc->proxy;
 	o.ca_file = sc->ca_file;
 	o.user_agent = sc->user_agent;
