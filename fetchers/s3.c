@@ -437,6 +437,23 @@ start_part(struct s3_req *r)
 	return req_start(r, "PUT", q, 1, NULL);
 }
 
+/* Append s to b (o bytes used of len) with XML's five escapes. */
+static size_t
+xml_escaped(char *b, size_t o, size_t len, const char *s)
+{
+	static const char *const ent[] = { "&amp;", "&lt;", "&gt;", "&quot;",
+		"&apos;" };
+	static const char chr[] = "&<>\"'";
+	const char *c;
+
+	for (; *s != '\0'; s++) {
+		c = strchr(chr, *s);
+		o += (size_t)snprintf(b + o, len - o, "%s",
+		    c != NULL ? ent[c - chr] : (char[]){ *s, '\0' });
+	}
+	return o;
+}
+
 static int
 start_complete(struct s3_req *r)
 {
@@ -445,14 +462,17 @@ start_complete(struct s3_req *r)
 	char q[600];
 
 	for (i = 0; i < r->parts; i++)
-		len += 80 + strlen(r->etags[i]);
+		len += 80 + 6 * strlen(r->etags[i]);
 	if ((r->body = malloc(len)) == NULL)
 		return -1;
 	o = (size_t)snprintf(r->body, len, "<CompleteMultipartUpload>");
-	for (i = 0; i < r->parts; i++)
+	/* An ETag is the store's header: escaped like any text. */
+	for (i = 0; i < r->parts; i++) {
 		o += (size_t)snprintf(r->body + o, len - o,
-		    "<Part><PartNumber>%u</PartNumber><ETag>%s</ETag></Part>",
-		    i + 1, r->etags[i]);
+		    "<Part><PartNumber>%u</PartNumber><ETag>", i + 1);
+		o = xml_escaped(r->body, o, len, r->etags[i]);
+		o += (size_t)snprintf(r->body + o, len - o, "</ETag></Part>");
+	}
 	snprintf(r->body + o, len - o, "</CompleteMultipartUpload>");
 	snprintf(q, sizeof(q), "uploadId=%s", r->upload_id);
 	return req_start(r, "POST", q, 0, r->body);
@@ -608,23 +628,6 @@ nomem:
 fail:
 	s3xml_page_free(&pg);
 	return -1;
-}
-
-/* Append s to b (o bytes used of len) with XML's five escapes. */
-static size_t
-xml_escaped(char *b, size_t o, size_t len, const char *s)
-{
-	static const char *const ent[] = { "&amp;", "&lt;", "&gt;", "&quot;",
-		"&apos;" };
-	static const char chr[] = "&<>\"'";
-	const char *c;
-
-	for (; *s != '\0'; s++) {
-		c = strchr(chr, *s);
-		o += (size_t)snprintf(b + o, len - o, "%s",
-		    c != NULL ? ent[c - chr] : (char[]){ *s, '\0' });
-	}
-	return o;
 }
 
 /* A purge: DeleteObjects of the page's keys (quiet: errors only). */
