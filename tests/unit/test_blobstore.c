@@ -1105,7 +1105,8 @@ test_uploaded(void)
 int
 main(void)
 {
-	if (!ok(testdir_make("test_blobstore") == 0, "make a temporary directory"))
+	if (!ok(testdir_make("test_blobstore") == 0,
+		"make a temporary directory"))
 		return tap_done();
 
 	test_publish();
