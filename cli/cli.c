@@ -444,7 +444,9 @@ run_index(struct cli *c)
 /*
  * dbgmirror token NAME [--scopes LIST]: a new random token, and the line
  * of token-file that allows it (its SHA-256, the scopes, the name).  The
- * token is shown once: only its hash is kept.
+ * token is shown once: only its hash is kept.  The scopes and the line
+ * are checked with the daemon's own parser, so that what this prints is
+ * what the daemon takes: a scope it would not know is refused here.
  */
 static int
 run_token(struct cli *c)
@@ -452,16 +454,23 @@ run_token(struct cli *c)
 	const char *name = c->operands[0];
 	const char *scopes = c->scopes != NULL ? c->scopes : "read";
 	unsigned char raw[32];
-	char token[5 + 2 * sizeof(raw) + 1], hash[65];
+	char token[5 + 2 * sizeof(raw) + 1], hash[65], line[1024], why[256];
+	char back[65];
+	unsigned bits, back_bits;
 	size_t i;
 
-	if (strspn(scopes, "abcdefghijklmnopqrstuvwxyz,") != strlen(scopes) ||
-	    scopes[0] == '\0' || strpbrk(name, " \t\r\n#") != NULL ||
-	    name[0] == '\0') {
+	if (access_scopes_parse(scopes, &bits, why, sizeof(why)) == -1) {
+		fprintf(stderr, "dbgmirror: token: --scopes %s: %s\n", scopes,
+		    why);
+		return 2;
+	}
+	for (i = 0; name[i] != '\0'; i++)
+		if ((unsigned char)name[i] <= ' ' || name[i] == '#' ||
+		    name[i] == 0x7f)
+			break;
+	if (name[0] == '\0' || name[i] != '\0') {
 		fprintf(stderr,
-		    "dbgmirror: token: NAME is one word; --scopes a comma "
-		    "list of read, metadata, metrics, status, admin, upload "
-		    "or all\n");
+		    "dbgmirror: token: NAME is one word, without '#'\n");
 		return 2;
 	}
 	if (RAND_bytes(raw, sizeof(raw)) != 1) {
@@ -475,18 +484,26 @@ run_token(struct cli *c)
 		fprintf(stderr, "dbgmirror: token: cannot hash\n");
 		return 1;
 	}
+	if ((size_t)snprintf(line, sizeof(line), "%s %s %s", hash, scopes,
+		name) >= sizeof(line) ||
+	    access_token_line(line, back, &back_bits, why, sizeof(why)) != 1 ||
+	    strcmp(back, hash) != 0 || back_bits != bits) {
+		fprintf(stderr,
+		    "dbgmirror: token: the daemon would not take "
+		    "the line\n");
+		return 2;
+	}
 	if (c->json) {
 		printf("{\"name\":");
 		cli_json_str(stdout, name);
 		printf(",\"scopes\":");
 		cli_json_str(stdout, scopes);
 		printf(",\"token\":\"%s\",\"line\":", token);
-		printf("\"%s %s ", hash, scopes);
-		/* The name is one word of no quote: as it is. */
-		printf("%s\"}\n", strpbrk(name, "\"\\") == NULL ? name : "?");
+		cli_json_str(stdout, line);
+		printf("}\n");
 		return 0;
 	}
-	printf("token: %s\nline: %s %s %s\n", token, hash, scopes, name);
+	printf("token: %s\nline: %s\n", token, line);
 	return 0;
 }
 

@@ -189,8 +189,9 @@ module_cb(const struct core_module *m, void *arg)
 
 /*
  * An ELF file: a core's objects, or its own id and its libraries'.
- * quiet (a file found in a directory): one that is not ELF is skipped
- * silently, one that cannot be read is no usage error.
+ * quiet (a file found in a directory): one that is not ELF, or has no
+ * build-id, is skipped silently, one that cannot be read is no usage
+ * error.  An operand that gives no build-id says so and is one.
  */
 static void
 add_file(struct prefetch *pf, const char *path, int quiet)
@@ -198,6 +199,7 @@ add_file(struct prefetch *pf, const char *path, int quiet)
 	struct elf_info info;
 	struct stat st;
 	char err[256];
+	size_t before = pf->n;
 	int fd, rc;
 
 	if ((fd = file_open_regular(path, &st)) == -1) {
@@ -207,10 +209,19 @@ add_file(struct prefetch *pf, const char *path, int quiet)
 		return;
 	}
 	rc = core_modules(fd, module_cb, pf, err, sizeof(err));
+	if (rc == 0) {
+		close(fd);
+		/* A core: its objects are added. */
+		if (pf->n == before && !quiet) {
+			warn("%s: a core file without an object that has a "
+			     "build-id",
+			    path);
+			pf->bad = 1;
+		}
+		return;
+	}
 	if (rc == ELF_NOTFOUND)
 		rc = elf_read_info(fd, &info, err, sizeof(err));
-	else if (rc == 0)
-		info.id.len = 0; /* a core: its objects are added */
 	close(fd);
 	if (rc == ELF_NOTFOUND) {
 		if (!quiet) {
@@ -225,8 +236,13 @@ add_file(struct prefetch *pf, const char *path, int quiet)
 			pf->bad = 1;
 		return;
 	}
-	if (info.id.len == 0)
+	if (info.id.len == 0) {
+		if (!quiet) {
+			warn("%s: an ELF file without a build-id", path);
+			pf->bad = 1;
+		}
 		return;
+	}
 	want_add(pf, &info.id, path);
 	if (needed_add(pf->needed, path, library_cb, pf, err, sizeof(err)) ==
 	    -1)

@@ -158,6 +158,10 @@ static const struct opt options[] = {
 	    "[signed-by=FILE] [check-valid-until=no], rpm URL [gpgkey=FILE] "
 	    "or arch URL NAME [key=FILE]; repeatable",
 	    1, FIELD(repos), 0, 0 },
+	{ "repo-redirects", T_REDIRECTS, "same-host", NULL,
+	    "repository redirects followed: none, same-host or any (never to "
+	    "this server)",
+	    0, FIELD(repo_redirects), 0, 0 },
 	{ "repo-refresh", T_DURATION, "3600", NULL,
 	    "between refreshes of the repositories' metadata, 0 = never", 0,
 	    FIELD(repo_refresh), 0, 365 * DAY },

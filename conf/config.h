@@ -33,7 +33,11 @@ enum config_log_level {
  * default) or may show one (optional: the access rules decide).
  */
 struct config_listen {
-	char text[80]; /* the address, e.g. "127.0.0.1:8002" or "[::1]:8002" */
+	/*
+	 * The address, e.g. "127.0.0.1:8002" or "[::1]:8002"; the daemon
+	 * writes the port it bound over a port 0 before its loops run.
+	 */
+	char text[80];
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
 	int tls;
@@ -46,14 +50,14 @@ struct config_strlist {
 	size_t n;
 };
 
-/* Who may use the admin endpoints (/admin/...), or read /metrics and /status. */
-/* Which upstream redirects are followed (upstream-redirects). */
+/* Which redirects are followed (upstream-redirects, repo-redirects). */
 enum config_redirects {
 	CONFIG_REDIRECTS_NONE = 0,
 	CONFIG_REDIRECTS_SAME_HOST = 1,
 	CONFIG_REDIRECTS_ANY = 2,
 };
 
+/* Who may use the admin endpoints (/admin/...), or read /metrics and /status. */
 enum config_admin {
 	CONFIG_ADMIN_NONE = 0,
 	CONFIG_ADMIN_LOOPBACK = 1,
@@ -174,6 +178,7 @@ struct config {
 	unsigned max_fills; /* upstream transfers in flight */
 
 	struct config_strlist repos; /* repo lines, repeatable */
+	enum config_redirects repo_redirects; /* followed by their fetches */
 	unsigned repo_refresh; /* seconds between refreshes; 0 = never */
 	unsigned repo_retry; /* first wait after a failed refresh, seconds */
 	unsigned repo_ready_timeout; /* for the first refreshes; 0 = none */

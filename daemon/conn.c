@@ -660,6 +660,13 @@ conn_tls_subject(struct conn *c)
 	return c->subject;
 }
 
+const char *
+conn_tls_ca(struct conn *c)
+{
+	return c->ssl != NULL && c->subject[0] != '\0' ? tls_peer_ca(c->ssl)
+						       : NULL;
+}
+
 void
 conn_on_end(struct conn *c, void (*fn)(void *), void *arg)
 {

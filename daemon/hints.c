@@ -23,19 +23,16 @@ static void
 client_url(const struct config *cfg, struct httpd *h, char *out, size_t len)
 {
 	const char *a = httpd_address(h, 0), *scheme;
-	int n;
 
 	scheme = cfg->nlisten > 0 && cfg->listen[0].tls ? "https" : "http";
-	/* The address alone, without the " (TLS)" the log shows. */
-	n = a == NULL ? 0 : (int)strcspn(a, " ");
 	if (a == NULL)
 		snprintf(out, len, "http://127.0.0.1:8002");
 	else if (strncmp(a, "0.0.0.0:", 8) == 0)
-		snprintf(out, len, "%s://127.0.0.1:%.*s", scheme, n - 8, a + 8);
+		snprintf(out, len, "%s://127.0.0.1:%s", scheme, a + 8);
 	else if (strncmp(a, "[::]:", 5) == 0)
-		snprintf(out, len, "%s://[::1]:%.*s", scheme, n - 5, a + 5);
+		snprintf(out, len, "%s://[::1]:%s", scheme, a + 5);
 	else
-		snprintf(out, len, "%s://%.*s", scheme, n, a);
+		snprintf(out, len, "%s://%s", scheme, a);
 }
 
 /* 1 when dir exists and holds an entry; 0 said why not. */

@@ -145,14 +145,19 @@ accept_nofd(struct http_thread *t, int lfd, int err, int plain)
 	evtimer_add(t->resume_ev, &pause);
 }
 
-/* A fresh SSL from the current context of TLS listener i. */
+/*
+ * A fresh SSL from the current context of TLS listener i; NULL out of
+ * memory, or with *closed when a failed reload left the listener none.
+ */
 static SSL *
-tls_take(struct httpd *h, size_t i)
+tls_take(struct httpd *h, size_t i, int *closed)
 {
-	SSL *ssl;
+	SSL *ssl = NULL;
 
 	pthread_mutex_lock(&h->tls[i].mu);
-	ssl = SSL_new(h->tls[i].ctx);
+	*closed = h->tls[i].ctx == NULL;
+	if (!*closed)
+		ssl = SSL_new(h->tls[i].ctx);
 	pthread_mutex_unlock(&h->tls[i].mu);
 	return ssl;
 }
@@ -166,7 +171,7 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 	uint64_t held;
 	SSL *ssl = NULL;
 	size_t li;
-	int i, fd;
+	int i, fd, closed;
 
 	for (li = 0; li < t->h->cfg->nlisten; li++)
 		if (t->lfds[li] == lfd)
@@ -202,9 +207,20 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 			continue;
 		}
 		if (t->h->cfg->listen[li].tls &&
-		    (ssl = tls_take(t->h, li)) == NULL) {
-			log_warnx("%s: out of memory; connection dropped",
-			    __func__);
+		    (ssl = tls_take(t->h, li, &closed)) == NULL) {
+			http_thread_clock(t);
+			if (!closed)
+				log_warnx("%s: out of memory; connection "
+					  "dropped",
+				    __func__);
+			else if (log_limit_due(&t->h->log_refused, t->clock_sec,
+				     LOG_LIMIT_SECONDS, &held))
+				log_warnx("%s: listen %s: refused a "
+					  "connection: "
+					  "its certificate did not reload "
+					  "(%llu more not logged)",
+				    __func__, t->h->bound[li],
+				    (unsigned long long)held);
 			atomic_fetch_sub(&t->h->nconns, 1);
 			close(fd);
 			continue;
@@ -395,9 +411,8 @@ bind_address(struct httpd *h, size_t i, char *err, size_t errlen)
 		}
 	}
 	http_sockaddr_text(&ss, text, sizeof(text));
-	snprintf(h->bound[i], sizeof(h->bound[i]), "%s%s", text,
-	    l->tls ? " (TLS)" : "");
-	log_info("listening on %s", h->bound[i]);
+	snprintf(h->bound[i], sizeof(h->bound[i]), "%s", text);
+	log_info("listening on %s%s", text, l->tls ? " (TLS)" : "");
 	return 0;
 }
 
@@ -552,21 +567,22 @@ httpd_reload(struct httpd *h)
 	for (i = 0; i < h->cfg->nlisten; i++) {
 		if (!h->cfg->listen[i].tls)
 			continue;
+		/* A failure leaves no context: nothing of before is kept. */
 		if ((ctx = tls_ctx_new(&h->cfg->listen[i], err, sizeof(err))) ==
 		    NULL) {
-			log_warnx("%s: listen %s: %s; keeping the old "
-				  "certificate",
-			    __func__, h->cfg->listen[i].text, err);
+			log_warnx("%s: listen %s: %s; it refuses connections "
+				  "until a reload succeeds",
+			    __func__, h->bound[i], err);
 			rc = -1;
-			continue;
 		}
 		pthread_mutex_lock(&h->tls[i].mu);
 		old = h->tls[i].ctx;
 		h->tls[i].ctx = ctx;
 		pthread_mutex_unlock(&h->tls[i].mu);
 		SSL_CTX_free(old);
-		log_info("listen %s: certificate reloaded",
-		    h->cfg->listen[i].text);
+		if (ctx != NULL)
+			log_info("listen %s: certificate reloaded",
+			    h->bound[i]);
 	}
 	return rc;
 }

@@ -44,16 +44,17 @@ struct httpd *httpd_new(const struct config *cfg,
 /* Start the event-loop threads. */
 int httpd_start(struct httpd *h);
 /*
- * Read the TLS listeners' certificates and keys again (SIGHUP): new
- * connections use them, open ones keep theirs.  -1 when one failed (it
- * keeps its old one; logged).
+ * Read the TLS listeners' certificates, keys and client CAs again
+ * (SIGHUP): new connections use them, open ones keep theirs.  A listener
+ * whose files do not load keeps nothing of before: it refuses new
+ * connections until a reload succeeds (-1; logged).
  */
 int httpd_reload(struct httpd *h);
 /* Client connections open now, over all threads. */
 unsigned httpd_connections(struct httpd *h);
 /*
  * Listen address i as it was bound, "127.0.0.1:8002" (the port port 0
- * got), " (TLS)" after it for HTTPS; NULL past the last.  Any thread.
+ * got); NULL past the last.  Any thread.
  */
 #define HTTP_ADDRESS_LEN 64
 const char *httpd_address(const struct httpd *h, size_t i);
@@ -78,9 +79,13 @@ void conn_wait(struct conn *c);
 /* The loop the connection runs on, and the peer's address as text. */
 struct event_base *conn_base(struct conn *c);
 const char *conn_peer_addr(struct conn *c);
-/* 1 on HTTPS; the verified client certificate's subject, "" when none. */
+/*
+ * 1 on HTTPS; the verified client certificate's subject, "" when none;
+ * the client-ca file of the listener that verified it, NULL when none.
+ */
 int conn_is_tls(struct conn *c);
 const char *conn_tls_subject(struct conn *c);
+const char *conn_tls_ca(struct conn *c);
 /*
  * fn(arg) runs once when the exchange ends: its response sent, cut, or the
  * connection gone.  For resources the response uses (pins, streams).

@@ -67,13 +67,14 @@ struct http_thread {
 };
 
 /*
- * The current context of a TLS listener: new connections take it under
- * the lock; a reload swaps it, and the old one lives on in the SSLs of the
- * connections made before.
+ * What each listen address has: the current context of a TLS listener
+ * (new connections take it under the lock; a reload swaps it, and the old
+ * one lives on in the SSLs of the connections made before), and the
+ * address bound, for every listener.
  */
 struct tls_slot {
 	pthread_mutex_t mu;
-	SSL_CTX *ctx; /* NULL: a plain listener (which config says) */
+	SSL_CTX *ctx; /* NULL: a plain listener, or a failed reload */
 };
 
 struct httpd {

@@ -463,16 +463,22 @@ struct read {
 	int results; /* appended */
 	int complete;
 	int seen_results;
+	int dropped; /* a result of ours could not be kept */
 };
 
-/* An element of "results": kept when it is a whole result. */
+/*
+ * An element of "results": kept when it is a whole result.  One whose
+ * type is another than ours (a "source") is no result of this answer;
+ * any other that is not kept (a field missing, not a string, holding a
+ * NUL, or no room) makes the answer incomplete.
+ */
 static int
 results_item(struct jp *j, const char *name, void *arg)
 {
 	struct read *rd = arg;
 	struct result r;
 	const char *type;
-	int i, rc;
+	int i, rc, ours, kept = 0;
 
 	(void)name;
 	if (j->p == j->end || *j->p != '{')
@@ -483,12 +489,16 @@ results_item(struct jp *j, const char *name, void *arg)
 		r.f[i].max = 2 * 4096;
 	rc = items(j, '}', 1, result_member, &r);
 	type = r.f[0].p;
-	if (rc == 0 && field_ok(&r, 0) && field_ok(&r, 1) && field_ok(&r, 2) &&
-	    (strcmp(type, "executable") == 0 ||
-		strcmp(type, "debuginfo") == 0) &&
+	ours = !field_ok(&r, 0) || strcmp(type, "executable") == 0 ||
+	    strcmp(type, "debuginfo") == 0;
+	if (rc == 0 && ours && field_ok(&r, 0) && field_ok(&r, 1) &&
+	    field_ok(&r, 2) &&
 	    json_result(rd->out, type, r.f[1].p, r.f[2].p,
 		field_ok(&r, 3) ? r.f[3].p : NULL) == 0)
-		rd->results++;
+		kept = 1;
+	rd->results += kept;
+	if (ours && !kept)
+		rd->dropped = 1;
 	for (i = 0; i < 4; i++)
 		jbuf_free(&r.f[i]);
 	return rc;
@@ -522,14 +532,14 @@ json_read_results(const char *s, size_t len, struct jbuf *b, int *complete)
 {
 	struct jp j = { (const unsigned char *)s,
 		(const unsigned char *)s + len, 0 };
-	struct read rd = { b, 0, 1, 0 };
+	struct read rd = { b, 0, 1, 0, 0 };
 	size_t mark = b->len;
 
 	if (eat(&j, '{') && items(&j, '}', 1, top_member, &rd) == 0 &&
 	    rd.seen_results) {
 		ws(&j);
 		if (j.p == j.end) {
-			*complete = rd.complete;
+			*complete = rd.complete && !rd.dropped;
 			return rd.results;
 		}
 	}

@@ -42,7 +42,10 @@ int json_result(struct jbuf *b, const char *type, const char *buildid,
  * an array of objects and whose "complete", when there, is a boolean.
  * Each result whose type is "executable" or "debuginfo" and which has a
  * string buildid and file is appended to b with json_result (other
- * members dropped); *complete is the answer's (1 when it does not say).
+ * members dropped); results of other types are no results of ours.
+ * *complete is the answer's (1 when it does not say), and 0 when a result
+ * of ours had to be dropped (a field missing, not a string, holding a
+ * NUL, or no room left in b).
  * Returns the results appended, or -1 when s is not such an answer (b
  * then unchanged).  Nesting is bounded.
  */

@@ -15,9 +15,15 @@
  *                    from an event-loop thread, counted so that it can
  *                    tell when a scan that covers it has finished
  *   SIGUSR2          reopen the access-log file (after logrotate moved it)
- *   SIGHUP           reload: certificates, tokens and the access-log file,
- *                    then the same rescan, told to systemd as a reload
- *                    (RELOADING=1, then READY=1)
+ *   SIGHUP           reload: the TLS listeners' certificates, keys and
+ *                    client CAs, token-file and admin-token, the
+ *                    access-log file, then the same rescan, told to
+ *                    systemd as a reload (RELOADING=1, then READY=1).
+ *                    Each of those files fails closed: a listener whose
+ *                    files do not load refuses connections, a token line
+ *                    that does not parse is dropped, a token file that
+ *                    cannot be read leaves none of its tokens valid;
+ *                    nothing is kept from before
  *
  * Scans run on the worker pool, one at a time; their completion comes back
  * to this loop, which also runs the periodic rescan timer and reads the
@@ -619,6 +625,14 @@ rescan_counts(void *arg, uint64_t *asked, uint64_t *done, int *running)
 	*running = atomic_load(&d->scan_running);
 }
 
+/* A line of a file dropped, or a weakened default: logged. */
+static void
+say_warn(void *arg, const char *msg)
+{
+	(void)arg;
+	log_warnx("%s", msg);
+}
+
 static void
 signal_cb(evutil_socket_t sig, short what, void *arg)
 {
@@ -638,6 +652,7 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 	}
 	if (sig == SIGHUP) {
 		char err[512];
+		int rc;
 
 		/* Before READY=1, no reload to tell: that READY=1 would lie. */
 		int told = !repos_starting(d->repos);
@@ -646,11 +661,17 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 		if (told)
 			notify_reloading();
 		access_log_reopen("SIGHUP");
-		httpd_reload(d->httpd);
-		if (access_reload(d->access, err, sizeof(err)) == -1)
-			log_warnx("%s; keeping the old tokens", err);
-		log_info(
-		    "SIGHUP: certificates and tokens reloaded, rescanning");
+		rc = httpd_reload(d->httpd);
+		if (access_reload(d->access, say_warn, NULL, err,
+			sizeof(err)) == -1) {
+			log_warnx("%s: none of its tokens is valid until it "
+				  "can be read",
+			    err);
+			rc = -1;
+		}
+		log_info("SIGHUP: certificates and tokens reloaded%s, "
+			 "rescanning",
+		    rc == 0 ? "" : " (with the failures above)");
 		scan_start(d);
 		if (told)
 			notify_ready("serving; reloaded, rescanning");
@@ -683,35 +704,6 @@ signals_ignore(struct event **sigs, const int *signums, size_t n)
 		signal(signums[i], SIG_IGN);
 	}
 	sigprocmask(SIG_SETMASK, &old, NULL);
-}
-
-/*
- * The admin token in path: its first line, without surrounding blanks.
- * Exits at start-up on a file that cannot be read or holds no token.
- */
-static char *
-read_admin_token(const char *path)
-{
-	char buf[4096], *p, *end;
-	FILE *fp;
-
-	if ((fp = fopen(path, "re")) == NULL)
-		fatal("admin-token %s", path);
-	p = fgets(buf, sizeof(buf), fp);
-	fclose(fp);
-	if (p == NULL)
-		fatalx("admin-token %s: empty", path);
-	while (*p == ' ' || *p == '\t')
-		p++;
-	end = p + strcspn(p, "\r\n");
-	while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
-		end--;
-	*end = '\0';
-	if (*p == '\0')
-		fatalx("admin-token %s: no token on its first line", path);
-	if ((p = strdup(p)) == NULL)
-		fatalx("out of memory");
-	return p;
 }
 
 /*
@@ -757,19 +749,78 @@ check_paths(const struct config *cfg)
 	return n;
 }
 
-/* --check-config: the access rules and the token file; 0 or 1 problem. */
+/* --check-config: a problem, counted in *arg. */
+static void
+say_problem(void *arg, const char *msg)
+{
+	fprintf(stderr, "dbgmirrord: %s\n", msg);
+	(*(size_t *)arg)++;
+}
+
+/* --check-config: a weakened default, not a problem. */
+static void
+say_warning(void *arg, const char *msg)
+{
+	(void)arg;
+	fprintf(stderr, "dbgmirrord: warning: %s\n", msg);
+}
+
+/*
+ * What in cfg weakens a default security property, each said to say: the
+ * access configuration's (access_audit), then redirects followed to any
+ * host and the sandbox turned off.
+ */
+static void
+audit(const struct config *cfg, const struct access *a, access_say_fn say)
+{
+	char msg[512];
+
+	access_audit(a, cfg, say, NULL);
+	if (cfg->upstream_redirects == CONFIG_REDIRECTS_ANY) {
+		snprintf(msg, sizeof(msg),
+		    "upstream-redirects = any (%s): an upstream's redirects "
+		    "are followed to any host but this server's listeners, "
+		    "internal services included",
+		    config_where(cfg, "upstream-redirects", 0));
+		say(NULL, msg);
+	}
+	if (cfg->repo_redirects == CONFIG_REDIRECTS_ANY) {
+		snprintf(msg, sizeof(msg),
+		    "repo-redirects = any (%s): a repository's redirects are "
+		    "followed to any host but this server's listeners, "
+		    "internal services included",
+		    config_where(cfg, "repo-redirects", 0));
+		say(NULL, msg);
+	}
+	if (!cfg->sandbox) {
+		snprintf(msg, sizeof(msg),
+		    "sandbox = off (%s): the workers that parse packages, "
+		    "ELF files and repository metadata from outside run "
+		    "unfenced",
+		    config_where(cfg, "sandbox", 0));
+		say(NULL, msg);
+	}
+}
+
+/*
+ * --check-config: the access rules, token-file (each line that would be
+ * dropped is a problem) and admin-token; then what weakens a default, as
+ * warnings.  The number of problems.
+ */
 static size_t
 check_access(const struct config *cfg)
 {
 	char err[512];
 	struct access *a;
+	size_t n = 0;
 
-	if ((a = access_new(cfg, err, sizeof(err))) == NULL) {
+	if ((a = access_new(cfg, say_problem, &n, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "dbgmirrord: %s\n", err);
-		return 1;
+		return n + 1;
 	}
+	audit(cfg, a, say_warning);
 	access_free(a);
-	return 0;
+	return n;
 }
 
 /*
@@ -1054,7 +1105,6 @@ main(int argc, char **argv)
 	struct blob_limits lim;
 	struct blob_recovery rec;
 	struct serve *srv;
-	char *admin_token = NULL;
 	static const int signums[] = { SIGTERM, SIGINT, SIGUSR1, SIGUSR2,
 		SIGHUP };
 	enum { NSIGS = sizeof(signums) / sizeof(signums[0]) };
@@ -1087,8 +1137,6 @@ main(int argc, char **argv)
 		if (priv_drop(uid, gid, err, sizeof(err)) == -1)
 			fatalx("cannot become user %s: %s", d.cfg.user, err);
 	}
-	if (d.cfg.admin_token_file != NULL)
-		admin_token = read_admin_token(d.cfg.admin_token_file);
 	/* As the user, who must be able to open it again on SIGUSR2. */
 	if (d.cfg.access_log && d.cfg.access_log_file != NULL &&
 	    log_access_open(d.cfg.access_log_file, err, sizeof(err)) == -1)
@@ -1191,9 +1239,10 @@ main(int argc, char **argv)
 		fatalx("out of memory");
 	sd.misses = d.misses;
 	d.rd.misses = d.misses;
-	sd.admin_token = admin_token;
-	if ((d.access = access_new(&d.cfg, err, sizeof(err))) == NULL)
+	if ((d.access = access_new(&d.cfg, say_warn, NULL, err, sizeof(err))) ==
+	    NULL)
 		fatalx("%s", err);
+	audit(&d.cfg, d.access, say_warn);
 	sd.access = d.access;
 	d.scans.request = rescan_request;
 	d.scans.counts = rescan_counts;
@@ -1208,6 +1257,13 @@ main(int argc, char **argv)
 	if ((d.httpd = httpd_new(&d.cfg, &handler, err, sizeof(err))) == NULL)
 		fatalx("%s", err);
 	serve_set_httpd(srv, d.httpd);
+	/*
+	 * The addresses bound, port 0 made real, are where redirects must
+	 * never lead (fetchers/redirect.h): no loop runs yet to read them.
+	 */
+	for (i = 0; i < d.cfg.nlisten; i++)
+		snprintf(d.cfg.listen[i].text, sizeof(d.cfg.listen[i].text),
+		    "%s", httpd_address(d.httpd, i));
 	/* Bound: no capability is needed any more (systemd may hand one). */
 	if (priv_drop_caps() == -1)
 		fatal("capset");
@@ -1350,7 +1406,6 @@ main(int argc, char **argv)
 	event_base_free(d.base);
 	serve_free(srv);
 	access_free(d.access);
-	free(admin_token);
 	flight_table_free(d.ft);
 	blobstore_free(d.bs);
 	index_close(d.idx);

@@ -74,6 +74,7 @@ who_of(struct conn *c, struct access_who *who)
 	who->forwarded_for = req->forwarded_for;
 	who->authorization = req->authorization;
 	who->subject = conn_tls_subject(c);
+	who->client_ca = conn_tls_ca(c);
 }
 
 /*
@@ -103,37 +104,6 @@ class_allowed(struct conn *c, struct serve *srv, enum access_class cls)
 		conn_send_error(c, 403, text);
 	}
 	return 0;
-}
-
-/* 1 when an endpoint open to who (admin-access) is to c. */
-static int
-access_allowed(struct conn *c, enum config_admin who)
-{
-	const char *a = conn_peer_addr(c);
-
-	switch (who) {
-	case CONFIG_ADMIN_ANY:
-		return 1;
-	case CONFIG_ADMIN_LOOPBACK:
-		return strncmp(a, "127.", 4) == 0 || strcmp(a, "::1") == 0;
-	default:
-		return 0;
-	}
-}
-
-/* 1 when auth is "Bearer TOKEN", compared in constant time. */
-static int
-admin_token_ok(struct slice auth, const char *token)
-{
-	size_t n = strlen(token), i;
-	unsigned char d = 0;
-
-	if (auth.p == NULL || auth.n != 7 + n ||
-	    strncasecmp(auth.p, "Bearer ", 7) != 0)
-		return 0;
-	for (i = 0; i < n; i++)
-		d |= (unsigned char)(auth.p[7 + i] ^ token[i]);
-	return d == 0;
 }
 
 struct purge {
@@ -221,40 +191,18 @@ purge_done(void *arg)
 
 /*
  * 1 when c may use an admin endpoint that answers method (POST for
- * actions, GET for reports) under admin-access and admin-token; else 0,
+ * actions, GET for reports) under the access rules of the admin class
+ * (admin-access and admin-token without access = admin lines); else 0,
  * having answered.
  */
 static int
 admin_allowed(struct conn *c, struct serve *srv, enum request_method method)
 {
-	const struct request *req = conn_request(c);
-
-	if (access_has_rules(srv->d.access, ACCESS_ADMIN)) {
-		if (!class_allowed(c, srv, ACCESS_ADMIN))
-			return 0;
-		if (method == METHOD_POST && req->method != METHOD_POST) {
-			conn_send_not_allowed(c, "POST");
-			return 0;
-		}
-		return 1;
-	}
-	if (!access_allowed(c, srv->d.cfg->admin_access)) {
-		conn_send_error(c, 403,
-		    "the admin endpoint is not open to you");
-		return 0;
-	}
-	if (method == METHOD_POST && req->method != METHOD_POST) {
+	if (method == METHOD_POST && conn_request(c)->method != METHOD_POST) {
 		conn_send_not_allowed(c, "POST");
 		return 0;
 	}
-	if (srv->d.admin_token != NULL &&
-	    !admin_token_ok(req->authorization, srv->d.admin_token)) {
-		conn_send_error(c, 401,
-		    "admin requests need Authorization: Bearer with the "
-		    "admin-token");
-		return 0;
-	}
-	return 1;
+	return class_allowed(c, srv, ACCESS_ADMIN);
 }
 
 static void

@@ -39,7 +39,6 @@ struct serve_deps {
 	struct blobstore *bs;
 	struct flight_table *ft;
 	const struct resolve_deps *rd; /* the request path's */
-	const char *admin_token; /* NULL: admin requests need none */
 	struct misses *misses; /* NULL: no missing-id report */
 	struct access *access; /* the access rules */
 	const struct serve_scans *scans; /* NULL: no /admin/rescan */

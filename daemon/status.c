@@ -177,6 +177,8 @@ render_server(FILE *fp, const struct status_deps *sd)
 			    : "<code class=\"listen\">",
 		    fp);
 		put_html(fp, a != NULL ? a : cfg->listen[i].text);
+		if (cfg->listen[i].tls)
+			fputs(" (TLS)", fp);
 		fputs("</code>", fp);
 	}
 	fputs("</td></tr>\n<tr><th>cache directory</th><td><code>", fp);

@@ -88,8 +88,12 @@ int s3_delete(struct s3 *st, const char *name, s3_done_fn done, void *arg);
 /*
  * Delete every object whose name begins with prefix: a page of the
  * listing (1000 keys at most), one DeleteObjects of its keys, the next
- * page, until the last.  done gets how many were deleted (those of the
- * batches that went through, when !ok).
+ * page, until the last.  Only keys under prefix spelled as object names
+ * are (letters, digits, - . _ ~, '/' between non-dot components) are
+ * deleted; a listing that names others, repeats a continuation token,
+ * goes backwards or passes 10000 pages ends it, !ok with why.  done gets
+ * how many were deleted (those of the batches that went through, when
+ * !ok).
  */
 typedef void (
     *s3_purge_fn)(void *arg, int ok, uint64_t deleted, const char *why);

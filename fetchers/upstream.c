@@ -48,10 +48,10 @@
 #include "autoconf.h"
 #include "fetchers/curlev.h"
 #include "fetchers/headers.h"
+#include "fetchers/redirect.h"
 
 #define RETRY_BASE_MS 100
 #define PROBE_TIMEOUT 5
-#define MAX_REDIRS 6
 
 struct upstream {
 	struct upstream_set *us;
@@ -68,6 +68,7 @@ struct upstream {
 
 struct upstream_set {
 	struct upstream_opts o;
+	struct redirect_policy redirects; /* o's, for redirect_allowed */
 	struct event_base *base;
 	struct curlev *cv;
 	struct upstream_observer obs;
@@ -125,7 +126,7 @@ struct upstream_fetch {
 	struct event *reap; /* removes lost attempts outside curl callbacks */
 	int failed; /* some attempt failed (not 404) */
 	int toobig; /* some upstream answered 406 to f->limit */
-	char why[160];
+	char why[256];
 };
 
 static void attempt_start(struct attempt *a);
@@ -359,115 +360,12 @@ fetch_lose_others(struct upstream_fetch *f, struct attempt *w)
 	event_active(f->reap, 0, 0);
 }
 
-/* 1 when host names this machine: a loopback or wildcard address. */
-static int
-host_is_local(const char *host)
-{
-	return strcasecmp(host, "localhost") == 0 ||
-	    strncmp(host, "127.", 4) == 0 || strcmp(host, "[::1]") == 0 ||
-	    strcmp(host, "0.0.0.0") == 0 || strcmp(host, "[::]") == 0 ||
-	    strcmp(host, "[::ffff:127.0.0.1]") == 0;
-}
-
-/* 1 when host:port is one of this server's own listeners. */
-static int
-is_own_listener(const struct upstream_opts *o, const char *host,
-    const char *port)
-{
-	char hp[300];
-	size_t i;
-
-	snprintf(hp, sizeof(hp), "%s:%s", host, port);
-	for (i = 0; i < o->nlisteners; i++) {
-		const char *l = o->listeners[i], *lp = strrchr(l, ':');
-
-		if (lp == NULL || strcmp(lp + 1, port) != 0)
-			continue;
-		if (host_is_local(host) || strcasecmp(l, hp) == 0 ||
-		    strncmp(l, "0.0.0.0:", 8) == 0 ||
-		    strncmp(l, "[::]:", 5) == 0)
-			return 1;
-	}
-	return 0;
-}
-
-/* The scheme, host and port of url (parts freed by the caller). */
-static int
-url_parts(CURLU *h, char **scheme, char **host, char **port)
-{
-	*scheme = *host = *port = NULL;
-	if (curl_url_get(h, CURLUPART_SCHEME, scheme, 0) != CURLUE_OK ||
-	    curl_url_get(h, CURLUPART_HOST, host, 0) != CURLUE_OK ||
-	    curl_url_get(h, CURLUPART_PORT, port, CURLU_DEFAULT_PORT) !=
-		CURLUE_OK)
-		return -1;
-	return 0;
-}
-
-/*
- * Whether to follow a redirect to the Location value v (n bytes): within
- * upstream-redirects (same scheme, host and port as the upstream by
- * default; any; none), and never to this server's own listeners, which
- * would let an upstream make the mirror call its own admin endpoint.
- */
-static int
-redirect_allowed(struct attempt *a, const char *v, size_t n)
-{
-	const struct upstream_opts *o = &a->f->us->o;
-	char loc[2048], *cur = NULL;
-	char *s1 = NULL, *h1 = NULL, *p1 = NULL, *s2 = NULL, *h2 = NULL,
-	     *p2 = NULL;
-	CURLU *to, *up;
-	int ok = 0;
-
-	while (n > 0 && (*v == ' ' || *v == '\t'))
-		v++, n--;
-	while (
-	    n > 0 && (v[n - 1] == '\r' || v[n - 1] == '\n' || v[n - 1] == ' '))
-		n--;
-	if (n == 0 || n >= sizeof(loc))
-		return 0;
-	memcpy(loc, v, n);
-	loc[n] = '\0';
-	if (o->redirects == UPSTREAM_REDIRECTS_NONE)
-		goto refused;
-	curl_easy_getinfo(a->easy, CURLINFO_EFFECTIVE_URL, &cur);
-	to = curl_url();
-	up = curl_url();
-	/* A relative Location resolves against the URL it answered. */
-	if (to != NULL && up != NULL && cur != NULL &&
-	    curl_url_set(to, CURLUPART_URL, cur, 0) == CURLUE_OK &&
-	    curl_url_set(to, CURLUPART_URL, loc, 0) == CURLUE_OK &&
-	    curl_url_set(up, CURLUPART_URL, a->u->cu->url, 0) == CURLUE_OK &&
-	    url_parts(to, &s1, &h1, &p1) == 0 &&
-	    url_parts(up, &s2, &h2, &p2) == 0) {
-		ok = !is_own_listener(o, h1, p1) &&
-		    (o->redirects == UPSTREAM_REDIRECTS_ANY ||
-			(strcasecmp(s1, s2) == 0 && strcasecmp(h1, h2) == 0 &&
-			    strcmp(p1, p2) == 0));
-	}
-	curl_free(s1);
-	curl_free(h1);
-	curl_free(p1);
-	curl_free(s2);
-	curl_free(h2);
-	curl_free(p2);
-	curl_url_cleanup(to);
-	curl_url_cleanup(up);
-	if (ok)
-		return 1;
-refused:
-	snprintf(a->f->why, sizeof(a->f->why),
-	    "%s: redirect to %.80s refused (upstream-redirects)",
-	    a->u->cu->name, loc);
-	return 0;
-}
-
 static size_t
 attempt_header_cb(char *p, size_t size, size_t nitems, void *arg)
 {
 	struct attempt *a = arg;
 	size_t n = size * nitems, vlen;
+	char why[160];
 	const char *v;
 
 	if (!a->got_head) {
@@ -479,7 +377,10 @@ attempt_header_cb(char *p, size_t size, size_t nitems, void *arg)
 		evtimer_add(a->stall_timer, &tv);
 	}
 	if (headers_line(&a->head, p, n, &v, &vlen) == HEADERS_LOCATION &&
-	    !redirect_allowed(a, v, vlen)) {
+	    !redirect_allowed(&a->f->us->redirects, a->easy, a->u->cu->url, v,
+		vlen, "upstream-redirects", why, sizeof(why))) {
+		snprintf(a->f->why, sizeof(a->f->why), "%.90s: %s",
+		    a->u->cu->name, why);
 		a->redirect_refused = 1;
 		return 0; /* libcurl ends the transfer: CURLE_WRITE_ERROR */
 	}
@@ -929,9 +830,7 @@ attempt_start(struct attempt *a)
 		goto fail;
 	a->hdrs = easy_request(e, a->u, url, f->xff, f->via, f->limit, f->ua);
 	curl_easy_setopt(e, CURLOPT_FAILONERROR, 1L);
-	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(e, CURLOPT_MAXREDIRS, (long)MAX_REDIRS);
-	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	redirect_setup(e);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, attempt_header_cb);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, a);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, attempt_write_cb);
@@ -1390,6 +1289,8 @@ upstream_set_new(const struct upstream_opts *opts, struct event_base *base,
 	if ((us = calloc(1, sizeof(*us))) == NULL)
 		goto nomem;
 	us->o = *opts;
+	us->redirects = (struct redirect_policy){ opts->redirects,
+		opts->listeners, opts->nlisteners };
 	us->base = base;
 	if (obs != NULL)
 		us->obs = *obs;

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fetchers/redirect.h"
+
 struct event_base;
 struct upstream_set;
 struct upstream_fetch;
@@ -109,13 +111,6 @@ struct upstream_observer {
 	void *arg; /* given to each */
 };
 
-/* Which redirects of an upstream's answers are followed. */
-enum upstream_redirects {
-	UPSTREAM_REDIRECTS_NONE,
-	UPSTREAM_REDIRECTS_SAME_HOST, /* same scheme, host and port */
-	UPSTREAM_REDIRECTS_ANY,
-};
-
 /* One upstream server. */
 struct upstream_conf {
 	const char *url; /* http:// or https://, no trailing '/' */
@@ -156,11 +151,15 @@ struct upstream_opts {
 	unsigned breaker_failures; /* in a row that open a breaker */
 	unsigned breaker_backoff; /* seconds to the first probe */
 	unsigned breaker_backoff_max; /* seconds; the doubling stops here */
-	enum upstream_redirects redirects;
+	enum redirect_mode redirects; /* fetchers/redirect.h */
 	const char *proxy; /* NULL: none */
 	const char *ca_file; /* NULL: the system's */
 	const char *user_agent; /* NULL: PACKAGE/VERSION */
-	/* This server's own listeners, "host:port": never a redirect's target. */
+	/*
+	 * This server's own listeners, "host:port": never a redirect's
+	 * target.  Read at each redirect: the text may change (a port 0
+	 * becoming the one bound) while the loop is not running.
+	 */
 	const char *const *listeners;
 	size_t nlisteners;
 	int64_t (*now_ns)(void); /* the monotonic clock, in nanoseconds */

@@ -1327,6 +1327,12 @@ metrics_cb(FILE *fp, void *arg)
 	index_reader_free(rd);
 }
 
+/* repo-redirects' words are the redirect policy's modes. */
+_Static_assert((int)CONFIG_REDIRECTS_NONE == (int)REDIRECT_NONE &&
+	(int)CONFIG_REDIRECTS_SAME_HOST == (int)REDIRECT_SAME_HOST &&
+	(int)CONFIG_REDIRECTS_ANY == (int)REDIRECT_ANY,
+    "config_redirects and redirect_mode agree");
+
 struct repos *
 repos_new(const struct repos_deps *d, char *err, size_t errlen)
 {
@@ -1401,7 +1407,13 @@ repos_new(const struct repos_deps *d, char *err, size_t errlen)
 		NULL)
 		goto nomem;
 	rs->seed = (unsigned)getpid() ^ (unsigned)clock_mono_ns();
+	if ((rs->listeners = calloc(cfg->nlisten + 1, sizeof(char *))) == NULL)
+		goto nomem;
+	for (i = 0; i < cfg->nlisten; i++)
+		rs->listeners[i] = cfg->listen[i].text;
 	rs->fo = (struct repofetch_opts){
+		.redirects = { (enum redirect_mode)cfg->repo_redirects,
+		    rs->listeners, cfg->nlisten },
 		.proxy = cfg->proxy,
 		.ca_file = cfg->ca_file,
 		.user_agent =
@@ -1473,6 +1485,7 @@ repos_free(struct repos *rs)
 	if (rs->timer != NULL)
 		event_free(rs->timer);
 	free(rs->v);
+	free(rs->listeners);
 	pthread_mutex_destroy(&rs->mu);
 	pthread_mutex_destroy(&rs->pmu);
 	free(rs);

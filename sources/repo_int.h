@@ -107,6 +107,7 @@ struct repos {
 	size_t n;
 	struct curlev *cv;
 	struct repofetch_opts fo, dlo;
+	const char **listeners; /* the config's, for the redirect policy */
 	char pkgdir[DIR_MAX];
 	char tmpdir[DIR_MAX]; /* for members a scan inspects */
 	struct event *timer, *kick;

@@ -16,6 +16,7 @@
 #include <netinet/in.h>
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1643,7 +1644,7 @@ test_schema_and_usage(void)
 
 	for (i = 0; config_option_name(i) != NULL; i++)
 		continue;
-	is_int(i, 68, "sixty-eight options");
+	is_int(i, 69, "sixty-nine options");
 	is_str(config_option_name(0), "listen", "option 0 is listen");
 	ok(config_option_name(1000) == NULL, "NULL far past the end");
 
@@ -1796,6 +1797,45 @@ test_store(void)
 	unlink(path);
 }
 
+/* Where each option and each list item was set, for messages. */
+static void
+test_where(void)
+{
+	struct config cfg;
+	struct config_diag diag = { 0 };
+	char want[PATH_MAX + 16];
+	const char *path;
+
+	path = write_text("where.conf",
+	    "threads = 4\n"
+	    "access = read any\n"
+	    "\n"
+	    "access = admin addr=10.0.0.0/8\n");
+	config_init(&cfg);
+	is_int(config_load_file(&cfg, path, &diag), 0, "where.conf loads");
+	snprintf(want, sizeof(want), "%s:1", path);
+	is_str(config_where(&cfg, "threads", 0), want, "an option's file:line");
+	is_int(cfg.access.n, 2, "two access lines");
+	if (cfg.access.n == 2) {
+		snprintf(want, sizeof(want), "%s:2", path);
+		is_str(config_where(&cfg, "access", 0), want,
+		    "... the first one's line");
+		snprintf(want, sizeof(want), "%s:4", path);
+		is_str(config_where(&cfg, "access", 1), want,
+		    "... the second one's");
+	}
+	is_str(config_where(&cfg, "admin-access", 0), "default",
+	    "an option left alone: default");
+	is_str(config_where(&cfg, "no-such-option", 0), "default",
+	    "an unknown name: default");
+	config_set(&cfg, "threads", "2", "command line", &diag);
+	is_str(config_where(&cfg, "threads", 0), "command line",
+	    "the last layer to set it");
+	config_free(&cfg);
+	config_diag_free(&diag);
+	unlink(path);
+}
+
 int
 main(void)
 {
@@ -1820,6 +1860,7 @@ main(void)
 	test_source_root();
 	test_url_public();
 	test_store();
+	test_where();
 	cleanup();
 	return tap_done();
 }

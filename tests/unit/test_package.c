@@ -1099,6 +1099,28 @@ test_hostile(void)
 	    "bomb: skipping through it is an error too");
 
 	/*
+	 * A newc cpio header announcing a 2 GiB name: libarchive would ask
+	 * its read-ahead for that much at once; the feed refuses it first.
+	 * And the same header inside a file's data, where a resync scan
+	 * would find it too.
+	 */
+	ok(shell("cd '%s' && { printf '070701'; printf '%%08X' 1 33188 0 0 1 "
+		 "0 0 0 0 0 0 2147483647 0; printf 'usr/x\\0'; "
+		 "head -c 4096 /dev/zero; } | gzip >namebomb.cpio.gz && "
+		 "{ printf '070701'; printf '%%08X' 1 33188 0 0 1 0 200 0 0 0 "
+		 "0 6 0; printf 'usr/a\\0\\0\\0\\0\\0'; printf '07070%%s' 2; "
+		 "printf '%%08X' 1 33188 0 0 1 0 0 0 0 0 0 4294967295 0; "
+		 "head -c 90 /dev/zero; } | gzip >namebomb2.cpio.gz",
+	       tmpdir),
+	    "craft cpio headers with 2 and 4 GiB names");
+	ok(scan_fails(at("namebomb.cpio.gz"), &lim, err) &&
+		strstr(err, "a cpio header names a member longer than") != NULL,
+	    "a cpio name of 2 GiB: refused before libarchive allocates it");
+	ok(scan_fails(at("namebomb2.cpio.gz"), &lim, err) &&
+		strstr(err, "a cpio header names a member longer than") != NULL,
+	    "... and one in a member's data, where a resync would look");
+
+	/*
 	 * An xz stream chooses its dictionary, up to 1.5 GiB, and the
 	 * decoder holds it while it reads: one that asks for more memory
 	 * than XZ_MEMLIMIT is refused, in a .deb and bare.
