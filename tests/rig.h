@@ -161,7 +161,8 @@ rig_open(const char *name, const char *const *opts,
 
 	evthread_use_pthreads();
 	elf_init();
-	if (testdir_make(name) == -1)
+	/* A test may have made its directory first, for its fixtures. */
+	if (tmpdir[0] == '\0' && testdir_make(name) == -1)
 		return -1;
 	rig_clock(NOW);
 	setenv("DBGMIRROR_TEST_CLOCK", at("clock"), 1);
@@ -224,13 +225,27 @@ rig_open(const char *name, const char *const *opts,
 	return 0;
 }
 
-/* Stop and free everything rig_open made; the test's own parts first. */
+/*
+ * Stop the workers, run their completions and end the fills: what a test
+ * does before it frees parts of its own that fills use (the upstreams).
+ */
+static void
+rig_stop(void)
+{
+	pool_free(rig.pool);
+	rig.pool = NULL;
+	pool_inbox_free(rig.inbox);
+	rig.inbox = NULL;
+	producers_free(rig.prod);
+	rig.prod = NULL;
+	rig.d.prod = NULL;
+}
+
+/* Free everything rig_open made; the test's own parts first. */
 static void
 rig_close(void)
 {
-	pool_free(rig.pool);
-	pool_inbox_free(rig.inbox);
-	producers_free(rig.prod);
+	rig_stop();
 	index_reader_free(rig.th.rd);
 	event_free(rig.tick);
 	event_base_free(rig.base);
@@ -700,6 +715,119 @@ rig_path(const char *hex, const char *what)
 
 	snprintf(b, ROUTE_PATH_MAX, "/buildid/%s/%s", hex, what);
 	return b;
+}
+
+/* ------------------------------------------------------------ readers */
+
+/*
+ * Readers of flights, as the requests waiting on fills are: a test of the
+ * producers joins flights through produce_join, as a source's lookup
+ * does, and watches them.
+ */
+
+/* A reader of a flight, as a request waiting on a fill. */
+struct reader {
+	struct flight *f;
+	int created;
+	int wakes;
+	int negative_at_wake; /* the key's entry was there at the last wake */
+	uint64_t most; /* the most it was ever allowed to send */
+	struct cache_key k;
+};
+
+/* Called with the flight's lock held: looks at the index, not the flight. */
+static void
+reader_wake(void *arg)
+{
+	struct reader *r = arg;
+
+	r->wakes++;
+	r->negative_at_wake = rig_negative(&r->k, NULL) != -1;
+}
+
+/*
+ * Join the fill of (hex, kind) made by source src of the table with data
+ * (NULL: none), reach ALL or HELD.  0, or -1.
+ */
+static int reader_join_as(struct reader *r, const char *hex,
+    enum cache_kind kind, unsigned src, void *data, enum resolve_reach reach)
+    __attribute__((unused));
+
+static int
+reader_join_as(struct reader *r, const char *hex, enum cache_kind kind,
+    unsigned src, void *data, enum resolve_reach reach)
+{
+	struct prod_what w;
+	const char *why;
+
+	memset(r, 0, sizeof(*r));
+	memset(&w, 0, sizeof(w));
+	buildid_parse(&w.id, hex, strlen(hex), &why);
+	w.kind = kind;
+	w.reach = reach;
+	snprintf(w.path, sizeof(w.path), "/buildid/%s/%s", hex,
+	    cache_kind_name(kind));
+	snprintf(w.xff, sizeof(w.xff), "127.0.0.1");
+	snprintf(w.via, sizeof(w.via), "1.1 dbgmirror-test");
+	cache_key_make(&r->k, &w.id, kind, "");
+	r->f = produce_join(rig.prod, &r->k, &w, src, data, &r->created);
+	if (r->f == NULL)
+		return -1;
+	return flight_watch(r->f, reader_wake, r);
+}
+
+static int reader_join(struct reader *r, const char *hex, enum cache_kind kind)
+    __attribute__((unused));
+
+static int
+reader_join(struct reader *r, const char *hex, enum cache_kind kind)
+{
+	return reader_join_as(r, hex, kind, 0, NULL, RESOLVE_ALL);
+}
+
+/* What r's flight lets it do now (remembering the most it could send). */
+static void reader_look(struct reader *r, struct flight_view *v)
+    __attribute__((unused));
+
+static void
+reader_look(struct reader *r, struct flight_view *v)
+{
+	flight_view(r->f, v);
+	if (v->sendable > r->most)
+		r->most = v->sendable;
+}
+
+static enum flight_state reader_state(struct reader *r) __attribute__((unused));
+
+static enum flight_state
+reader_state(struct reader *r)
+{
+	struct flight_view v;
+
+	reader_look(r, &v);
+	return v.state;
+}
+
+static int reader_ended(struct reader *r) __attribute__((unused));
+
+static int
+reader_ended(struct reader *r)
+{
+	enum flight_state st = reader_state(r);
+
+	return st != FLIGHT_WAITING && st != FLIGHT_STREAMING;
+}
+
+static void reader_leave(struct reader *r) __attribute__((unused));
+
+static void
+reader_leave(struct reader *r)
+{
+	if (r->f == NULL)
+		return;
+	flight_unwatch(r->f, r);
+	flight_unref(r->f);
+	r->f = NULL;
 }
 
 #endif /* TESTS_RIG_H */

@@ -36,95 +36,6 @@ static const char *ID_E = "e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2e2";
 
 static struct tsrc s0, s1;
 
-/* ------------------------------------------------------------ readers */
-
-/* A reader of a flight, as a request waiting on a fill. */
-struct reader {
-	struct flight *f;
-	int created;
-	int wakes;
-	int negative_at_wake; /* the key's entry was there at the last wake */
-	uint64_t most; /* the most it was ever allowed to send */
-	struct cache_key k;
-};
-
-/* Called with the flight's lock held: looks at the index, not the flight. */
-static void
-reader_wake(void *arg)
-{
-	struct reader *r = arg;
-
-	r->wakes++;
-	r->negative_at_wake = rig_negative(&r->k, NULL) != -1;
-}
-
-/*
- * Join the fill of (hex, kind) made by source src of the table with data
- * (NULL: none), reach ALL or HELD.  0, or -1.
- */
-static int
-reader_join_as(struct reader *r, const char *hex, enum cache_kind kind,
-    unsigned src, void *data, enum resolve_reach reach)
-{
-	struct prod_what w;
-	const char *why;
-
-	memset(r, 0, sizeof(*r));
-	memset(&w, 0, sizeof(w));
-	buildid_parse(&w.id, hex, strlen(hex), &why);
-	w.kind = kind;
-	w.reach = reach;
-	snprintf(w.path, sizeof(w.path), "/buildid/%s/%s", hex,
-	    cache_kind_name(kind));
-	cache_key_make(&r->k, &w.id, kind, "");
-	r->f = produce_join(rig.prod, &r->k, &w, src, data, &r->created);
-	if (r->f == NULL)
-		return -1;
-	return flight_watch(r->f, reader_wake, r);
-}
-
-static int
-reader_join(struct reader *r, const char *hex, enum cache_kind kind)
-{
-	return reader_join_as(r, hex, kind, 0, NULL, RESOLVE_ALL);
-}
-
-/* What r's flight lets it do now (remembering the most it could send). */
-static void
-reader_look(struct reader *r, struct flight_view *v)
-{
-	flight_view(r->f, v);
-	if (v->sendable > r->most)
-		r->most = v->sendable;
-}
-
-static enum flight_state
-reader_state(struct reader *r)
-{
-	struct flight_view v;
-
-	reader_look(r, &v);
-	return v.state;
-}
-
-static int
-reader_ended(struct reader *r)
-{
-	enum flight_state st = reader_state(r);
-
-	return st != FLIGHT_WAITING && st != FLIGHT_STREAMING;
-}
-
-static void
-reader_leave(struct reader *r)
-{
-	if (r->f == NULL)
-		return;
-	flight_unwatch(r->f, r);
-	flight_unref(r->f);
-	r->f = NULL;
-}
-
 /* Use table t (static: flights read it) once nothing is in flight. */
 static void
 use(const struct source *const *t)
@@ -538,9 +449,7 @@ test_producers_free(void)
 	reader_join_as(&queued, ID_E, CACHE_EXECUTABLE, 0, ts_data_new(&s0),
 	    RESOLVE_ALL);
 	ok(queued.created && s0.produced == 1, "... another is queued");
-	producers_free(rig.prod);
-	rig.prod = NULL;
-	rig.d.prod = NULL;
+	rig_stop();
 	reader_look(&running, &v);
 	ok(v.state == FLIGHT_FAILED &&
 		strcmp(v.why, "server is shutting down") == 0,
