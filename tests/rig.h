@@ -50,6 +50,7 @@
 #include "resolver/answer.h"
 #include "resolver/produce.h"
 #include "resolver/resolve.h"
+#include "sources/scan.h"
 #include "tests/shell.h"
 #include "tests/tap.h"
 #include "tests/testdir.h"
@@ -295,6 +296,49 @@ rig_cached(const struct cache_key *k, uint64_t *size)
 	}
 	index_reader_free(rd);
 	return rc;
+}
+
+/*
+ * The source and X-DEBUGINFOD-* lines the blob of k was published with,
+ * into source and headers (each len bytes); 1 when it is cached.
+ */
+static int rig_blob_head(const struct cache_key *k, char *source, char *headers,
+    size_t len) __attribute__((unused));
+
+static int
+rig_blob_head(const struct cache_key *k, char *source, char *headers,
+    size_t len)
+{
+	struct index_reader *rd = index_reader_new(rig.idx);
+	struct blob_info bi;
+	int rc = 0;
+
+	if (rd != NULL && index_reader_begin(rd) == 0) {
+		if ((rc = blob_lookup(rd, k, &bi) == 0)) {
+			snprintf(source, len, "%s", bi.source);
+			snprintf(headers, len, "%.*s", (int)bi.headers_len,
+			    bi.headers);
+		}
+		index_reader_end(rd);
+	}
+	index_reader_free(rd);
+	return rc;
+}
+
+/* Index the package at path as a scan would; 1 when it was. */
+static int rig_index_package(const char *path) __attribute__((unused));
+
+static int
+rig_index_package(const char *path)
+{
+	char err[256], tmp[PATH_MAX + 8];
+
+	snprintf(tmp, sizeof(tmp), "%s/tmp", rig.cache_dir);
+	if (scan_package(rig.idx, path, tmp, 0, err, sizeof(err)) == -1) {
+		printf("# scan_package %s: %s\n", path, err);
+		return 0;
+	}
+	return 1;
 }
 
 /*
