@@ -139,9 +139,12 @@ hloop_close(void)
 	pthread_rwlock_destroy(&hl.h.fdlock);
 }
 
-/* A client socket connected to the listener, non-blocking; -1. */
+/*
+ * A client socket connected to the listener, non-blocking, with a receive
+ * buffer of rcvbuf bytes (0: the system's); -1.
+ */
 static int
-hc_connect(void)
+hc_connect(int rcvbuf)
 {
 	struct sockaddr_in sin;
 	int fd;
@@ -152,6 +155,8 @@ hc_connect(void)
 	sin.sin_port = htons(hl.port);
 	if ((fd = socket(AF_INET, SOCK_STREAM, 0)) == -1)
 		return -1;
+	if (rcvbuf > 0)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 	if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) == -1) {
 		close(fd);
 		return -1;
@@ -206,7 +211,17 @@ static void
 hc_open(struct hc *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->fd = hc_connect();
+	c->fd = hc_connect(0);
+}
+
+/* A client that reads slowly: a small receive buffer. */
+static void hc_open_small(struct hc *c) __attribute__((unused));
+
+static void
+hc_open_small(struct hc *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->fd = hc_connect(4096);
 }
 
 static void

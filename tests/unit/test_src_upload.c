@@ -278,7 +278,10 @@ test_continue(void)
 	    len);
 	hc_say(c.fd, head);
 	hc_send(c.fd, (const char *)b, len / 2);
-	rig_spin(5);
+	RUN_UNTIL(hl.t.conns != NULL && hl.t.conns->state == CS_BODY);
+	ok(hl.t.conns != NULL && hl.t.conns->state == CS_BODY &&
+		temp_files() == 1,
+	    "mid-body: the body goes to a temp file");
 	hc_close(&c);
 	RUN_UNTIL(hloop_conns() == 0);
 	ok(hloop_conns() == 0 && temp_files() == 0,
