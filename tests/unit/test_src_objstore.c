@@ -66,6 +66,8 @@ static struct object objects[OBJECTS_MAX];
 static size_t nobjects;
 /* The last upload: its object, body and metadata. */
 static char put_name[256], put_meta[512];
+/* An upload of this object is never answered: it is in flight at the end. */
+static char put_hold[256];
 static uint8_t *put_body;
 static size_t put_len;
 
@@ -142,7 +144,8 @@ bucket_cb(struct evhttp_request *req, void *arg)
 		evbuffer_remove(evhttp_request_get_input_buffer(req), put_body,
 		    put_len);
 		evhttp_add_header(out, "ETag", "\"e\"");
-		evhttp_send_reply(req, 200, "OK", NULL);
+		if (strcmp(uri, put_hold) != 0)
+			evhttp_send_reply(req, 200, "OK", NULL);
 	} else {
 		for (i = 0; i < nobjects; i++)
 			if (strcmp(objects[i].name, uri) == 0)
@@ -352,6 +355,28 @@ test_corrupt(void)
 	client_free(&c);
 }
 
+/* The store goes away with an upload in flight (sanitizers see the rest). */
+static void
+test_upload_in_flight(void)
+{
+	struct client c;
+
+	rig_mkelf("g.debug",
+	    "--type dyn --build-id a0b0a0b0a0b0a0b0a0b0a0b0a0"
+	    "b0a0b0a0b0a0b0 --debug .debug_info:3000");
+	snprintf(put_hold, sizeof(put_hold),
+	    "/bucket/a0b0a0b0a0b0a0b0a0b0a0b0a0b0a0b0a0b0a0b0/debuginfo");
+	up.p = NULL;
+	client_get(&c,
+	    rig_path("a0b0a0b0a0b0a0b0a0b0a0b0a0b0a0b0a0b0a0b0", "debuginfo"));
+	RUN_UNTIL(up.p != NULL);
+	ts_serve(up.p, at("g.debug"));
+	RUN_UNTIL(c.ended && strcmp(put_name, put_hold) == 0);
+	ok(c.status == 200 && strcmp(put_name, put_hold) == 0,
+	    "an upload is in flight when the store goes away");
+	client_free(&c);
+}
+
 int
 main(void)
 {
@@ -392,6 +417,7 @@ main(void)
 	test_miss();
 	test_failing();
 	test_corrupt();
+	test_upload_in_flight();
 
 	RUN_UNTIL(rig_flights() == 0);
 	rig_stop();
