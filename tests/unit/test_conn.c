@@ -425,7 +425,10 @@ test_bad(void)
 	    "\r\nabc");
 	hc_response(&c, &r, 0);
 	is_int(r.status, 400, "a GET with a body: 400");
-	ok(hc_wait_eof(&c), "... and closed");
+	ok(hc_header(&r, "Connection") != NULL &&
+		strcasecmp(hc_header(&r, "Connection"), "close") == 0 &&
+		hc_wait_eof(&c),
+	    "... and closed at once");
 	hresp_free(&r);
 	hc_close(&c);
 
@@ -434,6 +437,8 @@ test_bad(void)
 	hc_response(&c, &r, 0);
 	ok(r.status == 405 && hc_header(&r, "Allow") != NULL,
 	    "a method the server does not know: 405 with Allow");
+	rig_spin(3);
+	is_int(state(), CS_READ, "... the connection kept");
 	hresp_free(&r);
 	hc_close(&c);
 
@@ -441,7 +446,10 @@ test_bad(void)
 	hc_say(c.fd, "GARBAGE\r\n\r\n");
 	hc_response(&c, &r, 0);
 	is_int(r.status, 400, "a request line that is not one: 400");
-	ok(hc_wait_eof(&c), "... and closed");
+	ok(hc_header(&r, "Connection") != NULL &&
+		strcasecmp(hc_header(&r, "Connection"), "close") == 0 &&
+		hc_wait_eof(&c),
+	    "... and closed at once");
 	hresp_free(&r);
 	hc_close(&c);
 	RUN_UNTIL(hloop_conns() == 0);
