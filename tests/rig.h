@@ -17,7 +17,10 @@
  * would: a file is read at once, a stream as far as avail says on each
  * wake, to the end or to a cut; an outcome is recorded with the HTTP
  * status the answer table gives it.  Then it ends the exchange (the
- * function the resolver gave on_end), unless the test holds it.
+ * function the resolver gave on_end), unless the test holds it.  A
+ * struct reader instead joins a flight through the producer core, as a
+ * source's lookup does, and watches it.  rig_stop() ends the workers and
+ * the fills before a test frees parts of its own that fills use.
  *
  * Header-only, like tests/tap.h; a test includes it once.
  */

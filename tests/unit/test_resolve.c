@@ -54,7 +54,7 @@ use(const struct source *const *t)
 	ts_log_clear();
 }
 
-/* How many of cs[0..n) ended, and how many got status with size bytes. */
+/* How many of cs[0..n) ended. */
 static int
 ended(const struct client *cs, size_t n)
 {
