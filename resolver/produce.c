@@ -471,8 +471,10 @@ produce_fetched(void *arg, enum upstream_result res, const char *why)
 		res = UPSTREAM_LOCAL;
 	p->fetch = NULL;
 	p->res = res;
-	snprintf(p->why, sizeof(p->why), "%s", why != NULL ? why : "");
-	if (res == UPSTREAM_LOCAL)
+	/* A source's own failure comes as p->why itself. */
+	if (why != p->why)
+		snprintf(p->why, sizeof(p->why), "%s", why != NULL ? why : "");
+	if (res == UPSTREAM_LOCAL && p->local_errno != 0)
 		snprintf(p->why, sizeof(p->why),
 		    "this server cannot keep it now: %s",
 		    strerror(p->local_errno));

@@ -51,12 +51,9 @@ struct resolve_deps {
 	struct upstreams *upstreams; /* upstream debuginfods */
 	const char *via_token; /* this process's name in Via headers */
 	struct misses *misses; /* NULL: not-found requests are not recorded */
-	/* The order of the sources, NULL-terminated: resolve_table, or a test's. */
+	/* The order of the sources, NULL-terminated: sources_table, or a test's. */
 	const struct source *const *sources;
 };
-
-/* The production order of the sources (resolver/table.c). */
-extern const struct source *const resolve_table[];
 
 /* Per event-loop thread: its index reader.  NULL rd: answers are 503. */
 struct resolve_thread {

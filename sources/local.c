@@ -221,7 +221,14 @@ local_lookup(struct rq *rq)
 	int rc;
 
 	if (rt->endpoint == ROUTE_SOURCE) {
+		/* Only a path a local file names costs a worker's open. */
 		if (rq->th->d->cfg->source_roots.n == 0)
+			return SRC_ABSENT;
+		if (rq_txn(rq) == -1)
+			return rq_fail(rq, "index unavailable");
+		if ((rc = localsrc_named(rq->th->rd, &rt->id, rt->arg)) == -1)
+			return rq_fail(rq, "index lookup failed");
+		if (rc == 0)
 			return SRC_ABSENT;
 		return rq_on_worker(rq, source_work, local_done);
 	}

@@ -79,6 +79,19 @@ open_under(const char *root, const char *path, struct stat *st)
 }
 
 int
+localsrc_named(struct index_reader *rd, const struct buildid *id,
+    const char *path)
+{
+	int rc;
+
+	if (!canonical(path))
+		return 0;
+	if ((rc = pkgidx_find_local_source(rd, id, path, named_cb, NULL)) == -1)
+		return -1;
+	return rc == 1;
+}
+
+int
 localsrc_open(struct index_reader *rd, const struct config_strlist *roots,
     const struct buildid *id, const char *path, int *fd, struct stat *st)
 {
@@ -86,15 +99,15 @@ localsrc_open(struct index_reader *rd, const struct config_strlist *roots,
 	int rc;
 
 	*fd = -1;
-	if (roots->n == 0 || !canonical(path))
+	if (roots->n == 0)
 		return INDEX_NOTFOUND;
 	if (index_reader_begin(rd) == -1)
 		return -1;
-	rc = pkgidx_find_local_source(rd, id, path, named_cb, NULL);
+	rc = localsrc_named(rd, id, path);
 	index_reader_end(rd);
 	if (rc == -1)
 		return -1;
-	if (rc != 1)
+	if (rc == 0)
 		return INDEX_NOTFOUND;
 	for (i = 0; i < roots->n; i++)
 		if ((*fd = open_under(roots->v[i], path, st)) != -1)

@@ -44,6 +44,15 @@ struct config_strlist;
 struct index_reader;
 
 /*
+ * 1 when an indexed local file of build-id id names path (canonical
+ * absolute) in its DWARF (rule 1 above), 0 when none does, -1 when the
+ * index could not be read.  Any thread; rd's transaction is the caller's,
+ * open: the event loop asks this before it hands the open to a worker.
+ */
+int localsrc_named(struct index_reader *rd, const struct buildid *id,
+    const char *path);
+
+/*
  * The source file path (canonical absolute, as the route gives it) of
  * build-id id, open in *fd with its fstat in *st, found as above among
  * roots.  0; INDEX_NOTFOUND (cache/index.h) when it may not or cannot be

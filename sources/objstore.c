@@ -55,6 +55,7 @@ struct objstore {
 	struct upload *head, *tail; /* under mu */
 	unsigned queued; /* under mu */
 	unsigned running; /* on the loop */
+	struct upload *sending; /* those running, by next; on the loop */
 	struct event *kick;
 	atomic_int usable;
 };
@@ -269,9 +270,14 @@ static void objstore_pump(struct objstore *t);
 static void
 uploaded_cb(void *arg, int ok, long status, const char *why)
 {
-	struct upload *u = arg;
+	struct upload *u = arg, **pp;
 	struct objstore *t = u->t;
 
+	for (pp = &t->sending; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == u) {
+			*pp = u->next;
+			break;
+		}
 	t->running--;
 	metrics_store_uploading(t->running);
 	if (ok) {
@@ -317,6 +323,8 @@ objstore_pump(struct objstore *t)
 			free(u);
 			continue;
 		}
+		u->next = t->sending;
+		t->sending = u;
 		t->running++;
 		metrics_store_uploading(t->running);
 	}
@@ -542,6 +550,11 @@ objstore_free(struct objstore *t)
 	if (t->st != NULL)
 		blobstore_set_sink(t->bs, NULL, NULL);
 	s3_free(t->st);
+	/* Their transfers ended with the store, without their callbacks. */
+	while ((u = t->sending) != NULL) {
+		t->sending = u->next;
+		free(u);
+	}
 	while ((u = t->head) != NULL) {
 		t->head = u->next;
 		free(u);
