@@ -3,7 +3,7 @@
  *
  * A request (debuginfo, executable, section or source of a build-id) is a
  * record, struct rq, that walks the sources of its table
- * (resolver/table.c) in order, forward only: each lookup answers the
+ * (sources/table.c) in order, forward only: each lookup answers the
  * request, passes it to the next source (SRC_ABSENT), or leaves it waiting
  * (SRC_PENDING) for a worker's job or a flight; the completion resumes the
  * record where it stopped (rq_resume).  A request of RESOLVE_HELD reach (a

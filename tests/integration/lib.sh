@@ -120,6 +120,8 @@ as_nobody_or_skip() {
 done_testing() {
 	sanitizer_clean
 	echo "1..$TAP_N"
+	# How long the script ran, for ordering the suite (longest first).
+	diag "took ${SECONDS}s"
 	[ "$TAP_FAILED" -eq 0 ] || diag "$TAP_FAILED of $TAP_N failed"
 	exit 0
 }
