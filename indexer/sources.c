@@ -42,7 +42,7 @@
 
 #include "indexer/buildid.h"
 #include "indexer/elf.h"
-#include "indexer/package.h"
+#include "indexer/file.h"
 
 void
 sources_canonicalise(char *path)
@@ -1296,7 +1296,7 @@ inflate_section(struct dfile *d, int fd, uint64_t zoff, uint64_t zlen,
 	size_t len;
 	int zrc = Z_OK;
 
-	if (d->tmp == -1 && (d->tmp = pkg_tmp_open(tmpdir, err, errlen)) == -1)
+	if (d->tmp == -1 && (d->tmp = file_tmp_open(tmpdir, err, errlen)) == -1)
 		return -1;
 	memset(&z, 0, sizeof(z));
 	if ((in = malloc(2 * ZBLOCK)) == NULL || inflateInit(&z) != Z_OK) {
@@ -1322,7 +1322,7 @@ inflate_section(struct dfile *d, int fd, uint64_t zoff, uint64_t zlen,
 			break;
 		len = ZBLOCK - z.avail_out;
 		if (len > size - done ||
-		    pkg_pwrite(d->tmp, out, len, d->tmp_end + done) == -1)
+		    file_pwrite(d->tmp, out, len, d->tmp_end + done) == -1)
 			break;
 		done += len;
 		if (zrc == Z_OK && len == 0 && z.avail_in == 0 && used == zlen)

@@ -27,7 +27,7 @@
  * cannot be read (not ELF, no .debug_info is 0 with no calls).
  *
  * Compressed debug sections that are read are decompressed into an
- * unlinked file in tmpdir (pkg_tmp_open(): a memfd when tmpdir is NULL,
+ * unlinked file in tmpdir (file_tmp_open(): a memfd when tmpdir is NULL,
  * which counts against memory), at most SOURCES_SECTION_MAX bytes each;
  * .debug_info is inflated as it is read instead, so damage found in its
  * stream ends the list there, as a malformed unit does.

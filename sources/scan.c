@@ -621,7 +621,7 @@ alt_fetch(struct pkg_read *pr, const struct buildid *id)
 		index_reader_end(rd);
 	}
 	index_reader_free(rd);
-	if (found && (fd = pkg_tmp_open(pr->tmpdir, err, sizeof(err))) != -1 &&
+	if (found && (fd = file_tmp_open(pr->tmpdir, err, sizeof(err))) != -1 &&
 	    pkg_extract(where[0], where[1], fd, pr->lim, err, sizeof(err)) !=
 		0) {
 		log_info("scan: %s: alt file %s of %s: %s", pr->it->path,
@@ -646,7 +646,7 @@ alt_keep(struct pkg_read *pr, const struct pkg_member *m)
 
 	if (pr->nalt == PKG_ALTS_MAX || alt_slot(pr, &m->elf.id) != -1)
 		return;
-	if ((fd = pkg_tmp_open(pr->tmpdir, err, sizeof(err))) == -1) {
+	if ((fd = file_tmp_open(pr->tmpdir, err, sizeof(err))) == -1) {
 		log_info("scan: %s: %s", pr->it->path, err);
 		return;
 	}
@@ -816,7 +816,7 @@ read_later(struct pkg_read *pr)
 	if (lost == pr->nlater)
 		return;
 	qsort(pr->later, pr->nlater, sizeof(*pr->later), later_cmp);
-	if ((pr->side.fd = pkg_tmp_open(pr->tmpdir, err, sizeof(err))) == -1 ||
+	if ((pr->side.fd = file_tmp_open(pr->tmpdir, err, sizeof(err))) == -1 ||
 	    pkg_extract_watch(pr->it->path, NULL, -1, pr->lim, &watch, err,
 		sizeof(err)) == -1)
 		log_info("scan: package %s: sources: %s", pr->it->path, err);
