@@ -13,7 +13,7 @@
  * base names that start so, and a glob of directories reads only the
  * directories that match; and by build-id.
  *
- * cache/index.c keeps local files' entries in step with the files table,
+ * cache/files.c keeps local files' entries in step with the files table,
  * cache/pkgindex.c members' with the packages, cache/blobstore.c
  * upstream answers' with the blobs; all inside the caller's batch.
  */

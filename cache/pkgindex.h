@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cache/files.h"
 #include "cache/index.h"
 #include "indexer/buildid.h"
 #include "indexer/elf.h"

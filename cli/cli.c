@@ -25,6 +25,7 @@
 #include <openssl/rand.h>
 
 #include "cache/blobstore.h"
+#include "cache/files.h"
 #include "cache/index.h"
 #include "cache/negative.h"
 #include "cache/pkgindex.h"

@@ -55,6 +55,7 @@
 
 #include "cache/blobstore.h"
 #include "cache/flight.h"
+#include "cache/files.h"
 #include "cache/index.h"
 #include "cache/misses.h"
 #include "cache/negative.h"

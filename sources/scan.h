@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "cache/files.h"
 #include "cache/index.h"
 
 struct pool;

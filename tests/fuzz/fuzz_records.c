@@ -19,6 +19,7 @@
  * encoded again.  Times must encode back to their bytes, in order.
  */
 #include "cache/blobstore.h"
+#include "cache/files.h"
 #include "cache/index.h"
 #include "cache/negative.h"
 #include "cache/pkgindex.h"

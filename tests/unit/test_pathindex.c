@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_pathindex.c: cache/pathindex.c, the paths /metadata is
- * answered from, kept in step by the files table (cache/index.c), the
+ * answered from, kept in step by the files table (cache/files.c), the
  * packages (cache/pkgindex.c) and written directly for upstream answers.
  *
  * Globs are checked against fnmatch over the same paths, for each of the
@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/files.h"
 #include "cache/index.h"
 #include "cache/pkgindex.h"
 #include "tests/tap.h"

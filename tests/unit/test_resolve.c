@@ -27,6 +27,7 @@
 
 #include "cache/blobstore.h"
 #include "cache/flight.h"
+#include "cache/files.h"
 #include "cache/index.h"
 #include "cache/negative.h"
 #include "cache/pkgindex.h"
