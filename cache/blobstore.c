@@ -944,7 +944,7 @@ blob_unpin(struct blobstore *bs, const struct cache_key *k)
  * measured once, before the first; what the total fell by since then is
  * taken as freed on disk too, as it was when one transaction did it all.
  */
-struct evict {
+struct blob_evict_sweep {
 	struct blobstore *bs;
 	struct index_batch *b;
 	uint64_t avail, total; /* the file system's, before the sweep */
@@ -961,7 +961,7 @@ struct evict {
 static int
 evict_cb(const struct index_rec *r, void *arg)
 {
-	struct evict *ev = arg;
+	struct blob_evict_sweep *ev = arg;
 	uint8_t hash[CACHE_KEY_LEN];
 	struct blob_hdr h;
 	int rc;
@@ -995,7 +995,7 @@ evict_cb(const struct index_rec *r, void *arg)
 static unsigned
 evict_step(struct index_batch *b, unsigned limit, uint64_t *counted, void *arg)
 {
-	struct evict *ev = arg;
+	struct blob_evict_sweep *ev = arg;
 	uint64_t cur, avail;
 
 	ev->b = b;
@@ -1034,7 +1034,7 @@ static int
 evict(struct blobstore *bs, uint64_t room, uint64_t *entries, uint64_t *bytes,
     char *err, size_t errlen)
 {
-	struct evict ev;
+	struct blob_evict_sweep ev;
 	struct statvfs vfs;
 	uint64_t n[2];
 	int rc;
@@ -1086,7 +1086,7 @@ blob_tmp_add(struct blobstore *bs, uint64_t plus, uint64_t minus)
 
 /* ---------------------------------------------------------------- purge */
 
-struct purge {
+struct blob_purge_sweep {
 	struct blobstore *bs;
 	struct index_batch *b;
 	const struct buildid *id;
@@ -1102,7 +1102,7 @@ struct purge {
 static int
 purge_cb(const struct index_rec *r, void *arg)
 {
-	struct purge *p = arg;
+	struct blob_purge_sweep *p = arg;
 	struct blob_info info;
 	struct blob_hdr h;
 	uint8_t hash[CACHE_KEY_LEN];
@@ -1141,7 +1141,7 @@ purge_cb(const struct index_rec *r, void *arg)
 static unsigned
 purge_step(struct index_batch *b, unsigned limit, uint64_t *counted, void *arg)
 {
-	struct purge *p = arg;
+	struct blob_purge_sweep *p = arg;
 	char stamp[PURGE_STAMP_MAX];
 	uint64_t total;
 
@@ -1165,7 +1165,7 @@ int
 blob_purge(struct blobstore *bs, const struct buildid *id, const char *source,
     uint64_t *n, char *err, size_t errlen)
 {
-	struct purge p = { bs, NULL, id, source, 0, 0, 0, 0, 0, 0 };
+	struct blob_purge_sweep p = { bs, NULL, id, source, 0, 0, 0, 0, 0, 0 };
 
 	if (index_sweep(bs->idx, purge_step, &p, n, 1, err, errlen) == -1)
 		return -1;

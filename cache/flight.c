@@ -23,10 +23,10 @@
 #define NOTIFY_NS (20 * 1000 * 1000)
 #define WHY_MAX 200
 
-struct watcher {
+struct flight_watcher {
 	flight_wake_fn wake;
 	void *arg;
-	struct watcher *next;
+	struct flight_watcher *next;
 };
 
 struct flight {
@@ -52,7 +52,7 @@ struct flight {
 	size_t headers_len;
 	char *source;
 	char why[WHY_MAX];
-	struct watcher *watchers;
+	struct flight_watcher *watchers;
 	unsigned nwatchers;
 	int64_t created_ns;
 	int64_t begun; /* wall-clock ns of its creation (flight_begun) */
@@ -292,7 +292,7 @@ flight_tmp_path(const struct flight *f)
 static void
 wake_locked(struct flight *f)
 {
-	struct watcher *w;
+	struct flight_watcher *w;
 
 	f->notified = f->written;
 	f->notified_ns = f->ft->now_ns();
@@ -410,7 +410,7 @@ flight_end(struct flight *f, enum flight_state state, const char *why)
 int
 flight_watch(struct flight *f, flight_wake_fn wake, void *arg)
 {
-	struct watcher *w;
+	struct flight_watcher *w;
 
 	if ((w = malloc(sizeof(*w))) == NULL)
 		return -1;
@@ -430,7 +430,7 @@ flight_watch(struct flight *f, flight_wake_fn wake, void *arg)
 void
 flight_unwatch(struct flight *f, void *arg)
 {
-	struct watcher **pp, *w;
+	struct flight_watcher **pp, *w;
 	int found = 0;
 
 	pthread_mutex_lock(&f->mu);

@@ -100,7 +100,7 @@ struct daemon {
 	char via_token[40]; /* this process's name in Via headers */
 	struct producers *prod;
 	struct upstreams *upstreams;
-	struct objstore *objstore; /* NULL: no store */
+	struct objstore *objstore; /* NULL: no object store */
 	struct passes *passes;
 	struct repos *repos; /* remote repositories */
 	char **pkg_roots; /* scan-packages and the repository package cache */

@@ -132,7 +132,7 @@ admin_token_ok(struct slice auth, const char *token)
 	return d == 0;
 }
 
-struct purge {
+struct serve_purge {
 	struct conn *c;
 	struct serve *srv;
 	char query[ROUTE_PATH_MAX + 1];
@@ -143,7 +143,7 @@ struct purge {
 static void
 purge_work(void *arg)
 {
-	struct purge *p = arg;
+	struct serve_purge *p = arg;
 	struct buildid id;
 	const char *why = NULL;
 	char err[256], url[ROUTE_PATH_MAX + 1], *val;
@@ -197,7 +197,7 @@ purge_work(void *arg)
 static void
 purge_done(void *arg)
 {
-	struct purge *p = arg;
+	struct serve_purge *p = arg;
 
 	conn_set_result(p->c, p->status == 200 ? "PURGE" : "ERROR", "-");
 	if (p->status == 200)
@@ -249,7 +249,7 @@ admin_allowed(struct conn *c, struct serve *srv, enum request_method method)
 static void
 purge_start(struct conn *c, struct serve *srv, const struct route *rt)
 {
-	struct purge *p;
+	struct serve_purge *p;
 
 	/*
 	 * An action, never a GET: a redirect, a crawler or a browser page
@@ -273,7 +273,7 @@ purge_start(struct conn *c, struct serve *srv, const struct route *rt)
 }
 
 /* A report of the missing ids, read on a worker. */
-struct report {
+struct serve_report {
 	struct conn *c;
 	struct serve *srv;
 	struct misses_query q;
@@ -323,7 +323,7 @@ report_query(char *query, struct misses_query *q, const char **why)
 static void
 report_work(void *arg)
 {
-	struct report *r = arg;
+	struct serve_report *r = arg;
 	struct index_reader *rd;
 
 	if ((rd = index_reader_new(r->srv->d.idx)) == NULL)
@@ -338,7 +338,7 @@ report_work(void *arg)
 static void
 report_done(void *arg)
 {
-	struct report *r = arg;
+	struct serve_report *r = arg;
 
 	conn_set_result(r->c, r->text != NULL ? "REPORT" : "ERROR", "-");
 	if (r->text == NULL)
@@ -360,7 +360,7 @@ static void
 report_start(struct conn *c, struct serve *srv, struct route *rt)
 {
 	const char *why = NULL;
-	struct report *r;
+	struct serve_report *r;
 
 	if (!admin_allowed(c, srv, METHOD_GET))
 		return;

@@ -79,7 +79,7 @@ sources_canonicalise(char *path)
  * grows by doubling; it never holds more than max_files entries, so it is
  * bounded by max_files * PATH_MAX bytes at worst.
  */
-struct seen {
+struct sources_seen {
 	char **slot;
 	size_t cap; /* a power of two, or 0 */
 	size_t n;
@@ -108,7 +108,7 @@ seen_find(char **slot, size_t cap, const char *s)
 }
 
 static int
-seen_grow(struct seen *set)
+seen_grow(struct sources_seen *set)
 {
 	size_t cap = set->cap == 0 ? 64 : set->cap * 2, i;
 	char **slot;
@@ -127,7 +127,7 @@ seen_grow(struct seen *set)
 
 /* 1 when s is new and now in the set, 0 when it was there, -1 on ENOMEM. */
 static int
-seen_add(struct seen *set, const char *s)
+seen_add(struct sources_seen *set, const char *s)
 {
 	char **p;
 
@@ -143,7 +143,7 @@ seen_add(struct seen *set, const char *s)
 }
 
 static void
-seen_free(struct seen *set)
+seen_free(struct sources_seen *set)
 {
 	size_t i;
 
@@ -166,8 +166,8 @@ struct spec {
 };
 
 /* The state of one sources_list() call. */
-struct walk {
-	struct seen seen;
+struct sources_walk {
+	struct sources_seen seen;
 	unsigned max;
 	int (*cb)(const char *path, void *arg);
 	void *arg;
@@ -195,7 +195,7 @@ struct walk {
  * on, 1 to stop (cb said so, or max_files reached), -1 out of memory.
  */
 static int
-emit(struct walk *w, const char *name, const char *base)
+emit(struct sources_walk *w, const char *name, const char *base)
 {
 	char path[PATH_MAX];
 	int n, rc;
@@ -228,8 +228,8 @@ emit(struct walk *w, const char *name, const char *base)
  * file we lack.
  */
 static const char *
-str_get(struct walk *w, const struct dwr_strref *r, const struct dwr_unit *u,
-    char *out, size_t outlen, int *in_alt)
+str_get(struct sources_walk *w, const struct dwr_strref *r,
+    const struct dwr_unit *u, char *out, size_t outlen, int *in_alt)
 {
 	uint64_t at;
 
@@ -289,8 +289,8 @@ read_formats(struct dwr_cur *c, struct lnfmt *fmt)
  * such entries would never end).
  */
 static int
-read_entry(struct walk *w, const struct lnfmt *fmt, const struct dwr_unit *u,
-    struct dwr_strref *path, uint64_t *dir)
+read_entry(struct sources_walk *w, const struct lnfmt *fmt,
+    const struct dwr_unit *u, struct dwr_strref *path, uint64_t *dir)
 {
 	struct dwr_cur *c = &w->line;
 	uint64_t start = c->pos;
@@ -327,7 +327,7 @@ read_entry(struct walk *w, const struct lnfmt *fmt, const struct dwr_unit *u,
  * is known) and then made absolute against base.
  */
 static int
-emit_file(struct walk *w, const struct dwr_strref *path, uint64_t dir,
+emit_file(struct sources_walk *w, const struct dwr_strref *path, uint64_t dir,
     const struct dwr_unit *u, const char *base)
 {
 	const char *name, *d;
@@ -356,7 +356,7 @@ emit_file(struct walk *w, const struct dwr_strref *path, uint64_t dir,
  * malformed table.  Only the header is read, never the line program.
  */
 static int
-line_files(struct walk *w, const struct dwr_unit *cu, uint64_t off,
+line_files(struct sources_walk *w, const struct dwr_unit *cu, uint64_t off,
     const char *comp, int pass, const char *base, size_t *ndirs)
 {
 	struct dwr_cur *c = &w->line;
@@ -463,7 +463,7 @@ out:
  * table from costing units times table.
  */
 static int
-abbrev_find(struct walk *w, uint64_t off, uint64_t code, unsigned *tag,
+abbrev_find(struct sources_walk *w, uint64_t off, uint64_t code, unsigned *tag,
     size_t *nspec)
 {
 	struct dwr_cur *c = &w->abbrev;
@@ -517,7 +517,7 @@ abbrev_find(struct walk *w, uint64_t off, uint64_t code, unsigned *tag,
  * attribute.
  */
 static uint64_t
-str_base_default(struct walk *w, unsigned version)
+str_base_default(struct sources_walk *w, unsigned version)
 {
 	unsigned off_size;
 
@@ -534,8 +534,8 @@ str_base_default(struct walk *w, unsigned version)
  * malformed line table sets *line_err and err.
  */
 static int
-walk_unit(struct walk *w, uint64_t start, unsigned off_size, int *line_err,
-    char *err, size_t errlen)
+walk_unit(struct sources_walk *w, uint64_t start, unsigned off_size,
+    int *line_err, char *err, size_t errlen)
 {
 	struct dwr_cur *c = &w->info;
 	struct dwr_strref name = { DWR_REF_NONE, 0, NULL }, comp = name;
@@ -653,7 +653,7 @@ walk_unit(struct walk *w, uint64_t start, unsigned off_size, int *line_err,
 
 /* The units of .debug_info, in order. */
 static int
-walk_units(struct walk *w, char *err, size_t errlen)
+walk_units(struct sources_walk *w, char *err, size_t errlen)
 {
 	struct dwr_cur *c = &w->info;
 	uint64_t pos = 0, len, size = c->s->size;
@@ -708,7 +708,7 @@ walk_units(struct walk *w, char *err, size_t errlen)
  * unit a table.
  */
 static int
-walk_lines(struct walk *w, int passes, const char *tmpdir, char *err,
+walk_lines(struct sources_walk *w, int passes, const char *tmpdir, char *err,
     size_t errlen)
 {
 	struct dwr_cur *c = &w->line;
@@ -762,8 +762,8 @@ walk_lines(struct walk *w, int passes, const char *tmpdir, char *err,
  * carry the build-id the file at fd links to.
  */
 static int
-alt_open(struct walk *w, int fd, int alt_fd, const char *tmpdir, char *err,
-    size_t errlen)
+alt_open(struct sources_walk *w, int fd, int alt_fd, const char *tmpdir,
+    char *err, size_t errlen)
 {
 	struct elf_info *info;
 	char alt_err[256] = "it has no .debug_info";
@@ -796,7 +796,7 @@ alt_open(struct walk *w, int fd, int alt_fd, const char *tmpdir, char *err,
 
 /* The cursors of w, on the sections as they are now. */
 static void
-walk_init(struct walk *w)
+walk_init(struct sources_walk *w)
 {
 	dwr_cur_init(&w->info, &w->df.sec[DWR_SEC_INFO], w->df.big);
 	dwr_cur_init(&w->abbrev, &w->df.sec[DWR_SEC_ABBREV], w->df.big);
@@ -813,7 +813,7 @@ sources_list(int fd, int alt_fd, const char *tmpdir, unsigned max_files,
     int (*cb)(const char *path, void *arg), void *arg, int *alt_missing,
     char *err, size_t errlen)
 {
-	struct walk *w;
+	struct sources_walk *w;
 	int rc;
 
 	if (alt_missing != NULL)
@@ -861,7 +861,7 @@ out:
 int
 sources_from_lines(int fd, const char *tmpdir)
 {
-	struct walk *w;
+	struct sources_walk *w;
 	char err[256];
 	int rc;
 

@@ -68,8 +68,8 @@
 /*
  * Bytes of an answer gathered before they are written.  libcurl hands a
  * body over in pieces of at most 16 KiB, and ext4 spends more per write
- * than on the copy: written one by one, the pieces of a 100 MiB store hit
- * took more CPU than receiving and sending them did.
+ * than on the copy: written one by one, the pieces of a 100 MiB
+ * object-store hit took more CPU than receiving and sending them did.
  */
 #define WBUF_SIZE (256u << 10)
 

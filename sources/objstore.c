@@ -33,8 +33,8 @@
 #define UPLOADS_AT_ONCE 4
 #define OBJECT_MAX 512
 
-struct upload {
-	struct upload *next;
+struct objstore_upload {
+	struct objstore_upload *next;
 	struct objstore *t;
 	struct cache_key k;
 	char name[OBJECT_MAX];
@@ -52,7 +52,7 @@ struct objstore {
 	char shown[1400];
 	unsigned queue_max;
 	pthread_mutex_t mu;
-	struct upload *head, *tail; /* under mu */
+	struct objstore_upload *head, *tail; /* under mu */
 	unsigned queued; /* under mu */
 	unsigned running; /* on the loop */
 	struct event *kick;
@@ -269,7 +269,7 @@ static void objstore_pump(struct objstore *t);
 static void
 uploaded_cb(void *arg, int ok, long status, const char *why)
 {
-	struct upload *u = arg;
+	struct objstore_upload *u = arg;
 	struct objstore *t = u->t;
 
 	t->running--;
@@ -289,7 +289,7 @@ uploaded_cb(void *arg, int ok, long status, const char *why)
 static void
 objstore_pump(struct objstore *t)
 {
-	struct upload *u;
+	struct objstore_upload *u;
 	int fd;
 
 	while (t->running < UPLOADS_AT_ONCE) {
@@ -330,7 +330,7 @@ objstore_sink(void *arg, const struct cache_key *k,
     const struct blob_info *info)
 {
 	struct objstore *t = arg;
-	struct upload *u;
+	struct objstore_upload *u;
 
 	if (!atomic_load(&t->usable)) {
 		metrics_store(METRICS_STORE_DROPPED);
@@ -468,7 +468,7 @@ objstore_new(const struct config *cfg, struct event_base *base,
 
 /* ---------------------------------------------------------------- purge */
 
-struct purge {
+struct objstore_purge {
 	struct event_base *base;
 	uint64_t deleted;
 	int failed;
@@ -478,7 +478,7 @@ struct purge {
 static void
 purged_cb(void *arg, int ok, uint64_t deleted, const char *why)
 {
-	struct purge *p = arg;
+	struct objstore_purge *p = arg;
 
 	p->deleted = deleted;
 	if (!ok) {
@@ -495,7 +495,7 @@ objstore_purge(const struct config *cfg, const struct buildid *id, uint64_t *n,
 	char url[1200], shown[1400], prefix[600], hex[BUILDID_HEX_MAX];
 	struct s3_conf sc;
 	struct s3 *st;
-	struct purge p;
+	struct objstore_purge p;
 
 	*n = 0;
 	memset(&p, 0, sizeof(p));
@@ -531,7 +531,7 @@ objstore_purge(const struct config *cfg, const struct buildid *id, uint64_t *n,
 void
 objstore_free(struct objstore *t)
 {
-	struct upload *u;
+	struct objstore_upload *u;
 
 	if (t == NULL)
 		return;

@@ -92,7 +92,7 @@ struct pathset {
 	size_t cap, n;
 };
 
-struct item {
+struct scan_item {
 	char *path;
 	struct stat st;
 	int rc; /* of scan_identify */
@@ -132,7 +132,7 @@ struct scan {
 	const struct scan_opts *opts;
 	struct index_reader *rd;
 	struct reach files, pkgs;
-	struct item queue[QUEUE_MAX];
+	struct scan_item queue[QUEUE_MAX];
 	size_t nqueue;
 	struct pkg_item pkgq[PKG_QUEUE_MAX];
 	size_t npkgq;
@@ -258,7 +258,7 @@ scan_identify(int fd, const char *path, const struct stat *st,
 
 /* Read one queued file; on the scan's thread or a helper. */
 static void
-read_item(struct item *it)
+read_item(struct scan_item *it)
 {
 	struct stat st;
 	int fd;
@@ -310,7 +310,7 @@ flush_queue(struct scan *s)
 
 	b = index_batch_begin(s->idx, err, sizeof(err));
 	for (i = 0; i < s->nqueue; i++) {
-		struct item *it = &s->queue[i];
+		struct scan_item *it = &s->queue[i];
 
 		if (it->rc == -1) {
 			s->stats.failed++;
