@@ -667,8 +667,9 @@ rename_in(const char *from, char *to)
 }
 
 /*
- * The counter that remembers, as wall-clock ns, the last purge of id, or
- * (id NULL) the last purge not of one id (by source, or of everything).
+ * The counter that remembers, as wall-clock ns (blob_purge's now_ns), the
+ * last purge of id, or (id NULL) the last purge not of one id (by source,
+ * or of everything).
  */
 static void
 purge_stamp(const struct buildid *id, char out[PURGE_STAMP_MAX])
@@ -1091,6 +1092,7 @@ struct blob_purge_sweep {
 	struct index_batch *b;
 	const struct buildid *id;
 	const char *source;
+	int64_t now_ns; /* the purge's stamp */
 	int stamped; /* its purge_stamp is written */
 	uint64_t n, bytes, upload_bytes; /* removed by this step */
 	unsigned left; /* deletions left to this step */
@@ -1147,7 +1149,7 @@ purge_step(struct index_batch *b, unsigned limit, uint64_t *counted, void *arg)
 
 	if (!p->stamped) {
 		purge_stamp(p->id, stamp);
-		index_batch_set_counter(b, stamp, (uint64_t)cache_wall_ns());
+		index_batch_set_counter(b, stamp, (uint64_t)p->now_ns);
 		p->stamped = 1;
 	}
 	p->b = b;
@@ -1163,9 +1165,12 @@ purge_step(struct index_batch *b, unsigned limit, uint64_t *counted, void *arg)
 
 int
 blob_purge(struct blobstore *bs, const struct buildid *id, const char *source,
-    uint64_t *n, char *err, size_t errlen)
+    int64_t now_ns, uint64_t *n, char *err, size_t errlen)
 {
-	struct blob_purge_sweep p = { bs, NULL, id, source, 0, 0, 0, 0, 0, 0 };
+	struct blob_purge_sweep p = { .bs = bs,
+		.id = id,
+		.source = source,
+		.now_ns = now_ns };
 
 	if (index_sweep(bs->idx, purge_step, &p, n, 1, err, errlen) == -1)
 		return -1;

@@ -68,9 +68,10 @@ struct blob_info {
 	 */
 	int uploaded;
 	/*
-	 * blob_publish: when the fill began (flight_begun, cache_wall_ns);
-	 * a purge of its id, or one not of a single id, since then drops
-	 * it.  0: no such check (an upload).  Not stored.
+	 * blob_publish: when the fill began (flight_begun), on the clock
+	 * of blob_purge's now_ns; a purge of its id, or one not of a
+	 * single id, since then drops it.  0: no such check (an upload).
+	 * Not stored.
 	 */
 	int64_t begun;
 };
@@ -207,13 +208,14 @@ void blob_tmp_add(struct blobstore *bs, uint64_t plus, uint64_t minus);
 /*
  * Delete entries (and files) matching: id NULL = any id; source NULL = any
  * source (exact string match otherwise).  *n = entries removed.  The purge
- * is remembered with the wall-clock time it began, by id, or as one not of
- * a single id: a fill begun before it and published after it is dropped
- * too (blob_info.begun), since a client may have had its bytes before the
+ * is remembered with now_ns, the wall-clock ns it began (shared by every
+ * process that uses the index), by id, or as one not of a single id: a
+ * fill begun before it and published after it is dropped too
+ * (blob_info.begun), since a client may have had its bytes before the
  * fill's entry was written.
  */
 int blob_purge(struct blobstore *bs, const struct buildid *id,
-    const char *source, uint64_t *n, char *err, size_t errlen);
+    const char *source, int64_t now_ns, uint64_t *n, char *err, size_t errlen);
 
 struct blob_stats {
 	uint64_t entries, bytes, negatives, evictions, evicted_bytes;

@@ -55,7 +55,7 @@ struct flight {
 	struct flight_watcher *watchers;
 	unsigned nwatchers;
 	int64_t created_ns;
-	int64_t begun; /* wall-clock ns of its creation (flight_begun) */
+	int64_t begun; /* stamp_ns() at its creation (flight_begun) */
 	char label[FLIGHT_LABEL_MAX];
 	unsigned mark;
 };
@@ -63,6 +63,7 @@ struct flight {
 struct flight_table {
 	pthread_mutex_t mu;
 	int64_t (*now_ns)(void);
+	int64_t (*stamp_ns)(void);
 	unsigned max;
 	unsigned n;
 	unsigned nlimited; /* of them, those counted against max */
@@ -71,7 +72,8 @@ struct flight_table {
 };
 
 struct flight_table *
-flight_table_new(unsigned max, int64_t (*now_ns)(void))
+flight_table_new(unsigned max, int64_t (*now_ns)(void),
+    int64_t (*stamp_ns)(void))
 {
 	struct flight_table *ft;
 
@@ -80,6 +82,7 @@ flight_table_new(unsigned max, int64_t (*now_ns)(void))
 	pthread_mutex_init(&ft->mu, NULL);
 	ft->max = max;
 	ft->now_ns = now_ns;
+	ft->stamp_ns = stamp_ns;
 	return ft;
 }
 
@@ -204,7 +207,7 @@ flight_join(struct flight_table *ft, const struct cache_key *k, int limited,
 	f->state = FLIGHT_WAITING;
 	f->in_table = 1;
 	f->created_ns = ft->now_ns();
-	f->begun = cache_wall_ns();
+	f->begun = ft->stamp_ns();
 	f->limited = limited != 0;
 	f->next = ft->b[b];
 	ft->b[b] = f;

@@ -67,9 +67,12 @@ struct flight_view {
 
 /*
  * The most limited flights (upstream fills) at once; 0 means no limit.
- * now_ns() is the monotonic clock in nanoseconds, which paces wake-ups.
+ * now_ns() is the monotonic clock in nanoseconds, which paces wake-ups;
+ * stamp_ns() the wall clock in nanoseconds that stamps a flight's
+ * creation, compared with purges' stamps (flight_begun).
  */
-struct flight_table *flight_table_new(unsigned max, int64_t (*now_ns)(void));
+struct flight_table *flight_table_new(unsigned max, int64_t (*now_ns)(void),
+    int64_t (*stamp_ns)(void));
 void flight_table_free(struct flight_table *ft);
 /* What a status page shows of a flight. */
 #define FLIGHT_LABEL_MAX 160
@@ -162,8 +165,8 @@ void flight_view(struct flight *f, struct flight_view *v);
 int64_t flight_mtime(const struct flight *f);
 const char *flight_headers(const struct flight *f, size_t *len);
 /*
- * Wall-clock ns when f was created: a purge after it drops what the fill
- * brings (blob_info.begun).
+ * The table's stamp_ns() when f was created: a purge after it drops what
+ * the fill brings (blob_info.begun).
  */
 int64_t flight_begun(const struct flight *f);
 const char *flight_source(const struct flight *f);

@@ -35,6 +35,7 @@
 #include "daemon/access.h"
 #include "daemon/clock.h"
 #include "daemon/httpdate.h"
+#include "daemon/log.h"
 #include "daemon/misses.h"
 #include "cli/prefetch.h"
 #include "sources/repo.h"
@@ -654,9 +655,11 @@ cmd_purge(struct index *idx, const struct config *cfg, const char *hex,
 		return 1;
 	}
 	if (hex != NULL)
-		rc = blob_purge(bs, &id, NULL, &blobs, err, sizeof(err));
+		rc = blob_purge(bs, &id, NULL, clock_stamp_ns(), &blobs, err,
+		    sizeof(err));
 	else if (po->upstream != NULL)
-		rc = blob_purge(bs, NULL, url, &blobs, err, sizeof(err));
+		rc = blob_purge(bs, NULL, url, clock_stamp_ns(), &blobs, err,
+		    sizeof(err));
 	if (rc == 0 && (hex != NULL || po->negative))
 		rc = neg_purge(idx, hex != NULL ? &id : NULL, &negs, err,
 		    sizeof(err));
@@ -978,7 +981,10 @@ main(int argc, char **argv)
 		free(av);
 		return 1;
 	}
-	clock_init();
+	if ((rc = clock_init(err, sizeof(err))) == 1)
+		log_info("%s", err);
+	else if (rc == -1)
+		log_warnx("%s", err);
 	ac = cmd_split(argc, argv, av, &po);
 	rc = config_parse_args(&args, ac, av, &diag);
 	if (rc == 0 && args.help) {

@@ -65,7 +65,7 @@ http_sockaddr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
 void
 http_thread_clock(struct http_thread *t)
 {
-	time_t now = time(NULL);
+	time_t now = (time_t)clock_now();
 
 	if (now == t->clock_sec)
 		return;

@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/clock.h"
+
 #define LINE_MAX_LEN 2048
 
 static const char *log_prog = "dbgmirror";
@@ -93,17 +95,18 @@ vlog(const char *tag, int with_errno, const char *fmt, va_list ap)
 {
 	char line[LINE_MAX_LEN];
 	int saved = errno;
-	struct timespec ts;
+	int64_t ns = clock_now_ns();
+	time_t sec = (time_t)(ns / 1000000000);
 	struct tm tm;
 	size_t len, prefix;
 	int n;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
+	gmtime_r(&sec, &tm);
 	n = snprintf(line, sizeof(line),
 	    "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s[%ld]: %s",
 	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-	    tm.tm_sec, ts.tv_nsec / 1000000, log_prog, (long)getpid(), tag);
+	    tm.tm_sec, (long)(ns % 1000000000 / 1000000), log_prog,
+	    (long)getpid(), tag);
 	len = prefix = (size_t)n;
 	n = vsnprintf(line + len, sizeof(line) - len, fmt, ap);
 	len = n < 0 ? len : len + (size_t)n;

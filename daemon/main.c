@@ -812,13 +812,16 @@ main(int argc, char **argv)
 	char path[PATH_MAX], err[512];
 	uid_t uid = 0;
 	gid_t gid = 0;
-	int drop;
+	int drop, rc;
 	size_t i;
 
 	memset(&d, 0, sizeof(d));
 	signal(SIGPIPE, SIG_IGN);
 	configure(&d, argc, argv);
-	clock_init();
+	if ((rc = clock_init(err, sizeof(err))) == 1)
+		log_info("%s", err);
+	else if (rc == -1)
+		log_warnx("%s", err);
 	raise_nofile(&d.cfg);
 
 	/*
@@ -866,7 +869,8 @@ main(int argc, char **argv)
 		log_info("cache: removed %llu orphan files, %llu entries "
 			 "without their file",
 		    (unsigned long long)orphans, (unsigned long long)dangling);
-	if ((d.ft = flight_table_new(d.cfg.max_fills, clock_mono_ns)) == NULL)
+	if ((d.ft = flight_table_new(d.cfg.max_fills, clock_mono_ns,
+		 clock_stamp_ns)) == NULL)
 		fatalx("out of memory");
 	metrics_init();
 	metrics_set_gauges(gauges, &d);

@@ -169,15 +169,15 @@ purge_work(void *arg)
 			snprintf(p->text, sizeof(p->text), "bad id: %s", why);
 			return;
 		}
-		rc = blob_purge(p->srv->d.bs, &id, NULL, &blobs, err,
-		    sizeof(err));
+		rc = blob_purge(p->srv->d.bs, &id, NULL, clock_stamp_ns(),
+		    &blobs, err, sizeof(err));
 		if (rc == 0)
 			rc = neg_purge(p->srv->d.idx, &id, &negs, err,
 			    sizeof(err));
 	} else if (strcmp(p->query, "upstream") == 0 && val != NULL) {
 		config_url_public(val, url, sizeof(url));
-		rc = blob_purge(p->srv->d.bs, NULL, url, &blobs, err,
-		    sizeof(err));
+		rc = blob_purge(p->srv->d.bs, NULL, url, clock_stamp_ns(),
+		    &blobs, err, sizeof(err));
 	} else {
 		p->status = 400;
 		snprintf(p->text, sizeof(p->text),

@@ -26,6 +26,8 @@
 
 #define MAPSIZE (64ull << 20)
 #define ERRLEN 256
+/* When purges happen, where no fill is stamped (blob_purge's now_ns). */
+#define STAMP 1700000000000000000ll
 
 /* One cache directory: its index, its store, a reader. */
 struct bstore {
@@ -665,7 +667,7 @@ test_purge(void)
 	put_blob(&s, &kc, 52, '4', 80, "http://b/x", 1000);
 	is_int(stats(&s).entries, 4, "four entries");
 
-	is_int(blob_purge(s.bs, &a, NULL, &n, err, sizeof(err)), 0,
+	is_int(blob_purge(s.bs, &a, NULL, STAMP, &n, err, sizeof(err)), 0,
 	    "purge an id");
 	is_int(n, 2, "both of its kinds");
 	ok(!exists(blob_file(&s, &ka1)) && !exists(blob_file(&s, &ka2)),
@@ -673,14 +675,14 @@ test_purge(void)
 	is_int(lookup(&s, &ka2), INDEX_NOTFOUND, "and their entries");
 	is_int(stats(&s).bytes, 120, "120 bytes left");
 
-	is_int(blob_purge(s.bs, NULL, "http://b", &n, err, sizeof(err)), 0,
-	    "purge a source");
+	is_int(blob_purge(s.bs, NULL, "http://b", STAMP, &n, err, sizeof(err)),
+	    0, "purge a source");
 	is_int(n, 1, "only the exact source");
 	is_int(lookup(&s, &kb), INDEX_NOTFOUND, "its entry is gone");
 	is_int(lookup(&s, &kc), 0, "another source stays");
 	is_int(stats(&s).bytes, 80, "80 bytes left");
 
-	is_int(blob_purge(s.bs, NULL, NULL, &n, err, sizeof(err)), 0,
+	is_int(blob_purge(s.bs, NULL, NULL, STAMP, &n, err, sizeof(err)), 0,
 	    "purge all");
 	is_int(n, 1, "the last one");
 	is_int(stats(&s).bytes, 0, "no bytes");
@@ -718,26 +720,26 @@ test_purge_stamps(void)
 	struct cache_key k;
 	char err[ERRLEN];
 	uint64_t n;
-	int64_t before;
 
 	if (!ok(store_open(&s, "stamps", &nolimits) == 0, "stamps: open"))
 		return;
-	before = cache_wall_ns();
-	is_int(blob_purge(s.bs, &a, NULL, &n, err, sizeof(err)), 0,
+	is_int(blob_purge(s.bs, &a, NULL, 1000, &n, err, sizeof(err)), 0,
 	    "a purge of an id nothing holds yet");
-	is_int(put_begun(&s, &k, 70, before), BLOB_PURGED,
+	is_int(put_begun(&s, &k, 70, 999), BLOB_PURGED,
 	    "... drops the fill of that id begun before it");
 	is_int(lookup(&s, &k), INDEX_NOTFOUND, "... which is not stored");
 	is_int(stats(&s).tmp_bytes, 0, "... nor left in tmp/");
-	is_int(put_begun(&s, &k, 71, before), 0,
+	is_int(put_begun(&s, &k, 70, 1000), BLOB_PURGED,
+	    "... and the fill begun when it was");
+	is_int(put_begun(&s, &k, 71, 999), 0,
 	    "a fill of another id begun before it is kept");
-	is_int(put_begun(&s, &k, 70, cache_wall_ns()), 0,
+	is_int(put_begun(&s, &k, 70, 1001), 0,
 	    "a fill of the id begun after it is kept");
 	is_int(lookup(&s, &k), 0, "... and found");
-	before = cache_wall_ns();
-	is_int(blob_purge(s.bs, NULL, "http://elsewhere", &n, err, sizeof(err)),
+	is_int(blob_purge(s.bs, NULL, "http://elsewhere", 2000, &n, err,
+		   sizeof(err)),
 	    0, "a purge by source");
-	is_int(put_begun(&s, &k, 72, before), BLOB_PURGED,
+	is_int(put_begun(&s, &k, 72, 1999), BLOB_PURGED,
 	    "... drops every fill begun before it");
 	is_int(put_begun(&s, &k, 72, 0), 0,
 	    "an upload (no begun) is never dropped");
@@ -848,10 +850,10 @@ test_corrupt(void)
 	is_int(lookup(&s, &good), 0, "the good one stays");
 	is_int(stats(&s).bytes, 10, "the total is recounted");
 	raw_put(&s, INDEX_BLOBS, k.hash, CACHE_KEY_LEN, "junk", 4);
-	is_int(blob_purge(s.bs, &id, NULL, &n, err, sizeof(err)), 0,
+	is_int(blob_purge(s.bs, &id, NULL, STAMP, &n, err, sizeof(err)), 0,
 	    "purge an id over a damaged entry");
 	is_int(n, 0, "it does not match");
-	is_int(blob_purge(s.bs, NULL, NULL, &n, err, sizeof(err)), 0,
+	is_int(blob_purge(s.bs, NULL, NULL, STAMP, &n, err, sizeof(err)), 0,
 	    "purge all");
 	is_int(n, 2, "takes the damaged one too");
 	is_int(neg_purge(s.idx, NULL, &n, err, sizeof(err)), 0,
@@ -1020,7 +1022,8 @@ test_blobs_full(void)
 		return;
 	kept = fill_map(&s, 0);
 	printf("# %u entries fill the map\n", kept);
-	if (!ok(blob_purge(s.bs, NULL, NULL, &n, err, sizeof(err)) == 0 &&
+	if (!ok(blob_purge(s.bs, NULL, NULL, STAMP, &n, err, sizeof(err)) ==
+			0 &&
 		    n == kept,
 		"purging every entry of a full map works, and removes them "
 		"all"))
@@ -1095,7 +1098,7 @@ test_uploaded(void)
 	st = stats(&s);
 	is_int(st.upload_bytes, 40, "recovery counts uploads apart");
 	is_int(st.bytes, cached, "... and the cache's bytes as before");
-	is_int(blob_purge(s.bs, &id, NULL, &n, err, sizeof(err)), 0,
+	is_int(blob_purge(s.bs, &id, NULL, STAMP, &n, err, sizeof(err)), 0,
 	    "purge the upload's id");
 	is_int(lookup(&s, &up), INDEX_NOTFOUND, "the upload is gone");
 	is_int(stats(&s).upload_bytes, 0, "uploads: 0 bytes");

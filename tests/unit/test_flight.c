@@ -80,7 +80,7 @@ test_herd(void)
 	int i, same = 1;
 
 	memset(&h, 0, sizeof(h));
-	h.ft = flight_table_new(4, clock_mono_ns);
+	h.ft = flight_table_new(4, clock_mono_ns, clock_stamp_ns);
 	h.k = key_of(0xaa);
 	pthread_barrier_init(&h.go, NULL, HERD);
 	for (i = 0; i < HERD; i++)
@@ -107,7 +107,8 @@ test_herd(void)
 static void
 test_stream(void)
 {
-	struct flight_table *ft = flight_table_new(0, clock_mono_ns);
+	struct flight_table *ft =
+	    flight_table_new(0, clock_mono_ns, clock_stamp_ns);
 	struct cache_key k = key_of(0x11);
 	struct reader r[3];
 	struct flight_view v;
@@ -195,7 +196,8 @@ test_stream(void)
 static void
 test_failed(void)
 {
-	struct flight_table *ft = flight_table_new(0, clock_mono_ns);
+	struct flight_table *ft =
+	    flight_table_new(0, clock_mono_ns, clock_stamp_ns);
 	struct cache_key k = key_of(0x22);
 	struct reader r[2];
 	struct flight_view v;
@@ -236,7 +238,8 @@ test_failed(void)
 static void
 test_limit(void)
 {
-	struct flight_table *ft = flight_table_new(1, clock_mono_ns);
+	struct flight_table *ft =
+	    flight_table_new(1, clock_mono_ns, clock_stamp_ns);
 	struct cache_key a = key_of(1), b = key_of(2);
 	struct flight *f, *g, *h;
 	int created;
@@ -265,7 +268,8 @@ test_limit(void)
 static void
 test_announce(void)
 {
-	struct flight_table *ft = flight_table_new(0, clock_mono_ns);
+	struct flight_table *ft =
+	    flight_table_new(0, clock_mono_ns, clock_stamp_ns);
 	struct cache_key k = key_of(0x33);
 	struct reader r;
 	struct flight_view v;
@@ -302,7 +306,8 @@ test_announce(void)
 static void
 test_list(void)
 {
-	struct flight_table *ft = flight_table_new(0, clock_mono_ns);
+	struct flight_table *ft =
+	    flight_table_new(0, clock_mono_ns, clock_stamp_ns);
 	struct cache_key k1 = key_of(0x51), k2 = key_of(0x52);
 	struct flight_info fi[4];
 	struct reader r[2];
