@@ -470,7 +470,6 @@ test_negative(void)
 int
 main(void)
 {
-	char clock_msg[256];
 	const char *top =
 	    getenv("top_builddir") != NULL ? getenv("top_builddir") : ".";
 	struct blob_limits lim = { 0, 90, 80, 0, 0 };
@@ -493,7 +492,7 @@ main(void)
 		return 1;
 	shell("touch -d @%d '%s'", NOW, at("clock"));
 	setenv("DBGMIRROR_TEST_CLOCK", at("clock"), 1);
-	clock_init(clock_msg, sizeof(clock_msg));
+	clock_init();
 	metrics_init();
 	if (!shell("'%s/tests/mkelf' --type dyn --build-id %s "
 		   "--debug .debug_info:6K --debug .debug_line:2K '%s'",
@@ -534,7 +533,7 @@ main(void)
 	/* A timer keeps EVLOOP_ONCE from blocking forever. */
 	tick = event_new(base, -1, EV_PERSIST, tick_cb, NULL);
 	event_add(tick, &tv);
-	ft = flight_table_new(0, clock_mono_ns, clock_stamp_ns);
+	ft = flight_table_new(0, clock_mono_ns);
 	memset(&deps, 0, sizeof(deps));
 	deps.cfg = &cfg;
 	deps.idx = idx;

@@ -27,7 +27,6 @@
 
 #include "cache/blobstore.h"
 #include "cache/flight.h"
-#include "cache/files.h"
 #include "cache/index.h"
 #include "cache/negative.h"
 #include "cache/pkgindex.h"
@@ -612,7 +611,6 @@ test_join_after_verdict(void)
 int
 main(void)
 {
-	char clock_msg[256];
 	char err[256];
 	struct blob_limits lim = { 0, 90, 80, 0, 0 };
 	struct timeval tv = { 0, 20000 };
@@ -625,7 +623,7 @@ main(void)
 	/* The test clock: the cache's "now" is this file's mtime. */
 	shell("touch -d @%d '%s'", NOW, at("clock"));
 	setenv("DBGMIRROR_TEST_CLOCK", at("clock"), 1);
-	clock_init(clock_msg, sizeof(clock_msg));
+	clock_init();
 	metrics_init();
 	config_init(&cfg);
 	shell("mkdir -p '%s'", at("cache/index"));
@@ -643,7 +641,7 @@ main(void)
 	/* A timer keeps EVLOOP_ONCE from blocking forever. */
 	tick = event_new(base, -1, EV_PERSIST, tick_cb, NULL);
 	event_add(tick, &tv);
-	fill.ft = flight_table_new(0, clock_mono_ns, clock_stamp_ns);
+	fill.ft = flight_table_new(0, clock_mono_ns);
 	fill.enabled = 1;
 	deps.cfg = &cfg;
 	deps.idx = idx;
