@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "cache/key.h"
+#include "cache/meta.h"
 
 struct index;
 struct index_reader;
@@ -50,13 +51,13 @@ struct blob_info {
 	struct buildid id;
 	enum cache_kind kind;
 	const char *arg; /* "" or section name / source path */
-	const char *source; /* where it came from (upstream URL), may be "" */
-	const char
-	    *headers; /* "Name: value\r\n"... lines to replay, may be "" */
-	size_t headers_len;
+	/* Where it came from (an upstream's URL, a package...); may be "". */
+	const char *source;
+	/* What the answer said of its file (blob_publish: NULL strings ""). */
+	struct cache_meta meta;
 	/*
-	 * blob_publish: an upstream's answer, whose X-DEBUGINFOD-FILE goes
-	 * in the path index (cache/pathindex.h).  Not stored.
+	 * blob_publish: an upstream's answer, whose meta.file (and archive)
+	 * go in the path index (cache/pathindex.h).  Not stored.
 	 */
 	int upstream;
 	/* blob_publish: not for the sink (it came from there).  Not stored. */
@@ -78,7 +79,11 @@ struct blob_info {
 
 /*
  * The stored entry, in host byte order: this header, then arg, source and
- * headers, each with a NUL after it.
+ * the meta area, each with a NUL after it.  The meta area of a version 1
+ * entry is meta.file, meta.archive and meta.imasig, each with a NUL, then
+ * meta.extra; of a version 0 entry (written by older programs), the
+ * "Name: value\r\n" lines of the answer's X-DEBUGINFOD-* headers, which
+ * read back as meta.extra (blob_decode).
  */
 struct blob_hdr {
 	uint64_t size;
@@ -87,20 +92,27 @@ struct blob_hdr {
 	int64_t atime;
 	uint32_t arglen;
 	uint32_t sourcelen;
-	uint32_t headerslen;
+	uint32_t metalen;
 	uint8_t kind; /* enum cache_kind */
 	uint8_t idlen;
 	uint8_t id[BUILDID_MAX];
 	uint8_t flags; /* BLOB_F_*; in what was padding, 0 in older entries */
+	uint8_t version; /* BLOB_VERSION; in what was padding, 0 in older */
 };
 #define BLOB_F_UPLOADED 1
+/* The layout blob_publish writes; blob_decode reads it and version 0. */
+#define BLOB_VERSION 1
 
 /*
  * Decode a stored entry as read from the index into *h and, when info is
  * not NULL, *info (whose strings then point into the record).  -1 when it
  * is damaged: a key that is not CACHE_KEY_LEN long, a length that does not
- * add up to the record's size, a string without its NUL, an unknown kind,
- * an id too long.  r may be anything; nothing outside it is read.
+ * add up to the record's size, a string without its NUL, an unknown kind
+ * or version, an id too long.  r may be anything; nothing outside it is
+ * read.  This is the one place older entries are read: a version 0
+ * entry's header lines come back as info->meta.extra, with file, archive
+ * and imasig "" (they are replayed as they were; its path index entry was
+ * made when it was published).
  */
 int blob_decode(const struct index_rec *r, struct blob_hdr *h,
     struct blob_info *info);
@@ -129,7 +141,7 @@ int blob_tmp_new(struct blobstore *bs, char *path, size_t pathlen, char *err,
 /*
  * On a worker thread: fsync the temp file, rename it into blobs/, write the
  * entry (replacing an older one for k, fixing the byte total), record an
- * upstream's X-DEBUGINFOD-FILE in the path index (cache/pathindex.h: an
+ * upstream answer's meta.file in the path index (cache/pathindex.h: an
  * entry's paths leave with it, evicted or purged), delete any negative
  * entry for k, all so that a crash at any point leaves either no
  * entry or a complete one (rename before the index commit; recovery deletes

@@ -48,8 +48,8 @@ struct flight {
 	uint64_t notified; /* written at the last wake-up */
 	int64_t notified_ns;
 	int64_t mtime;
-	char *headers;
-	size_t headers_len;
+	struct cache_meta meta; /* its strings in metabuf */
+	char *metabuf;
 	char *source;
 	char why[WHY_MAX];
 	struct flight_watcher *watchers;
@@ -265,7 +265,7 @@ flight_unref(struct flight *f)
 	if (f->tmp_path != NULL && f->state != FLIGHT_READY)
 		unlink(f->tmp_path);
 	free(f->tmp_path);
-	free(f->headers);
+	free(f->metabuf);
 	free(f->source);
 	pthread_mutex_destroy(&f->mu);
 	free(f);
@@ -305,22 +305,20 @@ wake_locked(struct flight *f)
 
 int
 flight_set_head(struct flight *f, uint64_t length, int64_t mtime,
-    const char *headers, size_t headers_len, const char *source)
+    const struct cache_meta *meta, const char *source)
 {
-	char *h = malloc(headers_len + 1), *s = strdup(source);
+	char *m = malloc(cache_meta_size(meta)), *s = strdup(source);
 
-	if (h == NULL || s == NULL) {
-		free(h);
+	if (m == NULL || s == NULL) {
+		free(m);
 		free(s);
 		return -1;
 	}
-	memcpy(h, headers, headers_len);
-	h[headers_len] = '\0';
 	pthread_mutex_lock(&f->mu);
-	free(f->headers);
+	free(f->metabuf);
 	free(f->source);
-	f->headers = h;
-	f->headers_len = headers_len;
+	cache_meta_copy(&f->meta, meta, m);
+	f->metabuf = m;
 	f->source = s;
 	f->length = length;
 	f->mtime = mtime;
@@ -489,11 +487,12 @@ flight_mtime(const struct flight *f)
 	return f->mtime;
 }
 
-const char *
-flight_headers(const struct flight *f, size_t *len)
+const struct cache_meta *
+flight_meta(const struct flight *f)
 {
-	*len = f->headers_len;
-	return f->headers != NULL ? f->headers : "";
+	static const struct cache_meta none = { "", "", "", "", 0 };
+
+	return f->metabuf != NULL ? &f->meta : &none;
 }
 
 int64_t

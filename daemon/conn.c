@@ -748,8 +748,9 @@ conn_send_file(struct conn *c, int fd, uint64_t offset,
 		head += 3 * strlen(art->file);
 	if (art->archive != NULL)
 		head += 3 * strlen(art->archive);
-	/* Replayed header lines (upstream's, a package member's) as they are. */
-	head += art->extra_len;
+	/* A source's X-DEBUGINFOD-* values (upstream's, a package's). */
+	if (art->meta != NULL)
+		head += response_meta_len(art->meta);
 	if (head_begin(c, &hb, plan.status, head, why + 1) == -1) {
 		close(fd);
 		send_bare(c, 503);

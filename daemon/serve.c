@@ -531,8 +531,7 @@ artifact_answer(void *arg, const struct resolve_answer *a)
 	art.mtime = (time_t)a->mtime;
 	response_etag(&art, a->etag_size, a->etag_mtime_ns, a->offset);
 	art.file = a->file;
-	art.extra = a->extra;
-	art.extra_len = a->extra_len;
+	art.meta = a->meta;
 	art.cache = answer_label(a->result);
 	art.max_age = a->max_age;
 	if (a->kind == RESOLVE_STREAM)

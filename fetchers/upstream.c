@@ -569,8 +569,11 @@ attempt_offer(struct attempt *a)
 	h.mtime = a->head.date[0] != '\0'
 	    ? (int64_t)curl_getdate(a->head.date, NULL)
 	    : -1;
-	h.headers = a->head.keep;
-	h.headers_len = a->head.keeplen;
+	h.file = a->head.file;
+	h.archive = a->head.archive;
+	h.imasig = a->head.imasig;
+	h.extra = a->head.keep;
+	h.extra_len = a->head.keeplen;
 	if (f->sink.accept(f->arg, &h, a->prefix, a->prefixlen) == -1) {
 		a->refused = 1;
 		return 0;

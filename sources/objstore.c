@@ -25,6 +25,7 @@
 #include "daemon/clock.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
+#include "fetchers/headers.h"
 #include "fetchers/s3.h"
 #include "resolver/produce.h"
 #include "resolver/rq.h"
@@ -41,7 +42,7 @@ struct objstore_upload {
 	uint64_t size;
 	int64_t mtime;
 	size_t headers_len;
-	char headers[]; /* the X-DEBUGINFOD-* lines */
+	char headers[]; /* the X-DEBUGINFOD-* lines: the object's metadata */
 };
 
 struct objstore {
@@ -330,13 +331,16 @@ objstore_sink(void *arg, const struct cache_key *k,
     const struct blob_info *info)
 {
 	struct objstore *t = arg;
+	const struct cache_meta *m = &info->meta;
 	struct objstore_upload *u;
+	size_t n = headers_format(NULL, 0, m->file, m->archive, m->imasig,
+	    m->extra, m->extra_len);
 
 	if (!atomic_load(&t->usable)) {
 		metrics_store(METRICS_STORE_DROPPED);
 		return;
 	}
-	if ((u = malloc(sizeof(*u) + info->headers_len + 1)) == NULL) {
+	if ((u = malloc(sizeof(*u) + n + 1)) == NULL) {
 		metrics_store(METRICS_STORE_DROPPED);
 		return;
 	}
@@ -345,10 +349,10 @@ objstore_sink(void *arg, const struct cache_key *k,
 	u->k = *k;
 	u->size = info->size;
 	u->mtime = info->mtime;
-	u->headers_len = info->headers_len;
-	if (info->headers_len > 0) /* an upload's are NULL */
-		memcpy(u->headers, info->headers, info->headers_len);
-	u->headers[info->headers_len] = '\0';
+	/* As fetchers/headers.c reads them back from the object. */
+	u->headers_len = headers_format(u->headers, n, m->file, m->archive,
+	    m->imasig, m->extra, m->extra_len);
+	u->headers[n] = '\0';
 	if (objstore_object(t, &info->id, info->kind, info->arg, u->name,
 		sizeof(u->name)) == -1) {
 		free(u);
