@@ -3,8 +3,9 @@
  *
  * Three things change together in one write transaction of the index: the
  * entry (table blobs: cache key -> struct blob_hdr, then arg, source and
- * headers, each with a NUL), its place in the LRU order (table lru: atime,
- * stored, cache key -> nothing), and the byte total (counter "blob_bytes").
+ * the meta area, each with a NUL), its place in the LRU order (table lru:
+ * atime, stored, cache key -> nothing), and the byte total (counter
+ * "blob_bytes").
  * Uploaded entries have no LRU key (nothing evicts them) and their bytes
  * are counted apart ("upload_bytes").
  * Files are renamed into place and unlinked while the writer holds that
@@ -50,7 +51,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "cache/index.h"
@@ -61,7 +61,7 @@
 
 #define TOUCH_MAX 4096
 #define PIN_BUCKETS 1024
-/* The longest arg, source and headers an entry keeps. */
+/* The longest arg, source and meta area an entry keeps. */
 #define BLOB_STR_MAX 65536
 #define LRUKEY_LEN (2 * INDEX_TIME_LEN + CACHE_KEY_LEN)
 #define BYTES_COUNTER "blob_bytes"
@@ -146,24 +146,61 @@ lru_key(int64_t atime, int64_t stored, const uint8_t hash[CACHE_KEY_LEN],
 	memcpy(out + 2 * INDEX_TIME_LEN, hash, CACHE_KEY_LEN);
 }
 
+_Static_assert(sizeof(struct blob_hdr) == 112,
+    "the version byte is in what was padding: older entries keep their size");
+
+/*
+ * The meta area of a version 1 entry, p[0..len) (a NUL after it) into *m:
+ * three NUL-terminated strings, then the opaque bytes.  -1 when the NULs
+ * are not there.
+ */
+static int
+meta_decode(const char *p, size_t len, struct cache_meta *m)
+{
+	const char **str[3] = { &m->file, &m->archive, &m->imasig };
+	const char *end = p + len, *nul;
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		if ((nul = memchr(p, '\0', (size_t)(end - p))) == NULL)
+			return -1;
+		*str[i] = p;
+		p = nul + 1;
+	}
+	m->extra = p;
+	m->extra_len = (size_t)(end - p);
+	return 0;
+}
+
 int
 blob_decode(const struct index_rec *r, struct blob_hdr *h,
     struct blob_info *info)
 {
 	const char *p = (const char *)r->val + sizeof(*h);
-	uint64_t src, hdrs, end;
+	struct cache_meta m;
+	uint64_t src, meta, end;
 
 	if (r->keylen != CACHE_KEY_LEN || r->vallen < sizeof(*h))
 		return -1;
 	memcpy(h, r->val, sizeof(*h));
 	/* Offsets after the header, in 64 bits: no sum of them wraps. */
 	src = (uint64_t)h->arglen + 1;
-	hdrs = src + h->sourcelen + 1;
-	end = hdrs + h->headerslen + 1;
+	meta = src + h->sourcelen + 1;
+	end = meta + h->metalen + 1;
 	if (end != r->vallen - sizeof(*h) || h->idlen > BUILDID_MAX ||
 	    cache_kind_name((enum cache_kind)h->kind) == NULL ||
-	    p[src - 1] != '\0' || p[hdrs - 1] != '\0' || p[end - 1] != '\0')
+	    h->version > BLOB_VERSION || p[src - 1] != '\0' ||
+	    p[meta - 1] != '\0' || p[end - 1] != '\0')
 		return -1;
+	if (h->version == 0) {
+		/* Header lines: kept whole, as opaque bytes; no values ("",
+		 * the entry's last NUL). */
+		m.file = m.archive = m.imasig = p + end - 1;
+		m.extra = p + meta;
+		m.extra_len = h->metalen;
+	} else if (meta_decode(p + meta, h->metalen, &m) == -1) {
+		return -1;
+	}
 	if (info == NULL)
 		return 0;
 	memset(info, 0, sizeof(*info));
@@ -176,8 +213,7 @@ blob_decode(const struct index_rec *r, struct blob_hdr *h,
 	info->kind = (enum cache_kind)h->kind;
 	info->arg = p;
 	info->source = p + src;
-	info->headers = p + hdrs;
-	info->headers_len = h->headerslen;
+	info->meta = m;
 	info->uploaded = (h->flags & BLOB_F_UPLOADED) != 0;
 	return 0;
 }
@@ -189,14 +225,16 @@ blob_encode(const struct blob_info *info, int64_t now, size_t *len)
 {
 	const char *arg = info->arg != NULL ? info->arg : "";
 	const char *source = info->source != NULL ? info->source : "";
-	const char *headers = info->headers != NULL ? info->headers : "";
 	size_t arglen = strlen(arg), sourcelen = strlen(source);
-	size_t hlen = info->headers != NULL ? info->headers_len : 0;
+	size_t metalen = cache_meta_size(&info->meta);
+	struct cache_meta copy;
 	struct blob_hdr h;
 	uint8_t *buf, *p;
 
+	/* The area's last NUL is the one every string of the entry has. */
+	metalen--;
 	if (arglen > BLOB_STR_MAX || sourcelen > BLOB_STR_MAX ||
-	    hlen > BLOB_STR_MAX || info->id.len > BUILDID_MAX ||
+	    metalen > BLOB_STR_MAX || info->id.len > BUILDID_MAX ||
 	    cache_kind_name(info->kind) == NULL)
 		return NULL;
 	memset(&h, 0, sizeof(h));
@@ -206,12 +244,13 @@ blob_encode(const struct blob_info *info, int64_t now, size_t *len)
 	h.atime = now;
 	h.arglen = (uint32_t)arglen;
 	h.sourcelen = (uint32_t)sourcelen;
-	h.headerslen = (uint32_t)hlen;
+	h.metalen = (uint32_t)metalen;
 	h.kind = (uint8_t)info->kind;
 	h.idlen = info->id.len;
 	memcpy(h.id, info->id.bytes, info->id.len);
 	h.flags = info->uploaded ? BLOB_F_UPLOADED : 0;
-	*len = sizeof(h) + arglen + sourcelen + hlen + 3;
+	h.version = BLOB_VERSION;
+	*len = sizeof(h) + arglen + sourcelen + metalen + 3;
 	if ((buf = malloc(*len)) == NULL)
 		return NULL;
 	memcpy(buf, &h, sizeof(h));
@@ -220,40 +259,8 @@ blob_encode(const struct blob_info *info, int64_t now, size_t *len)
 	p += arglen + 1;
 	memcpy(p, source, sourcelen + 1);
 	p += sourcelen + 1;
-	memcpy(p, headers, hlen);
-	p[hlen] = '\0';
+	cache_meta_copy(&copy, &info->meta, (char *)p);
 	return buf;
-}
-
-/*
- * The value of header name among the "Name: value\r\n" lines of
- * headers[0..len) into out: 1, or 0 when it is not there or too long.
- */
-static int
-header_value(const char *headers, size_t len, const char *name, char *out,
-    size_t outlen)
-{
-	size_t n = strlen(name), vlen;
-	const char *p = headers, *end = headers + len, *eol, *v;
-
-	for (; p < end; p = eol + 1) {
-		if ((eol = memchr(p, '\n', (size_t)(end - p))) == NULL)
-			eol = end;
-		if ((size_t)(eol - p) <= n || strncasecmp(p, name, n) != 0 ||
-		    p[n] != ':')
-			continue;
-		for (v = p + n + 1; v < eol && (*v == ' ' || *v == '\t'); v++)
-			;
-		vlen = (size_t)(eol - v);
-		while (vlen > 0 && (v[vlen - 1] == '\r' || v[vlen - 1] == ' '))
-			vlen--;
-		if (vlen >= outlen)
-			return 0;
-		memcpy(out, v, vlen);
-		out[vlen] = '\0';
-		return 1;
-	}
-	return 0;
 }
 
 /* Drop the LRU key of the entry of hash, decoded as h. */
@@ -290,23 +297,20 @@ paths_del(struct index_batch *b, const struct blob_hdr *h)
 }
 
 /*
- * Record in the path index the X-DEBUGINFOD-FILE (and -ARCHIVE) that an
- * upstream answered info with; nothing for other answers.
+ * Record in the path index the file (and archive) that an upstream
+ * answered info with; nothing for other answers.
  */
 static int
 paths_put(struct index_batch *b, const struct blob_info *info)
 {
-	char file[PATH_MAX], archive[PATH_MAX];
-	struct pathidx_entry e = { file, archive, elf_kind_of(info->kind),
-		info->id, PATHIDX_UPSTREAM };
+	struct pathidx_entry e = { info->meta.file, info->meta.archive,
+		elf_kind_of(info->kind), info->id, PATHIDX_UPSTREAM };
 
-	if (!info->upstream || e.kinds == 0 ||
-	    !header_value(info->headers, info->headers_len, "X-DEBUGINFOD-FILE",
-		file, sizeof(file)))
+	if (!info->upstream || e.kinds == 0 || e.path == NULL ||
+	    e.path[0] == '\0')
 		return 0;
-	if (!header_value(info->headers, info->headers_len,
-		"X-DEBUGINFOD-ARCHIVE", archive, sizeof(archive)))
-		archive[0] = '\0';
+	if (e.archive == NULL)
+		e.archive = "";
 	return pathidx_put(b, &e);
 }
 
@@ -855,8 +859,9 @@ rename_in(const char *from, char *to)
 }
 
 /*
- * The counter that remembers, as wall-clock ns, the last purge of id, or
- * (id NULL) the last purge not of one id (by source, or of everything).
+ * The counter that remembers, as wall-clock ns (blob_purge's now_ns), the
+ * last purge of id, or (id NULL) the last purge not of one id (by source,
+ * or of everything).
  */
 static void
 purge_stamp(const struct buildid *id, char out[PURGE_STAMP_MAX])
@@ -1157,7 +1162,7 @@ blob_unpin(struct blobstore *bs, const struct cache_key *k)
  * measured once, before the first; what the total fell by since then is
  * taken as freed on disk too, as it was when one transaction did it all.
  */
-struct evict {
+struct blob_evict_sweep {
 	struct blobstore *bs;
 	struct index_batch *b;
 	uint64_t avail, total; /* the file system's, before the sweep */
@@ -1174,7 +1179,7 @@ struct evict {
 static int
 evict_cb(const struct index_rec *r, void *arg)
 {
-	struct evict *ev = arg;
+	struct blob_evict_sweep *ev = arg;
 	uint8_t hash[CACHE_KEY_LEN];
 	struct blob_hdr h;
 	int rc;
@@ -1208,7 +1213,7 @@ evict_cb(const struct index_rec *r, void *arg)
 static unsigned
 evict_step(struct index_batch *b, unsigned limit, uint64_t *counted, void *arg)
 {
-	struct evict *ev = arg;
+	struct blob_evict_sweep *ev = arg;
 	uint64_t cur, avail;
 
 	ev->b = b;
@@ -1247,7 +1252,7 @@ static int
 evict(struct blobstore *bs, uint64_t room, uint64_t *entries, uint64_t *bytes,
     char *err, size_t errlen)
 {
-	struct evict ev;
+	struct blob_evict_sweep ev;
 	struct statvfs vfs;
 	uint64_t n[2];
 	int rc;
@@ -1299,11 +1304,12 @@ blob_tmp_add(struct blobstore *bs, uint64_t plus, uint64_t minus)
 
 /* ---------------------------------------------------------------- purge */
 
-struct purge {
+struct blob_purge_sweep {
 	struct blobstore *bs;
 	struct index_batch *b;
 	const struct buildid *id;
 	const char *source;
+	int64_t now_ns; /* the purge's stamp */
 	int stamped; /* its purge_stamp is written */
 	uint64_t n, bytes, upload_bytes; /* removed by this step */
 	unsigned left; /* deletions left to this step */
@@ -1315,7 +1321,7 @@ struct purge {
 static int
 purge_cb(const struct index_rec *r, void *arg)
 {
-	struct purge *p = arg;
+	struct blob_purge_sweep *p = arg;
 	struct blob_info info;
 	struct blob_hdr h;
 	uint8_t hash[CACHE_KEY_LEN];
@@ -1355,13 +1361,13 @@ purge_cb(const struct index_rec *r, void *arg)
 static unsigned
 purge_step(struct index_batch *b, unsigned limit, uint64_t *counted, void *arg)
 {
-	struct purge *p = arg;
+	struct blob_purge_sweep *p = arg;
 	char stamp[PURGE_STAMP_MAX];
 	uint64_t total;
 
 	if (!p->stamped) {
 		purge_stamp(p->id, stamp);
-		index_batch_set_counter(b, stamp, (uint64_t)cache_wall_ns());
+		index_batch_set_counter(b, stamp, (uint64_t)p->now_ns);
 		p->stamped = 1;
 	}
 	p->b = b;
@@ -1377,9 +1383,12 @@ purge_step(struct index_batch *b, unsigned limit, uint64_t *counted, void *arg)
 
 int
 blob_purge(struct blobstore *bs, const struct buildid *id, const char *source,
-    uint64_t *n, char *err, size_t errlen)
+    int64_t now_ns, uint64_t *n, char *err, size_t errlen)
 {
-	struct purge p = { bs, NULL, id, source, 0, 0, 0, 0, 0, 0 };
+	struct blob_purge_sweep p = { .bs = bs,
+		.id = id,
+		.source = source,
+		.now_ns = now_ns };
 
 	if (index_sweep(bs->idx, purge_step, &p, n, 1, err, errlen) == -1)
 		return -1;

@@ -28,6 +28,7 @@
 #include <stdint.h>
 
 #include "cache/key.h"
+#include "cache/meta.h"
 
 struct index;
 struct index_reader;
@@ -55,13 +56,13 @@ struct blob_info {
 	struct buildid id;
 	enum cache_kind kind;
 	const char *arg; /* "" or section name / source path */
-	const char *source; /* where it came from (upstream URL), may be "" */
-	const char
-	    *headers; /* "Name: value\r\n"... lines to replay, may be "" */
-	size_t headers_len;
+	/* Where it came from (an upstream's URL, a package...); may be "". */
+	const char *source;
+	/* What the answer said of its file (blob_publish: NULL strings ""). */
+	struct cache_meta meta;
 	/*
-	 * blob_publish: an upstream's answer, whose X-DEBUGINFOD-FILE goes
-	 * in the path index (cache/pathindex.h).  Not stored.
+	 * blob_publish: an upstream's answer, whose meta.file (and archive)
+	 * go in the path index (cache/pathindex.h).  Not stored.
 	 */
 	int upstream;
 	/* blob_publish: not for the sink (it came from there).  Not stored. */
@@ -73,9 +74,10 @@ struct blob_info {
 	 */
 	int uploaded;
 	/*
-	 * blob_publish: when the fill began (flight_begun, cache_wall_ns);
-	 * a purge of its id, or one not of a single id, since then drops
-	 * it.  0: no such check (an upload).  Not stored.
+	 * blob_publish: when the fill began (flight_begun), on the clock
+	 * of blob_purge's now_ns; a purge of its id, or one not of a
+	 * single id, since then drops it.  0: no such check (an upload).
+	 * Not stored.
 	 */
 	int64_t begun;
 };
@@ -85,7 +87,11 @@ struct blob_info {
 
 /*
  * The stored entry, in host byte order: this header, then arg, source and
- * headers, each with a NUL after it.
+ * the meta area, each with a NUL after it.  The meta area of a version 1
+ * entry is meta.file, meta.archive and meta.imasig, each with a NUL, then
+ * meta.extra; of a version 0 entry (written by older programs), the
+ * "Name: value\r\n" lines of the answer's X-DEBUGINFOD-* headers, which
+ * read back as meta.extra (blob_decode).
  */
 struct blob_hdr {
 	uint64_t size;
@@ -94,20 +100,27 @@ struct blob_hdr {
 	int64_t atime;
 	uint32_t arglen;
 	uint32_t sourcelen;
-	uint32_t headerslen;
+	uint32_t metalen;
 	uint8_t kind; /* enum cache_kind */
 	uint8_t idlen;
 	uint8_t id[BUILDID_MAX];
 	uint8_t flags; /* BLOB_F_*; in what was padding, 0 in older entries */
+	uint8_t version; /* BLOB_VERSION; in what was padding, 0 in older */
 };
 #define BLOB_F_UPLOADED 1
+/* The layout blob_publish writes; blob_decode reads it and version 0. */
+#define BLOB_VERSION 1
 
 /*
  * Decode a stored entry as read from the index into *h and, when info is
  * not NULL, *info (whose strings then point into the record).  -1 when it
  * is damaged: a key that is not CACHE_KEY_LEN long, a length that does not
- * add up to the record's size, a string without its NUL, an unknown kind,
- * an id too long.  r may be anything; nothing outside it is read.
+ * add up to the record's size, a string without its NUL, an unknown kind
+ * or version, an id too long.  r may be anything; nothing outside it is
+ * read.  This is the one place older entries are read: a version 0
+ * entry's header lines come back as info->meta.extra, with file, archive
+ * and imasig "" (they are replayed as they were; its path index entry was
+ * made when it was published).
  */
 int blob_decode(const struct index_rec *r, struct blob_hdr *h,
     struct blob_info *info);
@@ -160,7 +173,7 @@ int blob_upload_tmp_new(struct blobstore *bs, char *path, size_t pathlen,
 /*
  * On a worker thread: fsync the temp file, rename it into blobs/, write the
  * entry (replacing an older one for k, fixing the byte total), record an
- * upstream's X-DEBUGINFOD-FILE in the path index (cache/pathindex.h: an
+ * upstream answer's meta.file in the path index (cache/pathindex.h: an
  * entry's paths leave with it, evicted or purged), delete any negative
  * entry for k, all so that a crash at any point leaves either no
  * entry or a complete one (rename before the index commit; recovery deletes
@@ -242,13 +255,14 @@ void blob_tmp_add(struct blobstore *bs, uint64_t plus, uint64_t minus);
 /*
  * Delete entries (and files) matching: id NULL = any id; source NULL = any
  * source (exact string match otherwise).  *n = entries removed.  The purge
- * is remembered with the wall-clock time it began, by id, or as one not of
- * a single id: a fill begun before it and published after it is dropped
- * too (blob_info.begun), since a client may have had its bytes before the
+ * is remembered with now_ns, the wall-clock ns it began (shared by every
+ * process that uses the index), by id, or as one not of a single id: a
+ * fill begun before it and published after it is dropped too
+ * (blob_info.begun), since a client may have had its bytes before the
  * fill's entry was written.
  */
 int blob_purge(struct blobstore *bs, const struct buildid *id,
-    const char *source, uint64_t *n, char *err, size_t errlen);
+    const char *source, int64_t now_ns, uint64_t *n, char *err, size_t errlen);
 
 struct blob_stats {
 	uint64_t entries, bytes, negatives, evictions, evicted_bytes;

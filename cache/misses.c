@@ -124,7 +124,7 @@ miss_record(struct index *idx, const struct miss_event *ev, size_t n, char *err,
 	return index_batch_commit(b, err, errlen);
 }
 
-struct evict {
+struct miss_evict_sweep {
 	struct index_batch *b;
 	uint64_t max;
 	uint64_t excess; /* ids over the bound */
@@ -139,7 +139,7 @@ struct evict {
 static int
 evict_cb(const struct index_rec *r, void *arg)
 {
-	struct evict *e = arg;
+	struct miss_evict_sweep *e = arg;
 	struct index_rec cur;
 	struct miss_rec mr;
 	uint8_t id[BUILDID_MAX], rk[RANKKEY_LEN];
@@ -179,7 +179,7 @@ evict_cb(const struct index_rec *r, void *arg)
 static unsigned
 evict_step(struct index_batch *b, unsigned limit, uint64_t *counted, void *arg)
 {
-	struct evict *e = arg;
+	struct miss_evict_sweep *e = arg;
 	uint64_t count;
 
 	e->b = b;
@@ -198,7 +198,7 @@ int
 miss_evict(struct index *idx, uint64_t max, uint64_t *n, char *err,
     size_t errlen)
 {
-	struct evict e = { NULL, max, 0, 0, 0 };
+	struct miss_evict_sweep e = { NULL, max, 0, 0, 0 };
 
 	return index_sweep(idx, evict_step, &e, n, 1, err, errlen);
 }
@@ -325,7 +325,7 @@ miss_count(struct index_reader *rd, uint64_t *n)
 	return index_count(rd, INDEX_MISSES, n);
 }
 
-struct walk {
+struct miss_walk_state {
 	struct index_reader *rd;
 	miss_cb cb;
 	void *arg;
@@ -335,7 +335,7 @@ struct walk {
 static int
 walk_cb(const struct index_rec *r, void *arg)
 {
-	struct walk *w = arg;
+	struct miss_walk_state *w = arg;
 	struct index_rec cur;
 	struct miss_rec mr;
 	struct miss_info mi;
@@ -364,7 +364,7 @@ walk_cb(const struct index_rec *r, void *arg)
 int
 miss_walk(struct index_reader *rd, miss_cb cb, void *arg)
 {
-	struct walk w = { rd, cb, arg };
+	struct miss_walk_state w = { rd, cb, arg };
 
 	return index_walk_back(rd, INDEX_MISS_RANK, walk_cb, &w);
 }

@@ -224,27 +224,21 @@ pkgidx_find_source(struct index_reader *rd, const struct buildid *id,
 }
 
 struct local_find {
-	struct index_reader *rd;
 	const struct buildid *id;
 	const char *path;
 	int (*cb)(const struct pkg_rec *r, void *arg);
 	void *arg;
 };
 
-/* A local file's record of lf->path whose file still has that id. */
+/* A local file's record of lf->path for lf->id. */
 static int
 local_cb(const struct index_rec *r, void *arg)
 {
 	struct local_find *lf = arg;
-	struct index_file f;
 	struct pkg_rec m;
 
 	if (pkgidx_member_decode(r, &m) == -1 || m.kinds != PKG_REC_LOCAL ||
 	    strcmp(m.member, lf->path) != 0 || !buildid_equal(&m.id, lf->id))
-		return 0;
-	if (index_get_file(lf->rd, m.package, &f) != 0 ||
-	    !buildid_equal(&f.id, lf->id) ||
-	    (f.kinds & ELF_KIND_DEBUGINFO) == 0)
 		return 0;
 	return lf->cb(&m, lf->arg);
 }
@@ -253,7 +247,7 @@ int
 pkgidx_find_local_source(struct index_reader *rd, const struct buildid *id,
     const char *path, int (*cb)(const struct pkg_rec *r, void *arg), void *arg)
 {
-	struct local_find lf = { rd, id, path, cb, arg };
+	struct local_find lf = { id, path, cb, arg };
 	uint8_t prefix[CACHE_KEY_LEN];
 
 	rec_key(id, PKG_REC_LOCAL, path, prefix);

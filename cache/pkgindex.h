@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cache/filerec.h"
 #include "cache/index.h"
 #include "indexer/buildid.h"
 #include "indexer/elf.h"
@@ -79,10 +80,10 @@ int pkgidx_del_local_sources(struct index_batch *b, const char *file);
 
 /*
  * Call cb for each local file of build-id id whose DWARF names the source
- * file path (canonical), r->package being the local file and r->member
- * path, until cb returns non-zero; a record whose file's index record no
- * longer says id (a file changed since) is passed by.  Same returns as
- * pkgidx_find.
+ * file path (canonical), as it was recorded: r->package being the local
+ * file and r->member path, until cb returns non-zero.  Whether that file's
+ * record (cache/files.h) still says id is the caller's to check.  Same
+ * returns as pkgidx_find.
  */
 int pkgidx_find_local_source(struct index_reader *rd, const struct buildid *id,
     const char *path, int (*cb)(const struct pkg_rec *r, void *arg), void *arg);

@@ -11,10 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "daemon/clock.h"
 #include "daemon/json.h"
 #include "fetchers/admin.h"
 
@@ -179,15 +179,6 @@ print_scan(FILE *fp, const struct admin_answer *a)
 	    member_u64(a, "members"));
 }
 
-static int64_t
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The reason of an admin answer that is not a success, for a person. */
 static const char *
 refusal(const struct admin_answer *a, char *buf, size_t len)
@@ -217,7 +208,7 @@ cmd_rescan(struct cli *c)
 	char base[4096], err[512], why[512];
 	uint64_t n, done = 0;
 	unsigned long wait = RESCAN_WAIT_DEFAULT;
-	int64_t t0 = now_ms(), deadline;
+	int64_t t0 = clock_mono_ns() / 1000000, deadline;
 	char *end;
 
 	if (c->wait != NULL) {
@@ -270,7 +261,7 @@ cmd_rescan(struct cli *c)
 		if ((done = member_u64(&a, "done")) >= n)
 			break;
 		admin_answer_free(&a);
-		if (now_ms() >= deadline) {
+		if (clock_mono_ns() / 1000000 >= deadline) {
 			fprintf(stderr,
 			    "dbgmirror: rescan: the scan did not finish within "
 			    "%lus (--wait); it goes on in the daemon\n",

@@ -792,6 +792,7 @@ int
 main(int argc, char **argv)
 {
 	struct cli c;
+	char msg[512];
 	int rc;
 
 	memset(&c, 0, sizeof(c));
@@ -803,7 +804,9 @@ main(int argc, char **argv)
 		fprintf(stderr, "dbgmirror: libelf: version mismatch\n");
 		return 1;
 	}
-	clock_init();
+	/* A test clock that cannot be used is said; one that can is not. */
+	if (clock_init(msg, sizeof(msg)) == -1)
+		fprintf(stderr, "dbgmirror: %s\n", msg);
 	rc = run(&c, argc, argv);
 	config_free(&c.cfg);
 	return rc;

@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/clock.h"
 #include "fetchers/batch.h"
 #include "indexer/buildid.h"
 #include "indexer/core.h"
@@ -362,13 +363,11 @@ static void
 tick_cb(void *arg)
 {
 	struct prefetch *pf = arg;
-	struct timespec ts;
 	int64_t now;
 
 	if (!pf->tty)
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	now = clock_mono_ns();
 	if (now - pf->drawn_ns < BAR_EVERY_NS && pf->done < pf->nasks)
 		return;
 	pf->drawn_ns = now;

@@ -807,9 +807,11 @@ cmd_purge(struct cli *c, struct index *idx)
 		return 1;
 	}
 	if (hex != NULL)
-		rc = blob_purge(bs, &id, NULL, &blobs, err, sizeof(err));
+		rc = blob_purge(bs, &id, NULL, clock_stamp_ns(), &blobs, err,
+		    sizeof(err));
 	else if (c->upstream != NULL)
-		rc = blob_purge(bs, NULL, url, &blobs, err, sizeof(err));
+		rc = blob_purge(bs, NULL, url, clock_stamp_ns(), &blobs, err,
+		    sizeof(err));
 	if (rc == 0 && (hex != NULL || c->negative))
 		rc = neg_purge(idx, hex != NULL ? &id : NULL, &negs, err,
 		    sizeof(err));

@@ -65,7 +65,7 @@ http_sockaddr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
 void
 http_thread_clock(struct http_thread *t)
 {
-	time_t now = time(NULL);
+	time_t now = (time_t)clock_now();
 
 	if (now == t->clock_sec)
 		return;
@@ -809,8 +809,9 @@ conn_send_file(struct conn *c, int fd, uint64_t offset,
 		head += 3 * strlen(art->file);
 	if (art->archive != NULL)
 		head += 3 * strlen(art->archive);
-	/* Replayed header lines (upstream's, a package member's) as they are. */
-	head += art->extra_len;
+	/* A source's X-DEBUGINFOD-* values (upstream's, a package's). */
+	if (art->meta != NULL)
+		head += response_meta_len(art->meta);
 	if (head_begin(c, &hb, plan.status, head, why + 1) == -1) {
 		close(fd);
 		send_bare(c, 503);

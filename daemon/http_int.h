@@ -54,7 +54,7 @@ struct http_thread {
 	void *state; /* the handler's */
 	struct conn *conns;
 	int stopping;
-	time_t stop_deadline;
+	int64_t stop_deadline; /* clock_mono_ns() */
 	time_t clock_sec; /* the second the cached strings below are for */
 	char date[HTTPDATE_LEN];
 	char logtime[HTTPDATE_ISO_LEN];

@@ -7,6 +7,8 @@
 
 #include <string.h>
 
+#include "daemon/clock.h"
+
 static const char days[7][4] = { "Sun", "Mon", "Tue", "Wed", "Thu", "Fri",
 	"Sat" };
 static const char months[12][4] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun",
@@ -131,7 +133,7 @@ expect(const char **p, const char *end, const char *s)
 static int
 rfc850_year(int yy)
 {
-	time_t now = time(NULL);
+	time_t now = (time_t)clock_now();
 	struct tm tm;
 	int cur, year;
 

@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/clock.h"
+
 #define LINE_MAX_LEN 2048
 /* "2024-01-02T03:04:05.678Z" is 24; room for any year the compiler fears. */
 #define TIME_LEN 64
@@ -141,16 +143,16 @@ vlog(char prio, const char *tag, int with_errno, const char *fmt, va_list ap)
 {
 	char line[LINE_MAX_LEN], now[TIME_LEN + 1];
 	int saved = errno;
-	struct timespec ts;
+	int64_t ns = clock_now_ns();
+	time_t sec = (time_t)(ns / 1000000000);
 	struct tm tm;
 	size_t len, prefix;
 	int n;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
+	gmtime_r(&sec, &tm);
 	snprintf(now, sizeof(now), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
 	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-	    tm.tm_sec, ts.tv_nsec / 1000000);
+	    tm.tm_sec, (long)(ns % 1000000000 / 1000000));
 	if (log_to_journal)
 		n = snprintf(line, sizeof(line), "<%c>%s", prio, tag);
 	else

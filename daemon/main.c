@@ -72,6 +72,7 @@
 
 #include "cache/blobstore.h"
 #include "cache/flight.h"
+#include "cache/files.h"
 #include "cache/index.h"
 #include "cache/misses.h"
 #include "cache/negative.h"
@@ -120,7 +121,7 @@ struct daemon {
 	char via_token[40]; /* this process's name in Via headers */
 	struct producers *prod;
 	struct upstreams *upstreams;
-	struct objstore *objstore; /* NULL: no store */
+	struct objstore *objstore; /* NULL: no object store */
 	struct passes *passes;
 	struct repos *repos; /* remote repositories */
 	char **pkg_roots; /* scan-packages and the repository package cache */
@@ -1114,13 +1115,16 @@ main(int argc, char **argv)
 	char path[PATH_MAX], err[512];
 	uid_t uid = 0;
 	gid_t gid = 0;
-	int drop;
+	int drop, rc;
 	size_t i;
 
 	memset(&d, 0, sizeof(d));
 	signal(SIGPIPE, SIG_IGN);
 	configure(&d, argc, argv);
-	clock_init();
+	if ((rc = clock_init(err, sizeof(err))) == 1)
+		log_info("%s", err);
+	else if (rc == -1)
+		log_warnx("%s", err);
 	raise_nofile(&d.cfg);
 
 	/*
@@ -1172,7 +1176,8 @@ main(int argc, char **argv)
 	    blobstore_recover(d.bs, &rec, err, sizeof(err)) == -1)
 		fatalx("%s", err);
 	recovered(&d.cfg, &rec);
-	if ((d.ft = flight_table_new(d.cfg.max_fills, clock_mono_ns)) == NULL)
+	if ((d.ft = flight_table_new(d.cfg.max_fills, clock_mono_ns,
+		 clock_stamp_ns)) == NULL)
 		fatalx("out of memory");
 	metrics_init();
 	metrics_set_gauges(gauges, &d);

@@ -247,7 +247,7 @@ metrics_init(void)
 	metrics_free();
 	gauges_fn = NULL;
 	gauges_arg = NULL;
-	start_time = time(NULL);
+	start_time = (time_t)clock_now();
 }
 
 /* This thread's ring, made on its first request; NULL when out of memory. */

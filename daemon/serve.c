@@ -106,7 +106,7 @@ class_allowed(struct conn *c, struct serve *srv, enum access_class cls)
 	return 0;
 }
 
-struct purge {
+struct serve_purge {
 	struct conn *c;
 	struct serve *srv;
 	char query[ROUTE_PATH_MAX + 1];
@@ -117,7 +117,7 @@ struct purge {
 static void
 purge_work(void *arg)
 {
-	struct purge *p = arg;
+	struct serve_purge *p = arg;
 	struct buildid id;
 	const char *why = NULL;
 	char err[256], url[ROUTE_PATH_MAX + 1], *val;
@@ -145,8 +145,8 @@ purge_work(void *arg)
 			snprintf(p->text, sizeof(p->text), "bad id: %s", why);
 			return;
 		}
-		rc = blob_purge(p->srv->d.bs, &id, NULL, &blobs, err,
-		    sizeof(err));
+		rc = blob_purge(p->srv->d.bs, &id, NULL, clock_stamp_ns(),
+		    &blobs, err, sizeof(err));
 		if (rc == 0)
 			rc = neg_purge(p->srv->d.idx, &id, &negs, err,
 			    sizeof(err));
@@ -156,8 +156,8 @@ purge_work(void *arg)
 			    sizeof(err));
 	} else if (strcmp(p->query, "upstream") == 0 && val != NULL) {
 		config_url_public(val, url, sizeof(url));
-		rc = blob_purge(p->srv->d.bs, NULL, url, &blobs, err,
-		    sizeof(err));
+		rc = blob_purge(p->srv->d.bs, NULL, url, clock_stamp_ns(),
+		    &blobs, err, sizeof(err));
 	} else {
 		p->status = 400;
 		snprintf(p->text, sizeof(p->text),
@@ -178,7 +178,7 @@ purge_work(void *arg)
 static void
 purge_done(void *arg)
 {
-	struct purge *p = arg;
+	struct serve_purge *p = arg;
 
 	conn_set_result(p->c, p->status == 200 ? "PURGE" : "ERROR", "-");
 	if (p->status == 200)
@@ -208,7 +208,7 @@ admin_allowed(struct conn *c, struct serve *srv, enum request_method method)
 static void
 purge_start(struct conn *c, struct serve *srv, const struct route *rt)
 {
-	struct purge *p;
+	struct serve_purge *p;
 
 	/*
 	 * An action, never a GET: a redirect, a crawler or a browser page
@@ -232,7 +232,7 @@ purge_start(struct conn *c, struct serve *srv, const struct route *rt)
 }
 
 /* A report of the missing ids, read on a worker. */
-struct report {
+struct serve_report {
 	struct conn *c;
 	struct serve *srv;
 	struct misses_query q;
@@ -282,7 +282,7 @@ report_query(char *query, struct misses_query *q, const char **why)
 static void
 report_work(void *arg)
 {
-	struct report *r = arg;
+	struct serve_report *r = arg;
 	struct index_reader *rd;
 
 	if ((rd = index_reader_new(r->srv->d.idx)) == NULL)
@@ -297,7 +297,7 @@ report_work(void *arg)
 static void
 report_done(void *arg)
 {
-	struct report *r = arg;
+	struct serve_report *r = arg;
 
 	conn_set_result(r->c, r->text != NULL ? "REPORT" : "ERROR", "-");
 	if (r->text == NULL)
@@ -319,7 +319,7 @@ static void
 report_start(struct conn *c, struct serve *srv, struct route *rt)
 {
 	const char *why = NULL;
-	struct report *r;
+	struct serve_report *r;
 
 	if (!admin_allowed(c, srv, METHOD_GET))
 		return;
@@ -495,8 +495,7 @@ artifact_answer(void *arg, const struct resolve_answer *a)
 	art.mtime = (time_t)a->mtime;
 	response_etag(&art, a->etag_size, a->etag_mtime_ns, a->offset);
 	art.file = a->file;
-	art.extra = a->extra;
-	art.extra_len = a->extra_len;
+	art.meta = a->meta;
 	art.cache = answer_label(a->result);
 	art.max_age = a->max_age;
 	if (a->kind == RESOLVE_STREAM)

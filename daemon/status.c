@@ -828,7 +828,7 @@ status_render(const struct status_deps *sd, size_t *len)
 	struct metrics_gauges g;
 	char *buf = NULL;
 	size_t size = 0;
-	int64_t started = metrics_start_time(), now = (int64_t)time(NULL);
+	int64_t started = metrics_start_time(), now = clock_now();
 	FILE *fp;
 	int failed;
 

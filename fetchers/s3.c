@@ -11,7 +11,7 @@
  * initiate (POST ?uploads=), each part (PUT ?partNumber=N&uploadId=U, the
  * part's ETag kept), complete (POST ?uploadId=U with the list); a failure
  * on the way aborts it (DELETE ?uploadId=U) so that no parts linger.
- * store_plan sizes the parts within S3's limits.  A purge is a chain too:
+ * s3_plan sizes the parts within S3's limits.  A purge is a chain too:
  * a page of the listing (GET ?list-type=2, at most 1000 keys), a
  * DeleteObjects of those keys (POST ?delete=), the next page by its
  * continuation token, until the listing is not truncated.  A store may
@@ -90,7 +90,7 @@ struct s3_req {
 	char upload_id[512]; /* escaped */
 	char **etags; /* per part */
 	unsigned parts, part; /* part counts from 1 */
-	uint64_t part_size; /* store_plan's */
+	uint64_t part_size; /* s3_plan's */
 	char *body; /* the complete request's */
 	char *reply; /* NUL-terminated */
 	size_t replylen, replymax;

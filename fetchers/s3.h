@@ -8,7 +8,7 @@
  * the credentials check are transfers of their own on the same loop, and
  * count in that breaker too.  An upload of part_size bytes or more (and of
  * anything over 5 GiB, the largest single PUT) goes in parts (multipart
- * upload), one part at a time, as store_plan says.
+ * upload), one part at a time, as s3_plan says.
  *
  * Object names are keys without a leading '/', made only of unreserved
  * characters and '/', so that what libcurl 7.88 signs (the path as given,
@@ -17,7 +17,7 @@
  * does not add itself.  Uploads give their length: radosgw refuses
  * chunked ones.
  *
- * Everything runs on the thread of the event base given to store_new.
+ * Everything runs on the thread of the event base given to s3_new.
  */
 #ifndef FETCHERS_S3_H
 #define FETCHERS_S3_H

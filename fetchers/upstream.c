@@ -27,9 +27,10 @@
  * N bytes are skipped.
  *
  * Breakers count failures in a row per upstream (a 404, a 406 to the
- * X-DEBUGINFOD-MAXSIZE we sent or a good answer resets the count).  An open breaker makes fetches skip the upstream at
- * once; a timer probes "GET /" after the backoff and closes the breaker on
- * any answer below 500.
+ * X-DEBUGINFOD-MAXSIZE we sent or a good answer resets the count).  An
+ * open breaker makes fetches skip the upstream at once; once the backoff
+ * is over by o.now_ns() (looked at every second while it runs) "GET /"
+ * probes it and closes the breaker on any answer below 500.
  *
  * /metadata queries take a path of their own ("metadata queries" below):
  * every enabled upstream asked once, whole bodies kept for the caller.
@@ -52,6 +53,8 @@
 
 #define RETRY_BASE_MS 100
 #define PROBE_TIMEOUT 5
+/* How often an open breaker looks at the clock. */
+#define BREAKER_TICK_NS 1000000000
 
 struct upstream {
 	struct upstream_set *us;
@@ -61,6 +64,7 @@ struct upstream {
 	enum upstream_breaker state;
 	unsigned failures; /* in a row */
 	unsigned backoff; /* seconds, doubling while probes fail */
+	int64_t probe_at; /* o.now_ns() when an open breaker's backoff ends */
 	struct event *probe_timer;
 	CURL *probe;
 	int64_t live_at; /* ns: "GET /" last answered; 0 never */
@@ -167,19 +171,43 @@ err_words(enum upstream_err kind)
 
 static void probe_start(struct upstream *u);
 
+/*
+ * Wake at probe_at by o.now_ns(), looking at that clock at least every
+ * BREAKER_TICK_NS: a clock that moved ahead (a test's: daemon/clock.h)
+ * ends the backoff within a tick.
+ */
+static void
+breaker_wait(struct upstream *u)
+{
+	int64_t left = u->probe_at - u->us->o.now_ns();
+	struct timeval tv;
+
+	if (left > BREAKER_TICK_NS)
+		left = BREAKER_TICK_NS;
+	if (left < 0)
+		left = 0;
+	tv.tv_sec = (time_t)(left / 1000000000);
+	tv.tv_usec = (suseconds_t)(left % 1000000000 / 1000);
+	evtimer_add(u->probe_timer, &tv);
+}
+
 static void
 upstream_probe_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
-	probe_start(arg);
+	struct upstream *u = arg;
+
+	if (u->us->o.now_ns() < u->probe_at)
+		breaker_wait(u);
+	else
+		probe_start(u);
 }
 
 static void
 breaker_open(struct upstream *u, const char *why)
 {
-	struct timeval tv = { (time_t)u->backoff, 0 };
-
+	u->probe_at = u->us->o.now_ns() + (int64_t)u->backoff * 1000000000;
 	breaker_set(u, UPSTREAM_OPEN, why);
-	evtimer_add(u->probe_timer, &tv);
+	breaker_wait(u);
 }
 
 /* Open again after a failed probe, waiting twice as long (bounded). */
@@ -442,8 +470,11 @@ attempt_offer(struct attempt *a)
 	h.mtime = a->head.date[0] != '\0'
 	    ? (int64_t)curl_getdate(a->head.date, NULL)
 	    : -1;
-	h.headers = a->head.keep;
-	h.headers_len = a->head.keeplen;
+	h.file = a->head.file;
+	h.archive = a->head.archive;
+	h.imasig = a->head.imasig;
+	h.extra = a->head.keep;
+	h.extra_len = a->head.keeplen;
 	if (f->sink.accept(f->arg, &h, a->prefix, a->prefixlen) == -1) {
 		a->refused = 1;
 		return 0;

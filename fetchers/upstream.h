@@ -68,8 +68,11 @@ struct upstream_head {
 	const char *url; /* its base URL */
 	uint64_t length; /* body bytes; UINT64_MAX when not announced */
 	int64_t mtime; /* Last-Modified; -1 when none */
-	const char *headers; /* X-DEBUGINFOD-* lines "Name: value\r\n" */
-	size_t headers_len;
+	/* X-DEBUGINFOD-FILE, -ARCHIVE, -IMASIGNATURE values; "": none. */
+	const char *file, *archive, *imasig;
+	/* Its other X-DEBUGINFOD-* lines "Name: value\r\n", to replay. */
+	const char *extra;
+	size_t extra_len;
 };
 
 struct upstream_sink {

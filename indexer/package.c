@@ -45,7 +45,6 @@
  */
 #include "indexer/package.h"
 
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
@@ -805,29 +804,6 @@ pkg_reader_next(struct pkg_reader *r, struct archive_entry **e, char *err,
 	return 0;
 }
 
-int
-pkg_pwrite(int fd, const void *buf, size_t len, uint64_t off)
-{
-	const char *p = buf;
-	ssize_t n;
-
-	while (len > 0) {
-		if (off > (uint64_t)INT64_MAX - len) {
-			errno = EFBIG;
-			return -1;
-		}
-		n = pwrite(fd, p, len, (off_t)off);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
-	}
-	return 0;
-}
-
 /*
  * Take the ELF magic from a block at off.  Blocks come in order but may
  * leave holes (sparse members), and a hole reads as zeros: not ELF.
@@ -893,11 +869,11 @@ sink_make_room(struct sink *s, size_t size)
 static int
 sink_write(struct sink *s, const void *buf, size_t size, uint64_t off)
 {
-	if (pkg_pwrite(s->fd, buf, size, off) == 0)
+	if (file_pwrite(s->fd, buf, size, off) == 0)
 		return 0;
 	if (errno != ENOSPC || !sink_make_room(s, size))
 		return -1;
-	return pkg_pwrite(s->fd, buf, size, off);
+	return file_pwrite(s->fd, buf, size, off);
 }
 
 /*
@@ -956,38 +932,6 @@ read_data(struct pkg_reader *r, struct sink *s, char *err, size_t errlen)
 	return 0;
 }
 
-int
-pkg_tmp_open(const char *tmpdir, char *err, size_t errlen)
-{
-	char name[PATH_MAX];
-	int fd;
-
-	if (tmpdir == NULL) {
-		if ((fd = memfd_create("dbgmirror-member", MFD_CLOEXEC)) == -1)
-			snprintf(err, errlen, "memfd_create: %s",
-			    strerror(errno));
-		return fd;
-	}
-	fd = open(tmpdir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd != -1 || (errno != EOPNOTSUPP && errno != EISDIR)) {
-		if (fd == -1)
-			snprintf(err, errlen, "%s: %s", tmpdir,
-			    strerror(errno));
-		return fd;
-	}
-	if (snprintf(name, sizeof(name), "%s/pkg-member.XXXXXX", tmpdir) >=
-	    (int)sizeof(name)) {
-		snprintf(err, errlen, "tmpdir path too long");
-		return -1;
-	}
-	if ((fd = mkostemp(name, O_CLOEXEC)) == -1) {
-		snprintf(err, errlen, "%s: %s", tmpdir, strerror(errno));
-		return -1;
-	}
-	unlink(name);
-	return fd;
-}
-
 /* Entry name of e, or NULL when libarchive has none it can give. */
 static const char *
 entry_name(struct archive_entry *e)
@@ -1027,7 +971,7 @@ part_copy(struct pkg_reader *r, struct xzdec *d, uint64_t base, uint64_t from,
 				    "xz: the stream ends early");
 			return -1;
 		}
-		if (pkg_pwrite(fd, r->part_buf, (size_t)n, from) == -1) {
+		if (file_pwrite(fd, r->part_buf, (size_t)n, from) == -1) {
 			snprintf(err, errlen, "write: %s", strerror(errno));
 			return -1;
 		}
@@ -1228,7 +1172,7 @@ scan_regular(struct pkg_reader *r, struct archive_entry *e,
 	uint64_t size = 0, base = 0;
 	int part = 0, rc;
 
-	if (*tmp == -1 && (*tmp = pkg_tmp_open(tmpdir, err, errlen)) == -1)
+	if (*tmp == -1 && (*tmp = file_tmp_open(tmpdir, err, errlen)) == -1)
 		return -1;
 	if (ftruncate(*tmp, 0) == -1) {
 		snprintf(err, errlen, "ftruncate: %s", strerror(errno));

@@ -324,8 +324,7 @@ rq_send_blob(struct rq *rq, const struct cache_key *k)
 	a.mtime = bi.mtime;
 	a.etag_size = bi.size;
 	a.etag_mtime_ns = bi.mtime * 1000000000;
-	a.extra = bi.headers;
-	a.extra_len = bi.headers_len;
+	a.meta = &bi.meta;
 	a.max_age = HIT_MAX_AGE;
 	rq->cl.ops->on_end(rq->cl.arg, pin_release, pin);
 	/* The answer is taken before the transaction ends: bi points in it. */
@@ -432,7 +431,7 @@ waiter_send(struct waiter *w, const struct flight_view *v, int whole)
 	a.mtime = flight_mtime(w->f);
 	a.etag_size = v->length;
 	a.etag_mtime_ns = flight_mtime(w->f) * 1000000000;
-	a.extra = flight_headers(w->f, &a.extra_len);
+	a.meta = flight_meta(w->f);
 	a.result = w->joined ? METRICS_JOINED : METRICS_MISS;
 	a.max_age = HIT_MAX_AGE;
 	src = flight_source(w->f);

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cache/meta.h"
 #include "resolver/answer.h"
 
 struct blobstore;
@@ -113,9 +114,9 @@ struct resolve_answer {
 	int64_t mtime; /* Last-Modified */
 	int64_t etag_mtime_ns; /* with size and offset, the validator */
 	uint64_t etag_size;
-	const char *file; /* X-DEBUGINFOD-FILE when there is none in extra */
-	const char *extra; /* X-DEBUGINFOD-* header lines, or NULL */
-	size_t extra_len;
+	const char *file; /* a local file's path, for X-DEBUGINFOD-FILE */
+	/* What the file's source said of it, for X-DEBUGINFOD-*; or NULL. */
+	const struct cache_meta *meta;
 	unsigned max_age; /* Cache-Control max-age; 0: none */
 	/* STREAM: bytes of fd that may go out now; -1 when it failed. */
 	int (*avail)(void *arg, uint64_t *n);

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cache/files.h"
 #include "cache/index.h"
 #include "daemon/log.h"
 #include "indexer/elf.h"

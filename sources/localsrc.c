@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cache/files.h"
 #include "cache/index.h"
 #include "cache/pkgindex.h"
 #include "conf/config.h"
@@ -32,13 +33,18 @@ canonical(const char *path)
 	return strcmp(copy, path) == 0;
 }
 
-/* pkgidx_find_local_source()'s callback: one such record is enough. */
+/*
+ * pkgidx_find_local_source()'s callback: one record is enough whose file
+ * is still indexed with the id, as a debug file (not one changed since).
+ */
 static int
 named_cb(const struct pkg_rec *r, void *arg)
 {
-	(void)r;
-	(void)arg;
-	return 1;
+	struct index_reader *rd = arg;
+	struct index_file f;
+
+	return index_get_file(rd, r->package, &f) == 0 &&
+	    buildid_equal(&f.id, &r->id) && (f.kinds & ELF_KIND_DEBUGINFO) != 0;
 }
 
 /* What follows "dir/" in path, when path lies under dir; else NULL. */
@@ -86,7 +92,7 @@ localsrc_named(struct index_reader *rd, const struct buildid *id,
 
 	if (!canonical(path))
 		return 0;
-	if ((rc = pkgidx_find_local_source(rd, id, path, named_cb, NULL)) == -1)
+	if ((rc = pkgidx_find_local_source(rd, id, path, named_cb, rd)) == -1)
 		return -1;
 	return rc == 1;
 }

@@ -91,32 +91,22 @@ pass_member_progress(uint64_t end, void *arg)
 	produce_progress(arg, end);
 }
 
-int
-pass_member_headers(const struct rpmhdr *rh, const char *archive,
-    const char *member, char *buf, size_t len)
+void
+pass_member_meta(const struct rpmhdr *rh, const char *archive,
+    const char *member, char sig[PASS_RPM_SIG_MAX], struct cache_meta *m)
 {
-	char sig[PASS_RPM_SIG_MAX], err[256];
-	int n, m, rc;
+	char err[256];
+	int rc = 0;
 
-	n = snprintf(buf, len,
-	    "X-DEBUGINFOD-ARCHIVE: %s\r\nX-DEBUGINFOD-FILE: %s\r\n", archive,
-	    member);
-	if (n < 0 || (size_t)n >= len)
-		return -1;
-	if (rh == NULL)
-		return n;
-	rc = rpmhdr_ima_signature(rh, member, sig, sizeof(sig), err,
-	    sizeof(err));
-	if (rc == -1)
+	if (rh != NULL &&
+	    (rc = rpmhdr_ima_signature(rh, member, sig, PASS_RPM_SIG_MAX, err,
+		 sizeof(err))) == -1)
 		log_info("%s: %s", archive, err);
-	if (rc == 1) {
-		m = snprintf(buf + n, len - (size_t)n,
-		    "X-DEBUGINFOD-IMASIGNATURE: %s\r\n", sig);
-		if (m < 0 || (size_t)m >= len - (size_t)n)
-			return -1;
-		n += m;
-	}
-	return n;
+	m->file = member;
+	m->archive = archive;
+	m->imasig = rc == 1 ? sig : "";
+	m->extra = NULL;
+	m->extra_len = 0;
 }
 
 /* The RPM header of package when it is an RPM that signs files; or NULL. */
@@ -479,16 +469,13 @@ static int
 pass_open_member(struct pass *p, struct prod *pr)
 {
 	struct pass_want *pw = want_of(pr);
-	char headers[PASS_MEMBER_HEADERS_MAX];
-	int n;
+	char sig[PASS_RPM_SIG_MAX];
+	struct cache_meta meta;
 
 	if (produce_open(pr) == -1)
 		return -1;
-	n = pass_member_headers(p->rh, p->archive, pw->member, headers,
-	    sizeof(headers));
-	if (n < 0 ||
-	    produce_head(pr, pw->size, pw->mtime, headers, (size_t)n,
-		pw->package) == -1) {
+	pass_member_meta(p->rh, p->archive, pw->member, sig, &meta);
+	if (produce_head(pr, pw->size, pw->mtime, &meta, pw->package) == -1) {
 		snprintf(pr->why, sizeof(pr->why), "out of memory");
 		return -1;
 	}

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct cache_meta;
 struct passes;
 struct pool_inbox;
 struct prod;
@@ -46,18 +47,16 @@ int passes_join(struct passes *ps, struct prod *pr);
 /* A package as flight labels show it: its file name. */
 void pass_label(const char *package, char *out, size_t len);
 
-/* An IMA signature in hex, and the header lines of a package member. */
+/* An IMA signature in hex. */
 #define PASS_RPM_SIG_MAX 2048
-#define PASS_MEMBER_HEADERS_MAX (2 * PATH_MAX + PASS_RPM_SIG_MAX + 128)
 
 /*
- * The X-DEBUGINFOD-* lines of a package member: ARCHIVE (as archive shows
- * the package), FILE, and IMASIGNATURE when rh, the package's RPM header
- * (NULL for other packages), signs that file.  Their length, or -1 when
- * they do not fit in len bytes (PASS_MEMBER_HEADERS_MAX always do, for a
- * member name of at most PATH_MAX).
+ * What the answer of a package member says of it (cache/meta.h): its
+ * archive (as archive shows the package), its file (member), and its IMA
+ * signature when rh, the package's RPM header (NULL for other packages),
+ * signs that file, written in sig.  m points at archive, member and sig.
  */
-int pass_member_headers(const struct rpmhdr *rh, const char *archive,
-    const char *member, char *buf, size_t len);
+void pass_member_meta(const struct rpmhdr *rh, const char *archive,
+    const char *member, char sig[PASS_RPM_SIG_MAX], struct cache_meta *m);
 
 #endif /* SOURCES_PASS_H */

@@ -39,6 +39,7 @@
 
 #include "cache/blobstore.h"
 #include "cache/flight.h"
+#include "cache/files.h"
 #include "cache/index.h"
 #include "cache/negative.h"
 #include "cache/pkgindex.h"
@@ -735,11 +736,12 @@ stream_work(void *arg)
 	struct pkg_limits lim = pkg_default_limits;
 	struct pkg_watch watch = { stream_progress, NULL, NULL, st,
 		stream_size };
-	char pkg[64], headers[PASS_MEMBER_HEADERS_MAX];
+	char pkg[64], sig[PASS_RPM_SIG_MAX];
 	char err[256], file[PATH_MAX];
 	const char *base = strrchr(g->path, '/');
 	struct rpmhdr *rh = NULL;
-	int pfd, n;
+	struct cache_meta meta;
+	int pfd, rc;
 
 	st->rc = -1;
 	if ((pfd = stream_open(st)) == -1) {
@@ -763,12 +765,11 @@ stream_work(void *arg)
 	if (rh == NULL ||
 	    rpmhdr_resolve(rh, st->member, file, sizeof(file)) == -1)
 		snprintf(file, sizeof(file), "%s", st->member);
-	n = pass_member_headers(rh, base != NULL ? base + 1 : g->path, file,
-	    headers, sizeof(headers));
+	pass_member_meta(rh, base != NULL ? base + 1 : g->path, file, sig,
+	    &meta);
+	rc = produce_head(p, UINT64_MAX, clock_now(), &meta, g->path);
 	rpmhdr_free(rh);
-	if (n < 0 ||
-	    produce_head(p, UINT64_MAX, clock_now(), headers, (size_t)n,
-		g->path) == -1) {
+	if (rc == -1) {
 		close(pfd);
 		snprintf(st->err, sizeof(st->err), "out of memory");
 		return;

@@ -121,7 +121,7 @@ struct srclist {
 	size_t n, cap, names;
 };
 
-struct item {
+struct scan_item {
 	char *path;
 	struct stat st;
 	int rc; /* of scan_identify */
@@ -164,7 +164,7 @@ struct scan {
 	const struct scan_opts *opts;
 	struct index_reader *rd;
 	struct reach files, pkgs;
-	struct item queue[QUEUE_MAX];
+	struct scan_item queue[QUEUE_MAX];
 	size_t nqueue;
 	struct pkg_item pkgq[PKG_QUEUE_MAX];
 	size_t npkgq;
@@ -375,7 +375,7 @@ alt_open(struct index *idx, const struct buildid *id)
  * with its alt file if indexed; it->alt_missing when that lacked.
  */
 static void
-list_sources(struct scan *s, struct item *it, int fd)
+list_sources(struct scan *s, struct scan_item *it, int fd)
 {
 	int alt_fd, missing = 0;
 	char err[256];
@@ -395,7 +395,7 @@ list_sources(struct scan *s, struct item *it, int fd)
 
 /* Read one queued file; on the scan's thread or a helper. */
 static void
-read_item(struct scan *s, struct item *it)
+read_item(struct scan *s, struct scan_item *it)
 {
 	struct stat st;
 	int fd;
@@ -498,7 +498,7 @@ flush_queue(struct scan *s)
 
 	b = index_batch_begin(s->idx, err, sizeof(err));
 	for (i = 0; i < s->nqueue; i++) {
-		struct item *it = &s->queue[i];
+		struct scan_item *it = &s->queue[i];
 
 		if (it->rc == -1) {
 			s->stats.failed++;
@@ -660,7 +660,7 @@ relist_sources(struct scan *s)
 {
 	struct index_batch *b = NULL;
 	struct index_file rec;
-	struct item it;
+	struct scan_item it;
 	char err[256];
 	size_t i;
 	int fd, rc;
@@ -887,7 +887,7 @@ alt_fetch(struct pkg_read *pr, const struct buildid *id)
 		index_reader_end(rd);
 	}
 	index_reader_free(rd);
-	if (found && (fd = pkg_tmp_open(pr->tmpdir, err, sizeof(err))) != -1 &&
+	if (found && (fd = file_tmp_open(pr->tmpdir, err, sizeof(err))) != -1 &&
 	    pkg_extract(where[0], where[1], fd, pr->lim, err, sizeof(err)) !=
 		0) {
 		log_info("scan: %s: alt file %s of %s: %s", pr->it->path,
@@ -912,7 +912,7 @@ alt_keep(struct pkg_read *pr, const struct pkg_member *m)
 
 	if (pr->nalt == PKG_ALTS_MAX || alt_slot(pr, &m->elf.id) != -1)
 		return;
-	if ((fd = pkg_tmp_open(pr->tmpdir, err, sizeof(err))) == -1) {
+	if ((fd = file_tmp_open(pr->tmpdir, err, sizeof(err))) == -1) {
 		log_info("scan: %s: %s", pr->it->path, err);
 		return;
 	}
@@ -1082,7 +1082,7 @@ read_later(struct pkg_read *pr)
 	if (lost == pr->nlater)
 		return;
 	qsort(pr->later, pr->nlater, sizeof(*pr->later), later_cmp);
-	if ((pr->side.fd = pkg_tmp_open(pr->tmpdir, err, sizeof(err))) == -1 ||
+	if ((pr->side.fd = file_tmp_open(pr->tmpdir, err, sizeof(err))) == -1 ||
 	    pkg_extract_watch(pr->it->path, NULL, -1, pr->lim, &watch, err,
 		sizeof(err)) == -1)
 		log_info("scan: package %s: sources: %s", pr->it->path, err);

@@ -18,6 +18,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "cache/files.h"
 #include "cache/index.h"
 
 struct pool;

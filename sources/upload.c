@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cache/blobstore.h"
+#include "cache/files.h"
 #include "cache/index.h"
 #include "cache/negative.h"
 #include "conf/config.h"

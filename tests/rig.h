@@ -49,6 +49,7 @@
 #include "daemon/metrics.h"
 #include "daemon/pool.h"
 #include "daemon/route.h"
+#include "fetchers/headers.h"
 #include "indexer/elf.h"
 #include "resolver/answer.h"
 #include "resolver/produce.h"
@@ -173,7 +174,7 @@ rig_open(const char *name, const char *const *opts,
 	setenv("DBGMIRROR_TEST_CLOCK", at("clock"), 1);
 	/* Nothing of the environment's own debuginfods. */
 	unsetenv("DEBUGINFOD_URLS");
-	clock_init();
+	clock_init(err, sizeof(err));
 	metrics_init();
 	shell("mkdir -p '%s' '%s'", at("cache/index"), at("uploads"));
 	argv[argc++] = (char *)name;
@@ -210,7 +211,7 @@ rig_open(const char *name, const char *const *opts,
 	rig.inbox = pool_inbox_new(rig.base);
 	rig.tick = event_new(rig.base, -1, EV_PERSIST, rig_tick_cb, NULL);
 	event_add(rig.tick, &(struct timeval){ 0, 20000 });
-	rig.ft = flight_table_new(0, clock_mono_ns);
+	rig.ft = flight_table_new(0, clock_mono_ns, clock_stamp_ns);
 	rig.d.cfg = &rig.cfg;
 	rig.d.idx = rig.idx;
 	rig.d.pool = rig.pool;
@@ -325,8 +326,9 @@ rig_blob_head(const struct cache_key *k, char *source, char *headers,
 	if (rd != NULL && index_reader_begin(rd) == 0) {
 		if ((rc = blob_lookup(rd, k, &bi) == 0)) {
 			snprintf(source, len, "%s", bi.source);
-			snprintf(headers, len, "%.*s", (int)bi.headers_len,
-			    bi.headers);
+			headers[headers_format(headers, len - 1, bi.meta.file,
+			    bi.meta.archive, bi.meta.imasig, bi.meta.extra,
+			    bi.meta.extra_len)] = '\0';
 		}
 		index_reader_end(rd);
 	}
@@ -427,7 +429,6 @@ rig_publish(const char *hex, enum cache_kind kind, const char *arg,
 	bi.kind = kind;
 	bi.arg = arg;
 	bi.source = source;
-	bi.headers = "";
 	return blob_publish(rig.bs, &k, tmp, &bi, clock_now(), err,
 		   sizeof(err)) == 0
 	    ? 0
@@ -597,6 +598,7 @@ static void
 client_answer(void *arg, const struct resolve_answer *a)
 {
 	struct client *c = arg;
+	size_t n;
 
 	c->answered++;
 	c->kind = a->kind;
@@ -620,8 +622,12 @@ client_answer(void *arg, const struct resolve_answer *a)
 	c->max_age = a->max_age;
 	snprintf(c->file, sizeof(c->file), "%s",
 	    a->file != NULL ? a->file : "");
-	snprintf(c->extra, sizeof(c->extra), "%.*s", (int)a->extra_len,
-	    a->extra != NULL ? a->extra : "");
+	n = a->meta == NULL
+	    ? 0
+	    : headers_format(c->extra, sizeof(c->extra) - 1, a->meta->file,
+		  a->meta->archive, a->meta->imasig, a->meta->extra,
+		  a->meta->extra_len);
+	c->extra[n < sizeof(c->extra) ? n : 0] = '\0';
 	if (c->body == NULL)
 		c->body = malloc(CLIENT_BODY_MAX);
 	if (a->kind == RESOLVE_STREAM) {

@@ -224,7 +224,6 @@ static int ts_accept(struct prod *p, uint64_t length, const void *buf,
 static int
 ts_accept(struct prod *p, uint64_t length, const void *buf, size_t len)
 {
-	static const char hdrs[] = "X-DEBUGINFOD-FILE: /fake\r\n";
 	struct upstream_head h;
 
 	if (p == NULL || produce_open(p) == -1)
@@ -233,8 +232,8 @@ ts_accept(struct prod *p, uint64_t length, const void *buf, size_t len)
 	h.url = "http://fake";
 	h.length = length;
 	h.mtime = NOW;
-	h.headers = hdrs;
-	h.headers_len = sizeof(hdrs) - 1;
+	h.file = "/fake";
+	h.archive = h.imasig = h.extra = "";
 	return produce_accept(p, &h, buf,
 	    len < UPSTREAM_PREFIX ? len : UPSTREAM_PREFIX);
 }
@@ -289,12 +288,13 @@ static int ts_write_anywhere(struct prod *p, const char *path)
 static int
 ts_write_anywhere(struct prod *p, const char *path)
 {
+	static const struct cache_meta meta = { "", "", "", "", 0 };
 	size_t len;
 	uint8_t *b = slurp(path, &len);
 	int rc = -1;
 
 	if (b != NULL && produce_open(p) == 0 &&
-	    produce_head(p, len, NOW, "", 0, "anywhere") == 0 &&
+	    produce_head(p, len, NOW, &meta, "anywhere") == 0 &&
 	    pwrite(p->fd, b, len, 0) == (ssize_t)len) {
 		produce_progress(p, len);
 		rc = 0;

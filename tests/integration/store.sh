@@ -120,9 +120,12 @@ ok $? "... and fills a new one, correct bytes"
 wait_until 20 above uploads B done 1
 ok $? "... which B uploads"
 
-# The store down: no client waits for it.
+# The store down: no client waits for it.  C's breakers wait an hour of
+# the test clock (daemon/clock.h) before a probe: the test moves it.
+touch -d @1700000000 "$T/cclock"
 # shellcheck disable=SC2086
-start_daemon C $common --store "$(s3_store_opt)"
+DBGMIRROR_TEST_CLOCK=$T/cclock start_daemon C $common \
+    --breaker-backoff 3600 --breaker-backoff-max 3600 --store "$(s3_store_opt)"
 s3_stop_rgw
 t0=$(date +%s%N)
 curl -s -o "$T/cb.body" --max-time 10 "$C_URL/buildid/$b/debuginfo"
@@ -140,8 +143,10 @@ failed=$(( $(num uploads B failed) + $(num uploads B dropped) + $(num uploads C 
 ok $? "... uploads fail or are dropped, counted ($failed)"
 is "$(code "$C_URL/buildid/$e/debuginfo" --max-time 10)" 200 "... an open breaker: straight to the upstream"
 
-# The store back: uploads resume.
+# The store back, and its backoff over: the probe closes the breaker,
+# and uploads resume.
 s3_start_rgw
+touch -d @1700003600 "$T/cclock"
 wait_until 30 sh -c "curl -s '$C_URL/metrics' | grep -q '^dbgmirror_store_breaker_state{.*state=\"closed\"} 1'"
 ok $? "store back: C's breaker closes"
 done0=$(uploads C done)

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cache/files.h"
 #include "cache/index.h"
 #include "cache/pkgindex.h"
 #include "conf/config.h"

@@ -569,6 +569,7 @@ recent_thread(void *arg)
 static void
 test_recent(void)
 {
+	char clock_msg[256];
 	const time_t t0 = 1700000040; /* minute 28333334, second 0 */
 	struct metrics_recent r;
 	pthread_t th;
@@ -578,7 +579,7 @@ test_recent(void)
 		return;
 	close(fd);
 	setenv("DBGMIRROR_TEST_CLOCK", clock_file, 1);
-	clock_init();
+	clock_init(clock_msg, sizeof(clock_msg));
 	clock_set(t0);
 	metrics_init();
 	metrics_request(METRICS_EP_DEBUGINFO, METRICS_HIT);

@@ -549,7 +549,7 @@ test_arch(void)
 }
 
 /* A watcher that wants two sides and tells what it was offered. */
-struct watcher {
+struct scan_watcher {
 	struct pkg_side side[2];
 	const char *name[2];
 	unsigned offered; /* members offered as sides */
@@ -561,7 +561,7 @@ struct watcher {
 static void
 watch_progress(uint64_t end, void *arg)
 {
-	struct watcher *w = arg;
+	struct scan_watcher *w = arg;
 
 	if (end < w->last_end)
 		w->backwards = 1;
@@ -571,7 +571,7 @@ watch_progress(uint64_t end, void *arg)
 static struct pkg_side *
 watch_side(const char *member, void *arg)
 {
-	struct watcher *w = arg;
+	struct scan_watcher *w = arg;
 	size_t i;
 
 	w->offered++;
@@ -586,7 +586,7 @@ watch_side(const char *member, void *arg)
 static int
 watch_more(void *arg)
 {
-	struct watcher *w = arg;
+	struct scan_watcher *w = arg;
 
 	return w->side[0].done == 0 || w->side[1].done == 0;
 }
@@ -617,7 +617,7 @@ test_watch(void)
 {
 	struct pkg_watch pw = { watch_progress, watch_side, watch_more, NULL,
 		NULL };
-	struct watcher w;
+	struct scan_watcher w;
 	char pkg[PATH_MAX], err[ERRLEN];
 	int fd, rc;
 

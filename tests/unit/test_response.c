@@ -729,6 +729,9 @@ test_artifact_head(void)
 	struct hbuf hb;
 	struct hdrs h = { 0 };
 	char small[65];
+	static const char other[] = "X-Debuginfod-Other: as\tit came\r\n";
+	const struct cache_meta meta = { "/usr/src/a%20b.c", "a_1.0.deb",
+		"0302ab", other, sizeof(other) - 1 };
 
 	art_init(&art, 1000);
 	art.file = "/usr/lib/debug/.build-id/ab/cdef.debug";
@@ -774,6 +777,23 @@ test_artifact_head(void)
 	head_for(buf, sizeof(buf), &plan, &art);
 	ok(!has_line_start(buf, "Set-Cookie"), "a file name cannot inject");
 	art.file = NULL;
+
+	/* A source's values and lines go out as they were taken. */
+	art.meta = &meta;
+	head_for(buf, sizeof(buf), &plan, &art);
+	ok(has_line(buf, "X-DEBUGINFOD-FILE", "/usr/src/a%20b.c") &&
+		has_line(buf, "X-DEBUGINFOD-ARCHIVE", "a_1.0.deb") &&
+		has_line(buf, "X-DEBUGINFOD-IMASIGNATURE", "0302ab") &&
+		has_line(buf, "X-Debuginfod-Other", "as\tit came"),
+	    "a source's X-DEBUGINFOD-* values and lines, as they are");
+	is_int(count_header(buf, "X-DEBUGINFOD-FILE"), 1, "... each once");
+	ok(response_meta_len(&meta) ==
+		strlen("X-DEBUGINFOD-FILE: /usr/src/a%20b.c\r\n"
+		       "X-DEBUGINFOD-ARCHIVE: a_1.0.deb\r\n"
+		       "X-DEBUGINFOD-IMASIGNATURE: 0302ab\r\n"
+		       "X-Debuginfod-Other: as\tit came\r\n"),
+	    "... and response_meta_len measures them");
+	art.meta = NULL;
 
 	h.range = "bytes=10-29";
 	plan_for(&h, &art, &plan);

@@ -76,8 +76,7 @@ test_hit_pinned(void)
 	bi.kind = CACHE_DEBUGINFO;
 	bi.arg = "";
 	bi.source = "http://up";
-	bi.headers = "X-DEBUGINFOD-FILE: /usr/lib/debug/a.debug\r\n";
-	bi.headers_len = strlen(bi.headers);
+	bi.meta.file = "/usr/lib/debug/a.debug";
 	ok(blob_publish(rig.bs, &k, tmp, &bi, NOW, err, sizeof(err)) == 0,
 	    "a blob published");
 

@@ -105,7 +105,7 @@ test_herd(void)
 	struct client cs[HERD];
 	double before = passes();
 	char file[256];
-	size_t i;
+	size_t i, joined;
 
 	ok(make_package(),
 	    "a package: a debug file and its executable, a "
@@ -116,11 +116,20 @@ test_herd(void)
 	is_int(ended(cs, HERD, at("p.debug")), HERD,
 	    "a herd asking for a member: each gets it");
 	is_int(passes(), before + 1, "... out of one pass");
+	/*
+	 * The others join the flight, or (when the pass verified the member
+	 * before they asked: the workers run meanwhile) are answered from
+	 * the cache it goes to, as after any fill.
+	 */
+	for (i = 1, joined = 0; i < HERD; i++)
+		joined += cs[i].result == METRICS_JOINED ||
+		    (cs[i].result == METRICS_HIT &&
+			strcmp(cs[i].source, "cache") == 0);
 	is_int(cs[0].result, METRICS_MISS, "... the first a MISS");
-	is_int(cs[1].result, METRICS_JOINED, "... the others joined it");
+	is_int(joined, HERD - 1, "... the others joined it or hit its entry");
 	snprintf(file, sizeof(file),
-	    "X-DEBUGINFOD-ARCHIVE: " PACKAGE
-	    "\r\nX-DEBUGINFOD-FILE: /usr/lib/debug/.build-id/a8/%s.debug\r\n",
+	    "X-DEBUGINFOD-FILE: /usr/lib/debug/.build-id/a8/%s.debug\r\n"
+	    "X-DEBUGINFOD-ARCHIVE: " PACKAGE "\r\n",
 	    ID_P + 2);
 	is_str(cs[0].extra, file, "... with its archive and file");
 	for (i = 0; i < HERD; i++)
