@@ -211,9 +211,17 @@ struct config {
 	int sandbox; /* 1: fence in the parsing workers */
 };
 
-/* Problems found while loading, one "where: what" string each. */
+/*
+ * Problems found while loading, one "where: what" string each, and the
+ * option each is about: the one whose value or line it is, or for an
+ * unknown name the option it is closest to (did you mean); NULL when none
+ * can be told (a line that is no "name = value").  A reload that fails
+ * reads opts to know which settings of the file it cannot trust
+ * (daemon/reload.c).
+ */
 struct config_diag {
 	char **msgs;
+	const char **opts;
 	size_t n;
 };
 
@@ -302,9 +310,11 @@ struct config_distro {
 void config_distro(struct config_distro *d);
 
 void config_diag_free(struct config_diag *diag);
-/* Append one "where: what" message to diag. */
+/* Append one "where: what" message to diag, about no option yet. */
 void config_diag_add(struct config_diag *diag, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* The last message of diag is about option name (a string of the schema). */
+void config_diag_about(struct config_diag *diag, const char *name);
 
 /*
  * Make the relative paths of cfg absolute against the current directory
@@ -314,6 +324,18 @@ int config_paths_absolute(struct config *cfg, struct config_diag *diag);
 
 /* Iterate the schema: the name of option i, or NULL past the end. */
 const char *config_option_name(size_t i);
+/* The index in the schema of option name, or -1. */
+int config_option_index(const char *name);
+/*
+ * The value of option i in cfg as text, malloc'd (NULL when out of
+ * memory): one line per value of a repeatable option, in the file's
+ * words where it has them, so that two configurations hold the same
+ * value exactly when the texts are equal (conf/diff.c).  A listen
+ * address is the one configured, not the port 0 became.  shown: as it
+ * may be logged, without a URL's user:password@, a header's value or the
+ * store's keys.
+ */
+char *config_option_text(const struct config *cfg, size_t i, int shown);
 
 /* What --help shows of an option (conf/help.c). */
 struct config_option_info {
