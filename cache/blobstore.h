@@ -129,6 +129,11 @@ int blob_decode(const struct index_rec *r, struct blob_hdr *h,
 struct blobstore *blobstore_new(struct index *idx, const char *cache_dir,
     const struct blob_limits *lim, char *err, size_t errlen);
 void blobstore_free(struct blobstore *bs);
+/*
+ * Any thread (SIGHUP): the limits from now on; publishes and evictions
+ * under way keep the ones they began with.
+ */
+void blobstore_set_limits(struct blobstore *bs, const struct blob_limits *lim);
 
 /*
  * Where uploads live (upload-dir), before recovery and any publish; it

@@ -87,6 +87,14 @@ flight_table_new(unsigned max, int64_t (*now_ns)(void),
 }
 
 void
+flight_table_set_max(struct flight_table *ft, unsigned max)
+{
+	pthread_mutex_lock(&ft->mu);
+	ft->max = max;
+	pthread_mutex_unlock(&ft->mu);
+}
+
+void
 flight_table_free(struct flight_table *ft)
 {
 	if (ft == NULL)

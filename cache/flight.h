@@ -75,6 +75,8 @@ struct flight_view {
 struct flight_table *flight_table_new(unsigned max, int64_t (*now_ns)(void),
     int64_t (*stamp_ns)(void));
 void flight_table_free(struct flight_table *ft);
+/* Any thread (SIGHUP): the limit from now on; more flights end first. */
+void flight_table_set_max(struct flight_table *ft, unsigned max);
 /* What a status page shows of a flight. */
 #define FLIGHT_LABEL_MAX 160
 struct flight_info {

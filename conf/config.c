@@ -1088,6 +1088,29 @@ take_value(char *p, const char **why)
 }
 
 /*
+ * The option a line that does not parse was meant for: the one its first
+ * word names, or is closest to; NULL when none is.
+ */
+static const char *
+meant(const char *line)
+{
+	size_t n;
+	int o;
+
+	while (config_is_blank(*line))
+		line++;
+	for (n = 0;
+	     line[n] != '\0' && line[n] != '=' && !config_is_blank(line[n]);
+	     n++)
+		continue;
+	for (o = 0; o < (int)NOPTIONS; o++)
+		if (strlen(options[o].name) == n &&
+		    strncmp(options[o].name, line, n) == 0)
+			return options[o].name;
+	return config_closest(line, n, config_option_name);
+}
+
+/*
  * Parse one file as one layer.  Errors are reported with "path:line" and
  * the next line is read, so one run finds every problem.
  */
@@ -1110,6 +1133,7 @@ parse_file(struct config *cfg, FILE *fp, const char *path,
 		snprintf(where, sizeof(where), "%s:%lu", path, lineno);
 		if (r == -1) {
 			config_diag_add(diag, "%s: %s", where, why);
+			config_diag_about(diag, meant(line));
 			rc = -1;
 			continue;
 		}
@@ -1123,6 +1147,7 @@ parse_file(struct config *cfg, FILE *fp, const char *path,
 		if (*eq != '=') {
 			config_diag_add(diag, "%s: expected name = value",
 			    where);
+			config_diag_about(diag, meant(p));
 			rc = -1;
 			continue;
 		}
@@ -1139,8 +1164,7 @@ parse_file(struct config *cfg, FILE *fp, const char *path,
 			config_diag_add(diag, "%s: %s: unknown option%s", where,
 			    shown(p, buf, sizeof(buf)),
 			    did_you_mean(p, strlen(p), "", hint, sizeof(hint)));
-			config_diag_about(diag,
-			    config_closest(p, strlen(p), config_option_name));
+			config_diag_about(diag, meant(p));
 			rc = -1;
 			continue;
 		}

@@ -214,9 +214,9 @@ struct config {
 /*
  * Problems found while loading, one "where: what" string each, and the
  * option each is about: the one whose value or line it is, or for an
- * unknown name the option it is closest to (did you mean); NULL when none
- * can be told (a line that is no "name = value").  A reload that fails
- * reads opts to know which settings of the file it cannot trust
+ * unknown name (or a line that is no "name = value") the option its name
+ * is, or is closest to (did you mean); NULL when none is.  A reload that
+ * fails reads opts to know which settings of the file it cannot trust
  * (daemon/reload.c).
  */
 struct config_diag {

@@ -103,9 +103,11 @@ struct prod {
 
 struct producers_deps {
 	/*
-	 * The resolver's: the configuration, the index, the blob store, the
-	 * flights, the pool, the sources' order and their states.  It must
-	 * outlive the producers (its prod may be set after producers_new).
+	 * The resolver's: the configuration at start-up, the index, the
+	 * blob store, the flights, the pool, the sources' order and their
+	 * states.  It must outlive the producers (its prod may be set after
+	 * producers_new).  What changes on SIGHUP is set with
+	 * producers_ttls and producers_max_size.
 	 */
 	const struct resolve_deps *rd;
 	struct pool_inbox *inbox; /* of base's loop */
@@ -118,9 +120,15 @@ struct producers *producers_new(const struct producers_deps *d, char *err,
 void producers_free(struct producers *pc);
 /* What p's flight is filled with: the resolver's deps (sources' states). */
 const struct resolve_deps *produce_deps(const struct prod *p);
-/* The negative and error TTLs a remembering source's miss gets. */
+/*
+ * Any thread: the negative and error TTLs a remembering source's miss
+ * gets, and the largest object a fill takes (max-object-size), from now
+ * on.  producers_new takes them from its configuration.
+ */
 void producers_ttls(struct producers *pc, unsigned negative_ttl,
     unsigned error_ttl);
+void producers_max_size(struct producers *pc, uint64_t max_size);
+uint64_t produce_max_size(const struct prod *p);
 
 /*
  * Any thread: join the flight of key k, made (when there is none,

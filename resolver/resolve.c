@@ -155,8 +155,8 @@ rq_missed(const struct rq *rq)
 
 	if (rq->reach != RESOLVE_ALL)
 		return;
-	misses_note(rq->th->d->misses, &rq->rt->id, rq_kind(rq),
-	    o->user_agent.p, o->user_agent.n, o->peer);
+	misses_note(rq->d->misses, &rq->rt->id, rq_kind(rq), o->user_agent.p,
+	    o->user_agent.n, o->peer);
 }
 
 enum src_result
@@ -191,7 +191,7 @@ rq_fail(struct rq *rq, const char *why)
 static void
 rq_run(struct rq *rq)
 {
-	const struct source *const *t = rq->th->d->sources;
+	const struct source *const *t = rq->d->sources;
 	const struct source *s;
 
 	for (;;) {
@@ -242,7 +242,7 @@ rq_on_worker(struct rq *rq, pool_fn work, pool_fn done)
 	if ((k = rq_keep(rq)) == NULL)
 		return rq_fail(rq, "out of memory");
 	k->cl.ops->wait(k->cl.arg);
-	if (pool_submit(k->th->d->pool, work, k->th->inbox, done, k) == -1) {
+	if (pool_submit(k->d->pool, work, k->th->inbox, done, k) == -1) {
 		rq_fail(k, "server is shutting down");
 		rq_free(k);
 		return SRC_PENDING; /* k is gone; rq must not be freed again */
@@ -293,7 +293,7 @@ pin_release(void *arg)
 enum src_result
 rq_send_blob(struct rq *rq, const struct cache_key *k)
 {
-	struct blobstore *bs = rq->th->d->bs;
+	struct blobstore *bs = rq->d->bs;
 	struct resolve_answer a;
 	struct blob_info bi;
 	struct stat sb;
@@ -473,7 +473,7 @@ blob_cached(struct rq *rq, const struct cache_key *k)
 	struct blob_info bi;
 	int rc;
 
-	if (rq->th->d->bs == NULL || rq_txn(rq) == -1)
+	if (rq->d->bs == NULL || rq_txn(rq) == -1)
 		return 0;
 	rc = blob_lookup(rq->th->rd, k, &bi);
 	rq_txn_end(rq);
@@ -495,8 +495,8 @@ waiter_check_foreign(struct waiter *w, const struct flight_view *v)
 		return;
 	default:
 		rq_outcome(rq, ANSWER_FILL_FAILED,
-		    v->why[0] != '\0' ? v->why : NULL,
-		    rq->th->d->cfg->error_ttl, w->source);
+		    v->why[0] != '\0' ? v->why : NULL, rq->d->cfg->error_ttl,
+		    w->source);
 		return;
 	}
 }
@@ -662,7 +662,7 @@ rq_produce(struct rq *rq, struct prod_what *w, void *data)
 
 	rq_txn_end(rq);
 	cache_key_make(&k, &w->id, w->kind, w->arg);
-	f = produce_join(rq->th->d->prod, &k, w, rq->step, data, &created);
+	f = produce_join(rq->d->prod, &k, w, rq->step, data, &created);
 	if (f == NULL)
 		return rq_fail(rq, "too many fills in flight");
 	return await_flight(rq, f, created, 0, NULL);
@@ -748,7 +748,7 @@ rq_what(const struct rq *rq, struct prod_what *w)
 	snprintf(w->arg, sizeof(w->arg), "%s", rt->arg);
 	if (upstream_path(rt, w->path, sizeof(w->path)) == -1)
 		w->path[0] = '\0';
-	resolve_forward_headers(rq->cl.origin, rq->th->d->via_token, w->xff,
+	resolve_forward_headers(rq->cl.origin, rq->d->via_token, w->xff,
 	    sizeof(w->xff), w->via, sizeof(w->via), w->ua, sizeof(w->ua));
 	/* The client's X-DEBUGINFOD-MAXSIZE goes upstream with it. */
 	w->limit = rq->cl.origin->maxsize;
@@ -792,6 +792,7 @@ resolve_start(struct resolve_thread *th, const struct resolve_client *cl,
 	struct rq rq = {
 		.cl = *cl,
 		.th = th,
+		.d = cl->d != NULL ? cl->d : th->d,
 		.rt = rt,
 		.reach = reach,
 	};

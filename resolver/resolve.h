@@ -58,7 +58,7 @@ struct resolve_deps {
 
 /* Per event-loop thread: its index reader.  NULL rd: answers are 503. */
 struct resolve_thread {
-	const struct resolve_deps *d;
+	const struct resolve_deps *d; /* of clients that bring none */
 	struct index_reader *rd;
 	struct event_base *base; /* the thread's loop */
 	struct pool_inbox *inbox; /* completions on that loop */
@@ -157,6 +157,12 @@ struct resolve_client {
 	 * daemon): never a stream, which it waits out.
 	 */
 	int whole;
+	/*
+	 * What the request is answered from, the configuration it was
+	 * made under included (a connection's snapshot, daemon/snapshot.h):
+	 * it must outlive the request.  NULL: the thread's (th->d).
+	 */
+	const struct resolve_deps *d;
 };
 
 /*

@@ -37,6 +37,7 @@ struct rq {
 	struct resolve_client
 	    cl; /* its origin: the caller's, or own once kept */
 	struct resolve_thread *th;
+	const struct resolve_deps *d; /* the client's, or the thread's */
 	const struct route *rt; /* the caller's, or own once kept */
 	enum resolve_reach reach;
 	unsigned step; /* the source in the table asked now */

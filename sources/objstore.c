@@ -161,7 +161,7 @@ objstore_corrupt(struct objstore *t, const struct buildid *id,
 static enum src_result
 objstore_lookup(struct rq *rq)
 {
-	const struct resolve_deps *d = rq->th->d;
+	const struct resolve_deps *d = rq->d;
 	struct prod_what w;
 
 	rq_txn_end(rq);
@@ -230,7 +230,7 @@ objstore_produce(struct prod *p)
 		objstore_done(p, UPSTREAM_FAILED, "object name too long");
 		return;
 	}
-	p->fetch = s3_get(t->st, name, produce_deps(p)->cfg->max_object_size,
+	p->fetch = s3_get(t->st, name, produce_max_size(p),
 	    &objstore_sink_of_lookups, p, &res);
 	if (p->fetch == NULL)
 		objstore_done(p, res, NULL);

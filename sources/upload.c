@@ -265,8 +265,8 @@ upload_body_cb(void *arg, int rc)
 }
 
 void
-upload_start(const struct upload_deps *d, struct conn *c,
-    const struct route *rt)
+upload_start(const struct upload_deps *d, const struct config *cfg,
+    struct conn *c, const struct route *rt)
 {
 	const struct request *req = conn_request(c);
 	struct upload *u;
@@ -283,7 +283,7 @@ upload_start(const struct upload_deps *d, struct conn *c,
 				 : "an upload needs a body");
 		return;
 	}
-	if (req->content_length > d->cfg->max_upload_size) {
+	if (req->content_length > cfg->max_upload_size) {
 		metrics_upload(METRICS_UPLOAD_REJECTED, 0);
 		conn_send_error(c, 413, "larger than max-upload-size");
 		return;

@@ -21,14 +21,16 @@ struct pool;
 struct route;
 
 struct upload_deps {
-	const struct config *cfg;
 	struct index *idx;
 	struct blobstore *bs;
 	struct pool *pool;
 };
 
-/* Take the PUT request on c for route rt (debuginfo or executable). */
-void upload_start(const struct upload_deps *d, struct conn *c,
-    const struct route *rt);
+/*
+ * Take the PUT request on c for route rt (debuginfo or executable), under
+ * the limits of cfg (the request's).
+ */
+void upload_start(const struct upload_deps *d, const struct config *cfg,
+    struct conn *c, const struct route *rt);
 
 #endif /* SOURCES_UPLOAD_H */

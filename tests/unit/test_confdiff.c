@@ -294,7 +294,9 @@ test_diag(void)
 		     "negative-ttl = 1x\n"
 		     "what is this\n"
 		     "metrics-access = some\n"
-		     "zzzzzzzz = 1\n",
+		     "zzzzzzzz = 1\n"
+		     "access read any\n"
+		     "access read addr=10.0.0.0/8\n",
 	       &c, &diag) == -1,
 	    "a file with problems does not load");
 	is_str(about(&diag, "acess"), "access",
@@ -307,6 +309,10 @@ test_diag(void)
 	    "a bad word: its option");
 	is_str(about(&diag, "zzzzzzzz"), "-",
 	    "an unknown name near none: no option");
+	is_str(about(&diag, ":10: expected"), "access",
+	    "a line without '=': the option its first word names");
+	is_str(about(&diag, "access read addr"), "access",
+	    "... and a line whose '=' comes late");
 	config_diag_free(&diag);
 	config_free(&c);
 }

@@ -45,7 +45,7 @@ handler_request(struct conn *c, void *state)
 	if ((rc = route_parse(&rt, req->target.p, req->target.n, &why)) != 0)
 		conn_send_error(c, rc, why);
 	else if (req->method == METHOD_PUT)
-		upload_start(&ud, c, &rt);
+		upload_start(&ud, conn_snapshot(c)->cfg, c, &rt);
 	else
 		conn_send_not_allowed(c, "PUT");
 }
@@ -303,7 +303,6 @@ main(void)
 
 	if (rig_open("test_src_upload", opts, &lim, table) == -1)
 		return 1;
-	ud.cfg = &rig.cfg;
 	ud.idx = rig.idx;
 	ud.bs = rig.bs;
 	ud.pool = rig.pool;
