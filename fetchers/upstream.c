@@ -1600,9 +1600,3 @@ upstream_set_free(struct upstream_set *us)
 	free((char *)us->o.user_agent);
 	free(us);
 }
-
-unsigned
-upstream_count(const struct upstream_set *us)
-{
-	return us->n;
-}

@@ -186,7 +186,6 @@ struct upstream_set *upstream_set_new(const struct upstream_opts *opts,
  * running are told NULL answers.
  */
 void upstream_set_free(struct upstream_set *us);
-unsigned upstream_count(const struct upstream_set *us);
 
 /* What upstream_set_apply did to the upstreams. */
 struct upstream_changes {
