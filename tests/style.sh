@@ -39,4 +39,9 @@ for doc in README.md NEWS docs/*.md bench/README.md; do
 done
 grep -n '\.\./shared\|shared/[A-Z]*\.md\|/work/' README.md NEWS docs/*.md
 ok $((! $?)) "the documents point at nothing outside the tree"
+# Nor does anything else: code, tests, packaging, configuration.
+grep -rnI -e '\.\./shared' -e 'shared/[A-Z][A-Z]*\.md' -e 'shared/s3lab' \
+    --exclude-dir=.git --exclude-dir='build*' --exclude-dir=autom4te.cache \
+    --exclude=style.sh .
+ok $((! $?)) "no file of the tree points at ../shared"
 done_testing
