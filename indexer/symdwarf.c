@@ -82,6 +82,7 @@ struct rd {
 	size_t errlen;
 	struct plain main, alt;
 	int have_alt;
+	int big; /* the main file is big-endian */
 	/* The unit being read. */
 	const char *comp_dir;
 	uint32_t *fids; /* by file index: id + 1, 0 none */
@@ -386,9 +387,13 @@ out:
 	return rc;
 }
 
-/* The alt build-id .debug_sup names (a supplementary file's link). */
+/*
+ * The checksum .debug_sup carries: in a file that uses a supplementary
+ * (DWARF 5 dwz) file, the one it needs; in the supplementary file itself
+ * (*is_sup), its own identity, since dwz gives it no build-id note.
+ */
 static int
-debug_sup_id(Elf_Scn *scn, struct buildid *id)
+debug_sup_id(Elf_Scn *scn, struct buildid *id, int *is_sup)
 {
 	GElf_Shdr sh;
 	Elf_Data *d;
@@ -403,10 +408,8 @@ debug_sup_id(Elf_Scn *scn, struct buildid *id)
 		return -1;
 	p = d->d_buf;
 	end = p + d->d_size;
-	/* version (2 bytes), is_supplementary, file name, checksum; the
-	 * supplementary file itself names nothing. */
-	if (p[2] != 0)
-		return 0;
+	/* version (2 bytes), is_supplementary, file name, checksum. */
+	*is_sup = p[2] != 0;
 	if ((nul = memchr(p + 3, '\0', (size_t)(end - p - 3))) == NULL)
 		return -1;
 	for (p = nul + 1; p < end && shift < 64; shift += 7) {
@@ -419,6 +422,30 @@ debug_sup_id(Elf_Scn *scn, struct buildid *id)
 	id->len = (uint8_t)len;
 	memcpy(id->bytes, p, (size_t)len);
 	return 0;
+}
+
+/* The .debug_sup of the file at fd: 1 with its checksum, 0: none. */
+static int
+file_sup(int fd, struct buildid *id, int *is_sup)
+{
+	struct elf_file f;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	const char *name;
+	char err[128];
+	int rc = 0;
+
+	if (elf_file_open(&f, fd, err, sizeof(err)) != 0)
+		return 0;
+	while (rc == 0 && (scn = elf_nextscn(f.elf, scn)) != NULL)
+		if (gelf_getshdr(scn, &sh) != NULL &&
+		    sh.sh_type != SHT_NOBITS &&
+		    (name = elf_strptr(f.elf, f.shstrndx, sh.sh_name)) !=
+			NULL &&
+		    strcmp(name, ".debug_sup") == 0)
+			rc = debug_sup_id(scn, id, is_sup) == 0 ? 1 : 0;
+	elf_file_close(&f);
+	return rc;
 }
 
 /*
@@ -438,7 +465,7 @@ plain_copy(struct rd *rd, int fd, const char *tmpdir, int with_link,
 	size_t n = 0, slen = 1, i;
 	uint64_t off;
 	GElf_Ehdr eh;
-	int big, rc = -1;
+	int big, is_sup = 0, rc = -1;
 	Elf_Scn *scn = NULL;
 
 	if (elf_file_open(&f, fd, rd->err, rd->errlen) != 0) {
@@ -451,6 +478,8 @@ plain_copy(struct rd *rd, int fd, const char *tmpdir, int with_link,
 		goto out;
 	}
 	big = eh.e_ident[EI_DATA] == ELFDATA2MSB;
+	if (sup != NULL)
+		rd->big = big;
 	if ((pl->fd = pkg_tmp_open(tmpdir, rd->err, rd->errlen)) == -1)
 		goto out;
 	off = gelf_getclass(f.elf) == ELFCLASS64 ? sizeof(Elf64_Ehdr)
@@ -471,9 +500,13 @@ plain_copy(struct rd *rd, int fd, const char *tmpdir, int with_link,
 		if (sh.sh_type == SHT_NOBITS)
 			continue;
 		if (strcmp(name, ".debug_sup") == 0 && sup != NULL &&
-		    debug_sup_id(scn, sup) == -1) {
-			fail(rd, "%s", "bad .debug_sup");
-			goto out;
+		    (debug_sup_id(scn, sup, &is_sup) == -1 || is_sup)) {
+			/* A supplementary file itself links to nothing. */
+			sup->len = 0;
+			if (!is_sup) {
+				fail(rd, "%s", "bad .debug_sup");
+				goto out;
+			}
 		}
 		k = kept_index(name);
 		if (k == -1 &&
@@ -649,22 +682,64 @@ die_ranges(struct rd *rd, Dwarf_Die *die, unsigned level, int cons)
 	return (int)s->n;
 }
 
+/*
+ * The DIE a reference attribute names.  libdw (0.188 and later) looks a
+ * DW_FORM_ref_sup4/8 offset up in the file itself instead of the
+ * supplementary file it points into, so those are read here.
+ */
+static Dwarf_Die *
+ref_die(struct rd *rd, Dwarf_Attribute *r, Dwarf_Die *out)
+{
+	size_t n;
+
+	if (r->form != DW_FORM_ref_sup4 && r->form != DW_FORM_ref_sup8)
+		return dwarf_formref_die(r, out);
+	if (!rd->have_alt || r->valp == NULL)
+		return NULL;
+	/* libdw checked that the value lies inside its unit. */
+	n = r->form == DW_FORM_ref_sup4 ? 4 : 8;
+	return dwarf_offdie(rd->alt.dbg, elf_uint(r->valp, n, rd->big), out);
+}
+
+/*
+ * dwarf_attr_integrate(), through ref_die(): the attribute of d or of
+ * the DIEs its DW_AT_abstract_origin and DW_AT_specification lead to.
+ */
+static Dwarf_Attribute *
+attr_integrate(struct rd *rd, Dwarf_Die *d, unsigned name, Dwarf_Attribute *a)
+{
+	Dwarf_Die cur = *d, next;
+	Dwarf_Attribute r;
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		if (dwarf_attr(&cur, name, a) != NULL)
+			return a;
+		if ((dwarf_attr(&cur, DW_AT_abstract_origin, &r) == NULL &&
+			dwarf_attr(&cur, DW_AT_specification, &r) == NULL) ||
+		    ref_die(rd, &r, &next) == NULL)
+			return NULL;
+		cur = next;
+	}
+	return NULL;
+}
+
 /* The name eu-addr2line gives a scope; *plain when not a linkage name. */
 static const char *
-die_name(Dwarf_Die *d, int *plain)
+die_name(struct rd *rd, Dwarf_Die *d, int *plain)
 {
 	Dwarf_Attribute a;
 	const char *s;
 
 	*plain = 0;
 	s = dwarf_formstring(
-	    dwarf_attr_integrate(d, DW_AT_MIPS_linkage_name, &a));
+	    attr_integrate(rd, d, DW_AT_MIPS_linkage_name, &a));
 	if (s == NULL)
 		s = dwarf_formstring(
-		    dwarf_attr_integrate(d, DW_AT_linkage_name, &a));
+		    attr_integrate(rd, d, DW_AT_linkage_name, &a));
 	if (s == NULL) {
 		*plain = 1;
-		s = dwarf_diename(d);
+		s = dwarf_formstring(attr_integrate(rd, d, DW_AT_name, &a));
 	}
 	return s != NULL ? s : "??";
 }
@@ -704,7 +779,7 @@ scope_die(struct rd *rd, Dwarf_Die *d, int tag, uint32_t scope, int cons,
 	if (n <= 0)
 		return n;
 	memset(&s, 0, sizeof(s));
-	name = die_name(d, &plain);
+	name = die_name(rd, d, &plain);
 	s.plain_nested =
 	    plain && scope != 0 && tag != DW_TAG_inlined_subroutine;
 	if (k->string(k->arg, name, &s.name) == -1)
@@ -842,7 +917,8 @@ unit_files(struct rd *rd, Dwarf_Die *cu)
 		rd->nfptr++;
 	}
 	rd->nfids = n;
-	qsort(rd->fptr, rd->nfptr, sizeof(rd->fptr[0]), fptr_cmp);
+	if (rd->nfptr > 1)
+		qsort(rd->fptr, rd->nfptr, sizeof(rd->fptr[0]), fptr_cmp);
 	return 0;
 }
 
@@ -876,8 +952,9 @@ unit_rows(struct rd *rd, Dwarf_Die *cu)
 			end = true;
 		if (!end && (src = dwarf_linesrc(l, NULL, NULL)) != NULL) {
 			key.p = src;
-			f = bsearch(&key, rd->fptr, rd->nfptr, sizeof(key),
-			    fptr_cmp);
+			f = rd->nfptr == 0 ? NULL
+					   : bsearch(&key, rd->fptr, rd->nfptr,
+						 sizeof(key), fptr_cmp);
 			if (f != NULL)
 				fid = f->fid;
 			else if (file_id(rd, src, &fid) == -1)
@@ -1197,7 +1274,7 @@ check_alt(struct rd *rd, int alt_fd, const struct buildid *link)
 {
 	struct elf_info *ei;
 	char hex[BUILDID_HEX_MAX];
-	int rc = -1;
+	int rc = -1, is_sup = 0;
 
 	if (link->len == 0) {
 		if (alt_fd >= 0)
@@ -1211,9 +1288,13 @@ check_alt(struct rd *rd, int alt_fd, const struct buildid *link)
 	}
 	if ((ei = calloc(1, sizeof(*ei))) == NULL)
 		return fail(rd, "%s", "out of memory");
-	if (elf_read_info(alt_fd, ei, rd->err, rd->errlen) == 0 &&
-	    buildid_equal(&ei->id, link)) {
-		rd->info->alt_id = ei->id;
+	/* A GNU alt file by its build-id; a DWARF 5 supplementary file,
+	 * which has none, by the checksum in its own .debug_sup. */
+	if ((elf_read_info(alt_fd, ei, rd->err, rd->errlen) == 0 &&
+		buildid_equal(&ei->id, link)) ||
+	    (file_sup(alt_fd, &ei->id, &is_sup) == 1 && is_sup &&
+		buildid_equal(&ei->id, link))) {
+		rd->info->alt_id = *link;
 		rc = 0;
 	} else {
 		buildid_format(link, hex);

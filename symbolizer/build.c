@@ -108,6 +108,14 @@ vec_append(struct vec *v, const void *p, size_t n)
 	return 0;
 }
 
+/* qsort, for arrays that may be empty (and NULL). */
+static void
+sort(void *p, size_t n, size_t elt, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(p, n, elt, cmp);
+}
+
 static void
 vec_free(struct vec *v)
 {
@@ -388,7 +396,7 @@ prepare(struct bld *b)
 		snprintf(b->err, b->errlen, "no executable code in the file");
 		return -1;
 	}
-	qsort(s, b->secs.n, sizeof(*s), sec_cmp);
+	sort(s, b->secs.n, sizeof(*s), sec_cmp);
 	for (i = 1, n = 1; i < b->secs.n; i++) {
 		if (s[i].lo <= s[n - 1].hi) {
 			if (s[i].hi > s[n - 1].hi)
@@ -718,7 +726,7 @@ scope_sweep(struct bld *b, const struct urange *r, size_t n)
 		ev[2 * i] = (struct event){ r[i].lo, r[i].id, 1 };
 		ev[2 * i + 1] = (struct event){ r[i].hi, r[i].id, 0 };
 	}
-	qsort(ev, 2 * n, sizeof(*ev), event_cmp);
+	sort(ev, 2 * n, sizeof(*ev), event_cmp);
 	for (i = 0; i < 2 * n;) {
 		uint64_t at = ev[i].addr;
 
@@ -1171,7 +1179,7 @@ owners(struct bld *b, struct vec *own)
 		ev[2 * i] = (struct event){ c[i].start, c[i].id + 1, 1 };
 		ev[2 * i + 1] = (struct event){ c[i].end, c[i].id + 1, 0 };
 	}
-	qsort(ev, 2 * b->claims.n, sizeof(*ev), event_cmp);
+	sort(ev, 2 * b->claims.n, sizeof(*ev), event_cmp);
 	for (i = 0; i < 2 * b->claims.n; i++) {
 		uint32_t at = (uint32_t)ev[i].addr, u = ev[i].id;
 
@@ -1216,7 +1224,7 @@ ownership(struct bld *b)
 
 	if (owners(b, &own) == -1)
 		goto out;
-	qsort(own.p, own.n, sizeof(struct iv_id), own_cmp);
+	sort(own.p, own.n, sizeof(struct iv_id), own_cmp);
 	if ((first = calloc(nunits + 1, sizeof(*first))) == NULL) {
 		nomem(b);
 		goto out;
@@ -1491,7 +1499,7 @@ encode_symbols(struct bld *b)
 		s[n++] = s[i];
 	}
 	b->syms.n = n;
-	qsort(s, n, sizeof(*s), bsym_cmp);
+	sort(s, n, sizeof(*s), bsym_cmp);
 	/* The same symbol twice (a table read twice): once. */
 	for (i = j = 0; i < n; i++)
 		if (j == 0 || s[j - 1].addr != s[i].addr ||
@@ -1549,7 +1557,7 @@ encode_symbols(struct bld *b)
 		if (put_abs(b, &out, a, hi, (uint32_t)label + 1) == -1)
 			goto out;
 	}
-	qsort(out.p, out.n, sizeof(struct iv_id), iv_cmp);
+	sort(out.p, out.n, sizeof(struct iv_id), iv_cmp);
 	rename_plain(b, out.p, out.n);
 	one.first = 0;
 	one.n = out.n;

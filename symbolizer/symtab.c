@@ -385,7 +385,7 @@ check_tables(struct symtab *t)
 	    t->nscopes >= UINT32_MAX)
 		return -1;
 	t->scopes = p;
-	if (t->nscopes > 0 && (depth = malloc(t->nscopes)) == NULL)
+	if ((depth = malloc(t->nscopes + 1)) == NULL)
 		return -1;
 	for (i = 0; i < t->nscopes; i++) {
 		const struct fmt_scope *s = &t->scopes[i];
@@ -397,8 +397,7 @@ check_tables(struct symtab *t)
 		if (depth[i] > FMT_DEPTH_MAX)
 			break;
 	}
-	if (t->nscopes > 0)
-		free(depth);
+	free(depth);
 	if (i < t->nscopes)
 		return -1;
 	if (map_open(t, &t->lines, FMT_LINE_KEYS, MAP_LINE, t->nfiles) == -1 ||
