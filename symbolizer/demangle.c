@@ -9,8 +9,10 @@
  * ($LT$, $u20$, ..) as they are; they go through rust_demangle first,
  * which decodes them, with DMGL_VERBOSE so the ::h<hash> suffix stays as
  * the Itanium reading (and eu-addr2line) shows it: a name without escapes
- * comes out the same either way.  Only names that start with "_Z" are
- * demangled, as eu-addr2line does; a bare "i" is a symbol, not the type
+ * comes out the same either way.  Rust v0 names ("_R", which newer
+ * rustc gives some of std) go through rust_demangle too, without the crate
+ * hashes, as llvm-symbolizer prints them (eu-addr2line 0.188 leaves them
+ * raw).  Other names are left alone: a bare "i" is a symbol, not the type
  * int.
  */
 #include "symbolizer/demangle.h"
@@ -23,7 +25,11 @@ demangle_name(const char *name)
 {
 	char *s;
 
-	if (name == NULL || name[0] != '_' || name[1] != 'Z')
+	if (name == NULL || name[0] != '_')
+		return NULL;
+	if (name[1] == 'R')
+		return rust_demangle(name, 0);
+	if (name[1] != 'Z')
 		return NULL;
 	if ((s = rust_demangle(name, DMGL_VERBOSE)) != NULL)
 		return s;

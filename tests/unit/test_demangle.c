@@ -1,7 +1,8 @@
 /*
  * tests/unit/test_demangle.c: symbolizer/demangle.c gives the names
  * eu-addr2line -C prints (libstdc++'s __cxa_demangle) for C++, decodes
- * Rust legacy names as c++filt does, and leaves everything else alone.
+ * Rust legacy names as c++filt does and v0 names as llvm-symbolizer does,
+ * and leaves everything else alone.
  */
 #include "symbolizer/demangle.h"
 
@@ -40,6 +41,12 @@ main(void)
 	    "<alloc::vec::Vec<T> as core::ops::drop::Drop>::drop::"
 	    "h0123456789abcdef",
 	    "Rust legacy escapes decoded, as c++filt does");
+	is_str(dm("_RNvNtCslNYArtu3iFV_5alloc5alloc7dealloc"),
+	    "alloc::alloc::dealloc", "Rust v0, without crate hashes");
+	is_str(dm("_RNvXs1e_NtNtCsgEmfK2I1SDS_4core3cmp5implsxNtB8_"
+		  "10PartialOrd2lt"),
+	    "<i64 as core::cmp::PartialOrd>::lt", "a v0 trait impl");
+	is_str(dm("_Rfoo"), "(null)", "a broken v0 name: none");
 	is_str(dm("main"), "(null)", "a C name is not mangled");
 	is_str(dm("i"), "(null)", "nor is a symbol that reads as a type");
 	is_str(dm("_Zfoo"), "(null)", "a broken mangled name: none");
