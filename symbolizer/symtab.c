@@ -34,6 +34,7 @@ struct map {
 	uint64_t nblocks, count;
 	int kind;
 	uint64_t nvalues; /* MAP_ID: values go up to it; MAP_LINE: files */
+	const struct fmt_symbol *syms; /* the symbol map's, else NULL */
 };
 
 struct symtab {
@@ -313,6 +314,7 @@ map_open(struct symtab *t, struct map *m, enum fmt_sect keys, int kind,
 	m->count = count;
 	m->kind = kind;
 	m->nvalues = nvalues;
+	m->syms = keys == FMT_SYM_KEYS ? t->symbols : NULL;
 	if (noffs != nkeys + 1 || m->offs[0] != 0 ||
 	    m->offs[nkeys] != t->h->dir[keys + 2].size ||
 	    nkeys != (count + FMT_BLOCK - 1) / FMT_BLOCK)
@@ -323,7 +325,11 @@ map_open(struct symtab *t, struct map *m, enum fmt_sect keys, int kind,
 			return -1;
 		mapit_init(&it, m, b);
 		while ((rc = mapit_next(&it)) == 1) {
-			if (it.e.addr >= t->span)
+			/* A covering symbol starts at or below what it covers:
+			 * an answer's sym_offset is never negative. */
+			if (it.e.addr >= t->span ||
+			    (m->syms != NULL && it.e.id != 0 &&
+				m->syms[it.e.id - 1].addr > it.e.addr))
 				return -1;
 			total++;
 		}
@@ -563,6 +569,7 @@ symtab_lookup(const struct symtab *t, uint64_t va, struct symtab_result *r)
 	r->sym_addr = 0;
 	r->nearest = 0;
 	r->nframes = 0;
+	r->line_addr = 0;
 	if (va < t->h->base)
 		return;
 	if (va - t->h->base >= t->span) {
@@ -584,6 +591,8 @@ symtab_lookup(const struct symtab *t, uint64_t va, struct symtab_result *r)
 		r->symbol = t->strings + sym->name;
 		r->sym_addr = t->h->base + sym->addr;
 	}
+	if (have_line)
+		r->line_addr = t->h->base + line.addr;
 	f->file = have_line ? t->strings + t->files[line.file] : NULL;
 	f->line = have_line ? line.line : 0;
 	f->column = have_line ? line.column : 0;

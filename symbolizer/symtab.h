@@ -96,6 +96,8 @@ struct symtab_result {
 	const char *symbol;
 	uint64_t sym_addr;
 	int nearest;
+	/* Where the line row of the address begins (0: no row). */
+	uint64_t line_addr;
 	/* Innermost first: an inlined frame's line is where its code is,
 	 * the next frame's the call site. */
 	size_t nframes;
