@@ -16,6 +16,11 @@
  *   symtool bench TABLE ROUNDS
  *       look up the addresses of standard input ROUNDS times over and
  *       print lookups per second (one thread)
+ *   symtool answer TABLE FRAMES ROUNDS
+ *       make a POST /symbolicate body of FRAMES of the addresses of
+ *       standard input (return addresses, demangled), parse it and write
+ *       its answer ROUNDS times over; print the time of one and the
+ *       answer's size
  *
  * Single-threaded; exits 1 with a message on any failure.
  */
@@ -32,6 +37,7 @@
 #include "indexer/elf.h"
 #include "symbolizer/build.h"
 #include "symbolizer/demangle.h"
+#include "symbolizer/symjson.h"
 #include "symbolizer/symtab.h"
 
 #define ADDRS_MAX (1u << 24)
@@ -236,6 +242,74 @@ cmd_bench(int argc, char **argv)
 	return 0;
 }
 
+static double
+since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) +
+	    (t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static int
+cmd_answer(int argc, char **argv)
+{
+	struct symjson_limits lim = { 100000, 1000, 64u << 20 };
+	struct symjson_answer_module mod = { SYMJSON_OK, NULL, NULL };
+	struct jbuf body = { .max = 64u << 20 }, out;
+	struct symjson_request req;
+	struct buildid id;
+	char hex[BUILDID_HEX_MAX], line[256], why[256];
+	struct timespec t0;
+	double parse = 0, write = 0;
+	long frames, rounds, k, n = 0;
+	size_t size = 0;
+
+	if (argc < 5)
+		return 2;
+	mod.table = open_table(argv[2]);
+	frames = strtol(argv[3], NULL, 10);
+	rounds = strtol(argv[4], NULL, 10);
+	symtab_buildid(mod.table, &id);
+	buildid_format(&id, hex);
+	jbuf_fmt(&body, "{\"modules\":[{\"build_id\":\"%s\"}],\"frames\":[",
+	    hex);
+	while (n < frames && fgets(line, sizeof(line), stdin) != NULL)
+		jbuf_fmt(&body,
+		    "%s{\"module\":0,\"addr\":\"0x%llx\","
+		    "\"return_address\":true}",
+		    n++ > 0 ? "," : "", strtoull(line, NULL, 16) + 1);
+	jbuf_put(&body, "]}", 2);
+	for (k = 0; k < rounds && !body.full; k++) {
+		memset(&out, 0, sizeof(out));
+		out.max = 256u << 20;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if (symjson_parse_request(body.p, body.len, &lim, &req, why,
+			sizeof(why)) != 0) {
+			fprintf(stderr, "symtool: answer: %s\n", why);
+			return 1;
+		}
+		parse += since(&t0);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if (symjson_write_answer(&out, &req, &mod) == -1) {
+			fprintf(stderr, "symtool: answer: out of room\n");
+			return 1;
+		}
+		write += since(&t0);
+		size = out.len;
+		symjson_request_free(&req);
+		jbuf_free(&out);
+	}
+	printf("frames=%ld rounds=%ld parse_ms=%.3f answer_ms=%.3f "
+	       "answer_bytes=%zu\n",
+	    n, rounds, rounds > 0 ? parse * 1e3 / (double)rounds : 0,
+	    rounds > 0 ? write * 1e3 / (double)rounds : 0, size);
+	jbuf_free(&body);
+	symtab_close((struct symtab *)mod.table);
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -251,7 +325,10 @@ main(int argc, char **argv)
 		rc = cmd_lookup(argc, argv);
 	else if (argc >= 2 && strcmp(argv[1], "bench") == 0)
 		rc = cmd_bench(argc, argv);
+	else if (argc >= 2 && strcmp(argv[1], "answer") == 0)
+		rc = cmd_answer(argc, argv);
 	if (rc == 2)
-		fprintf(stderr, "usage: symtool build|info|lookup|bench ...\n");
+		fprintf(stderr,
+		    "usage: symtool build|info|lookup|bench|answer ...\n");
 	return rc;
 }
