@@ -35,6 +35,14 @@ struct map {
 	int kind;
 	uint64_t nvalues; /* MAP_ID: values go up to it; MAP_LINE: files */
 	const struct fmt_symbol *syms; /* the symbol map's, else NULL */
+	/*
+	 * Made at open, in memory: page[p] is the number of blocks whose key
+	 * is below p << shift, so that a lookup's binary search runs over
+	 * the few blocks of one page instead of all of them.
+	 */
+	uint32_t *page;
+	uint64_t npages;
+	unsigned shift;
 };
 
 struct symtab {
@@ -92,12 +100,17 @@ symtab_source_name(enum symtab_source s)
 	return "none";
 }
 
-static int
+static inline int
 uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
 {
 	unsigned shift = 0;
 	uint64_t r = 0;
 
+	/* Most values are one byte. */
+	if (*p < end && **p < 0x80) {
+		*v = *(*p)++;
+		return 0;
+	}
 	for (;;) {
 		uint8_t b;
 
@@ -115,13 +128,18 @@ uleb(const uint8_t **p, const uint8_t *end, uint64_t *v)
 	return 0;
 }
 
-static int
+static inline int
 sleb(const uint8_t **p, const uint8_t *end, int64_t *v)
 {
 	unsigned shift = 0;
 	uint64_t r = 0;
 	uint8_t b;
 
+	if (*p < end && **p < 0x80) {
+		b = *(*p)++;
+		*v = (b & 0x40) ? (int64_t)b - 0x80 : (int64_t)b;
+		return 0;
+	}
 	do {
 		if (*p == end || shift > 63)
 			return -1;
@@ -233,17 +251,24 @@ map_find(const struct map *m, uint32_t rel, struct ent *e)
 	struct mapit it;
 	struct ent cur;
 
+	uint64_t p = (uint64_t)rel >> m->shift;
+
 	if (m->nblocks == 0 || rel < m->keys[0])
 		return 0;
-	/* The last block whose key is <= rel. */
-	while (hi - lo > 1) {
+	/* How many keys are <= rel: between those below rel's page and
+	 * those below the next page. */
+	if (p < m->npages) {
+		lo = m->page[p];
+		hi = m->page[p + 1];
+	}
+	while (lo < hi) {
 		mid = lo + (hi - lo) / 2;
 		if (m->keys[mid] <= rel)
-			lo = mid;
+			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	mapit_init(&it, m, lo);
+	mapit_init(&it, m, lo - 1);
 	if (mapit_next(&it) != 1)
 		return 0;
 	cur = it.e;
@@ -294,6 +319,26 @@ sect(const struct symtab *t, enum fmt_sect s, size_t entsize, const void **p,
 	return 0;
 }
 
+/* The page index of m: pages of at least 4 KiB, at most 65,536 of them. */
+static int
+map_pages(const struct symtab *t, struct map *m)
+{
+	uint64_t p, b = 0;
+
+	m->shift = 12;
+	while ((t->span >> m->shift) >= 65536)
+		m->shift++;
+	m->npages = (t->span >> m->shift) + 1;
+	if ((m->page = calloc(m->npages + 1, sizeof(*m->page))) == NULL)
+		return -1;
+	for (p = 0; p <= m->npages; p++) {
+		while (b < m->nblocks && m->keys[b] < p << m->shift)
+			b++;
+		m->page[p] = (uint32_t)b;
+	}
+	return 0;
+}
+
 static int
 map_open(struct symtab *t, struct map *m, enum fmt_sect keys, int kind,
     uint64_t nvalues)
@@ -315,7 +360,7 @@ map_open(struct symtab *t, struct map *m, enum fmt_sect keys, int kind,
 	m->kind = kind;
 	m->nvalues = nvalues;
 	m->syms = keys == FMT_SYM_KEYS ? t->symbols : NULL;
-	if (noffs != nkeys + 1 || m->offs[0] != 0 ||
+	if (nkeys >= UINT32_MAX || noffs != nkeys + 1 || m->offs[0] != 0 ||
 	    m->offs[nkeys] != t->h->dir[keys + 2].size ||
 	    nkeys != (count + FMT_BLOCK - 1) / FMT_BLOCK)
 		return -1;
@@ -338,7 +383,9 @@ map_open(struct symtab *t, struct map *m, enum fmt_sect keys, int kind,
 		/* The next block starts after this one's last entry. */
 		prev_end = (uint64_t)it.e.addr + 1;
 	}
-	return total == count ? 0 : -1;
+	if (total != count)
+		return -1;
+	return map_pages(t, m);
 }
 
 static int
@@ -486,6 +533,9 @@ symtab_close(struct symtab *t)
 {
 	if (t == NULL)
 		return;
+	free(t->lines.page);
+	free(t->scopemap.page);
+	free(t->symmap.page);
 	munmap((void *)t->base, t->size);
 	free(t);
 }
