@@ -461,6 +461,7 @@ plain_copy(struct rd *rd, int fd, const char *tmpdir, int with_link,
 	struct elf_file f;
 	struct copied c[COPY_MAX];
 	uint32_t names[COPY_MAX];
+	char cname[sizeof(c[0].name)];
 	char strtab[COPY_MAX * 32 + 16];
 	size_t n = 0, slen = 1, i;
 	uint64_t off;
@@ -529,13 +530,16 @@ plain_copy(struct rd *rd, int fd, const char *tmpdir, int with_link,
 			(strcmp(name, ".gnu_debugaltlink") == 0 ||
 			    strcmp(name, ".debug_sup") == 0)))
 			continue;
-		snprintf(c[n].name, sizeof(c[n].name), "%s%s",
+		snprintf(cname, sizeof(cname), "%s%s",
 		    k >= 0 ? ".debug_" : name, k >= 0 ? kept[k] : "");
 		for (i = 0; i < n; i++)
-			if (strcmp(c[i].name, c[n].name) == 0)
+			if (strcmp(c[i].name, cname) == 0)
 				break;
+		/* .debug_X and .zdebug_X, or a name twice: the first.  There
+		 * are COPY_MAX names, so n stays within c[]. */
 		if (i < n)
-			continue; /* .debug_X and .zdebug_X: the first */
+			continue;
+		snprintf(c[n].name, sizeof(c[n].name), "%s", cname);
 		off = (off + 7) & ~(uint64_t)7;
 		if (copy_bytes(fd, s.off, s.len, s.z, s.size, pl->fd, off,
 			rd->err, rd->errlen) == -1)

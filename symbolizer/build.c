@@ -818,26 +818,28 @@ unit_claims(struct bld *b)
 {
 	const struct run *lr = (const struct run *)b->lruns.p + b->lruns.n - 1;
 	const struct run *sr = (const struct run *)b->sruns.p + b->sruns.n - 1;
-	const struct iv_line *l =
-	    (const struct iv_line *)b->lines.p + lr->first;
-	const struct iv_id *d = (const struct iv_id *)b->ids.p + sr->first;
 	const struct sec *c = b->cur.p;
 	uint32_t cu = (uint32_t)(b->lruns.n - 1);
-	size_t i, j;
+	size_t i;
 
 	for (i = 0; i < b->cur.n; i++)
 		if (claim(b, c[i].lo, c[i].hi, cu) == -1)
 			return -1;
 	if (b->cur.n > 0)
 		return 0;
-	for (i = 0; i < lr->n; i++)
-		if (claim(b, b->base + l[i].start, b->base + l[i].end, cu) ==
-		    -1)
+	for (i = lr->first; i < lr->first + lr->n; i++) {
+		const struct iv_line *l =
+		    (const struct iv_line *)b->lines.p + i;
+
+		if (claim(b, b->base + l->start, b->base + l->end, cu) == -1)
 			return -1;
-	for (j = 0; j < sr->n; j++)
-		if (claim(b, b->base + d[j].start, b->base + d[j].end, cu) ==
-		    -1)
+	}
+	for (i = sr->first; i < sr->first + sr->n; i++) {
+		const struct iv_id *d = (const struct iv_id *)b->ids.p + i;
+
+		if (claim(b, b->base + d->start, b->base + d->end, cu) == -1)
 			return -1;
+	}
 	return 0;
 }
 
@@ -1111,11 +1113,12 @@ own_cut(struct bld *b, struct vec *items, size_t elt, struct vec *runs,
 	char *p;
 
 	for (i = 0; i < runs->n; i++) {
-		const char *it = (const char *)items->p + elt * r[i].first;
 		size_t nfirst = out.n;
 
 		j = first[i];
-		for (k = 0; k < r[i].n; k++, it += elt) {
+		for (k = 0; k < r[i].n; k++) {
+			const char *it =
+			    (const char *)items->p + elt * (r[i].first + k);
 			uint32_t s0, e0, a, e;
 			size_t q;
 
@@ -1802,14 +1805,21 @@ symbuild_run(const struct symbuild_in *in, int out_fd,
 	struct symdwarf_info *info;
 	struct bld b;
 	uint64_t size = 0;
+	uint32_t empty;
 	int rc = -1;
 
 	memset(&b, 0, sizeof(b));
 	b.err = err;
 	b.errlen = errlen;
 	sink.arg = &b;
-	if ((info = calloc(1, sizeof(*info))) == NULL)
+	/* The empty string first: a table's string table is never empty,
+	 * even one whose DWARF names nothing. */
+	if ((info = calloc(1, sizeof(*info))) == NULL ||
+	    str_intern(&b.str, "", &empty) == -1) {
+		free(info);
+		bld_free(&b);
 		return nomem(&b);
+	}
 	if (symdwarf_read(&rin, &sink, info, err, errlen) == -1)
 		goto out;
 	if (prepare(&b) == -1 || ownership(&b) == -1 ||
