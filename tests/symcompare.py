@@ -14,7 +14,11 @@ too and classified:
                      another unit (LTO; fixed in elfutils 0.189) or when
                      the function sits in a DW_TAG_namespace (Rust), which
                      it prunes as having no address; the symbol may carry
-                     LLVM's .llvm.N suffix, which __cxa_demangle refuses
+                     LLVM's .llvm.N suffix, which __cxa_demangle refuses;
+                     llvm-symbolizer, which names the outermost frame from
+                     the symbol table (here and there another symbol than
+                     eu-addr2line's) and reads no dwz alt file (names
+                     there are "??" to it), has the chain
   symbol_alias       the same frames, and the outermost function named
                      three ways: several ELF symbols share the address
                      (identical functions merged, aliases);
@@ -34,6 +38,18 @@ too and classified:
                      that never ends, or _start's borrowed line)
   rust_escapes       the same Rust legacy name, escapes ($LT$, ..) decoded by
                      us and left by eu-addr2line
+  no_row_innermost   no line row covers the address (in the .cold part of a
+                     function split by GCC), which an inlined instance does
+                     cover: we give that frame with no line;
+                     llvm-symbolizer leaves a frame without a row out and
+                     agrees on the rest; eu-addr2line shows the symbol
+  plain_name         the DWARF names the function by DW_AT_name alone (GCC
+                     leaves out the linkage name of, for one, a member of a
+                     template instantiated on a type of an anonymous
+                     namespace), and we print that; eu-addr2line (no scope
+                     found, in an LTO unit) and llvm-symbolizer (outermost
+                     frame from the symbol table) print the symbol, whose
+                     demangled name ends in ours
   unit_choice        several units claim the address (.debug_aranges) with
                      different DWARF (copies of an inline or template
                      function the linker discarded, pointed at the one it
@@ -128,17 +144,29 @@ def is_alias(name, addr):
                                  {alias_key(n) for n in names})
 
 
+SYMBOL_KEYS = set()
+
+
+def is_symbol(name):
+    """name is one of the file's ELF symbols."""
+    if not SYMBOL_KEYS:
+        SYMBOL_KEYS.update(alias_key(n) for ns in ALIASES.values()
+                           for n in ns)
+    return name is not None and alias_key(name) in SYMBOL_KEYS
+
+
 def sample(funcs, total, seed):
-    """About total addresses, each function's start and more of its bytes."""
+    """About total addresses (fewer when the functions have fewer bytes):
+    each function's first byte and others drawn from its bytes, spread
+    evenly over the functions."""
     rnd = random.Random(seed)
-    per = max(1, total // max(1, len(funcs)))
-    chosen = funcs if per > 1 or len(funcs) <= total else \
-        rnd.sample(funcs, total)
+    chosen = funcs if len(funcs) <= total else rnd.sample(funcs, total)
+    per = -(-total // max(1, len(chosen)))
     addrs = set()
     for addr, size, _ in chosen:
         addrs.add(addr)
-        for _ in range(min(per, size) - 1):
-            addrs.add(addr + rnd.randrange(size))
+        addrs.update(addr + off for off in
+                     rnd.sample(range(1, size), min(per, size) - 1))
     return sorted(addrs)
 
 
@@ -152,9 +180,11 @@ def parse_loc(s):
 
 def run_eu(debug, addrs):
     inp = "".join("0x%x\n" % a for a in addrs)
+    # It exits 1 when one address had no scope it could read; the answers
+    # are all there.
     out = subprocess.run(["eu-addr2line", "-a", "-f", "-i", "-C", "-e",
-                          debug], input=inp, capture_output=True, text=True,
-                         check=True).stdout.splitlines()
+                          debug], input=inp, capture_output=True,
+                         text=True).stdout.splitlines()
     res, i = {}, 0
     while i < len(out):
         addr = int(out[i], 16)
@@ -262,12 +292,22 @@ def llvm_name(name, outermost):
     return rust_decode(name)
 
 
+# llvm-symbolizer reads no dwz alt file: a name it would find there is
+# "??" (--llvm-no-alt).
+LLVM_NO_ALT = [False]
+
+
 def llvm_same(ours, llvm):
     """Ours and llvm-symbolizer's agree, allowing llvm's own spellings:
-    normalised paths, and a function llvm names by DW_AT_name alone."""
+    normalised paths, a function llvm names by DW_AT_name alone, the
+    outermost frame named from the symbol table, and without dwz support
+    names it could not read."""
     if len(ours) != len(llvm):
         return False
     for i, (x, y) in enumerate(zip(ours, llvm)):
+        if LLVM_NO_ALT[0] and y[0] is None and \
+                x[2] == y[2] and norm_file(x[1]) == norm_file(y[1]):
+            continue
         yn = llvm_name(y[0], i == len(llvm) - 1)
         if x[2] != y[2] or norm_file(x[1]) != norm_file(y[1]):
             return False
@@ -278,8 +318,21 @@ def llvm_same(ours, llvm):
     return True
 
 
+def chain_same(o, lf, sym_addr):
+    """ours o and llvm's lf agree, the outermost name perhaps another
+    symbol's (llvm names the outermost frame from the symbol table)."""
+    return llvm_same(o, lf) or (
+        o and len(lf) == len(o) and llvm_same(o[:-1], lf[:-1]) and
+        lf[-1][1:3] == o[-1][1:3] and
+        (is_alias(lf[-1][0], sym_addr) or is_symbol(lf[-1][0])))
+
+
 def classify(eu, ours, llvm_frames, units, in_row):
     e, o = eu["frames"], ours["frames"]
+    lf = llvm_frames or []
+    if len(o) > 1 and o[0][1] is None and e and e[0][1] is None and \
+            chain_same(o[1:], lf, ours["sym_addr"]):
+        return "no_row_innermost"
     if e and o and e[0] == o[0] and \
             any(e[1:] == r["frames"][1:] for r in in_row):
         return "eu_row_start"
@@ -287,18 +340,19 @@ def classify(eu, ours, llvm_frames, units, in_row):
         return "rust_escapes"
     if units > 1 and e and o and e[-1][0] == o[-1][0]:
         return "unit_choice"
-    lf = llvm_frames or []
     lagree = llvm_frames is not None and llvm_same(o, llvm_frames)
     # llvm-symbolizer agrees but for naming the outermost frame after
-    # another alias of the symbol there.
-    lalias = lagree or (o and len(lf) == len(o) and
-                        llvm_same(o[:-1], lf[:-1]) and
-                        lf[-1][1:3] == o[-1][1:3] and
-                        is_alias(lf[-1][0], ours["sym_addr"]))
+    # another symbol.
+    lalias = chain_same(o, lf, ours["sym_addr"])
     if len(e) == 1 and " inlined at " not in eu["line1"] and o and \
             e[0][1:3] == o[0][1:3] and lalias and \
             (len(o) > 1 or e[0][0] != o[0][0]):
         return "eu_loses_chain"
+    if len(e) == len(o) == 1 and e[0][1:3] == o[0][1:3] and o[0][0] and \
+            "::" + o[0][0] + "(" in (e[0][0] or "") and \
+            len(lf) == 1 and lf[0][1:3] == o[0][1:3] and \
+            "::" + o[0][0] + "(" in (lf[0][0] or ""):
+        return "plain_name"
     if o and ours["status"] != "no_symbol" and e[-1][0] != o[-1][0] and \
             is_alias(e[-1][0], ours["sym_addr"]) and \
             ((e[:-1] == o[:-1] and e[-1][1:] == o[-1][1:]) or
@@ -324,7 +378,11 @@ def main():
     ap.add_argument("--json")
     ap.add_argument("--show", type=int, default=5)
     ap.add_argument("--name", default="")
+    ap.add_argument("--llvm-no-alt", action="store_true",
+                    help="the file has a dwz alt file, which "
+                    "llvm-symbolizer cannot read")
     args = ap.parse_args()
+    LLVM_NO_ALT[0] = args.llvm_no_alt
 
     funcs = functions(args.debug)
     addrs = sample(funcs, args.samples, args.seed)
