@@ -55,7 +55,16 @@ too and classified:
                      function the linker discarded, pointed at the one it
                      kept): we take the unit llvm's aranges map gives
                      (llvm-dwarfdump --lookup), eu-addr2line whichever its
-                     binary search meets
+                     binary search meets; llvm-symbolizer agrees with us
+  seq_end_row        the unit's line table has a sequence that ends at the
+                     address with a row there (covering no byte) and
+                     another that covers it: llvm-symbolizer, which looks
+                     rows up per sequence, gives the covering row's line;
+                     we, like eu-addr2line in that unit, libdw's pick
+                     among the rows at the address, the empty one
+                     (libdw's sorted table no longer says which sequence
+                     a row is of); checked in the line table itself
+                     (llvm-dwarfdump --debug-line)
   llvm_agrees        any other difference where llvm-symbolizer gives our
                      answer (function, line and chain)
   unexplained        none of the above: a bug until shown otherwise
@@ -257,6 +266,37 @@ def aranges(debug):
     return res
 
 
+ROW = re.compile(r"^0x([0-9a-f]+)\s+(\d+)\s+\d+\s+\d+\s.*?(end_sequence)?$")
+
+
+def sequence_rows(debug, addr, ours_line, llvm_line):
+    """The line table of the unit llvm-dwarfdump gives for addr has a
+    sequence ending at addr with a row of ours_line there, and a sequence
+    whose row for addr is llvm_line."""
+    out = subprocess.run(["llvm-dwarfdump-14", "--lookup=0x%x" % addr, debug],
+                         capture_output=True, text=True).stdout
+    m = re.search(r"DW_AT_stmt_list\s+\((0x[0-9a-f]+)\)", out)
+    if not m:
+        return False
+    out = subprocess.run(["llvm-dwarfdump-14", "--debug-line=" + m.group(1),
+                          debug], capture_output=True, text=True).stdout
+    ending, covering, seq = set(), set(), []
+    for line in out.splitlines():
+        r = ROW.match(line)
+        if not r:
+            continue
+        a, n = int(r.group(1), 16), int(r.group(2))
+        if not r.group(3):
+            seq.append((a, n))
+            continue
+        if a == addr:
+            ending |= {n for b, n in seq if b == addr}
+        elif seq and seq[0][0] <= addr < a:
+            covering |= {[n for b, n in seq if b <= addr][-1]}
+        seq = []
+    return ours_line in ending and llvm_line in covering
+
+
 def claimed_by(ranges, addr):
     return {cu for lo, hi, cu in ranges if lo <= addr < hi}
 
@@ -327,7 +367,7 @@ def chain_same(o, lf, sym_addr):
         (is_alias(lf[-1][0], sym_addr) or is_symbol(lf[-1][0])))
 
 
-def classify(eu, ours, llvm_frames, units, in_row):
+def classify(eu, ours, llvm_frames, units, in_row, seq_end_row):
     e, o = eu["frames"], ours["frames"]
     lf = llvm_frames or []
     if len(o) > 1 and o[0][1] is None and e and e[0][1] is None and \
@@ -338,12 +378,12 @@ def classify(eu, ours, llvm_frames, units, in_row):
         return "eu_row_start"
     if same([(rust_decode(f[0]) if f[0] else f[0],) + f[1:] for f in e], o):
         return "rust_escapes"
-    if units > 1 and e and o and e[-1][0] == o[-1][0]:
-        return "unit_choice"
     lagree = llvm_frames is not None and llvm_same(o, llvm_frames)
     # llvm-symbolizer agrees but for naming the outermost frame after
     # another symbol.
     lalias = chain_same(o, lf, ours["sym_addr"])
+    if units > 1 and e and o and e[-1][0] == o[-1][0] and lalias:
+        return "unit_choice"
     if len(e) == 1 and " inlined at " not in eu["line1"] and o and \
             e[0][1:3] == o[0][1:3] and lalias and \
             (len(o) > 1 or e[0][0] != o[0][0]):
@@ -364,6 +404,11 @@ def classify(eu, ours, llvm_frames, units, in_row):
         return "eu_gap_line"
     if lagree:
         return "llvm_agrees"
+    if o and lf and len(o) == len(lf) and o[0][2] != lf[0][2] and \
+            chain_same([(o[0][0],) + tuple(lf[0][1:])] + o[1:], lf,
+                       ours["sym_addr"]) and \
+            seq_end_row(o[0][2], lf[0][2]):
+        return "seq_end_row"
     return "unexplained"
 
 
@@ -410,7 +455,9 @@ def main():
     for a in differ:
         c = classify(eu[a], ours[a], llvm.get(a),
                      len(claimed_by(ranges, a)),
-                     [at[b] for b in rows.get(a, ()) if b in at]) \
+                     [at[b] for b in rows.get(a, ()) if b in at],
+                     lambda ol, ll, a=a: sequence_rows(args.debug, a, ol,
+                                                       ll)) \
             if a in eu and a in ours else "unexplained"
         classes[c] = classes.get(c, 0) + 1
         ex = examples.setdefault(c, [])
