@@ -7,7 +7,7 @@
 
 cd "$top_srcdir" || bail "no source tree"
 command -v clang-format >/dev/null || bail "clang-format is not installed"
-for f in $(find daemon resolver sources cli cache conf fetchers indexer tests -name '*.[ch]' | sort); do
+for f in $(find daemon resolver sources cli cache conf fetchers indexer symbolizer tests -name '*.[ch]' | sort); do
 	out=$(clang-format --dry-run --Werror "$f" 2>&1)
 	ok $? "clang-format: $f"
 	[ -n "$out" ] && printf '%s\n' "$out" | head -n 5 | sed 's/^/# /'
