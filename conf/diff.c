@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "conf/objstore.h"
+#include "conf/options.h"
 
 static const char *const restart_names[] = {
 	"listen",

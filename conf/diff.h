@@ -17,7 +17,7 @@
 
 #include <stddef.h>
 
-#include "conf/config.h"
+#include "conf/settings.h"
 
 /* One setting that differs. */
 struct config_change {

@@ -1,33 +1,16 @@
 /*
  * daemon/json.h: the JSON of /metadata: writing results, and reading the
  * results of an upstream's answer; and one member of an object (what
- * dbgmirror reads of the daemon's admin answers).
- *
- * Strings are bytes (paths may hold any byte but NUL); what is written is
- * always valid UTF-8 JSON: control bytes become \u00XX escapes, and each
- * byte of a sequence that is not valid UTF-8 (a stray continuation byte,
- * an overlong form, a surrogate, past U+10FFFF, a cut sequence) becomes
- * U+FFFD (its UTF-8 bytes), so that writing what was read changes it no
- * more.  Pure functions of their input; no I/O.
+ * dbgmirror reads of the daemon's admin answers).  The buffer, the string
+ * writer and the reader are indexer/json.h's, which says what is written
+ * for any bytes.  Pure functions of their input; no I/O.
  */
 #ifndef DAEMON_JSON_H
 #define DAEMON_JSON_H
 
 #include <stddef.h>
 
-/* A growing, NUL-terminated buffer of at most max bytes. */
-struct jbuf {
-	char *p;
-	size_t len, cap;
-	size_t max;
-	int full; /* something did not fit in max (or memory) */
-};
-
-void jbuf_free(struct jbuf *b);
-/* Append n bytes; -1 (and full set) when they do not fit. */
-int jbuf_put(struct jbuf *b, const char *s, size_t n);
-/* Append the n bytes at s as a JSON string, quotes included. */
-int jbuf_str(struct jbuf *b, const char *s, size_t n);
+#include "indexer/json.h"
 
 /*
  * Append one result, {"type":..,"buildid":..,"file":..[,"archive":..]},

@@ -7,7 +7,7 @@
 
 cd "$top_srcdir" || bail "no source tree"
 command -v clang-format >/dev/null || bail "clang-format is not installed"
-for f in $(find daemon resolver sources cli cache conf fetchers indexer tests -name '*.[ch]' | sort); do
+for f in $(find daemon resolver sources cli cache conf fetchers indexer symbolizer tests -name '*.[ch]' | sort); do
 	out=$(clang-format --dry-run --Werror "$f" 2>&1)
 	ok $? "clang-format: $f"
 	[ -n "$out" ] && printf '%s\n' "$out" | head -n 5 | sed 's/^/# /'
@@ -39,4 +39,9 @@ for doc in README.md NEWS docs/*.md bench/README.md; do
 done
 grep -n '\.\./shared\|shared/[A-Z]*\.md\|/work/' README.md NEWS docs/*.md
 ok $((! $?)) "the documents point at nothing outside the tree"
+# Nor does anything else: code, tests, packaging, configuration.
+grep -rnI -e '\.\./shared' -e 'shared/[A-Z][A-Z]*\.md' -e 'shared/s3lab' \
+    --exclude-dir=.git --exclude-dir='build*' --exclude-dir=autom4te.cache \
+    --exclude=style.sh .
+ok $((! $?)) "no file of the tree points at ../shared"
 done_testing

@@ -77,10 +77,14 @@ is "$(grep ' install -y ' "$T/apt.calls" | grep -cE ' (chromium|nginx|wrk|gdb)( 
     "... of no test or benchmark package"
 
 # The lock held past the bound: a clear message, no apt-get, exit 1.
-flock "$T/lock" sleep 120 &
+# -o: the lock is flock's alone, so killing it lets go at once (sleep would
+# keep an inherited lock to its end); its sleep is stopped with it.
+flock -o "$T/lock" sleep 120 &
 holder=$!
 DAEMON_PIDS="$DAEMON_PIDS $holder"
 wait_until 10 sh -c "grep -q ' $holder ' /proc/locks" || bail "flock did not lock"
+sleeper=$(pgrep -P "$holder")
+DAEMON_PIDS="$DAEMON_PIDS $sleeper"
 rm -f "$T/apt.calls"
 qenv QUICKSTART_LOCK_WAIT=2 "$qs" install run >"$T/out" 2>&1
 is "$?" 1 "the lock held past QUICKSTART_LOCK_WAIT: exit 1"
@@ -98,7 +102,7 @@ wait_until 60 grep -q "waiting for another apt" "$T/out"
 ok $? "a held lock: it says it waits"
 ok "$([ ! -e "$T/apt.calls" ] && kill -0 $qpid; echo $?)" \
     "... and runs no apt-get meanwhile"
-kill "$holder"
+kill "$holder" $sleeper
 wait "$holder" 2>/dev/null
 wait_until 60 sh -c "! kill -0 $qpid"
 wait "$qpid"

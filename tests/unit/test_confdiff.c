@@ -10,6 +10,8 @@
  */
 #include "conf/diff.c"
 
+#include "conf/config.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,7 +151,8 @@ test_restart(void)
 	size_t i;
 
 	for (i = 0; i < NRESTART; i++)
-		if (config_option_index(restart_names[i]) == -1)
+		if (config_opt_find(restart_names[i],
+			strlen(restart_names[i])) == -1)
 			break;
 	ok(i == NRESTART, "every restart-only name is an option");
 
@@ -246,7 +249,7 @@ test_shown(void)
 		     "upstream-header = * Authorization: Bearer s3cr3t\n",
 	    BASE, &a, &b, &d);
 	text =
-	    config_option_text(&a, (size_t)config_option_index("upstream"), 1);
+	    config_option_text(&a, (size_t)config_opt_find("upstream", 8), 1);
 	ok(text != NULL && strstr(text, "hunter2") == NULL &&
 		strstr(text, "s3cr3t") == NULL &&
 		strstr(text, "127.0.0.1:1") != NULL,
