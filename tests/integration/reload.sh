@@ -167,9 +167,10 @@ ok $? "... refreshed"
 curl -s -o "$T/a.out" "$d_URL/buildid/$ID_prog_a/debuginfo"
 cmp -s "$T/a.out" "$dbg/prog_a.debug"
 ok $? "... and served (prog_a's debug file)"
-pool=$(grep -c 'GET /ids/pool/' "$T/nginx/access.log")
-[ "$pool" -ge 1 ]
+# nginx logs a request once it has sent the answer: wait for the line.
+wait_until 10 grep -q 'GET /ids/pool/' "$T/nginx/access.log"
 ok $? "... from its package, which the repository gave"
+pool=$(grep -c 'GET /ids/pool/' "$T/nginx/access.log")
 conf "${base[@]}"
 hup
 like "$LINE" "reloaded $CONF: 1 repository removed" "the repository removed"
@@ -202,6 +203,8 @@ sed -i 's/^listen = 127\.0\.0\.2:0$/listen = 127.0.0.1:0/' "$CONF"
 
 # --------------------------------- a download and a kept-alive connection
 
+# The client is stopped (SIGSTOP) for the reload, so that the download is
+# under way across it however slow the machine, and continued after.
 size=$(stat -c %s "$T/big/big.debug")
 curl -s --limit-rate 10M -o "$T/big.out" \
     "$d_URL/buildid/$ID_big/debuginfo" &
@@ -230,12 +233,14 @@ EOF
 ka_pid=$!
 wait_until 60 test -e "$T/ka.ready"
 wait_until 60 sh -c "[ \$(stat -c %s '$T/big.out' 2>/dev/null || echo 0) -gt 1048576 ]"
+kill -STOP "$curl_pid"
+got=$(stat -c %s "$T/big.out")
 conf "${base[@]/negative-ttl = 5/negative-ttl = 6}"
 hup
-got=$(stat -c %s "$T/big.out")
 like "$LINE" "negative-ttl changed" "a reload during a download"
 [ "$got" -lt "$size" ] && kill -0 "$curl_pid" 2>/dev/null
 ok $? "... which was under way then ($got of $size bytes)"
+kill -CONT "$curl_pid"
 touch "$T/ka.go"
 wait "$curl_pid"
 ok $? "... and completes"
