@@ -529,6 +529,7 @@ reload_run(const struct reload_parts *p, struct snapshot *cur, int *ok)
 		if ((s = failed(p, cur, g, &diag, &pr)) == NULL)
 			goto nomem;
 		config_diag_free(&diag);
+		config_diff_free(&d);
 		httpd_switch(p->httpd, s);
 		return s;
 	}
