@@ -550,7 +550,9 @@ static void
 artifact_start(struct serve_thread *st, struct conn *c, const struct route *rt)
 {
 	struct resolve_origin o;
-	struct resolve_client cl = { &artifact_client, c, &o, 0 };
+	struct resolve_client cl = { .ops = &artifact_client,
+		.arg = c,
+		.origin = &o };
 
 	serve_origin(c, &o);
 	resolve_start(&st->rt, &cl, rt, RESOLVE_ALL);
