@@ -588,6 +588,13 @@ prod_keep(struct prod *p)
 		log_info("an answer from %s was served but not cached: purged "
 			 "while it was fetched",
 		    flight_source(p->f));
+	else if (rc == BLOB_EXISTS) {
+		/* An upload took the key meanwhile: it stays what is served. */
+		log_info("an answer from %s was served but not cached: an "
+			 "upload holds its build-id",
+		    flight_source(p->f));
+		unlink(flight_tmp_path(p->f));
+	}
 }
 
 void
