@@ -550,7 +550,9 @@ static void
 artifact_start(struct serve_thread *st, struct conn *c, const struct route *rt)
 {
 	struct resolve_origin o;
-	struct resolve_client cl = { &artifact_client, c, &o, 0 };
+	struct resolve_client cl = { .ops = &artifact_client,
+		.arg = c,
+		.origin = &o };
 
 	serve_origin(c, &o);
 	resolve_start(&st->rt, &cl, rt, RESOLVE_ALL);
@@ -719,8 +721,12 @@ serve_request(struct conn *c, void *state)
 		if (rt.endpoint != ROUTE_DEBUGINFO &&
 		    rt.endpoint != ROUTE_EXECUTABLE)
 			conn_send_not_allowed(c, "GET, HEAD");
-		else if (class_allowed(c, st->srv, ACCESS_UPLOAD))
-			upload_start(&st->srv->ud, c, &rt);
+		else if (class_allowed(c, st->srv, ACCESS_UPLOAD)) {
+			struct resolve_origin o;
+
+			serve_origin(c, &o);
+			upload_start(&st->srv->ud, &st->rt, c, &rt, &o);
+		}
 		return;
 	}
 	switch (rt.endpoint) {

@@ -150,6 +150,27 @@ upstream_lookup(struct rq *rq)
 	return rq_produce(rq, &w, NULL);
 }
 
+/*
+ * An upstream whose breaker is open is not asked: a miss of the others
+ * then says less than that none has the file, which p's readers are told.
+ */
+static void
+upstream_unasked(struct upstreams *us, struct prod *p)
+{
+	unsigned i, n = upstream_count(us->set);
+	char text[256];
+
+	for (i = 0; i < n && i < us->cfg->nupstreams; i++) {
+		if (!us->cfg->upstreams[i].enabled ||
+		    upstream_usable(us->set, i))
+			continue;
+		snprintf(text, sizeof(text),
+		    "upstream %.200s: its breaker is open", obs_name(us, i));
+		produce_unasked(p, text);
+		return;
+	}
+}
+
 /* The loop: ask every upstream for p, into its temp file. */
 static void
 upstream_produce(struct prod *p)
@@ -161,6 +182,7 @@ upstream_produce(struct prod *p)
 		produce_absent(p);
 		return;
 	}
+	upstream_unasked(us, p);
 	if (produce_open(p) == -1) {
 		produce_fetched(p, UPSTREAM_LOCAL, p->why);
 		return;
