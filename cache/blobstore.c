@@ -912,6 +912,33 @@ purged_since(struct index_batch *b, const struct buildid *id, int64_t begun)
 	return at >= (uint64_t)begun || by_source >= (uint64_t)begun;
 }
 
+/*
+ * In the writer's transaction: 1 when the entry of k whose header is oh
+ * may give way to info.  A fill replaces a cached entry, never an upload;
+ * an upload replaces only the cached entry info->replaces_* names, whose
+ * file is the one at its path now (a rename under this lock gives a new
+ * entry a new inode, and the caller's open descriptor keeps the old one
+ * from being reused).
+ */
+static int
+replaceable(const struct blobstore *bs, const struct cache_key *k,
+    const struct blob_hdr *oh, const struct blob_info *info)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (oh->flags & BLOB_F_UPLOADED)
+		return 0;
+	if (!info->uploaded)
+		return 1;
+	if (info->replaces_ino == 0)
+		return 0;
+	blob_path(bs, k->hash, 0, path);
+	return stat(path, &st) == 0 &&
+	    (uint64_t)st.st_dev == info->replaces_dev &&
+	    (uint64_t)st.st_ino == info->replaces_ino;
+}
+
 int
 blob_publish(struct blobstore *bs, const struct cache_key *k,
     const char *tmp_path, const struct blob_info *info, int64_t now, char *err,
@@ -922,7 +949,7 @@ blob_publish(struct blobstore *bs, const struct cache_key *k,
 	struct index_rec old;
 	struct blob_hdr oh;
 	uint8_t *rec = NULL, lk[LRUKEY_LEN];
-	uint64_t minus = 0, minus_up = 0, total, n, evicted, up;
+	uint64_t minus = 0, total, n, evicted, up;
 	size_t reclen;
 	char path[PATH_MAX], oldpath[PATH_MAX], evict_err[256];
 	int rc, moved = 0;
@@ -954,23 +981,23 @@ blob_publish(struct blobstore *bs, const struct cache_key *k,
 	}
 	rc = index_batch_get_rec(b, INDEX_BLOBS, k->hash, CACHE_KEY_LEN, &old);
 	if (rc == 0 && blob_decode(&old, &oh, NULL) == 0) {
-		moved = bs->updir != NULL &&
-		    ((oh.flags & BLOB_F_UPLOADED) != 0) !=
-			(info->uploaded != 0);
-		if (oh.flags & BLOB_F_UPLOADED) {
-			minus_up = oh.size;
-		} else {
-			minus = oh.size;
-			lru_del(b, k->hash, &oh);
+		if (!replaceable(bs, k, &oh, info)) {
+			index_batch_abort(b);
+			free(rec);
+			return BLOB_EXISTS;
 		}
+		/* A cached entry: no upload gives way (replaceable). */
+		minus = oh.size;
+		lru_del(b, k->hash, &oh);
 		paths_del(b, &oh);
+		/* An upload's file goes to the other directory. */
+		moved = info->uploaded && bs->updir != NULL;
 	}
 	if (info->uploaded) {
 		up = 0;
 		index_batch_get_counter(b, UPLOAD_COUNTER, &up);
 		if (lim.upload_max_bytes != 0 &&
-		    (up > minus_up ? up - minus_up : 0) + info->size >
-			lim.upload_max_bytes) {
+		    up + info->size > lim.upload_max_bytes) {
 			index_batch_abort(b);
 			free(rec);
 			unlink(tmp_path);
@@ -985,7 +1012,7 @@ blob_publish(struct blobstore *bs, const struct cache_key *k,
 	}
 	/* The old entry's file, in the other directory, is no one's now. */
 	if (moved) {
-		blob_path(bs, k->hash, !info->uploaded, oldpath);
+		blob_path(bs, k->hash, 0, oldpath);
 		unlink(oldpath);
 	}
 	lru_key(now, now, k->hash, lk);
@@ -999,9 +1026,8 @@ blob_publish(struct blobstore *bs, const struct cache_key *k,
 	miss_batch_served(b, &info->id, 1u << info->kind);
 	counter_add(b, BYTES_COUNTER, info->uploaded ? 0 : info->size, minus,
 	    &total);
-	if (info->uploaded || minus_up > 0)
-		counter_add(b, UPLOAD_COUNTER, info->uploaded ? info->size : 0,
-		    minus_up, &up);
+	if (info->uploaded)
+		counter_add(b, UPLOAD_COUNTER, info->size, 0, &up);
 	free(rec);
 	if (index_batch_commit(b, err, errlen) == -1) {
 		unlink(path);

@@ -64,6 +64,8 @@ struct flight_view {
 	uint64_t size;
 	uint64_t limit; /* the fill's X-DEBUGINFOD-MAXSIZE; 0: none */
 	unsigned mark; /* the filler's flight_set_mark, once it ended */
+	/* The first flight_note_unasked; NULL: every source answered. */
+	const char *unasked;
 };
 
 /*
@@ -147,6 +149,13 @@ void flight_verified(struct flight *f);
  * source that ended the fill).
  */
 void flight_set_mark(struct flight *f, unsigned mark);
+/*
+ * A source the fill went past without its answer (a store that failed, an
+ * upstream whose breaker is open, a remembered miss), in words: a
+ * not-found then says less than that nothing has the file.  The first is
+ * kept.
+ */
+void flight_note_unasked(struct flight *f, const char *why);
 /* The end; READY marks the bytes verified.  Wakes every reader. */
 void flight_end(struct flight *f, enum flight_state state, const char *why);
 /* Take the flight out of the table: new requests will not join it. */

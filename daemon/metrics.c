@@ -150,9 +150,9 @@ static atomic_uint_fast64_t tls_handshake_failures;
 static const char *const denial_names[NDENIALS] = { "unauthorized",
 	"forbidden" };
 static atomic_uint_fast64_t denied[NDENIALS];
-#define NUPLOADS 4
+#define NUPLOADS 5
 static const char *const upload_names[NUPLOADS] = { "created", "same",
-	"conflict", "rejected" };
+	"conflict", "rejected", "unjudged" };
 static atomic_uint_fast64_t uploads[NUPLOADS];
 static atomic_uint_fast64_t upload_bytes;
 static struct upstream_counters upstreams[METRICS_MAX_UPSTREAMS];
@@ -994,7 +994,7 @@ render_connections(FILE *fp)
 	put_header(fp, "dbgmirror_uploads_total", "counter",
 	    "PUT uploads by result: created, same (those bytes were there), "
 	    "conflict (other bytes were), rejected (failed verification or "
-	    "limits).");
+	    "limits), unjudged (a source could not answer: nothing stored).");
 	for (size_t k = 0; k < NUPLOADS; k++)
 		fprintf(fp, "dbgmirror_uploads_total{result=\"%s\"} %llu\n",
 		    upload_names[k], (unsigned long long)get(&uploads[k]));

@@ -137,12 +137,13 @@ enum metrics_denial {
 };
 void metrics_access_denied(enum metrics_denial reason);
 
-/* Label result="created|same|conflict|rejected" of a PUT upload. */
+/* Label result="created|same|conflict|rejected|unjudged" of an upload. */
 enum metrics_upload {
 	METRICS_UPLOAD_CREATED, /* 201: stored */
 	METRICS_UPLOAD_SAME, /* 200: the same bytes were there */
 	METRICS_UPLOAD_CONFLICT, /* 409: other bytes were there */
 	METRICS_UPLOAD_REJECTED, /* not ELF, wrong id, too big, cut */
+	METRICS_UPLOAD_UNJUDGED, /* 503: a source could not answer */
 };
 /* An upload ended with result; bytes of its body were received. */
 void metrics_upload(enum metrics_upload result, uint64_t bytes);

@@ -553,8 +553,10 @@ static void
 artifact_start(struct serve_thread *st, struct conn *c, const struct route *rt)
 {
 	struct resolve_origin o;
-	struct resolve_client cl = { &artifact_client, c, &o, 0,
-		conn_snapshot(c)->rd };
+	struct resolve_client cl = { .ops = &artifact_client,
+		.arg = c,
+		.origin = &o,
+		.d = conn_snapshot(c)->rd };
 
 	serve_origin(c, &o);
 	resolve_start(&st->rt, &cl, rt, RESOLVE_ALL);
@@ -723,9 +725,13 @@ serve_request(struct conn *c, void *state)
 		if (rt.endpoint != ROUTE_DEBUGINFO &&
 		    rt.endpoint != ROUTE_EXECUTABLE)
 			conn_send_not_allowed(c, "GET, HEAD");
-		else if (class_allowed(c, st->srv, ACCESS_UPLOAD))
-			upload_start(&st->srv->ud, conn_snapshot(c)->cfg, c,
-			    &rt);
+		else if (class_allowed(c, st->srv, ACCESS_UPLOAD)) {
+			struct resolve_origin o;
+
+			serve_origin(c, &o);
+			upload_start(&st->srv->ud, &st->rt,
+			    conn_snapshot(c)->rd, c, &rt, &o);
+		}
 		return;
 	}
 	switch (rt.endpoint) {

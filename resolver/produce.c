@@ -244,6 +244,12 @@ produce_told(const struct prod *p)
 	return p->told;
 }
 
+void
+produce_unasked(struct prod *p, const char *why)
+{
+	flight_note_unasked(p->f, why);
+}
+
 /* ------------------------------------------------- fetches: the sink */
 
 int
@@ -584,6 +590,13 @@ prod_keep(struct prod *p)
 		log_info("an answer from %s was served but not cached: purged "
 			 "while it was fetched",
 		    flight_source(p->f));
+	else if (rc == BLOB_EXISTS) {
+		/* An upload took the key meanwhile: it stays what is served. */
+		log_info("an answer from %s was served but not cached: an "
+			 "upload holds its build-id",
+		    flight_source(p->f));
+		unlink(flight_tmp_path(p->f));
+	}
 }
 
 void
@@ -695,7 +708,7 @@ produce_lookup(struct prod *p, struct index_reader *rd)
 		p->written = bi.size;
 		return 1;
 	}
-	if (neg_get(rd, &p->key, clock_now(), &ne) == 0)
+	if (!p->w.fresh && neg_get(rd, &p->key, clock_now(), &ne) == 0)
 		return ne.kind == NEG_NOTFOUND ? 2 : 3;
 	return 0;
 }
@@ -703,11 +716,13 @@ produce_lookup(struct prod *p, struct index_reader *rd)
 void
 produce_end_found(struct prod *p, int found)
 {
-	if (found == 1)
+	if (found == 1) {
 		produce_end(p, FLIGHT_READY, NULL);
-	else
-		produce_end(p, found == 2 ? FLIGHT_NOTFOUND : FLIGHT_FAILED,
-		    "a recent attempt failed");
+		return;
+	}
+	produce_unasked(p, "a remembered miss or failure");
+	produce_end(p, found == 2 ? FLIGHT_NOTFOUND : FLIGHT_FAILED,
+	    "a recent attempt failed");
 }
 
 /* ------------------------------------------------------ the sources */

@@ -153,15 +153,26 @@ rq_missed(const struct rq *rq)
 {
 	const struct resolve_origin *o = rq->cl.origin;
 
-	if (rq->reach != RESOLVE_ALL)
+	/* A judgement's or a whole file's not-found is no client's miss. */
+	if (rq->reach != RESOLVE_ALL || rq->cl.judge)
 		return;
 	misses_note(rq->d->misses, &rq->rt->id, rq_kind(rq), o->user_agent.p,
 	    o->user_agent.n, o->peer);
 }
 
-enum src_result
-rq_outcome(struct rq *rq, enum answer_outcome o, const char *why,
-    unsigned seconds, const char *source)
+/* The name of source i of rq's table; NULL past its end. */
+static const char *
+rq_source_name(const struct rq *rq, unsigned i)
+{
+	const struct source *s = rq->d->sources[i];
+
+	return s != NULL ? s->name : NULL;
+}
+
+/* Outcome o, which the table's source named by gave (NULL: none did). */
+static enum src_result
+rq_outcome_by(struct rq *rq, enum answer_outcome o, const char *why,
+    unsigned seconds, const char *source, const char *by)
 {
 	const struct answer_row *row = answer_row(o);
 	struct resolve_answer a;
@@ -175,10 +186,27 @@ rq_outcome(struct rq *rq, enum answer_outcome o, const char *why,
 	a.outcome = o;
 	a.result = row->result;
 	a.source = source != NULL ? source : row->source;
+	a.by = by;
 	a.why = answer_why(o, rq_section(rq), why);
 	a.seconds = row->fixed_seconds != 0 ? row->fixed_seconds : seconds;
+	a.unasked = rq->unasked[0] != '\0' ? rq->unasked : NULL;
 	rq_answer(rq, &a);
 	return SRC_ANSWERED;
+}
+
+enum src_result
+rq_outcome(struct rq *rq, enum answer_outcome o, const char *why,
+    unsigned seconds, const char *source)
+{
+	return rq_outcome_by(rq, o, why, seconds, source,
+	    rq_source_name(rq, rq->step));
+}
+
+void
+rq_unasked(struct rq *rq, const char *why)
+{
+	if (rq->unasked[0] == '\0')
+		snprintf(rq->unasked, sizeof(rq->unasked), "%s", why);
 }
 
 enum src_result
@@ -262,6 +290,7 @@ rq_send_found(struct rq *rq, const char *source)
 	memset(&a, 0, sizeof(a));
 	a.kind = RESOLVE_FILE;
 	a.source = source;
+	a.by = rq_source_name(rq, rq->step);
 	a.result = METRICS_HIT;
 	a.fd = f->fd;
 	a.offset = f->offset;
@@ -318,6 +347,7 @@ rq_send_blob(struct rq *rq, const struct cache_key *k)
 	memset(&a, 0, sizeof(a));
 	a.kind = RESOLVE_FILE;
 	a.source = "cache";
+	a.by = "cache";
 	a.result = METRICS_HIT;
 	a.fd = fd;
 	a.size = bi.size;
@@ -436,6 +466,8 @@ waiter_send(struct waiter *w, const struct flight_view *v, int whole)
 	a.max_age = HIT_MAX_AGE;
 	src = flight_source(w->f);
 	a.source = src[0] != '\0' ? src : "cache";
+	/* The source that filled it, known once it ended. */
+	a.by = v->state == FLIGHT_READY ? rq_source_name(rq, v->mark) : NULL;
 	a.avail = waiter_avail;
 	a.avail_arg = w;
 	w->streaming = 1;
@@ -519,6 +551,8 @@ waiter_check(struct waiter *w)
 		return;
 	}
 	flight_view(w->f, &v);
+	if (v.unasked != NULL)
+		rq_unasked(rq, v.unasked);
 	if (w->foreign) {
 		waiter_check_foreign(w, &v);
 		return;
@@ -575,15 +609,18 @@ waiter_check(struct waiter *w)
 		waiter_send(w, &v, whole);
 		return;
 	case FLIGHT_NOTFOUND:
-		rq_outcome(rq, ANSWER_FILL_NOT_FOUND, NULL,
-		    entry_ttl_left(rq->th, flight_key(w->f)), NULL);
+		rq_outcome_by(rq, ANSWER_FILL_NOT_FOUND, NULL,
+		    entry_ttl_left(rq->th, flight_key(w->f)), NULL,
+		    rq_source_name(rq, v.mark));
 		return;
 	case FLIGHT_UNAVAILABLE:
-		rq_outcome(rq, ANSWER_UNAVAILABLE, v.why, 0, NULL);
+		rq_outcome_by(rq, ANSWER_UNAVAILABLE, v.why, 0, NULL,
+		    rq_source_name(rq, v.mark));
 		return;
 	case FLIGHT_FAILED:
-		rq_outcome(rq, ANSWER_FILL_FAILED, v.why,
-		    entry_ttl_left(rq->th, flight_key(w->f)), NULL);
+		rq_outcome_by(rq, ANSWER_FILL_FAILED, v.why,
+		    entry_ttl_left(rq->th, flight_key(w->f)), NULL,
+		    rq_source_name(rq, v.mark));
 		return;
 	case FLIGHT_ABSENT:
 		/* After the last source it asked, or ours if it never got here. */
@@ -753,6 +790,7 @@ rq_what(const struct rq *rq, struct prod_what *w)
 	/* The client's X-DEBUGINFOD-MAXSIZE goes upstream with it. */
 	w->limit = rq->cl.origin->maxsize;
 	w->reach = rq->reach;
+	w->fresh = rq->cl.judge;
 }
 
 void

@@ -281,7 +281,11 @@ static void
 cut_next(struct cut *c)
 {
 	struct rq *rq = c->rq;
-	struct resolve_client cl = { &cut_client, c, rq->cl.origin, 1, rq->d };
+	struct resolve_client cl = { .ops = &cut_client,
+		.arg = c,
+		.origin = rq->cl.origin,
+		.whole = 1,
+		.d = rq->d };
 
 	if (c->tries == 2) {
 		cut_answered(c, SRC_ABSENT);

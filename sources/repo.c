@@ -597,11 +597,12 @@ repos_join(struct repos *rs, const struct repos_hit *hit)
  * debug package's suffix-less link names (cache/repoidx.h).  A package
  * downloaded and indexed already is passed by (the package step had it).
  * 1 and *hit, 0 when none, 2 when one holds it but its package failed a
- * moment ago (*retry: seconds left), -1 on error.
+ * moment ago (*retry: seconds left), -1 on error.  *open is 1 + the first
+ * repository passed by that holds it (its breaker open), else 0.
  */
 static int
 repos_find(struct repos *rs, struct index_reader *rd, const struct buildid *id,
-    int executable, struct repos_hit *hit, unsigned *retry)
+    int executable, struct repos_hit *hit, unsigned *retry, size_t *open)
 {
 	static const enum repoidx_kind debuginfo[] = { REPOIDX_DEBUGINFO },
 				       exec[] = { REPOIDX_EXECUTABLE,
@@ -616,17 +617,22 @@ repos_find(struct repos *rs, struct index_reader *rd, const struct buildid *id,
 	int64_t now = clock_now();
 	int rc;
 
+	*open = 0;
 	/* Strong kinds in every repository before weak ones in any. */
 	for (k = 0; k < nkinds; k++) {
 		for (i = 0; i < n; i++) {
-			if (!atomic_load(&rs->v[i].live) ||
-			    atomic_load(&rs->v[i].open_until) > now)
+			if (!atomic_load(&rs->v[i].live))
 				continue;
 			rc = repoidx_find(rd, rs->v[i].key, id, kinds[k], &p);
 			if (rc == INDEX_NOTFOUND)
 				continue;
 			if (rc != 0)
 				return -1;
+			if (atomic_load(&rs->v[i].open_until) > now) {
+				if (*open == 0)
+					*open = i + 1;
+				continue;
+			}
 			hit->repo = (unsigned)i;
 			memcpy(hit->file, p.file, p.file_len);
 			hit->file[p.file_len] = '\0';
@@ -982,6 +988,44 @@ member_cb(const struct pkg_rec *r, void *arg)
 }
 
 /*
+ * For an upload's judgement (resolve_client.judge) that no repository
+ * gives the id: the first that could not say (rq_unasked).  While their
+ * first refreshes run, or one was never indexed, an id none maps may be
+ * one it is about to bring; open (repos_find's) holds it but cannot
+ * download.
+ */
+static void
+repos_unasked(struct repos *rs, struct rq *rq, size_t open)
+{
+	struct repoidx_state st;
+	char text[256];
+	size_t i, n = rs->n;
+
+	if (open > 0) {
+		snprintf(text, sizeof(text),
+		    "repository %.180s: its downloads are failing",
+		    rs->v[open - 1].cr->name);
+		rq_unasked(rq, text);
+		return;
+	}
+	if (repos_starting(rs)) {
+		rq_unasked(rq,
+		    "repositories: their first refresh has not ended");
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (!atomic_load(&rs->v[i].live) ||
+		    (repoidx_state(rq->th->rd, rs->v[i].key, &st) == 0 &&
+			st.gen != 0))
+			continue;
+		snprintf(text, sizeof(text),
+		    "repository %.180s: not indexed yet", rs->v[i].cr->name);
+		rq_unasked(rq, text);
+		return;
+	}
+}
+
+/*
  * The request side: a debuginfo or executable a repository's index maps to
  * a package not in the package cache yet (one that is, or a local package
  * with the member, is the package step's).
@@ -995,6 +1039,7 @@ repo_lookup(struct rq *rq)
 	struct repo_want *rw;
 	struct prod_what w;
 	unsigned retry = 0;
+	size_t open;
 	int rc;
 
 	if (rs == NULL || repos_count(rs) == 0 || d->prod == NULL ||
@@ -1010,9 +1055,11 @@ repo_lookup(struct rq *rq)
 	if ((rw = calloc(1, sizeof(*rw))) == NULL)
 		return rq_fail(rq, "out of memory");
 	rc = repos_find(rs, rq->th->rd, &rq->rt->id, ep == ROUTE_EXECUTABLE,
-	    &rw->hit, &retry);
+	    &rw->hit, &retry, &open);
 	if (rc != 1)
 		free(rw);
+	if (rc == 0 && rq->cl.judge)
+		repos_unasked(rs, rq, open);
 	if (rc == 0)
 		return SRC_ABSENT;
 	if (rc == -1)

@@ -162,6 +162,28 @@ upstream_lookup(struct rq *rq)
 	return rq_produce(rq, &w, NULL);
 }
 
+/*
+ * An upstream whose breaker is open is not asked: a miss of the others
+ * then says less than that none has the file, which p's readers are told.
+ */
+static void
+upstream_unasked(struct upstreams *us, struct prod *p)
+{
+	char text[256];
+	size_t i;
+
+	for (i = 0; i < us->cfg->nupstreams; i++) {
+		if (!us->cfg->upstreams[i].enabled ||
+		    upstream_usable(us->set, us->ids[i]))
+			continue;
+		snprintf(text, sizeof(text),
+		    "upstream %.200s: its breaker is open",
+		    us->cfg->upstreams[i].name);
+		produce_unasked(p, text);
+		return;
+	}
+}
+
 /* The loop: ask every upstream for p, into its temp file. */
 static void
 upstream_produce(struct prod *p)
@@ -173,6 +195,7 @@ upstream_produce(struct prod *p)
 		produce_absent(p);
 		return;
 	}
+	upstream_unasked(us, p);
 	if (produce_open(p) == -1) {
 		produce_fetched(p, UPSTREAM_LOCAL, p->why);
 		return;
