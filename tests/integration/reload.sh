@@ -204,11 +204,13 @@ sed -i 's/^listen = 127\.0\.0\.2:0$/listen = 127.0.0.1:0/' "$CONF"
 # --------------------------------- a download and a kept-alive connection
 
 # The client is stopped (SIGSTOP) for the reload, so that the download is
-# under way across it however slow the machine, and continued after.
+# under way across it however slow the machine, and continued after; the
+# exit's cleanup ends it if the script stops half-way.
 size=$(stat -c %s "$T/big/big.debug")
-curl -s --limit-rate 10M -o "$T/big.out" \
+curl -s --max-time 300 --limit-rate 10M -o "$T/big.out" \
     "$d_URL/buildid/$ID_big/debuginfo" &
 curl_pid=$!
+DAEMON_PIDS="$DAEMON_PIDS $curl_pid"
 python3 - "$d_PORT" "$T/ka" <<'EOF' &
 import http.client, os, sys, time
 port, base = int(sys.argv[1]), sys.argv[2]
