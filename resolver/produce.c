@@ -68,9 +68,10 @@
 
 /*
  * Bytes of an answer gathered before they are written.  libcurl hands a
- * body over in pieces of at most 16 KiB, and ext4 spends more per write
- * than on the copy: written one by one, the pieces of a 100 MiB
- * object-store hit took more CPU than receiving and sending them did.
+ * body over in pieces of at most 16 KiB unless told otherwise, and ext4
+ * spends more per write than on the copy: written one by one, the pieces
+ * of a 100 MiB object-store hit took more CPU than receiving and sending
+ * them did.  Pieces of half this size or more are written as they come.
  */
 #define WBUF_SIZE (256u << 10)
 
@@ -373,19 +374,27 @@ int
 produce_data(void *arg, const void *buf, size_t len)
 {
 	struct prod *p = arg;
-	int rc;
+	/*
+	 * A piece of half the buffer or more is a burst already (libcurl
+	 * hands up to CURLOPT_BUFFERSIZE at once when the bytes are there):
+	 * copying it into wbuf would only add a copy of every byte.
+	 */
+	int big = len >= WBUF_SIZE / 2, rc;
 
 	/* The opening bytes go in at once: early_check reads them there. */
 	if (is_elf_kind(p->w.kind) && !p->checked)
 		return prod_write(p, buf, len, 1);
-	if (p->wlen > 0 && (p->local_errno != 0 || p->wlen + len > WBUF_SIZE) &&
+	if (p->wlen > 0 &&
+	    (big || p->local_errno != 0 || p->wlen + len > WBUF_SIZE) &&
 	    (rc = prod_flush(p, 1)) != 0)
 		return rc;
-	if (p->wbuf == NULL && len <= WBUF_SIZE) {
+	if (big)
+		return prod_write(p, buf, len, 1);
+	if (p->wbuf == NULL) {
 		p->wbuf = malloc(WBUF_SIZE);
 		p->wev = event_new(p->pc->d.base, -1, 0, prod_flush_cb, p);
 	}
-	if (p->wbuf == NULL || p->wev == NULL || len > WBUF_SIZE)
+	if (p->wbuf == NULL || p->wev == NULL)
 		return prod_write(p, buf, len, 1);
 	memcpy(p->wbuf + p->wlen, buf, len);
 	p->wlen += len;

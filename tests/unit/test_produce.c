@@ -20,7 +20,8 @@
  * the mark of the last source asked, which is not joined again;
  * producers_free ends fills running and queued; the write buffer gathers
  * a burst's pieces and writes them once, so a body coming piece by piece
- * reaches its readers as it comes.  Every wait is bounded.
+ * reaches its readers as it comes, and writes a large piece as it comes,
+ * after what it gathered before it.  Every wait is bounded.
  */
 #include "tests/rig.h"
 #include "tests/tsrc.h"
@@ -382,7 +383,7 @@ static void
 test_write_buffer(void)
 {
 	static const struct source *const t[] = { &s0.s, NULL };
-	const size_t piece = 16384;
+	const size_t piece = 16384, big = 128 << 10;
 	struct reader r;
 	struct flight_view v;
 	size_t len, off, grew = 0, turns = 0;
@@ -411,7 +412,14 @@ test_write_buffer(void)
 	reader_look(&r, &v);
 	is_int(v.sendable, 3 * piece,
 	    "... and written once the burst is in: its readers have them");
-	for (off = 3 * piece; off + piece < len; off += piece) {
+	/* Half the buffer or more: a burst of its own, not copied. */
+	produce_data(s0.p, bytes + 3 * piece, piece);
+	produce_data(s0.p, bytes + 4 * piece, big);
+	reader_look(&r, &v);
+	is_int(v.sendable, 4 * piece + big,
+	    "a large piece is written as it comes, after the piece "
+	    "gathered before it");
+	for (off = 4 * piece + big; off + piece < len; off += piece) {
 		before = r.most;
 		produce_data(s0.p, bytes + off, piece);
 		rig_spin(1);
