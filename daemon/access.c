@@ -36,7 +36,7 @@
 #define TOKEN_LINE_MAX 1024
 
 static const char *const class_names[ACCESS_NCLASSES] = { "read", "metadata",
-	"metrics", "status", "admin", "upload" };
+	"metrics", "status", "admin", "upload", "symbolicate" };
 
 struct cidr {
 	int family; /* AF_INET or AF_INET6 */
@@ -225,7 +225,8 @@ access_scopes_parse(const char *s, unsigned *scopes, char *why, size_t whylen)
 				snprintf(why, whylen,
 				    "\"%.*s\" is not a scope: the scopes are "
 				    "a comma list of read, metadata, metrics, "
-				    "status, admin, upload or all",
+				    "status, admin, upload, symbolicate or "
+				    "all",
 				    (int)(n > 40 ? 40 : n), p);
 				return -1;
 			}
@@ -266,7 +267,8 @@ access_token_line(const char *line, char hash[65], unsigned *scopes, char *why,
 	if (n == 0) {
 		snprintf(why, whylen,
 		    "no scopes after the hash (a comma list of read, "
-		    "metadata, metrics, status, admin, upload or all)");
+		    "metadata, metrics, status, admin, upload, symbolicate "
+		    "or all)");
 		return -1;
 	}
 	if (n >= sizeof(buf)) {
@@ -614,7 +616,7 @@ access_line(struct access *a, const struct config *cfg, size_t i, char *err,
 badclass:
 	snprintf(err, errlen,
 	    "%s: access: \"%.80s\": the class is read, metadata, metrics, "
-	    "status, admin or upload",
+	    "status, admin, upload or symbolicate",
 	    where, line);
 	return -1;
 }
@@ -869,13 +871,17 @@ enum access_verdict
 access_check(struct access *a, enum access_class cls,
     const struct access_who *who, const char **why)
 {
-	const struct ruleset *rs = &a->classes[cls];
+	const struct ruleset *rs;
 	enum token_state ts;
 	struct cidr addr;
 	unsigned scopes;
 	int have_addr, token_ok, token_asked = 0, hold, needs_token, met = 0;
 	size_t i, j;
 
+	/* /symbolicate reads what /buildid/ would: read's, unless said. */
+	if (cls == ACCESS_SYMBOLICATE && !a->classes[cls].set)
+		cls = ACCESS_READ;
+	rs = &a->classes[cls];
 	ts = token_lookup(a, who->authorization, &scopes);
 	token_ok = ts == TOKEN_VALID && (scopes & (1u << cls)) != 0;
 	/* These need their token whatever the rules say. */

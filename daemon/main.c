@@ -94,6 +94,7 @@
 #include "daemon/access.h"
 #include "daemon/serve.h"
 #include "daemon/spawn.h"
+#include "daemon/symtabs.h"
 #include "daemon/tls.h"
 #include "daemon/watch.h"
 #include "fetchers/upstream.h"
@@ -104,6 +105,7 @@
 #include "sources/repo.h"
 #include "sources/scan.h"
 #include "sources/sources.h"
+#include "sources/symbuild.h"
 #include "sources/upstream.h"
 #include "indexer/elf.h"
 
@@ -122,6 +124,8 @@ struct daemon {
 	struct producers *prod;
 	struct upstreams *upstreams;
 	struct objstore *objstore; /* NULL: no object store */
+	struct symbuilds *symbuild; /* the symbol tables built */
+	struct symtabs *tabs; /* the symbol tables kept open */
 	struct passes *passes;
 	struct repos *repos; /* remote repositories */
 	char **pkg_roots; /* scan-packages and the repository package cache */
@@ -1220,6 +1224,12 @@ main(int argc, char **argv)
 		 sizeof(err))) == NULL)
 		fatalx("%s", err);
 	d.rd.objstore = d.objstore;
+	if ((d.symbuild = symbuilds_new(&d.rd, d.base, d.inbox, d.tmpdir,
+		 d.cfg.symbolicate_builds, err, sizeof(err))) == NULL ||
+	    (d.tabs = symtabs_new(d.bs, d.cfg.symbolicate_open_tables,
+		 d.cfg.symbolicate_open_bytes)) == NULL)
+		fatalx("%s", d.symbuild == NULL ? err : "out of memory");
+	d.rd.symbuild = d.symbuild;
 	if ((d.passes = passes_new(&d.rd, d.inbox)) == NULL)
 		fatalx("out of memory");
 	d.rd.packages = d.passes;
@@ -1253,6 +1263,7 @@ main(int argc, char **argv)
 	d.scans.counts = rescan_counts;
 	d.scans.arg = &d;
 	sd.scans = &d.scans;
+	sd.tabs = d.tabs;
 	if ((d.rescan_asked_ev = event_new(d.base, -1, 0, rescan_cb, &d)) ==
 	    NULL)
 		fatalx("event loop: out of memory");
@@ -1389,8 +1400,11 @@ main(int argc, char **argv)
 	/* Fills that finished on the pool end before their readers go. */
 	pool_inbox_free(d.inbox);
 	httpd_free(d.httpd);
+	/* No request holds a table any more. */
+	symtabs_free(d.tabs);
 	/* Fills end first: they cancel transfers of the sets below. */
 	producers_free(d.prod);
+	symbuilds_free(d.symbuild);
 	upstreams_free(d.upstreams);
 	objstore_free(d.objstore);
 	repos_free(d.repos);

@@ -15,6 +15,7 @@ struct pool;
 struct resolve_deps;
 struct resolve_origin;
 struct serve;
+struct symtabs;
 
 /*
  * The daemon's scans, as /admin/rescan asks for them and reports them
@@ -42,6 +43,7 @@ struct serve_deps {
 	struct misses *misses; /* NULL: no missing-id report */
 	struct access *access; /* the access rules */
 	const struct serve_scans *scans; /* NULL: no /admin/rescan */
+	struct symtabs *tabs; /* the open symbol tables; NULL: 503s */
 };
 
 struct serve *serve_new(const struct serve_deps *deps);
