@@ -7,9 +7,13 @@
  * The first line eu-addr2line 0.188 prints for an inlined address names
  * the innermost function, where it was called from (the next frame's
  * place: "at FILE:LINE:COLUMN", "at FILE:LINE" without a column, "from
- * FILE" without a line) and the function that holds them all
- * (print_dwarf_function); its -i pairs then name each caller with the
- * place of the call.
+ * FILE" without a line) and then what holds them all: print_dwarf_function
+ * walks dwarf_getscopes(), which after an inlined instance gives the
+ * scopes of its abstract origin, never the concrete function, so it finds
+ * no subprogram and eu-addr2line prints the ELF symbol instead
+ * (dwfl_module_addrname: "around.constprop.0", "main.cold", demangled by
+ * -C).  Its -i pairs then name each caller, from the DWARF, with the place
+ * of the call.
  */
 #include "cli/symout.h"
 
@@ -18,6 +22,7 @@
 #include <string.h>
 
 #include "indexer/json.h"
+#include "symbolizer/demangle.h"
 
 /* The longest string kept of an answer (a name, a path, a reason). */
 #define STR_MAX (1u << 20)
@@ -358,10 +363,11 @@ name(const struct symout_frame *f)
 }
 
 void
-symout_addr2line(FILE *fp, const struct symout_addr *a)
+symout_addr2line(FILE *fp, const struct symout_addr *a, int demangle)
 {
 	const struct symout_frame *f = a->frames;
 	size_t i, n = symout_answered(a) ? a->nframes : 0;
+	char *d;
 
 	if (n == 0) {
 		fputs("??\n??:0\n", fp);
@@ -376,7 +382,13 @@ symout_addr2line(FILE *fp, const struct symout_addr *a)
 			fputs(" at ", fp);
 			place(fp, &f[1]);
 		}
-		fprintf(fp, " in %s", name(&f[n - 1]));
+		d = demangle && a->symbol != NULL ? demangle_name(a->symbol)
+						  : NULL;
+		fprintf(fp, " in %s",
+		    d != NULL               ? d
+			: a->symbol != NULL ? a->symbol
+					    : name(&f[n - 1]));
+		free(d);
 	}
 	fputc('\n', fp);
 	place(fp, &f[0]);

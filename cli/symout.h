@@ -79,10 +79,12 @@ int symout_answered(const struct symout_addr *a);
 
 /*
  * What eu-addr2line -f -i -C prints for an address: the innermost
- * function ("NAME inlined at CALL-SITE in OUTERMOST" when it is inlined),
- * its FILE:LINE[:COLUMN], then a name and a place for every frame that
- * calls it, outwards; "??" and "??:0" for what is unknown.
+ * function, "NAME inlined at CALL-SITE in SYMBOL" when it is inlined, its
+ * FILE:LINE[:COLUMN], then a name and a place for every frame that calls
+ * it inline, outwards; "??" and "??:0" for what is unknown.  SYMBOL is the
+ * ELF symbol of the address, demangled when demangle is set (the
+ * outermost function when there is no symbol).
  */
-void symout_addr2line(FILE *fp, const struct symout_addr *a);
+void symout_addr2line(FILE *fp, const struct symout_addr *a, int demangle);
 
 #endif /* CLI_SYMOUT_H */

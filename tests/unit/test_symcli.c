@@ -80,10 +80,9 @@ static const char *const addr2line[] = {
 	"in inlined in out\n/a.c:7:3\nout\n??:0\n",
 };
 
-/* The text f writes about a, into a static buffer. */
+/* What symout_addr2line() prints for a, into a static buffer. */
 static const char *
-printed(void (*f)(FILE *, const struct symout_addr *),
-    const struct symout_addr *a)
+printed(const struct symout_addr *a, int demangle)
 {
 	static char *buf;
 	size_t len;
@@ -93,9 +92,20 @@ printed(void (*f)(FILE *, const struct symout_addr *),
 	buf = NULL;
 	if ((fp = open_memstream(&buf, &len)) == NULL)
 		return "";
-	f(fp, a);
+	symout_addr2line(fp, a, demangle);
 	fclose(fp);
 	return buf;
+}
+
+/* s up to its first newline, in place. */
+static const char *
+first_line(const char *s)
+{
+	char *nl = strchr(s, '\n');
+
+	if (nl != NULL)
+		*nl = '\0';
+	return s;
 }
 
 static void
@@ -138,14 +148,22 @@ test_answer(void)
 	for (i = 0; i < 8; i++) {
 		snprintf(name, sizeof(name),
 		    "frame %zu printed as eu-addr2line -f -i -C", i);
-		is_str(printed(symout_addr2line, &ans.addrs[i]), addr2line[i],
-		    name);
+		is_str(printed(&ans.addrs[i], 1), addr2line[i], name);
 	}
 	ok(symout_answered(&ans.addrs[3]) && symout_answered(&ans.addrs[5]) &&
 		!symout_answered(&ans.addrs[4]),
 	    "no_symbol and bad_address are answers, missing is not");
+	/* eu-addr2line names what holds an inlined chain after its symbol. */
+	free(ans.addrs[0].symbol);
+	ans.addrs[0].symbol = strdup("_Z4workv.constprop.0");
+	is_str(first_line(printed(&ans.addrs[0], 1)),
+	    "l1 inlined at " FILE_C ":3:38 in work() [clone .constprop.0]",
+	    "the symbol of an inlined chain, demangled");
+	is_str(first_line(printed(&ans.addrs[0], 0)),
+	    "l1 inlined at " FILE_C ":3:38 in _Z4workv.constprop.0",
+	    "and raw without demangling");
 	ans.addrs[0].status = SYMOUT_PENDING;
-	is_str(printed(symout_addr2line, &ans.addrs[0]), "??\n??:0\n",
+	is_str(printed(&ans.addrs[0], 1), "??\n??:0\n",
 	    "a pending frame prints as unknown, whatever it holds");
 	symout_answer_free(&ans);
 }
