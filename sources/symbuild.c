@@ -346,7 +346,8 @@ build_start(struct sbuild *b)
 		b) == -1) {
 		b->building = 0;
 		atomic_fetch_sub(&sb->running, 1);
-		produce_end(b->p, FLIGHT_UNAVAILABLE, "server is shutting down");
+		produce_end(b->p, FLIGHT_UNAVAILABLE,
+		    "server is shutting down");
 	}
 }
 
