@@ -121,13 +121,24 @@ req_end(void *arg)
 		req_free(r);
 }
 
+/*
+ * 1 once r's loop has stopped: a completion then runs at shutdown, after
+ * the pool is gone (daemon/main.c), and must start nothing.
+ */
+static int
+req_stopping(struct symreq *r)
+{
+	return event_base_got_break(conn_base(r->c));
+}
+
 /* Submit work, then done, for r: 0, or -1 (answered 503). */
 static int
 req_job(struct symreq *r, pool_fn work, pool_fn done)
 {
 	r->working = 1;
 	conn_wait(r->c);
-	if (pool_submit(r->d->pool, work, conn_inbox(r->c), done, r) == 0)
+	if (!req_stopping(r) &&
+	    pool_submit(r->d->pool, work, conn_inbox(r->c), done, r) == 0)
 		return 0;
 	r->working = 0;
 	metrics_symbolicate_request(METRICS_SYM_ERROR);
@@ -395,10 +406,15 @@ parse_done(void *arg)
 	struct symreq *r = arg;
 
 	r->working = 0;
+	if (r->rc == 0)
+		r->parsed = 1;
 	if (r->gone) {
-		if (r->rc == 0)
-			r->parsed = 1;
 		req_free(r);
+		return;
+	}
+	if (req_stopping(r)) {
+		req_account(r, "ERROR", METRICS_SYM_ERROR);
+		conn_send_error(r->c, 503, "server is shutting down");
 		return;
 	}
 	parsed(r);
