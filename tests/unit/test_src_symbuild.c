@@ -14,8 +14,10 @@
  * alt's build-id, and the table names it; a debuginfo whose fill fails:
  * the table fails, remembered for error-ttl; the open tables: a second
  * want is a hit on the open table, a purge of the id makes the next one
- * build again, the bound in tables closes the least recently used, and a
- * cached table that does not verify is deleted, counted and built again.
+ * build again (the old one closed at once, the gauge of open tables
+ * down meanwhile), the bound in tables closes the least recently used,
+ * and a cached table that does not verify is deleted, counted and built
+ * again.
  */
 #include "tests/rig.h"
 #include "tests/tsrc.h"
@@ -473,8 +475,11 @@ test_open(void)
 	double b;
 	char err[256], garbage[PATH_MAX];
 	const char *why;
-	int now;
+	struct resolve_origin o;
+	int now, before;
 
+	memset(&o, 0, sizeof(o));
+	o.peer = "127.0.0.1";
 	is_int(want(tt, st, ev, &w1, id_prog, &now), SYMTABS_OPEN,
 	    "open tables: a cached table opens");
 	ok(!now && table_is(w1.table, id_prog), "... later, the id's table");
@@ -495,9 +500,17 @@ test_open(void)
 		n > 0,
 	    "the id purged");
 	b = builds();
-	is_int(want(tt, st, ev, &w1, id_prog, &now), SYMTABS_OPEN,
-	    "wanted after the purge");
-	ok(!now && builds() == b + 1, "... not at once: built again");
+	memset(&w1, 0, sizeof(w1));
+	buildid_parse(&w1.id, id_prog, strlen(id_prog), &why);
+	before = decided;
+	symtabs_get(tt, &w1, ev, &o);
+	ok(w1.state == SYMTABS_WAITING &&
+		rig_metric("dbgmirror_symtabs_open") == 0,
+	    "wanted after the purge: the old table closed, none open");
+	RUN_UNTIL(decided > before);
+	is_int(symtabs_poll(st, &w1), SYMTABS_OPEN, "... then a new one opens");
+	ok(builds() == b + 1 && rig_metric("dbgmirror_symtabs_open") == 1,
+	    "... built again, one open");
 	symtabs_release(st, &w1);
 
 	/* Three tables, a bound of two: the least recently used closes. */
