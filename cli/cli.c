@@ -178,8 +178,8 @@ static const struct command commands[] = {
 	    "a new bearer token and its token-file line",
 	    "A new random bearer token (shown once) and the token-file line\n"
 	    "that allows it: its SHA-256, the scopes and NAME.  LIST: a comma\n"
-	    "list of read, metadata, metrics, status, admin, upload, or all\n"
-	    "(read by default).\n",
+	    "list of read, metadata, metrics, status, admin, upload,\n"
+	    "symbolicate, or all (read by default).\n",
 	    "json scopes", USES_NOTHING, 1, 1, run_token },
 	{ "upload", "upload [--url URL] [--token-file FILE] [--json] FILE...",
 	    "PUT ELF files to the daemon as debuginfo or executable",

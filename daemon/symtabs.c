@@ -535,6 +535,8 @@ symtabs_get(struct symtabs_thread *tt, struct symtabs_want *w, struct event *ev,
 {
 	struct symtabs *st = tt->st;
 	struct symtabs_entry *e;
+	unsigned tables;
+	uint64_t bytes;
 
 	w->ev = ev;
 	w->e = NULL;
@@ -566,7 +568,10 @@ symtabs_get(struct symtabs_thread *tt, struct symtabs_want *w, struct event *ev,
 			if (e->in_map)
 				map_remove_locked(st, e);
 			entry_unref_locked(e);
+			tables = st->tables;
+			bytes = st->bytes;
 			pthread_mutex_unlock(&st->mu);
+			metrics_symtabs_open(tables, bytes);
 			continue;
 		}
 		if (e != NULL) {

@@ -267,6 +267,16 @@ sb_fail_child(struct sbuild *b, const struct sbchild *c)
 
 static void build_start(struct sbuild *b);
 
+/*
+ * 1 once the loop has stopped: a completion then runs at shutdown, after
+ * the pool is gone (daemon/main.c), and must start nothing.
+ */
+static int
+sb_stopping(const struct symbuilds *sb)
+{
+	return event_base_got_break(sb->th.base);
+}
+
 /* Worker: the table, into the flight's temp file. */
 static void
 build_work(void *arg)
@@ -297,6 +307,11 @@ build_done(void *arg)
 
 	b->building = 0;
 	atomic_fetch_sub(&sb->running, 1);
+	if (sb_stopping(sb)) {
+		produce_end(b->p, FLIGHT_UNAVAILABLE,
+		    "server is shutting down");
+		return;
+	}
 	if ((next = sb->head) != NULL) {
 		sb->head = next->next;
 		if (sb->head == NULL)
@@ -346,7 +361,8 @@ build_start(struct sbuild *b)
 		b) == -1) {
 		b->building = 0;
 		atomic_fetch_sub(&sb->running, 1);
-		produce_end(b->p, FLIGHT_UNAVAILABLE, "server is shutting down");
+		produce_end(b->p, FLIGHT_UNAVAILABLE,
+		    "server is shutting down");
 	}
 }
 
@@ -393,7 +409,11 @@ probe_done(void *arg)
 
 	b->probing = 0;
 	b->probed = 1;
-	sb_step(b);
+	if (sb_stopping(b->sb))
+		produce_end(b->p, FLIGHT_UNAVAILABLE,
+		    "server is shutting down");
+	else
+		sb_step(b);
 }
 
 /*

@@ -14,8 +14,10 @@
  * alt's build-id, and the table names it; a debuginfo whose fill fails:
  * the table fails, remembered for error-ttl; the open tables: a second
  * want is a hit on the open table, a purge of the id makes the next one
- * build again, the bound in tables closes the least recently used, and a
- * cached table that does not verify is deleted, counted and built again.
+ * build again (the old one closed at once, the gauge of open tables
+ * down meanwhile), the bound in tables closes the least recently used,
+ * and a cached table that does not verify is deleted, counted and built
+ * again.
  */
 #include "tests/rig.h"
 #include "tests/tsrc.h"
@@ -25,20 +27,19 @@
 #include "sources/symbuild.h"
 #include "symbolizer/symtab.h"
 
-static const char prog_c[] =
-    "#include <stdio.h>\n"
-    "#include \"helper.h\"\n"
-    "__attribute__((noinline)) int\n"
-    "outer(int x)\n"
-    "{\n"
-    "\treturn helper_add(x) + 7;\n"
-    "}\n"
-    "int\n"
-    "main(int argc, char **argv)\n"
-    "{\n"
-    "\tprintf(\"%d\\n\", outer(argc));\n"
-    "\treturn 0;\n"
-    "}\n";
+static const char prog_c[] = "#include <stdio.h>\n"
+			     "#include \"helper.h\"\n"
+			     "__attribute__((noinline)) int\n"
+			     "outer(int x)\n"
+			     "{\n"
+			     "\treturn helper_add(x) + 7;\n"
+			     "}\n"
+			     "int\n"
+			     "main(int argc, char **argv)\n"
+			     "{\n"
+			     "\tprintf(\"%d\\n\", outer(argc));\n"
+			     "\treturn 0;\n"
+			     "}\n";
 
 static const char other_c[] = "#include <stdio.h>\n"
 			      "#include \"helper.h\"\n"
@@ -122,8 +123,8 @@ static const struct source source_files = {
 	.remembers = 1,
 };
 
-static const struct source *const table[] = { &source_cache,
-	&source_symbuild, &source_files, NULL };
+static const struct source *const table[] = { &source_cache, &source_symbuild,
+	&source_files, NULL };
 
 /* ---------------------------------------------------------- helpers */
 
@@ -178,17 +179,22 @@ fixtures(void)
 		return 0;
 	fputs(helper_h, fp);
 	fclose(fp);
-	return shell("cd '%s' && gcc -O2 -g -o prog prog.c && "
-		     "gcc -O2 -g -o other other.c && "
-		     "objcopy --only-keep-debug prog prog.debug && "
-		     "objcopy --strip-all prog prog.exe && "
-		     "gcc -O2 -g -Wl,--build-id=0x0102030405060708090a0b0c0d0e0f1011121314 -o alone prog.c && "
-		     "strip -g alone && "
-		     "gcc -O2 -g -Wl,--build-id=0x0a0b0c0d0e0f101112131415161718191a1b1c1d -o full prog.c && "
-		     "mkdir dwz && objcopy --only-keep-debug prog dwz/p.debug && "
-		     "objcopy --only-keep-debug other dwz/o.debug && "
-		     "cd dwz && dwz -m alt.debug -M alt.debug p.debug o.debug",
-		       tmpdir) &&
+	return shell(
+		   "cd '%s' && gcc -O2 -g -o prog prog.c && "
+		   "gcc -O2 -g -o other other.c && "
+		   "objcopy --only-keep-debug prog prog.debug && "
+		   "objcopy --strip-all prog prog.exe && "
+		   "gcc -O2 -g "
+		   "-Wl,--build-id=0x0102030405060708090a0b0c0d0e0f1011121314 "
+		   "-o alone prog.c && "
+		   "strip -g alone && "
+		   "gcc -O2 -g "
+		   "-Wl,--build-id=0x0a0b0c0d0e0f101112131415161718191a1b1c1d "
+		   "-o full prog.c && "
+		   "mkdir dwz && objcopy --only-keep-debug prog dwz/p.debug && "
+		   "objcopy --only-keep-debug other dwz/o.debug && "
+		   "cd dwz && dwz -m alt.debug -M alt.debug p.debug o.debug",
+		   tmpdir) &&
 	    hex_of("prog", id_prog) && hex_of("other", id_other) &&
 	    hex_of("alone", id_alone) && hex_of("full", id_full) &&
 	    alt_of("dwz/o.debug", id_alt);
@@ -253,7 +259,8 @@ table_is(const struct symtab *t, const char *hex)
 static double
 builds(void)
 {
-	return rig_metric("dbgmirror_symtab_build_seconds_count{result=\"ok\"}");
+	return rig_metric(
+	    "dbgmirror_symtab_build_seconds_count{result=\"ok\"}");
 }
 
 /* ------------------------------------------------------------ tests */
@@ -460,6 +467,7 @@ test_open(void)
 	struct symtabs_thread *tt = symtabs_thread_new(st, &rig.th);
 	struct event *ev = event_new(rig.base, -1, 0, decided_cb, NULL);
 	struct symtabs_want w1, w2, w3;
+	struct symtab *t;
 	struct buildid id;
 	struct cache_key k;
 	unsigned tables;
@@ -467,8 +475,11 @@ test_open(void)
 	double b;
 	char err[256], garbage[PATH_MAX];
 	const char *why;
-	int now;
+	struct resolve_origin o;
+	int now, before;
 
+	memset(&o, 0, sizeof(o));
+	o.peer = "127.0.0.1";
 	is_int(want(tt, st, ev, &w1, id_prog, &now), SYMTABS_OPEN,
 	    "open tables: a cached table opens");
 	ok(!now && table_is(w1.table, id_prog), "... later, the id's table");
@@ -489,9 +500,17 @@ test_open(void)
 		n > 0,
 	    "the id purged");
 	b = builds();
-	is_int(want(tt, st, ev, &w1, id_prog, &now), SYMTABS_OPEN,
-	    "wanted after the purge");
-	ok(!now && builds() == b + 1, "... not at once: built again");
+	memset(&w1, 0, sizeof(w1));
+	buildid_parse(&w1.id, id_prog, strlen(id_prog), &why);
+	before = decided;
+	symtabs_get(tt, &w1, ev, &o);
+	ok(w1.state == SYMTABS_WAITING &&
+		rig_metric("dbgmirror_symtabs_open") == 0,
+	    "wanted after the purge: the old table closed, none open");
+	RUN_UNTIL(decided > before);
+	is_int(symtabs_poll(st, &w1), SYMTABS_OPEN, "... then a new one opens");
+	ok(builds() == b + 1 && rig_metric("dbgmirror_symtabs_open") == 1,
+	    "... built again, one open");
 	symtabs_release(st, &w1);
 
 	/* Three tables, a bound of two: the least recently used closes. */
@@ -523,9 +542,11 @@ test_open(void)
 	ok(builds() == b + 1 && table_is(w3.table, id_other),
 	    "... and built again");
 	symtabs_release(st, &w3);
-	ok(!rig_cached_as(&k, garbage) && table_is(cached_table(id_other),
-					       id_other),
+	t = cached_table(id_other);
+	ok(!rig_cached_as(&k, garbage) && table_is(t, id_other),
 	    "... the cache holds the new one");
+	if (t != NULL)
+		symtab_close(t);
 
 	/* Missing. */
 	is_int(want(tt, st, ev, &w1, "f00df00df00df00df00df00df00df00df00df00d",
@@ -550,8 +571,8 @@ main(void)
 	if (rig_open("test_src_symbuild", opts, NULL, table) == -1)
 		return 1;
 	snprintf(tmp, sizeof(tmp), "%s/tmp", rig.cache_dir);
-	rig.d.symbuild =
-	    symbuilds_new(&rig.d, rig.base, rig.inbox, tmp, 1, err, sizeof(err));
+	rig.d.symbuild = symbuilds_new(&rig.d, rig.base, rig.inbox, tmp, 1, err,
+	    sizeof(err));
 	if (!ok(rig.d.symbuild != NULL, "the builder"))
 		return 1;
 	test_herd();
