@@ -10,6 +10,9 @@
  * ids (with no supplementary group, as the daemon does) for the duration
  * of the checks and gives them back: it must run before any thread is
  * started, and it is the only code here that changes ids.
+ *
+ * Above the table of options (conf/options.c: config_where); only the
+ * daemon calls it, nothing of conf/.
  */
 #include "conf/check.h"
 
@@ -27,6 +30,8 @@
 #include <unistd.h>
 
 #include "conf/objstore.h"
+#include "conf/options.h"
+#include "conf/values.h"
 
 enum want {
 	WANT_FILE, /* a regular file to read */

@@ -7,7 +7,8 @@
 
 #include <stddef.h>
 
-#include "conf/config.h"
+#include "conf/diag.h"
+#include "conf/settings.h"
 
 /*
  * Check every file and directory cfg names as the daemon's user will find

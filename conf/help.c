@@ -2,9 +2,10 @@
  * conf/help.c: --help's list of options, "did you mean", and the hints
  * for elfutils' debuginfod options (conf/help.h).
  *
- * The list walks the option schema of conf/config.c through
- * config_option_info; the rest knows nothing of it.  No state, any
- * thread.
+ * The list walks the option table of conf/options.c through
+ * config_option_info; the rest knows nothing of it.  Above the table,
+ * below the loader (conf/config.c), which asks it for did-you-mean and
+ * the hints.  No state, any thread.
  */
 #include "conf/help.h"
 
@@ -12,7 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "conf/config.h"
+#include "conf/options.h"
 
 /* Edits (insert, delete, replace) from a[0..an) to b; at most 64 long. */
 static size_t

@@ -5,16 +5,18 @@
  * sources this machine's distribution offers (what to suggest to a user
  * whose server has none).
  *
- * Runs at start-up on one thread; getpwuid() is not thread-safe.
+ * It uses only the bottom of conf/ (conf/settings.h, conf/diag.h);
+ * conf/config.c's loader calls it.  Runs at start-up on one thread;
+ * getpwuid() is not thread-safe.
  */
+#include "conf/paths.h"
+
 #include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include "conf/config.h"
 
 /* "dir/name", without doubling a '/' that dir ends with. */
 static char *

@@ -4,8 +4,10 @@
  * upstream, repo and header lines.
  *
  * Each takes the value's text and either stores what it means or says
- * why not in one phrase, which conf/config.c puts after the file, line
- * and option name.  Nothing is printed.
+ * why not in one phrase, which conf/options.c puts after the file, line
+ * and option name.  Nothing is printed.  Uses only conf/settings.h's
+ * types: the table of options (conf/options.c) calls these, never the
+ * other way round.
  */
 #include "conf/values.h"
 

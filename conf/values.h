@@ -1,10 +1,12 @@
 /*
  * conf/values.h: parsers of single option values, shared by the config
- * file, the command line and the options' own checks (conf/config.c).
+ * file, the command line and the options' own checks (conf/options.c,
+ * conf/config.c), and by the rest of the tree for URLs, durations and
+ * repo lines (through conf/config.h).
  *
  * Each returns 0 and stores the value, or -1 with *why saying what was
  * wrong in one phrase (never quoting a secret).  They run at start-up, on
- * one thread.
+ * one thread, and use only conf/settings.h's types.
  */
 #ifndef CONF_VALUES_H
 #define CONF_VALUES_H
@@ -12,7 +14,29 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "conf/config.h"
+#include "conf/settings.h"
+
+/*
+ * Copy url into out (outlen bytes) without the "user:password@" of its
+ * authority and without trailing '/'s: the only spelling of a URL that may
+ * be shown (logs, metrics, answers) or compared with what the cache
+ * recorded as an answer's source (purge --upstream).
+ */
+void config_url_public(const char *url, char *out, size_t outlen);
+
+/*
+ * A duration as options spell it (seconds, or a number with suffix s, m,
+ * h or d): 0 and *seconds, or -1 with *why.
+ */
+int config_parse_duration(const char *s, uint64_t *seconds, const char **why);
+
+/*
+ * Parse a repo line into *r: 0, or -1 with *why.  An apt repository without
+ * signed-by= is checked against /usr/share/keyrings/debian-archive-keyring.gpg
+ * like apt does; its architectures default to amd64.
+ */
+int config_repo_parse(const char *line, struct config_repo *r,
+    const char **why);
 
 /* What a number may carry after its digits. */
 enum config_number {

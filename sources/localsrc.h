@@ -11,7 +11,7 @@
  *   1. a local file indexed under scan-dir with the requested build-id,
  *      still indexed with it, names that exact path (canonical: no "//",
  *      no "." or ".." segment) in its DWARF, as the scan recorded it
- *      (daemon/scan.c, cache/pkgindex.h): nothing else is ever looked up;
+ *      (sources/scanfile.c, cache/pkgindex.h): nothing else is ever looked up;
  *   2. the path lies under a configured source-root (default: the scan-dir
  *      directories, where `debuginfod -F DIR` users keep their sources
  *      beside their binaries; `none`: no local sources at all), spelled as

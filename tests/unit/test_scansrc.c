@@ -1,6 +1,6 @@
 /*
- * tests/unit/test_scansrc.c: daemon/scan.c on local files, the source
- * files their DWARF names, end to end with sources/localsrc.c.
+ * tests/unit/test_scansrc.c: the scan of local files (sources/scanfile.c),
+ * the source files their DWARF names, end to end with sources/localsrc.c.
  *
  * Programs are compiled here (cc -g) in a source tree under the scan
  * directory (one kept unstripped, one split into a .debug file, one that
