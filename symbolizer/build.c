@@ -6,8 +6,9 @@
  * Each unit's records are turned into sorted runs of intervals as the
  * unit ends, so only one unit's raw records are held at a time:
  *
- *  - line rows: row i holds from its address to row i+1's (libdw's rule:
- *    the last row at or below an address), unless it ends a sequence;
+ *  - line rows: row i holds from its address to row i+1's (the reader
+ *    gives each sequence's rows that hold bytes, in address order),
+ *    unless it ends a sequence;
  *  - scope ranges: flattened so that each address has the scope
  *    dwarf_getscopes() (eu-addr2line's) finds there: from the unit down,
  *    the first child in DIE order that holds the address, then its first
@@ -776,7 +777,7 @@ unit_lines(struct bld *b)
 			continue;
 		}
 		if (p != NULL && lo < p->end)
-			continue; /* rows out of order: libdw sorts them */
+			continue; /* rows out of order: the reader sorts them */
 		if ((p = vec_push(&b->lines, sizeof(*p))) == NULL)
 			return nomem(b);
 		p->start = (uint32_t)lo;

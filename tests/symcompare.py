@@ -59,12 +59,12 @@ too and classified:
   seq_end_row        the unit's line table has a sequence that ends at the
                      address with a row there (covering no byte) and
                      another that covers it: llvm-symbolizer, which looks
-                     rows up per sequence, gives the covering row's line;
-                     we, like eu-addr2line in that unit, libdw's pick
-                     among the rows at the address, the empty one
-                     (libdw's sorted table no longer says which sequence
-                     a row is of); checked in the line table itself
-                     (llvm-dwarfdump --debug-line)
+                     rows up per sequence, gives the covering row's line,
+                     and we took the empty one's when the table's rows
+                     were libdw's (it sorts all sequences together); our
+                     error, read per sequence since (indexer/symline.c),
+                     so a regression if seen; checked in the line table
+                     itself (llvm-dwarfdump --debug-line)
   llvm_agrees        any other difference where llvm-symbolizer gives our
                      answer (function, line and chain)
   unexplained        none of the above: a bug until shown otherwise
