@@ -548,29 +548,6 @@ run_token(struct cli *c)
 
 /* -------------------------------------------------------------- upload */
 
-int
-cli_token(const char *cmd, const char *file, char *out, size_t len)
-{
-	const char *env = getenv("DBGMIRROR_TOKEN");
-	FILE *fp;
-
-	out[0] = '\0';
-	if (file != NULL) {
-		if ((fp = fopen(file, "re")) == NULL) {
-			fprintf(stderr, "dbgmirror: %s: %s: %s\n", cmd, file,
-			    strerror(errno));
-			return -1;
-		}
-		if (fgets(out, (int)len, fp) == NULL)
-			out[0] = '\0';
-		fclose(fp);
-		out[strcspn(out, " \t\r\n")] = '\0';
-	} else if (env != NULL) {
-		snprintf(out, len, "%s", env);
-	}
-	return 0;
-}
-
 /* One upload's outcome, as text or a JSON element. */
 static void
 upload_said(const struct cli *c, int *n, const char *file, const char *hex,

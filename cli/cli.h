@@ -5,9 +5,10 @@
  *
  * The commands: cli/cli.c (the table, parsing, token, upload, prefetch),
  * cli/report.c (lookup, stats, misses, purge: the index), cli/admin.c
- * (the running daemon: its settings, rescan), cli/symbolicate.c
- * (addresses and perf script output symbolized by the daemon).  One
- * thread.
+ * (the running daemon: its address, settings, rescan, the requests'
+ * bearer token), cli/symbolicate.c (addresses and perf script output
+ * symbolized by the daemon).  Calls go from cli/cli.c to the others,
+ * never back.  One thread.
  */
 #ifndef CLI_CLI_H
 #define CLI_CLI_H
@@ -83,8 +84,8 @@ int cmd_symbolicate(struct cli *c);
 int cli_operand_id(const char *arg, struct buildid *id);
 
 /*
- * The bearer token of a command: the first line of file, else
- * $DBGMIRROR_TOKEN, else none (out empty).  -1 having said why file
+ * The bearer token of a command (cli/admin.c): the first line of file,
+ * else $DBGMIRROR_TOKEN, else none (out empty).  -1 having said why file
  * could not be read.
  */
 int cli_token(const char *cmd, const char *file, char *out, size_t len);
