@@ -331,7 +331,7 @@ symline_read(struct symline *sl, const unsigned char *sec, size_t len,
 	struct seq *s;
 	size_t ns, i, j;
 	uint64_t floor = 0;
-	int started = 0;
+	int open;
 
 	sl->n = 0;
 	c.big = big;
@@ -344,29 +344,37 @@ symline_read(struct symline *sl, const unsigned char *sec, size_t len,
 	}
 	if (ns > 1)
 		qsort(s, ns, sizeof(*s), seq_cmp);
+	/*
+	 * floor: where what was written so far stops holding; a row starts
+	 * there at the lowest, and one that would hold nothing above it is
+	 * left out.  An end is written where its sequence's rows stopped.
+	 */
 	for (i = 0; i < ns; i++) {
+		open = 0;
 		for (j = s[i].first; j < s[i].first + s[i].n; j++) {
 			struct symline_row r = sl->r[j];
-			/* What r holds up to: the next row of its sequence. */
-			uint64_t to = r.end ? r.addr : sl->r[j + 1].addr;
 
-			if (started && to <= floor)
-				continue;
-			if (started && r.addr < floor)
+			if (r.end) {
+				if (!open)
+					continue;
 				r.addr = floor;
+			} else {
+				/* It holds up to the next row of its sequence. */
+				uint64_t to = sl->r[j + 1].addr;
+
+				if (r.addr < floor)
+					r.addr = floor;
+				if (to <= r.addr)
+					continue;
+				floor = to;
+				open = 1;
+			}
 			if (push(&out, &r) == -1) {
 				free(s);
 				free(out.r);
 				*why = "out of memory";
 				return -1;
 			}
-		}
-		if (s[i].n > 0) {
-			uint64_t end = sl->r[s[i].first + s[i].n - 1].addr;
-
-			if (!started || end > floor)
-				floor = end;
-			started = 1;
 		}
 	}
 	free(s);

@@ -38,9 +38,11 @@ struct symline {
  * first): each sequence's rows in order, the last of several at one
  * address, then its end; sequences by their first address (in program
  * order among equals); a sequence that covers nothing is left out, and
- * one that starts below where the previous one ended keeps only its rows
- * from there on.  Consecutive rows are at increasing addresses but for an
- * end and the next sequence's first row, which may share one.  0, or -1
+ * every row starts at the lowest where the rows before it stopped holding
+ * (a sequence that starts below where the previous one ended, or whose
+ * addresses go back, keeps only what lies above).  Consecutive rows are
+ * at increasing addresses but for an end and the next sequence's first
+ * row, which may share one.  0, or -1
  * with *why: bytes this reader does not take (out of the section, an
  * unknown version, VLIW operation indexes), or no memory.
  */
