@@ -18,6 +18,11 @@
  * parsed on a worker, and an answer of more than INLINE_FRAMES frames
  * (the lookups and the JSON) is made on one.
  *
+ * The limits are the request's configuration's (its exchange's snapshot,
+ * daemon/snapshot.h, which the record holds: a reload applies them to the
+ * requests that begin after it), and so are the request path's parts its
+ * tables are asked of.
+ *
  * The record is the exchange's: freed at its end (conn_on_end), or, when
  * the exchange ends while a job of it runs, by the job's completion.
  */
@@ -35,6 +40,7 @@
 #include "daemon/metrics.h"
 #include "daemon/pool.h"
 #include "daemon/route.h"
+#include "daemon/snapshot.h"
 #include "daemon/symtabs.h"
 #include "resolver/resolve.h"
 #include "symbolizer/symjson.h"
@@ -59,6 +65,8 @@ _Static_assert(SYMJSON_F_NSTATUS == METRICS_SYM_FRAME_STATUSES,
 
 struct symreq {
 	const struct symbolicate_deps *d;
+	struct snapshot *snap; /* the exchange's, held */
+	const struct config *cfg; /* snap's: the symbolicate-* limits */
 	struct symtabs_thread *tt;
 	struct conn *c;
 	struct resolve_origin origin; /* texts in the connection's request */
@@ -106,6 +114,7 @@ req_free(struct symreq *r)
 	free(r->want_of);
 	free(r->mods);
 	jbuf_free(&r->out);
+	snapshot_unref(r->snap);
 	free(r);
 }
 
@@ -342,7 +351,7 @@ want_ids(struct symreq *r)
 static void
 begin(struct symreq *r)
 {
-	unsigned max = r->d->cfg->symbolicate_timeout_max * 1000u;
+	unsigned max = r->cfg->symbolicate_timeout_max * 1000u;
 	unsigned ms = r->req.timeout_ms < max ? r->req.timeout_ms : max;
 	struct timeval tv = { (time_t)(ms / 1000), (long)(ms % 1000) * 1000 };
 	struct event_base *base = conn_base(r->c);
@@ -356,7 +365,7 @@ begin(struct symreq *r)
 		return;
 	}
 	for (i = 0; i < r->nwants; i++)
-		symtabs_get(r->tt, &r->wants[i], r->ev, &r->origin);
+		symtabs_get(r->tt, &r->wants[i], r->ev, &r->origin, r->snap);
 	if (all_decided(r) || ms == 0) {
 		answer(r);
 		return;
@@ -387,7 +396,7 @@ static void
 parse_work(void *arg)
 {
 	struct symreq *r = arg;
-	const struct config *cfg = r->d->cfg;
+	const struct config *cfg = r->cfg;
 	struct symjson_limits lim = { cfg->symbolicate_max_frames,
 		cfg->symbolicate_max_modules,
 		(size_t)cfg->symbolicate_max_body };
@@ -456,6 +465,8 @@ symbolicate_start(const struct symbolicate_deps *d, struct symtabs_thread *tt,
 		return;
 	}
 	r->d = d;
+	r->snap = snapshot_ref(conn_snapshot(c));
+	r->cfg = r->snap->cfg;
 	r->tt = tt;
 	r->c = c;
 	r->origin = *o;
@@ -476,14 +487,14 @@ symbolicate_start(const struct symbolicate_deps *d, struct symtabs_thread *tt,
 		return;
 	}
 	if (!hr->has_body ||
-	    hr->content_length > d->cfg->symbolicate_max_body) {
+	    hr->content_length > r->cfg->symbolicate_max_body) {
 		if (!hr->has_body)
 			snprintf(why, sizeof(why),
 			    "a POST /symbolicate needs a JSON body");
 		else
 			snprintf(why, sizeof(why),
 			    "body over symbolicate-max-body (%llu bytes)",
-			    (unsigned long long)d->cfg->symbolicate_max_body);
+			    (unsigned long long)r->cfg->symbolicate_max_body);
 		req_account(r, "BAD", METRICS_SYM_BAD);
 		conn_send_error(c, 400, why);
 		return;

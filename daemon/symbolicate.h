@@ -7,7 +7,6 @@
 #ifndef DAEMON_SYMBOLICATE_H
 #define DAEMON_SYMBOLICATE_H
 
-struct config;
 struct conn;
 struct pool;
 struct resolve_origin;
@@ -15,9 +14,12 @@ struct route;
 struct symtabs;
 struct symtabs_thread;
 
-/* What the endpoint answers from; all must outlive it. */
+/*
+ * What the endpoint answers from; all must outlive it.  The symbolicate-*
+ * limits and the request path are each request's snapshot's
+ * (conn_snapshot, daemon/snapshot.h).
+ */
 struct symbolicate_deps {
-	const struct config *cfg; /* the symbolicate-* limits */
 	struct pool *pool;
 	struct symtabs *tabs; /* the open tables */
 };

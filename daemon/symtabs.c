@@ -14,7 +14,9 @@
  * builder) answers on that loop, symtab_open runs on a worker, and the
  * end decides every waiter under the set's lock, activating their events.
  * It carries the origin of that first request (a copy) for what the
- * sources forward.
+ * sources forward, and holds its configuration's snapshot
+ * (daemon/snapshot.h), whose request path it asks: an opening that
+ * outlives its request still runs under the configuration it began in.
  */
 #include "daemon/symtabs.h"
 
@@ -33,6 +35,7 @@
 #include "daemon/metrics.h"
 #include "daemon/pool.h"
 #include "daemon/route.h"
+#include "daemon/snapshot.h"
 #include "resolver/resolve.h"
 #include "symbolizer/symtab.h"
 
@@ -92,6 +95,7 @@ struct opener {
 	struct opener *prev, *next;
 	struct route rt;
 	struct origin_copy oc;
+	struct snapshot *snap; /* the first request's, held */
 	struct event *ev; /* goes on, off the resolver's stack */
 	int tries;
 	int asking; /* the resolver's answer is due */
@@ -312,6 +316,7 @@ opener_end(struct opener *op, enum symtabs_state state, struct symtab *t,
 		op->next->prev = op->prev;
 	if (op->ev != NULL)
 		event_free(op->ev);
+	snapshot_unref(op->snap);
 	free(op);
 }
 
@@ -404,7 +409,7 @@ opener_cb(evutil_socket_t fd, short what, void *arg)
 				op->stored = bi.stored;
 			index_reader_end(rd);
 		}
-		if (pool_submit(op->tt->th->d->pool, open_work,
+		if (pool_submit(op->snap->rd->pool, open_work,
 			op->tt->th->inbox, open_done, op) == -1)
 			opener_end(op, SYMTABS_ERROR, NULL,
 			    "server is shutting down");
@@ -470,7 +475,11 @@ static const struct resolve_client_ops opener_client = {
 static void
 opener_ask(struct opener *op)
 {
-	struct resolve_client cl = { &opener_client, op, &op->oc.o, 1 };
+	struct resolve_client cl = { .ops = &opener_client,
+		.arg = op,
+		.origin = &op->oc.o,
+		.whole = 1,
+		.d = op->snap->rd };
 
 	op->asking = 1;
 	op->t = NULL;
@@ -492,10 +501,10 @@ text_own(struct resolve_text *to, struct resolve_text from, char *buf,
 		memcpy(buf, from.p, n);
 }
 
-/* On tt's loop: open e, as o asked. */
+/* On tt's loop: open e, as o asked under snap. */
 static void
 opener_start(struct symtabs_thread *tt, struct symtabs_entry *e,
-    const struct resolve_origin *o)
+    const struct resolve_origin *o, struct snapshot *snap)
 {
 	struct opener *op;
 
@@ -508,6 +517,7 @@ opener_start(struct symtabs_thread *tt, struct symtabs_entry *e,
 	}
 	op->tt = tt;
 	op->e = e;
+	op->snap = snapshot_ref(snap);
 	op->fd = -1;
 	op->rt.endpoint = ROUTE_SYMTAB;
 	op->rt.id = e->id;
@@ -531,7 +541,7 @@ opener_start(struct symtabs_thread *tt, struct symtabs_entry *e,
 
 void
 symtabs_get(struct symtabs_thread *tt, struct symtabs_want *w, struct event *ev,
-    const struct resolve_origin *o)
+    const struct resolve_origin *o, struct snapshot *snap)
 {
 	struct symtabs *st = tt->st;
 	struct symtabs_entry *e;
@@ -596,7 +606,7 @@ symtabs_get(struct symtabs_thread *tt, struct symtabs_want *w, struct event *ev,
 		w->e = e;
 		e->waiters = w;
 		pthread_mutex_unlock(&st->mu);
-		opener_start(tt, e, o);
+		opener_start(tt, e, o, snap);
 		return;
 	}
 }
@@ -659,6 +669,24 @@ symtabs_counts(struct symtabs *st, unsigned *tables, uint64_t *bytes)
 	*tables = st->tables;
 	*bytes = st->bytes;
 	pthread_mutex_unlock(&st->mu);
+}
+
+void
+symtabs_set_limits(struct symtabs *st, unsigned max_tables, uint64_t max_bytes)
+{
+	unsigned tables;
+	uint64_t bytes;
+
+	if (st == NULL)
+		return;
+	pthread_mutex_lock(&st->mu);
+	st->max_tables = max_tables;
+	st->max_bytes = max_bytes;
+	bounds_locked(st, NULL);
+	tables = st->tables;
+	bytes = st->bytes;
+	pthread_mutex_unlock(&st->mu);
+	metrics_symtabs_open(tables, bytes);
 }
 
 struct symtabs *

@@ -33,6 +33,7 @@ struct blobstore;
 struct event;
 struct resolve_origin;
 struct resolve_thread;
+struct snapshot;
 struct symtab;
 struct symtabs;
 struct symtabs_entry;
@@ -40,6 +41,12 @@ struct symtabs_thread;
 
 /* The tables of bs's cache, at most max_tables open, mapping max_bytes. */
 struct symtabs *symtabs_new(struct blobstore *bs, unsigned max_tables,
+    uint64_t max_bytes);
+/*
+ * Any thread: the bounds from now on (a reload's); the least recently used
+ * tables over them are closed now (those requests hold, once let go).
+ */
+void symtabs_set_limits(struct symtabs *st, unsigned max_tables,
     uint64_t max_bytes);
 /* Once no request holds a table and every thread's set is freed. */
 void symtabs_free(struct symtabs *st);
@@ -78,12 +85,13 @@ struct symtabs_want {
 
 /*
  * On tt's loop: ask for w's table, for a client of origin o (what the
- * sources forward, when it has to be fetched).  It is decided now (the
- * state says) or later: ev, an event of tt's loop, is then activated once
- * it is.
+ * sources forward, when it has to be fetched) under the configuration
+ * snap (the request's: an opening holds it, and asks its request path).
+ * It is decided now (the state says) or later: ev, an event of tt's
+ * loop, is then activated once it is.
  */
 void symtabs_get(struct symtabs_thread *tt, struct symtabs_want *w,
-    struct event *ev, const struct resolve_origin *o);
+    struct event *ev, const struct resolve_origin *o, struct snapshot *snap);
 /* What w says now: its state (the other fields once it is decided). */
 enum symtabs_state symtabs_poll(struct symtabs *st, struct symtabs_want *w);
 /*

@@ -67,8 +67,11 @@ struct pass;
 struct passes {
 	const struct resolve_deps *rd;
 	struct pool_inbox *inbox; /* of the producers' loop */
-	struct pkg_limits lim; /* for extracting members */
 	pthread_mutex_t mu;
+	/* The settings (passes_apply), under mu; each pass takes them. */
+	struct pkg_limits lim; /* for extracting members */
+	unsigned coextract; /* package-coextract */
+	int archive_full_path;
 	struct pass *list; /* open passes, under mu */
 };
 
@@ -617,7 +620,7 @@ pass_begin(struct pass *p, struct index_reader *rd)
 
 	pthread_mutex_lock(&ps->mu);
 	p->begun = 1;
-	p->budget = ps->rd->cfg->package_coextract;
+	p->budget = ps->coextract;
 	early = p->early;
 	p->early = NULL;
 	pthread_mutex_unlock(&ps->mu);
@@ -674,12 +677,16 @@ pass_work(void *arg)
 		NULL };
 	struct index_reader *rd;
 	const char *name = strrchr(p->package, '/'), *member = NULL;
+	struct pkg_limits lim;
 	char err[256] = "";
 	size_t i;
-	int rc, fd = -1;
+	int rc, fd = -1, full;
 
-	p->archive = ps->rd->cfg->archive_full_path || name == NULL ? p->package
-								    : name + 1;
+	pthread_mutex_lock(&ps->mu);
+	lim = ps->lim;
+	full = ps->archive_full_path;
+	pthread_mutex_unlock(&ps->mu);
+	p->archive = full || name == NULL ? p->package : name + 1;
 	rd = index_reader_new(ps->rd->idx);
 	if (rd != NULL && index_reader_begin(rd) == 0) {
 		pass_load(p, rd);
@@ -696,7 +703,7 @@ pass_work(void *arg)
 		member = want_of(p->lead)->member;
 		fd = p->lead->fd;
 	}
-	rc = pkg_extract_watch(p->package, member, fd, &ps->lim, &watch, err,
+	rc = pkg_extract_watch(p->package, member, fd, &lim, &watch, err,
 	    sizeof(err));
 	metrics_package_pass();
 	pthread_mutex_lock(&ps->mu);
@@ -791,11 +798,21 @@ passes_new(const struct resolve_deps *rd, struct pool_inbox *inbox)
 	ps->rd = rd;
 	ps->inbox = inbox;
 	ps->lim = pkg_default_limits;
-	ps->lim.min_free_pct = rd->cfg->min_free_disk;
 	ps->lim.room = passes_room;
 	ps->lim.room_arg = ps;
 	pthread_mutex_init(&ps->mu, NULL);
+	passes_apply(ps, rd->cfg);
 	return ps;
+}
+
+void
+passes_apply(struct passes *ps, const struct config *cfg)
+{
+	pthread_mutex_lock(&ps->mu);
+	ps->lim.min_free_pct = cfg->min_free_disk;
+	ps->coextract = cfg->package_coextract;
+	ps->archive_full_path = cfg->archive_full_path;
+	pthread_mutex_unlock(&ps->mu);
 }
 
 void

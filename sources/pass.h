@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 struct cache_meta;
+struct config;
 struct passes;
 struct pool_inbox;
 struct prod;
@@ -28,10 +29,18 @@ struct pass_want {
 	struct prod *next;
 };
 
-/* The passes of a process: members extracted on rd's pool. */
+/*
+ * The passes of a process: members extracted on rd's pool, under the
+ * settings of rd's configuration.
+ */
 struct passes *passes_new(const struct resolve_deps *rd,
     struct pool_inbox *inbox);
 void passes_free(struct passes *ps);
+/*
+ * Any thread (SIGHUP): passes begun from now on take cfg's settings
+ * (package-coextract, archive-full-path, min-free-disk).
+ */
+void passes_apply(struct passes *ps, const struct config *cfg);
 /*
  * Take (take 1) or give back ps's lock, which a source holds while it
  * makes a member's flight and joins it to a pass (passes_join).

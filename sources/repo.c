@@ -258,7 +258,7 @@ trim_cache(struct repos *rs)
 		closedir(sub);
 	}
 	closedir(dir);
-	for (left = t.n; total > rs->d.cfg->repo_cache_size && left > 1;
+	for (left = t.n; total > atomic_load(&rs->cache_size) && left > 1;
 	     left--) {
 		for (i = SIZE_MAX, j = 0; j < t.n; j++)
 			if (!t.v[j].evicted &&
@@ -305,7 +305,7 @@ dl_have_work(void *arg)
 	index_reader_free(rd);
 	dl->ok = have ||
 	    scan_package(dl->rs->d.idx, dl->path, dl->rs->tmpdir,
-		dl->rs->d.cfg->min_free_disk, err, sizeof(err)) == 0;
+		atomic_load(&dl->rs->min_free), err, sizeof(err)) == 0;
 	if (!dl->ok)
 		snprintf(dl->why, sizeof(dl->why), "%.150s: %.90s",
 		    dl->hit.file, err);
@@ -343,7 +343,7 @@ dl_work(void *arg)
 		return;
 	}
 	if (scan_package(rs->d.idx, dl->path, rs->tmpdir,
-		rs->d.cfg->min_free_disk, err, sizeof(err)) == -1) {
+		atomic_load(&rs->min_free), err, sizeof(err)) == -1) {
 		snprintf(dl->why, sizeof(dl->why), "%.150s: %.90s",
 		    dl->hit.file, err);
 		return;
@@ -357,12 +357,12 @@ static void
 dl_fail_work(void *arg)
 {
 	struct dl *dl = arg;
+	unsigned ttl = atomic_load(&dl->rs->error_ttl);
 	char err[256];
 
-	if (dl->rs->d.cfg->error_ttl > 0 &&
+	if (ttl > 0 &&
 	    neg_put(dl->rs->d.idx, &dl->hit.key, &(struct buildid){ 0 },
-		NEG_ERROR, clock_now() + dl->rs->d.cfg->error_ttl, err,
-		sizeof(err)) == -1)
+		NEG_ERROR, clock_now() + ttl, err, sizeof(err)) == -1)
 		log_warnx("%s: %s", __func__, err);
 }
 
@@ -597,17 +597,18 @@ repos_join(struct repos *rs, const struct repos_hit *hit)
  * debug package's suffix-less link names (cache/repoidx.h).  A package
  * downloaded and indexed already is passed by (the package step had it).
  * 1 and *hit, 0 when none, 2 when one holds it but its package failed a
- * moment ago (*retry: seconds left), -1 on error.
+ * moment ago (*retry: seconds left), -1 on error.  *open is 1 + the first
+ * repository passed by that holds it (its breaker open), else 0.
  */
 static int
 repos_find(struct repos *rs, struct index_reader *rd, const struct buildid *id,
-    int executable, struct repos_hit *hit, unsigned *retry)
+    int executable, struct repos_hit *hit, unsigned *retry, size_t *open)
 {
 	static const enum repoidx_kind debuginfo[] = { REPOIDX_DEBUGINFO },
 				       exec[] = { REPOIDX_EXECUTABLE,
 					       REPOIDX_EXECUTABLE_WEAK };
 	const enum repoidx_kind *kinds = executable ? exec : debuginfo;
-	size_t nkinds = executable ? 2 : 1, k, i;
+	size_t nkinds = executable ? 2 : 1, k, i, n = rs->n;
 	struct repoidx_pkg p;
 	struct neg_entry ne;
 	struct buildid pid;
@@ -616,16 +617,22 @@ repos_find(struct repos *rs, struct index_reader *rd, const struct buildid *id,
 	int64_t now = clock_now();
 	int rc;
 
+	*open = 0;
 	/* Strong kinds in every repository before weak ones in any. */
 	for (k = 0; k < nkinds; k++) {
-		for (i = 0; i < rs->n; i++) {
-			if (atomic_load(&rs->v[i].open_until) > now)
+		for (i = 0; i < n; i++) {
+			if (!atomic_load(&rs->v[i].live))
 				continue;
 			rc = repoidx_find(rd, rs->v[i].key, id, kinds[k], &p);
 			if (rc == INDEX_NOTFOUND)
 				continue;
 			if (rc != 0)
 				return -1;
+			if (atomic_load(&rs->v[i].open_until) > now) {
+				if (*open == 0)
+					*open = i + 1;
+				continue;
+			}
 			hit->repo = (unsigned)i;
 			memcpy(hit->file, p.file, p.file_len);
 			hit->file[p.file_len] = '\0';
@@ -775,7 +782,7 @@ stream_work(void *arg)
 		return;
 	}
 	snprintf(pkg, sizeof(pkg), "/proc/self/fd/%d", pfd);
-	lim.min_free_pct = st->rs->d.cfg->min_free_disk;
+	lim.min_free_pct = atomic_load(&st->rs->min_free);
 	lim.grow = stream_grow;
 	lim.grow_arg = st;
 	st->rc = pkg_extract_watch(pkg, st->member, p->fd, &lim, &watch,
@@ -981,6 +988,44 @@ member_cb(const struct pkg_rec *r, void *arg)
 }
 
 /*
+ * For an upload's judgement (resolve_client.judge) that no repository
+ * gives the id: the first that could not say (rq_unasked).  While their
+ * first refreshes run, or one was never indexed, an id none maps may be
+ * one it is about to bring; open (repos_find's) holds it but cannot
+ * download.
+ */
+static void
+repos_unasked(struct repos *rs, struct rq *rq, size_t open)
+{
+	struct repoidx_state st;
+	char text[256];
+	size_t i, n = rs->n;
+
+	if (open > 0) {
+		snprintf(text, sizeof(text),
+		    "repository %.180s: its downloads are failing",
+		    rs->v[open - 1].cr->name);
+		rq_unasked(rq, text);
+		return;
+	}
+	if (repos_starting(rs)) {
+		rq_unasked(rq,
+		    "repositories: their first refresh has not ended");
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (!atomic_load(&rs->v[i].live) ||
+		    (repoidx_state(rq->th->rd, rs->v[i].key, &st) == 0 &&
+			st.gen != 0))
+			continue;
+		snprintf(text, sizeof(text),
+		    "repository %.180s: not indexed yet", rs->v[i].cr->name);
+		rq_unasked(rq, text);
+		return;
+	}
+}
+
+/*
  * The request side: a debuginfo or executable a repository's index maps to
  * a package not in the package cache yet (one that is, or a local package
  * with the member, is the package step's).
@@ -988,15 +1033,16 @@ member_cb(const struct pkg_rec *r, void *arg)
 static enum src_result
 repo_lookup(struct rq *rq)
 {
-	const struct resolve_deps *d = rq->th->d;
+	const struct resolve_deps *d = rq->d;
 	struct repos *rs = d->repos;
 	enum route_endpoint ep = rq->rt->endpoint;
 	struct repo_want *rw;
 	struct prod_what w;
 	unsigned retry = 0;
+	size_t open;
 	int rc;
 
-	if (rs == NULL || rs->n == 0 || d->prod == NULL ||
+	if (rs == NULL || repos_count(rs) == 0 || d->prod == NULL ||
 	    (ep != ROUTE_DEBUGINFO && ep != ROUTE_EXECUTABLE))
 		return SRC_ABSENT;
 	if (rq_txn(rq) == -1)
@@ -1009,9 +1055,11 @@ repo_lookup(struct rq *rq)
 	if ((rw = calloc(1, sizeof(*rw))) == NULL)
 		return rq_fail(rq, "out of memory");
 	rc = repos_find(rs, rq->th->rd, &rq->rt->id, ep == ROUTE_EXECUTABLE,
-	    &rw->hit, &retry);
+	    &rw->hit, &retry, &open);
 	if (rc != 1)
 		free(rw);
+	if (rc == 0 && rq->cl.judge)
+		repos_unasked(rs, rq, open);
 	if (rc == 0)
 		return SRC_ABSENT;
 	if (rc == -1)
@@ -1047,6 +1095,7 @@ kick_cb(evutil_socket_t fd, short what, void *arg)
 	struct stream *st = NULL, *next;
 	struct dl *dl;
 	size_t i;
+	int asked;
 
 	/* Oldest first, while fewer than repo-downloads run; dl_end kicks. */
 	while (atomic_load(&rs->active) < rs->d.cfg->repo_downloads) {
@@ -1068,16 +1117,22 @@ kick_cb(evutil_socket_t fd, short what, void *arg)
 		}
 		dl_start(dl);
 	}
-	if (atomic_exchange(&rs->refresh_asked, 0))
-		for (i = 0; i < rs->n; i++)
-			reposync_start(&rs->v[i]);
+	asked = atomic_exchange(&rs->refresh_asked, 0);
+	for (i = 0; i < rs->n; i++) {
+		if (!atomic_load(&rs->v[i].live) || !(asked || rs->v[i].due))
+			continue;
+		rs->v[i].due = 0;
+		reposync_start(&rs->v[i]);
+	}
 }
 
 /* The periodic refresh is next due repo-refresh seconds from now. */
 static void
 next_due(struct repos *rs)
 {
-	int64_t next = clock_now() + (int64_t)rs->d.cfg->repo_refresh;
+	int64_t next = rs->d.cfg->repo_refresh > 0
+	    ? clock_now() + (int64_t)rs->d.cfg->repo_refresh
+	    : 0;
 	size_t i;
 
 	for (i = 0; i < rs->n; i++)
@@ -1092,13 +1147,14 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 
 	next_due(rs);
 	for (i = 0; i < rs->n; i++)
-		reposync_start(&rs->v[i]);
+		if (atomic_load(&rs->v[i].live))
+			reposync_start(&rs->v[i]);
 }
 
 void
 repos_refresh(struct repos *rs)
 {
-	if (rs == NULL || rs->n == 0)
+	if (repos_count(rs) == 0)
 		return;
 	atomic_store(&rs->refresh_asked, 1);
 	event_active(rs->kick, EV_READ, 1);
@@ -1107,7 +1163,14 @@ repos_refresh(struct repos *rs)
 size_t
 repos_count(const struct repos *rs)
 {
-	return rs == NULL ? 0 : rs->n;
+	size_t i, n, live = 0;
+
+	if (rs == NULL)
+		return 0;
+	n = rs->n;
+	for (i = 0; i < n; i++)
+		live += atomic_load(&rs->v[i].live) != 0;
+	return live;
 }
 
 int
@@ -1182,11 +1245,20 @@ repos_state_name(enum repos_refresh_state s)
 int
 repos_state(struct repos *rs, size_t i, struct repos_state *out)
 {
-	struct repo *r;
+	struct repo *r = NULL;
+	size_t k, n;
 
-	if (rs == NULL || i >= rs->n)
+	if (rs == NULL)
 		return -1;
-	r = &rs->v[i];
+	/* The ith of those configured now. */
+	n = rs->n;
+	for (k = 0; k < n; k++)
+		if (atomic_load(&rs->v[k].live) && i-- == 0) {
+			r = &rs->v[k];
+			break;
+		}
+	if (r == NULL)
+		return -1;
 	memset(out, 0, sizeof(*out));
 	snprintf(out->name, sizeof(out->name), "%s", r->cr->name);
 	out->state = (enum repos_refresh_state)atomic_load(&r->state);
@@ -1239,8 +1311,10 @@ metrics_cb(FILE *fp, void *arg)
 		    offsetof(struct repo, checksum_errors) },
 	};
 	struct dl *dl;
-	size_t c, i, waiting = 0;
+	size_t c, i, n = rs->n, waiting = 0;
 
+	if (repos_count(rs) == 0)
+		return;
 	pthread_mutex_lock(&rs->mu);
 	for (dl = rs->queue; dl != NULL; dl = dl->next)
 		waiting++;
@@ -1258,21 +1332,25 @@ metrics_cb(FILE *fp, void *arg)
 	for (c = 0; c < sizeof(counters) / sizeof(counters[0]); c++) {
 		fprintf(fp, "# HELP %s %s\n# TYPE %s counter\n",
 		    counters[c].name, counters[c].help, counters[c].name);
-		for (i = 0; i < rs->n; i++)
-			fprintf(fp, "%s{%s} %llu\n", counters[c].name,
-			    rs->v[i].label,
-			    (unsigned long long)atomic_load(
-				(atomic_uint_fast64_t *)((char *)&rs->v[i] +
-				    counters[c].off)));
+		for (i = 0; i < n; i++)
+			if (atomic_load(&rs->v[i].live))
+				fprintf(fp, "%s{%s} %llu\n", counters[c].name,
+				    rs->v[i].label,
+				    (unsigned long long)atomic_load(
+					(atomic_uint_fast64_t *)((char *)&rs
+								     ->v[i] +
+					    counters[c].off)));
 	}
 	fprintf(fp,
 	    "# HELP dbgmirror_repo_breaker_state A repository's breaker: 1 "
 	    "for the state it is in (open: its packages are skipped after "
 	    "failed downloads), 0 for the other.\n"
 	    "# TYPE dbgmirror_repo_breaker_state gauge\n");
-	for (i = 0; i < rs->n; i++) {
+	for (i = 0; i < n; i++) {
 		int open = atomic_load(&rs->v[i].open_until) > clock_now();
 
+		if (!atomic_load(&rs->v[i].live))
+			continue;
 		fprintf(fp,
 		    "dbgmirror_repo_breaker_state{%s,state=\"closed\"} %d\n"
 		    "dbgmirror_repo_breaker_state{%s,state=\"open\"} %d\n",
@@ -1283,9 +1361,11 @@ metrics_cb(FILE *fp, void *arg)
 	    "for the state it is in (never refreshed yet, refreshing, the "
 	    "last refresh ok or failed), 0 for the others.\n"
 	    "# TYPE dbgmirror_repo_refresh_state gauge\n");
-	for (i = 0; i < rs->n; i++) {
+	for (i = 0; i < n; i++) {
 		int now = atomic_load(&rs->v[i].state), k;
 
+		if (!atomic_load(&rs->v[i].live))
+			continue;
 		for (k = REPOS_NEVER; k <= REPOS_FAILED; k++)
 			fprintf(fp,
 			    "dbgmirror_repo_refresh_state{%s,state=\"%s\"} "
@@ -1297,11 +1377,13 @@ metrics_cb(FILE *fp, void *arg)
 	    "refresh of a repository that succeeded ended, since the Unix "
 	    "epoch; 0: none yet.\n"
 	    "# TYPE dbgmirror_repo_last_refresh_time_seconds gauge\n");
-	for (i = 0; i < rs->n; i++)
-		fprintf(fp,
-		    "dbgmirror_repo_last_refresh_time_seconds{%s} %lld\n",
-		    rs->v[i].label,
-		    (long long)atomic_load(&rs->v[i].last_refresh));
+	for (i = 0; i < n; i++)
+		if (atomic_load(&rs->v[i].live))
+			fprintf(fp,
+			    "dbgmirror_repo_last_refresh_time_seconds{%s} "
+			    "%lld\n",
+			    rs->v[i].label,
+			    (long long)atomic_load(&rs->v[i].last_refresh));
 	if ((rd = index_reader_new(rs->d.idx)) == NULL)
 		return;
 	if (index_reader_begin(rd) == 0) {
@@ -1309,8 +1391,9 @@ metrics_cb(FILE *fp, void *arg)
 		    "# HELP dbgmirror_repo_ids Build-ids a repository's "
 		    "index maps to packages.\n"
 		    "# TYPE dbgmirror_repo_ids gauge\n");
-		for (i = 0; i < rs->n; i++)
-			if (repoidx_state(rd, rs->v[i].key, &st) == 0)
+		for (i = 0; i < n; i++)
+			if (atomic_load(&rs->v[i].live) &&
+			    repoidx_state(rd, rs->v[i].key, &st) == 0)
 				fprintf(fp, "dbgmirror_repo_ids{%s} %llu\n",
 				    rs->v[i].label, (unsigned long long)st.ids);
 		fprintf(fp,
@@ -1318,8 +1401,9 @@ metrics_cb(FILE *fp, void *arg)
 		    "repository's index (0: none yet); a refresh that "
 		    "changes it makes a new one.\n"
 		    "# TYPE dbgmirror_repo_generation gauge\n");
-		for (i = 0; i < rs->n; i++)
-			if (repoidx_state(rd, rs->v[i].key, &st) == 0)
+		for (i = 0; i < n; i++)
+			if (atomic_load(&rs->v[i].live) &&
+			    repoidx_state(rd, rs->v[i].key, &st) == 0)
 				fprintf(fp,
 				    "dbgmirror_repo_generation{%s} %lu\n",
 				    rs->v[i].label, (unsigned long)st.gen);
@@ -1334,13 +1418,149 @@ _Static_assert((int)CONFIG_REDIRECTS_NONE == (int)REDIRECT_NONE &&
 	(int)CONFIG_REDIRECTS_ANY == (int)REDIRECT_ANY,
     "config_redirects and redirect_mode agree");
 
+/* Repositories a reload may add beyond those of the start (REPOS_SPARE). */
+#define REPOS_SPARE 32
+
+/*
+ * Make slot rs->n for repo line line (which it copies), not live yet:
+ * 0, or -1 with err.
+ */
+static int
+repo_slot(struct repos *rs, const char *line, char *err, size_t errlen)
+{
+	struct repo *r = &rs->v[rs->n];
+	char ident[CONFIG_REPO_TEXT + 64], hex[2 * REPOIDX_KEY_LEN + 1];
+	const char *why;
+
+	if ((r->line = strdup(line)) == NULL ||
+	    (r->cr = malloc(sizeof(*r->cr))) == NULL ||
+	    (r->retry = event_new(rs->d.base, -1, 0, reposync_retry_cb, r)) ==
+		NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	if (config_repo_parse(line, r->cr, &why) == -1) {
+		snprintf(err, errlen, "repo %s: %s", line, why);
+		goto fail;
+	}
+	r->rs = rs;
+	r->i = (unsigned)rs->n;
+	r->fd = -1;
+	r->last_modified = -1;
+	r->prog.name = r->cr->name;
+	r->prog.doing = "";
+	repos_ident(r->cr, ident, sizeof(ident));
+	repoidx_key(ident, r->key);
+	config_url_public(r->cr->url, ident, sizeof(ident));
+	snprintf(r->label, sizeof(r->label), "repo=\"%.1100s\",suite=\"%s\"",
+	    ident, r->cr->suite);
+	buildid_hex(r->key, REPOIDX_KEY_LEN, hex);
+	snprintf(r->dir, sizeof(r->dir), "%s/repos/%s", rs->d.cfg->cache_dir,
+	    hex);
+	if (repo_mkdirs(r->dir) == -1) {
+		snprintf(err, errlen, "%s: %s", r->dir, strerror(errno));
+		goto fail;
+	}
+	rs->n++; /* published: the slot is whole */
+	return 0;
+fail:
+	if (r->retry != NULL)
+		event_free(r->retry);
+	free(r->cr);
+	free(r->line);
+	memset(r, 0, sizeof(*r));
+	return -1;
+}
+
+/* The refresh timer, every repo-refresh seconds of the loop's cfg. */
+static void
+timer_set(struct repos *rs)
+{
+	struct timeval tv = { (time_t)rs->d.cfg->repo_refresh, 0 };
+
+	event_del(rs->timer);
+	if (rs->d.cfg->repo_refresh > 0)
+		event_add(rs->timer, &tv);
+	next_due(rs);
+}
+
+int
+repos_apply(struct repos *rs, const struct config *cfg,
+    struct repos_changes *ch, char *err, size_t errlen)
+{
+	const struct config *was = rs->d.cfg;
+	size_t i, k, n = rs->n;
+	int rc = 0;
+
+	memset(ch, 0, sizeof(*ch));
+	rs->d.cfg = cfg;
+	atomic_store(&rs->cache_size, cfg->repo_cache_size);
+	atomic_store(&rs->min_free, cfg->min_free_disk);
+	atomic_store(&rs->error_ttl, cfg->error_ttl);
+	rs->fo.redirects.mode = (enum redirect_mode)cfg->repo_redirects;
+	rs->fo.proxy = cfg->proxy;
+	rs->fo.ca_file = cfg->ca_file;
+	rs->fo.user_agent =
+	    cfg->user_agent != NULL ? cfg->user_agent : "dbgmirror";
+	rs->fo.connect_timeout = cfg->upstream_connect_timeout;
+	rs->fo.stall_timeout = cfg->upstream_stall_timeout;
+	rs->fo.timeout = cfg->upstream_timeout;
+	rs->fo.max_size = META_MAX;
+	rs->dlo = rs->fo;
+	rs->dlo.max_size = cfg->max_object_size;
+	/* Lines no longer there: their slots are looked up no more. */
+	for (i = 0; i < n; i++) {
+		struct repo *r = &rs->v[i];
+
+		for (k = 0; k < cfg->repos.n; k++)
+			if (strcmp(cfg->repos.v[k], r->line) == 0)
+				break;
+		if (k < cfg->repos.n || !atomic_load(&r->live))
+			continue;
+		atomic_store(&r->live, 0);
+		reposync_stop(r);
+		log_info("repo %s: removed from the configuration",
+		    r->cr->name);
+		ch->removed++;
+	}
+	/* Each line: its slot, taken back, or a new one. */
+	for (k = 0; k < cfg->repos.n; k++) {
+		for (i = 0; i < rs->n; i++)
+			if (strcmp(cfg->repos.v[k], rs->v[i].line) == 0)
+				break;
+		if (i < rs->n && atomic_load(&rs->v[i].live))
+			continue;
+		if (i == rs->n && rs->n == rs->cap) {
+			snprintf(err, errlen,
+			    "repo %s: more repositories than this process "
+			    "can take (%zu): it needs a restart",
+			    cfg->repos.v[k], rs->cap);
+			rc = -1;
+			continue;
+		}
+		if (i == rs->n &&
+		    repo_slot(rs, cfg->repos.v[k], err, errlen) == -1) {
+			rc = -1;
+			continue;
+		}
+		atomic_store(&rs->v[i].live, 1);
+		atomic_store(&rs->v[i].state, REPOS_NEVER);
+		rs->v[i].due = 1;
+		ch->added++;
+	}
+	if (ch->added > 0)
+		event_active(rs->kick, EV_READ, 1);
+	if (was == NULL || was->repo_refresh != cfg->repo_refresh)
+		timer_set(rs);
+	return rc;
+}
+
 struct repos *
 repos_new(const struct repos_deps *d, char *err, size_t errlen)
 {
 	const struct config *cfg = d->cfg;
+	struct repos_changes ch;
 	struct repos *rs;
-	char ident[CONFIG_REPO_TEXT + 64], hex[2 * REPOIDX_KEY_LEN + 1];
-	const char *why;
 	struct timeval tv;
 	size_t i;
 
@@ -1349,99 +1569,46 @@ repos_new(const struct repos_deps *d, char *err, size_t errlen)
 		return NULL;
 	}
 	rs->d = *d;
+	rs->d.cfg = NULL;
 	pthread_mutex_init(&rs->mu, NULL);
 	pthread_mutex_init(&rs->pmu, NULL);
 	rs->queue_tail = &rs->queue;
-	if (cfg->repos.n == 0)
-		return rs;
-	if ((rs->v = calloc(cfg->repos.n, sizeof(*rs->v))) == NULL)
-		goto nomem;
+	rs->cap = cfg->repos.n + REPOS_SPARE;
 	snprintf(rs->pkgdir, sizeof(rs->pkgdir), "%s/repo-packages",
 	    cfg->cache_dir);
 	snprintf(rs->tmpdir, sizeof(rs->tmpdir), "%s/tmp", cfg->cache_dir);
+	if ((rs->v = calloc(rs->cap, sizeof(*rs->v))) == NULL ||
+	    (rs->cv = repofetch_loop_new(d->base)) == NULL ||
+	    (rs->kick = event_new(d->base, -1, 0, kick_cb, rs)) == NULL ||
+	    (rs->timer = event_new(d->base, -1, EV_PERSIST, timer_cb, rs)) ==
+		NULL ||
+	    (rs->ready_timer = event_new(d->base, -1, 0, ready_timer_cb, rs)) ==
+		NULL ||
+	    (rs->listeners = calloc(cfg->nlisten + 1, sizeof(char *))) == NULL)
+		goto nomem;
 	if (repo_mkdirs(rs->pkgdir) == -1) {
 		snprintf(err, errlen, "%s: %s", rs->pkgdir, strerror(errno));
 		repos_free(rs);
 		return NULL;
 	}
-	for (i = 0; i < cfg->repos.n; i++) {
-		struct repo *r = &rs->v[i];
-
-		if ((r->cr = malloc(sizeof(*r->cr))) == NULL)
-			goto nomem;
-		rs->n++;
-		if (config_repo_parse(cfg->repos.v[i], r->cr, &why) == -1) {
-			snprintf(err, errlen, "repo %s: %s", cfg->repos.v[i],
-			    why);
-			repos_free(rs);
-			return NULL;
-		}
-		r->rs = rs;
-		r->i = (unsigned)i;
-		r->fd = -1;
-		r->last_modified = -1;
-		r->prog.name = r->cr->name;
-		r->prog.doing = "";
-		if ((r->retry = event_new(d->base, -1, 0, reposync_retry_cb,
-			 r)) == NULL)
-			goto nomem;
-		repos_ident(r->cr, ident, sizeof(ident));
-		repoidx_key(ident, r->key);
-		config_url_public(r->cr->url, ident, sizeof(ident));
-		snprintf(r->label, sizeof(r->label),
-		    "repo=\"%.1100s\",suite=\"%s\"", ident, r->cr->suite);
-		buildid_hex(r->key, REPOIDX_KEY_LEN, hex);
-		snprintf(r->dir, sizeof(r->dir), "%s/repos/%s", cfg->cache_dir,
-		    hex);
-		if (repo_mkdirs(r->dir) == -1) {
-			snprintf(err, errlen, "%s: %s", r->dir,
-			    strerror(errno));
-			repos_free(rs);
-			return NULL;
-		}
-	}
-	if ((rs->cv = repofetch_loop_new(d->base)) == NULL ||
-	    (rs->kick = event_new(d->base, -1, 0, kick_cb, rs)) == NULL ||
-	    (rs->timer = event_new(d->base, -1, EV_PERSIST, timer_cb, rs)) ==
-		NULL ||
-	    (rs->ready_timer = event_new(d->base, -1, 0, ready_timer_cb, rs)) ==
-		NULL)
-		goto nomem;
 	rs->seed = (unsigned)getpid() ^ (unsigned)clock_mono_ns();
-	if ((rs->listeners = calloc(cfg->nlisten + 1, sizeof(char *))) == NULL)
-		goto nomem;
+	/* Listen addresses change only with a restart: these stay. */
 	for (i = 0; i < cfg->nlisten; i++)
 		rs->listeners[i] = cfg->listen[i].text;
-	rs->fo = (struct repofetch_opts){
-		.redirects = { (enum redirect_mode)cfg->repo_redirects,
-		    rs->listeners, cfg->nlisten },
-		.proxy = cfg->proxy,
-		.ca_file = cfg->ca_file,
-		.user_agent =
-		    cfg->user_agent != NULL ? cfg->user_agent : "dbgmirror",
-		.connect_timeout = cfg->upstream_connect_timeout,
-		.stall_timeout = cfg->upstream_stall_timeout,
-		.timeout = cfg->upstream_timeout,
-		.max_size = META_MAX,
-	};
-	rs->dlo = rs->fo;
-	rs->dlo.max_size = cfg->max_object_size;
-	if (cfg->repo_refresh > 0) {
-		tv.tv_sec = cfg->repo_refresh;
-		tv.tv_usec = 0;
-		event_add(rs->timer, &tv);
-		next_due(rs);
+	rs->fo.redirects.listeners = rs->listeners;
+	rs->fo.redirects.nlisteners = cfg->nlisten;
+	if (repos_apply(rs, cfg, &ch, err, errlen) == -1) {
+		repos_free(rs);
+		return NULL;
 	}
 	metrics_set_extra(metrics_cb, rs);
 	/* Starting until the first refreshes end, or repo-ready-timeout. */
-	if (cfg->repo_ready_timeout > 0) {
+	if (rs->n > 0 && cfg->repo_ready_timeout > 0) {
 		atomic_store(&rs->starting, 1);
 		tv.tv_sec = cfg->repo_ready_timeout;
 		tv.tv_usec = 0;
 		event_add(rs->ready_timer, &tv);
 	}
-	/* The first refresh, once the loop runs. */
-	repos_refresh(rs);
 	return rs;
 nomem:
 	snprintf(err, errlen, "out of memory");
@@ -1458,8 +1625,7 @@ repos_free(struct repos *rs)
 
 	if (rs == NULL)
 		return;
-	if (rs->n > 0)
-		metrics_set_extra(NULL, NULL);
+	metrics_set_extra(NULL, NULL);
 	while ((dl = rs->queue) != NULL) {
 		rs->queue = dl->next;
 		snprintf(dl->why, sizeof(dl->why), "server is shutting down");
@@ -1472,6 +1638,7 @@ repos_free(struct repos *rs)
 		if (rs->v[i].retry != NULL)
 			event_free(rs->v[i].retry);
 		free(rs->v[i].cr);
+		free(rs->v[i].line);
 	}
 	while ((w = rs->watchers) != NULL) {
 		rs->watchers = w->next;

@@ -53,9 +53,17 @@ struct ifile {
 	int64_t last_modified; /* of its last answer; -1 when none */
 };
 
+/*
+ * A repository's slot, never freed while the daemon runs: downloads and
+ * refresh steps under way may name it after it left the configuration.
+ */
 struct repo {
 	struct repos *rs;
 	unsigned i;
+	char *line; /* its repo line: the same line is the same repository */
+	/* Configured now: looked up and refreshed; any thread reads it. */
+	atomic_int live;
+	int due; /* the loop: its first refresh is to start (kick_cb) */
 	struct config_repo *cr;
 	uint8_t key[REPOIDX_KEY_LEN];
 	char dir[DIR_MAX]; /* its work directory */
@@ -102,9 +110,19 @@ struct repo {
 };
 
 struct repos {
-	struct repos_deps d;
+	struct repos_deps d; /* d.cfg: the last repos_apply's, for the loop */
+	/*
+	 * The slots: n in use, of cap, each made once by repos_apply for a
+	 * line it had not seen (and taken back when the line comes back):
+	 * any thread reads up to n.
+	 */
 	struct repo *v;
-	size_t n;
+	atomic_size_t n;
+	size_t cap;
+	/* Settings the workers read (repos_apply). */
+	atomic_uint_fast64_t cache_size; /* repo-cache-size */
+	atomic_uint min_free; /* min-free-disk */
+	atomic_uint error_ttl;
 	struct curlev *cv;
 	struct repofetch_opts fo, dlo;
 	const char **listeners; /* the config's, for the redirect policy */
@@ -145,5 +163,11 @@ void reposync_start(struct repo *r);
 void reposync_ready(struct repos *rs, int timed_out);
 /* The loop: the retry timer of r (event callback). */
 void reposync_retry_cb(evutil_socket_t fd, short what, void *arg);
+/*
+ * The loop: r left the configuration (r->live is 0): no refresh of it
+ * starts again, and the one that runs ends at its next step (a transfer
+ * at once).
+ */
+void reposync_stop(struct repo *r);
 
 #endif /* SOURCES_REPO_INT_H */

@@ -1245,6 +1245,11 @@ refresh_next(struct repo *r)
 
 	const struct ifile *was;
 
+	/* Out of the configuration: this refresh goes no further. */
+	if (!atomic_load(&r->live)) {
+		refresh_end(r, 0, "no longer configured");
+		return;
+	}
 	switch (r->step) {
 	case R_START:
 		if (pool_submit(r->rs->d.pool, start_work, r->rs->d.inbox,
@@ -1368,7 +1373,7 @@ first_ended(struct repo *r)
 	r->first_ended = 1;
 	pthread_mutex_lock(&rs->pmu);
 	r->prog.first_ended = 1;
-	all = ++rs->first_ended == rs->n;
+	all = ++rs->first_ended >= repos_count(rs);
 	pthread_mutex_unlock(&rs->pmu);
 	if (all)
 		reposync_ready(rs, 0);
@@ -1418,6 +1423,10 @@ refresh_end(struct repo *r, int ok, const char *why)
 			    (unsigned long long)r->st.pkgs_with_ids,
 			    (unsigned long long)r->st.pkgs, p.fetched, p.kept,
 			    size_text(p.bytes, size, sizeof(size)), secs);
+	} else if (!atomic_load(&r->live)) {
+		log_info("repo %s: refresh stopped: %s", r->cr->name,
+		    why != NULL ? why : "no longer configured");
+		r->again = 0;
 	} else {
 		pthread_mutex_lock(&r->rs->mu);
 		snprintf(r->last_why, sizeof(r->last_why), "%s",
@@ -1494,6 +1503,21 @@ reposync_retry_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 void
+reposync_stop(struct repo *r)
+{
+	event_del(r->retry);
+	r->again = 0;
+	r->due = 0;
+	if (r->rf == NULL)
+		return; /* idle, or a worker's step: it ends when that does */
+	repofetch_cancel(r->rf);
+	r->rf = NULL;
+	close(r->fd);
+	r->fd = -1;
+	refresh_end(r, 0, "no longer configured");
+}
+
+void
 reposync_ready(struct repos *rs, int timed_out)
 {
 	struct repos_watcher *w, *next;
@@ -1515,7 +1539,8 @@ reposync_ready(struct repos *rs, int timed_out)
 		log_warnx("repositories: %zu of %zu have not ended their first "
 			  "refresh after %us (repo-ready-timeout): ready "
 			  "without them",
-		    rs->n - ended, rs->n, rs->d.cfg->repo_ready_timeout);
+		    repos_count(rs) - ended, repos_count(rs),
+		    rs->d.cfg->repo_ready_timeout);
 	else
 		log_info("repositories: every first refresh has ended");
 	for (; w != NULL; w = next) {
@@ -1532,9 +1557,12 @@ repos_status(struct repos *rs, char *out, size_t len)
 	size_t i, ended = 0, ok = 0, failed = 0, n;
 	uint64_t ids = 0;
 	char got[32], size[32];
+	size_t total = repos_count(rs), nslots = rs->n;
 	int have = 0;
 
-	for (i = 0; i < rs->n; i++) {
+	for (i = 0; i < nslots; i++) {
+		if (!atomic_load(&rs->v[i].live))
+			continue;
 		repos_progress(rs, i, &p);
 		if (!p.first_ended) {
 			if (!have)
@@ -1552,7 +1580,7 @@ repos_status(struct repos *rs, char *out, size_t len)
 	if (have && repos_starting(rs)) {
 		n = (size_t)snprintf(out, len,
 		    "refreshing repositories, %zu of %zu done: %s: ", ended,
-		    rs->n, cur.name);
+		    total, cur.name);
 		if (n >= len)
 			return;
 		if (cur.file[0] == '\0')
@@ -1574,11 +1602,11 @@ repos_status(struct repos *rs, char *out, size_t len)
 		return;
 	}
 	n = (size_t)snprintf(out, len,
-	    "repositories: %zu of %zu refreshed (%llu ids)", ok, rs->n,
+	    "repositories: %zu of %zu refreshed (%llu ids)", ok, total,
 	    (unsigned long long)ids);
 	if (failed > 0 && n < len)
 		n += (size_t)snprintf(out + n, len - n, "; %zu failed", failed);
-	if (rs->n > ended && n < len)
+	if (total > ended && n < len)
 		snprintf(out + n, len - n, "; %zu still in a first refresh",
-		    rs->n - ended);
+		    total - ended);
 }

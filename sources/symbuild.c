@@ -30,9 +30,12 @@
  *
  * Threads: everything runs on the producers' loop but the jobs' work; the
  * child requests run there too, with a resolve_thread of their own (its
- * own index reader).  A record (struct sbuild) is its producer's data:
- * released with the flight, by which time its children have been given
- * back and no job of it runs (at shutdown the pool is drained first).
+ * own index reader), on the producers' request path like every fill's
+ * (the parts a reload applies its settings to, daemon/reload.c); the
+ * number of builds at once is a reload's too (symbuilds_set_max).  A
+ * record (struct sbuild) is its producer's data: released with the
+ * flight, by which time its children have been given back and no job of
+ * it runs (at shutdown the pool is drained first).
  */
 #include "sources/symbuild.h"
 
@@ -202,7 +205,11 @@ child_ask(struct sbuild *b, enum sb_which which, enum route_endpoint ep,
     const struct buildid *id)
 {
 	struct sbchild *c = &b->child[which];
-	struct resolve_client cl = { &child_client, c, &b->origin, 1 };
+	struct resolve_client cl = { .ops = &child_client,
+		.arg = c,
+		.origin = &b->origin,
+		.whole = 1,
+		.d = produce_deps(b->p) };
 
 	c->state = SB_ASKING;
 	c->rt.endpoint = ep;
@@ -277,6 +284,25 @@ sb_stopping(const struct symbuilds *sb)
 	return event_base_got_break(sb->th.base);
 }
 
+/* The loop: the builds waiting start, in order, while there is room. */
+static void
+builds_next(struct symbuilds *sb)
+{
+	struct sbuild *next;
+
+	while (
+	    atomic_load(&sb->running) < sb->max && (next = sb->head) != NULL) {
+		sb->head = next->next;
+		if (sb->head == NULL)
+			sb->tail = NULL;
+		next->queued = 0;
+		atomic_fetch_sub(&sb->waiting, 1);
+		build_start(next);
+	}
+	metrics_symtab_building(atomic_load(&sb->running),
+	    atomic_load(&sb->waiting));
+}
+
 /* Worker: the table, into the flight's temp file. */
 static void
 build_work(void *arg)
@@ -299,7 +325,7 @@ static void
 build_done(void *arg)
 {
 	static const struct cache_meta none = { "", "", "", "", 0 };
-	struct sbuild *b = arg, *next;
+	struct sbuild *b = arg;
 	struct symbuilds *sb = b->sb;
 	double seconds = (double)(clock_mono_ns() - b->t0) / 1e9;
 	char hex[BUILDID_HEX_MAX];
@@ -312,16 +338,7 @@ build_done(void *arg)
 		    "server is shutting down");
 		return;
 	}
-	if ((next = sb->head) != NULL) {
-		sb->head = next->next;
-		if (sb->head == NULL)
-			sb->tail = NULL;
-		next->queued = 0;
-		atomic_fetch_sub(&sb->waiting, 1);
-		build_start(next);
-	}
-	metrics_symtab_building(atomic_load(&sb->running),
-	    atomic_load(&sb->waiting));
+	builds_next(sb);
 	for (i = 0; i < SB_NFILES; i++)
 		child_done(&b->child[i]);
 	buildid_format(&b->p->w.id, hex);
@@ -572,6 +589,15 @@ symbuilds_new(const struct resolve_deps *d, struct event_base *base,
 	atomic_init(&sb->running, 0);
 	atomic_init(&sb->waiting, 0);
 	return sb;
+}
+
+void
+symbuilds_set_max(struct symbuilds *sb, unsigned builds)
+{
+	if (sb == NULL)
+		return;
+	sb->max = builds > 0 ? builds : 1;
+	builds_next(sb);
 }
 
 void

@@ -26,6 +26,11 @@ struct symbuilds;
 struct symbuilds *symbuilds_new(const struct resolve_deps *d,
     struct event_base *base, struct pool_inbox *inbox, const char *tmpdir,
     unsigned builds, char *err, size_t errlen);
+/*
+ * On the loop's thread: at most builds tables built at once from now on
+ * (a reload's symbolicate-builds); waiting builds start when it is more.
+ */
+void symbuilds_set_max(struct symbuilds *sb, unsigned builds);
 /* On the loop's thread, after the producers were freed. */
 void symbuilds_free(struct symbuilds *sb);
 

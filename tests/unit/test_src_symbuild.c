@@ -22,6 +22,7 @@
 #include "tests/rig.h"
 #include "tests/tsrc.h"
 
+#include "daemon/snapshot.h"
 #include "daemon/symtabs.h"
 #include "sources/sources.h"
 #include "sources/symbuild.h"
@@ -433,6 +434,8 @@ test_fails(void)
 /* ------------------------------------------------------- open tables */
 
 static int decided;
+/* The configuration requests ask under: the rig's. */
+static struct snapshot snap;
 
 static void
 decided_cb(evutil_socket_t fd, short what, void *arg)
@@ -453,7 +456,7 @@ want(struct symtabs_thread *tt, struct symtabs *st, struct event *ev,
 	o.peer = "127.0.0.1";
 	memset(w, 0, sizeof(*w));
 	buildid_parse(&w->id, hex, strlen(hex), &why);
-	symtabs_get(tt, w, ev, &o);
+	symtabs_get(tt, w, ev, &o, &snap);
 	*at_once = w->state != SYMTABS_WAITING;
 	if (!*at_once)
 		RUN_UNTIL(decided > before);
@@ -476,6 +479,9 @@ test_open(void)
 	char err[256], garbage[PATH_MAX];
 	const char *why;
 	struct resolve_origin o;
+	static const struct source *const cache_only[] = { &source_cache,
+		NULL };
+	struct resolve_deps bare;
 	int now, before;
 
 	memset(&o, 0, sizeof(o));
@@ -503,7 +509,7 @@ test_open(void)
 	memset(&w1, 0, sizeof(w1));
 	buildid_parse(&w1.id, id_prog, strlen(id_prog), &why);
 	before = decided;
-	symtabs_get(tt, &w1, ev, &o);
+	symtabs_get(tt, &w1, ev, &o, &snap);
 	ok(w1.state == SYMTABS_WAITING &&
 		rig_metric("dbgmirror_symtabs_open") == 0,
 	    "wanted after the purge: the old table closed, none open");
@@ -526,6 +532,34 @@ test_open(void)
 	    "the first one again");
 	ok(!now, "... opened again: it was closed");
 	symtabs_release(st, &w1);
+	/* A reload's smaller bound closes the least recently used now. */
+	symtabs_set_limits(st, 1, 1ULL << 30);
+	symtabs_counts(st, &tables, &bytes);
+	ok(tables == 1 && rig_metric("dbgmirror_symtabs_open") == 1,
+	    "a bound of one set: one table open");
+	is_int(want(tt, st, ev, &w1, id_prog, &now), SYMTABS_OPEN,
+	    "... the most recently used one");
+	ok(now, "... still open");
+	symtabs_release(st, &w1);
+	symtabs_set_limits(st, 2, 1ULL << 30);
+
+	/*
+	 * An opening asks the request's configuration's request path, not
+	 * the thread's (which here has no builder).
+	 */
+	bare = rig.d;
+	bare.sources = cache_only;
+	rig.th.d = &bare;
+	ok(blob_purge(rig.bs, &id, NULL, clock_stamp_ns(), &n, err,
+	       sizeof(err)) == 0 &&
+		n > 0,
+	    "the id purged again");
+	b = builds();
+	is_int(want(tt, st, ev, &w1, id_prog, &now), SYMTABS_OPEN,
+	    "wanted under a configuration whose sources build tables: built");
+	ok(builds() == b + 1, "... by the snapshot's builder");
+	symtabs_release(st, &w1);
+	rig.th.d = &rig.d;
 
 	/* A cached table that does not verify. */
 	snprintf(garbage, sizeof(garbage), "%s", at("garbage"));
@@ -575,6 +609,9 @@ main(void)
 	    sizeof(err));
 	if (!ok(rig.d.symbuild != NULL, "the builder"))
 		return 1;
+	atomic_init(&snap.refs, 1);
+	snap.cfg = &rig.cfg;
+	snap.rd = &rig.d;
 	test_herd();
 	test_unstripped();
 	test_missing();
