@@ -1453,6 +1453,47 @@ blob_purge(struct blobstore *bs, const struct buildid *id, const char *source,
 }
 
 int
+blob_drop(struct blobstore *bs, const struct cache_key *k, char *err,
+    size_t errlen)
+{
+	struct index_batch *b;
+	struct index_rec r;
+	struct blob_hdr h;
+	uint64_t total;
+	int rc, ok, uploaded;
+
+	if ((b = index_batch_begin(bs->idx, err, errlen)) == NULL)
+		return -1;
+	rc = index_batch_get_rec(b, INDEX_BLOBS, k->hash, CACHE_KEY_LEN, &r);
+	if (rc != 0) {
+		index_batch_abort(b);
+		if (rc == INDEX_NOTFOUND)
+			return INDEX_NOTFOUND;
+		snprintf(err, errlen, "drop: cannot read the entry");
+		return -1;
+	}
+	/* A damaged entry goes too: only its record and file are known. */
+	ok = blob_decode(&r, &h, NULL) == 0;
+	uploaded = ok && (h.flags & BLOB_F_UPLOADED) != 0;
+	if (file_del(bs, k->hash, uploaded) == -1) {
+		snprintf(err, errlen, "drop: cannot remove a blob: %s",
+		    strerror(errno));
+		index_batch_abort(b);
+		return -1;
+	}
+	if ((ok &&
+		(lru_del(b, k->hash, &h) == -1 || paths_del(b, &h) == -1 ||
+		    counter_add(b, uploaded ? UPLOAD_COUNTER : BYTES_COUNTER, 0,
+			h.size, &total) == -1)) ||
+	    index_batch_del_rec(b, INDEX_BLOBS, k->hash, CACHE_KEY_LEN) == -1) {
+		index_batch_abort(b);
+		snprintf(err, errlen, "drop: cannot update the index");
+		return -1;
+	}
+	return index_batch_commit(b, err, errlen);
+}
+
+int
 blob_stats(struct index_reader *rd, struct blobstore *bs, struct blob_stats *st)
 {
 	memset(st, 0, sizeof(*st));

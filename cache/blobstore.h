@@ -284,6 +284,14 @@ void blob_tmp_add(struct blobstore *bs, uint64_t plus, uint64_t minus);
 int blob_purge(struct blobstore *bs, const struct buildid *id,
     const char *source, int64_t now_ns, uint64_t *n, char *err, size_t errlen);
 
+/*
+ * On a worker: delete the entry of k and its file (a cached symbol table
+ * that did not verify when it was opened).  0, INDEX_NOTFOUND when there
+ * was none, or -1 with err.
+ */
+int blob_drop(struct blobstore *bs, const struct cache_key *k, char *err,
+    size_t errlen);
+
 struct blob_stats {
 	uint64_t entries, bytes, negatives, evictions, evicted_bytes;
 	uint64_t tmp_bytes; /* of fills not yet published */

@@ -94,6 +94,8 @@ cache_kind_name(enum cache_kind kind)
 		return "section";
 	case CACHE_SOURCE:
 		return "source";
+	case CACHE_SYMTAB:
+		return "symtab";
 	}
 	return NULL;
 }

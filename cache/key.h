@@ -2,7 +2,8 @@
  * cache/key.h: the key of everything the cache holds about one request.
  *
  * A request asks for (build-id, kind, arg): arg is the section name for
- * sections, the canonical source path for sources, "" otherwise.  The key
+ * sections, the canonical source path for sources, the format version
+ * ("v1") for symbol tables, "" otherwise.  The key
  * is the SHA-256 of the three, a fixed 32 bytes, so LMDB keys, blob file
  * names and the in-flight table never depend on the length of the arg.
  * Entries keep the id, kind and arg themselves for purges and listings.
@@ -19,6 +20,8 @@ enum cache_kind {
 	CACHE_EXECUTABLE = 2,
 	CACHE_SECTION = 3,
 	CACHE_SOURCE = 4,
+	/* A symbol table made from the id's files (symbolizer/format.h). */
+	CACHE_SYMTAB = 5,
 };
 
 #define CACHE_KEY_LEN 32
@@ -33,7 +36,10 @@ void cache_key_make(struct cache_key *k, const struct buildid *id,
     enum cache_kind kind, const char *arg);
 void cache_key_hex(const struct cache_key *k, char *out);
 int cache_key_equal(const struct cache_key *a, const struct cache_key *b);
-/* "debuginfo", "executable", "section", "source"; NULL when out of range. */
+/*
+ * "debuginfo", "executable", "section", "source", "symtab"; NULL when out
+ * of range.
+ */
 const char *cache_kind_name(enum cache_kind kind);
 
 #endif /* CACHE_KEY_H */

@@ -1,6 +1,8 @@
 /*
- * cli/admin.c: dbgmirror and the running daemon: the settings it takes
- * from it (GET /admin/config) and dbgmirror rescan (/admin/rescan).
+ * cli/admin.c: dbgmirror and the running daemon: where it is, the
+ * settings it takes from it (GET /admin/config), dbgmirror rescan
+ * (/admin/rescan), and the bearer token of the commands that send it
+ * requests (upload, symbolicate).
  *
  * The daemon is the one at --url, else at the configuration's first
  * listen address.  Admin requests carry the admin token when the
@@ -276,5 +278,28 @@ cmd_rescan(struct cli *c)
 	else
 		print_scan(stdout, &a);
 	admin_answer_free(&a);
+	return 0;
+}
+
+int
+cli_token(const char *cmd, const char *file, char *out, size_t len)
+{
+	const char *env = getenv("DBGMIRROR_TOKEN");
+	FILE *fp;
+
+	out[0] = '\0';
+	if (file != NULL) {
+		if ((fp = fopen(file, "re")) == NULL) {
+			fprintf(stderr, "dbgmirror: %s: %s: %s\n", cmd, file,
+			    strerror(errno));
+			return -1;
+		}
+		if (fgets(out, (int)len, fp) == NULL)
+			out[0] = '\0';
+		fclose(fp);
+		out[strcspn(out, " \t\r\n")] = '\0';
+	} else if (env != NULL) {
+		snprintf(out, len, "%s", env);
+	}
 	return 0;
 }

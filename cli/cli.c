@@ -59,6 +59,14 @@ static const struct cmd_opt cmd_opts[] = {
 	{ "scopes", 1, CLI_FIELD(scopes) },
 	{ "token-file", 1, CLI_FIELD(token_file) },
 	{ "wait", 1, CLI_FIELD(wait) },
+	{ "mode", 1, CLI_FIELD(mode) },
+	{ "start", 1, CLI_FIELD(start) },
+	{ "file-offset", 1, CLI_FIELD(file_offset) },
+	{ "return", 0, CLI_FIELD(ret) },
+	{ "no-demangle", 0, CLI_FIELD(no_demangle) },
+	{ "timeout-ms", 1, CLI_FIELD(timeout_ms) },
+	{ "perf-script", 0, CLI_FIELD(perf_script) },
+	{ "buildids", 1, CLI_FIELD(buildids) },
 };
 #define NCMD_OPTS (sizeof(cmd_opts) / sizeof(cmd_opts[0]))
 
@@ -135,12 +143,43 @@ static const struct command commands[] = {
 	    "requests at once (8).  Ends with a summary (--json: as JSON).\n",
 	    "json url jobs executable", USES_NOTHING, 0, (size_t)-1,
 	    run_prefetch },
+	{ "symbolicate",
+	    "symbolicate [--url URL] [--mode va|file_offset|abs --start X "
+	    "--file-offset Y] [--return] [--json] [--no-demangle] "
+	    "[--timeout-ms N] ID|FILE [ADDR...]\n"
+	    "       dbgmirror symbolicate --perf-script [--buildids FILE] "
+	    "[--url URL] [--no-demangle] [--timeout-ms N]",
+	    "functions, files and lines of addresses, from the daemon",
+	    "The functions, source files and lines (inlined calls each on\n"
+	    "their own) of addresses in a build-id, or in the ELF file FILE,\n"
+	    "as the daemon's POST /symbolicate gives them, printed as\n"
+	    "eu-addr2line -f -i -C prints them (\"??\" and \"??:0\" for what\n"
+	    "is unknown); --json: the daemon's answer.  ADDR: hex, 0x\n"
+	    "optional; standard input (one a line) when none is given.\n"
+	    "--mode: va (ELF virtual addresses, the default), file_offset\n"
+	    "(offsets in the file), abs (process addresses of a mapping at\n"
+	    "--start X mapping the file from --file-offset Y, as in\n"
+	    "/proc/PID/maps).  --return: they are return addresses (the\n"
+	    "call before each is looked up).  --no-demangle: raw names.\n"
+	    "Modules being fetched or built are asked again until\n"
+	    "--timeout-ms (60000) has passed.\n"
+	    "--perf-script: read perf script's output on standard input and\n"
+	    "print it with the frames perf could not name (\"[unknown]\")\n"
+	    "symbolized: file offsets of DSOs, their build-ids from the files\n"
+	    "or from --buildids FILE (perf buildid-list's output); process\n"
+	    "addresses need perf script --show-mmap-events.\n"
+	    "--token-file FILE (or DBGMIRROR_TOKEN): a bearer token.\n"
+	    "Exit status 0 when every address was answered, 1 when some\n"
+	    "were not (missing, pending, error).\n",
+	    "json url mode start file-offset return no-demangle timeout-ms "
+	    "perf-script buildids token-file",
+	    USES_NOTHING, 0, (size_t)-1, cmd_symbolicate },
 	{ "token", "token NAME [--scopes LIST] [--json]",
 	    "a new bearer token and its token-file line",
 	    "A new random bearer token (shown once) and the token-file line\n"
 	    "that allows it: its SHA-256, the scopes and NAME.  LIST: a comma\n"
-	    "list of read, metadata, metrics, status, admin, upload, or all\n"
-	    "(read by default).\n",
+	    "list of read, metadata, metrics, status, admin, upload,\n"
+	    "symbolicate, or all (read by default).\n",
 	    "json scopes", USES_NOTHING, 1, 1, run_token },
 	{ "upload", "upload [--url URL] [--token-file FILE] [--json] FILE...",
 	    "PUT ELF files to the daemon as debuginfo or executable",
@@ -181,7 +220,7 @@ usage(FILE *fp)
 	    "usage: dbgmirror [--config FILE] [--OPTION VALUE...] COMMAND "
 	    "[ARGS]\n\n");
 	for (i = 0; i < NCOMMANDS; i++)
-		fprintf(fp, "  %-9s %s\n", commands[i].name,
+		fprintf(fp, "  %-11s %s\n", commands[i].name,
 		    commands[i].summary);
 	fprintf(fp,
 	    "\n"
@@ -509,36 +548,6 @@ run_token(struct cli *c)
 
 /* -------------------------------------------------------------- upload */
 
-/* The upload token: the first line of file, else $DBGMIRROR_TOKEN. */
-static int
-upload_token(const char *file, char *out, size_t len)
-{
-	const char *env = getenv("DBGMIRROR_TOKEN");
-	FILE *fp;
-
-	out[0] = '\0';
-	if (file != NULL) {
-		if ((fp = fopen(file, "re")) == NULL) {
-			fprintf(stderr, "dbgmirror: upload: %s: %s\n", file,
-			    strerror(errno));
-			return -1;
-		}
-		if (fgets(out, (int)len, fp) == NULL)
-			out[0] = '\0';
-		fclose(fp);
-		out[strcspn(out, " \t\r\n")] = '\0';
-	} else if (env != NULL) {
-		snprintf(out, len, "%s", env);
-	}
-	if (out[0] == '\0') {
-		fprintf(stderr,
-		    "dbgmirror: upload: no token (--token-file "
-		    "FILE or DBGMIRROR_TOKEN)\n");
-		return -1;
-	}
-	return 0;
-}
-
 /* One upload's outcome, as text or a JSON element. */
 static void
 upload_said(const struct cli *c, int *n, const char *file, const char *hex,
@@ -585,8 +594,14 @@ run_upload(struct cli *c)
 		    "https://HOST:PORT)\n");
 		return 2;
 	}
-	if (upload_token(c->token_file, token, sizeof(token)) == -1)
+	if (cli_token("upload", c->token_file, token, sizeof(token)) == -1)
 		return 2;
+	if (token[0] == '\0') {
+		fprintf(stderr,
+		    "dbgmirror: upload: no token (--token-file "
+		    "FILE or DBGMIRROR_TOKEN)\n");
+		return 2;
+	}
 	o.token = token;
 	if (c->json)
 		printf("{\"results\":[");

@@ -5,7 +5,10 @@
  *
  * The commands: cli/cli.c (the table, parsing, token, upload, prefetch),
  * cli/report.c (lookup, stats, misses, purge: the index), cli/admin.c
- * (the running daemon: its settings, rescan).  One thread.
+ * (the running daemon: its address, settings, rescan, the requests'
+ * bearer token), cli/symbolicate.c (addresses and perf script output
+ * symbolized by the daemon).  Calls go from cli/cli.c to the others,
+ * never back.  One thread.
  */
 #ifndef CLI_CLI_H
 #define CLI_CLI_H
@@ -16,6 +19,7 @@
 
 #include "conf/config.h"
 
+struct buildid;
 struct index;
 struct index_reader;
 
@@ -39,6 +43,9 @@ struct cli {
 	const char *scopes; /* token */
 	const char *token_file; /* upload */
 	const char *wait; /* rescan: seconds, 0 for none */
+	const char *mode, *start, *file_offset; /* symbolicate */
+	int ret, no_demangle, perf_script; /* symbolicate */
+	const char *timeout_ms, *buildids; /* symbolicate */
 
 	/* The running daemon whose settings were taken (cli_settings). */
 	int from_daemon;
@@ -66,6 +73,22 @@ void cli_settings(struct cli *c);
 
 /* dbgmirror rescan. */
 int cmd_rescan(struct cli *c);
+
+/* dbgmirror symbolicate (cli/symbolicate.c). */
+int cmd_symbolicate(struct cli *c);
+
+/*
+ * The build-id an operand names: hex digits, or the path of an ELF file
+ * whose build-id is read.  0, or 2 (bad usage) having said why.
+ */
+int cli_operand_id(const char *arg, struct buildid *id);
+
+/*
+ * The bearer token of a command (cli/admin.c): the first line of file,
+ * else $DBGMIRROR_TOKEN, else none (out empty).  -1 having said why file
+ * could not be read.
+ */
+int cli_token(const char *cmd, const char *file, char *out, size_t len);
 
 /* dbgmirror lookup, stats, misses, purge (cli/report.c). */
 int cmd_lookup(struct cli *c, struct index_reader *rd, const char *index);

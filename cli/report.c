@@ -334,12 +334,8 @@ lookup_upstreams(const struct cli *c, char *buf, size_t len)
 	return buf;
 }
 
-/*
- * The build-id an operand names: hex digits, or the path of an ELF file
- * whose build-id is read.  0, or 2 (bad usage) having said why.
- */
-static int
-operand_id(const char *arg, struct buildid *id)
+int
+cli_operand_id(const char *arg, struct buildid *id)
 {
 	struct elf_info info;
 	struct stat st;
@@ -392,7 +388,7 @@ cmd_lookup(struct cli *c, struct index_reader *rd, const char *index)
 	int rc, before, file;
 
 	(void)index;
-	if ((rc = operand_id(arg, &id)) != 0)
+	if ((rc = cli_operand_id(arg, &id)) != 0)
 		return rc;
 	buildid_format(&id, canon);
 	file = strcmp(canon, arg) != 0;

@@ -285,7 +285,7 @@ static const struct opt options[] = {
 	    0, FIELD(token_file), 0, 0 },
 	{ "access", T_TEXTLIST, NULL, "none (see dbgmirror.conf(5))",
 	    "\"CLASS RULE ...\": who may use read, metadata, metrics, "
-	    "status, admin or upload; repeatable",
+	    "status, admin, upload or symbolicate; repeatable",
 	    1, FIELD(access), 0, 0 },
 	{ "trusted-proxy", T_TEXTLIST, NULL, "none",
 	    "CIDR of a proxy whose X-Forwarded-For names the client; "
@@ -304,6 +304,29 @@ static const struct opt options[] = {
 	{ "sandbox", T_BOOL, "on", NULL,
 	    "fence in the worker threads that parse files (Landlock, seccomp)",
 	    0, FIELD(sandbox), 0, 0 },
+	{ "symbolicate-builds", T_UNSIGNED, "1", NULL,
+	    "symbol tables built at once for /symbolicate (more wait in order)",
+	    0, FIELD(symbolicate_builds), 1, 256 },
+	{ "symbolicate-max-frames", T_UNSIGNED, "10000", NULL,
+	    "addresses one /symbolicate request may ask", 0,
+	    FIELD(symbolicate_max_frames), 1, 10000000 },
+	{ "symbolicate-max-modules", T_UNSIGNED, "1000", NULL,
+	    "modules one /symbolicate request may name", 0,
+	    FIELD(symbolicate_max_modules), 1, 1000000 },
+	{ "symbolicate-max-body", T_SIZE, "4M", NULL,
+	    "largest POST /symbolicate body", 0, FIELD(symbolicate_max_body),
+	    1024, 1ULL << 30 },
+	{ "symbolicate-timeout-max", T_DURATION, "60", NULL,
+	    "the longest a /symbolicate request waits for its tables "
+	    "(options.timeout_ms is cut to it)",
+	    0, FIELD(symbolicate_timeout_max), 0, 600 },
+	{ "symbolicate-open-tables", T_UNSIGNED, "256", NULL,
+	    "symbol tables kept open for /symbolicate at most (the least "
+	    "recently used are closed)",
+	    0, FIELD(symbolicate_open_tables), 1, 1000000 },
+	{ "symbolicate-open-bytes", T_SIZE, "2G", NULL,
+	    "bytes the open symbol tables may map at most", 0,
+	    FIELD(symbolicate_open_bytes), 1ULL << 20, 1ULL << 50 },
 };
 
 #define NOPTIONS (sizeof(options) / sizeof(options[0]))

@@ -195,6 +195,15 @@ struct config {
 	uint64_t upload_size; /* bytes all uploaded files may hold */
 	char *user; /* NULL or "": stay who started the daemon */
 	int sandbox; /* 1: fence in the parsing workers */
+
+	/* /symbolicate (daemon/symbolicate.h) and its symbol tables. */
+	unsigned symbolicate_builds; /* tables built at once */
+	unsigned symbolicate_max_frames; /* addresses of one request */
+	unsigned symbolicate_max_modules; /* modules of one request */
+	uint64_t symbolicate_max_body; /* bytes of a POST body */
+	unsigned symbolicate_timeout_max; /* seconds a request may wait */
+	unsigned symbolicate_open_tables; /* tables kept open at most */
+	uint64_t symbolicate_open_bytes; /* bytes they map at most */
 };
 
 #endif /* CONF_SETTINGS_H */

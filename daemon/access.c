@@ -35,7 +35,7 @@
 #define TOKEN_LINE_MAX 1024
 
 static const char *const class_names[ACCESS_NCLASSES] = { "read", "metadata",
-	"metrics", "status", "admin", "upload" };
+	"metrics", "status", "admin", "upload", "symbolicate" };
 
 struct cidr {
 	int family; /* AF_INET or AF_INET6 */
@@ -224,7 +224,8 @@ access_scopes_parse(const char *s, unsigned *scopes, char *why, size_t whylen)
 				snprintf(why, whylen,
 				    "\"%.*s\" is not a scope: the scopes are "
 				    "a comma list of read, metadata, metrics, "
-				    "status, admin, upload or all",
+				    "status, admin, upload, symbolicate or "
+				    "all",
 				    (int)(n > 40 ? 40 : n), p);
 				return -1;
 			}
@@ -265,7 +266,8 @@ access_token_line(const char *line, char hash[65], unsigned *scopes, char *why,
 	if (n == 0) {
 		snprintf(why, whylen,
 		    "no scopes after the hash (a comma list of read, "
-		    "metadata, metrics, status, admin, upload or all)");
+		    "metadata, metrics, status, admin, upload, symbolicate "
+		    "or all)");
 		return -1;
 	}
 	if (n >= sizeof(buf)) {
@@ -617,7 +619,7 @@ access_line(struct access *a, const struct config *cfg, size_t i,
 badclass:
 	snprintf(err, errlen,
 	    "%s: access: \"%.80s\": the class is read, metadata, metrics, "
-	    "status, admin or upload",
+	    "status, admin, upload or symbolicate",
 	    where, line);
 	return -1;
 }
@@ -924,17 +926,25 @@ enum access_verdict
 access_check(struct access *a, enum access_class cls,
     const struct access_who *who, const char **why)
 {
-	const struct ruleset *rs = &a->classes[cls];
+	const struct ruleset *rs;
 	enum token_state ts;
 	struct cidr addr;
 	unsigned scopes;
 	int have_addr, token_ok, token_asked = 0, hold, needs_token, met = 0;
 	size_t i, j;
 
+	/*
+	 * /symbolicate reads what /buildid/ would: read's, unless said;
+	 * closed when its own line did not load or read is closed.
+	 */
+	if (cls == ACCESS_SYMBOLICATE && !a->classes[cls].set &&
+	    !(a->closed & (1u << cls)))
+		cls = ACCESS_READ;
 	if (a->closed & (1u << cls)) {
 		*why = "closed: the access configuration did not load";
 		return ACCESS_FORBIDDEN;
 	}
+	rs = &a->classes[cls];
 	ts = token_lookup(a, who->authorization, &scopes);
 	token_ok = ts == TOKEN_VALID && (scopes & (1u << cls)) != 0;
 	/* These need their token whatever the rules say. */

@@ -36,6 +36,8 @@ enum access_class {
 	ACCESS_STATUS,
 	ACCESS_ADMIN,
 	ACCESS_UPLOAD,
+	/* /symbolicate: without lines of its own, checked as read is */
+	ACCESS_SYMBOLICATE,
 	ACCESS_NCLASSES
 };
 
@@ -64,7 +66,8 @@ typedef void (*access_say_fn)(void *arg, const char *msg);
  * The rules of cfg (access, trusted-proxy, admin-access, admin-token,
  * token-file).  Defaults of a class without lines: read and metadata
  * open to all; metrics and status as metrics-access; upload a token;
- * admin as admin-access.  While admin-token is set, an admin request also
+ * admin as admin-access; symbolicate as read (its rules, and a token
+ * needs the read scope).  While admin-token is set, an admin request also
  * needs a bearer token with the admin scope (the admin-token, or a
  * token-file token), whatever the admin lines say, as an upload needs an
  * upload-scoped one.  say (may be NULL) hears of each dropped token line.

@@ -101,15 +101,14 @@ exchange_release(struct conn *c)
 	snapshot_unref(s);
 }
 
+static void body_tell(struct conn *c, int rc);
+
 void
 conn_free(struct conn *c)
 {
 	struct http_thread *t = c->t;
-	void (*body_done)(void *, int) = c->rbody_done;
 
-	c->rbody_done = NULL;
-	if (body_done != NULL)
-		body_done(c->rbody_arg, -1);
+	body_tell(c, -1);
 	exchange_release(c);
 
 	if (c->prev != NULL)
@@ -291,9 +290,11 @@ exchange_end(struct conn *c)
 		return;
 	}
 	if (c->have_req) {
-		memmove(c->in, c->in + c->req.head_len,
-		    c->inlen - c->req.head_len);
-		c->inlen -= c->req.head_len;
+		size_t used = c->req.head_len + c->rbody_in;
+
+		memmove(c->in, c->in + used, c->inlen - used);
+		c->inlen -= used;
+		c->rbody_in = 0;
 	}
 	c->have_req = 0;
 	memset(&c->req, 0, sizeof(c->req));
@@ -768,8 +769,8 @@ conn_send_not_allowed(struct conn *c, const char *allow)
 }
 
 void
-conn_send_text(struct conn *c, int status, const char *content_type,
-    const char *body, size_t len)
+conn_send_text_retry(struct conn *c, int status, const char *content_type,
+    const char *body, size_t len, unsigned retry_after)
 {
 	struct hbuf hb;
 
@@ -779,10 +780,19 @@ conn_send_text(struct conn *c, int status, const char *content_type,
 	} else {
 		hbuf_header(&hb, "Content-Type", content_type);
 		hbuf_header_u64(&hb, "Content-Length", len);
+		if (retry_after > 0)
+			hbuf_header_u64(&hb, "Retry-After", retry_after);
 		hbuf_end(&hb, c->keepalive, c->req.minor == 0);
 		send_head(c, &hb, body, len);
 	}
 	conn_leave(c);
+}
+
+void
+conn_send_text(struct conn *c, int status, const char *content_type,
+    const char *body, size_t len)
+{
+	conn_send_text_retry(c, status, content_type, body, len, 0);
 }
 
 void
@@ -866,33 +876,61 @@ conn_send_file(struct conn *c, int fd, uint64_t offset,
 
 /* ----------------------------------------------------------- bodies */
 
+/*
+ * Tell the handler how its body's receipt ended, once (nothing when none
+ * is being received): rc 0, an errno, or -1 (the connection is lost).
+ */
+static void
+body_tell(struct conn *c, int rc)
+{
+	void (*fn)(void *, int) = c->rbody_done;
+	void (*mfn)(void *, int, char *) = c->rbody_mem_done;
+	char *buf = c->rbody_buf;
+
+	c->rbody_done = NULL;
+	c->rbody_mem_done = NULL;
+	c->rbody_buf = NULL;
+	if (fn != NULL) {
+		fn(c->rbody_arg, rc);
+	} else if (mfn != NULL) {
+		if (rc != 0) {
+			free(buf);
+			buf = NULL;
+		}
+		mfn(c->rbody_arg, rc, buf);
+	}
+}
+
 /* The body is in, or cannot be: state WAIT, and the handler is told. */
 static void
 body_end(struct conn *c, int rc)
 {
-	void (*fn)(void *, int) = c->rbody_done;
-
-	c->rbody_done = NULL;
 	event_del(c->tev);
 	if (rc == -1) {
 		/* No answer can follow: the client's side of it is lost. */
 		c->result = "ABORTED";
 		log_exchange(c);
 		conn_close(c);
-		fn(c->rbody_arg, -1);
+		body_tell(c, -1);
 		conn_leave(c); /* conn_recv_body's hold */
 		return;
 	}
 	c->state = CS_WAIT;
-	fn(c->rbody_arg, rc);
+	body_tell(c, rc);
 }
 
-/* Write n body bytes at p to the file; an errno on failure, else 0. */
+/* Take n body bytes at p: an errno on failure, else 0. */
 static int
 body_write(struct conn *c, const char *p, size_t n)
 {
 	ssize_t w;
 
+	if (c->rbody_buf != NULL) {
+		memcpy(c->rbody_buf + c->rbody_got, p, n);
+		c->rbody_got += n;
+		c->rbody_left -= n;
+		return 0;
+	}
 	while (n > 0) {
 		w = write(c->rbody_fd, p, n);
 		if (w == -1 && errno == EINTR)
@@ -939,21 +977,22 @@ body_read(struct conn *c)
 	body_end(c, 0);
 }
 
-void
-conn_recv_body(struct conn *c, int fd, void (*done)(void *arg, int rc),
-    void *arg)
+/*
+ * Receive the request's body (rbody_* set): into fd, or into rbody_buf.
+ * keep: the connection may stay open after the answer.
+ */
+static void
+body_start(struct conn *c, int fd, int keep)
 {
 	static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
 	size_t have = c->inlen - c->req.head_len;
 	int err;
 
 	conn_enter(c); /* held until the answer, as by conn_wait */
-	c->keepalive = 0;
+	c->keepalive = keep;
 	c->state = CS_BODY;
 	c->rbody_fd = fd;
 	c->rbody_left = c->req.content_length;
-	c->rbody_done = done;
-	c->rbody_arg = arg;
 	if (have > c->rbody_left)
 		have = (size_t)c->rbody_left;
 	if (have > 0 &&
@@ -976,6 +1015,36 @@ conn_recv_body(struct conn *c, int fd, void (*done)(void *arg, int rc),
 	/* More may be in the socket already, with no edge to come. */
 	if (!c->drained)
 		event_active(c->rev, EV_READ, 0);
+}
+
+void
+conn_recv_body(struct conn *c, int fd, void (*done)(void *arg, int rc),
+    void *arg)
+{
+	c->rbody_done = done;
+	c->rbody_arg = arg;
+	body_start(c, fd, 0);
+}
+
+void
+conn_recv_body_mem(struct conn *c, void (*done)(void *arg, int rc, char *body),
+    void *arg)
+{
+	size_t have = c->inlen - c->req.head_len;
+	size_t len = (size_t)c->req.content_length;
+
+	if ((c->rbody_buf = malloc(len + 1)) == NULL) {
+		conn_wait(c);
+		done(arg, ENOMEM, NULL);
+		return;
+	}
+	c->rbody_buf[len] = '\0';
+	c->rbody_got = 0;
+	c->rbody_mem_done = done;
+	c->rbody_arg = arg;
+	/* Bytes after the body in the buffer are the next request's. */
+	c->rbody_in = have < len ? have : len;
+	body_start(c, -1, c->req.keepalive);
 }
 
 /* ---------------------------------------------------------------- input */
@@ -1056,7 +1125,8 @@ process_input(struct conn *c)
 		}
 		c->have_req = 1;
 		c->keepalive = c->req.keepalive && !c->req.has_body;
-		if (c->req.has_body && c->req.method != METHOD_PUT)
+		if (c->req.has_body && c->req.method != METHOD_PUT &&
+		    c->req.method != METHOD_POST)
 			conn_send_error(c, 400,
 			    "request bodies are not accepted");
 		else if (c->req.method == METHOD_OTHER)

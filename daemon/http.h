@@ -34,7 +34,11 @@ struct http_handler {
 	void *(*thread_start)(void *arg, struct event_base *base,
 	    struct pool_inbox *inbox);
 	void (*thread_stop)(void *state);
-	/* A parsed request of method GET, HEAD or POST. */
+	/*
+	 * A parsed request of method GET, HEAD, POST or PUT; a POST or PUT
+	 * may have a body, which the handler receives (conn_recv_body*) or
+	 * refuses.
+	 */
 	void (*request)(struct conn *c, void *state);
 	void *arg;
 };
@@ -127,6 +131,12 @@ void conn_send_miss(struct conn *c, const char *why, unsigned max_age);
 void conn_send_text(struct conn *c, int status, const char *content_type,
     const char *body, size_t len);
 /*
+ * The same with "Retry-After: retry_after" (none when 0): an answer part
+ * of which is worth asking for again then.
+ */
+void conn_send_text_retry(struct conn *c, int status, const char *content_type,
+    const char *body, size_t len, unsigned retry_after);
+/*
  * An artifact stored at offset in fd, which the connection takes over.
  * Conditional requests, Range, HEAD and X-DEBUGINFOD-MAXSIZE are decided
  * here; the bytes go out with sendfile.
@@ -156,5 +166,15 @@ void conn_stream_wake(struct conn *c);
  */
 void conn_recv_body(struct conn *c, int fd, void (*done)(void *arg, int rc),
     void *arg);
+/*
+ * POST: the same into memory, for a body the caller has found small
+ * enough (its Content-Length; not chunked).  done(arg, rc, body) runs
+ * once: rc 0 with the body (content_length bytes and a NUL, the caller's
+ * to free), ENOMEM (answer), or -1 when the connection was lost (body
+ * NULL, no answer).  The connection stays open after the answer when the
+ * client asked so.
+ */
+void conn_recv_body_mem(struct conn *c,
+    void (*done)(void *arg, int rc, char *body), void *arg);
 
 #endif /* DAEMON_HTTP_H */

@@ -132,11 +132,19 @@ struct conn {
 	size_t tlen, toff;
 	size_t thead; /* of tbuf[toff..], response head bytes before them */
 
-	/* A request body being received into a file (conn_recv_body). */
+	/*
+	 * A request body being received into a file (conn_recv_body), or
+	 * into memory (conn_recv_body_mem: rbody_buf, rbody_mem_done).
+	 */
 	int rbody_fd;
 	uint64_t rbody_left;
 	void (*rbody_done)(void *arg, int rc);
+	void (*rbody_mem_done)(void *arg, int rc, char *body);
 	void *rbody_arg;
+	char *rbody_buf;
+	size_t rbody_got;
+	/* Bytes of in after the head that were the body (a kept-alive one). */
+	size_t rbody_in;
 
 	char *in;
 	size_t inlen, incap;

@@ -103,6 +103,7 @@
 #include "daemon/serve.h"
 #include "daemon/snapshot.h"
 #include "daemon/spawn.h"
+#include "daemon/symtabs.h"
 #include "daemon/watch.h"
 #include "fetchers/upstream.h"
 #include "resolver/produce.h"
@@ -112,6 +113,7 @@
 #include "sources/repo.h"
 #include "sources/scan.h"
 #include "sources/sources.h"
+#include "sources/symbuild.h"
 #include "sources/upstream.h"
 #include "indexer/elf.h"
 
@@ -137,6 +139,8 @@ struct daemon {
 	struct producers *prod;
 	struct upstreams *upstreams;
 	struct objstore *objstore; /* NULL: no object store */
+	struct symbuilds *symbuild; /* the symbol tables built */
+	struct symtabs *tabs; /* the symbol tables kept open */
 	struct passes *passes;
 	struct repos *repos; /* remote repositories */
 	struct misses *misses; /* kept whatever misses-max says */
@@ -1300,6 +1304,12 @@ main(int argc, char **argv)
 		 sizeof(err))) == NULL)
 		fatalx("%s", err);
 	d.rd.objstore = d.objstore;
+	if ((d.symbuild = symbuilds_new(&d.rd, d.base, d.inbox, d.tmpdir,
+		 d.cfg.symbolicate_builds, err, sizeof(err))) == NULL ||
+	    (d.tabs = symtabs_new(d.bs, d.cfg.symbolicate_open_tables,
+		 d.cfg.symbolicate_open_bytes)) == NULL)
+		fatalx("%s", d.symbuild == NULL ? err : "out of memory");
+	d.rd.symbuild = d.symbuild;
 	if ((d.passes = passes_new(&d.rd, d.inbox)) == NULL)
 		fatalx("out of memory");
 	d.rd.packages = d.passes;
@@ -1337,6 +1347,8 @@ main(int argc, char **argv)
 	d.parts.bs = d.bs;
 	d.parts.ft = d.ft;
 	d.parts.misses = d.misses;
+	d.parts.symbuild = d.symbuild;
+	d.parts.tabs = d.tabs;
 	if ((d.snap = reload_first(&d.parts, &d.cfg, access)) == NULL)
 		fatalx("out of memory");
 	metrics_config_loaded(clock_now());
@@ -1344,6 +1356,7 @@ main(int argc, char **argv)
 	d.scans.counts = rescan_counts;
 	d.scans.arg = &d;
 	sd.scans = &d.scans;
+	sd.tabs = d.tabs;
 	if ((d.rescan_asked_ev = event_new(d.base, -1, 0, rescan_cb, &d)) ==
 	    NULL)
 		fatalx("event loop: out of memory");
@@ -1457,8 +1470,11 @@ main(int argc, char **argv)
 	pool_inbox_free(d.inbox);
 	scan_drop(&d);
 	httpd_free(d.httpd);
+	/* No request holds a table any more. */
+	symtabs_free(d.tabs);
 	/* Fills end first: they cancel transfers of the sets below. */
 	producers_free(d.prod);
+	symbuilds_free(d.symbuild);
 	upstreams_free(d.upstreams);
 	objstore_free(d.objstore);
 	repos_free(d.repos);

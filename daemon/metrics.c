@@ -49,7 +49,7 @@
 #define MAX_SECONDS 1e9
 
 static const char *const endpoint_names[NENDPOINTS] = { "debuginfo",
-	"executable", "section", "source", "metadata", "other" };
+	"executable", "section", "source", "metadata", "symbolicate", "other" };
 static const char *const result_names[NRESULTS] = { "hit", "miss", "negative",
 	"joined", "error", "notfound", "bad" };
 static const char *const uperr_names[NUPERRS] = { "connect", "timeout", "http",
@@ -156,6 +156,23 @@ static const char *const upload_names[NUPLOADS] = { "created", "same",
 static atomic_uint_fast64_t uploads[NUPLOADS];
 static atomic_uint_fast64_t upload_bytes;
 static struct upstream_counters upstreams[METRICS_MAX_UPSTREAMS];
+#define NSYMREQS ((size_t)METRICS_SYM_ERROR + 1)
+static const char *const symreq_names[NSYMREQS] = { "ok", "pending", "partial",
+	"bad", "error" };
+static atomic_uint_fast64_t symreqs[NSYMREQS];
+static const char *const symframe_names[METRICS_SYM_FRAME_STATUSES] = { "ok",
+	"no_line", "no_symbol", "bad_address", "missing", "pending", "error" };
+static atomic_uint_fast64_t symframes[METRICS_SYM_FRAME_STATUSES];
+#define NSYMHITS ((size_t)METRICS_SYMTAB_STORE + 1)
+static const char *const symhit_names[NSYMHITS] = { "open", "cache", "store" };
+static atomic_uint_fast64_t symhits[NSYMHITS];
+static atomic_uint_fast64_t symtab_corrupt;
+/* Builds by result (0 ok, 1 failed): count by bucket, time, bytes. */
+static atomic_uint_fast64_t symbuild_secs[2][NBUCKETS];
+static atomic_uint_fast64_t symbuild_us[2];
+static atomic_uint_fast64_t symbuild_bytes;
+static atomic_uint symbuild_running, symbuild_waiting, symtabs_tables;
+static atomic_uint_fast64_t symtabs_bytes;
 #define NSTORE ((size_t)METRICS_STORE_DELETED + 1)
 static atomic_uint_fast64_t store_counts[NSTORE];
 static atomic_int store_breaker;
@@ -247,6 +264,23 @@ metrics_init(void)
 	for (k = 0; k < NUPLOADS; k++)
 		zero(&uploads[k]);
 	zero(&upload_bytes);
+	for (k = 0; k < NSYMREQS; k++)
+		zero(&symreqs[k]);
+	for (k = 0; k < METRICS_SYM_FRAME_STATUSES; k++)
+		zero(&symframes[k]);
+	for (k = 0; k < NSYMHITS; k++)
+		zero(&symhits[k]);
+	zero(&symtab_corrupt);
+	for (r = 0; r < 2; r++) {
+		for (k = 0; k < NBUCKETS; k++)
+			zero(&symbuild_secs[r][k]);
+		zero(&symbuild_us[r]);
+	}
+	zero(&symbuild_bytes);
+	atomic_store(&symbuild_running, 0);
+	atomic_store(&symbuild_waiting, 0);
+	atomic_store(&symtabs_tables, 0);
+	zero(&symtabs_bytes);
 	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++)
 		upstream_zero((unsigned)i);
 	pthread_mutex_lock(&names_mu);
@@ -506,6 +540,60 @@ metrics_upload(enum metrics_upload result, uint64_t bytes)
 	if ((unsigned)result < NUPLOADS)
 		add(&uploads[result], 1);
 	add(&upload_bytes, bytes);
+}
+
+void
+metrics_symbolicate_request(enum metrics_symreq result)
+{
+	if ((unsigned)result < NSYMREQS)
+		add(&symreqs[result], 1);
+}
+
+void
+metrics_symbolicate_frames(const uint64_t counts[METRICS_SYM_FRAME_STATUSES])
+{
+	size_t k;
+
+	for (k = 0; k < METRICS_SYM_FRAME_STATUSES; k++)
+		if (counts[k] > 0)
+			add(&symframes[k], counts[k]);
+}
+
+void
+metrics_symtab_hit(enum metrics_symtab_hit where)
+{
+	if ((unsigned)where < NSYMHITS)
+		add(&symhits[where], 1);
+}
+
+void
+metrics_symtab_corrupt(void)
+{
+	add(&symtab_corrupt, 1);
+}
+
+void
+metrics_symtab_build(int ok, double seconds, uint64_t bytes)
+{
+	int r = ok ? 0 : 1;
+
+	observe(buckets, NBUCKETS, symbuild_secs[r], &symbuild_us[r],
+	    micros(seconds));
+	add(&symbuild_bytes, bytes);
+}
+
+void
+metrics_symtab_building(unsigned running, unsigned waiting)
+{
+	atomic_store(&symbuild_running, running);
+	atomic_store(&symbuild_waiting, waiting);
+}
+
+void
+metrics_symtabs_open(unsigned tables, uint64_t bytes)
+{
+	atomic_store(&symtabs_tables, tables);
+	atomic_store_explicit(&symtabs_bytes, bytes, memory_order_relaxed);
 }
 
 void
@@ -960,6 +1048,68 @@ render_requests(FILE *fp)
 	    get(&sandbox_refused));
 }
 
+/* name{label="names[k]"} counts[k], for each of n, with its header. */
+static void
+put_labelled(FILE *fp, const char *name, const char *type, const char *help,
+    const char *label, const char *const *names, atomic_uint_fast64_t *counts,
+    size_t n)
+{
+	size_t k;
+
+	put_header(fp, name, type, help);
+	for (k = 0; k < n; k++)
+		fprintf(fp, "%s{%s=\"%s\"} %llu\n", name, label, names[k],
+		    (unsigned long long)get(&counts[k]));
+}
+
+/* /symbolicate, the symbol tables it opens and the builds of them. */
+static void
+render_symbolicate(FILE *fp)
+{
+	static const char *const results[2] = { "result=\"ok\"",
+		"result=\"failed\"" };
+	const char *name = "dbgmirror_symtab_build_seconds";
+	size_t r;
+
+	put_labelled(fp, "dbgmirror_symbolicate_requests_total", "counter",
+	    "/symbolicate requests: every module ok, some pending "
+	    "(Retry-After), "
+	    "some missing or in error, refused (400), failed (503).",
+	    "result", symreq_names, symreqs, NSYMREQS);
+	put_labelled(fp, "dbgmirror_symbolicate_frames_total", "counter",
+	    "Frames /symbolicate answered, by status.", "status",
+	    symframe_names, symframes, METRICS_SYM_FRAME_STATUSES);
+	put_labelled(fp, "dbgmirror_symtab_hits_total", "counter",
+	    "Symbol tables a request used: kept open, opened from the cache, "
+	    "fetched from the object store.",
+	    "where", symhit_names, symhits, NSYMHITS);
+	put_single(fp, "dbgmirror_symtab_corrupt_total", "counter",
+	    "Cached symbol tables that did not verify when opened: deleted "
+	    "and built again.",
+	    get(&symtab_corrupt));
+	put_header(fp, name, "histogram",
+	    "Symbol table builds, by result, and the time each took.");
+	for (r = 0; r < 2; r++)
+		put_histogram(fp, name, results[r], buckets, NBUCKETS,
+		    symbuild_secs[r], &symbuild_us[r]);
+	put_single(fp, "dbgmirror_symtab_built_bytes_total", "counter",
+	    "Bytes of the symbol tables built.", get(&symbuild_bytes));
+	put_single(fp, "dbgmirror_symtab_builds_running", "gauge",
+	    "Symbol tables being built (at most symbolicate-builds).",
+	    atomic_load(&symbuild_running));
+	put_single(fp, "dbgmirror_symtab_builds_waiting", "gauge",
+	    "Symbol table builds waiting for their turn.",
+	    atomic_load(&symbuild_waiting));
+	put_single(fp, "dbgmirror_symtabs_open", "gauge",
+	    "Symbol tables kept open for requests (at most "
+	    "symbolicate-open-tables).",
+	    atomic_load(&symtabs_tables));
+	put_single(fp, "dbgmirror_symtabs_open_bytes", "gauge",
+	    "Bytes the open symbol tables map (at most "
+	    "symbolicate-open-bytes).",
+	    get(&symtabs_bytes));
+}
+
 /* name{reason="..."} for each of n reasons. */
 static void
 put_reasons(FILE *fp, const char *name, const char *help,
@@ -1308,6 +1458,7 @@ metrics_render(size_t *len)
 	render_upstreams(fp);
 	render_config(fp);
 	render_store(fp);
+	render_symbolicate(fp);
 	render_gauges(fp);
 	if (extra_fn != NULL)
 		extra_fn(fp, extra_arg);

@@ -20,13 +20,17 @@
 
 #define METRICS_MAX_UPSTREAMS 32
 
-/* Label endpoint="debuginfo|executable|section|source|metadata|other". */
+/*
+ * Label endpoint="debuginfo|executable|section|source|metadata|
+ * symbolicate|other".
+ */
 enum metrics_endpoint {
 	METRICS_EP_DEBUGINFO,
 	METRICS_EP_EXECUTABLE,
 	METRICS_EP_SECTION,
 	METRICS_EP_SOURCE,
 	METRICS_EP_METADATA,
+	METRICS_EP_SYMBOLICATE,
 	METRICS_EP_OTHER,
 };
 
@@ -177,6 +181,42 @@ struct metrics_store_state {
 void metrics_store_read(struct metrics_store_state *out);
 /* The store's answer to the credentials: 1 taken, 0 refused, -1 unknown. */
 void metrics_store_credentials(int ok);
+
+/*
+ * /symbolicate.  Label result="ok|pending|partial|bad|error" of a request:
+ * every module ok, some pending (a Retry-After), some missing or in error
+ * and none pending, refused (400), failed (503).
+ */
+enum metrics_symreq {
+	METRICS_SYM_OK,
+	METRICS_SYM_PENDING,
+	METRICS_SYM_PARTIAL,
+	METRICS_SYM_BAD,
+	METRICS_SYM_ERROR,
+};
+void metrics_symbolicate_request(enum metrics_symreq result);
+/*
+ * Frames answered by label status: counts[i] for ok, no_line,
+ * no_symbol, bad_address, missing, pending, error, in this order.
+ */
+#define METRICS_SYM_FRAME_STATUSES 7
+void metrics_symbolicate_frames(
+    const uint64_t counts[METRICS_SYM_FRAME_STATUSES]);
+/* Label where="open|cache|store": where a table a request used was. */
+enum metrics_symtab_hit {
+	METRICS_SYMTAB_OPEN, /* kept open: nothing read */
+	METRICS_SYMTAB_CACHE, /* opened from the cache */
+	METRICS_SYMTAB_STORE, /* fetched from the object store */
+};
+void metrics_symtab_hit(enum metrics_symtab_hit where);
+/* A cached table that did not verify when opened: deleted. */
+void metrics_symtab_corrupt(void);
+/* A table build ended (ok or failed) after seconds, a table of bytes. */
+void metrics_symtab_build(int ok, double seconds, uint64_t bytes);
+/* Builds under way and waiting for their turn. */
+void metrics_symtab_building(unsigned running, unsigned waiting);
+/* Tables kept open, and the bytes they map. */
+void metrics_symtabs_open(unsigned tables, uint64_t bytes);
 
 /*
  * Upstream slot i is url's (copied), and rendered; a new url zeroes the

@@ -23,7 +23,8 @@
  *     finish with theirs), the repositories (sources/repo.h: kept ones keep
  *     their state and index), the package passes, the producers' TTLs and
  *     size limit, the cache's limits, the fills' limit, the missing-id
- *     report's size, the log level and the access log's file;
+ *     report's size, the symbol tables built at once and kept open, the
+ *     log level and the access log's file;
  *   - the event-loop threads switch to the new snapshot (daemon/http.h),
  *     each on its own loop: requests begun before finish under theirs,
  *     and no connection is dropped.
@@ -59,12 +60,14 @@
 #include "daemon/metrics.h"
 #include "daemon/misses.h"
 #include "daemon/snapshot.h"
+#include "daemon/symtabs.h"
 #include "daemon/tls.h"
 #include "fetchers/upstream.h"
 #include "resolver/produce.h"
 #include "resolver/resolve.h"
 #include "sources/pass.h"
 #include "sources/repo.h"
+#include "sources/symbuild.h"
 #include "sources/upstream.h"
 
 struct generation {
@@ -439,6 +442,9 @@ apply(const struct reload_parts *p, const struct config *old,
 	blobstore_set_limits(p->bs, &lim);
 	flight_table_set_max(p->ft, cfg->max_fills);
 	misses_set_max(p->misses, cfg->misses_max);
+	symbuilds_set_max(p->symbuild, cfg->symbolicate_builds);
+	symtabs_set_limits(p->tabs, cfg->symbolicate_open_tables,
+	    cfg->symbolicate_open_bytes);
 	log_set_level(level > LOG_DEBUG ? LOG_DEBUG : level);
 	if (old->access_log_file != NULL && cfg->access_log_file != NULL &&
 	    strcmp(old->access_log_file, cfg->access_log_file) != 0 &&

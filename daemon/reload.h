@@ -24,6 +24,8 @@ struct producers;
 struct repos;
 struct resolve_deps;
 struct snapshot;
+struct symbuilds;
+struct symtabs;
 struct upstreams;
 
 /*
@@ -46,6 +48,8 @@ struct reload_parts {
 	struct blobstore *bs;
 	struct flight_table *ft;
 	struct misses *misses; /* there whatever misses-max says */
+	struct symbuilds *symbuild; /* NULL: none */
+	struct symtabs *tabs; /* NULL: none */
 };
 
 /*

@@ -187,6 +187,10 @@ route_parse(struct route *rt, const char *target, size_t len, const char **why)
 		rt->arg[0] = '\0';
 		return 0;
 	}
+	if (strcmp(path, "/symbolicate") == 0) {
+		rt->endpoint = ROUTE_SYMBOLICATE;
+		return 0;
+	}
 	if (strcmp(path, "/metadata") == 0) {
 		if (qlen > ROUTE_PATH_MAX) {
 			*why = "query too long";
@@ -243,6 +247,15 @@ route_parse(struct route *rt, const char *target, size_t len, const char **why)
 		rt->endpoint = ROUTE_DEBUGINFO;
 	} else if (strcmp(type, "executable") == 0) {
 		rt->endpoint = ROUTE_EXECUTABLE;
+	} else if (strcmp(type, "symbolicate") == 0 && rest == NULL) {
+		if (qlen > ROUTE_PATH_MAX) {
+			*why = "query too long: POST /symbolicate takes more";
+			return 414;
+		}
+		if (q != NULL)
+			memcpy(rt->arg, q + 1, qlen);
+		rt->arg[q != NULL ? qlen : 0] = '\0';
+		rt->endpoint = ROUTE_SYMBOLICATE_ID;
 	} else if (strcmp(type, "section") == 0) {
 		if (rest == NULL || !valid_section_name(rest)) {
 			*why = "bad section name";

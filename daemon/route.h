@@ -30,12 +30,24 @@ enum route_endpoint {
 	ROUTE_METADATA, /* /metadata?QUERY; arg is the raw query, or "" */
 	ROUTE_ADMIN_CONFIG, /* /admin/config: the settings the CLI takes */
 	ROUTE_RESCAN, /* /admin/rescan: POST asks for one, GET how it went */
+	ROUTE_SYMBOLICATE, /* POST /symbolicate */
+	/* /buildid/ID/symbolicate?QUERY; arg is the raw query, or "" */
+	ROUTE_SYMBOLICATE_ID,
+	/*
+	 * The symbol table of ID, arg its format version ("v1"): asked for
+	 * inside the daemon only (daemon/symtabs.c), never parsed from a
+	 * request.
+	 */
+	ROUTE_SYMTAB,
 };
 
 struct route {
 	enum route_endpoint endpoint;
 	struct buildid id;
-	/* Section name, canonical absolute source path, query, or "". */
+	/*
+	 * Section name, canonical absolute source path, query, a table's
+	 * format version, or "".
+	 */
 	char arg[ROUTE_PATH_MAX + 1];
 };
 

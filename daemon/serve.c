@@ -2,8 +2,8 @@
  * daemon/serve.c: the request handler: route each request to its endpoint.
  *
  * Artifacts (debuginfo, executable, section, source) go to the resolver
- * (resolver/resolve.c), where the whole request path is, and /metadata to
- * daemon/metadata.c; the banner, /metrics, /status (daemon/status.c) and
+ * (resolver/resolve.c), where the whole request path is, /metadata to
+ * daemon/metadata.c and /symbolicate to daemon/symbolicate.c; the banner, /metrics, /status (daemon/status.c) and
  * the admin endpoints (purges, rescans, the settings dbgmirror takes from
  * the daemon, and the missing-id report of
  * daemon/misses.c) are answered here.  Each event-loop thread has its own
@@ -39,6 +39,8 @@
 #include "daemon/snapshot.h"
 #include "resolver/resolve.h"
 #include "daemon/status.h"
+#include "daemon/symbolicate.h"
+#include "daemon/symtabs.h"
 #include "sources/upload.h"
 
 static const char banner[] =
@@ -47,6 +49,8 @@ static const char banner[] =
 		 "GET /buildid/ID/executable\n"
 		 "GET /buildid/ID/section/NAME\n"
 		 "GET /buildid/ID/source/PATH\n"
+		 "GET /buildid/ID/symbolicate?addr=A,B...\n"
+		 "POST /symbolicate\n"
 		 "GET /metadata?key=file|glob|buildid&value=V\n"
 		 "GET /metrics\n"
 		 "GET /status\n";
@@ -56,11 +60,13 @@ struct serve {
 	const struct httpd *httpd; /* NULL until serve_set_httpd() */
 	struct metadata_deps md;
 	struct upload_deps ud;
+	struct symbolicate_deps sy;
 };
 
 struct serve_thread {
 	struct serve *srv;
 	struct resolve_thread rt;
+	struct symtabs_thread *tabs; /* NULL: /symbolicate gets 503 */
 };
 
 /* ---------------------------------------------------------------- admin */
@@ -457,6 +463,9 @@ metrics_endpoint_of_route(enum route_endpoint ep)
 		return METRICS_EP_SOURCE;
 	case ROUTE_METADATA:
 		return METRICS_EP_METADATA;
+	case ROUTE_SYMBOLICATE:
+	case ROUTE_SYMBOLICATE_ID:
+		return METRICS_EP_SYMBOLICATE;
 	default:
 		return METRICS_EP_OTHER;
 	}
@@ -716,9 +725,19 @@ serve_request(struct conn *c, void *state)
 		return;
 	}
 	conn_set_endpoint(c, metrics_endpoint_of_route(rt.endpoint));
+	if (rt.endpoint == ROUTE_SYMBOLICATE && req->method != METHOD_POST) {
+		conn_send_not_allowed(c, "POST");
+		return;
+	}
 	if (req->method == METHOD_POST && rt.endpoint != ROUTE_PURGE &&
-	    rt.endpoint != ROUTE_RESCAN) {
+	    rt.endpoint != ROUTE_RESCAN && rt.endpoint != ROUTE_SYMBOLICATE) {
 		conn_send_not_allowed(c, "GET, HEAD");
+		return;
+	}
+	/* Only /symbolicate reads what a POST sends. */
+	if (req->method == METHOD_POST && req->has_body &&
+	    rt.endpoint != ROUTE_SYMBOLICATE) {
+		conn_send_error(c, 400, "request bodies are not accepted");
 		return;
 	}
 	if (req->method == METHOD_PUT) {
@@ -778,6 +797,23 @@ serve_request(struct conn *c, void *state)
 		if (class_allowed(c, st->srv, ACCESS_READ))
 			artifact_start(st, c, &rt);
 		return;
+	case ROUTE_SYMBOLICATE:
+	case ROUTE_SYMBOLICATE_ID:
+		if (!class_allowed(c, st->srv, ACCESS_SYMBOLICATE))
+			return;
+		if (st->tabs == NULL || st->srv->sy.tabs == NULL) {
+			conn_send_error(c, 503, "symbol tables unavailable");
+		} else {
+			struct resolve_origin o;
+
+			serve_origin(c, &o);
+			symbolicate_start(&st->srv->sy, st->tabs, c, &rt, &o);
+		}
+		return;
+	case ROUTE_SYMTAB:
+		/* Asked for inside the daemon only: the store is the fleet's. */
+		conn_send_error(c, 404, "no such endpoint");
+		return;
 	}
 }
 
@@ -796,6 +832,10 @@ serve_thread_start(void *arg, struct event_base *base, struct pool_inbox *inbox)
 	if (st->rt.rd == NULL)
 		log_warnx("%s: no index reader; requests will get 503",
 		    __func__);
+	if (st->srv->sy.tabs != NULL &&
+	    (st->tabs = symtabs_thread_new(st->srv->sy.tabs, &st->rt)) == NULL)
+		log_warnx("%s: out of memory; /symbolicate will get 503",
+		    __func__);
 	return st;
 }
 
@@ -804,6 +844,7 @@ serve_thread_stop(void *state)
 {
 	struct serve_thread *st = state;
 
+	symtabs_thread_free(st->tabs);
 	index_reader_free(st->rt.rd);
 	free(st);
 }
@@ -823,6 +864,8 @@ serve_new(const struct serve_deps *deps)
 	srv->ud.idx = deps->idx;
 	srv->ud.bs = deps->bs;
 	srv->ud.pool = deps->pool;
+	srv->sy.pool = deps->pool;
+	srv->sy.tabs = deps->tabs;
 	return srv;
 }
 

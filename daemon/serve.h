@@ -13,6 +13,7 @@ struct pool;
 struct resolve_deps;
 struct resolve_origin;
 struct serve;
+struct symtabs;
 
 /*
  * The daemon's scans, as /admin/rescan asks for them and reports them
@@ -41,6 +42,7 @@ struct serve_deps {
 	struct flight_table *ft;
 	const struct resolve_deps *rd; /* the request path's parts */
 	const struct serve_scans *scans; /* NULL: no /admin/rescan */
+	struct symtabs *tabs; /* the open symbol tables; NULL: 503s */
 };
 
 struct serve *serve_new(const struct serve_deps *deps);

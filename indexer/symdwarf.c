@@ -40,6 +40,7 @@
 
 #include "indexer/elf.h"
 #include "indexer/file.h"
+#include "indexer/symline.h"
 
 #define CHUNK (256u << 10)
 /* The largest .gnu_debugdata, compressed and inflated. */
@@ -69,12 +70,6 @@ struct rset {
 	size_t n, cap;
 };
 
-/* A file of the unit's line table: libdw's name pointer, and its id. */
-struct fptr {
-	const char *p;
-	uint32_t fid; /* id + 1 */
-};
-
 struct rd {
 	const struct symdwarf_sink *sink;
 	struct symdwarf_info *info;
@@ -87,12 +82,11 @@ struct rd {
 	const char *comp_dir;
 	uint32_t *fids; /* by file index: id + 1, 0 none */
 	size_t nfids, capfids;
-	struct fptr *fptr;
-	size_t nfptr, capfptr;
 	char *path;
 	size_t pathcap;
 	struct rset lvl[SYMDWARF_NEST_MAX + 1]; /* ranges by nesting level */
 	struct rset cut; /* scratch for die_ranges */
+	struct symline lines; /* the unit's rows */
 };
 
 static int
@@ -853,14 +847,6 @@ walk(struct rd *rd, Dwarf_Die *parent, uint32_t scope, int cons, unsigned level)
 	return rc < 0 ? fail(rd, "bad DIE tree: %s", dwarf_errmsg(-1)) : 0;
 }
 
-static int
-fptr_cmp(const void *a, const void *b)
-{
-	const struct fptr *x = a, *y = b;
-
-	return x->p < y->p ? -1 : x->p > y->p;
-}
-
 /* The id + 1 of a file the unit names, as eu-addr2line spells it. */
 static int
 file_id(struct rd *rd, const char *name, uint32_t *fid)
@@ -887,7 +873,7 @@ file_id(struct rd *rd, const char *name, uint32_t *fid)
 	return 0;
 }
 
-/* The unit's file table: fids by index, and by libdw's name pointers. */
+/* The unit's file table: fids by the line program's file index. */
 static int
 unit_files(struct rd *rd, Dwarf_Die *cu)
 {
@@ -895,86 +881,83 @@ unit_files(struct rd *rd, Dwarf_Die *cu)
 	size_t n, i;
 	const char *name;
 
-	rd->nfids = rd->nfptr = 0;
+	rd->nfids = 0;
 	if (dwarf_getsrcfiles(cu, &files, &n) != 0)
 		return 0;
 	if (n > rd->capfids) {
 		uint32_t *f = realloc(rd->fids, n * sizeof(*f));
-		struct fptr *p = realloc(rd->fptr, n * sizeof(*p));
 
-		if (f != NULL)
-			rd->fids = f;
-		if (p != NULL)
-			rd->fptr = p;
-		if (f == NULL || p == NULL)
+		if (f == NULL)
 			return fail(rd, "%s", "out of memory");
-		rd->capfids = rd->capfptr = n;
+		rd->fids = f;
+		rd->capfids = n;
 	}
 	for (i = 0; i < n; i++) {
 		rd->fids[i] = 0;
-		if ((name = dwarf_filesrc(files, i, NULL, NULL)) == NULL)
-			continue;
-		if (file_id(rd, name, &rd->fids[i]) == -1)
+		if ((name = dwarf_filesrc(files, i, NULL, NULL)) != NULL &&
+		    file_id(rd, name, &rd->fids[i]) == -1)
 			return -1;
-		rd->fptr[rd->nfptr].p = name;
-		rd->fptr[rd->nfptr].fid = rd->fids[i];
-		rd->nfptr++;
 	}
 	rd->nfids = n;
-	if (rd->nfptr > 1)
-		qsort(rd->fptr, rd->nfptr, sizeof(rd->fptr[0]), fptr_cmp);
 	return 0;
 }
 
-/* The rows of the unit's line table, one per address: libdw's pick. */
+/* The plain copy's .debug_line; NULL when it has none. */
+static const unsigned char *
+line_section(struct rd *rd, size_t *len)
+{
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	Elf_Data *d;
+	const char *name;
+	size_t strndx;
+
+	if (elf_getshdrstrndx(rd->main.elf, &strndx) != 0)
+		return NULL;
+	while ((scn = elf_nextscn(rd->main.elf, scn)) != NULL)
+		if (gelf_getshdr(scn, &sh) != NULL &&
+		    (name = elf_strptr(rd->main.elf, strndx, sh.sh_name)) !=
+			NULL &&
+		    strcmp(name, ".debug_line") == 0) {
+			if ((d = elf_getdata(scn, NULL)) == NULL ||
+			    d->d_buf == NULL)
+				return NULL;
+			*len = d->d_size;
+			return d->d_buf;
+		}
+	return NULL;
+}
+
+/*
+ * The rows of the unit's line table, one per address, each holding up to
+ * the next row of its own sequence (indexer/symline.h); none when the
+ * program cannot be read (as libdw would give none).
+ */
 static int
 unit_rows(struct rd *rd, Dwarf_Die *cu)
 {
 	const struct symdwarf_sink *k = rd->sink;
-	Dwarf_Lines *lines;
-	Dwarf_Addr addr, next;
-	size_t n, i;
-	bool end;
-	int lineno, col;
+	const unsigned char *sec;
+	const struct symline_row *r;
+	Dwarf_Attribute a;
+	Dwarf_Word off;
+	const char *why;
+	size_t len, i;
+	uint32_t fid;
 
-	if (dwarf_getsrclines(cu, &lines, &n) != 0)
+	if (dwarf_attr(cu, DW_AT_stmt_list, &a) == NULL ||
+	    dwarf_formudata(&a, &off) != 0)
 		return 0;
-	for (i = 0; i < n; i++) {
-		Dwarf_Line *l = dwarf_onesrcline(lines, i);
-		const char *src;
-		struct fptr key, *f;
-		uint32_t fid = 0;
-
-		if (l == NULL || dwarf_lineaddr(l, &addr) != 0)
-			return fail(rd, "%s", "bad line table");
-		if (i + 1 < n &&
-		    dwarf_lineaddr(dwarf_onesrcline(lines, i + 1), &next) ==
-			0 &&
-		    next == addr)
-			continue;
-		if (dwarf_lineendsequence(l, &end) != 0)
-			end = true;
-		if (!end && (src = dwarf_linesrc(l, NULL, NULL)) != NULL) {
-			key.p = src;
-			f = rd->nfptr == 0 ? NULL
-					   : bsearch(&key, rd->fptr, rd->nfptr,
-						 sizeof(key), fptr_cmp);
-			if (f != NULL)
-				fid = f->fid;
-			else if (file_id(rd, src, &fid) == -1)
-				return -1;
-		}
-		if (fid == 0) {
-			if (k->row(k->arg, addr, 0, 0, 0) == -1)
-				return sink_stopped(rd);
-			continue;
-		}
-		if (dwarf_lineno(l, &lineno) != 0 || lineno < 0)
-			lineno = 0;
-		if (dwarf_linecol(l, &col) != 0 || col < 0)
-			col = 0;
-		if (k->row(k->arg, addr, fid, (uint32_t)lineno,
-			(uint32_t)col) == -1)
+	if ((sec = line_section(rd, &len)) == NULL ||
+	    symline_read(&rd->lines, sec, len, off, rd->big, &why) == -1)
+		return 0;
+	for (i = 0; i < rd->lines.n; i++) {
+		r = &rd->lines.r[i];
+		if (i + 1 < rd->lines.n && rd->lines.r[i + 1].addr == r->addr)
+			continue; /* an end, and the next sequence's start */
+		fid = !r->end && r->file < rd->nfids ? rd->fids[r->file] : 0;
+		if (k->row(k->arg, r->addr, fid, fid == 0 ? 0 : r->line,
+			fid == 0 ? 0 : r->column) == -1)
 			return sink_stopped(rd);
 	}
 	return 0;
@@ -1320,11 +1303,11 @@ rd_free(struct rd *rd)
 	if (rd->alt.fd >= 0)
 		close(rd->alt.fd);
 	free(rd->fids);
-	free(rd->fptr);
 	free(rd->path);
 	for (i = 0; i <= SYMDWARF_NEST_MAX; i++)
 		free(rd->lvl[i].r);
 	free(rd->cut.r);
+	symline_free(&rd->lines);
 }
 
 /* The DWARF of the debuginfo (and alt): 1 when it has units, 0 none. */

@@ -9,8 +9,10 @@
  * DW_AT_linkage_name (or DW_AT_MIPS_linkage_name), else DW_AT_name, looked
  * up through DW_AT_abstract_origin and DW_AT_specification; a file is the
  * line table's name as libdw spells it, joined with the unit's
- * DW_AT_comp_dir by a "/" when relative; rows are libdw's, sorted as it
- * sorts them.
+ * DW_AT_comp_dir by a "/" when relative; a line row holds up to the next
+ * row of its own sequence (indexer/symline.h), as llvm-symbolizer reads
+ * it: libdw sorts the sequences' rows together, and eu-addr2line with it
+ * may give an address the row of a sequence that ended there.
  *
  * Memory stays bounded whatever the size of the DWARF: the debug sections
  * are first copied, decompressed, into an unlinked file in tmpdir, which
@@ -112,9 +114,9 @@ struct symdwarf_sink {
 	 */
 	int (*range)(void *arg, uint32_t scope, uint64_t lo, uint64_t hi);
 	/*
-	 * One row of the unit's line table, in libdw's order, at most one
-	 * per address (the one libdw would pick): file is a file id + 1, or
-	 * 0 for the end of a sequence (no row from addr on).
+	 * One row of the unit's line table, by address, at most one per
+	 * address, holding up to the next (indexer/symline.h): file is a
+	 * file id + 1, or 0 for the end of a sequence (no row from addr on).
 	 */
 	int (*row)(void *arg, uint64_t addr, uint32_t file, uint32_t line,
 	    uint32_t column);

@@ -62,6 +62,7 @@
 #include "indexer/elf.h"
 #include "indexer/package.h"
 #include "resolver/source.h"
+#include "symbolizer/symtab.h"
 
 /* Bytes read back from the temp file for the early build-id check. */
 #define PREFIX_CHECK (64u << 10)
@@ -90,6 +91,7 @@ struct producers {
 
 static void prod_run(struct prod *p);
 static void prod_fetch_end(struct prod *p);
+static const struct source *prod_next(const struct prod *p);
 static void room_work(void *arg);
 static void room_resume(void *arg);
 
@@ -97,6 +99,16 @@ static int
 is_elf_kind(enum cache_kind kind)
 {
 	return kind == CACHE_DEBUGINFO || kind == CACHE_EXECUTABLE;
+}
+
+/*
+ * Readers learn the length only once bytes were checked: ELF after the
+ * early check, symbol tables (which have none) after the final one.
+ */
+static int
+held_back(enum cache_kind kind)
+{
+	return is_elf_kind(kind) || kind == CACHE_SYMTAB;
 }
 
 static const struct source *
@@ -192,10 +204,10 @@ produce_head(struct prod *p, uint64_t length, int64_t mtime,
 	if (length != UINT64_MAX)
 		flight_announce(p->f, length);
 	/* ELF waits for the early check before readers learn the length. */
-	if (flight_set_head(p->f, is_elf_kind(p->w.kind) ? UINT64_MAX : length,
+	if (flight_set_head(p->f, held_back(p->w.kind) ? UINT64_MAX : length,
 		mtime, meta, source) == -1)
 		return -1;
-	p->told = !is_elf_kind(p->w.kind) && length != UINT64_MAX;
+	p->told = !held_back(p->w.kind) && length != UINT64_MAX;
 	return 0;
 }
 
@@ -537,6 +549,32 @@ prod_fetch_end(struct prod *p)
 
 /* -------------------------------------------------- verdict and end */
 
+/*
+ * Worker: the check of a symbol table, whoever made it: it opens (its
+ * checksum, every offset: symbolizer/symtab.h) and was built for the id
+ * asked for.  0, or -1 with err.
+ */
+static int
+table_check(int fd, const struct buildid *want, char *err, size_t errlen)
+{
+	struct symtab *t;
+	struct buildid id;
+	const char *why;
+	int rc = 0;
+
+	if ((t = symtab_open(fd, &why)) == NULL) {
+		snprintf(err, errlen, "%s", why);
+		return -1;
+	}
+	symtab_buildid(t, &id);
+	if (!buildid_equal(&id, want)) {
+		snprintf(err, errlen, "a table of another build-id");
+		rc = -1;
+	}
+	symtab_close(t);
+	return rc;
+}
+
 void
 produce_release(struct prod *p)
 {
@@ -548,11 +586,13 @@ produce_release(struct prod *p)
 	p->released = 1;
 	if (p->res != UPSTREAM_OK)
 		return;
-	if (is_elf_kind(p->w.kind) &&
-	    elf_check_artifact(p->fd, &p->w.id,
-		p->w.kind == CACHE_DEBUGINFO ? ELF_KIND_DEBUGINFO
-					     : ELF_KIND_EXECUTABLE,
-		err, sizeof(err)) == -1) {
+	if ((is_elf_kind(p->w.kind) &&
+		elf_check_artifact(p->fd, &p->w.id,
+		    p->w.kind == CACHE_DEBUGINFO ? ELF_KIND_DEBUGINFO
+						 : ELF_KIND_EXECUTABLE,
+		    err, sizeof(err)) == -1) ||
+	    (p->w.kind == CACHE_SYMTAB &&
+		table_check(p->fd, &p->w.id, err, sizeof(err)) == -1)) {
 		snprintf(p->why, sizeof(p->why),
 		    "%.100s: wrong content (%.100s)", flight_source(p->f), err);
 		p->wrong = 1;
@@ -645,6 +685,17 @@ produce_finish(struct prod *p)
 		s->judged(p);
 	if (p->verified) {
 		produce_end(p, FLIGHT_READY, NULL);
+	} else if (p->wrong && p->w.kind == CACHE_SYMTAB && !p->told &&
+	    prod_next(p) != NULL) {
+		/*
+		 * A table that does not verify (a damaged store object) is
+		 * no answer, and no reader has a byte of it: the next source
+		 * that makes tables does.
+		 */
+		log_warnx("refused after the final check: %s", p->why);
+		p->wrong = 0;
+		p->why[0] = '\0';
+		produce_absent(p);
 	} else if (p->wrong) {
 		log_warnx("refused after the final check: %s", p->why);
 		produce_end(p, FLIGHT_FAILED, p->why);
@@ -812,6 +863,31 @@ prod_run(struct prod *p)
 		prod_queue(p);
 }
 
+/*
+ * The place in the table of the next source that produces within p's
+ * reach, or UINT_MAX past the last; prod_next gives that source, or NULL.
+ */
+static unsigned
+prod_next_step(const struct prod *p)
+{
+	const struct source *const *t = p->pc->d.rd->sources;
+	unsigned i;
+
+	for (i = p->src + 1; t[i] != NULL; i++)
+		if (t[i]->produce != NULL &&
+		    (p->w.reach == RESOLVE_ALL || t[i]->held))
+			return i;
+	return UINT_MAX;
+}
+
+static const struct source *
+prod_next(const struct prod *p)
+{
+	unsigned i = prod_next_step(p);
+
+	return i == UINT_MAX ? NULL : p->pc->d.rd->sources[i];
+}
+
 void
 produce_absent(struct prod *p)
 {
@@ -826,11 +902,7 @@ produce_absent(struct prod *p)
 		produce_end(p, FLIGHT_UNAVAILABLE, "cannot store the file");
 		return;
 	}
-	for (i = p->src + 1; t[i] != NULL; i++)
-		if (t[i]->produce != NULL &&
-		    (p->w.reach == RESOLVE_ALL || t[i]->held))
-			break;
-	if (t[i] == NULL) {
+	if ((i = prod_next_step(p)) == UINT_MAX) {
 		produce_end(p, FLIGHT_ABSENT, "not in the sources asked");
 		return;
 	}
@@ -869,7 +941,13 @@ prod_make(struct producers *pc, const struct cache_key *k,
 	struct prod *p;
 	int created;
 
-	f = flight_join(pc->d.rd->ft, k, !s->produce_anywhere, &created);
+	/*
+	 * The flights of the loop's sources are counted against max-fills
+	 * (upstream transfers), but for symbol tables: what a table's fill
+	 * fetches are files, whose own fills are counted.
+	 */
+	f = flight_join(pc->d.rd->ft, k,
+	    !s->produce_anywhere && w->kind != CACHE_SYMTAB, &created);
 	*fp = f;
 	if (f == NULL || !created || (p = calloc(1, sizeof(*p))) == NULL) {
 		if (f != NULL && created) {

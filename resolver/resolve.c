@@ -75,6 +75,8 @@ rq_kind(const struct rq *rq)
 		return CACHE_SECTION;
 	case ROUTE_SOURCE:
 		return CACHE_SOURCE;
+	case ROUTE_SYMTAB:
+		return CACHE_SYMTAB;
 	default:
 		return CACHE_DEBUGINFO;
 	}
@@ -750,6 +752,10 @@ upstream_path(const struct route *rt, char *out, size_t len)
 	case ROUTE_SOURCE:
 		w = snprintf(out, len, "/buildid/%s/source", id);
 		break;
+	case ROUTE_SYMTAB:
+		/* Never asked of an upstream: what logs and /status show. */
+		w = snprintf(out, len, "/buildid/%s/symtab-%s", id, rt->arg);
+		return w > 0 && (size_t)w < len ? 0 : -1;
 	default:
 		w = snprintf(out, len, "/buildid/%s/%s", id,
 		    rt->endpoint == ROUTE_EXECUTABLE ? "executable"
@@ -791,6 +797,49 @@ rq_what(const struct rq *rq, struct prod_what *w)
 	w->limit = rq->cl.origin->maxsize;
 	w->reach = rq->reach;
 	w->fresh = rq->cl.judge;
+}
+
+/*
+ * The last ", "-separated entry of the first n bytes of s: at *last; the
+ * bytes before it (0 when there are none) in *before.
+ */
+static void
+split_last(const char *s, size_t n, const char **last, size_t *before)
+{
+	size_t i;
+
+	for (i = n; i >= 2; i--)
+		if (s[i - 2] == ',' && s[i - 1] == ' ')
+			break;
+	*last = i >= 2 ? s + i : s;
+	*before = i >= 2 ? i - 2 : 0;
+}
+
+void
+rq_origin_of(const struct prod_what *w, struct resolve_origin *o, char *peer,
+    size_t len)
+{
+	const char *last;
+	size_t n;
+
+	memset(o, 0, sizeof(*o));
+	/* X-Forwarded-For: "[incoming, ]peer"; Via: "[incoming, ]1.1 us". */
+	split_last(w->xff, strlen(w->xff), &last, &n);
+	snprintf(peer, len, "%s", last);
+	o->peer = peer;
+	if (n > 0) {
+		o->forwarded_for.p = w->xff;
+		o->forwarded_for.n = n;
+	}
+	split_last(w->via, strlen(w->via), &last, &n);
+	if (n > 0) {
+		o->via.p = w->via;
+		o->via.n = n;
+	}
+	if (w->ua[0] != '\0') {
+		o->user_agent.p = w->ua;
+		o->user_agent.n = strlen(w->ua);
+	}
 }
 
 void

@@ -2,7 +2,7 @@
  * resolver/resolve.h: the request path of an artifact (debuginfo,
  * executable, section, source of a build-id), one state machine for every
  * asker: a connection (daemon/serve.c) or a consumer inside the daemon
- * (the section cut, the symbolizer).  See resolver/resolve.c.
+ * (the section cut, the table builder, the open symbol tables).  See resolver/resolve.c.
  *
  * The resolver knows nothing of HTTP: it answers a client (struct
  * resolve_client) with a file, a growing file, or an outcome of the one
@@ -32,6 +32,7 @@ struct producers;
 struct repos;
 struct route;
 struct source;
+struct symbuilds;
 struct upstreams;
 
 /*
@@ -50,6 +51,7 @@ struct resolve_deps {
 	struct repos *repos; /* remote repositories */
 	struct objstore *objstore; /* the object store of a fleet */
 	struct upstreams *upstreams; /* upstream debuginfods */
+	struct symbuilds *symbuild; /* symbol tables made here */
 	const char *via_token; /* this process's name in Via headers */
 	struct misses *misses; /* NULL: not-found requests are not recorded */
 	/* The order of the sources, NULL-terminated: sources_table, or a test's. */

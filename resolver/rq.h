@@ -100,6 +100,14 @@ void rq_unasked(struct rq *rq, const char *why);
 /* The forwarded path and headers of a fill of rq (struct prod_what). */
 void rq_what(const struct rq *rq, struct prod_what *w);
 /*
+ * The origin a fill of w was made for, back from the headers rq_what
+ * forwards: for a source that asks, on the fill's behalf, requests of its
+ * own (the table builder's debuginfo).  o's texts point into w; its peer
+ * is copied into peer (len bytes).
+ */
+void rq_origin_of(const struct prod_what *w, struct resolve_origin *o,
+    char *peer, size_t len);
+/*
  * Join the flight of rq's key, made (when there is none) by this step's
  * source from w (rq_what, then the source's own data, which the flight
  * then owns), and wait for it.

@@ -98,7 +98,11 @@ objstore_object(const struct objstore *t, const struct buildid *id,
 	int w;
 
 	buildid_format(id, hex);
-	if (kind == CACHE_SECTION || kind == CACHE_SOURCE) {
+	if (kind == CACHE_SYMTAB) {
+		/* Its format's version in the name: PREFIX/ID/symtab-v1. */
+		w = snprintf(out, len, "%s%s/%s-%s", t->prefix, hex,
+		    cache_kind_name(kind), arg);
+	} else if (kind == CACHE_SECTION || kind == CACHE_SOURCE) {
 		cache_key_make(&k, id, kind, arg);
 		cache_key_hex(&k, kh);
 		w = snprintf(out, len, "%s%s/%s/%s", t->prefix, hex,

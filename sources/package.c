@@ -60,6 +60,7 @@ package_find(struct index_reader *rd, const struct buildid *id,
 		pkgidx_find_source(rd, id, arg, pkg_found_cb, pw);
 		break;
 	case CACHE_SECTION:
+	case CACHE_SYMTAB:
 		break;
 	}
 	return pw->package[0] != '\0';

@@ -10,6 +10,8 @@
  *              streamed out of it as it comes; then the package step
  *   package    members of indexed packages, one pass per package
  *   objstore   the object store shared by a fleet
+ *   symbuild   symbol tables, built from the files the other sources
+ *              give (requests of their own for them)
  *   negative   a remembered miss or failure
  *   upstream   the upstream debuginfods
  */
@@ -24,6 +26,7 @@ extern const struct source source_cut;
 extern const struct source source_repo;
 extern const struct source source_package;
 extern const struct source source_objstore;
+extern const struct source source_symbuild;
 extern const struct source source_negative;
 extern const struct source source_upstream;
 

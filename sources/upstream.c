@@ -153,7 +153,9 @@ upstream_lookup(struct rq *rq)
 	const char *why;
 
 	rq_txn_end(rq);
-	if (d->prod == NULL || !upstreams_enabled(d->upstreams))
+	/* A symbol table is made here, never asked of a debuginfod. */
+	if (d->prod == NULL || !upstreams_enabled(d->upstreams) ||
+	    rq_kind(rq) == CACHE_SYMTAB)
 		return SRC_ABSENT;
 	if ((why = resolve_loop(rq->cl.origin, d->via_token,
 		 d->cfg->max_forwarded_for)) != NULL)
@@ -191,7 +193,7 @@ upstream_produce(struct prod *p)
 	struct upstreams *us = produce_deps(p)->upstreams;
 	enum upstream_result res;
 
-	if (us == NULL) {
+	if (us == NULL || p->w.kind == CACHE_SYMTAB) {
 		produce_absent(p);
 		return;
 	}

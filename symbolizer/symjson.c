@@ -727,10 +727,14 @@ write_frames(struct jbuf *b, const struct symtab_result *r, int demangle)
 
 static const char *const lookup_status[] = { "ok", "no_line", "no_symbol" };
 
+/* The frame status of a module's status that is not ok. */
+static const enum symjson_frame_status module_frame_status[] = { SYMJSON_F_OK,
+	SYMJSON_F_MISSING, SYMJSON_F_PENDING, SYMJSON_F_ERROR };
+
 static int
 write_frame(struct jbuf *b, const struct symjson_request *req,
     const struct symjson_frame *f, const struct symjson_answer_module *a,
-    struct symtab_result *r)
+    struct symtab_result *r, uint64_t *counts)
 {
 	const struct symjson_module *m = &req->modules[f->module];
 	const char *why;
@@ -739,6 +743,7 @@ write_frame(struct jbuf *b, const struct symjson_request *req,
 
 	obj_open(&o, b);
 	if (a->status != SYMJSON_OK) {
+		counts[module_frame_status[a->status]]++;
 		obj_str(&o, "status", status_names[a->status]);
 		obj_hex(&o, "addr", f->addr);
 		if (a->reason != NULL)
@@ -746,12 +751,16 @@ write_frame(struct jbuf *b, const struct symjson_request *req,
 		return obj_close(&o);
 	}
 	if ((why = lookup_addr(m, a->table, f, &va)) != NULL) {
+		counts[SYMJSON_F_BAD_ADDRESS]++;
 		obj_str(&o, "status", "bad_address");
 		obj_hex(&o, "addr", f->addr);
 		obj_str(&o, "reason", why);
 		return obj_close(&o);
 	}
 	symtab_lookup(a->table, va, r);
+	counts[r->status == SYMTAB_OK         ? SYMJSON_F_OK
+		: r->status == SYMTAB_NO_LINE ? SYMJSON_F_NO_LINE
+					      : SYMJSON_F_NO_SYMBOL]++;
 	obj_str(&o, "status", lookup_status[r->status]);
 	obj_hex(&o, "addr", f->addr);
 	obj_hex(&o, "lookup_addr", va);
@@ -772,6 +781,16 @@ int
 symjson_write_answer(struct jbuf *out, const struct symjson_request *req,
     const struct symjson_answer_module *mods)
 {
+	uint64_t counts[SYMJSON_F_NSTATUS] = { 0 };
+
+	return symjson_write_answer_counted(out, req, mods, counts);
+}
+
+int
+symjson_write_answer_counted(struct jbuf *out,
+    const struct symjson_request *req, const struct symjson_answer_module *mods,
+    uint64_t counts[SYMJSON_F_NSTATUS])
+{
 	struct symtab_result *r;
 	size_t i;
 	int rc = -1;
@@ -789,7 +808,7 @@ symjson_write_answer(struct jbuf *out, const struct symjson_request *req,
 	for (i = 0; i < req->nframes; i++)
 		if ((i > 0 && jbuf_put(out, ",", 1) == -1) ||
 		    write_frame(out, req, &req->frames[i],
-			&mods[req->frames[i].module], r) == -1)
+			&mods[req->frames[i].module], r, counts) == -1)
 			goto out;
 	rc = jbuf_put(out, "]}", 2);
 out:

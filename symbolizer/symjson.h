@@ -128,4 +128,24 @@ struct symjson_answer_module {
 int symjson_write_answer(struct jbuf *out, const struct symjson_request *req,
     const struct symjson_answer_module *mods);
 
+/* What the frames of an answer say, in this order ("status"). */
+enum symjson_frame_status {
+	SYMJSON_F_OK,
+	SYMJSON_F_NO_LINE,
+	SYMJSON_F_NO_SYMBOL,
+	SYMJSON_F_BAD_ADDRESS,
+	SYMJSON_F_MISSING,
+	SYMJSON_F_PENDING,
+	SYMJSON_F_ERROR,
+	SYMJSON_F_NSTATUS
+};
+
+/*
+ * symjson_write_answer, adding to counts[s] (SYMJSON_F_NSTATUS of them)
+ * the frames it wrote with status s.
+ */
+int symjson_write_answer_counted(struct jbuf *out,
+    const struct symjson_request *req, const struct symjson_answer_module *mods,
+    uint64_t counts[SYMJSON_F_NSTATUS]);
+
 #endif /* SYMBOLIZER_SYMJSON_H */

@@ -35,7 +35,10 @@ too and classified:
                      address
   eu_gap_line        eu-addr2line takes the line of an address the unit does
                      not cover from that unit's last row (a line sequence
-                     that never ends, or _start's borrowed line)
+                     that never ends, _start's borrowed line, or a row at
+                     the very end of a sequence, which libdw sorts after
+                     the end and so holds on past it); we and
+                     llvm-symbolizer give no line (llvm: line 0)
   rust_escapes       the same Rust legacy name, escapes ($LT$, ..) decoded by
                      us and left by eu-addr2line
   no_row_innermost   no line row covers the address (in the .cold part of a
@@ -59,12 +62,12 @@ too and classified:
   seq_end_row        the unit's line table has a sequence that ends at the
                      address with a row there (covering no byte) and
                      another that covers it: llvm-symbolizer, which looks
-                     rows up per sequence, gives the covering row's line;
-                     we, like eu-addr2line in that unit, libdw's pick
-                     among the rows at the address, the empty one
-                     (libdw's sorted table no longer says which sequence
-                     a row is of); checked in the line table itself
-                     (llvm-dwarfdump --debug-line)
+                     rows up per sequence, gives the covering row's line,
+                     and we took the empty one's when the table's rows
+                     were libdw's (it sorts all sequences together); our
+                     error, read per sequence since (indexer/symline.c),
+                     so a regression if seen; checked in the line table
+                     itself (llvm-dwarfdump --debug-line)
   llvm_agrees        any other difference where llvm-symbolizer gives our
                      answer (function, line and chain)
   unexplained        none of the above: a bug until shown otherwise
@@ -399,8 +402,12 @@ def classify(eu, ours, llvm_frames, units, in_row, seq_end_row):
              (len(e) == 1 and e[0][1:] == o[0][1:])) and \
             lalias:
         return "symbol_alias"
+    # llvm-symbolizer says "no line" as line 0 of some file.
+    lnoline = bool(o and lf and lf[0][2] == 0 and chain_same(
+        [(o[0][0], lf[0][1]) + tuple(o[0][2:])] + o[1:], lf,
+        ours["sym_addr"]))
     if [f[0] for f in e] == [f[0] for f in o] and e[1:] == o[1:] and \
-            o[0][1] is None and lagree:
+            o[0][1] is None and (lagree or lnoline):
         return "eu_gap_line"
     if lagree:
         return "llvm_agrees"

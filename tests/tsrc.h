@@ -184,6 +184,9 @@ ts_release_fn(void *data)
  * Make t a source named name: held, remembers, produces (0: lookups only)
  * and anywhere (its produce runs on whatever thread made the flight).
  */
+static void ts_init(struct tsrc *t, const char *name, int held, int remembers,
+    int produces, int anywhere) __attribute__((unused));
+
 static void
 ts_init(struct tsrc *t, const char *name, int held, int remembers, int produces,
     int anywhere)

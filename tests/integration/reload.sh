@@ -13,7 +13,8 @@
 # metric of failed reloads, /status says so); an access rule changed, and
 # one removed while a typo sits elsewhere in the file (the removed rule
 # lets no one in, the typo is logged with its line, the other settings
-# stay); an access line that does not parse closes its class.
+# stay); an access line that does not parse closes its class; a
+# symbolicate-* limit changed applies to the next /symbolicate request.
 . "$top_srcdir/tests/integration/lib.sh"
 
 command -v nginx >/dev/null || bail "nginx is not installed"
@@ -309,6 +310,16 @@ like "$LINE" "reloaded $CONF" "the file fixed: reloaded"
 is "$(code "$d_URL/metrics")" 200 "... and /metrics open again"
 is "$(metric 'dbgmirror_config_reloads_total{result="ok"}' "$d_URL")" 12 \
     "dbgmirror_config_reloads_total{result=\"ok\"} counts the others"
+
+# ----------------------------------------------------------- symbolicate
+
+sym="$d_URL/buildid/$id_c/symbolicate?addr=0x1,0x2"
+is "$(code "$sym")" 200 "two addresses to symbolicate: 200"
+conf "${base[@]}" "symbolicate-max-frames = 1"
+hup
+like "$LINE" "symbolicate-max-frames changed" \
+    "symbolicate-max-frames lowered to 1: reloaded"
+is "$(code "$sym")" 400 "... the next request of two addresses is refused (400)"
 
 stop_daemon d
 is "$STOP_RC" 0 "SIGTERM: exit status 0"

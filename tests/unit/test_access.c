@@ -603,6 +603,10 @@ test_failsafe(void)
 	static const char *const lines[] = { "read addr=10.0.0.0/8",
 		"metrics addr=bogus", NULL };
 	static const char *const typo[] = { "raed addr=10.0.0.0/8", NULL };
+	static const char *const bad_read[] = {
+		"read addr=10.0.0.0/8 addr=bogus", NULL
+	};
+	static const char *const bad_sym[] = { "symbolicate addr=bogus", NULL };
 	struct config cfg;
 	struct access *a;
 	char err[512];
@@ -646,6 +650,26 @@ test_failsafe(void)
 	a = access_new_failsafe(&cfg, 0, say, NULL);
 	ok(a != NULL && access_closed(a) == ACCESS_ALL,
 	    "... the failsafe one closes every class");
+	access_free(a);
+	config_free(&cfg);
+
+	/* symbolicate is read's unless named: closed with read, or alone. */
+	a = make(&cfg, bad_read, NULL, NULL, err, sizeof(err));
+	a = access_new_failsafe(&cfg, 0, say, NULL);
+	ok(a != NULL && access_closed(a) == 1u << ACCESS_READ &&
+		check(a, ACCESS_SYMBOLICATE, "10.1.2.3", NULL, NULL, "") ==
+		    ACCESS_FORBIDDEN,
+	    "read's line half read: symbolicate, not named, is closed too");
+	access_free(a);
+	config_free(&cfg);
+	a = make(&cfg, bad_sym, NULL, NULL, err, sizeof(err));
+	a = access_new_failsafe(&cfg, 0, say, NULL);
+	ok(a != NULL && access_closed(a) == 1u << ACCESS_SYMBOLICATE &&
+		check(a, ACCESS_SYMBOLICATE, "192.0.2.1", NULL, NULL, "") ==
+		    ACCESS_FORBIDDEN &&
+		check(a, ACCESS_READ, "192.0.2.1", NULL, NULL, "") ==
+		    ACCESS_ALLOW,
+	    "symbolicate's own line bad: it is closed, read is not");
 	access_free(a);
 	config_free(&cfg);
 

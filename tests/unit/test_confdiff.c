@@ -92,6 +92,50 @@ change(const struct config_diff *d, const char *name)
 	"scan-dir = none\n" \
 	"listen = 127.0.0.1:8002\n"
 
+/*
+ * /symbolicate's settings are all live: the limits are each request's
+ * snapshot's, the builds at once and the open tables' bounds are applied
+ * to the builder and the open tables (daemon/reload.c).
+ */
+static void
+test_symbolicate(void)
+{
+	static const char *const names[] = { "symbolicate-builds",
+		"symbolicate-max-frames", "symbolicate-max-modules",
+		"symbolicate-max-body", "symbolicate-timeout-max",
+		"symbolicate-open-tables", "symbolicate-open-bytes" };
+	struct config a, b;
+	struct config_diff d;
+	const struct config_change *c;
+	size_t i, live = 0;
+
+	diff_of(BASE,
+	    BASE "symbolicate-builds = 3\n"
+		 "symbolicate-max-frames = 20\n"
+		 "symbolicate-max-modules = 5\n"
+		 "symbolicate-max-body = 64K\n"
+		 "symbolicate-timeout-max = 9\n"
+		 "symbolicate-open-tables = 7\n"
+		 "symbolicate-open-bytes = 64M\n",
+	    &a, &b, &d);
+	is_int(d.n, 7, "every symbolicate-* setting changed: seven changes");
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if ((c = change(&d, names[i])) != NULL && !c->restart)
+			live++;
+	is_int(live, 7, "... each of them live");
+	ok(config_keep_restart(&b, &a) == 0 && b.symbolicate_builds == 3 &&
+		b.symbolicate_max_frames == 20 &&
+		b.symbolicate_max_modules == 5 &&
+		b.symbolicate_max_body == 64 << 10 &&
+		b.symbolicate_timeout_max == 9 &&
+		b.symbolicate_open_tables == 7 &&
+		b.symbolicate_open_bytes == 64 << 20,
+	    "... and the new values kept, not the running ones");
+	config_diff_free(&d);
+	config_free(&a);
+	config_free(&b);
+}
+
 static void
 test_changes(void)
 {
@@ -140,6 +184,8 @@ test_changes(void)
 	config_diff_free(&d);
 	config_free(&a);
 	config_free(&b);
+
+	test_symbolicate();
 }
 
 static void

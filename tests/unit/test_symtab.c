@@ -4,7 +4,8 @@
  * the frames of an address with inlined calls, the ELF symbol that covers
  * it, file offsets and process addresses mapped through the program
  * headers, the fallbacks without DWARF (.symtab, .dynsym, MiniDebugInfo),
- * dwz alt files (GNU and DWARF 5 forms), compressed debug sections, the
+ * dwz alt files (GNU and DWARF 5 forms), compressed debug sections, a
+ * line table with an empty sequence where another starts, the
  * same bytes for the same input, and tables that are damaged: truncated,
  * or with bytes changed and the checksum made right again.
  *
@@ -519,6 +520,100 @@ test_dwz(void)
 	}
 }
 
+/*
+ * A unit whose line table has two sequences at seqfn, written by hand: the
+ * code's (seq.c lines 10 and 11), and, later in the program, one that
+ * ends where it starts with a row there (kept.h line 295), as a discarded
+ * copy of an inline function pointed at the kept one leaves.  libdw sorts
+ * the rows of both together, the empty sequence's row last at seqfn.
+ */
+static const char seq_s[] =
+    "\t.text\n"
+    "\t.globl seqfn\n"
+    "\t.type seqfn, @function\n"
+    "seqfn:\n"
+    "\t.fill 16, 1, 0x90\n"
+    "\tret\n"
+    "\t.size seqfn, .-seqfn\n"
+    ".Lend:\n"
+    "\t.section .debug_abbrev,\"\",@progbits\n"
+    ".Labbrev:\n"
+    "\t.uleb128 1\n\t.uleb128 0x11\n\t.byte 0\n" /* compile_unit */
+    "\t.uleb128 0x03\n\t.uleb128 0x08\n" /* name, string */
+    "\t.uleb128 0x1b\n\t.uleb128 0x08\n" /* comp_dir, string */
+    "\t.uleb128 0x10\n\t.uleb128 0x17\n" /* stmt_list, sec_offset */
+    "\t.uleb128 0x11\n\t.uleb128 0x01\n" /* low_pc, addr */
+    "\t.uleb128 0x12\n\t.uleb128 0x07\n" /* high_pc, data8 */
+    "\t.byte 0, 0, 0\n"
+    "\t.section .debug_info,\"\",@progbits\n"
+    "\t.long .Li1 - .Li0\n"
+    ".Li0:\n"
+    "\t.value 4\n\t.long .Labbrev\n\t.byte 8\n\t.uleb128 1\n"
+    "\t.string \"seq.c\"\n\t.string \"/src\"\n\t.long .Lline\n"
+    "\t.quad seqfn\n\t.quad .Lend - seqfn\n"
+    ".Li1:\n"
+    "\t.section .debug_line,\"\",@progbits\n"
+    ".Lline:\n"
+    "\t.long .Ll1 - .Ll0\n"
+    ".Ll0:\n"
+    "\t.value 4\n\t.long .Lh1 - .Lh0\n"
+    ".Lh0:\n"
+    "\t.byte 1, 1, 1, -5, 14, 13\n"
+    "\t.byte 0, 1, 1, 1, 1, 0, 0, 0, 1, 0, 0, 1\n"
+    "\t.byte 0\n" /* no directories */
+    "\t.string \"seq.c\"\n\t.byte 0, 0, 0\n"
+    "\t.string \"kept.h\"\n\t.byte 0, 0, 0\n"
+    "\t.byte 0\n"
+    ".Lh1:\n"
+    /* The code: line 10 at seqfn, 11 at +8, up to its end. */
+    "\t.byte 0, 9, 2\n\t.quad seqfn\n"
+    "\t.byte 3\n\t.sleb128 9\n\t.byte 1\n"
+    "\t.byte 2\n\t.uleb128 8\n\t.byte 3\n\t.sleb128 1\n\t.byte 1\n"
+    "\t.byte 2\n\t.uleb128 9\n\t.byte 0, 1, 1\n"
+    /* The empty one: kept.h line 295 at seqfn, ended there. */
+    "\t.byte 0, 9, 2\n\t.quad seqfn\n"
+    "\t.byte 4\n\t.uleb128 2\n\t.byte 3\n\t.sleb128 294\n\t.byte 1\n"
+    "\t.byte 0, 1, 1\n"
+    ".Ll1:\n"
+    "\t.section .note.GNU-stack,\"\",@progbits\n";
+
+static void
+test_sequences(void)
+{
+	char err[ERRLEN];
+	struct symtab_result *r = malloc(sizeof(*r));
+	struct symtab *t = NULL;
+	const char *why;
+	uint64_t a;
+
+	if (!ok(write_file(at("seq.s"), seq_s) == 0 &&
+		    write_file(at("seqmain.c"),
+			"int seqfn(void);\n"
+			"int\nmain(void)\n{\n\treturn seqfn();\n}\n") == 0 &&
+		    shell("cd '%s' && gcc -c -o seq.o seq.s && "
+			  "gcc -O2 -g -o seqprog seqmain.c seq.o",
+			tmpdir) &&
+		    (a = sym_value(at("seqprog"), "seqfn")) != 0,
+		"a unit with an empty sequence at a function's start") ||
+	    r == NULL) {
+		free(r);
+		return;
+	}
+	ok(build("tseq", "seqprog", "-", "-", err) == 0 &&
+		(t = topen("tseq", &why)) != NULL,
+	    "its table");
+	if (t != NULL) {
+		is_str(frames(t, a, r), "seqfn@seq.c:10/0",
+		    "the start: the code's row, not the empty sequence's");
+		is_str(frames(t, a + 4, r), "seqfn@seq.c:10/0",
+		    "... within its first row");
+		is_str(frames(t, a + 8, r), "seqfn@seq.c:11/0",
+		    "... its second row");
+		symtab_close(t);
+	}
+	free(r);
+}
+
 /* Make the header carry the SHA-256 of p[0..n) (its own field zero). */
 static void
 fix_checksum(uint8_t *p, size_t n)
@@ -685,6 +780,7 @@ main(void)
 		test_mapping();
 		test_fallbacks();
 		test_dwz();
+		test_sequences();
 		test_hostile();
 		test_threads();
 	}

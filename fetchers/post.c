@@ -1,0 +1,127 @@
+/*
+ * fetchers/post.c: one JSON body POSTed to a dbgmirrord (see post.h).
+ */
+#include "fetchers/post.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+
+struct sink {
+	struct post_answer *a;
+	size_t max;
+	int over; /* the answer was larger than max */
+};
+
+static size_t
+post_write_cb(char *p, size_t size, size_t n, void *arg)
+{
+	struct sink *s = arg;
+	struct post_answer *a = s->a;
+	size_t len = size * n;
+	char *b;
+
+	if (a->len + len > s->max) {
+		s->over = 1;
+		return 0; /* cut: the transfer fails */
+	}
+	if ((b = realloc(a->body, a->len + len + 1)) == NULL)
+		return 0;
+	memcpy(b + a->len, p, len);
+	a->len += len;
+	b[a->len] = '\0';
+	a->body = b;
+	return len;
+}
+
+/* Retry-After in seconds (the daemon sends no HTTP-date form). */
+static size_t
+post_header_cb(char *p, size_t size, size_t n, void *arg)
+{
+	struct post_answer *a = ((struct sink *)arg)->a;
+	size_t len = size * n;
+	char v[32];
+
+	if (len > 12 && len < 12 + sizeof(v) &&
+	    strncasecmp(p, "Retry-After:", 12) == 0) {
+		memcpy(v, p + 12, len - 12);
+		v[len - 12] = '\0';
+		a->retry_after = strtol(v, NULL, 10);
+		if (a->retry_after < 0)
+			a->retry_after = -1;
+	}
+	return len;
+}
+
+int
+post_json(const char *url, const char *body, size_t len,
+    const struct post_opts *o, struct post_answer *a, char *err, size_t errlen)
+{
+	struct curl_slist *hdrs = NULL, *h;
+	struct sink s = { a, o->max_answer, 0 };
+	char auth[1100];
+	CURLcode rc;
+	CURL *e;
+
+	memset(a, 0, sizeof(*a));
+	a->retry_after = -1;
+	if ((e = curl_easy_init()) == NULL) {
+		snprintf(err, errlen, "libcurl: out of memory");
+		return -1;
+	}
+	if (o->token != NULL) {
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s",
+		    o->token);
+		if ((h = curl_slist_append(hdrs, auth)) != NULL)
+			hdrs = h;
+	}
+	if ((h = curl_slist_append(hdrs, "Content-Type: application/json")) !=
+	    NULL)
+		hdrs = h;
+	/* The daemon reads small bodies at once: no 100-continue wait. */
+	if ((h = curl_slist_append(hdrs, "Expect:")) != NULL)
+		hdrs = h;
+	curl_easy_setopt(e, CURLOPT_URL, url);
+	curl_easy_setopt(e, CURLOPT_POST, 1L);
+	curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
+	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, post_write_cb);
+	curl_easy_setopt(e, CURLOPT_WRITEDATA, &s);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, post_header_cb);
+	curl_easy_setopt(e, CURLOPT_HEADERDATA, &s);
+	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+	/* Proxies are for upstreams: the daemon is asked directly. */
+	curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, o->timeout_ms);
+	curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
+	if (o->ca_file != NULL)
+		curl_easy_setopt(e, CURLOPT_CAINFO, o->ca_file);
+	rc = curl_easy_perform(e);
+	if (rc == CURLE_OK)
+		curl_easy_getinfo(e, CURLINFO_RESPONSE_CODE, &a->status);
+	else if (s.over)
+		snprintf(err, errlen, "%s: an answer over %zu bytes", url,
+		    o->max_answer);
+	else
+		snprintf(err, errlen, "%s: %s", url, curl_easy_strerror(rc));
+	curl_easy_cleanup(e);
+	curl_slist_free_all(hdrs);
+	if (rc != CURLE_OK) {
+		post_answer_free(a);
+		return -1;
+	}
+	return 0;
+}
+
+void
+post_answer_free(struct post_answer *a)
+{
+	free(a->body);
+	a->body = NULL;
+	a->len = 0;
+}
