@@ -71,7 +71,7 @@ struct watch {
 	struct wdir *dirs; /* open addressing by wd, cap a power of two */
 	size_t cap, n;
 	unsigned limit; /* DBGMIRROR_TEST_WATCH_MAX, when limited */
-	int limited;    /* the variable is set: 0 watches none */
+	int limited; /* the variable is set: 0 watches none */
 	int warned; /* the watch limit has been logged */
 
 	/* The batch being gathered, on the loop. */
