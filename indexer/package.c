@@ -1312,9 +1312,28 @@ extract_regular(struct pkg_reader *r, int out_fd, const struct pkg_limits *lim,
 	return 0;
 }
 
+/* The member e, named name, is a link: tell the watcher where it leads. */
+static void
+tell_link(struct archive_entry *e, const char *name,
+    const struct pkg_watch *watch)
+{
+	char target[PATH_MAX];
+	int rc;
+
+	if (archive_entry_filetype(e) == AE_IFLNK)
+		rc = pkg_link_resolve(name, archive_entry_symlink(e), target,
+		    sizeof(target));
+	else
+		rc = pkg_member_path(archive_entry_hardlink(e), target,
+		    sizeof(target));
+	if (rc == 0)
+		watch->link(name, target, watch->arg);
+}
+
 /*
  * The member at e, named name, is not the one asked for: when it is a
- * regular file with data that the watcher wants, extract it there.
+ * regular file with data that the watcher wants, extract it there; a link
+ * is told to a watcher that asks for links.
  */
 static void
 extract_side(struct pkg_reader *r, struct archive_entry *e, const char *name,
@@ -1323,15 +1342,24 @@ extract_side(struct pkg_reader *r, struct archive_entry *e, const char *name,
 	struct pkg_side *sd;
 	char err[256];
 
-	if (watch == NULL || watch->side == NULL ||
-	    archive_entry_filetype(e) != AE_IFREG ||
+	if (watch == NULL)
+		return;
+	if (watch->link != NULL &&
+	    (archive_entry_filetype(e) == AE_IFLNK || is_bare_hardlink(e))) {
+		tell_link(e, name, watch);
+		return;
+	}
+	if (watch->side == NULL || archive_entry_filetype(e) != AE_IFREG ||
 	    archive_entry_size(e) == 0 ||
-	    (sd = watch->side(name, watch->arg)) == NULL)
+	    (sd = watch->side(name, (uint64_t)archive_entry_size(e),
+		 watch->arg)) == NULL)
 		return;
 	sd->done = extract_regular(r, sd->fd, lim, sd->progress, sd->arg, err,
 		       sizeof(err)) == 0
 	    ? 1
 	    : -1;
+	if (watch->side_end != NULL)
+		watch->side_end(sd, watch->arg);
 }
 
 /* Once the member is out: 1 when the watcher wants the pass to read on. */
