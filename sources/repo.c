@@ -1,22 +1,39 @@
 /*
  * sources/repo.c: remote repositories as a source: finding an id in their
- * index, downloading packages, and members extracted as they download
- * (see sources/repo.h; the refresh is sources/reposync.c).
+ * index, downloading packages, and the passes that extract members while
+ * they download (see sources/repo.h; the refresh is sources/reposync.c).
  *
  * A package download is a flight of its own key, made from the package's
  * SHA-256: requests for any of its ids join it.  At most repo-downloads
  * run at once; the others wait in a queue, oldest first, and start as
  * running ones end (their requests wait with them).  The loop fetches it into
  * a temp file of the package cache (<cache-dir>/repo-packages); a worker
- * checks size and SHA-256, renames it into place, indexes its members
- * (sources/scan.h) and trims the package cache to repo-cache-size, oldest
- * downloads first; only then does the flight end READY.  A failed download
- * ends FAILED, leaves nothing behind, counts against the repository's
- * breaker and is remembered for error-ttl (an error entry under the
- * package's key).
+ * checks size and SHA-256 and renames it into place; another indexes its
+ * members (sources/scan.h) and trims the package cache to repo-cache-size,
+ * oldest downloads first; only then does the flight end READY.  A failed
+ * download ends FAILED, leaves nothing behind, counts against the
+ * repository's breaker and is remembered for error-ttl (an error entry
+ * under the package's key).
+ *
+ * While it downloads, the fills of its members read it in a pass that
+ * follows the file as it grows (sources/pass.h, struct pass_growth): one
+ * decompression serves every member asked for, the dwz alt files and the
+ * siblings clients ask for next.  A member's last byte goes out as soon as
+ * the member is out and has passed its own check (its build-id, the ELF
+ * check of every fill); the package's checksum decides what is kept: the
+ * members are published once it passed, and none is if it failed (their
+ * flights then end failed, the members counted in
+ * dbgmirror_repo_members_revoked_total).  A client may so hold a member of
+ * a package whose checksum then fails: it carried the build-id asked for
+ * and passed the check any fill passes.  A fill the passes cannot serve
+ * goes on to the package step once the package is in.
+ *
+ * An id no repository maps may be the alt file of a package a pass reads:
+ * the passes' flights are looked up by key (passes_find).
  *
  * Threads: the repositories' state and the transfers belong to the fills'
  * loop; the download queue and the counters are shared (mu, atomics).
+ * Lock order: the passes' lock, then mu, then a growing package's.
  */
 #include "sources/repo_int.h"
 
@@ -44,24 +61,27 @@
 #include "cache/pkgindex.h"
 #include "conf/config.h"
 #include "daemon/clock.h"
-#include "resolver/produce.h"
-#include "resolver/rq.h"
-#include "sources/pass.h"
-#include "sources/sources.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
 #include "daemon/pool.h"
-#include "sources/scan.h"
-#include "daemon/spawn.h"
 #include "fetchers/repofetch.h"
 #include "indexer/elf.h"
-#include "indexer/package.h"
-#include "indexer/repometa.h"
-#include "indexer/rpmhdr.h"
+#include "resolver/produce.h"
+#include "resolver/rq.h"
+#include "sources/pass.h"
+#include "sources/scan.h"
+#include "sources/sources.h"
+
+/* A pass waiting for the checksum of a growing package. */
+struct checked_wait {
+	size_t (*done)(void *darg, int ok, const char *why);
+	void *darg;
+	struct checked_wait *next;
+};
 
 /*
  * A package as it downloads, shared by the download (the loop writes
- * written and state) and the extractions that read it as it grows
+ * written and the states) and the passes that read it as it grows
  * (workers wait on cv); freed with its last reference.
  */
 struct growing {
@@ -70,24 +90,53 @@ struct growing {
 	uint64_t written;
 	int complete; /* the transfer: 0 running, 1 every byte in, -1 failed */
 	int state; /* 0 downloading, 1 checked and indexed, -1 failed */
-	struct stream *waiting; /* extractions done, for the verdict; loop */
+	int checked; /* its checksum: 0 not yet, 1 passed, -1 failed (or none) */
+	struct checked_wait *waiting; /* passes, for checked */
+	struct repo_want *after; /* fills for the package step once it is in */
 	int refs;
 	char why[256];
 	char tmp[PATH_MAX], path[PATH_MAX];
+	struct repo *r;
+	struct pass_growth gr; /* how passes read it */
 };
 
-static struct growing *
-growing_new(void)
-{
-	struct growing *g;
+/* Where an id was found. */
+struct repos_hit {
+	unsigned repo;
+	enum repoidx_kind kind; /* what named it */
+	char file[REPOIDX_FILE_MAX + 1];
+	uint64_t size;
+	uint8_t sha256[32];
+	struct cache_key key; /* of the package's download */
+};
 
-	if ((g = calloc(1, sizeof(*g))) == NULL)
-		return NULL;
-	pthread_mutex_init(&g->mu, NULL);
-	pthread_cond_init(&g->cv, NULL);
-	g->refs = 1;
-	return g;
-}
+/* What a member fill (prod.data) of a repository's package wants. */
+struct repo_want {
+	struct pass_want pw; /* first: a pass reads the fill's data as this */
+	struct repos_hit hit;
+	struct prod *p;
+	struct repo_want *next; /* in its package's after list */
+};
+
+/* A package download. */
+struct dl {
+	struct growing *g; /* its bytes, for the passes while it runs */
+	struct repos *rs;
+	struct dl *next; /* in the queue */
+	struct repo *r;
+	struct flight *f;
+	struct repos_hit hit;
+	struct repofetch *rf;
+	int fd;
+	char tmp[PATH_MAX], path[PATH_MAX];
+	uint64_t bytes;
+	struct dl *rnext; /* among rs->running */
+	int started; /* holds one of the repo-downloads slots; under mu */
+	int ok, timeout, checksum;
+	char why[256];
+};
+
+/* ------------------------------------------------ the growing package */
 
 static void
 growing_unref(struct growing *g)
@@ -106,62 +155,217 @@ growing_unref(struct growing *g)
 	}
 }
 
-/* Tell the readers of g: more bytes, or the end. */
+/* Tell the passes reading g: more bytes, or the transfer's end. */
 static void
-growing_set(struct growing *g, uint64_t written, int complete, int state,
-    const char *why)
+growing_set(struct growing *g, uint64_t written, int complete)
 {
 	pthread_mutex_lock(&g->mu);
 	g->written = written;
 	g->complete = complete;
-	g->state = state;
-	if (why != NULL)
-		snprintf(g->why, sizeof(g->why), "%s", why);
 	pthread_cond_broadcast(&g->cv);
 	pthread_mutex_unlock(&g->mu);
 }
 
-/* Where an id was found. */
-struct repos_hit {
-	unsigned repo;
-	char file[REPOIDX_FILE_MAX + 1];
-	uint64_t size;
-	uint8_t sha256[32];
-	struct cache_key key; /* of the package's download */
-};
+/* pass_growth.open: the package as it downloads, or where it went. */
+static int
+growing_open(void *arg, char *why, size_t len)
+{
+	struct growing *g = arg;
+	int fd = -1;
 
-/* What a member fill (prod.data) of a repository's package wants. */
-struct repo_want {
-	struct repos_hit hit;
-	struct prod *p;
-	struct repo_want *next; /* in its download's after list */
-};
+	pthread_mutex_lock(&g->mu);
+	while (g->tmp[0] == '\0' && g->state == 0 && g->complete != -1)
+		pthread_cond_wait(&g->cv, &g->mu);
+	if (g->state == 0 && g->complete != -1)
+		fd = open(g->tmp, O_RDONLY | O_CLOEXEC);
+	/* Renamed into place meanwhile: wait for the end, then there. */
+	while (fd == -1 && g->state == 0 && g->complete != -1)
+		pthread_cond_wait(&g->cv, &g->mu);
+	if (fd == -1 && g->state == 1)
+		fd = open(g->path, O_RDONLY | O_CLOEXEC);
+	if (fd == -1)
+		snprintf(why, len, "%s",
+		    g->why[0] != '\0' ? g->why : "package unavailable");
+	pthread_mutex_unlock(&g->mu);
+	return fd;
+}
 
-/* A package download. */
-struct dl {
-	struct growing *g; /* its bytes, for extractions while it runs */
-	struct repos *rs;
-	struct dl *next; /* in the queue */
-	struct repo *r;
-	struct flight *f;
-	struct repos_hit hit;
-	struct repofetch *rf;
-	int fd;
-	char tmp[PATH_MAX], path[PATH_MAX];
-	uint64_t bytes;
-	struct dl *rnext; /* among rs->running */
-	int started; /* holds one of the repo-downloads slots; under mu */
-	/* Extractions asked for before it started, not yet submitted; mu. */
-	struct stream *pending;
-	/* Fills that go on to the package step once it is in; mu. */
-	struct repo_want *after;
-	int ok, timeout, checksum;
+/* pass_growth.grow: wait for more of the package, or its end. */
+static int
+growing_grow(uint64_t have, void *arg)
+{
+	struct growing *g = arg;
+	int rc;
+
+	pthread_mutex_lock(&g->mu);
+	while (g->written <= have && g->complete == 0 && g->state == 0)
+		pthread_cond_wait(&g->cv, &g->mu);
+	rc = g->written > have ? 1 : g->complete == 1 || g->state == 1 ? 0 : -1;
+	pthread_mutex_unlock(&g->mu);
+	return rc;
+}
+
+/* The loop: n members of g's package were not kept (why): say so. */
+static void
+growing_revoked(struct growing *g, size_t n, const char *why)
+{
+	if (n == 0)
+		return;
+	atomic_fetch_add(&g->r->members_revoked, n);
+	log_warnx("repo %s: %s: %zu member(s) had gone out to clients, each "
+		  "checked on its own, before the package failed: none is "
+		  "kept (%s)",
+	    g->r->cr->name, g->path, n, why);
+}
+
+/*
+ * The loop: g's checksum passed (ok) or not: the passes waiting keep what
+ * they extracted, or none of it (counted and logged).
+ */
+static void
+growing_checked_now(struct growing *g, int ok, const char *why)
+{
+	struct checked_wait *w, *next;
+	size_t revoked = 0;
+
+	pthread_mutex_lock(&g->mu);
+	if (g->checked != 0) {
+		pthread_mutex_unlock(&g->mu);
+		return;
+	}
+	g->checked = ok ? 1 : -1;
+	if (!ok)
+		snprintf(g->why, sizeof(g->why), "%s", why);
+	w = g->waiting;
+	g->waiting = NULL;
+	pthread_mutex_unlock(&g->mu);
+	for (; w != NULL; w = next) {
+		next = w->next;
+		revoked += w->done(w->darg, ok, why);
+		free(w);
+	}
+	growing_revoked(g, revoked, why);
+}
+
+/* pass_growth.checked */
+static void
+growing_checked(void *arg, size_t (*done)(void *darg, int ok, const char *why),
+    void *darg)
+{
+	struct growing *g = arg;
+	struct checked_wait *w;
 	char why[256];
-};
+	int checked;
 
-static void stream_submit(struct stream *st);
-static void streams_fail(struct stream *st, const char *why);
-static void stream_verdicts(struct growing *g);
+	pthread_mutex_lock(&g->mu);
+	if ((checked = g->checked) == 0 && (w = malloc(sizeof(*w))) != NULL) {
+		w->done = done;
+		w->darg = darg;
+		w->next = g->waiting;
+		g->waiting = w;
+		pthread_mutex_unlock(&g->mu);
+		return;
+	}
+	snprintf(why, sizeof(why), "%s",
+	    checked == 0 ? "out of memory" : g->why);
+	pthread_mutex_unlock(&g->mu);
+	growing_revoked(g, done(darg, checked == 1, why), why);
+}
+
+/* The loop: the end of fill p of g's package, handed on or failed. */
+static void
+growing_hand_on_now(struct prod *p, int state, const char *why)
+{
+	if (state == 1)
+		produce_absent(p); /* the package step: it is in now */
+	else
+		produce_end(p, FLIGHT_FAILED, why);
+}
+
+/* pass_growth.hand_on: to the package step once the download ended. */
+static void
+growing_hand_on(void *arg, struct prod *p)
+{
+	struct growing *g = arg;
+	struct repo_want *rw = p->data;
+	char why[256];
+	int state;
+
+	pthread_mutex_lock(&g->mu);
+	if ((state = g->state) == 0) {
+		rw->next = g->after;
+		g->after = rw;
+	}
+	snprintf(why, sizeof(why), "%s", g->why);
+	pthread_mutex_unlock(&g->mu);
+	if (state != 0)
+		growing_hand_on_now(p, state, why);
+}
+
+/* pass_growth.hold */
+static void
+growing_hold(void *arg, int take)
+{
+	struct growing *g = arg;
+
+	if (!take) {
+		growing_unref(g);
+		return;
+	}
+	pthread_mutex_lock(&g->mu);
+	g->refs++;
+	pthread_mutex_unlock(&g->mu);
+}
+
+static struct growing *
+growing_new(struct repo *r)
+{
+	struct growing *g;
+
+	if ((g = calloc(1, sizeof(*g))) == NULL)
+		return NULL;
+	pthread_mutex_init(&g->mu, NULL);
+	pthread_cond_init(&g->cv, NULL);
+	g->refs = 1;
+	g->r = r;
+	g->gr.open = growing_open;
+	g->gr.grow = growing_grow;
+	g->gr.checked = growing_checked;
+	g->gr.hand_on = growing_hand_on;
+	g->gr.hold = growing_hold;
+	g->gr.arg = g;
+	return g;
+}
+
+/*
+ * The loop: the download of g ended (state 1: checked and indexed; -1:
+ * failed, why): the passes reading it stop waiting, the fills waiting for
+ * the package step go on or fail.
+ */
+static void
+growing_end(struct growing *g, uint64_t written, int state, const char *why)
+{
+	struct repo_want *after, *next;
+
+	pthread_mutex_lock(&g->mu);
+	g->written = written;
+	if (g->complete == 0)
+		g->complete = state == 1 ? 1 : -1;
+	g->state = state;
+	if (why != NULL && state != 1)
+		snprintf(g->why, sizeof(g->why), "%s", why);
+	after = g->after;
+	g->after = NULL;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+	if (state != 1)
+		growing_checked_now(g, 0,
+		    why != NULL ? why : "download failed");
+	for (; after != NULL; after = next) {
+		next = after->next;
+		growing_hand_on_now(after->p, state, why);
+	}
+}
 
 /* ----------------------------------------------------------- downloads */
 
@@ -310,15 +514,14 @@ dl_have_work(void *arg)
 		    dl->hit.file, err);
 }
 
-/* Worker: check the download, put it in place and index it. */
+/* Worker: check the download's size and SHA-256, and put it in place. */
 static void
-dl_work(void *arg)
+dl_check_work(void *arg)
 {
 	struct dl *dl = arg;
-	struct repos *rs = dl->rs;
 	uint8_t sha[32];
 	uint64_t size;
-	char err[256], dir[PATH_MAX], *slash;
+	char dir[PATH_MAX], *slash;
 
 	dl->ok = 0;
 	if (repo_file_sha256(dl->tmp, sha, &size) == -1 ||
@@ -341,14 +544,25 @@ dl_work(void *arg)
 		unlink(dl->tmp);
 		return;
 	}
+	dl->ok = 1;
+}
+
+/* Worker: index the package checked and in place, and trim the cache. */
+static void
+dl_index_work(void *arg)
+{
+	struct dl *dl = arg;
+	struct repos *rs = dl->rs;
+	char err[256];
+
 	if (scan_package(rs->d.idx, dl->path, rs->tmpdir,
 		rs->d.cfg->min_free_disk, err, sizeof(err)) == -1) {
 		snprintf(dl->why, sizeof(dl->why), "%.150s: %.90s",
 		    dl->hit.file, err);
+		dl->ok = 0;
 		return;
 	}
 	trim_cache(rs);
-	dl->ok = 1;
 }
 
 /* Worker: remember a failed download for error-ttl. */
@@ -370,8 +584,6 @@ static void
 dl_end(struct dl *dl)
 {
 	struct repo *r = dl->r;
-	struct repo_want *after, *anext;
-	struct stream *st;
 	struct dl **pp;
 
 	if (dl->ok) {
@@ -402,31 +614,18 @@ dl_end(struct dl *dl)
 			*pp = dl->rnext;
 			break;
 		}
-	st = dl->pending; /* a download ended before it started */
-	dl->pending = NULL;
-	after = dl->after;
-	dl->after = NULL;
 	pthread_mutex_unlock(&dl->rs->mu);
-	streams_fail(st, dl->why);
-	/* In the package cache now: the package step extracts them. */
-	for (; after != NULL; after = anext) {
-		anext = after->next;
-		if (dl->ok)
-			produce_absent(after->p);
-		else
-			produce_end(after->p, FLIGHT_FAILED, dl->why);
-	}
+	/* The package step extracts what the passes did not. */
+	growing_end(dl->g, dl->bytes, dl->ok ? 1 : -1, dl->why);
+	/* A download ended before it started: its passes never begin. */
+	if (!dl->started && dl->rs->d.passes != NULL)
+		passes_drop(dl->rs->d.passes, dl->path, dl->why);
 	if (dl->started) {
 		/* Its slot to the oldest download waiting. */
 		atomic_fetch_sub(&dl->rs->active, 1);
 		event_active(dl->rs->kick, EV_READ, 1);
 	}
-	if (dl->g != NULL) {
-		growing_set(dl->g, dl->bytes, dl->ok ? 1 : -1, dl->ok ? 1 : -1,
-		    dl->why);
-		stream_verdicts(dl->g);
-		growing_unref(dl->g);
-	}
+	growing_unref(dl->g);
 	free(dl);
 }
 
@@ -440,6 +639,28 @@ dl_done(void *arg)
 		(pool_fn)dl_end, dl) == 0)
 		return;
 	dl_end(dl);
+}
+
+/*
+ * The loop: the download's checksum is known: the passes keep what they
+ * extracted, or none of it; then it is indexed.
+ */
+static void
+dl_checked(void *arg)
+{
+	struct dl *dl = arg;
+
+	growing_checked_now(dl->g, dl->ok, dl->why);
+	if (!dl->ok) {
+		dl_done(dl);
+		return;
+	}
+	if (pool_submit_long(dl->rs->d.pool, dl_index_work, dl->rs->d.inbox,
+		dl_done, dl) == -1) {
+		snprintf(dl->why, sizeof(dl->why), "server is shutting down");
+		dl->ok = 0;
+		dl_end(dl);
+	}
 }
 
 static void
@@ -466,11 +687,10 @@ dl_fetched(void *arg, const struct repofetch_result *res)
 		dl_done(dl);
 		return;
 	}
-	/* Every byte is in: extractions may read to the end. */
-	if (dl->g != NULL)
-		growing_set(dl->g, dl->bytes, 1, 0, NULL);
-	if (pool_submit_long(dl->rs->d.pool, dl_work, dl->rs->d.inbox, dl_done,
-		dl) == -1) {
+	/* Every byte is in: the passes may read to the end. */
+	growing_set(dl->g, dl->bytes, 1);
+	if (pool_submit_long(dl->rs->d.pool, dl_check_work, dl->rs->d.inbox,
+		dl_checked, dl) == -1) {
 		snprintf(dl->why, sizeof(dl->why), "server is shutting down");
 		dl_end(dl);
 	}
@@ -483,8 +703,7 @@ dl_progress(void *arg, uint64_t bytes)
 	struct dl *dl = arg;
 
 	dl->bytes = bytes;
-	if (dl->g != NULL)
-		growing_set(dl->g, bytes, 0, 0, NULL);
+	growing_set(dl->g, bytes, 0);
 }
 
 /* The loop: start a queued download. */
@@ -495,6 +714,8 @@ dl_start(struct dl *dl)
 
 	/* A download that ended just before this request joined it. */
 	if (access(dl->path, F_OK) == 0) {
+		/* In the package cache: it passed its checksum then. */
+		growing_checked_now(dl->g, 1, NULL);
 		if (pool_submit(dl->rs->d.pool, dl_have_work, dl->rs->d.inbox,
 			dl_done, dl) == -1) {
 			snprintf(dl->why, sizeof(dl->why),
@@ -511,12 +732,10 @@ dl_start(struct dl *dl)
 		dl_end(dl);
 		return;
 	}
-	if (dl->g != NULL) {
-		pthread_mutex_lock(&dl->g->mu);
-		snprintf(dl->g->tmp, sizeof(dl->g->tmp), "%s", dl->tmp);
-		pthread_cond_broadcast(&dl->g->cv);
-		pthread_mutex_unlock(&dl->g->mu);
-	}
+	pthread_mutex_lock(&dl->g->mu);
+	snprintf(dl->g->tmp, sizeof(dl->g->tmp), "%s", dl->tmp);
+	pthread_cond_broadcast(&dl->g->cv);
+	pthread_mutex_unlock(&dl->g->mu);
 	dl->rf = repofetch_get(dl->rs->cv, &dl->rs->dlo, url, dl->fd, NULL, -1,
 	    dl_progress, dl_fetched, dl);
 	if (dl->rf == NULL) {
@@ -565,7 +784,9 @@ repos_join(struct repos *rs, const struct repos_hit *hit)
 	snprintf(label, sizeof(label), "package %.100s from %.40s", hit->file,
 	    rs->v[hit->repo].cr->name);
 	flight_set_label(f, label);
-	if ((dl = calloc(1, sizeof(*dl))) == NULL) {
+	if ((dl = calloc(1, sizeof(*dl))) == NULL ||
+	    (dl->g = growing_new(&rs->v[hit->repo])) == NULL) {
+		free(dl);
 		flight_end(f, FLIGHT_FAILED, "out of memory");
 		flight_detach(f);
 		flight_unref(f);
@@ -577,8 +798,7 @@ repos_join(struct repos *rs, const struct repos_hit *hit)
 	dl->hit = *hit;
 	dl->fd = -1;
 	pkg_path(rs, hit, dl->path, sizeof(dl->path));
-	if ((dl->g = growing_new()) != NULL)
-		snprintf(dl->g->path, sizeof(dl->g->path), "%s", dl->path);
+	snprintf(dl->g->path, sizeof(dl->g->path), "%s", dl->path);
 	pthread_mutex_lock(&rs->mu);
 	*rs->queue_tail = dl;
 	rs->queue_tail = &dl->next;
@@ -626,6 +846,7 @@ repos_find(struct repos *rs, struct index_reader *rd, const struct buildid *id,
 			if (rc != 0)
 				return -1;
 			hit->repo = (unsigned)i;
+			hit->kind = kinds[k];
 			memcpy(hit->file, p.file, p.file_len);
 			hit->file[p.file_len] = '\0';
 			hit->size = p.size;
@@ -648,326 +869,92 @@ repos_find(struct repos *rs, struct index_reader *rd, const struct buildid *id,
 	return 0;
 }
 
-/* ------------------------------------------- extraction while downloading */
+/* ------------------------------------------------- fills of members */
 
-/*
- * A member extracted from a package while it downloads: a long job reads
- * the growing temp file through pkg_extract_watch (its pkg_limits.grow
- * waits for the download), writing the member into its fill (struct prod)
- * through the producer core, so that readers stream it as it comes out,
- * once its opening bytes name the right build-id.  The last byte waits for
- * the verdict on the whole package (checked and indexed: growing state 1),
- * then the member's final check and publishing (produce_verify); a package
- * that fails leaves the readers cut short and nothing published.
- */
-struct stream {
-	struct repos *rs;
-	struct prod *p;
-	struct growing *g;
-	char member[PATH_MAX];
-	int rc; /* pkg_extract_watch's */
-	char err[256];
-	struct stream *next; /* in its growing's waiting list */
-};
-
-/* pkg_limits.grow: wait for more of the package, or its end. */
+/* The path a .build-id link of kind gives the member of id. */
 static int
-stream_grow(uint64_t have, void *arg)
+member_name(const struct buildid *id, enum repoidx_kind kind, char *out,
+    size_t len)
 {
-	struct stream *st = arg;
-	struct growing *g = st->g;
-	int rc;
+	char hex[BUILDID_HEX_MAX];
 
-	pthread_mutex_lock(&g->mu);
-	while (g->written <= have && g->complete == 0 && g->state == 0)
-		pthread_cond_wait(&g->cv, &g->mu);
-	rc = g->written > have ? 1 : g->complete == 1 || g->state == 1 ? 0 : -1;
-	pthread_mutex_unlock(&g->mu);
-	return rc;
-}
-
-/* The member's size, from its header: readers learn it after the check. */
-static void
-stream_size(uint64_t size, void *arg)
-{
-	struct stream *st = arg;
-
-	st->p->length = size;
-	flight_announce(st->p->f, size);
-}
-
-static void
-stream_progress(uint64_t end, void *arg)
-{
-	struct stream *st = arg;
-
-	produce_progress(st->p, end);
-}
-
-/* The package of st, open: the temp file while it downloads, else its place. */
-static int
-stream_open(struct stream *st)
-{
-	struct growing *g = st->g;
-	int fd = -1;
-
-	pthread_mutex_lock(&g->mu);
-	while (g->tmp[0] == '\0' && g->state == 0)
-		pthread_cond_wait(&g->cv, &g->mu);
-	if (g->state == 0)
-		fd = open(g->tmp, O_RDONLY | O_CLOEXEC);
-	/* Renamed into place meanwhile: wait for the end, then there. */
-	while (fd == -1 && g->state == 0)
-		pthread_cond_wait(&g->cv, &g->mu);
-	if (fd == -1 && g->state == 1)
-		fd = open(g->path, O_RDONLY | O_CLOEXEC);
-	pthread_mutex_unlock(&g->mu);
-	return fd;
-}
-
-/* Worker: extract st's member as the package comes, then the verdict. */
-static void
-stream_work(void *arg)
-{
-	struct stream *st = arg;
-	struct prod *p = st->p;
-	struct growing *g = st->g;
-	struct pkg_limits lim = pkg_default_limits;
-	struct pkg_watch watch = { stream_progress, NULL, NULL, st,
-		stream_size };
-	char pkg[64], headers[PASS_MEMBER_HEADERS_MAX];
-	char err[256], file[PATH_MAX];
-	const char *base = strrchr(g->path, '/');
-	struct rpmhdr *rh = NULL;
-	int pfd, n;
-
-	st->rc = -1;
-	if ((pfd = stream_open(st)) == -1) {
-		snprintf(st->err, sizeof(st->err), "%s",
-		    g->why[0] != '\0' ? g->why : "package unavailable");
-		return;
+	if (id->len < 2)
+		return -1;
+	buildid_format(id, hex);
+	switch (kind) {
+	case REPOIDX_DEBUGINFO:
+		snprintf(out, len, "/usr/lib/debug/.build-id/%.2s/%s.debug",
+		    hex, hex + 2);
+		break;
+	case REPOIDX_EXECUTABLE:
+		snprintf(out, len, "/usr/lib/.build-id/%.2s/%s", hex, hex + 2);
+		break;
+	default:
+		snprintf(out, len, "/usr/lib/debug/.build-id/%.2s/%s", hex,
+		    hex + 2);
+		break;
 	}
-	if (produce_open(p) == -1) {
-		close(pfd);
-		snprintf(st->err, sizeof(st->err), "%s", p->why);
-		return;
-	}
-	/*
-	 * An rpm's header, which holds its files' IMA signatures, comes
-	 * before its payload: waiting for it costs the member nothing, and
-	 * the first answer is signed like those from the package cache.
-	 */
-	if (rpmhdr_open_grow(pfd, stream_grow, st, &rh, err, sizeof(err)) == -1)
-		log_info("repo: %s: %s", g->path, err);
-	/* The file a .build-id link names, as the package cache shows it. */
-	if (rh == NULL ||
-	    rpmhdr_resolve(rh, st->member, file, sizeof(file)) == -1)
-		snprintf(file, sizeof(file), "%s", st->member);
-	n = pass_member_headers(rh, base != NULL ? base + 1 : g->path, file,
-	    headers, sizeof(headers));
-	rpmhdr_free(rh);
-	if (n < 0 ||
-	    produce_head(p, UINT64_MAX, clock_now(), headers, (size_t)n,
-		g->path) == -1) {
-		close(pfd);
-		snprintf(st->err, sizeof(st->err), "out of memory");
-		return;
-	}
-	snprintf(pkg, sizeof(pkg), "/proc/self/fd/%d", pfd);
-	lim.min_free_pct = st->rs->d.cfg->min_free_disk;
-	lim.grow = stream_grow;
-	lim.grow_arg = st;
-	st->rc = pkg_extract_watch(pkg, st->member, p->fd, &lim, &watch,
-	    st->err, sizeof(st->err));
-	close(pfd);
-}
-
-/* Worker: the package's verdict is in; the member's, then publishing. */
-static void
-stream_verdict_work(void *arg)
-{
-	struct stream *st = arg;
-	struct prod *p = st->p;
-	struct growing *g = st->g;
-	const char *base = strrchr(g->path, '/');
-
-	if (g->state != 1) {
-		p->res = UPSTREAM_FAILED;
-		snprintf(p->why, sizeof(p->why), "%s", g->why);
-	} else if (st->rc == ELF_NOTFOUND) {
-		p->res = UPSTREAM_NOTFOUND;
-		snprintf(p->why, sizeof(p->why), "not in its package");
-	} else if (st->rc == -1) {
-		p->res = UPSTREAM_FAILED;
-		snprintf(p->why, sizeof(p->why), "%.120s: %.120s",
-		    base != NULL ? base + 1 : g->path, st->err);
-	} else {
-		p->res = UPSTREAM_OK;
-	}
-	produce_verify(p);
-}
-
-/* The loop: the end of an extraction. */
-static void
-stream_end(void *arg)
-{
-	struct stream *st = arg;
-
-	if (!st->p->verified)
-		log_warnx("repo: %s: %s", st->member, st->p->why);
-	produce_finish(st->p);
-	growing_unref(st->g);
-	free(st);
-}
-
-/* The loop: the verdict of st's package is in (g->state): judge st. */
-static void
-stream_judge(struct stream *st)
-{
-	if (pool_submit(st->rs->d.pool, stream_verdict_work, st->rs->d.inbox,
-		stream_end, st) == -1) {
-		st->p->res = UPSTREAM_FAILED;
-		snprintf(st->p->why, sizeof(st->p->why),
-		    "server is shutting down");
-		stream_end(st);
-	}
-}
-
-/* The loop: g's package has its verdict: judge the extractions waiting. */
-static void
-stream_verdicts(struct growing *g)
-{
-	struct stream *st, *next;
-
-	st = g->waiting;
-	g->waiting = NULL;
-	for (; st != NULL; st = next) {
-		next = st->next;
-		stream_judge(st);
-	}
+	return 0;
 }
 
 /*
- * The loop: the extraction is over.  It waits for its package's verdict
- * (dl_end gives it) unless that is in already.
- */
-static void
-stream_done(void *arg)
-{
-	struct stream *st = arg;
-	int state;
-
-	pthread_mutex_lock(&st->g->mu);
-	state = st->g->state;
-	pthread_mutex_unlock(&st->g->mu);
-	if (state != 0) {
-		stream_judge(st);
-		return;
-	}
-	st->next = st->g->waiting;
-	st->g->waiting = st;
-}
-
-/*
- * Any thread: fill p from its package's download.  A debug file streams
- * out of the package as it comes; anything else goes on to the package
- * step once the package is in the package cache.  A download that ended
- * just now hands p on at once (to the package step, which has the package
- * then, or past it).
+ * Any thread: fill p from its package's download.  While it downloads, p
+ * joins a pass that reads it as it grows (started when the download
+ * starts), by its member's .build-id path; a download that ended just now
+ * hands p on at once (to the package step, which has the package then, or
+ * past it).
  */
 static void
 repo_produce(struct prod *p)
 {
-	struct repos *rs = produce_deps(p)->repos;
+	const struct resolve_deps *d = produce_deps(p);
+	struct repos *rs = d->repos;
 	struct repo_want *rw = p->data;
-	struct stream *st = NULL;
 	struct flight_view v;
+	struct growing *g = NULL;
 	struct flight *df;
-	struct growing *g;
 	struct dl *dl;
-	char hex[BUILDID_HEX_MAX], why[256];
+	char why[256];
+	int held = 0, rc = -1;
 
 	rw->p = p;
 	if ((df = repos_join(rs, &rw->hit)) == NULL) {
 		produce_end(p, FLIGHT_FAILED, "too many fills in flight");
 		return;
 	}
-	if (p->w.kind == CACHE_DEBUGINFO && produce_deps(p)->bs != NULL &&
-	    p->w.id.len >= 2 && (st = calloc(1, sizeof(*st))) != NULL) {
-		st->rs = rs;
-		st->p = p;
-		buildid_format(&p->w.id, hex);
-		snprintf(st->member, sizeof(st->member),
-		    "/usr/lib/debug/.build-id/%.2s/%s.debug", hex, hex + 2);
-	}
+	if (d->packages != NULL)
+		passes_lock(d->packages, 1);
 	pthread_mutex_lock(&rs->mu);
 	for (dl = rs->running; dl != NULL && dl->f != df; dl = dl->rnext)
 		;
-	if (dl == NULL) {
+	if (dl != NULL) {
+		g = dl->g;
+		growing_hold(g, 1);
+		held = !dl->started;
+		snprintf(rw->pw.package, sizeof(rw->pw.package), "%s",
+		    dl->path);
+	}
+	pthread_mutex_unlock(&rs->mu);
+	if (g != NULL && d->packages != NULL &&
+	    member_name(&p->w.id, rw->hit.kind, rw->pw.member,
+		sizeof(rw->pw.member)) == 0)
+		rc = passes_join_growing(d->packages, p, &g->gr, held);
+	if (d->packages != NULL)
+		passes_lock(d->packages, 0);
+	if (g != NULL && rc == -1)
+		growing_hand_on(g,
+		    p); /* after the download, the package step */
+	growing_unref(g);
+	if (g == NULL) {
 		/* It ended just now: in the package cache, or failed. */
-		pthread_mutex_unlock(&rs->mu);
-		free(st);
 		flight_view(df, &v);
 		snprintf(why, sizeof(why), "%s", v.why);
-		flight_unref(df);
 		if (v.state == FLIGHT_READY)
 			produce_absent(p);
 		else
 			produce_end(p, FLIGHT_FAILED, why);
-		return;
 	}
-	if (st != NULL && (g = dl->g) != NULL) {
-		pthread_mutex_lock(&g->mu);
-		g->refs++;
-		pthread_mutex_unlock(&g->mu);
-		st->g = g;
-		/*
-		 * A download still queued gets its extractions when it
-		 * starts: they would hold long workers, which running
-		 * downloads need, while they wait.
-		 */
-		if (!dl->started) {
-			st->next = dl->pending;
-			dl->pending = st;
-			st = NULL;
-		}
-	} else {
-		free(st);
-		st = NULL;
-		rw->next = dl->after;
-		dl->after = rw;
-	}
-	pthread_mutex_unlock(&rs->mu);
 	flight_unref(df); /* the download holds its own */
-	if (st != NULL)
-		stream_submit(st);
-}
-
-/* End the extractions of list st (by ->next), never started, with why. */
-static void
-streams_fail(struct stream *st, const char *why)
-{
-	struct stream *next;
-
-	for (; st != NULL; st = next) {
-		next = st->next;
-		st->p->res = UPSTREAM_FAILED;
-		snprintf(st->p->why, sizeof(st->p->why), "%s", why);
-		stream_end(st);
-	}
-}
-
-/* Start the extraction st on a long worker. */
-static void
-stream_submit(struct stream *st)
-{
-	if (pool_submit_long(st->rs->d.pool, stream_work, st->rs->d.inbox,
-		stream_done, st) == -1) {
-		st->p->res = UPSTREAM_FAILED;
-		snprintf(st->p->why, sizeof(st->p->why),
-		    "server is shutting down");
-		stream_end(st);
-	}
 }
 
 /* ------------------------------------------------------------- source */
@@ -982,7 +969,8 @@ member_cb(const struct pkg_rec *r, void *arg)
 /*
  * The request side: a debuginfo or executable a repository's index maps to
  * a package not in the package cache yet (one that is, or a local package
- * with the member, is the package step's).
+ * with the member, is the package step's), or that a pass over a package
+ * still downloading fills (an alt file no index maps yet).
  */
 static enum src_result
 repo_lookup(struct rq *rq)
@@ -992,6 +980,8 @@ repo_lookup(struct rq *rq)
 	enum route_endpoint ep = rq->rt->endpoint;
 	struct repo_want *rw;
 	struct prod_what w;
+	struct cache_key k;
+	struct flight *f;
 	unsigned retry = 0;
 	int rc;
 
@@ -1011,15 +1001,19 @@ repo_lookup(struct rq *rq)
 	    &rw->hit, &retry);
 	if (rc != 1)
 		free(rw);
-	if (rc == 0)
-		return SRC_ABSENT;
 	if (rc == -1)
 		return rq_fail(rq, "index lookup failed");
 	if (rc == 2)
 		return rq_outcome(rq, ANSWER_REPO_FAILING, NULL, retry, NULL);
-	rq_what(rq, &w);
-	w.limit = 0;
-	return rq_produce(rq, &w, rw);
+	if (rc == 1) {
+		rq_what(rq, &w);
+		w.limit = 0;
+		return rq_produce(rq, &w, rw);
+	}
+	rq_key(rq, &k);
+	if (d->packages != NULL && (f = passes_find(d->packages, &k)) != NULL)
+		return rq_join(rq, f);
+	return SRC_ABSENT;
 }
 
 static void
@@ -1043,7 +1037,6 @@ static void
 kick_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct repos *rs = arg;
-	struct stream *st = NULL, *next;
 	struct dl *dl;
 	size_t i;
 
@@ -1054,17 +1047,17 @@ kick_cb(evutil_socket_t fd, short what, void *arg)
 			if ((rs->queue = dl->next) == NULL)
 				rs->queue_tail = &rs->queue;
 			dl->started = 1;
-			st = dl->pending;
-			dl->pending = NULL;
 		}
 		pthread_mutex_unlock(&rs->mu);
 		if (dl == NULL)
 			break;
 		atomic_fetch_add(&rs->active, 1);
-		for (; st != NULL; st = next) {
-			next = st->next;
-			stream_submit(st);
-		}
+		/*
+		 * Its passes begin now, not when asked for: they would hold
+		 * long workers, which running downloads need, while they wait.
+		 */
+		if (rs->d.passes != NULL)
+			passes_begin(rs->d.passes, dl->path);
 		dl_start(dl);
 	}
 	if (atomic_exchange(&rs->refresh_asked, 0))
@@ -1193,6 +1186,12 @@ metrics_cb(FILE *fp, void *arg)
 		{ "dbgmirror_repo_checksum_errors_total",
 		    "Packages whose size or SHA256 differed from the index.",
 		    offsetof(struct repo, checksum_errors) },
+		{ "dbgmirror_repo_members_revoked_total",
+		    "Members whose bytes went out as their package downloaded "
+		    "(each with the build-id asked for, past the ELF check), "
+		    "not kept: the package then failed its download or "
+		    "checksum.",
+		    offsetof(struct repo, members_revoked) },
 	};
 	struct dl *dl;
 	size_t c, i, waiting = 0;
@@ -1361,6 +1360,26 @@ nomem:
 	snprintf(err, errlen, "out of memory");
 	repos_free(rs);
 	return NULL;
+}
+
+void
+repos_stop(struct repos *rs)
+{
+	struct dl *dl;
+
+	if (rs == NULL)
+		return;
+	pthread_mutex_lock(&rs->mu);
+	for (dl = rs->running; dl != NULL; dl = dl->rnext) {
+		pthread_mutex_lock(&dl->g->mu);
+		if (dl->g->complete == 0)
+			dl->g->complete = -1;
+		snprintf(dl->g->why, sizeof(dl->g->why),
+		    "server is shutting down");
+		pthread_cond_broadcast(&dl->g->cv);
+		pthread_mutex_unlock(&dl->g->mu);
+	}
+	pthread_mutex_unlock(&rs->mu);
 }
 
 void

@@ -90,7 +90,7 @@ struct repo {
 	/* Counters, any thread. */
 	atomic_uint_fast64_t refreshes, refresh_failures, refreshes_unchanged,
 	    downloads, download_failures, timeouts, http_errors,
-	    checksum_errors;
+	    checksum_errors, members_revoked;
 	atomic_int failures_in_row;
 	atomic_int_fast64_t open_until; /* breaker: skipped until then */
 	atomic_int_fast64_t last_refresh; /* the last that succeeded */
