@@ -29,11 +29,16 @@
  * goes on to the package step once the package is in.
  *
  * An id no repository maps may be the alt file of a package a pass reads:
- * the passes' flights are looked up by key (passes_find).
+ * the passes' flights are looked up by key (passes_find).  While the first
+ * refreshes run (repos_starting()), a request for an id nothing maps waits
+ * for them (parked, woken by one watcher for all) and is asked again; a
+ * not-found answer while a refresh runs carries a short max-age, and the
+ * reason repos_why_absent() gives.
  *
  * Threads: the repositories' state and the transfers belong to the fills'
- * loop; the download queue and the counters are shared (mu, atomics).
- * Lock order: the passes' lock, then mu, then a growing package's.
+ * loop; the download queue, the parked requests and the counters are
+ * shared (mu, atomics).  Lock order: the passes' lock, then mu, then a
+ * growing package's.
  */
 #include "sources/repo_int.h"
 
@@ -71,6 +76,9 @@
 #include "sources/pass.h"
 #include "sources/scan.h"
 #include "sources/sources.h"
+
+/* The max-age of a not-found answer while a refresh runs. */
+#define REFRESHING_MAX_AGE 5
 
 /* A pass waiting for the checksum of a growing package. */
 struct checked_wait {
@@ -134,6 +142,12 @@ struct dl {
 	int started; /* holds one of the repo-downloads slots; under mu */
 	int ok, timeout, checksum;
 	char why[256];
+};
+
+/* A request parked until the first refreshes end. */
+struct parked {
+	struct rq_park *pk;
+	struct parked *next;
 };
 
 /* ------------------------------------------------ the growing package */
@@ -966,11 +980,116 @@ member_cb(const struct pkg_rec *r, void *arg)
 	return 1;
 }
 
+/* A parked request's client left: forget it (rq_park's gone). */
+static void
+repo_park_gone(struct rq_park *pk, void *arg)
+{
+	struct repos *rs = arg;
+	struct parked **pp, *q;
+
+	pthread_mutex_lock(&rs->mu);
+	for (pp = &rs->parked; *pp != NULL; pp = &(*pp)->next) {
+		if ((*pp)->pk == pk) {
+			q = *pp;
+			*pp = q->next;
+			free(q);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&rs->mu);
+}
+
+/*
+ * The fills' loop, once the first refreshes ended (the one watcher of
+ * repos_when_ready): every parked request asks again, on its loop.
+ */
+static void
+repo_ready_wake(void *arg)
+{
+	struct repos *rs = arg;
+	struct parked *q, *next;
+
+	pthread_mutex_lock(&rs->mu);
+	rs->ready_seen = 1;
+	q = rs->parked;
+	rs->parked = NULL;
+	for (; q != NULL; q = next) {
+		next = q->next;
+		rq_unpark(q->pk);
+		free(q);
+	}
+	pthread_mutex_unlock(&rs->mu);
+}
+
+/*
+ * No repository maps rq's id while their first refreshes run: 1 when rq
+ * is parked until they end (*r its result: SRC_PENDING, or its answer),
+ * 0 when they ended meanwhile (or no memory: it goes on).
+ */
+static int
+repo_park(struct rq *rq, struct repos *rs, enum src_result *r)
+{
+	struct parked *q;
+	int rc;
+
+	pthread_mutex_lock(&rs->mu);
+	if (!rs->ready_seen && !rs->watching) {
+		rc = repos_when_ready(rs, repo_ready_wake, rs);
+		rs->ready_seen = rc == 1;
+		rs->watching = rc == 0;
+	}
+	if (rs->ready_seen || !rs->watching ||
+	    (q = malloc(sizeof(*q))) == NULL) {
+		pthread_mutex_unlock(&rs->mu);
+		return 0;
+	}
+	if ((*r = rq_park(rq, &q->pk, repo_park_gone, rs)) == SRC_PENDING &&
+	    q->pk != NULL) {
+		q->next = rs->parked;
+		rs->parked = q;
+	} else {
+		free(q);
+	}
+	pthread_mutex_unlock(&rs->mu);
+	return 1;
+}
+
+/*
+ * In rq's transaction: why no repository serves rq's id, in the words of
+ * repos_why_absent(), as rq's note: of a repository in its first refresh,
+ * else of one with an index, else of the first.
+ */
+static void
+repo_note(struct rq *rq, struct repos *rs)
+{
+	struct repoidx_state st, best;
+	char why[320];
+	size_t i, b = 0;
+	int rank, brank = -1;
+
+	for (i = 0; i < rs->n; i++) {
+		if (repoidx_state(rq->th->rd, rs->v[i].key, &st) == -1)
+			continue;
+		rank = st.gen == 0 && st.running != 0 ? 2 : st.gen != 0;
+		if (rank > brank) {
+			brank = rank;
+			best = st;
+			b = i;
+		}
+	}
+	if (brank == -1)
+		return;
+	repos_why_absent(&best, 0, why, sizeof(why));
+	snprintf(rq->note, sizeof(rq->note), "repo %.100s: %.290s",
+	    rs->v[b].cr->name, why);
+}
+
 /*
  * The request side: a debuginfo or executable a repository's index maps to
  * a package not in the package cache yet (one that is, or a local package
  * with the member, is the package step's), or that a pass over a package
- * still downloading fills (an alt file no index maps yet).
+ * still downloading fills (an alt file no index maps yet).  An id nothing
+ * maps waits for the first refreshes; when it passes, it says why.
  */
 static enum src_result
 repo_lookup(struct rq *rq)
@@ -982,6 +1101,7 @@ repo_lookup(struct rq *rq)
 	struct prod_what w;
 	struct cache_key k;
 	struct flight *f;
+	enum src_result r;
 	unsigned retry = 0;
 	int rc;
 
@@ -1013,6 +1133,12 @@ repo_lookup(struct rq *rq)
 	rq_key(rq, &k);
 	if (d->packages != NULL && (f = passes_find(d->packages, &k)) != NULL)
 		return rq_join(rq, f);
+	if (repos_starting(rs) && repo_park(rq, rs, &r))
+		return r;
+	repo_note(rq, rs);
+	/* A refresh may bring it: clients should ask again soon. */
+	if (repos_refreshing(rs))
+		rq->max_age = REFRESHING_MAX_AGE;
 	return SRC_ABSENT;
 }
 
@@ -1386,6 +1512,7 @@ void
 repos_free(struct repos *rs)
 {
 	struct repos_watcher *w;
+	struct parked *q;
 	struct dl *dl;
 	size_t i;
 
@@ -1409,6 +1536,10 @@ repos_free(struct repos *rs)
 	while ((w = rs->watchers) != NULL) {
 		rs->watchers = w->next;
 		free(w);
+	}
+	while ((q = rs->parked) != NULL) {
+		rs->parked = q->next;
+		free(q);
 	}
 	if (rs->ready_timer != NULL)
 		event_free(rs->ready_timer);

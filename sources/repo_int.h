@@ -16,6 +16,7 @@
 
 struct dl;
 struct event;
+struct parked;
 
 /* Directories of ours, so that the files in them fit in PATH_MAX. */
 #define DIR_MAX 2048
@@ -110,6 +111,10 @@ struct repos {
 	atomic_uint active; /* downloads started and not ended */
 	struct dl *running; /* downloads begun, under mu, by ->rnext */
 	atomic_int refresh_asked;
+	/* Requests parked until the first refreshes end; under mu. */
+	struct parked *parked;
+	int watching; /* its watcher is registered */
+	int ready_seen; /* the first refreshes ended */
 	/* Readiness and progress: pmu guards these and each repo's prog. */
 	pthread_mutex_t pmu;
 	size_t first_ended; /* repositories whose first refresh ended */

@@ -1443,13 +1443,15 @@ refresh_end(struct repo *r, int ok, const char *why)
 				free(n);
 		}
 	}
+	/* Not refreshing for the requests the first refreshes' end wakes. */
+	if (!r->again)
+		atomic_fetch_sub(&r->rs->refreshing, 1);
 	first_ended(r);
 	if (r->again) {
 		r->again = 0;
 		reposync_begin(r);
 		return;
 	}
-	atomic_fetch_sub(&r->rs->refreshing, 1);
 	prog_told(r);
 }
 
