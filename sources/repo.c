@@ -8,9 +8,11 @@
  * run at once; the others wait in a queue, oldest first, and start as
  * running ones end (their requests wait with them).  The loop fetches it into
  * a temp file of the package cache (<cache-dir>/repo-packages); a worker
- * checks size and SHA-256 and renames it into place; another indexes its
- * members (sources/scan.h) and trims the package cache to repo-cache-size,
- * oldest downloads first; only then does the flight end READY.  A failed
+ * checks size and SHA-256 and renames it into place; once no pass reads the
+ * package any more (indexing decompresses it all again, which would take
+ * the CPU from the pass and its clients), another indexes its members
+ * (sources/scan.h) and trims the package cache to repo-cache-size, oldest
+ * downloads first; only then does the flight end READY.  A failed
  * download ends FAILED, leaves nothing behind, counts against the
  * repository's breaker and is remembered for error-ttl (an error entry
  * under the package's key).
@@ -101,6 +103,8 @@ struct growing {
 	int checked; /* its checksum: 0 not yet, 1 passed, -1 failed (or none) */
 	struct checked_wait *waiting; /* passes, for checked */
 	struct repo_want *after; /* fills for the package step once it is in */
+	int readers; /* passes reading it (pass_growth.hold) */
+	struct dl *indexing; /* checked, to index once no pass reads it */
 	int refs;
 	char why[256];
 	char tmp[PATH_MAX], path[PATH_MAX];
@@ -316,19 +320,41 @@ growing_hand_on(void *arg, struct prod *p)
 		growing_hand_on_now(p, state, why);
 }
 
-/* pass_growth.hold */
+static void
+growing_ref(struct growing *g)
+{
+	pthread_mutex_lock(&g->mu);
+	g->refs++;
+	pthread_mutex_unlock(&g->mu);
+}
+
+static void dl_index(struct dl *dl);
+
+/*
+ * pass_growth.hold: a pass reads g, or no more.  The last one out lets
+ * the download's indexing begin, which waited so as not to take the CPU
+ * the passes (and their clients) need.
+ */
 static void
 growing_hold(void *arg, int take)
 {
 	struct growing *g = arg;
+	struct dl *dl = NULL;
 
-	if (!take) {
-		growing_unref(g);
-		return;
-	}
 	pthread_mutex_lock(&g->mu);
-	g->refs++;
+	if (take) {
+		g->refs++;
+		g->readers++;
+	} else if (--g->readers == 0) {
+		dl = g->indexing;
+		g->indexing = NULL;
+	}
 	pthread_mutex_unlock(&g->mu);
+	/* The download holds a reference of its own while it waits. */
+	if (!take)
+		growing_unref(g);
+	if (dl != NULL)
+		dl_index(dl);
 }
 
 static struct growing *
@@ -655,26 +681,42 @@ dl_done(void *arg)
 	dl_end(dl);
 }
 
-/*
- * The loop: the download's checksum is known: the passes keep what they
- * extracted, or none of it; then it is indexed.
- */
+/* Any thread: index the checked download. */
 static void
-dl_checked(void *arg)
+dl_index(struct dl *dl)
 {
-	struct dl *dl = arg;
-
-	growing_checked_now(dl->g, dl->ok, dl->why);
-	if (!dl->ok) {
-		dl_done(dl);
-		return;
-	}
 	if (pool_submit_long(dl->rs->d.pool, dl_index_work, dl->rs->d.inbox,
 		dl_done, dl) == -1) {
 		snprintf(dl->why, sizeof(dl->why), "server is shutting down");
 		dl->ok = 0;
 		dl_end(dl);
 	}
+}
+
+/*
+ * The loop: the download's checksum is known: the passes keep what they
+ * extracted, or none of it; then it is indexed, once no pass reads it
+ * (indexing decompresses it all again: meanwhile it would slow the passes
+ * that serve clients now).
+ */
+static void
+dl_checked(void *arg)
+{
+	struct dl *dl = arg;
+	struct growing *g = dl->g;
+	int wait;
+
+	growing_checked_now(g, dl->ok, dl->why);
+	if (!dl->ok) {
+		dl_done(dl);
+		return;
+	}
+	pthread_mutex_lock(&g->mu);
+	if ((wait = g->readers > 0))
+		g->indexing = dl;
+	pthread_mutex_unlock(&g->mu);
+	if (!wait)
+		dl_index(dl);
 }
 
 static void
@@ -943,7 +985,7 @@ repo_produce(struct prod *p)
 		;
 	if (dl != NULL) {
 		g = dl->g;
-		growing_hold(g, 1);
+		growing_ref(g);
 		held = !dl->started;
 		snprintf(rw->pw.package, sizeof(rw->pw.package), "%s",
 		    dl->path);

@@ -302,7 +302,12 @@ ok $? "--check-config takes a repo line"
 ok $((!$?)) "--check-config refuses a deb line without suite and component"
 like "$(cat "$T/cc.out")" 'expected deb URL SUITE COMPONENT' "... and says why"
 
-# refreshed NAME N: NAME's log shows N refreshes that succeeded.
+# metric_is NAME SERVER VALUE: SERVER's metric NAME is VALUE.
+metric_is() {
+	[ "$(metric "$1" "$2")" = "$3" ]
+}
+
+# refused NAME N: NAME's log shows N refreshes that failed.
 refused() {
 	local log
 	eval "log=\$${1}_LOG"
@@ -369,6 +374,10 @@ cp "$(mkbin "$unknown")" "$T/mod.ko"
 like "$("$DBGMIRROR" "${dcfg[@]}" lookup "$T/mod.ko")" \
     "repo $N/ids stable: not in its index: a kernel's vmlinux and modules have no \.build-id paths" \
     "... and for a kernel module, why not that either"
+# A member's answer comes before its package is indexed.
+for r in ids contents; do
+	wait_until 30 metric_is "dbgmirror_repo_downloads_total{repo=\"$N/$r\",suite=\"stable\"}" "$d_URL" 1
+done
 out=$("$DBGMIRROR" "${dcfg[@]}" stats)
 like "$out" "repo: +$N/ids stable: 3 ids in 2 of 2 packages, refreshed " \
     "dbgmirror stats: a repository's ids, packages with ids, last refresh"
@@ -621,10 +630,6 @@ ok $? "a package that will fail its checksum: its member reaches the client whol
 wait "$curl_pid"
 cmp -s "$T/v.out" "$dbg/prog_a.debug"
 ok $? "... the right bytes: they passed their own check"
-# metric_is NAME SERVER VALUE: SERVER's metric NAME is VALUE.
-metric_is() {
-	[ "$(metric "$1" "$2")" = "$3" ]
-}
 wait_until 30 metric_is "dbgmirror_repo_checksum_errors_total{$vs}" "$v_URL" 1
 ok $? "the package then fails its checksum"
 wait_until 30 grep -q 'streambad.*1 member(s) had gone out to clients.*none is kept (.*size or SHA256 differs' "$v_LOG"
