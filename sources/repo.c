@@ -184,7 +184,17 @@ growing_set(struct growing *g, uint64_t written, int complete)
 	pthread_mutex_unlock(&g->mu);
 }
 
-/* pass_growth.open: the package as it downloads, or where it went. */
+/* 1 while g's file is neither there to read nor known to fail. */
+static int
+growing_unsure(const struct growing *g)
+{
+	return g->checked == 0 && g->state == 0 && g->complete != -1;
+}
+
+/*
+ * pass_growth.open: the package as it downloads, or where it went once
+ * checked (not once indexed: the indexing waits for the passes).
+ */
 static int
 growing_open(void *arg, char *why, size_t len)
 {
@@ -192,14 +202,14 @@ growing_open(void *arg, char *why, size_t len)
 	int fd = -1;
 
 	pthread_mutex_lock(&g->mu);
-	while (g->tmp[0] == '\0' && g->state == 0 && g->complete != -1)
+	while (g->tmp[0] == '\0' && growing_unsure(g))
 		pthread_cond_wait(&g->cv, &g->mu);
-	if (g->state == 0 && g->complete != -1)
+	if (growing_unsure(g))
 		fd = open(g->tmp, O_RDONLY | O_CLOEXEC);
-	/* Renamed into place meanwhile: wait for the end, then there. */
-	while (fd == -1 && g->state == 0 && g->complete != -1)
+	/* Renamed into place meanwhile: wait for the checksum, then there. */
+	while (fd == -1 && growing_unsure(g))
 		pthread_cond_wait(&g->cv, &g->mu);
-	if (fd == -1 && g->state == 1)
+	if (fd == -1 && (g->checked == 1 || g->state == 1))
 		fd = open(g->path, O_RDONLY | O_CLOEXEC);
 	if (fd == -1)
 		snprintf(why, len, "%s",
@@ -256,6 +266,7 @@ growing_checked_now(struct growing *g, int ok, const char *why)
 		snprintf(g->why, sizeof(g->why), "%s", why);
 	w = g->waiting;
 	g->waiting = NULL;
+	pthread_cond_broadcast(&g->cv); /* growing_open */
 	pthread_mutex_unlock(&g->mu);
 	for (; w != NULL; w = next) {
 		next = w->next;

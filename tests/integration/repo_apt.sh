@@ -239,6 +239,12 @@ sed -i 's|^Filename: .*|Filename: trickle/'"$ID_prog_a"'/debuginfo|' \
     "$W/one/dists/stable/main/binary-amd64/Packages"
 rm "$W/one/dists/stable/main/binary-amd64/Packages".*
 release one
+# The same at 100 KB/s (3 s).
+repo onefast one-dbgsym
+sed -i 's|^Filename: .*|Filename: trickle/'"$ID_prog_a"'/debuginfo|' \
+    "$W/onefast/dists/stable/main/binary-amd64/Packages"
+rm "$W/onefast/dists/stable/main/binary-amd64/Packages".*
+release onefast
 # The same package sent at 100 KB/s (4 s), from a repository of its own,
 # and a copy of it with one byte of the blob changed, at the same rate,
 # from one whose index lists the package's right checksum.
@@ -264,6 +270,7 @@ start_fake fast --rate 100000 \
     "$ID_prog_a=trickle:$T/pkg/stream-dbgsym_1.0_amd64.deb"
 start_fake trbad --rate 100000 "$ID_prog_a=trickle:$T/pkg/streambad.deb"
 start_fake tone --rate 10000 "$ID_prog_a=trickle:$T/pkg/one-dbgsym_1.0_amd64.deb"
+start_fake tonef --rate 100000 "$ID_prog_a=trickle:$T/pkg/one-dbgsym_1.0_amd64.deb"
 start_nginx "$W" "		location = /e400/dists/stable/InRelease {
 			return 400;
 		}
@@ -290,6 +297,10 @@ start_nginx "$W" "		location = /e400/dists/stable/InRelease {
 		}
 		location /one/trickle/ {
 			proxy_pass http://127.0.0.1:$tone_PORT/buildid/;
+			proxy_buffering off;
+		}
+		location /onefast/trickle/ {
+			proxy_pass http://127.0.0.1:$tonef_PORT/buildid/;
 			proxy_buffering off;
 		}"
 is "$(code "$N/ids/dists/stable/InRelease")" 200 "nginx serves the repositories"
@@ -675,6 +686,22 @@ for id in "$ID_first" "$ID_shapes" "$ID_second"; do
 	like "$("$DBGMIRROR" --no-config --cache-dir "$T/o-cache" lookup "$id")" \
 	    'debuginfo +cached' "... $id kept once the package checked out"
 done
+
+# A member asked for once the pass has read past it gets a pass of its
+# own, over the download that is whole by then and checked: it reads the
+# package where the check put it (one long worker: the check runs first),
+# long before the package is indexed, which waits for the passes.
+start_daemon o2 --scan-dir none --workers 1 --package-coextract 0 \
+    --repo "deb $N/onefast stable main $kr"
+wait_until 60 refreshed o2 1
+curl -s -m 60 -o "$T/o2.b" "$o2_URL/buildid/$ID_second/debuginfo"
+cmp -s "$T/o2.b" "$second_debug"
+ok $? "the second debug file, the first passed by"
+curl -s -m 60 -o "$T/o2.a" "$o2_URL/buildid/$ID_first/debuginfo"
+cmp -s "$T/o2.a" "$first_debug"
+ok $? "... then the first: a second pass, over the checked package"
+wait_until 30 metric_is dbgmirror_package_passes_total "$o2_URL" 2
+ok $? "... two passes"
 
 # 100 concurrent requests for ids of one package: one download.
 start_daemon c --scan-dir none --repo "deb $N/ids stable main $kr"
