@@ -1276,8 +1276,11 @@ pass_checked(void *arg, int ok, const char *why)
 		produce_revoke(p->m[i]->prod, why);
 		revoked++;
 	}
-	if (pool_submit(p->ps->rd->pool, pass_publish, p->ps->inbox,
-		pass_finish, p) == -1) {
+	/* Nothing to publish: they end now (the pool may be gone). */
+	if (!ok)
+		pass_finish(p);
+	else if (pool_submit(p->ps->rd->pool, pass_publish, p->ps->inbox,
+		     pass_finish, p) == -1) {
 		for (i = 0; i < p->n; i++)
 			if (p->m[i]->prod != NULL)
 				produce_revoke(p->m[i]->prod,

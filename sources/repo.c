@@ -143,6 +143,7 @@ struct dl {
 	char tmp[PATH_MAX], path[PATH_MAX];
 	uint64_t bytes;
 	struct dl *rnext; /* among rs->running */
+	struct dl *enext; /* repos_stop's list */
 	int started; /* holds one of the repo-downloads slots; under mu */
 	int ok, timeout, checksum;
 	char why[256];
@@ -267,6 +268,7 @@ growing_checked_now(struct growing *g, int ok, const char *why)
 	w = g->waiting;
 	g->waiting = NULL;
 	pthread_cond_broadcast(&g->cv); /* growing_open */
+	g->refs++; /* the passes told may end, and drop theirs */
 	pthread_mutex_unlock(&g->mu);
 	for (; w != NULL; w = next) {
 		next = w->next;
@@ -274,6 +276,7 @@ growing_checked_now(struct growing *g, int ok, const char *why)
 		free(w);
 	}
 	growing_revoked(g, revoked, why);
+	growing_unref(g);
 }
 
 /* pass_growth.checked */
@@ -297,8 +300,11 @@ growing_checked(void *arg, size_t (*done)(void *darg, int ok, const char *why),
 	}
 	snprintf(why, sizeof(why), "%s",
 	    checked == 0 ? "out of memory" : g->why);
+	/* done may end the last pass holding g, before g counts. */
+	g->refs++;
 	pthread_mutex_unlock(&g->mu);
 	growing_revoked(g, done(darg, checked == 1, why), why);
+	growing_unref(g);
 }
 
 /* The loop: the end of fill p of g's package, handed on or failed. */
@@ -685,7 +691,7 @@ dl_done(void *arg)
 {
 	struct dl *dl = arg;
 
-	if (!dl->ok &&
+	if (!dl->ok && !dl->rs->stopping &&
 	    pool_submit(dl->rs->d.pool, dl_fail_work, dl->rs->d.inbox,
 		(pool_fn)dl_end, dl) == 0)
 		return;
@@ -696,7 +702,8 @@ dl_done(void *arg)
 static void
 dl_index(struct dl *dl)
 {
-	if (pool_submit_long(dl->rs->d.pool, dl_index_work, dl->rs->d.inbox,
+	if (dl->rs->stopping ||
+	    pool_submit_long(dl->rs->d.pool, dl_index_work, dl->rs->d.inbox,
 		dl_done, dl) == -1) {
 		snprintf(dl->why, sizeof(dl->why), "server is shutting down");
 		dl->ok = 0;
@@ -1544,21 +1551,44 @@ nomem:
 void
 repos_stop(struct repos *rs)
 {
-	struct dl *dl;
+	static const char why[] = "server is shutting down";
+	struct dl *dl, *next, *ending = NULL;
 
 	if (rs == NULL)
 		return;
+	/*
+	 * The downloads will not end well: transfers stop and queued ones
+	 * end now, their passes read no further and keep nothing; one in a
+	 * worker's step ends when that step reports, without the pool.
+	 */
+	rs->stopping = 1;
 	pthread_mutex_lock(&rs->mu);
 	for (dl = rs->running; dl != NULL; dl = dl->rnext) {
-		pthread_mutex_lock(&dl->g->mu);
-		if (dl->g->complete == 0)
-			dl->g->complete = -1;
-		snprintf(dl->g->why, sizeof(dl->g->why),
-		    "server is shutting down");
-		pthread_cond_broadcast(&dl->g->cv);
-		pthread_mutex_unlock(&dl->g->mu);
+		if (dl->started && dl->rf == NULL)
+			continue;
+		dl->enext = ending;
+		ending = dl;
 	}
+	rs->queue = NULL;
+	rs->queue_tail = &rs->queue;
 	pthread_mutex_unlock(&rs->mu);
+	for (dl = rs->running; dl != NULL; dl = dl->rnext) {
+		growing_end(dl->g, dl->bytes, -1, why);
+		if (rs->d.passes != NULL)
+			passes_drop(rs->d.passes, dl->path, why);
+	}
+	for (dl = ending; dl != NULL; dl = next) {
+		next = dl->enext;
+		if (dl->rf != NULL) {
+			repofetch_cancel(dl->rf);
+			dl->rf = NULL;
+			close(dl->fd);
+			unlink(dl->tmp);
+		}
+		dl->ok = 0;
+		snprintf(dl->why, sizeof(dl->why), "%s", why);
+		dl_end(dl);
+	}
 }
 
 void
@@ -1566,18 +1596,12 @@ repos_free(struct repos *rs)
 {
 	struct repos_watcher *w;
 	struct parked *q;
-	struct dl *dl;
 	size_t i;
 
 	if (rs == NULL)
 		return;
 	if (rs->n > 0)
 		metrics_set_extra(NULL, NULL);
-	while ((dl = rs->queue) != NULL) {
-		rs->queue = dl->next;
-		snprintf(dl->why, sizeof(dl->why), "server is shutting down");
-		dl_end(dl);
-	}
 	for (i = 0; i < rs->n; i++) {
 		repofetch_cancel(rs->v[i].rf);
 		if (rs->v[i].fd != -1)

@@ -111,6 +111,7 @@ struct repos {
 	atomic_uint active; /* downloads started and not ended */
 	struct dl *running; /* downloads begun, under mu, by ->rnext */
 	atomic_int refresh_asked;
+	int stopping; /* repos_stop(): no more pool jobs; the loop's */
 	/* Requests parked until the first refreshes end; under mu. */
 	struct parked *parked;
 	int watching; /* its watcher is registered */

@@ -687,6 +687,17 @@ for id in "$ID_first" "$ID_shapes" "$ID_second"; do
 	    'debuginfo +cached' "... $id kept once the package checked out"
 done
 
+# A daemon stopped while a pass reads a package still downloading: the
+# pass gives up (it would hold the pool's thread), the daemon exits 0.
+start_daemon o3 --scan-dir none --repo "deb $N/one stable main $kr"
+wait_until 60 refreshed o3 1
+curl -s -m 60 -o "$T/o3.a" "$o3_URL/buildid/$ID_first/debuginfo"
+cmp -s "$T/o3.a" "$first_debug"
+ok $? "a member out while its package downloads"
+is "$(in_package o3)" 0 "... the download still running"
+stop_daemon o3
+is "$STOP_RC" 0 "stopped then, the daemon exits 0"
+
 # A member asked for once the pass has read past it gets a pass of its
 # own, over the download that is whole by then and checked: it reads the
 # package where the check put it (one long worker: the check runs first),
