@@ -477,7 +477,7 @@ trim_cache(struct repos *rs)
 {
 	struct trim t = { NULL, 0 };
 	struct cached *nv;
-	struct index_batch *b;
+	struct index_batch *b = NULL;
 	size_t cap = 0, i, j, left;
 	uint64_t total = 0, removed;
 	struct dirent *de, *se;
@@ -527,22 +527,29 @@ trim_cache(struct repos *rs)
 				i = j;
 		t.v[i].evicted = 1;
 		total -= t.v[i].size;
-		if (unlink(t.v[i].path) == 0) {
-			any = 1;
-			log_info("repo package cache: %s evicted", t.v[i].path);
-			if ((slash = strrchr(t.v[i].path, '/')) != NULL) {
-				*slash = '\0';
-				rmdir(t.v[i].path);
-				*slash = '/';
-			}
-		}
+		any = 1;
 	}
-	if (any &&
-	    (b = index_batch_begin(rs->d.idx, err, sizeof(err))) != NULL) {
-		/* A failed prune makes the commit fail: nothing half done. */
+	/*
+	 * The index forgets them before they go, so that no request is sent
+	 * to a package that is not there (a failed prune fails the commit:
+	 * then they stay, and the next trim tries again).
+	 */
+	if (any && (b = index_batch_begin(rs->d.idx, err, sizeof(err))) != NULL)
 		pkgidx_prune(b, trim_keep, &t, &removed);
-		if (index_batch_commit(b, err, sizeof(err)) == -1)
-			log_warnx("%s: %s", __func__, err);
+	if (any &&
+	    (b == NULL || index_batch_commit(b, err, sizeof(err)) == -1)) {
+		log_warnx("%s: %s", __func__, err);
+		any = 0;
+	}
+	for (i = 0; any && i < t.n; i++) {
+		if (!t.v[i].evicted || unlink(t.v[i].path) == -1)
+			continue;
+		log_info("repo package cache: %s evicted", t.v[i].path);
+		if ((slash = strrchr(t.v[i].path, '/')) != NULL) {
+			*slash = '\0';
+			rmdir(t.v[i].path);
+			*slash = '/';
+		}
 	}
 	free(t.v);
 }
