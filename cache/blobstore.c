@@ -3,8 +3,9 @@
  *
  * Three things change together in one write transaction of the index: the
  * entry (table blobs: cache key -> struct blob_hdr, then arg, source and
- * headers, each with a NUL), its place in the LRU order (table lru: atime,
- * stored, cache key -> nothing), and the byte total (counter "blob_bytes").
+ * the meta area, each with a NUL), its place in the LRU order (table lru:
+ * atime, stored, cache key -> nothing), and the byte total (counter
+ * "blob_bytes").
  * Uploaded entries have no LRU key (nothing evicts them) and their bytes
  * are counted apart ("upload_bytes").
  * Files are renamed into place and unlinked while the writer holds that
@@ -18,9 +19,19 @@
  * (index_sweep): many small transactions, each unlinking then committing
  * its share, so that they work when the map is full.
  *
+ * Uploads (blob_info.uploaded) are files of the upload directory, not of
+ * blobs/: the same names, published the same way from the upload
+ * directory's own tmp/ (a rename never crosses file systems).  Their
+ * entries are in the same index, so one lookup finds either; blob_open
+ * tries the cache directory first.  Recovery never deletes an upload file:
+ * one without entry is read (ELF: its build-id and kind must give its
+ * name) and indexed again, so a cache directory cleared with its index
+ * loses no upload.
+ *
  * Hits do not write: blob_touch appends to a bounded buffer under a mutex
  * held for a copy, and blob_flush_touches moves the atimes of many hits in
- * one transaction.  Pins are atomic counters in hashed buckets.
+ * one transaction, in which the missing-id report (cache/misses.h) also
+ * forgets the kinds those hits served; a publish does the same in its own.  Pins are atomic counters in hashed buckets.
  *
  * Everything read back from the index is checked before use; a damaged
  * entry is an error for a lookup, is skipped by eviction and removed by
@@ -40,17 +51,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <unistd.h>
 
 #include "cache/index.h"
+#include "cache/misses.h"
 #include "cache/negative.h"
 #include "cache/pathindex.h"
 #include "indexer/elf.h"
 
 #define TOUCH_MAX 4096
 #define PIN_BUCKETS 1024
-/* The longest arg, source and headers an entry keeps. */
+/* The longest arg, source and meta area an entry keeps. */
 #define BLOB_STR_MAX 65536
 #define LRUKEY_LEN (2 * INDEX_TIME_LEN + CACHE_KEY_LEN)
 #define BYTES_COUNTER "blob_bytes"
@@ -65,6 +76,7 @@ struct touch {
 struct blobstore {
 	struct index *idx;
 	char *dir;
+	char *updir; /* uploads; NULL: none */
 	struct blob_limits lim;
 
 	pthread_mutex_t touch_lock; /* touches, ntouches */
@@ -84,17 +96,21 @@ struct blobstore {
 
 /* ---------------------------------------------------------------- paths */
 
+/* The file of hash: in blobs/, or for an upload in the upload directory. */
 static void
 blob_path(const struct blobstore *bs, const uint8_t hash[CACHE_KEY_LEN],
-    char path[PATH_MAX])
+    int uploaded, char path[PATH_MAX])
 {
 	struct cache_key k;
 	char hex[CACHE_KEY_HEX];
 
 	memcpy(k.hash, hash, CACHE_KEY_LEN);
 	cache_key_hex(&k, hex);
-	/* blobstore_new made sure that it fits. */
-	snprintf(path, PATH_MAX, "%s/blobs/%.2s/%s", bs->dir, hex, hex);
+	/* blobstore_new and blobstore_set_upload_dir made sure it fits. */
+	if (uploaded && bs->updir != NULL)
+		snprintf(path, PATH_MAX, "%s/%.2s/%s", bs->updir, hex, hex);
+	else
+		snprintf(path, PATH_MAX, "%s/blobs/%.2s/%s", bs->dir, hex, hex);
 }
 
 /* 0 when name is the hex of a key (lowercase); the key in *k. */
@@ -130,24 +146,61 @@ lru_key(int64_t atime, int64_t stored, const uint8_t hash[CACHE_KEY_LEN],
 	memcpy(out + 2 * INDEX_TIME_LEN, hash, CACHE_KEY_LEN);
 }
 
+_Static_assert(sizeof(struct blob_hdr) == 112,
+    "the version byte is in what was padding: older entries keep their size");
+
+/*
+ * The meta area of a version 1 entry, p[0..len) (a NUL after it) into *m:
+ * three NUL-terminated strings, then the opaque bytes.  -1 when the NULs
+ * are not there.
+ */
+static int
+meta_decode(const char *p, size_t len, struct cache_meta *m)
+{
+	const char **str[3] = { &m->file, &m->archive, &m->imasig };
+	const char *end = p + len, *nul;
+	size_t i;
+
+	for (i = 0; i < 3; i++) {
+		if ((nul = memchr(p, '\0', (size_t)(end - p))) == NULL)
+			return -1;
+		*str[i] = p;
+		p = nul + 1;
+	}
+	m->extra = p;
+	m->extra_len = (size_t)(end - p);
+	return 0;
+}
+
 int
 blob_decode(const struct index_rec *r, struct blob_hdr *h,
     struct blob_info *info)
 {
 	const char *p = (const char *)r->val + sizeof(*h);
-	uint64_t src, hdrs, end;
+	struct cache_meta m;
+	uint64_t src, meta, end;
 
 	if (r->keylen != CACHE_KEY_LEN || r->vallen < sizeof(*h))
 		return -1;
 	memcpy(h, r->val, sizeof(*h));
 	/* Offsets after the header, in 64 bits: no sum of them wraps. */
 	src = (uint64_t)h->arglen + 1;
-	hdrs = src + h->sourcelen + 1;
-	end = hdrs + h->headerslen + 1;
+	meta = src + h->sourcelen + 1;
+	end = meta + h->metalen + 1;
 	if (end != r->vallen - sizeof(*h) || h->idlen > BUILDID_MAX ||
 	    cache_kind_name((enum cache_kind)h->kind) == NULL ||
-	    p[src - 1] != '\0' || p[hdrs - 1] != '\0' || p[end - 1] != '\0')
+	    h->version > BLOB_VERSION || p[src - 1] != '\0' ||
+	    p[meta - 1] != '\0' || p[end - 1] != '\0')
 		return -1;
+	if (h->version == 0) {
+		/* Header lines: kept whole, as opaque bytes; no values ("",
+		 * the entry's last NUL). */
+		m.file = m.archive = m.imasig = p + end - 1;
+		m.extra = p + meta;
+		m.extra_len = h->metalen;
+	} else if (meta_decode(p + meta, h->metalen, &m) == -1) {
+		return -1;
+	}
 	if (info == NULL)
 		return 0;
 	memset(info, 0, sizeof(*info));
@@ -160,8 +213,7 @@ blob_decode(const struct index_rec *r, struct blob_hdr *h,
 	info->kind = (enum cache_kind)h->kind;
 	info->arg = p;
 	info->source = p + src;
-	info->headers = p + hdrs;
-	info->headers_len = h->headerslen;
+	info->meta = m;
 	info->uploaded = (h->flags & BLOB_F_UPLOADED) != 0;
 	return 0;
 }
@@ -173,14 +225,16 @@ blob_encode(const struct blob_info *info, int64_t now, size_t *len)
 {
 	const char *arg = info->arg != NULL ? info->arg : "";
 	const char *source = info->source != NULL ? info->source : "";
-	const char *headers = info->headers != NULL ? info->headers : "";
 	size_t arglen = strlen(arg), sourcelen = strlen(source);
-	size_t hlen = info->headers != NULL ? info->headers_len : 0;
+	size_t metalen = cache_meta_size(&info->meta);
+	struct cache_meta copy;
 	struct blob_hdr h;
 	uint8_t *buf, *p;
 
+	/* The area's last NUL is the one every string of the entry has. */
+	metalen--;
 	if (arglen > BLOB_STR_MAX || sourcelen > BLOB_STR_MAX ||
-	    hlen > BLOB_STR_MAX || info->id.len > BUILDID_MAX ||
+	    metalen > BLOB_STR_MAX || info->id.len > BUILDID_MAX ||
 	    cache_kind_name(info->kind) == NULL)
 		return NULL;
 	memset(&h, 0, sizeof(h));
@@ -190,12 +244,13 @@ blob_encode(const struct blob_info *info, int64_t now, size_t *len)
 	h.atime = now;
 	h.arglen = (uint32_t)arglen;
 	h.sourcelen = (uint32_t)sourcelen;
-	h.headerslen = (uint32_t)hlen;
+	h.metalen = (uint32_t)metalen;
 	h.kind = (uint8_t)info->kind;
 	h.idlen = info->id.len;
 	memcpy(h.id, info->id.bytes, info->id.len);
 	h.flags = info->uploaded ? BLOB_F_UPLOADED : 0;
-	*len = sizeof(h) + arglen + sourcelen + hlen + 3;
+	h.version = BLOB_VERSION;
+	*len = sizeof(h) + arglen + sourcelen + metalen + 3;
 	if ((buf = malloc(*len)) == NULL)
 		return NULL;
 	memcpy(buf, &h, sizeof(h));
@@ -204,40 +259,8 @@ blob_encode(const struct blob_info *info, int64_t now, size_t *len)
 	p += arglen + 1;
 	memcpy(p, source, sourcelen + 1);
 	p += sourcelen + 1;
-	memcpy(p, headers, hlen);
-	p[hlen] = '\0';
+	cache_meta_copy(&copy, &info->meta, (char *)p);
 	return buf;
-}
-
-/*
- * The value of header name among the "Name: value\r\n" lines of
- * headers[0..len) into out: 1, or 0 when it is not there or too long.
- */
-static int
-header_value(const char *headers, size_t len, const char *name, char *out,
-    size_t outlen)
-{
-	size_t n = strlen(name), vlen;
-	const char *p = headers, *end = headers + len, *eol, *v;
-
-	for (; p < end; p = eol + 1) {
-		if ((eol = memchr(p, '\n', (size_t)(end - p))) == NULL)
-			eol = end;
-		if ((size_t)(eol - p) <= n || strncasecmp(p, name, n) != 0 ||
-		    p[n] != ':')
-			continue;
-		for (v = p + n + 1; v < eol && (*v == ' ' || *v == '\t'); v++)
-			;
-		vlen = (size_t)(eol - v);
-		while (vlen > 0 && (v[vlen - 1] == '\r' || v[vlen - 1] == ' '))
-			vlen--;
-		if (vlen >= outlen)
-			return 0;
-		memcpy(out, v, vlen);
-		out[vlen] = '\0';
-		return 1;
-	}
-	return 0;
 }
 
 /* Drop the LRU key of the entry of hash, decoded as h. */
@@ -274,33 +297,39 @@ paths_del(struct index_batch *b, const struct blob_hdr *h)
 }
 
 /*
- * Record in the path index the X-DEBUGINFOD-FILE (and -ARCHIVE) that an
- * upstream answered info with; nothing for other answers.
+ * Record in the path index the file (and archive) that an upstream
+ * answered info with; nothing for other answers.
  */
 static int
 paths_put(struct index_batch *b, const struct blob_info *info)
 {
-	char file[PATH_MAX], archive[PATH_MAX];
-	struct pathidx_entry e = { file, archive, elf_kind_of(info->kind),
-		info->id, PATHIDX_UPSTREAM };
+	struct pathidx_entry e = { info->meta.file, info->meta.archive,
+		elf_kind_of(info->kind), info->id, PATHIDX_UPSTREAM };
 
-	if (!info->upstream || e.kinds == 0 ||
-	    !header_value(info->headers, info->headers_len, "X-DEBUGINFOD-FILE",
-		file, sizeof(file)))
+	if (!info->upstream || e.kinds == 0 || e.path == NULL ||
+	    e.path[0] == '\0')
 		return 0;
-	if (!header_value(info->headers, info->headers_len,
-		"X-DEBUGINFOD-ARCHIVE", archive, sizeof(archive)))
-		archive[0] = '\0';
+	if (e.archive == NULL)
+		e.archive = "";
 	return pathidx_put(b, &e);
 }
 
-/* Unlink the file of hash; 0 also when it was gone. */
+/*
+ * Unlink the file of hash; 0 also when it was gone.  An upload's may
+ * still be in blobs/, where older versions kept it.
+ */
 static int
-file_del(const struct blobstore *bs, const uint8_t hash[CACHE_KEY_LEN])
+file_del(const struct blobstore *bs, const uint8_t hash[CACHE_KEY_LEN],
+    int uploaded)
 {
 	char path[PATH_MAX];
 
-	blob_path(bs, hash, path);
+	blob_path(bs, hash, 0, path);
+	if (unlink(path) == -1 && errno != ENOENT)
+		return -1;
+	if (!uploaded || bs->updir == NULL)
+		return 0;
+	blob_path(bs, hash, 1, path);
 	return unlink(path) == -1 && errno != ENOENT ? -1 : 0;
 }
 
@@ -386,7 +415,28 @@ blobstore_free(struct blobstore *bs)
 	free(bs->touches);
 	free(bs->spare);
 	free(bs->dir);
+	free(bs->updir);
 	free(bs);
+}
+
+int
+blobstore_set_upload_dir(struct blobstore *bs, const char *dir, char *err,
+    size_t errlen)
+{
+	char *s;
+
+	/* The longest name: DIR/xx/<64 hex>. */
+	if (strlen(dir) + 4 + 2 * CACHE_KEY_LEN >= PATH_MAX) {
+		snprintf(err, errlen, "%s: path too long", dir);
+		return -1;
+	}
+	if ((s = strdup(dir)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	free(bs->updir);
+	bs->updir = s;
+	return 0;
 }
 
 /* ------------------------------------------------------------- recovery */
@@ -394,9 +444,11 @@ blobstore_free(struct blobstore *bs)
 struct recover {
 	struct blobstore *bs;
 	struct index_batch *b;
-	uint64_t files, entries, bytes;
-	uint64_t upload_bytes;
+	struct blob_recovery *rec;
+	uint64_t bytes, upload_bytes;
 };
+
+static int rename_in(const char *from, char *to);
 
 /* Walk of blobs: keep the entries whose file is there with its size. */
 static int
@@ -408,24 +460,40 @@ recover_entry_cb(const struct index_rec *r, void *arg)
 	char path[PATH_MAX];
 	struct stat st;
 
+	int up;
+
 	/* A damaged entry's LRU key goes in the walk of lru. */
 	if (blob_decode(r, &h, NULL) == -1) {
-		rv->entries++;
+		rv->rec->entries++;
 		return INDEX_WALK_DELETE;
 	}
 	memcpy(hash, r->key, sizeof(hash));
-	blob_path(rv->bs, hash, path);
+	up = (h.flags & BLOB_F_UPLOADED) != 0;
+	blob_path(rv->bs, hash, up, path);
 	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
 	    (uint64_t)st.st_size == h.size) {
-		if (h.flags & BLOB_F_UPLOADED)
+		if (up)
 			rv->upload_bytes += h.size;
 		else
 			rv->bytes += h.size;
 		return 0;
 	}
+	/* An upload where older versions kept it: moved when it can be. */
+	if (up && rv->bs->updir != NULL) {
+		char old[PATH_MAX];
+
+		blob_path(rv->bs, hash, 0, old);
+		if (lstat(old, &st) == 0 && S_ISREG(st.st_mode) &&
+		    (uint64_t)st.st_size == h.size) {
+			if (rename_in(old, path) == 0)
+				rv->rec->uploads_moved++;
+			rv->upload_bytes += h.size;
+			return 0;
+		}
+	}
 	if (lru_del(rv->b, hash, &h) == -1 || paths_del(rv->b, &h) == -1)
 		return -1;
-	rv->entries++;
+	rv->rec->entries++;
 	return INDEX_WALK_DELETE;
 }
 
@@ -504,30 +572,110 @@ sweep_dir(int fd, int (*keep)(struct recover *, const char *, const char *),
 	return ret;
 }
 
+/* 1 when name, in the directory sub, is the blob of an entry. */
+static int
+has_entry(struct recover *rv, const char *sub, const char *name,
+    struct cache_key *k)
+{
+	struct index_rec r;
+
+	return parse_hex_key(name, k) == 0 && strncmp(sub, name, 2) == 0 &&
+	    index_batch_get_rec(rv->b, INDEX_BLOBS, k->hash, CACHE_KEY_LEN,
+		&r) == 0;
+}
+
 /* Keep a file of blobs/sub/ when it is the blob of an entry. */
 static int
 keep_blob(struct recover *rv, const char *sub, const char *name)
 {
 	struct cache_key k;
-	struct index_rec r;
 
-	return parse_hex_key(name, &k) == 0 && strncmp(sub, name, 2) == 0 &&
-	    index_batch_get_rec(rv->b, INDEX_BLOBS, k.hash, CACHE_KEY_LEN,
-		&r) == 0;
+	return has_entry(rv, sub, name, &k);
 }
 
-/* Delete the blob files without entry, in every blobs/xx/. */
+/*
+ * An upload file without entry (path, named k): indexed again when it is
+ * ELF whose build-id and kind give k.  1 indexed, 0 not an upload.
+ */
 static int
-sweep_blobs(struct recover *rv)
+upload_index(struct recover *rv, const char *path, const struct cache_key *k)
 {
+	static const enum cache_kind kinds[] = { CACHE_DEBUGINFO,
+		CACHE_EXECUTABLE };
+	struct elf_info ei;
+	struct blob_info info;
+	struct cache_key want;
+	struct stat st;
+	char err[256];
+	uint8_t *rec;
+	size_t len, i;
+	int fd, rc = -1;
+
+	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
+		return 0;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+		rc = elf_read_info(fd, &ei, err, sizeof(err));
+	close(fd);
+	if (rc != 0 || ei.id.len == 0)
+		return 0;
+	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		cache_key_make(&want, &ei.id, kinds[i], "");
+		if (cache_key_equal(&want, k))
+			break;
+	}
+	if (i == sizeof(kinds) / sizeof(kinds[0]))
+		return 0;
+	memset(&info, 0, sizeof(info));
+	info.size = (uint64_t)st.st_size;
+	info.mtime = st.st_mtime;
+	info.id = ei.id;
+	info.kind = kinds[i];
+	info.arg = "";
+	info.source = BLOB_UPLOAD_SOURCE;
+	info.uploaded = 1;
+	if ((rec = blob_encode(&info, st.st_mtime, &len)) == NULL)
+		return 0;
+	rc = index_batch_put_rec(rv->b, INDEX_BLOBS, k->hash, CACHE_KEY_LEN,
+	    rec, len);
+	free(rec);
+	if (rc == -1)
+		return 0;
+	rv->upload_bytes += info.size;
+	return 1;
+}
+
+/*
+ * Every file of the upload directory's sub/ is kept: indexed again when
+ * its entry is gone, counted as unknown when it is no upload.
+ */
+static int
+keep_upload(struct recover *rv, const char *sub, const char *name)
+{
+	struct cache_key k;
 	char path[PATH_MAX];
+
+	if (has_entry(rv, sub, name, &k))
+		return 1;
+	snprintf(path, sizeof(path), "%s/%s/%s", rv->bs->updir, sub, name);
+	if (parse_hex_key(name, &k) == 0 && strncmp(sub, name, 2) == 0 &&
+	    upload_index(rv, path, &k))
+		rv->rec->uploads_indexed++;
+	else
+		rv->rec->uploads_unknown++;
+	return 1;
+}
+
+/* Sweep every xx/ of top with keep; a missing top has nothing to sweep. */
+static int
+sweep_tree(struct recover *rv, const char *top,
+    int (*keep)(struct recover *, const char *, const char *))
+{
 	DIR *d;
 	struct dirent *de;
 	int fd, ret = 0;
 
-	snprintf(path, sizeof(path), "%s/blobs", rv->bs->dir);
-	if ((d = opendir(path)) == NULL)
-		return -1;
+	if ((d = opendir(top)) == NULL)
+		return errno == ENOENT ? 0 : -1;
 	while ((de = readdir(d)) != NULL) {
 		if (strlen(de->d_name) != 2 ||
 		    buildid_hexval((unsigned char)de->d_name[0]) == -1 ||
@@ -536,45 +684,63 @@ sweep_blobs(struct recover *rv)
 		fd = openat(dirfd(d), de->d_name,
 		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 		if (fd == -1 ||
-		    sweep_dir(fd, keep_blob, rv, de->d_name, &rv->files) == -1)
+		    sweep_dir(fd, keep, rv, de->d_name, &rv->rec->files) == -1)
 			ret = -1;
 	}
 	closedir(d);
 	return ret;
 }
 
-int
-blobstore_recover(struct blobstore *bs, uint64_t *removed_files,
-    uint64_t *removed_entries, char *err, size_t errlen)
+/* Empty the temp directory dir; a missing one is empty. */
+static int
+sweep_tmp(struct recover *rv, const char *dir)
 {
-	struct recover rv = { bs, NULL, 0, 0, 0, 0 };
-	char path[PATH_MAX];
 	int fd;
 
-	*removed_files = *removed_entries = 0;
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
+		return errno == ENOENT ? 0 : -1;
+	return sweep_dir(fd, NULL, rv, NULL, &rv->rec->files);
+}
+
+int
+blobstore_recover(struct blobstore *bs, struct blob_recovery *rec, char *err,
+    size_t errlen)
+{
+	struct recover rv = { bs, NULL, rec, 0, 0 };
+	char path[PATH_MAX];
+
+	memset(rec, 0, sizeof(*rec));
 	snprintf(path, sizeof(path), "%s/tmp", bs->dir);
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd == -1 || sweep_dir(fd, NULL, &rv, NULL, &rv.files) == -1) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -1;
+	if (sweep_tmp(&rv, path) == -1)
+		goto fail;
+	if (bs->updir != NULL) {
+		snprintf(path, sizeof(path), "%s/tmp", bs->updir);
+		if (sweep_tmp(&rv, path) == -1)
+			goto fail;
 	}
 	if ((rv.b = index_batch_begin(bs->idx, err, errlen)) == NULL)
 		return -1;
 	/* Entries first, so that the files of dropped ones go too. */
 	index_batch_walk(rv.b, INDEX_BLOBS, recover_entry_cb, &rv);
 	index_batch_walk(rv.b, INDEX_LRU, recover_lru_cb, &rv);
-	if (sweep_blobs(&rv) == -1) {
-		snprintf(err, errlen, "%s/blobs: %s", bs->dir, strerror(errno));
-		index_batch_abort(rv.b);
-		return -1;
+	snprintf(path, sizeof(path), "%s/blobs", bs->dir);
+	if (sweep_tree(&rv, path, keep_blob) == -1)
+		goto abort;
+	if (bs->updir != NULL) {
+		snprintf(path, sizeof(path), "%s", bs->updir);
+		if (sweep_tree(&rv, path, keep_upload) == -1)
+			goto abort;
 	}
 	index_batch_set_counter(rv.b, BYTES_COUNTER, rv.bytes);
 	index_batch_set_counter(rv.b, UPLOAD_COUNTER, rv.upload_bytes);
-	if (index_batch_commit(rv.b, err, errlen) == -1)
-		return -1;
-	*removed_files = rv.files;
-	*removed_entries = rv.entries;
-	return 0;
+	return index_batch_commit(rv.b, err, errlen);
+abort:
+	rec->files = errno; /* index_batch_abort may change errno */
+	index_batch_abort(rv.b);
+	errno = (int)rec->files;
+fail:
+	snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	return -1;
 }
 
 /* ------------------------------------------------------ the arithmetic */
@@ -609,20 +775,46 @@ evict_need(const struct blob_limits *lim, uint64_t bytes, uint64_t avail,
 
 /* -------------------------------------------------------------- publish */
 
+/* A temp file named name-XXXXXX in dir/tmp/, made when missing. */
+static int
+tmp_new(const char *dir, const char *name, char *path, size_t pathlen,
+    char *err, size_t errlen)
+{
+	int fd;
+
+	if ((size_t)snprintf(path, pathlen, "%s/tmp/%s-XXXXXX", dir, name) >=
+	    pathlen) {
+		snprintf(err, errlen, "%s/tmp: path too long", dir);
+		return -1;
+	}
+	if ((fd = mkostemp(path, O_CLOEXEC)) == -1 && errno == ENOENT) {
+		snprintf(path, pathlen, "%s/tmp", dir);
+		if (mkdir(path, 0755) == 0 || errno == EEXIST) {
+			snprintf(path, pathlen, "%s/tmp/%s-XXXXXX", dir, name);
+			fd = mkostemp(path, O_CLOEXEC);
+		}
+	}
+	if (fd == -1)
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	return fd;
+}
+
 int
 blob_tmp_new(struct blobstore *bs, char *path, size_t pathlen, char *err,
     size_t errlen)
 {
-	int fd;
+	return tmp_new(bs->dir, "fill", path, pathlen, err, errlen);
+}
 
-	if ((size_t)snprintf(path, pathlen, "%s/tmp/fill-XXXXXX", bs->dir) >=
-	    pathlen) {
-		snprintf(err, errlen, "%s/tmp: path too long", bs->dir);
+int
+blob_upload_tmp_new(struct blobstore *bs, char *path, size_t pathlen, char *err,
+    size_t errlen)
+{
+	if (bs->updir == NULL) {
+		snprintf(err, errlen, "no upload directory");
 		return -1;
 	}
-	if ((fd = mkostemp(path, O_CLOEXEC)) == -1)
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-	return fd;
+	return tmp_new(bs->updir, "upload", path, pathlen, err, errlen);
 }
 
 /* fsync the temp file after checking that it has size bytes. */
@@ -667,8 +859,9 @@ rename_in(const char *from, char *to)
 }
 
 /*
- * The counter that remembers, as wall-clock ns, the last purge of id, or
- * (id NULL) the last purge not of one id (by source, or of everything).
+ * The counter that remembers, as wall-clock ns (blob_purge's now_ns), the
+ * last purge of id, or (id NULL) the last purge not of one id (by source,
+ * or of everything).
  */
 static void
 purge_stamp(const struct buildid *id, char out[PURGE_STAMP_MAX])
@@ -708,8 +901,8 @@ blob_publish(struct blobstore *bs, const struct cache_key *k,
 	uint8_t *rec = NULL, lk[LRUKEY_LEN];
 	uint64_t minus = 0, minus_up = 0, total, n, evicted, up;
 	size_t reclen;
-	char path[PATH_MAX], evict_err[256];
-	int rc;
+	char path[PATH_MAX], oldpath[PATH_MAX], evict_err[256];
+	int rc, moved = 0;
 
 	if (!info->uploaded && bs->lim.max_bytes != 0 &&
 	    info->size > bs->lim.max_bytes) {
@@ -725,7 +918,7 @@ blob_publish(struct blobstore *bs, const struct cache_key *k,
 	}
 	if (tmp_sync(tmp_path, info->size, err, errlen) == -1)
 		goto fail;
-	blob_path(bs, k->hash, path);
+	blob_path(bs, k->hash, info->uploaded, path);
 	if ((b = index_batch_begin(bs->idx, err, errlen)) == NULL)
 		goto fail;
 	/* In the writer's transaction: a purge is wholly before or after. */
@@ -737,6 +930,9 @@ blob_publish(struct blobstore *bs, const struct cache_key *k,
 	}
 	rc = index_batch_get_rec(b, INDEX_BLOBS, k->hash, CACHE_KEY_LEN, &old);
 	if (rc == 0 && blob_decode(&old, &oh, NULL) == 0) {
+		moved = bs->updir != NULL &&
+		    ((oh.flags & BLOB_F_UPLOADED) != 0) !=
+			(info->uploaded != 0);
 		if (oh.flags & BLOB_F_UPLOADED) {
 			minus_up = oh.size;
 		} else {
@@ -763,6 +959,11 @@ blob_publish(struct blobstore *bs, const struct cache_key *k,
 		index_batch_abort(b);
 		goto fail;
 	}
+	/* The old entry's file, in the other directory, is no one's now. */
+	if (moved) {
+		blob_path(bs, k->hash, !info->uploaded, oldpath);
+		unlink(oldpath);
+	}
 	lru_key(now, now, k->hash, lk);
 	index_batch_put_rec(b, INDEX_BLOBS, k->hash, CACHE_KEY_LEN, rec,
 	    reclen);
@@ -770,6 +971,8 @@ blob_publish(struct blobstore *bs, const struct cache_key *k,
 		index_batch_put_rec(b, INDEX_LRU, lk, sizeof(lk), "", 0);
 	paths_put(b, info);
 	neg_batch_del(b, k);
+	/* Served from now on: the missing-id report forgets the kind. */
+	miss_batch_served(b, &info->id, 1u << info->kind);
 	counter_add(b, BYTES_COUNTER, info->uploaded ? 0 : info->size, minus,
 	    &total);
 	if (info->uploaded || minus_up > 0)
@@ -820,8 +1023,13 @@ int
 blob_open(struct blobstore *bs, const struct cache_key *k)
 {
 	char path[PATH_MAX];
+	int fd;
 
-	blob_path(bs, k->hash, path);
+	blob_path(bs, k->hash, 0, path);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd != -1 || errno != ENOENT || bs->updir == NULL)
+		return fd;
+	blob_path(bs, k->hash, 1, path);
 	return open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 }
 
@@ -848,13 +1056,23 @@ touch_one(struct index_batch *b, const struct touch *t, uint8_t **buf,
 {
 	struct index_rec r;
 	struct blob_hdr h;
+	struct buildid id;
 	uint8_t lk[LRUKEY_LEN], *nb;
 	int rc;
 
 	rc = index_batch_get_rec(b, INDEX_BLOBS, t->k.hash, CACHE_KEY_LEN, &r);
+	if (rc != 0 || blob_decode(&r, &h, NULL) == -1)
+		return 0;
+	/* A hit: whatever a report said missing of this kind was served. */
+	id.len = h.idlen;
+	memcpy(id.bytes, h.id, h.idlen);
+	miss_batch_served(b, &id, 1u << h.kind);
 	/* Uploads are in no LRU order. */
-	if (rc != 0 || blob_decode(&r, &h, NULL) == -1 || h.atime >= t->t ||
-	    (h.flags & BLOB_F_UPLOADED))
+	if (h.atime >= t->t || (h.flags & BLOB_F_UPLOADED))
+		return 0;
+	/* Read again: the report's writes may have moved r's page. */
+	if (index_batch_get_rec(b, INDEX_BLOBS, t->k.hash, CACHE_KEY_LEN, &r) !=
+	    0)
 		return 0;
 	if (r.vallen > *cap) {
 		if ((nb = realloc(*buf, r.vallen)) == NULL)
@@ -944,7 +1162,7 @@ blob_unpin(struct blobstore *bs, const struct cache_key *k)
  * measured once, before the first; what the total fell by since then is
  * taken as freed on disk too, as it was when one transaction did it all.
  */
-struct evict {
+struct blob_evict_sweep {
 	struct blobstore *bs;
 	struct index_batch *b;
 	uint64_t avail, total; /* the file system's, before the sweep */
@@ -961,7 +1179,7 @@ struct evict {
 static int
 evict_cb(const struct index_rec *r, void *arg)
 {
-	struct evict *ev = arg;
+	struct blob_evict_sweep *ev = arg;
 	uint8_t hash[CACHE_KEY_LEN];
 	struct blob_hdr h;
 	int rc;
@@ -977,7 +1195,7 @@ evict_cb(const struct index_rec *r, void *arg)
 	if (atomic_load_explicit(pin_bucket(ev->bs, hash),
 		memory_order_relaxed) != 0)
 		return 0;
-	if (file_del(ev->bs, hash) == -1) {
+	if (file_del(ev->bs, hash, 0) == -1) {
 		ev->unlink_errno = errno;
 		return 0;
 	}
@@ -995,7 +1213,7 @@ evict_cb(const struct index_rec *r, void *arg)
 static unsigned
 evict_step(struct index_batch *b, unsigned limit, uint64_t *counted, void *arg)
 {
-	struct evict *ev = arg;
+	struct blob_evict_sweep *ev = arg;
 	uint64_t cur, avail;
 
 	ev->b = b;
@@ -1034,7 +1252,7 @@ static int
 evict(struct blobstore *bs, uint64_t room, uint64_t *entries, uint64_t *bytes,
     char *err, size_t errlen)
 {
-	struct evict ev;
+	struct blob_evict_sweep ev;
 	struct statvfs vfs;
 	uint64_t n[2];
 	int rc;
@@ -1086,11 +1304,12 @@ blob_tmp_add(struct blobstore *bs, uint64_t plus, uint64_t minus)
 
 /* ---------------------------------------------------------------- purge */
 
-struct purge {
+struct blob_purge_sweep {
 	struct blobstore *bs;
 	struct index_batch *b;
 	const struct buildid *id;
 	const char *source;
+	int64_t now_ns; /* the purge's stamp */
 	int stamped; /* its purge_stamp is written */
 	uint64_t n, bytes, upload_bytes; /* removed by this step */
 	unsigned left; /* deletions left to this step */
@@ -1102,7 +1321,7 @@ struct purge {
 static int
 purge_cb(const struct index_rec *r, void *arg)
 {
-	struct purge *p = arg;
+	struct blob_purge_sweep *p = arg;
 	struct blob_info info;
 	struct blob_hdr h;
 	uint8_t hash[CACHE_KEY_LEN];
@@ -1119,7 +1338,8 @@ purge_cb(const struct index_rec *r, void *arg)
 		return 0;
 	if (r->keylen == CACHE_KEY_LEN) {
 		memcpy(hash, r->key, sizeof(hash));
-		if (file_del(p->bs, hash) == -1) {
+		if (file_del(p->bs, hash,
+			ok && (h.flags & BLOB_F_UPLOADED) != 0) == -1) {
 			p->unlink_errno = errno;
 			return 0;
 		}
@@ -1141,13 +1361,13 @@ purge_cb(const struct index_rec *r, void *arg)
 static unsigned
 purge_step(struct index_batch *b, unsigned limit, uint64_t *counted, void *arg)
 {
-	struct purge *p = arg;
+	struct blob_purge_sweep *p = arg;
 	char stamp[PURGE_STAMP_MAX];
 	uint64_t total;
 
 	if (!p->stamped) {
 		purge_stamp(p->id, stamp);
-		index_batch_set_counter(b, stamp, (uint64_t)cache_wall_ns());
+		index_batch_set_counter(b, stamp, (uint64_t)p->now_ns);
 		p->stamped = 1;
 	}
 	p->b = b;
@@ -1163,9 +1383,12 @@ purge_step(struct index_batch *b, unsigned limit, uint64_t *counted, void *arg)
 
 int
 blob_purge(struct blobstore *bs, const struct buildid *id, const char *source,
-    uint64_t *n, char *err, size_t errlen)
+    int64_t now_ns, uint64_t *n, char *err, size_t errlen)
 {
-	struct purge p = { bs, NULL, id, source, 0, 0, 0, 0, 0, 0 };
+	struct blob_purge_sweep p = { .bs = bs,
+		.id = id,
+		.source = source,
+		.now_ns = now_ns };
 
 	if (index_sweep(bs->idx, purge_step, &p, n, 1, err, errlen) == -1)
 		return -1;

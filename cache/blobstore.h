@@ -4,7 +4,12 @@
  * A blob is one cached answer (a debuginfo, an executable, a section, a
  * source file) stored as CACHE_DIR/blobs/<hex[0..2]>/<hex of its key>;
  * fills are written in CACHE_DIR/tmp/ and published by a rename followed by
- * the index commit, so an entry is absent or complete.  The index (one
+ * the index commit, so an entry is absent or complete.  Uploads (PUT by
+ * clients: never evicted, fetched from nowhere) live apart, in
+ * UPLOAD_DIR/<hex[0..2]>/<hex of its key> through UPLOAD_DIR/tmp/, so that
+ * clearing a cache directory never loses them; an upload whose entry is
+ * gone (an index lost with its cache directory) is indexed again from its
+ * file at recovery.  The index (one
  * LMDB environment, cache/index.h) keeps with each blob what a response
  * needs, the total of blob bytes, and a least-recently-used order that
  * eviction follows.  Upstream URLs are opaque strings here.
@@ -23,6 +28,7 @@
 #include <stdint.h>
 
 #include "cache/key.h"
+#include "cache/meta.h"
 
 struct index;
 struct index_reader;
@@ -50,13 +56,13 @@ struct blob_info {
 	struct buildid id;
 	enum cache_kind kind;
 	const char *arg; /* "" or section name / source path */
-	const char *source; /* where it came from (upstream URL), may be "" */
-	const char
-	    *headers; /* "Name: value\r\n"... lines to replay, may be "" */
-	size_t headers_len;
+	/* Where it came from (an upstream's URL, a package...); may be "". */
+	const char *source;
+	/* What the answer said of its file (blob_publish: NULL strings ""). */
+	struct cache_meta meta;
 	/*
-	 * blob_publish: an upstream's answer, whose X-DEBUGINFOD-FILE goes
-	 * in the path index (cache/pathindex.h).  Not stored.
+	 * blob_publish: an upstream's answer, whose meta.file (and archive)
+	 * go in the path index (cache/pathindex.h).  Not stored.
 	 */
 	int upstream;
 	/* blob_publish: not for the sink (it came from there).  Not stored. */
@@ -68,16 +74,24 @@ struct blob_info {
 	 */
 	int uploaded;
 	/*
-	 * blob_publish: when the fill began (flight_begun, cache_wall_ns);
-	 * a purge of its id, or one not of a single id, since then drops
-	 * it.  0: no such check (an upload).  Not stored.
+	 * blob_publish: when the fill began (flight_begun), on the clock
+	 * of blob_purge's now_ns; a purge of its id, or one not of a
+	 * single id, since then drops it.  0: no such check (an upload).
+	 * Not stored.
 	 */
 	int64_t begun;
 };
 
+/* The source uploaded entries carry. */
+#define BLOB_UPLOAD_SOURCE "upload"
+
 /*
  * The stored entry, in host byte order: this header, then arg, source and
- * headers, each with a NUL after it.
+ * the meta area, each with a NUL after it.  The meta area of a version 1
+ * entry is meta.file, meta.archive and meta.imasig, each with a NUL, then
+ * meta.extra; of a version 0 entry (written by older programs), the
+ * "Name: value\r\n" lines of the answer's X-DEBUGINFOD-* headers, which
+ * read back as meta.extra (blob_decode).
  */
 struct blob_hdr {
 	uint64_t size;
@@ -86,20 +100,27 @@ struct blob_hdr {
 	int64_t atime;
 	uint32_t arglen;
 	uint32_t sourcelen;
-	uint32_t headerslen;
+	uint32_t metalen;
 	uint8_t kind; /* enum cache_kind */
 	uint8_t idlen;
 	uint8_t id[BUILDID_MAX];
 	uint8_t flags; /* BLOB_F_*; in what was padding, 0 in older entries */
+	uint8_t version; /* BLOB_VERSION; in what was padding, 0 in older */
 };
 #define BLOB_F_UPLOADED 1
+/* The layout blob_publish writes; blob_decode reads it and version 0. */
+#define BLOB_VERSION 1
 
 /*
  * Decode a stored entry as read from the index into *h and, when info is
  * not NULL, *info (whose strings then point into the record).  -1 when it
  * is damaged: a key that is not CACHE_KEY_LEN long, a length that does not
- * add up to the record's size, a string without its NUL, an unknown kind,
- * an id too long.  r may be anything; nothing outside it is read.
+ * add up to the record's size, a string without its NUL, an unknown kind
+ * or version, an id too long.  r may be anything; nothing outside it is
+ * read.  This is the one place older entries are read: a version 0
+ * entry's header lines come back as info->meta.extra, with file, archive
+ * and imasig "" (they are replayed as they were; its path index entry was
+ * made when it was published).
  */
 int blob_decode(const struct index_rec *r, struct blob_hdr *h,
     struct blob_info *info);
@@ -110,13 +131,34 @@ struct blobstore *blobstore_new(struct index *idx, const char *cache_dir,
 void blobstore_free(struct blobstore *bs);
 
 /*
- * Start-up, before any fill: empty tmp/, delete blob files that have no
- * entry and entries whose blob file is gone or has the wrong size (or
- * cannot be decoded), and recount the byte total.  removed_files counts
- * the temp and blob files deleted.
+ * Where uploads live (upload-dir), before recovery and any publish; it
+ * need not exist (nothing is made here).  Without one, uploads are
+ * refused (blob_upload_tmp_new fails) and only the cache directory is
+ * looked at.  -1 with err when the path is too long or out of memory.
  */
-int blobstore_recover(struct blobstore *bs, uint64_t *removed_files,
-    uint64_t *removed_entries, char *err, size_t errlen);
+int blobstore_set_upload_dir(struct blobstore *bs, const char *dir, char *err,
+    size_t errlen);
+
+/* What recovery did. */
+struct blob_recovery {
+	uint64_t files; /* temp and blob files deleted */
+	uint64_t entries; /* entries dropped: no file, or a damaged one */
+	uint64_t uploads_indexed; /* upload files without entry, indexed */
+	uint64_t uploads_moved; /* uploads moved from the cache directory */
+	uint64_t uploads_unknown; /* upload-dir files not uploads: kept */
+};
+
+/*
+ * Start-up, before any fill: empty tmp/ (and the upload directory's
+ * tmp/), delete blob files that have no entry and entries whose blob
+ * file is gone or has the wrong size (or cannot be decoded), index the
+ * upload files that have no entry (never deleted: read as ELF, their
+ * build-id and kind must give their key), move uploads kept in the cache
+ * directory by older versions to the upload directory, and recount the
+ * byte totals.
+ */
+int blobstore_recover(struct blobstore *bs, struct blob_recovery *rec,
+    char *err, size_t errlen);
 
 /*
  * A new temp file for a fill, O_RDWR|O_CLOEXEC, unique name in tmp/;
@@ -124,11 +166,14 @@ int blobstore_recover(struct blobstore *bs, uint64_t *removed_files,
  */
 int blob_tmp_new(struct blobstore *bs, char *path, size_t pathlen, char *err,
     size_t errlen);
+/* The same for an upload, in the upload directory's tmp/. */
+int blob_upload_tmp_new(struct blobstore *bs, char *path, size_t pathlen,
+    char *err, size_t errlen);
 
 /*
  * On a worker thread: fsync the temp file, rename it into blobs/, write the
  * entry (replacing an older one for k, fixing the byte total), record an
- * upstream's X-DEBUGINFOD-FILE in the path index (cache/pathindex.h: an
+ * upstream answer's meta.file in the path index (cache/pathindex.h: an
  * entry's paths leave with it, evicted or purged), delete any negative
  * entry for k, all so that a crash at any point leaves either no
  * entry or a complete one (rename before the index commit; recovery deletes
@@ -161,7 +206,10 @@ void blobstore_set_sink(struct blobstore *bs, blob_sink_fn fn, void *arg);
  * (also for an entry that cannot be decoded). */
 int blob_lookup(struct index_reader *rd, const struct cache_key *k,
     struct blob_info *info);
-/* Open the blob file of k read-only (O_CLOEXEC); -1 when missing. */
+/*
+ * Open the blob file of k read-only (O_CLOEXEC), in the cache directory
+ * or else the upload directory; -1 when missing.
+ */
 int blob_open(struct blobstore *bs, const struct cache_key *k);
 
 /*
@@ -207,13 +255,14 @@ void blob_tmp_add(struct blobstore *bs, uint64_t plus, uint64_t minus);
 /*
  * Delete entries (and files) matching: id NULL = any id; source NULL = any
  * source (exact string match otherwise).  *n = entries removed.  The purge
- * is remembered with the wall-clock time it began, by id, or as one not of
- * a single id: a fill begun before it and published after it is dropped
- * too (blob_info.begun), since a client may have had its bytes before the
+ * is remembered with now_ns, the wall-clock ns it began (shared by every
+ * process that uses the index), by id, or as one not of a single id: a
+ * fill begun before it and published after it is dropped too
+ * (blob_info.begun), since a client may have had its bytes before the
  * fill's entry was written.
  */
 int blob_purge(struct blobstore *bs, const struct buildid *id,
-    const char *source, uint64_t *n, char *err, size_t errlen);
+    const char *source, int64_t now_ns, uint64_t *n, char *err, size_t errlen);
 
 struct blob_stats {
 	uint64_t entries, bytes, negatives, evictions, evicted_bytes;

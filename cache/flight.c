@@ -23,10 +23,10 @@
 #define NOTIFY_NS (20 * 1000 * 1000)
 #define WHY_MAX 200
 
-struct watcher {
+struct flight_watcher {
 	flight_wake_fn wake;
 	void *arg;
-	struct watcher *next;
+	struct flight_watcher *next;
 };
 
 struct flight {
@@ -48,14 +48,14 @@ struct flight {
 	uint64_t notified; /* written at the last wake-up */
 	int64_t notified_ns;
 	int64_t mtime;
-	char *headers;
-	size_t headers_len;
+	struct cache_meta meta; /* its strings in metabuf */
+	char *metabuf;
 	char *source;
 	char why[WHY_MAX];
-	struct watcher *watchers;
+	struct flight_watcher *watchers;
 	unsigned nwatchers;
 	int64_t created_ns;
-	int64_t begun; /* wall-clock ns of its creation (flight_begun) */
+	int64_t begun; /* stamp_ns() at its creation (flight_begun) */
 	char label[FLIGHT_LABEL_MAX];
 	unsigned mark;
 };
@@ -63,6 +63,7 @@ struct flight {
 struct flight_table {
 	pthread_mutex_t mu;
 	int64_t (*now_ns)(void);
+	int64_t (*stamp_ns)(void);
 	unsigned max;
 	unsigned n;
 	unsigned nlimited; /* of them, those counted against max */
@@ -71,7 +72,8 @@ struct flight_table {
 };
 
 struct flight_table *
-flight_table_new(unsigned max, int64_t (*now_ns)(void))
+flight_table_new(unsigned max, int64_t (*now_ns)(void),
+    int64_t (*stamp_ns)(void))
 {
 	struct flight_table *ft;
 
@@ -80,6 +82,7 @@ flight_table_new(unsigned max, int64_t (*now_ns)(void))
 	pthread_mutex_init(&ft->mu, NULL);
 	ft->max = max;
 	ft->now_ns = now_ns;
+	ft->stamp_ns = stamp_ns;
 	return ft;
 }
 
@@ -204,7 +207,7 @@ flight_join(struct flight_table *ft, const struct cache_key *k, int limited,
 	f->state = FLIGHT_WAITING;
 	f->in_table = 1;
 	f->created_ns = ft->now_ns();
-	f->begun = cache_wall_ns();
+	f->begun = ft->stamp_ns();
 	f->limited = limited != 0;
 	f->next = ft->b[b];
 	ft->b[b] = f;
@@ -262,7 +265,7 @@ flight_unref(struct flight *f)
 	if (f->tmp_path != NULL && f->state != FLIGHT_READY)
 		unlink(f->tmp_path);
 	free(f->tmp_path);
-	free(f->headers);
+	free(f->metabuf);
 	free(f->source);
 	pthread_mutex_destroy(&f->mu);
 	free(f);
@@ -292,7 +295,7 @@ flight_tmp_path(const struct flight *f)
 static void
 wake_locked(struct flight *f)
 {
-	struct watcher *w;
+	struct flight_watcher *w;
 
 	f->notified = f->written;
 	f->notified_ns = f->ft->now_ns();
@@ -302,22 +305,20 @@ wake_locked(struct flight *f)
 
 int
 flight_set_head(struct flight *f, uint64_t length, int64_t mtime,
-    const char *headers, size_t headers_len, const char *source)
+    const struct cache_meta *meta, const char *source)
 {
-	char *h = malloc(headers_len + 1), *s = strdup(source);
+	char *m = malloc(cache_meta_size(meta)), *s = strdup(source);
 
-	if (h == NULL || s == NULL) {
-		free(h);
+	if (m == NULL || s == NULL) {
+		free(m);
 		free(s);
 		return -1;
 	}
-	memcpy(h, headers, headers_len);
-	h[headers_len] = '\0';
 	pthread_mutex_lock(&f->mu);
-	free(f->headers);
+	free(f->metabuf);
 	free(f->source);
-	f->headers = h;
-	f->headers_len = headers_len;
+	cache_meta_copy(&f->meta, meta, m);
+	f->metabuf = m;
 	f->source = s;
 	f->length = length;
 	f->mtime = mtime;
@@ -410,7 +411,7 @@ flight_end(struct flight *f, enum flight_state state, const char *why)
 int
 flight_watch(struct flight *f, flight_wake_fn wake, void *arg)
 {
-	struct watcher *w;
+	struct flight_watcher *w;
 
 	if ((w = malloc(sizeof(*w))) == NULL)
 		return -1;
@@ -430,7 +431,7 @@ flight_watch(struct flight *f, flight_wake_fn wake, void *arg)
 void
 flight_unwatch(struct flight *f, void *arg)
 {
-	struct watcher **pp, *w;
+	struct flight_watcher **pp, *w;
 	int found = 0;
 
 	pthread_mutex_lock(&f->mu);
@@ -486,11 +487,12 @@ flight_mtime(const struct flight *f)
 	return f->mtime;
 }
 
-const char *
-flight_headers(const struct flight *f, size_t *len)
+const struct cache_meta *
+flight_meta(const struct flight *f)
 {
-	*len = f->headers_len;
-	return f->headers != NULL ? f->headers : "";
+	static const struct cache_meta none = { "", "", "", "", 0 };
+
+	return f->metabuf != NULL ? &f->meta : &none;
 }
 
 int64_t

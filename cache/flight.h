@@ -19,7 +19,7 @@
  * until a first check of the opening bytes passed.
  *
  * Locking: the table has one mutex; each flight has its own.  Head fields
- * (length, mtime, headers, source) are written once, before the state
+ * (length, mtime, meta, source) are written once, before the state
  * leaves FLIGHT_WAITING, and are read-only afterwards.
  */
 #ifndef CACHE_FLIGHT_H
@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "cache/key.h"
+#include "cache/meta.h"
 
 struct flight;
 struct flight_table;
@@ -67,9 +68,12 @@ struct flight_view {
 
 /*
  * The most limited flights (upstream fills) at once; 0 means no limit.
- * now_ns() is the monotonic clock in nanoseconds, which paces wake-ups.
+ * now_ns() is the monotonic clock in nanoseconds, which paces wake-ups;
+ * stamp_ns() the wall clock in nanoseconds that stamps a flight's
+ * creation, compared with purges' stamps (flight_begun).
  */
-struct flight_table *flight_table_new(unsigned max, int64_t (*now_ns)(void));
+struct flight_table *flight_table_new(unsigned max, int64_t (*now_ns)(void),
+    int64_t (*stamp_ns)(void));
 void flight_table_free(struct flight_table *ft);
 /* What a status page shows of a flight. */
 #define FLIGHT_LABEL_MAX 160
@@ -113,10 +117,11 @@ void flight_set_file(struct flight *f, int fd, const char *tmp_path);
 const char *flight_tmp_path(const struct flight *f);
 /*
  * The answer's head; length UINT64_MAX when unknown or not yet to be told:
- * readers wait until flight_set_length() or the end.
+ * readers wait until flight_set_length() or the end.  meta and source are
+ * copied.
  */
 int flight_set_head(struct flight *f, uint64_t length, int64_t mtime,
-    const char *headers, size_t headers_len, const char *source);
+    const struct cache_meta *meta, const char *source);
 /*
  * The size of the answer, known before readers may start (an upstream's
  * Content-Length, an indexed member's size): readers with a smaller
@@ -158,12 +163,15 @@ int flight_watch(struct flight *f, flight_wake_fn wake, void *arg);
 /* Stop the watch of arg. */
 void flight_unwatch(struct flight *f, void *arg);
 void flight_view(struct flight *f, struct flight_view *v);
-/* After the head: its fields, and a descriptor of the file to read. */
-int64_t flight_mtime(const struct flight *f);
-const char *flight_headers(const struct flight *f, size_t *len);
 /*
- * Wall-clock ns when f was created: a purge after it drops what the fill
- * brings (blob_info.begun).
+ * After the head: its fields (meta all "" before it), and a descriptor of
+ * the file to read.
+ */
+int64_t flight_mtime(const struct flight *f);
+const struct cache_meta *flight_meta(const struct flight *f);
+/*
+ * The table's stamp_ns() when f was created: a purge after it drops what
+ * the fill brings (blob_info.begun).
  */
 int64_t flight_begun(const struct flight *f);
 const char *flight_source(const struct flight *f);

@@ -1,17 +1,20 @@
 /*
- * cache/index.c: the LMDB index.
+ * cache/index.c: the LMDB index: the environment, its transactions and
+ * the tables' raw records.
  *
  * Thirteen databases in one environment:
  *
  *   meta   "schema" -> uint32 version; "scan" -> struct index_scan;
  *          counters (e.g. the cache's blob bytes) -> uint64
- *   files  SHA-256(path) -> file record (fixed header, then path and NUL)
- *   ids    kind byte + build-id -> SHA-256(path) of each file holding it
- *          (MDB_DUPSORT | MDB_DUPFIXED: one key, many 32-byte values)
+ *   files, ids   the local files' records (cache/files.c lays them out)
  *   blobs, lru, neg, negexp, pkgs, members, pkgmembers, misses,
- *          missrank, paths   the generic tables (enum index_table), whose
- *          records cache/blobstore.c, cache/negative.c, cache/pkgindex.c,
- *          cache/misses.c and cache/pathindex.c lay out
+ *          missrank, paths, repo   the generic tables (enum index_table),
+ *          whose records cache/blobstore.c, cache/negative.c,
+ *          cache/pkgindex.c, cache/misses.c, cache/pathindex.c and
+ *          cache/repoidx.c lay out
+ *
+ * A file record dropped takes its entry in the path index and the
+ * records of the sources it names (cache/pkgindex.c) along.
  *
  * Paths are keyed by their hash because LMDB keys are limited to 511 bytes
  * and paths are not.  Records are stored in host byte order: an index is
@@ -23,150 +26,32 @@
  * a time, and must finish on the thread that began.
  */
 #include "cache/index.h"
-#include "cache/pathindex.h"
+#include "cache/index_int.h"
 
 #include <sys/stat.h>
 
 #include <errno.h>
-#include <pthread.h>
-#include <lmdb.h>
 #include <openssl/sha.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define PATHKEY_LEN INDEX_PATHKEY_LEN
 #define MAX_READERS 1024
-#define PATH_LEN_MAX 4095
-#define NTABLES 11
+#define NTABLES INDEX_NTABLES
 
 /* The LMDB names of enum index_table, in its order. */
 static const char *const table_names[NTABLES] = { "blobs", "lru", "neg",
 	"negexp", "pkgs", "members", "pkgmembers", "misses", "missrank",
 	"paths", "repo" };
 
-_Static_assert(PATHKEY_LEN == SHA256_DIGEST_LENGTH, "path keys are SHA-256");
-
-/*
- * Another process (the CLI) may grow the map: LMDB then answers
- * MDB_MAP_RESIZED, and this process must adopt the new size with
- * mdb_env_set_mapsize(env, 0) while none of its transactions is active.
- * Every transaction holds resize for reading from begin to end; adopting
- * takes it for writing.
- */
-struct index {
-	pthread_rwlock_t resize;
-	MDB_env *env;
-	MDB_dbi meta;
-	MDB_dbi files;
-	MDB_dbi ids;
-	MDB_dbi tables[NTABLES];
-};
-
-struct index_reader {
-	struct index *idx;
-	MDB_txn *txn;
-	int active;
-};
-
-struct index_batch {
-	struct index *idx;
-	MDB_txn *txn;
-	int rc; /* first LMDB error, 0 when none */
-};
-
-/* The stored file record: this header, then the path and its NUL. */
-struct file_hdr {
-	uint64_t size;
-	int64_t mtime_sec;
-	uint64_t ino;
-	uint64_t dev;
-	uint32_t mtime_nsec;
-	uint16_t pathlen;
-	uint8_t kinds;
-	uint8_t idlen;
-	uint8_t id[BUILDID_MAX];
-};
+_Static_assert(INDEX_PATHKEY_LEN == SHA256_DIGEST_LENGTH,
+    "path keys are SHA-256");
+_Static_assert(INDEX_REPO + 1 == NTABLES, "one name per table");
 
 void
 index_path_key(const char *path, uint8_t key[INDEX_PATHKEY_LEN])
 {
 	SHA256((const unsigned char *)path, strlen(path), key);
-}
-
-/* The ids key of (kind, id) into buf; returns its length. */
-static size_t
-id_key(enum elf_kind kind, const struct buildid *id,
-    uint8_t buf[1 + BUILDID_MAX])
-{
-	buf[0] = (uint8_t)kind;
-	memcpy(buf + 1, id->bytes, id->len);
-	return 1 + (size_t)id->len;
-}
-
-int
-index_file_unchanged(const struct index_file *rec, const struct stat *st)
-{
-	return rec->size == (uint64_t)st->st_size &&
-	    rec->mtime_sec == (int64_t)st->st_mtim.tv_sec &&
-	    rec->mtime_nsec == (uint32_t)st->st_mtim.tv_nsec &&
-	    rec->ino == (uint64_t)st->st_ino &&
-	    rec->dev == (uint64_t)st->st_dev;
-}
-
-size_t
-index_file_encode(const struct index_file *f, void *buf, size_t cap)
-{
-	size_t pathlen = strlen(f->path);
-	struct file_hdr h;
-
-	if (pathlen > PATH_LEN_MAX || f->id.len > BUILDID_MAX ||
-	    cap < sizeof(h) + pathlen + 1)
-		return 0;
-	memset(&h, 0, sizeof(h));
-	h.size = f->size;
-	h.mtime_sec = f->mtime_sec;
-	h.mtime_nsec = f->mtime_nsec;
-	h.ino = f->ino;
-	h.dev = f->dev;
-	h.pathlen = (uint16_t)pathlen;
-	h.kinds = (uint8_t)f->kinds;
-	h.idlen = f->id.len;
-	memcpy(h.id, f->id.bytes, f->id.len);
-	memcpy(buf, &h, sizeof(h));
-	memcpy((char *)buf + sizeof(h), f->path, pathlen + 1);
-	return sizeof(h) + pathlen + 1;
-}
-
-int
-index_file_decode(const void *val, size_t len, struct index_file *f)
-{
-	struct file_hdr h;
-	const char *path;
-
-	if (len < sizeof(h) + 1)
-		return -1;
-	memcpy(&h, val, sizeof(h));
-	path = (const char *)val + sizeof(h);
-	if (len != sizeof(h) + h.pathlen + 1 || path[h.pathlen] != '\0' ||
-	    h.idlen > BUILDID_MAX || (h.kinds & ~ELF_KIND_ALL) != 0)
-		return -1;
-	f->path = path;
-	f->size = h.size;
-	f->mtime_sec = h.mtime_sec;
-	f->mtime_nsec = h.mtime_nsec;
-	f->ino = h.ino;
-	f->dev = h.dev;
-	f->kinds = h.kinds;
-	f->id.len = h.idlen;
-	memcpy(f->id.bytes, h.id, h.idlen);
-	return 0;
-}
-
-static int
-file_decode(const MDB_val *v, struct index_file *f)
-{
-	return index_file_decode(v->mv_data, v->mv_size, f);
 }
 
 /* The schema version stored in txn; 0 when there is none. */
@@ -380,129 +265,6 @@ index_reader_end(struct index_reader *rd)
 	pthread_rwlock_unlock(&rd->idx->resize);
 }
 
-static int
-get_by_key(MDB_txn *txn, struct index *idx, const uint8_t key[PATHKEY_LEN],
-    struct index_file *out)
-{
-	MDB_val k = { PATHKEY_LEN, (void *)key }, v;
-	int rc;
-
-	rc = mdb_get(txn, idx->files, &k, &v);
-	if (rc == MDB_NOTFOUND)
-		return INDEX_NOTFOUND;
-	if (rc != 0 || file_decode(&v, out) == -1)
-		return -1;
-	return 0;
-}
-
-int
-index_find(struct index_reader *rd, const struct buildid *id,
-    enum elf_kind kind, index_file_cb cb, void *arg)
-{
-	uint8_t keybuf[1 + BUILDID_MAX];
-	MDB_val k, v;
-	MDB_cursor *cur;
-	struct index_file f;
-	int rc, ret = 0;
-
-	k.mv_size = id_key(kind, id, keybuf);
-	k.mv_data = keybuf;
-	if (mdb_cursor_open(rd->txn, rd->idx->ids, &cur) != 0)
-		return -1;
-	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
-	while (rc == 0) {
-		if (v.mv_size == PATHKEY_LEN &&
-		    get_by_key(rd->txn, rd->idx, v.mv_data, &f) == 0) {
-			if ((ret = cb(&f, arg)) != 0)
-				break;
-		}
-		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_DUP);
-	}
-	if (rc != 0 && rc != MDB_NOTFOUND)
-		ret = -1;
-	mdb_cursor_close(cur);
-	return ret;
-}
-
-int
-index_get_file(struct index_reader *rd, const char *path,
-    struct index_file *out)
-{
-	uint8_t key[PATHKEY_LEN];
-
-	index_path_key(path, key);
-	return get_by_key(rd->txn, rd->idx, key, out);
-}
-
-/* Call cb on every decodable file record of txn. */
-static int
-foreach_file(MDB_txn *txn, struct index *idx, index_file_cb cb, void *arg)
-{
-	MDB_cursor *cur;
-	MDB_val k, v;
-	struct index_file f;
-	int rc, ret = 0;
-
-	if (mdb_cursor_open(txn, idx->files, &cur) != 0)
-		return -1;
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		if (file_decode(&v, &f) == -1)
-			continue;
-		if ((ret = cb(&f, arg)) != 0)
-			break;
-	}
-	if (rc != 0 && rc != MDB_NOTFOUND)
-		ret = -1;
-	mdb_cursor_close(cur);
-	return ret;
-}
-
-int
-index_foreach_file(struct index_reader *rd, index_file_cb cb, void *arg)
-{
-	return foreach_file(rd->txn, rd->idx, cb, arg);
-}
-
-static int
-stats_file_cb(const struct index_file *f, void *arg)
-{
-	struct index_stats *st = arg;
-
-	st->files++;
-	if (f->kinds != 0)
-		st->bytes += f->size;
-	return 0;
-}
-
-int
-index_stats(struct index_reader *rd, struct index_stats *st)
-{
-	MDB_val k, v;
-	MDB_cursor *cur;
-	size_t dups;
-	int rc;
-
-	memset(st, 0, sizeof(*st));
-	if (foreach_file(rd->txn, rd->idx, stats_file_cb, st) == -1)
-		return -1;
-	if (mdb_cursor_open(rd->txn, rd->idx->ids, &cur) != 0)
-		return -1;
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT_NODUP)) {
-		if (k.mv_size < 1 || mdb_cursor_count(cur, &dups) != 0)
-			continue;
-		if (((uint8_t *)k.mv_data)[0] == ELF_KIND_DEBUGINFO)
-			st->debuginfo++;
-		else if (((uint8_t *)k.mv_data)[0] == ELF_KIND_EXECUTABLE)
-			st->executable++;
-	}
-	mdb_cursor_close(cur);
-	if (rc != MDB_NOTFOUND)
-		return -1;
-	return index_get_scan(rd, &st->scan);
-}
-
 int
 index_get_scan(struct index_reader *rd, struct index_scan *sc)
 {
@@ -536,157 +298,12 @@ index_batch_begin(struct index *idx, char *err, size_t errlen)
 	return b;
 }
 
-/* Remember the first failure; later operations become no-ops. */
-static int
-batch_fail(struct index_batch *b, int rc)
+int
+index_batch_fail(struct index_batch *b, int rc)
 {
 	if (b->rc == 0)
 		b->rc = rc;
 	return -1;
-}
-
-/* Remove the ids entries that point at the record under key. */
-static int
-unlink_ids(struct index_batch *b, const uint8_t key[PATHKEY_LEN],
-    const struct index_file *old)
-{
-	uint8_t keybuf[1 + BUILDID_MAX];
-	MDB_val k, v = { PATHKEY_LEN, (void *)key };
-	unsigned kind;
-	int rc;
-
-	if (old->id.len == 0)
-		return 0;
-	for (kind = ELF_KIND_DEBUGINFO; kind <= ELF_KIND_EXECUTABLE;
-	     kind <<= 1) {
-		if ((old->kinds & kind) == 0)
-			continue;
-		k.mv_size = id_key(kind, &old->id, keybuf);
-		k.mv_data = keybuf;
-		rc = mdb_del(b->txn, b->idx->ids, &k, &v);
-		if (rc != 0 && rc != MDB_NOTFOUND)
-			return batch_fail(b, rc);
-	}
-	return 0;
-}
-
-/* Keep the path index's entry of a local file in step with its record. */
-static int
-local_path_put(struct index_batch *b, const struct index_file *f)
-{
-	struct pathidx_entry e = { f->path, "", f->kinds, f->id,
-		PATHIDX_LOCAL };
-
-	if (f->id.len > 0 && f->kinds != 0)
-		return pathidx_put(b, &e);
-	return pathidx_del(b, PATHIDX_LOCAL, f->path, NULL) == -1 ? -1 : 0;
-}
-
-int
-index_batch_put_file(struct index_batch *b, const struct index_file *f)
-{
-	uint8_t key[PATHKEY_LEN], keybuf[1 + BUILDID_MAX];
-	struct index_file old, rec = *f;
-	size_t pathlen = strlen(f->path);
-	MDB_val k = { PATHKEY_LEN, key }, v, idk;
-	unsigned kind;
-	int rc;
-
-	if (b->rc != 0)
-		return -1;
-	if (pathlen > PATH_LEN_MAX || f->id.len > BUILDID_MAX)
-		return batch_fail(b, EINVAL);
-	index_path_key(f->path, key);
-	rc = get_by_key(b->txn, b->idx, key, &old);
-	if (rc == -1)
-		return batch_fail(b, MDB_CORRUPTED);
-	if (rc == 0 && unlink_ids(b, key, &old) == -1)
-		return -1;
-	if (local_path_put(b, f) == -1)
-		return -1;
-
-	v.mv_size = sizeof(struct file_hdr) + pathlen + 1;
-	if ((rc = mdb_put(b->txn, b->idx->files, &k, &v, MDB_RESERVE)) != 0)
-		return batch_fail(b, rc);
-	/* Kinds without a build-id mean nothing to serve. */
-	if (rec.id.len == 0)
-		rec.kinds = 0;
-	index_file_encode(&rec, v.mv_data, v.mv_size);
-
-	for (kind = ELF_KIND_DEBUGINFO; kind <= ELF_KIND_EXECUTABLE;
-	     kind <<= 1) {
-		if ((rec.kinds & kind) == 0)
-			continue;
-		idk.mv_size = id_key(kind, &f->id, keybuf);
-		idk.mv_data = keybuf;
-		v.mv_size = PATHKEY_LEN;
-		v.mv_data = key;
-		rc = mdb_put(b->txn, b->idx->ids, &idk, &v, MDB_NODUPDATA);
-		if (rc != 0 && rc != MDB_KEYEXIST)
-			return batch_fail(b, rc);
-	}
-	return 0;
-}
-
-int
-index_batch_del_file(struct index_batch *b, const char *path)
-{
-	uint8_t key[PATHKEY_LEN];
-	struct index_file old;
-	MDB_val k = { PATHKEY_LEN, key };
-	int rc;
-
-	if (b->rc != 0)
-		return -1;
-	index_path_key(path, key);
-	rc = get_by_key(b->txn, b->idx, key, &old);
-	if (rc != 0)
-		return rc == INDEX_NOTFOUND ? rc : batch_fail(b, MDB_CORRUPTED);
-	if (pathidx_del(b, PATHIDX_LOCAL, old.path, NULL) == -1 ||
-	    unlink_ids(b, key, &old) == -1)
-		return -1;
-	if ((rc = mdb_del(b->txn, b->idx->files, &k, NULL)) != 0)
-		return batch_fail(b, rc);
-	return 0;
-}
-
-int
-index_batch_prune(struct index_batch *b,
-    int (*keep)(const char *path, void *arg), void *arg, uint64_t *removed)
-{
-	MDB_cursor *cur;
-	MDB_val k, v;
-	struct index_file f;
-	int rc;
-
-	*removed = 0;
-	if (b->rc != 0)
-		return -1;
-	if ((rc = mdb_cursor_open(b->txn, b->idx->files, &cur)) != 0)
-		return batch_fail(b, rc);
-	for (rc = mdb_cursor_get(cur, &k, &v, MDB_FIRST); rc == 0;
-	     rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
-		/* A damaged record is pruned too: the next scan redoes it. */
-		if (file_decode(&v, &f) == 0) {
-			if (keep(f.path, arg))
-				continue;
-			if (pathidx_del(b, PATHIDX_LOCAL, f.path, NULL) == -1)
-				break;
-			if (k.mv_size == PATHKEY_LEN &&
-			    unlink_ids(b, k.mv_data, &f) == -1)
-				break;
-		}
-		/* LMDB leaves the cursor on the next record after a delete. */
-		if ((rc = mdb_cursor_del(cur, 0)) != 0) {
-			batch_fail(b, rc);
-			break;
-		}
-		(*removed)++;
-	}
-	mdb_cursor_close(cur);
-	if (rc != 0 && rc != MDB_NOTFOUND)
-		return batch_fail(b, rc);
-	return b->rc == 0 ? 0 : -1;
 }
 
 int
@@ -698,7 +315,7 @@ index_batch_set_scan(struct index_batch *b, const struct index_scan *s)
 	if (b->rc != 0)
 		return -1;
 	if ((rc = mdb_put(b->txn, b->idx->meta, &k, &v, 0)) != 0)
-		return batch_fail(b, rc);
+		return index_batch_fail(b, rc);
 	return 0;
 }
 
@@ -989,7 +606,7 @@ index_batch_get_rec(struct index_batch *b, enum index_table t, const void *key,
 	if (b->rc != 0)
 		return -1;
 	rc = rec_get(b->txn, b->idx->tables[t], key, keylen, out);
-	return rc == -1 ? batch_fail(b, MDB_BAD_VALSIZE) : rc;
+	return rc == -1 ? index_batch_fail(b, MDB_BAD_VALSIZE) : rc;
 }
 
 int
@@ -1010,7 +627,7 @@ index_batch_walk_prefix(struct index_batch *b, enum index_table t,
 	ret =
 	    rec_walk(b->txn, b->idx->tables[t], prefix, len, 1, cb, arg, &lmdb);
 	if (lmdb != 0)
-		return batch_fail(b, lmdb);
+		return index_batch_fail(b, lmdb);
 	return ret;
 }
 
@@ -1022,7 +639,7 @@ index_batch_get_counter(struct index_batch *b, const char *name, uint64_t *v)
 	if (b->rc != 0)
 		return -1;
 	if ((rc = counter_get(b->txn, b->idx, name, v)) == -1)
-		return batch_fail(b, MDB_CORRUPTED);
+		return index_batch_fail(b, MDB_CORRUPTED);
 	return rc;
 }
 
@@ -1036,9 +653,9 @@ index_batch_put_rec(struct index_batch *b, enum index_table t, const void *key,
 	if (b->rc != 0)
 		return -1;
 	if (keylen == 0 || keylen > INDEX_KEY_MAX)
-		return batch_fail(b, MDB_BAD_VALSIZE);
+		return index_batch_fail(b, MDB_BAD_VALSIZE);
 	if ((rc = mdb_put(b->txn, b->idx->tables[t], &k, &v, 0)) != 0)
-		return batch_fail(b, rc);
+		return index_batch_fail(b, rc);
 	return 0;
 }
 
@@ -1052,12 +669,12 @@ index_batch_del_rec(struct index_batch *b, enum index_table t, const void *key,
 	if (b->rc != 0)
 		return -1;
 	if (keylen == 0 || keylen > INDEX_KEY_MAX)
-		return batch_fail(b, MDB_BAD_VALSIZE);
+		return index_batch_fail(b, MDB_BAD_VALSIZE);
 	rc = mdb_del(b->txn, b->idx->tables[t], &k, NULL);
 	if (rc == MDB_NOTFOUND)
 		return INDEX_NOTFOUND;
 	if (rc != 0)
-		return batch_fail(b, rc);
+		return index_batch_fail(b, rc);
 	return 0;
 }
 
@@ -1070,7 +687,7 @@ index_batch_set_counter(struct index_batch *b, const char *name, uint64_t v)
 	if (b->rc != 0)
 		return -1;
 	if ((rc = mdb_put(b->txn, b->idx->meta, &k, &val, 0)) != 0)
-		return batch_fail(b, rc);
+		return index_batch_fail(b, rc);
 	return 0;
 }
 

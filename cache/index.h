@@ -1,23 +1,19 @@
 /*
- * cache/index.h: the LMDB index of everything the server can serve.
+ * cache/index.h: the LMDB index of everything the server can serve: the
+ * environment, its transactions, and the raw records of its tables.
  *
  * One environment per cache directory, shared by every thread of the daemon
  * and by the admin CLI in other processes.  Readers are cheap reusable read
  * transactions, one per thread; writers batch many changes into one write
- * transaction.  Lookups are by (build-id, kind) and may find several files
- * (the same build-id under several paths); callers try them in order.
+ * transaction.  The modules of cache/ lay out the records of their tables
+ * on top of this: local files (cache/files.h), blobs, negative entries,
+ * packages, missing ids, paths, repositories.
  */
 #ifndef CACHE_INDEX_H
 #define CACHE_INDEX_H
 
-#include <sys/stat.h>
-
 #include <stddef.h>
 #include <stdint.h>
-
-#include "cache/key.h"
-#include "indexer/buildid.h"
-#include "indexer/elf.h"
 
 /* Bumped whenever the record layout changes; an old index is rebuilt. */
 #define INDEX_SCHEMA_VERSION 8
@@ -34,23 +30,6 @@
 struct index;
 struct index_reader;
 struct index_batch;
-
-/*
- * A local file the index knows.  kinds is 0 for an ELF file that has
- * nothing to serve (no build-id, or malformed): it is remembered so that
- * rescans skip it while it is unchanged.  In records handed out by the
- * index, path points into the map and is valid until the reader ends.
- */
-struct index_file {
-	const char *path;
-	uint64_t size;
-	int64_t mtime_sec;
-	uint32_t mtime_nsec;
-	uint64_t ino;
-	uint64_t dev;
-	unsigned kinds;
-	struct buildid id;
-};
 
 /*
  * What the current or last scan did, as the scanner recorded it with each
@@ -79,14 +58,6 @@ struct index_scan {
 #define INDEX_SCAN_CANCELLED 1 /* the daemon stopped */
 #define INDEX_SCAN_FAILED 2 /* the index could not be written */
 
-struct index_stats {
-	uint64_t files; /* records, servable or not */
-	uint64_t debuginfo; /* build-ids with a debuginfo */
-	uint64_t executable; /* build-ids with an executable */
-	uint64_t bytes; /* total size of servable files */
-	struct index_scan scan;
-};
-
 /*
  * Open (creating when writable) the index in dir.  mapsize is the largest
  * the index may grow.  An index of another schema version is emptied when
@@ -102,36 +73,7 @@ void index_reader_free(struct index_reader *rd);
 int index_reader_begin(struct index_reader *rd);
 void index_reader_end(struct index_reader *rd);
 
-/*
- * Call cb for each file indexed as (id, kind) until cb returns non-zero.
- * Returns what cb returned when it stopped the walk, 0 when every file was
- * visited (none at all included), -1 on error.
- */
-typedef int (*index_file_cb)(const struct index_file *file, void *arg);
-int index_find(struct index_reader *rd, const struct buildid *id,
-    enum elf_kind kind, index_file_cb cb, void *arg);
-
-/*
- * The stored form of a file record, for tables that keep records like it
- * (cache/pkgindex.c): encode returns its length, 0 when it does not fit in
- * cap or the path is too long; decode returns -1 for a damaged one, and f
- * then points into val.
- */
-/* 1 when st still describes the file rec was made from. */
-int index_file_unchanged(const struct index_file *rec, const struct stat *st);
-
-size_t index_file_encode(const struct index_file *f, void *buf, size_t cap);
-int index_file_decode(const void *val, size_t len, struct index_file *f);
-
-/* The record of path, or INDEX_NOTFOUND. */
-int index_get_file(struct index_reader *rd, const char *path,
-    struct index_file *out);
-
-/* Call cb for every file record until cb returns non-zero. */
-int index_foreach_file(struct index_reader *rd, index_file_cb cb, void *arg);
-
-int index_stats(struct index_reader *rd, struct index_stats *st);
-/* Only the scan's record, without counting files; zeros when none. */
+/* The scan's record (index_batch_set_scan); zeros when none. */
 int index_get_scan(struct index_reader *rd, struct index_scan *sc);
 
 /*
@@ -141,13 +83,7 @@ int index_get_scan(struct index_reader *rd, struct index_scan *sc);
  */
 struct index_batch *index_batch_begin(struct index *idx, char *err,
     size_t errlen);
-/* Add or replace the record for file->path. */
-int index_batch_put_file(struct index_batch *b, const struct index_file *f);
-/* Drop the record for path; INDEX_NOTFOUND when there is none. */
-int index_batch_del_file(struct index_batch *b, const char *path);
-/* Drop every record for which keep() returns 0; count them in *removed. */
-int index_batch_prune(struct index_batch *b,
-    int (*keep)(const char *path, void *arg), void *arg, uint64_t *removed);
+/* Replace the scan's record. */
 int index_batch_set_scan(struct index_batch *b, const struct index_scan *s);
 /*
  * Commit (or, after a failed operation, abort) and free b.  0, or -1 with

@@ -9,7 +9,6 @@
 #include <openssl/evp.h>
 #include <pthread.h>
 #include <string.h>
-#include <time.h>
 
 /*
  * One digest context per thread, as keys are made on every request for a
@@ -97,13 +96,4 @@ cache_kind_name(enum cache_kind kind)
 		return "source";
 	}
 	return NULL;
-}
-
-int64_t
-cache_wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }

@@ -36,10 +36,4 @@ int cache_key_equal(const struct cache_key *a, const struct cache_key *b);
 /* "debuginfo", "executable", "section", "source"; NULL when out of range. */
 const char *cache_kind_name(enum cache_kind kind);
 
-/*
- * Wall-clock nanoseconds: when a flight began and when a purge began
- * (blob_info.begun), compared across the daemon and the CLI.
- */
-int64_t cache_wall_ns(void);
-
 #endif /* CACHE_KEY_H */

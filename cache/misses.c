@@ -124,7 +124,7 @@ miss_record(struct index *idx, const struct miss_event *ev, size_t n, char *err,
 	return index_batch_commit(b, err, errlen);
 }
 
-struct evict {
+struct miss_evict_sweep {
 	struct index_batch *b;
 	uint64_t max;
 	uint64_t excess; /* ids over the bound */
@@ -139,7 +139,7 @@ struct evict {
 static int
 evict_cb(const struct index_rec *r, void *arg)
 {
-	struct evict *e = arg;
+	struct miss_evict_sweep *e = arg;
 	struct index_rec cur;
 	struct miss_rec mr;
 	uint8_t id[BUILDID_MAX], rk[RANKKEY_LEN];
@@ -179,7 +179,7 @@ evict_cb(const struct index_rec *r, void *arg)
 static unsigned
 evict_step(struct index_batch *b, unsigned limit, uint64_t *counted, void *arg)
 {
-	struct evict *e = arg;
+	struct miss_evict_sweep *e = arg;
 	uint64_t count;
 
 	e->b = b;
@@ -198,9 +198,125 @@ int
 miss_evict(struct index *idx, uint64_t max, uint64_t *n, char *err,
     size_t errlen)
 {
-	struct evict e = { NULL, max, 0, 0, 0 };
+	struct miss_evict_sweep e = { NULL, max, 0, 0, 0 };
 
 	return index_sweep(idx, evict_step, &e, n, 1, err, errlen);
+}
+
+/* Drop the record mr of id (and its rank key) in b. */
+static int
+rec_del(struct index_batch *b, const struct miss_rec *mr)
+{
+	uint8_t rk[RANKKEY_LEN];
+
+	rankkey(mr, rk);
+	if (index_batch_del_rec(b, INDEX_MISS_RANK, rk, sizeof(rk)) == -1 ||
+	    index_batch_del_rec(b, INDEX_MISSES, mr->id, mr->idlen) == -1)
+		return -1;
+	return 0;
+}
+
+int
+miss_batch_served(struct index_batch *b, const struct buildid *id,
+    unsigned kinds)
+{
+	struct index_rec cur;
+	struct miss_rec mr;
+	int rc;
+
+	/* No id (a file that is not indexable), no record: LMDB takes no
+	 * empty key, and a refused one would fail the caller's commit. */
+	if (id->len == 0 || id->len > BUILDID_MAX || kinds == 0)
+		return 0;
+	rc = index_batch_get_rec(b, INDEX_MISSES, id->bytes, id->len, &cur);
+	if (rc != 0)
+		return rc == INDEX_NOTFOUND ? 0 : -1;
+	if (rec_decode(cur.val, cur.vallen, &mr) == -1 ||
+	    (mr.kinds & kinds) == 0)
+		return 0;
+	mr.kinds &= ~kinds;
+	if (mr.kinds == 0)
+		return rec_del(b, &mr);
+	/* The rank key (count, last) is unchanged. */
+	return index_batch_put_rec(b, INDEX_MISSES, mr.id, mr.idlen, &mr,
+	    sizeof(mr));
+}
+
+struct purge {
+	struct index_batch *b;
+	const struct buildid *id;
+	unsigned left;
+	uint64_t ids;
+};
+
+/* Walk of misses: drop every record (the rank keys go with them). */
+static int
+purge_cb(const struct index_rec *r, void *arg)
+{
+	struct purge *p = arg;
+	struct miss_rec mr;
+	uint8_t rk[RANKKEY_LEN];
+
+	if (p->left == 0)
+		return 1;
+	p->left--;
+	if (rec_decode(r->val, r->vallen, &mr) == 0) {
+		rankkey(&mr, rk);
+		if (index_batch_del_rec(p->b, INDEX_MISS_RANK, rk,
+			sizeof(rk)) == -1)
+			return -1;
+		p->ids++;
+	}
+	return INDEX_WALK_DELETE;
+}
+
+/* Walk of missrank: what no record ranks any more (stale keys). */
+static int
+purge_rank_cb(const struct index_rec *r, void *arg)
+{
+	struct purge *p = arg;
+
+	if (p->left == 0)
+		return 1;
+	p->left--;
+	return INDEX_WALK_DELETE;
+}
+
+/* index_sweep_fn: one transaction of a purge. */
+static unsigned
+purge_step(struct index_batch *b, unsigned limit, uint64_t *counted, void *arg)
+{
+	struct purge *p = arg;
+	struct index_rec cur;
+	struct miss_rec mr;
+	int rc;
+
+	p->b = b;
+	p->left = limit;
+	p->ids = 0;
+	if (p->id != NULL) {
+		/* One id: one step. */
+		rc = index_batch_get_rec(b, INDEX_MISSES, p->id->bytes,
+		    p->id->len, &cur);
+		if (rc == 0 && rec_decode(cur.val, cur.vallen, &mr) == 0 &&
+		    rec_del(b, &mr) == 0)
+			p->ids = 1;
+		*counted = p->ids;
+		return 0;
+	}
+	index_batch_walk(b, INDEX_MISSES, purge_cb, p);
+	index_batch_walk(b, INDEX_MISS_RANK, purge_rank_cb, p);
+	*counted = p->ids;
+	return limit - p->left;
+}
+
+int
+miss_purge(struct index *idx, const struct buildid *id, uint64_t *n, char *err,
+    size_t errlen)
+{
+	struct purge p = { NULL, id, 0, 0 };
+
+	return index_sweep(idx, purge_step, &p, n, 1, err, errlen);
 }
 
 int
@@ -209,7 +325,7 @@ miss_count(struct index_reader *rd, uint64_t *n)
 	return index_count(rd, INDEX_MISSES, n);
 }
 
-struct walk {
+struct miss_walk_state {
 	struct index_reader *rd;
 	miss_cb cb;
 	void *arg;
@@ -219,7 +335,7 @@ struct walk {
 static int
 walk_cb(const struct index_rec *r, void *arg)
 {
-	struct walk *w = arg;
+	struct miss_walk_state *w = arg;
 	struct index_rec cur;
 	struct miss_rec mr;
 	struct miss_info mi;
@@ -248,7 +364,7 @@ walk_cb(const struct index_rec *r, void *arg)
 int
 miss_walk(struct index_reader *rd, miss_cb cb, void *arg)
 {
-	struct walk w = { rd, cb, arg };
+	struct miss_walk_state w = { rd, cb, arg };
 
 	return index_walk_back(rd, INDEX_MISS_RANK, walk_cb, &w);
 }

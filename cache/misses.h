@@ -8,8 +8,9 @@
  * bounded by count: miss_evict drops the least missed ids, the longest
  * unseen first among equals, down to a maximum.
  *
- * Threads: miss_record and miss_evict write the index and belong on a
- * worker (or in the CLI); the readers take the caller's read transaction.
+ * Threads: miss_record, miss_evict and miss_purge write the index and
+ * belong on a worker (or in the CLI); miss_batch_served works in the
+ * caller's write transaction, the readers in its read transaction.
  */
 #ifndef CACHE_MISSES_H
 #define CACHE_MISSES_H
@@ -21,6 +22,7 @@
 #include "indexer/buildid.h"
 
 struct index;
+struct index_batch;
 struct index_reader;
 
 /* Longest sample kept, NUL included; longer ones are cut. */
@@ -65,6 +67,21 @@ int miss_record(struct index *idx, const struct miss_event *ev, size_t n,
  */
 int miss_evict(struct index *idx, uint64_t max, uint64_t *n, char *err,
     size_t errlen);
+
+/*
+ * In the caller's write transaction: id was served as the kinds of mask
+ * (1 << enum cache_kind each), so it misses them no more: they leave its
+ * record, and the record goes when no kind is left (its count and times
+ * go with it).  Nothing when id is not kept.
+ */
+int miss_batch_served(struct index_batch *b, const struct buildid *id,
+    unsigned kinds);
+/*
+ * Forget id (NULL: every id) whatever its kinds: *n = ids dropped.  In
+ * transactions of its own (a sweep, for a table of any size).
+ */
+int miss_purge(struct index *idx, const struct buildid *id, uint64_t *n,
+    char *err, size_t errlen);
 
 /* Ids kept. */
 int miss_count(struct index_reader *rd, uint64_t *n);

@@ -135,7 +135,7 @@ neg_put(struct index *idx, const struct cache_key *k, const struct buildid *id,
 	return index_batch_commit(b, err, errlen);
 }
 
-struct purge {
+struct neg_purge_sweep {
 	struct index_batch *b;
 	const struct buildid *id;
 	unsigned left; /* deletions left in this transaction */
@@ -145,7 +145,7 @@ struct purge {
 static int
 purge_cb(const struct index_rec *r, void *arg)
 {
-	struct purge *p = arg;
+	struct neg_purge_sweep *p = arg;
 	struct neg_rec nr;
 	uint8_t ek[EXPKEY_LEN];
 	int ok = neg_decode(r, &nr) == 0;
@@ -170,7 +170,7 @@ purge_cb(const struct index_rec *r, void *arg)
 static unsigned
 purge_step(struct index_batch *b, unsigned limit, uint64_t *counted, void *arg)
 {
-	struct purge *p = arg;
+	struct neg_purge_sweep *p = arg;
 
 	p->b = b;
 	p->left = limit;
@@ -183,7 +183,7 @@ int
 neg_purge(struct index *idx, const struct buildid *id, uint64_t *n, char *err,
     size_t errlen)
 {
-	struct purge p = { NULL, id, 0 };
+	struct neg_purge_sweep p = { NULL, id, 0 };
 
 	return index_sweep(idx, purge_step, &p, n, 1, err, errlen);
 }

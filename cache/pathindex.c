@@ -32,7 +32,6 @@
 #include <openssl/sha.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
 #include "cache/index.h"
 #include "indexer/elf.h"
@@ -432,6 +431,7 @@ struct query {
 	const char *value;
 	const struct buildid *id;
 	int64_t deadline_ns;
+	int64_t (*now_ns)(void);
 	unsigned visits;
 	/* glob: the pattern's parts */
 	const char *dirpat; /* NUL-terminated copy */
@@ -441,21 +441,12 @@ struct query {
 	void *arg;
 };
 
-static int64_t
-mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 /* PATHIDX_TIMEOUT when the query is out of time; checked now and then. */
 static int
 query_tick(struct query *qu)
 {
 	if (qu->deadline_ns != 0 && ++qu->visits % CHECK_EVERY == 0 &&
-	    mono_ns() > qu->deadline_ns)
+	    qu->now_ns() > qu->deadline_ns)
 		return PATHIDX_TIMEOUT;
 	return 0;
 }
@@ -633,7 +624,7 @@ find_glob(struct query *qu)
 
 int
 pathidx_find(struct index_reader *rd, enum pathidx_query q, const char *value,
-    const struct buildid *id, int64_t deadline_ns,
+    const struct buildid *id, int64_t deadline_ns, int64_t (*now_ns)(void),
     int (*cb)(const struct pathidx_entry *e, void *arg), void *arg)
 {
 	struct query qu = { .rd = rd,
@@ -641,6 +632,7 @@ pathidx_find(struct index_reader *rd, enum pathidx_query q, const char *value,
 		.value = value,
 		.id = id,
 		.deadline_ns = deadline_ns,
+		.now_ns = now_ns,
 		.cb = cb,
 		.arg = arg };
 	static const uint8_t zero[REF_LEN];
@@ -648,7 +640,7 @@ pathidx_find(struct index_reader *rd, enum pathidx_query q, const char *value,
 	struct parts p;
 	size_t len;
 
-	if (deadline_ns != 0 && mono_ns() > deadline_ns)
+	if (deadline_ns != 0 && now_ns() > deadline_ns)
 		return PATHIDX_TIMEOUT;
 	switch (q) {
 	case PATHIDX_FILE:

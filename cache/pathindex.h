@@ -13,7 +13,7 @@
  * base names that start so, and a glob of directories reads only the
  * directories that match; and by build-id.
  *
- * cache/index.c keeps local files' entries in step with the files table,
+ * cache/files.c keeps local files' entries in step with the files table,
  * cache/pkgindex.c members' with the packages, cache/blobstore.c
  * upstream answers' with the blobs; all inside the caller's batch.
  */
@@ -68,11 +68,12 @@ enum pathidx_query {
 /*
  * Call cb for each entry that answers the query, until cb returns
  * non-zero (which is returned).  0 when every entry was visited;
- * PATHIDX_TIMEOUT when CLOCK_MONOTONIC passed deadline_ns (0: none)
- * first, -1 on error.
+ * PATHIDX_TIMEOUT when now_ns() passed deadline_ns first (read now and
+ * then; deadline_ns 0: none, and now_ns may be NULL), -1 on error.
  */
 int pathidx_find(struct index_reader *rd, enum pathidx_query q,
     const char *value, const struct buildid *id, int64_t deadline_ns,
+    int64_t (*now_ns)(void),
     int (*cb)(const struct pathidx_entry *e, void *arg), void *arg);
 
 #endif /* CACHE_PATHINDEX_H */

@@ -20,6 +20,14 @@
  * Each ELF member also has its entry in the path index
  * (cache/pathindex.h), made and dropped with its records.
  *
+ * A local file's sources (PKG_REC_LOCAL) use the same two tables with P
+ * the path key of the file (as the files table keys it) and K the cache
+ * key of (id, source, path), the key PKG_REC_SOURCE records have: so one
+ * prefix walk finds the records of both, told apart by their kind.  The
+ * walks that unlink a package's records, or a local file's, pass by the
+ * other's: a path could name both (an ELF file with a package's name in
+ * both scan-dir and scan-packages).
+ *
  * The index's counter "pkg_members" is the number of ELF member records,
  * kept in the same transactions as they change, so that /metrics and
  * stats read it without a walk; an index written before it existed is
@@ -38,7 +46,7 @@
 #define PKG_KEY_LEN INDEX_PATHKEY_LEN
 #define MEMBER_KEY_LEN (CACHE_KEY_LEN + PKG_KEY_LEN)
 #define PATH_LEN_MAX 4095
-#define PKG_REC_ANY (PKG_REC_FILE | PKG_REC_SOURCE)
+#define PKG_REC_ANY (PKG_REC_FILE | PKG_REC_SOURCE | PKG_REC_LOCAL)
 #define MEMBERS_COUNTER "pkg_members"
 
 _Static_assert(MEMBER_KEY_LEN <= INDEX_KEY_MAX, "member keys fit");
@@ -67,7 +75,7 @@ rec_key(const struct buildid *id, unsigned kind, const char *path,
 
 	if (kind == PKG_REC_FILE)
 		cache_key_make(&k, &none, CACHE_SOURCE, path);
-	else if (kind == PKG_REC_SOURCE)
+	else if (kind == PKG_REC_SOURCE || kind == PKG_REC_LOCAL)
 		cache_key_make(&k, id, CACHE_SOURCE, path);
 	else
 		cache_key_make(&k, id,
@@ -101,7 +109,7 @@ kinds_ok(unsigned kinds, unsigned idlen)
 {
 	if (kinds == PKG_REC_FILE)
 		return idlen == 0;
-	if (kinds == PKG_REC_SOURCE)
+	if (kinds == PKG_REC_SOURCE || kinds == PKG_REC_LOCAL)
 		return idlen > 0;
 	return idlen > 0 && kinds != 0 && (kinds & ~ELF_KIND_ALL) == 0;
 }
@@ -215,6 +223,38 @@ pkgidx_find_source(struct index_reader *rd, const struct buildid *id,
 	    path_cb, &shipped);
 }
 
+struct local_find {
+	const struct buildid *id;
+	const char *path;
+	int (*cb)(const struct pkg_rec *r, void *arg);
+	void *arg;
+};
+
+/* A local file's record of lf->path for lf->id. */
+static int
+local_cb(const struct index_rec *r, void *arg)
+{
+	struct local_find *lf = arg;
+	struct pkg_rec m;
+
+	if (pkgidx_member_decode(r, &m) == -1 || m.kinds != PKG_REC_LOCAL ||
+	    strcmp(m.member, lf->path) != 0 || !buildid_equal(&m.id, lf->id))
+		return 0;
+	return lf->cb(&m, lf->arg);
+}
+
+int
+pkgidx_find_local_source(struct index_reader *rd, const struct buildid *id,
+    const char *path, int (*cb)(const struct pkg_rec *r, void *arg), void *arg)
+{
+	struct local_find lf = { id, path, cb, arg };
+	uint8_t prefix[CACHE_KEY_LEN];
+
+	rec_key(id, PKG_REC_LOCAL, path, prefix);
+	return index_walk_prefix(rd, INDEX_MEMBERS, prefix, sizeof(prefix),
+	    local_cb, &lf);
+}
+
 struct members {
 	struct index_reader *rd;
 	int (*cb)(const struct pkg_rec *r, void *arg);
@@ -268,8 +308,27 @@ pkgidx_get_package(struct index_reader *rd, const char *path,
 
 struct unlink {
 	struct index_batch *b;
+	int local; /* a local file's source records, else a package's */
 	uint64_t elf; /* ELF member records deleted */
 };
+
+/*
+ * 1 when the member record of key in b belongs to the owner u unlinks (a
+ * local file's PKG_REC_LOCAL, or a package's other records); a damaged
+ * record belongs to whoever unlinks it.
+ */
+static int
+owned(struct unlink *u, const uint8_t key[MEMBER_KEY_LEN])
+{
+	struct index_rec r;
+	struct pkg_rec m;
+
+	if (index_batch_get_rec(u->b, INDEX_MEMBERS, key, MEMBER_KEY_LEN, &r) !=
+		0 ||
+	    pkgidx_member_decode(&r, &m) == -1)
+		return 1;
+	return (m.kinds == PKG_REC_LOCAL) == u->local;
+}
 
 /* 1 when the member record of key in b is an ELF member's. */
 static int
@@ -316,6 +375,8 @@ unlink_member_cb(const struct index_rec *r, void *arg)
 		memcpy(key, (const uint8_t *)r->key + PKG_KEY_LEN,
 		    CACHE_KEY_LEN);
 		memcpy(key + CACHE_KEY_LEN, r->key, PKG_KEY_LEN);
+		if (!owned(u, key))
+			return 0;
 		if ((elf = unlink_member_path(u->b, key)) == -1)
 			return -1;
 		u->elf += (uint64_t)elf;
@@ -327,14 +388,15 @@ unlink_member_cb(const struct index_rec *r, void *arg)
 }
 
 /*
- * Drop the member records of the package whose key is pkey; add the ELF
- * ones to *elf.
+ * Drop the member records of the package whose key is pkey (with local,
+ * the source records of the local file whose key it is); add the ELF ones
+ * to *elf.
  */
 static int
 unlink_members(struct index_batch *b, const uint8_t pkey[PKG_KEY_LEN],
-    uint64_t *elf)
+    int local, uint64_t *elf)
 {
-	struct unlink u = { b, 0 };
+	struct unlink u = { b, local, 0 };
 	int rc;
 
 	rc = index_batch_walk_prefix(b, INDEX_PKG_MEMBERS, pkey, PKG_KEY_LEN,
@@ -487,7 +549,7 @@ pkgidx_put(struct index_batch *b, const struct index_file *pkg,
 	if (!path_ok(pkg->path, pathlen) || pathlen > PATH_LEN_MAX)
 		return -1;
 	index_path_key(pkg->path, pkey);
-	if (unlink_members(b, pkey, &gone) == -1)
+	if (unlink_members(b, pkey, 0, &gone) == -1)
 		return -1;
 	for (i = 0; i < n; i++) {
 		if (!member_ok(&recs[i]))
@@ -545,7 +607,7 @@ prune_cb(const struct index_rec *r, void *arg)
 	/* The key first: changing the other tables may move the record. */
 	if (r->keylen == PKG_KEY_LEN) {
 		memcpy(pkey, r->key, PKG_KEY_LEN);
-		if (unlink_members(p->b, pkey, &p->elf) == -1)
+		if (unlink_members(p->b, pkey, 0, &p->elf) == -1)
 			return -1;
 	}
 	p->removed++;
@@ -564,4 +626,42 @@ pkgidx_prune(struct index_batch *b, int (*keep)(const char *path, void *arg),
 	if (rc != 0)
 		return -1;
 	return members_add(b, 0, p.elf);
+}
+
+int
+pkgidx_put_local_sources(struct index_batch *b, const char *file,
+    const struct buildid *id, char *const *paths, size_t n)
+{
+	uint8_t pkey[PKG_KEY_LEN];
+	size_t filelen = strlen(file), i;
+	struct pkg_rec m;
+	uint64_t gone = 0;
+
+	if (!path_ok(file, filelen) || filelen > PATH_LEN_MAX ||
+	    id->len > BUILDID_MAX)
+		return -1;
+	index_path_key(file, pkey);
+	if (unlink_members(b, pkey, 1, &gone) == -1)
+		return -1;
+	memset(&m, 0, sizeof(m));
+	m.package = file;
+	m.kinds = PKG_REC_LOCAL;
+	m.id = *id;
+	for (i = 0; i < n; i++) {
+		m.member = paths[i];
+		if (id->len > 0 && member_ok(&m) &&
+		    put_member(b, pkey, file, filelen, &m, PKG_REC_LOCAL) == -1)
+			return -1;
+	}
+	return 0;
+}
+
+int
+pkgidx_del_local_sources(struct index_batch *b, const char *file)
+{
+	uint8_t pkey[PKG_KEY_LEN];
+	uint64_t gone = 0;
+
+	index_path_key(file, pkey);
+	return unlink_members(b, pkey, 1, &gone);
 }

@@ -1,5 +1,6 @@
 /*
- * cache/pkgindex.h: the members of distribution packages, in the index.
+ * cache/pkgindex.h: the members of distribution packages, in the index,
+ * and the source files the DWARF of local files names.
  *
  * A package file is known by its path, with the size, mtime, inode and
  * device it had when read (struct index_file, so that scan_unchanged()
@@ -10,6 +11,12 @@
  * the caller's batch; readers get records that point into the map, valid
  * until the reader ends.  Stored records are checked when read back: a
  * damaged or hostile one is skipped, never handed out.
+ *
+ * A local file indexed under scan-dir owns records of the same shape, one
+ * per source file its DWARF names (PKG_REC_LOCAL, the file in the place
+ * of the package): they are replaced with it by the scan and dropped with
+ * its record (cache/index.c); a package's records and a local file's
+ * never touch each other's, even under one path.
  */
 #ifndef CACHE_PKGINDEX_H
 #define CACHE_PKGINDEX_H
@@ -17,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cache/filerec.h"
 #include "cache/index.h"
 #include "indexer/buildid.h"
 #include "indexer/elf.h"
@@ -29,6 +37,8 @@
  */
 #define PKG_REC_FILE 0x10
 #define PKG_REC_SOURCE 0x20
+/* A local file (package) of build-id id names the source file member. */
+#define PKG_REC_LOCAL 0x40
 
 /* One servable member of a package, or one of the records above. */
 struct pkg_rec {
@@ -55,6 +65,27 @@ int pkgidx_member_decode(const struct index_rec *r, struct pkg_rec *out);
  * that a debuginfo of build-id id names; same returns as pkgidx_find.
  */
 int pkgidx_find_source(struct index_reader *rd, const struct buildid *id,
+    const char *path, int (*cb)(const struct pkg_rec *r, void *arg), void *arg);
+
+/*
+ * Record the n source files paths[] (canonical absolute paths) that the
+ * DWARF of the local file at file, of build-id id, names, replacing
+ * those recorded for file before (n 0: none left).  A path too long or
+ * not absolute is left out.
+ */
+int pkgidx_put_local_sources(struct index_batch *b, const char *file,
+    const struct buildid *id, char *const *paths, size_t n);
+/* Drop the source records of the local file at file. */
+int pkgidx_del_local_sources(struct index_batch *b, const char *file);
+
+/*
+ * Call cb for each local file of build-id id whose DWARF names the source
+ * file path (canonical), as it was recorded: r->package being the local
+ * file and r->member path, until cb returns non-zero.  Whether that file's
+ * record (cache/files.h) still says id is the caller's to check.  Same
+ * returns as pkgidx_find.
+ */
+int pkgidx_find_local_source(struct index_reader *rd, const struct buildid *id,
     const char *path, int (*cb)(const struct pkg_rec *r, void *arg), void *arg);
 
 /*

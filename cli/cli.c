@@ -1,760 +1,476 @@
 /*
- * cli/cli.c: dbgmirror, the admin command line.
+ * cli/cli.c: dbgmirror, the admin command line: its commands, their
+ * options and help, and the commands that need no index (token, upload,
+ * prefetch).
  *
- * Reads the daemon's index directly (LMDB allows readers in other processes
- * while the daemon writes), so it works whether or not dbgmirrord runs:
- * lookup, stats, and misses (the missing-id report of daemon/misses.h).
- * purge writes it too: LMDB orders its write transactions with the
- * daemon's.  The cache directory comes from the same configuration as the
- * daemon's.  prefetch is a client of the running daemon instead
- * (cli/prefetch.c).
+ * The configuration is the daemon's: the same file (CONFIG_DEFAULT_FILE,
+ * or --config), the same options on the command line.  The commands that
+ * read the index (cli/report.c) take the running daemon's cache-dir and
+ * upload-dir from it when it answers (cli/admin.c: it may have had them
+ * from its command line alone); prefetch, upload and rescan talk to the
+ * daemon.  Each command has its own options, which may stand anywhere
+ * after the command word; every other option is one of the
+ * configuration's.
  */
 #include <sys/file.h>
 #include <sys/stat.h>
 
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <openssl/rand.h>
 
-#include "cache/blobstore.h"
-#include "cache/index.h"
-#include "cache/negative.h"
-#include "cache/pkgindex.h"
-#include "cache/repoidx.h"
-#include "conf/config.h"
 #include "autoconf.h"
+#include "cache/index.h"
+#include "cli/cli.h"
+#include "cli/prefetch.h"
+#include "conf/help.h"
 #include "daemon/access.h"
 #include "daemon/clock.h"
-#include "daemon/httpdate.h"
-#include "daemon/misses.h"
-#include "cli/prefetch.h"
-#include "sources/repo.h"
-#include "sources/scan.h"
-#include "sources/objstore.h"
 #include "fetchers/put.h"
 #include "indexer/buildid.h"
 #include "indexer/elf.h"
-#include "indexer/file.h"
 
-/* Repositories dbgmirror lookup and stats read at most. */
-#define CLI_REPOS_MAX 64
+/* The commands' own options: name, whether a value follows, its field. */
+struct cmd_opt {
+	const char *name;
+	int value; /* 1: a value (const char *), 0: a flag (int) */
+	size_t off; /* in struct cli */
+};
+
+#define CLI_FIELD(m) offsetof(struct cli, m)
+
+static const struct cmd_opt cmd_opts[] = {
+	{ "json", 0, CLI_FIELD(json) },
+	{ "url", 1, CLI_FIELD(url) },
+	{ "top", 1, CLI_FIELD(top) },
+	{ "since", 1, CLI_FIELD(since) },
+	{ "negative", 0, CLI_FIELD(negative) },
+	{ "misses", 0, CLI_FIELD(misses) },
+	{ "keep-store", 0, CLI_FIELD(keep_store) },
+	{ "upstream", 1, CLI_FIELD(upstream) },
+	{ "jobs", 1, CLI_FIELD(jobs) },
+	{ "executable", 0, CLI_FIELD(executable) },
+	{ "scopes", 1, CLI_FIELD(scopes) },
+	{ "token-file", 1, CLI_FIELD(token_file) },
+	{ "wait", 1, CLI_FIELD(wait) },
+};
+#define NCMD_OPTS (sizeof(cmd_opts) / sizeof(cmd_opts[0]))
+
+enum uses { USES_NOTHING, USES_INDEX, USES_INDEX_RW };
+
+struct command {
+	const char *name;
+	const char *synopsis;
+	const char *summary; /* one line of the general usage */
+	const char *help; /* what --help adds */
+	const char *opts; /* its options, blank-separated, without -- */
+	enum uses uses;
+	size_t min, max; /* operands */
+	int (*run)(struct cli *c);
+};
+
+static int run_index(struct cli *c);
+static int run_token(struct cli *c);
+static int run_upload(struct cli *c);
+static int run_prefetch(struct cli *c);
+
+static const struct command commands[] = {
+	{ "lookup", "lookup [--json] ID|FILE",
+	    "where the daemon would find a build-id (or an ELF file's)",
+	    "Where the daemon would find the debuginfo and the executable of\n"
+	    "a build-id, or of the ELF file FILE (its build-id is printed\n"
+	    "first): local files, package members, the cache and uploads,\n"
+	    "remote repositories; else the upstreams it would ask, or\n"
+	    "nowhere, with what to do about it.  Exit status 0 when one of\n"
+	    "them is here, 1 when neither is.\n",
+	    "json url", USES_INDEX, 1, 1, run_index },
+	{ "stats", "stats [--json]",
+	    "what the index holds: files, packages, cache, uploads, scans",
+	    "Counts of the index: local files and packages indexed, the\n"
+	    "cache and the uploads against their caps, negative entries,\n"
+	    "missing ids, the last scan (or the one running) and each\n"
+	    "repository's last refresh.  The first line says which index:\n"
+	    "the running daemon's, --cache-dir's or the configuration's.\n",
+	    "json url", USES_INDEX, 0, 0, run_index },
+	{ "misses", "misses [--top N] [--since DURATION] [--json]",
+	    "the build-ids asked for and not found, the most missed first",
+	    "The missing-id report: each build-id asked for and not found,\n"
+	    "how often, when first and last, the kinds asked for and the\n"
+	    "last client.  An id leaves the report, kind by kind, once it is\n"
+	    "served (from the cache, an upload, a package or a local file).\n"
+	    "--top N: the N most missed; --since DURATION (e.g. 1d): the\n"
+	    "ids missed within it (their counts are all-time).\n",
+	    "json url top since", USES_INDEX, 0, 0, run_index },
+	{ "purge", "purge [--json] ID | --negative | --misses | --upstream URL",
+	    "forget cached files, negative entries, missing ids",
+	    "purge ID: the cached files, uploads, negative entries and\n"
+	    "missing-id record of ID, and its objects in the store unless\n"
+	    "--keep-store.  --negative: every negative and error entry.\n"
+	    "--misses: the whole missing-id report.  --upstream URL: the\n"
+	    "files fetched from URL.\n",
+	    "json url negative misses keep-store upstream", USES_INDEX_RW, 0, 1,
+	    run_index },
+	{ "rescan", "rescan [--wait SECONDS] [--url URL] [--json]",
+	    "have the running daemon rescan now, and say what it found",
+	    "Ask the running daemon (POST /admin/rescan, under admin-access\n"
+	    "and admin-token) to scan its scan-dir and scan-packages now,\n"
+	    "wait for that scan to finish (--wait SECONDS, 600 by default;\n"
+	    "0 does not wait) and print what it found.  The daemon is the\n"
+	    "one at --url, else at the configuration's first listen address.\n",
+	    "json url wait", USES_NOTHING, 0, 0, cmd_rescan },
+	{ "prefetch",
+	    "prefetch [--jobs N] [--url URL] [--executable] [--json] "
+	    "[ID|FILE|DIR|-]...",
+	    "have the daemon fetch the debuginfo of ids, files, core files",
+	    "Have the daemon fetch the debuginfo (and with --executable the\n"
+	    "executables) of build-ids, of ELF files and the libraries they\n"
+	    "load, of the objects a core file had mapped, of directories of\n"
+	    "them; standard input when no operand is given.  --jobs N\n"
+	    "requests at once (8).  Ends with a summary (--json: as JSON).\n",
+	    "json url jobs executable", USES_NOTHING, 0, (size_t)-1,
+	    run_prefetch },
+	{ "token", "token NAME [--scopes LIST] [--json]",
+	    "a new bearer token and its token-file line",
+	    "A new random bearer token (shown once) and the token-file line\n"
+	    "that allows it: its SHA-256, the scopes and NAME.  LIST: a comma\n"
+	    "list of read, metadata, metrics, status, admin, upload, or all\n"
+	    "(read by default).\n",
+	    "json scopes", USES_NOTHING, 1, 1, run_token },
+	{ "upload", "upload [--url URL] [--token-file FILE] [--json] FILE...",
+	    "PUT ELF files to the daemon as debuginfo or executable",
+	    "PUT each ELF file, its build-id read from it, as debuginfo when\n"
+	    "it has .debug_* sections and as executable when it has loadable\n"
+	    "code (an unstripped binary is both); the token from FILE (its\n"
+	    "first line) or DBGMIRROR_TOKEN.\n",
+	    "json url token-file", USES_NOTHING, 1, (size_t)-1, run_upload },
+	{ "help", "help [COMMAND]", "this help, or a command's",
+	    "The general usage, or COMMAND's.\n", "", USES_NOTHING, 0, 1,
+	    NULL },
+};
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+static const char *
+command_name(size_t i)
+{
+	return i < NCOMMANDS ? commands[i].name : NULL;
+}
+
+static const struct command *
+command_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < NCOMMANDS; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
 
 static void
 usage(FILE *fp)
 {
+	size_t i;
+
 	fprintf(fp,
-	    "usage: dbgmirror [--config FILE] [--cache-dir DIR] COMMAND\n"
+	    "usage: dbgmirror [--config FILE] [--OPTION VALUE...] COMMAND "
+	    "[ARGS]\n\n");
+	for (i = 0; i < NCOMMANDS; i++)
+		fprintf(fp, "  %-9s %s\n", commands[i].name,
+		    commands[i].summary);
+	fprintf(fp,
 	    "\n"
-	    "  lookup ID   where build-id ID (or that of an ELF file) is "
-	    "known:\n"
-	    "              local files, package members, cached answers, "
-	    "misses\n"
-	    "  stats       index entries, bytes, and the last scan\n"
-	    "  purge ID    drop the cached files and misses of build-id ID\n"
-	    "              (and its objects in the store, unless "
-	    "--keep-store)\n"
-	    "  purge --negative        drop every remembered miss\n"
-	    "  purge --upstream URL    drop the files fetched from URL\n"
-	    "  misses [--top N] [--since DURATION] [--json]\n"
-	    "              the build-ids asked for and not found, the most "
-	    "missed\n"
-	    "              first (those missed within DURATION, e.g. 1d)\n"
-	    "  prefetch [--jobs N] [--url URL] [--executable] "
-	    "[ID|FILE|DIR|-]...\n"
-	    "              have the daemon fetch the debuginfo of build-ids,\n"
-	    "              of ELF files and the libraries they load, of the\n"
-	    "              objects a core file had mapped (standard input\n"
-	    "              when no operand is given)\n"
-	    "  token NAME [--scopes LIST]\n"
-	    "              a new bearer token and its token-file line "
-	    "(LIST:\n"
-	    "              read,metadata,metrics,status,admin,upload or "
-	    "all)\n"
-	    "  upload [--url URL] [--token-file FILE] FILE...\n"
-	    "              PUT each ELF file (its build-id read from it) as\n"
-	    "              debuginfo or executable; the token from FILE or\n"
-	    "              DBGMIRROR_TOKEN\n"
+	    "dbgmirror COMMAND --help (or dbgmirror help COMMAND) tells more.\n"
+	    "The configuration is the daemon's: %s,\n"
+	    "or --config FILE; any of its options may be given as --name\n"
+	    "VALUE (dbgmirrord --help lists them).  lookup, stats, misses and\n"
+	    "purge read the running daemon's index when it answers at --url\n"
+	    "or the first listen address, else the configuration's.\n"
 	    "\n"
-	    "Exit status: 0 done; 1 not found or error; 2 bad usage.\n");
+	    "Exit status: 0 done; 1 not found or error; 2 bad usage.\n",
+	    CONFIG_DEFAULT_FILE);
 }
 
-struct lookup {
-	struct index_reader *rd;
-	const char *kind;
-	int found;
-};
-
-/* What has become of the local file rec was made from, as a note. */
-static const char *
-file_note(const struct index_file *rec, const char *what)
+static void
+command_usage(FILE *fp, const struct command *cmd)
 {
-	static char note[64];
-	struct stat st;
-
-	note[0] = '\0';
-	if (stat(rec->path, &st) == -1)
-		snprintf(note, sizeof(note), "  (%s is gone)", what);
-	else if (!index_file_unchanged(rec, &st))
-		snprintf(note, sizeof(note), "  (%s changed since indexed)",
-		    what);
-	return note;
+	fprintf(fp, "usage: dbgmirror %s\n\n%s", cmd->synopsis, cmd->help);
+	if (cmd->opts[0] != '\0' && strstr(cmd->opts, "url") != NULL)
+		fprintf(fp,
+		    "\n--url URL: the daemon (else the configuration's first "
+		    "listen address).\n");
+	if (strstr(cmd->opts, "json") != NULL)
+		fprintf(fp, "--json: one JSON object, exact numbers.\n");
 }
 
+/* 1 when word (a blank-separated list) holds name[0..len). */
 static int
-lookup_cb(const struct index_file *f, void *arg)
+listed(const char *list, const char *name, size_t len)
 {
-	struct lookup *lk = arg;
-	char when[HTTPDATE_ISO_LEN];
+	const char *p;
 
-	httpdate_iso((time_t)f->mtime_sec, when);
-	printf("%-10s  %s  %" PRIu64 " bytes  %s%s\n", lk->kind, f->path,
-	    f->size, when, file_note(f, "file"));
-	lk->found++;
+	for (p = list; *p != '\0'; p += strcspn(p, " "), p += *p == ' ')
+		if (strcspn(p, " ") == len && strncmp(p, name, len) == 0)
+			return 1;
 	return 0;
 }
 
-static int
-lookup_member_cb(const struct pkg_rec *m, void *arg)
+/* The option of cmd_opts named name[0..len), or NULL. */
+static const struct cmd_opt *
+cmd_opt_find(const char *name, size_t len)
 {
-	struct lookup *lk = arg;
-	struct index_file pkg;
-	const char *note = "";
-
-	if (pkgidx_get_package(lk->rd, m->package, &pkg) == 0)
-		note = file_note(&pkg, "package");
-	printf("%-10s  %s  %s  %" PRIu64 " bytes%s\n", lk->kind, m->package,
-	    m->member, m->size, note);
-	lk->found++;
-	return 0;
-}
-
-/*
- * The build-id an operand names: hex digits, or the path of an ELF file
- * whose build-id is read.  0, or 2 (bad usage) having said why.
- */
-static int
-operand_id(const char *arg, struct buildid *id)
-{
-	struct elf_info info;
-	struct stat st;
-	const char *why;
-	char err[256];
-	int fd, rc;
-
-	if (buildid_parse(id, arg, strlen(arg), &why) == 0)
-		return 0;
-	if ((fd = file_open_regular(arg, &st)) == -1) {
-		fprintf(stderr,
-		    "dbgmirror: %s: not a build-id (%s) nor a readable file\n",
-		    arg, why);
-		return 2;
-	}
-	rc = elf_read_info(fd, &info, err, sizeof(err));
-	close(fd);
-	if (rc != 0 || info.id.len == 0) {
-		fprintf(stderr, "dbgmirror: %s: %s\n", arg,
-		    rc == ELF_NOTFOUND ? "neither a build-id nor an ELF file"
-			: rc != 0      ? err
-				       : "an ELF file without a GNU build-id");
-		return 2;
-	}
-	*id = info.id;
-	return 0;
-}
-
-/*
- * The cache's answers and remembered misses for the whole files of id: how
- * many, the answers alone in *answers.
- */
-static int
-lookup_cache(struct index_reader *rd, const struct buildid *id, int *answers)
-{
-	static const enum cache_kind kinds[] = { CACHE_DEBUGINFO,
-		CACHE_EXECUTABLE };
-	struct blob_info bi;
-	struct neg_entry ne;
-	struct cache_key k;
-	char when[HTTPDATE_ISO_LEN];
-	int64_t now = clock_now();
 	size_t i;
-	int found = 0;
 
-	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		cache_key_make(&k, id, kinds[i], "");
-		if (blob_lookup(rd, &k, &bi) == 0) {
-			httpdate_iso((time_t)bi.stored, when);
-			printf("%-10s  cached  %" PRIu64
-			       " bytes  from %s  since "
-			       "%s\n",
-			    cache_kind_name(kinds[i]), bi.size,
-			    bi.source[0] != '\0' ? bi.source : "(unknown)",
-			    when);
-			found++;
-			(*answers)++;
-		}
-		if (neg_get(rd, &k, now, &ne) == 0) {
-			printf("%-10s  %s, remembered for %llds more\n",
-			    cache_kind_name(kinds[i]),
-			    ne.kind == NEG_NOTFOUND
-				? "not found anywhere (negative entry)"
-				: "the upstreams failed (error entry)",
-			    (long long)(ne.expires - now));
-			found++;
-		}
-	}
-	return found;
+	for (i = 0; i < NCMD_OPTS; i++)
+		if (strlen(cmd_opts[i].name) == len &&
+		    strncmp(cmd_opts[i].name, name, len) == 0)
+			return &cmd_opts[i];
+	return NULL;
 }
 
-/* A kernel image or module by its file name: vmlinux*, *.ko, *.ko.*. */
-static int
-kernel_file(const char *path)
-{
-	const char *base = strrchr(path, '/');
-
-	base = base != NULL ? base + 1 : path;
-	return strncmp(base, "vmlinux", 7) == 0 ||
-	    strstr(base, ".ko.") != NULL ||
-	    (strlen(base) > 3 && strcmp(base + strlen(base) - 3, ".ko") == 0);
-}
+/* The flags the configuration parser takes besides the options. */
+static const char *const flags[] = { "config", "no-config", "check-config",
+	"verbose", "version", "help" };
 
 /*
- * The configured repositories that map id to a package: how many.  With
- * explain, when none does, why each one cannot serve it (kernel: the
- * operand is a kernel's file).
+ * For did-you-mean: the names of the current command's options, then the
+ * configuration's options and flags.
  */
-static int
-lookup_repos(struct index_reader *rd, const struct config *cfg,
-    const struct buildid *id, int explain, int kernel)
-{
-	static char names[CLI_REPOS_MAX][1100];
-	static uint8_t keys[CLI_REPOS_MAX][REPOIDX_KEY_LEN];
+static const struct command *suggest_for;
 
-	static const struct {
-		enum repoidx_kind kind;
-		const char *as;
-	} kinds[] = {
-		{ REPOIDX_DEBUGINFO, "debuginfo" },
-		{ REPOIDX_EXECUTABLE, "executable" },
-		{ REPOIDX_EXECUTABLE_WEAK, "executable, by a debug link" },
-	};
-	struct repoidx_state st;
-	struct repoidx_pkg p;
-	char sha[65], why[512];
-	size_t n, i, k;
-	int found = 0;
-
-	n = repos_config_keys(cfg, names, keys, CLI_REPOS_MAX);
-	for (i = 0; i < n; i++) {
-		for (k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
-			if (repoidx_find(rd, keys[i], id, kinds[k].kind, &p) !=
-			    0)
-				continue;
-			buildid_hex(p.sha256, 32, sha);
-			printf("repo %s: package %.*s (%" PRIu64
-			       " bytes, sha256 %s) as %s\n",
-			    names[i], (int)p.file_len, p.file, p.size, sha,
-			    kinds[k].as);
-			found++;
-		}
-	}
-	for (i = 0; i < n && found == 0 && explain; i++) {
-		if (repoidx_state(rd, keys[i], &st) == -1)
-			continue;
-		repos_why_absent(&st, kernel, why, sizeof(why));
-		printf("repo %s: %s\n", names[i], why);
-	}
-	return found;
-}
-
-static int
-cmd_lookup(struct index_reader *rd, const char *arg, const struct config *cfg)
-{
-	static const enum elf_kind kinds[] = { ELF_KIND_DEBUGINFO,
-		ELF_KIND_EXECUTABLE };
-	struct buildid id;
-	struct lookup lk = { rd, NULL, 0 };
-	char canon[BUILDID_HEX_MAX];
-	size_t i;
-	int rc, local, answers = 0;
-
-	if ((rc = operand_id(arg, &id)) != 0)
-		return rc;
-	buildid_format(&id, canon);
-	if (strcmp(canon, arg) != 0)
-		printf("build-id %s\n", canon);
-	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		lk.kind = elf_kind_name(kinds[i]);
-		if (index_find(rd, &id, kinds[i], lookup_cb, &lk) == -1 ||
-		    pkgidx_find(rd, &id, kinds[i], lookup_member_cb, &lk) == -1)
-			goto fail;
-	}
-	/* Why the repositories lack it, when nothing here serves it. */
-	local = lk.found;
-	lk.found += lookup_cache(rd, &id, &answers);
-	lk.found +=
-	    lookup_repos(rd, cfg, &id, local + answers == 0, kernel_file(arg));
-	if (lk.found == 0) {
-		printf("%s: unknown here: no local file, package member, "
-		       "repository package, cached answer or remembered "
-		       "miss\n",
-		    canon);
-		return 1;
-	}
-	return 0;
-fail:
-	fprintf(stderr, "dbgmirror: index read failed\n");
-	return 1;
-}
-
-/* How a scan that ended did, in words. */
 static const char *
-outcome_name(uint32_t outcome)
+option_name(size_t i)
 {
-	switch (outcome) {
-	case INDEX_SCAN_DONE:
-		return "complete";
-	case INDEX_SCAN_CANCELLED:
-		return "cancelled: the daemon stopped";
-	case INDEX_SCAN_FAILED:
-		return "failed: the index could not be written";
-	}
-	return "unknown";
+	size_t k, n = 0;
+
+	for (k = 0; suggest_for != NULL && k < NCMD_OPTS; k++)
+		if (listed(suggest_for->opts, cmd_opts[k].name,
+			strlen(cmd_opts[k].name)) &&
+		    n++ == i)
+			return cmd_opts[k].name;
+	i -= n;
+	if (i < sizeof(flags) / sizeof(flags[0]))
+		return flags[i];
+	return config_option_name(i - sizeof(flags) / sizeof(flags[0]));
 }
 
-/* What the scan counted so far, or in all. */
-static void
-print_scan_counts(const struct index_scan *sc)
-{
-	printf("%" PRIu64 " files seen, %" PRIu64 " new or changed, %" PRIu64
-	       " read, %" PRIu64 " not indexable; %" PRIu64
-	       " packages seen, %" PRIu64 " new or changed, %" PRIu64
-	       " read (%" PRIu64 " servable members)",
-	    sc->seen, sc->queued, sc->read, sc->failed, sc->pkg_seen,
-	    sc->pkg_queued, sc->packages, sc->members);
-}
-
-/*
- * The scan's record: the one running with its progress as of its last
- * committed batch, and the last one that ended.
- */
-static void
-print_scan(const struct index_scan *sc)
-{
-	char start[HTTPDATE_ISO_LEN], end[HTTPDATE_ISO_LEN];
-
-	if (sc->started == 0) {
-		printf("last scan:   never\n");
-		return;
-	}
-	httpdate_iso((time_t)sc->started, start);
-	if (sc->finished == 0) {
-		printf("scan:        running since %s: ", start);
-		print_scan_counts(sc);
-		printf(" so far\n");
-		if (sc->ended == 0) {
-			printf("last scan:   none ended yet\n");
-			return;
-		}
-		httpdate_iso((time_t)sc->ended, end);
-		printf("last scan:   ended %s after %.1fs, %s\n", end,
-		    (double)sc->ended_ms / 1000, outcome_name(sc->outcome));
-		return;
-	}
-	httpdate_iso((time_t)sc->finished, end);
-	printf("last scan:   %s to %s (%.1fs, %s): ", start, end,
-	    (double)sc->ended_ms / 1000, outcome_name(sc->outcome));
-	print_scan_counts(sc);
-	printf(", %" PRIu64 " records of vanished ones removed\n", sc->removed);
-}
-
-/*
- * Whether a daemon runs on the cache directory: it holds the lock of
- * daemon/main.c's lock_cache_dir() for its life.
- */
+/* 1 when "--name" is the configuration's (an option, its no-, a flag). */
 static int
-daemon_running(const struct config *cfg)
+config_knows(const char *name, size_t len)
 {
-	char path[PATH_MAX];
-	int fd, held;
+	const char *o;
+	size_t i;
 
-	snprintf(path, sizeof(path), "%s/lock", cfg->cache_dir);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return 0;
-	held = flock(fd, LOCK_SH | LOCK_NB) == -1 && errno == EWOULDBLOCK;
-	close(fd);
-	return held;
-}
-
-/* The refresh that began at t: running, or cut short by a stop. */
-static void
-print_running(const struct config *cfg, int64_t t, const char *what)
-{
-	char when[HTTPDATE_ISO_LEN];
-
-	httpdate_iso((time_t)t, when);
-	if (daemon_running(cfg))
-		printf("%s running since %s", what, when);
-	else
-		printf("%s began %s and did not end (no daemon runs)", what,
-		    when);
-}
-
-/* Each configured repository: ids, packages, last refresh, errors. */
-static void
-print_repos(struct index_reader *rd, const struct config *cfg)
-{
-	static char names[CLI_REPOS_MAX][1100];
-	static uint8_t keys[CLI_REPOS_MAX][REPOIDX_KEY_LEN];
-	struct repoidx_state st;
-	struct repoidx_error er;
-	char when[HTTPDATE_ISO_LEN];
-	size_t n, i;
-
-	n = repos_config_keys(cfg, names, keys, CLI_REPOS_MAX);
-	for (i = 0; i < n; i++) {
-		if (repoidx_state(rd, keys[i], &st) == -1 ||
-		    repoidx_get_error(rd, keys[i], &er) == -1)
-			continue;
-		printf("repo:        %s: ", names[i]);
-		if (st.gen == 0 && st.running != 0) {
-			print_running(cfg, st.running, "first refresh");
-		} else if (st.gen == 0) {
-			printf("never refreshed");
-		} else {
-			httpdate_iso((time_t)st.refreshed, when);
-			/* A generation written before they were counted. */
-			if (st.pkgs_with_ids == 0 && st.ids > 0)
-				printf("%" PRIu64 " ids in %" PRIu64
-				       " packages, refreshed %s",
-				    st.ids, st.pkgs, when);
-			else
-				printf("%" PRIu64 " ids in %" PRIu64
-				       " of %" PRIu64 " packages, refreshed %s",
-				    st.ids, st.pkgs_with_ids, st.pkgs, when);
-			if (st.checked != 0) {
-				httpdate_iso((time_t)st.checked, when);
-				printf(", found unchanged %s", when);
-			}
-			if (st.running != 0) {
-				printf("; ");
-				print_running(cfg, st.running, "a refresh");
-			}
-		}
-		if (er.when != 0) {
-			httpdate_iso((time_t)er.when, when);
-			printf("; %" PRIu64
-			       " refreshes failed, the last at %s: "
-			       "%s",
-			    er.count, when, er.why);
-		}
-		printf("\n");
+	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+		if (strlen(flags[i]) == len &&
+		    strncmp(flags[i], name, len) == 0)
+			return 1;
+	if (len > 3 && strncmp(name, "no-", 3) == 0) {
+		name += 3;
+		len -= 3;
 	}
-}
-
-static int
-cmd_stats(struct index_reader *rd, const char *path, const struct config *cfg)
-{
-	struct index_stats st;
-	struct blob_stats bst;
-	uint64_t pkgs, members, downloaded = 0;
-	char repodir[PATH_MAX];
-
-	/* What repositories downloaded is indexed beside scan-packages. */
-	snprintf(repodir, sizeof(repodir), "%s/repo-packages", cfg->cache_dir);
-	if (index_stats(rd, &st) == -1 ||
-	    pkgidx_count(rd, &pkgs, &members) == -1 ||
-	    pkgidx_count_under(rd, repodir, &downloaded) == -1 ||
-	    blob_stats(rd, NULL, &bst) == -1) {
-		fprintf(stderr, "dbgmirror: index read failed\n");
-		return 1;
-	}
-	/* Each line says what its numbers count. */
-	printf("index:       %s\n", path);
-	printf("files:       %" PRIu64 " local files indexed (scan-dir)\n",
-	    st.files);
-	printf("debuginfo:   %" PRIu64 " build-ids with a local debuginfo\n",
-	    st.debuginfo);
-	printf("executable:  %" PRIu64 " build-ids with a local executable\n",
-	    st.executable);
-	printf("bytes:       %" PRIu64 " in those local files\n", st.bytes);
-	printf("packages:    %" PRIu64 " indexed (scan-packages), %" PRIu64
-	       " downloaded from repositories (repo-cache-size); %" PRIu64
-	       " servable members in both (one per ELF member and kind)\n",
-	    pkgs - downloaded, downloaded, members);
-	printf("cache:       %" PRIu64 " answers kept, %" PRIu64 " bytes",
-	    bst.entries, bst.bytes);
-	if (cfg->cache_size > 0)
-		printf(" of %" PRIu64 " (cache-size), %" PRIu64 "%%\n",
-		    cfg->cache_size, bst.bytes * 100 / cfg->cache_size);
-	else
-		printf(" (no cache-size cap)\n");
-	printf("uploads:     %" PRIu64
-	       " bytes, kept apart (upload-size %" PRIu64 ")\n",
-	    bst.upload_bytes, cfg->upload_size);
-	printf("misses:      %" PRIu64 " negative and error entries "
-	       "(negative-max %u)\n",
-	    bst.negatives, cfg->negative_max);
-	print_scan(&st.scan);
-	print_repos(rd, cfg);
+	for (i = 0; (o = config_option_name(i)) != NULL; i++)
+		if (strlen(o) == len && strncmp(o, name, len) == 0)
+			return 1;
 	return 0;
 }
 
 /*
- * The options of purge, misses and prefetch, which are their own, not
- * configuration.
- */
-struct cmd_opts {
-	int negative; /* purge --negative */
-	int keep_store; /* purge --keep-store */
-	const char *upstream; /* purge --upstream URL */
-	const char *top; /* misses --top N */
-	const char *since; /* misses --since DURATION */
-	int json; /* misses --json */
-	const char *jobs; /* prefetch --jobs N */
-	const char *url; /* prefetch --url URL */
-	int executable; /* prefetch --executable */
-	const char *scopes; /* token --scopes LIST */
-	const char *token_file; /* upload --token-file FILE */
-	int purge, misses, prefetch, token, upload; /* options of each */
-	int bad; /* repeated, or without its value */
-};
-
-/*
- * An option with a value, "--name VALUE" or "--name=VALUE", at argv[*i]:
- * 1 (and *val; *i moved past it) when it is that option, else 0.
+ * The index of the command word in argv, found as the first operand
+ * once the commands' options (with their values) are set aside; 0 when
+ * there is none.
  */
 static int
-value_opt(int argc, char **argv, int *i, const char *name, const char **val,
-    int *bad)
-{
-	size_t n = strlen(name);
-
-	if (strncmp(argv[*i], name, n) != 0 ||
-	    (argv[*i][n] != '\0' && argv[*i][n] != '='))
-		return 0;
-	*bad |= *val != NULL;
-	if (argv[*i][n] == '=')
-		*val = argv[*i] + n + 1;
-	else if (*i + 1 < argc)
-		*val = argv[++*i];
-	else
-		*bad = 1;
-	return 1;
-}
-
-/*
- * Copy argv into out (argc + 1 entries), leaving out the command's options
- * when they follow the word purge, misses or prefetch.  That word is found by a
- * first parse: the operands it returns point into argv.  Returns the new
- * argc.
- */
-static int
-cmd_split(int argc, char **argv, char **out, struct cmd_opts *co)
+command_index(int argc, char **argv)
 {
 	struct config_args probe;
 	struct config_diag diag = { 0 };
-	int i, n = 0, cmd = argc;
-
-	memset(co, 0, sizeof(*co));
-	config_parse_args(&probe, argc, argv, &diag);
-	if (probe.nrest > 0 &&
-	    (strcmp(probe.rest[0], "purge") == 0 ||
-		strcmp(probe.rest[0], "misses") == 0 ||
-		strcmp(probe.rest[0], "prefetch") == 0 ||
-		strcmp(probe.rest[0], "token") == 0 ||
-		strcmp(probe.rest[0], "upload") == 0))
-		for (cmd = 1; cmd < argc && argv[cmd] != probe.rest[0]; cmd++)
-			;
-	config_args_free(&probe);
-	config_diag_free(&diag);
-	for (i = 0; i < argc; i++) {
-		if (i <= cmd) {
-			out[n++] = argv[i];
-		} else if (strcmp(argv[i], "--") == 0) {
-			/* Operands from here on. */
-			cmd = argc;
-			out[n++] = argv[i];
-		} else if (strcmp(argv[i], "--negative") == 0) {
-			co->bad |= co->negative++;
-			co->purge = 1;
-		} else if (strcmp(argv[i], "--keep-store") == 0) {
-			co->bad |= co->keep_store++;
-			co->purge = 1;
-		} else if (value_opt(argc, argv, &i, "--upstream",
-			       &co->upstream, &co->bad)) {
-			co->purge = 1;
-		} else if (strcmp(argv[i], "--json") == 0) {
-			co->bad |= co->json++;
-			co->misses = 1;
-		} else if (value_opt(argc, argv, &i, "--top", &co->top,
-			       &co->bad) ||
-		    value_opt(argc, argv, &i, "--since", &co->since,
-			&co->bad)) {
-			co->misses = 1;
-		} else if (strcmp(argv[i], "--executable") == 0) {
-			co->bad |= co->executable++;
-			co->prefetch = 1;
-		} else if (value_opt(argc, argv, &i, "--jobs", &co->jobs,
-			       &co->bad)) {
-			co->prefetch = 1;
-		} else if (value_opt(argc, argv, &i, "--url", &co->url,
-			       &co->bad)) {
-			/* prefetch's and upload's */
-		} else if (value_opt(argc, argv, &i, "--scopes", &co->scopes,
-			       &co->bad)) {
-			co->token = 1;
-		} else if (value_opt(argc, argv, &i, "--token-file",
-			       &co->token_file, &co->bad)) {
-			co->upload = 1;
-		} else {
-			out[n++] = argv[i];
-		}
-	}
-	out[n] = NULL;
-	return n;
-}
-
-static int
-cmd_purge(struct index *idx, const struct config *cfg, const char *hex,
-    const struct cmd_opts *po)
-{
-	static const struct blob_limits nolimits = { 0, 0, 0, 0, 0 };
-	const char *cache_dir = cfg->cache_dir;
-	uint64_t objects = 0;
-	struct blobstore *bs;
-	struct buildid id;
-	const char *why;
-	char url[4096], err[512];
-	uint64_t blobs = 0, negs = 0;
-	int rc = 0;
-
-	if (hex != NULL && buildid_parse(&id, hex, strlen(hex), &why) == -1) {
-		fprintf(stderr, "dbgmirror: %s: %s\n", hex, why);
-		return 2;
-	}
-	if (po->upstream != NULL) {
-		config_url_public(po->upstream, url, sizeof(url));
-		if (url[0] == '\0' || strlen(po->upstream) >= sizeof(url)) {
-			fprintf(stderr, "dbgmirror: --upstream: bad URL\n");
-			return 2;
-		}
-	}
-	if ((bs = blobstore_new(idx, cache_dir, &nolimits, err, sizeof(err))) ==
-	    NULL) {
-		fprintf(stderr, "dbgmirror: %s\n", err);
-		return 1;
-	}
-	if (hex != NULL)
-		rc = blob_purge(bs, &id, NULL, &blobs, err, sizeof(err));
-	else if (po->upstream != NULL)
-		rc = blob_purge(bs, NULL, url, &blobs, err, sizeof(err));
-	if (rc == 0 && (hex != NULL || po->negative))
-		rc = neg_purge(idx, hex != NULL ? &id : NULL, &negs, err,
-		    sizeof(err));
-	blobstore_free(bs);
-	/* The fleet's copies too, unless asked to keep them. */
-	if (rc == 0 && hex != NULL && cfg->store != NULL && !po->keep_store)
-		rc = objstore_purge(cfg, &id, &objects, err, sizeof(err));
-	if (rc == -1) {
-		fprintf(stderr, "dbgmirror: purge: %s\n", err);
-		return 1;
-	}
-	printf("purged %" PRIu64 " entries, %" PRIu64 " negative", blobs, negs);
-	if (hex != NULL && cfg->store != NULL && !po->keep_store)
-		printf(", %" PRIu64 " store objects", objects);
-	printf("\n");
-	return 0;
-}
-
-/* misses: the report of the ids asked for and not found. */
-static int
-cmd_misses(struct index_reader *rd, const struct cmd_opts *co)
-{
-	struct misses_query q = { 0, 0, co->json };
-	const char *why;
-	char *text;
+	const struct cmd_opt *o;
+	char **av;
+	int i, n = 1, rc = 0;
 	size_t len;
 
-	if (co->top != NULL && misses_query_top(&q, co->top, &why) == -1) {
-		fprintf(stderr, "dbgmirror: --top %s: %s\n", co->top, why);
-		return 2;
+	if ((av = calloc((size_t)argc + 1, sizeof(*av))) == NULL)
+		return 0;
+	av[0] = argv[0];
+	for (i = 1; i < argc; i++) {
+		len = strcspn(argv[i], "=");
+		if (strncmp(argv[i], "--", 2) == 0 &&
+		    (o = cmd_opt_find(argv[i] + 2, len - 2)) != NULL) {
+			if (o->value && argv[i][len] == '\0')
+				i++;
+			continue;
+		}
+		av[n++] = argv[i];
 	}
-	if (co->since != NULL &&
-	    misses_query_since(&q, co->since, clock_now(), &why) == -1) {
-		fprintf(stderr, "dbgmirror: --since %s: %s\n", co->since, why);
-		return 2;
-	}
-	if ((text = misses_report(rd, &q, &len)) == NULL) {
-		fprintf(stderr, "dbgmirror: index read failed\n");
-		return 1;
-	}
-	fwrite(text, 1, len, stdout);
-	free(text);
-	return 0;
+	config_parse_args(&probe, n, av, &diag);
+	for (i = 1; probe.nrest > 0 && i < argc; i++)
+		if (argv[i] == probe.rest[0]) {
+			rc = i;
+			break;
+		}
+	config_args_free(&probe);
+	config_diag_free(&diag);
+	free(av);
+	return rc;
 }
 
 /*
- * The daemon's URL for prefetch: --url, else the first listen address of
- * the configuration (a wildcard address meaning this host's loopback).
+ * Take the command's own options out of argv into c, the rest into out
+ * (argc + 1 entries; the command word left out).  -1 having said what was
+ * wrong: an option of another command, one repeated or without its
+ * value, or an option no one knows (with a suggestion).
  */
 static int
-daemon_url(const struct config *cfg, const char *url, char *out, size_t len)
+cmd_split(struct cli *c, const struct command *cmd, int argc, char **argv,
+    int at, char **out, int *outc)
 {
-	const char *text, *colon, *scheme;
+	const struct cmd_opt *o;
+	const char *a, *val;
+	char hint[256];
+	size_t len;
+	int i, n = 0, operands = 0;
 
-	if (url != NULL) {
-		if (strncmp(url, "http://", 7) != 0 &&
-		    strncmp(url, "https://", 8) != 0)
+	suggest_for = cmd;
+	for (i = 0; i < argc; i++) {
+		a = argv[i];
+		if (i == at)
+			continue;
+		if (i == 0 || operands || strncmp(a, "--", 2) != 0) {
+			out[n++] = argv[i];
+			continue;
+		}
+		if (a[2] == '\0') {
+			operands = 1;
+			out[n++] = argv[i];
+			continue;
+		}
+		len = strcspn(a + 2, "=");
+		o = cmd_opt_find(a + 2, len);
+		if (o != NULL && listed(cmd->opts, o->name, len)) {
+			if (o->value) {
+				val = a[2 + len] == '=' ? a + 3 + len
+				    : i + 1 < argc      ? argv[++i]
+							: NULL;
+				if (val == NULL ||
+				    *(const char **)((char *)c + o->off) !=
+					NULL) {
+					fprintf(stderr,
+					    "dbgmirror: %s: --%s %s\n",
+					    cmd->name, o->name,
+					    val == NULL ? "needs a value"
+							: "given twice");
+					return -1;
+				}
+				*(const char **)((char *)c + o->off) = val;
+			} else if ((*(int *)((char *)c + o->off))++ > 0 ||
+			    a[2 + len] == '=') {
+				fprintf(stderr,
+				    "dbgmirror: %s: --%s takes no value and "
+				    "is given once\n",
+				    cmd->name, o->name);
+				return -1;
+			}
+			continue;
+		}
+		if (o != NULL && !config_knows(a + 2, len)) {
+			fprintf(stderr,
+			    "dbgmirror: %s: --%s is not one of its options "
+			    "(%s)\n",
+			    cmd->name, o->name, cmd->opts);
 			return -1;
-		snprintf(out, len, "%s", url);
-	} else {
-		if (cfg->nlisten == 0)
+		}
+		if (!config_knows(a + 2, len)) {
+			fprintf(stderr,
+			    "dbgmirror: %s: --%.*s: unknown option%s\n",
+			    cmd->name, (int)len, a + 2,
+			    config_did_you_mean(a + 2, len, option_name, "--",
+				hint, sizeof(hint)));
 			return -1;
-		text = cfg->listen[0].text;
-		if ((colon = strrchr(text, ':')) == NULL)
-			return -1;
-		scheme = cfg->listen[0].tls ? "https" : "http";
-		if (strncmp(text, "0.0.0.0:", 8) == 0)
-			snprintf(out, len, "%s://127.0.0.1%s", scheme, colon);
-		else if (strncmp(text, "[::]:", 5) == 0)
-			snprintf(out, len, "%s://[::1]%s", scheme, colon);
-		else
-			snprintf(out, len, "%s://%s", scheme, text);
+		}
+		out[n++] = argv[i];
 	}
-	while (strlen(out) > 0 && out[strlen(out) - 1] == '/')
-		out[strlen(out) - 1] = '\0';
+	out[n] = NULL;
+	*outc = n;
 	return 0;
 }
+
+/* ------------------------------------------------------ index commands */
+
+/* lookup, stats, misses, purge: open the index, run the command. */
+static int
+run_index(struct cli *c)
+{
+	const char *name = c->command;
+	int purge = strcmp(name, "purge") == 0, rc;
+	struct index *idx;
+	struct index_reader *rd = NULL;
+	char path[PATH_MAX], err[512];
+
+	cli_settings(c);
+	if (c->settings_note[0] != '\0')
+		fprintf(stderr, "dbgmirror: note: %s\n", c->settings_note);
+	snprintf(path, sizeof(path), "%s/index", c->cfg.cache_dir);
+	if ((idx = index_open(path, purge ? INDEX_EXISTING : INDEX_RDONLY,
+		 c->cfg.index_map_size, err, sizeof(err))) == NULL) {
+		fprintf(stderr, "dbgmirror: %s\n", err);
+		return 1;
+	}
+	if (purge) {
+		rc = cmd_purge(c, idx);
+	} else if ((rd = index_reader_new(idx)) == NULL ||
+	    index_reader_begin(rd) == -1) {
+		fprintf(stderr, "dbgmirror: %s: cannot read the index\n", path);
+		rc = 1;
+	} else if (strcmp(name, "lookup") == 0) {
+		rc = cmd_lookup(c, rd, path);
+	} else if (strcmp(name, "misses") == 0) {
+		rc = cmd_misses(c, rd);
+	} else {
+		rc = cmd_stats(c, rd, path);
+	}
+	index_reader_free(rd);
+	index_close(idx);
+	return rc;
+}
+
+/* --------------------------------------------------------------- token */
 
 /*
  * dbgmirror token NAME [--scopes LIST]: a new random token, and the line
  * of token-file that allows it (its SHA-256, the scopes, the name).  The
- * token is shown once: only its hash is kept.
+ * token is shown once: only its hash is kept.  The scopes and the line
+ * are checked with the daemon's own parser, so that what this prints is
+ * what the daemon takes: a scope it would not know is refused here.
  */
 static int
-cmd_token(const char *name, const char *scopes)
+run_token(struct cli *c)
 {
+	const char *name = c->operands[0];
+	const char *scopes = c->scopes != NULL ? c->scopes : "read";
 	unsigned char raw[32];
-	char token[5 + 2 * sizeof(raw) + 1], hash[65];
+	char token[5 + 2 * sizeof(raw) + 1], hash[65], line[1024], why[256];
+	char back[65];
+	unsigned bits, back_bits;
 	size_t i;
 
-	if (scopes == NULL)
-		scopes = "read";
-	if (strspn(scopes, "abcdefghijklmnopqrstuvwxyz,") != strlen(scopes) ||
-	    scopes[0] == '\0' || strpbrk(name, " \t\r\n#") != NULL ||
-	    name[0] == '\0') {
+	if (access_scopes_parse(scopes, &bits, why, sizeof(why)) == -1) {
+		fprintf(stderr, "dbgmirror: token: --scopes %s: %s\n", scopes,
+		    why);
+		return 2;
+	}
+	for (i = 0; name[i] != '\0'; i++)
+		if ((unsigned char)name[i] <= ' ' || name[i] == '#' ||
+		    name[i] == 0x7f)
+			break;
+	if (name[0] == '\0' || name[i] != '\0') {
 		fprintf(stderr,
-		    "dbgmirror: token: NAME is one word; --scopes a comma "
-		    "list of read, metadata, metrics, status, admin, upload "
-		    "or all\n");
+		    "dbgmirror: token: NAME is one word, without '#'\n");
 		return 2;
 	}
 	if (RAND_bytes(raw, sizeof(raw)) != 1) {
@@ -768,9 +484,30 @@ cmd_token(const char *name, const char *scopes)
 		fprintf(stderr, "dbgmirror: token: cannot hash\n");
 		return 1;
 	}
-	printf("token: %s\nline: %s %s %s\n", token, hash, scopes, name);
+	if ((size_t)snprintf(line, sizeof(line), "%s %s %s", hash, scopes,
+		name) >= sizeof(line) ||
+	    access_token_line(line, back, &back_bits, why, sizeof(why)) != 1 ||
+	    strcmp(back, hash) != 0 || back_bits != bits) {
+		fprintf(stderr,
+		    "dbgmirror: token: the daemon would not take "
+		    "the line\n");
+		return 2;
+	}
+	if (c->json) {
+		printf("{\"name\":");
+		cli_json_str(stdout, name);
+		printf(",\"scopes\":");
+		cli_json_str(stdout, scopes);
+		printf(",\"token\":\"%s\",\"line\":", token);
+		cli_json_str(stdout, line);
+		printf("}\n");
+		return 0;
+	}
+	printf("token: %s\nline: %s\n", token, line);
 	return 0;
 }
+
+/* -------------------------------------------------------------- upload */
 
 /* The upload token: the first line of file, else $DBGMIRROR_TOKEN. */
 static int
@@ -802,6 +539,24 @@ upload_token(const char *file, char *out, size_t len)
 	return 0;
 }
 
+/* One upload's outcome, as text or a JSON element. */
+static void
+upload_said(const struct cli *c, int *n, const char *file, const char *hex,
+    const char *kind, long status, const char *msg)
+{
+	if (!c->json) {
+		printf("%s %s %s: %ld %s\n", file, hex, kind, status, msg);
+		return;
+	}
+	printf("%s{\"file\":", (*n)++ > 0 ? "," : "");
+	cli_json_str(stdout, file);
+	printf(",\"build_id\":\"%s\",\"kind\":\"%s\",\"status\":%ld,"
+	       "\"message\":",
+	    hex, kind, status);
+	cli_json_str(stdout, msg);
+	printf("}");
+}
+
 /*
  * dbgmirror upload FILE...: each file's build-id read from it, PUT as
  * debuginfo when it has .debug_* sections and as executable when it has
@@ -809,34 +564,37 @@ upload_token(const char *file, char *out, size_t len)
  * was taken (201 stored, 200 the same bytes were there).
  */
 static int
-cmd_upload(const struct config *cfg, const struct cmd_opts *co,
-    char *const *files, size_t n)
+run_upload(struct cli *c)
 {
 	static const struct {
 		unsigned kind;
 		const char *name;
 	} kinds[] = { { ELF_KIND_DEBUGINFO, "debuginfo" },
 		{ ELF_KIND_EXECUTABLE, "executable" } };
-	struct put_opts o = { NULL, cfg->ca_file };
+	struct put_opts o = { NULL, c->cfg.ca_file };
 	struct elf_info info;
 	char base[4096], url[4300], hex[BUILDID_HEX_MAX], token[1024];
 	char msg[512];
 	size_t i, k;
 	long status;
-	int fd, rc = 0, r;
+	int fd, rc = 0, r, n = 0;
 
-	if (daemon_url(cfg, co->url, base, sizeof(base)) == -1) {
+	if (cli_daemon_url(c, base, sizeof(base)) == -1) {
 		fprintf(stderr,
 		    "dbgmirror: upload: no daemon URL (--url "
 		    "https://HOST:PORT)\n");
 		return 2;
 	}
-	if (upload_token(co->token_file, token, sizeof(token)) == -1)
+	if (upload_token(c->token_file, token, sizeof(token)) == -1)
 		return 2;
 	o.token = token;
-	for (i = 0; i < n; i++) {
-		if ((fd = open(files[i], O_RDONLY | O_CLOEXEC)) == -1) {
-			fprintf(stderr, "dbgmirror: upload: %s: %s\n", files[i],
+	if (c->json)
+		printf("{\"results\":[");
+	for (i = 0; i < c->noperands; i++) {
+		const char *file = c->operands[i];
+
+		if ((fd = open(file, O_RDONLY | O_CLOEXEC)) == -1) {
+			fprintf(stderr, "dbgmirror: upload: %s: %s\n", file,
 			    strerror(errno));
 			rc = 1;
 			continue;
@@ -844,7 +602,7 @@ cmd_upload(const struct config *cfg, const struct cmd_opts *co,
 		r = elf_read_info(fd, &info, msg, sizeof(msg));
 		close(fd);
 		if (r != 0 || info.id.len == 0) {
-			fprintf(stderr, "dbgmirror: upload: %s: %s\n", files[i],
+			fprintf(stderr, "dbgmirror: upload: %s: %s\n", file,
 			    r == ELF_NOTFOUND ? "not an ELF file"
 				: r == -1     ? msg
 					      : "no GNU build-id");
@@ -857,40 +615,43 @@ cmd_upload(const struct config *cfg, const struct cmd_opts *co,
 				continue;
 			snprintf(url, sizeof(url), "%s/buildid/%s/%s", base,
 			    hex, kinds[k].name);
-			if (put_file(url, files[i], &o, &status, msg,
+			if (put_file(url, file, &o, &status, msg,
 				sizeof(msg)) == -1) {
 				fprintf(stderr, "dbgmirror: upload: %s\n", msg);
 				rc = 1;
 				continue;
 			}
-			printf("%s %s %s: %ld %s\n", files[i], hex,
-			    kinds[k].name, status, msg);
+			upload_said(c, &n, file, hex, kinds[k].name, status,
+			    msg);
 			if (status != 200 && status != 201)
 				rc = 1;
 		}
 	}
+	if (c->json)
+		printf("]}\n");
 	return rc;
 }
 
+/* ------------------------------------------------------------ prefetch */
+
 static int
-cmd_prefetch(const struct config *cfg, const struct cmd_opts *co,
-    char *const *operands, size_t n)
+run_prefetch(struct cli *c)
 {
 	struct prefetch_opts o;
 	char url[4096], *end;
 	unsigned long jobs = 8;
 
-	if (co->jobs != NULL) {
+	if (c->jobs != NULL) {
 		errno = 0;
-		jobs = strtoul(co->jobs, &end, 10);
-		if (errno != 0 || end == co->jobs || *end != '\0' ||
-		    jobs == 0 || jobs > 1024) {
+		jobs = strtoul(c->jobs, &end, 10);
+		if (errno != 0 || end == c->jobs || *end != '\0' || jobs == 0 ||
+		    jobs > 1024) {
 			fprintf(stderr,
 			    "dbgmirror: prefetch: --jobs: 1 to 1024\n");
 			return 2;
 		}
 	}
-	if (daemon_url(cfg, co->url, url, sizeof(url)) == -1) {
+	if (cli_daemon_url(c, url, sizeof(url)) == -1) {
 		fprintf(stderr,
 		    "dbgmirror: prefetch: no daemon URL (--url "
 		    "http://HOST:PORT)\n");
@@ -898,155 +659,155 @@ cmd_prefetch(const struct config *cfg, const struct cmd_opts *co,
 	}
 	o.jobs = (unsigned)jobs;
 	o.url = url;
-	o.executables = co->executable;
-	return prefetch_run(&o, operands, n);
+	o.executables = c->executable;
+	o.json = c->json;
+	return prefetch_run(&o, c->operands, c->noperands);
 }
 
-/* 1 when the operands and the command's options make a command. */
-static int
-command_ok(const struct config_args *args, const struct cmd_opts *co)
-{
-	const char *cmd = args->nrest > 0 ? args->rest[0] : NULL;
-	int purge_opts = co->negative + (co->upstream != NULL);
+/* ---------------------------------------------------------------- main */
 
-	/* --keep-store goes with an ID only. */
-	if (co->keep_store && (args->nrest != 2 || purge_opts != 0))
-		return 0;
-	if (cmd == NULL) {
-		fprintf(stderr, "dbgmirror: no command given\n");
-		return 0;
+/*
+ * Parse the command line into c and run the command; the exit status.
+ * Bad usage (2) says what was wrong; --help prints the command's help.
+ */
+static int
+run(struct cli *c, int argc, char **argv)
+{
+	struct config_args args = { 0 };
+	struct config_diag diag = { 0 };
+	const struct command *cmd = NULL;
+	char **av = NULL, hint[128];
+	const char *word;
+	int at, ac, rc;
+	size_t i;
+
+	if ((at = command_index(argc, argv)) > 0) {
+		word = argv[at];
+		if ((cmd = command_find(word)) == NULL) {
+			fprintf(stderr, "dbgmirror: %s: unknown command%s\n",
+			    word,
+			    config_did_you_mean(word, strlen(word),
+				command_name, "", hint, sizeof(hint)));
+			return 2;
+		}
 	}
-	if (co->bad)
-		return 0;
-	if (strcmp(cmd, "purge") != 0 && strcmp(cmd, "lookup") != 0 &&
-	    strcmp(cmd, "stats") != 0 && strcmp(cmd, "misses") != 0 &&
-	    strcmp(cmd, "prefetch") != 0 && strcmp(cmd, "token") != 0 &&
-	    strcmp(cmd, "upload") != 0) {
-		fprintf(stderr, "dbgmirror: unknown command '%s'\n", cmd);
-		return 0;
-	}
-	if (co->purge && strcmp(cmd, "purge") != 0)
-		return 0;
-	if (co->misses && strcmp(cmd, "misses") != 0)
-		return 0;
-	if (co->prefetch && strcmp(cmd, "prefetch") != 0)
-		return 0;
-	if (co->token && strcmp(cmd, "token") != 0)
-		return 0;
-	if (co->upload && strcmp(cmd, "upload") != 0)
-		return 0;
-	if (co->url != NULL && strcmp(cmd, "prefetch") != 0 &&
-	    strcmp(cmd, "upload") != 0)
-		return 0;
-	if (strcmp(cmd, "prefetch") == 0)
+	if ((av = calloc((size_t)argc + 1, sizeof(*av))) == NULL) {
+		fprintf(stderr, "dbgmirror: out of memory\n");
 		return 1;
-	if (strcmp(cmd, "token") == 0)
-		return args->nrest == 2;
-	if (strcmp(cmd, "upload") == 0)
-		return args->nrest >= 2;
-	if (strcmp(cmd, "purge") == 0)
-		return args->nrest == 2 ? purge_opts == 0
-					: args->nrest == 1 && purge_opts == 1;
-	return (strcmp(cmd, "lookup") == 0 && args->nrest == 2) ||
-	    (strcmp(cmd, "stats") == 0 && args->nrest == 1) ||
-	    (strcmp(cmd, "misses") == 0 && args->nrest == 1);
+	}
+	if (cmd != NULL) {
+		rc = cmd_split(c, cmd, argc, argv, at, av, &ac) == -1 ? 2 : 0;
+	} else {
+		memcpy(av, argv, (size_t)argc * sizeof(*av));
+		ac = argc;
+		rc = 0;
+	}
+	if (rc == 0 && config_parse_args(&args, ac, av, &diag) == -1)
+		rc = 2;
+	for (i = 0; i < diag.n; i++)
+		fprintf(stderr, "dbgmirror: %s\n", diag.msgs[i]);
+	config_diag_free(&diag);
+	if (rc == 0 && args.version) {
+		printf("dbgmirror %s\n", PACKAGE_VERSION);
+		goto out;
+	}
+	/* help COMMAND is COMMAND --help. */
+	if (rc == 0 && cmd != NULL && strcmp(cmd->name, "help") == 0) {
+		args.help = 1;
+		cmd = args.nrest > 0 ? command_find(args.rest[0]) : NULL;
+		if (args.nrest > 0 && cmd == NULL) {
+			fprintf(stderr,
+			    "dbgmirror: help %s: no such command%s\n",
+			    args.rest[0],
+			    config_did_you_mean(args.rest[0],
+				strlen(args.rest[0]), command_name, "", hint,
+				sizeof(hint)));
+			rc = 2;
+			goto out;
+		}
+	}
+	if (rc == 0 && args.help) {
+		if (cmd != NULL)
+			command_usage(stdout, cmd);
+		else
+			usage(stdout);
+		goto out;
+	}
+	if (rc == 0 && cmd == NULL) {
+		fprintf(stderr, "dbgmirror: no command given\n\n");
+		usage(stderr);
+		rc = 2;
+		goto out;
+	}
+	if (rc != 0)
+		goto out;
+	c->no_config = args.no_config;
+	for (i = 0; i < args.npairs; i++)
+		if (strcmp(args.pairs[2 * i], "cache-dir") == 0)
+			c->cache_dir_given = 1;
+	if (config_load(&c->cfg, &args, &diag) == -1) {
+		for (i = 0; i < diag.n; i++)
+			fprintf(stderr, "dbgmirror: %s\n", diag.msgs[i]);
+		config_diag_free(&diag);
+		rc = 2;
+		goto out;
+	}
+	c->operands = args.rest;
+	c->noperands = args.nrest;
+	if (c->noperands < cmd->min || c->noperands > cmd->max) {
+		fprintf(stderr, "dbgmirror: %s: %s\nusage: dbgmirror %s\n",
+		    cmd->name,
+		    c->noperands < cmd->min ? "missing operand"
+					    : "too many operands",
+		    cmd->synopsis);
+		rc = 2;
+		goto out;
+	}
+	if (c->keep_store && c->noperands != 1) {
+		fprintf(stderr,
+		    "dbgmirror: purge: --keep-store goes with an "
+		    "ID\n");
+		rc = 2;
+		goto out;
+	}
+	if (strcmp(cmd->name, "purge") == 0 &&
+	    (c->noperands == 1) + c->negative + c->misses +
+		    (c->upstream != NULL) !=
+		1) {
+		fprintf(stderr,
+		    "dbgmirror: purge: one of ID, --negative, "
+		    "--misses or --upstream URL\n");
+		rc = 2;
+		goto out;
+	}
+	c->command = cmd->name;
+	rc = cmd->run(c);
+out:
+	config_args_free(&args);
+	free(av);
+	return rc;
 }
 
 int
 main(int argc, char **argv)
 {
-	struct config cfg;
-	struct config_args args = { 0 };
-	struct config_diag diag = { 0 };
-	struct index *idx = NULL;
-	struct index_reader *rd = NULL;
-	struct cmd_opts po;
-	char path[PATH_MAX], err[512], **av;
-	const char *cmd;
-	size_t i;
-	int rc, ac;
+	struct cli c;
+	char msg[512];
+	int rc;
 
-	if ((av = calloc((size_t)argc + 1, sizeof(*av))) == NULL ||
-	    config_init(&cfg) == -1) {
+	memset(&c, 0, sizeof(c));
+	if (config_init(&c.cfg) == -1) {
 		fprintf(stderr, "dbgmirror: out of memory\n");
-		free(av);
 		return 1;
 	}
 	if (elf_init() == -1) {
 		fprintf(stderr, "dbgmirror: libelf: version mismatch\n");
-		free(av);
 		return 1;
 	}
-	clock_init();
-	ac = cmd_split(argc, argv, av, &po);
-	rc = config_parse_args(&args, ac, av, &diag);
-	if (rc == 0 && args.help) {
-		usage(stdout);
-		rc = 0;
-		goto out;
-	}
-	if (rc == 0 && args.version) {
-		printf("dbgmirror %s\n", PACKAGE_VERSION);
-		goto out;
-	}
-	if (rc == 0)
-		rc = config_load(&cfg, &args, &diag);
-	for (i = 0; i < diag.n; i++)
-		fprintf(stderr, "dbgmirror: %s\n", diag.msgs[i]);
-	if (rc != 0) {
-		rc = 2;
-		goto out;
-	}
-	if (!command_ok(&args, &po)) {
-		usage(stderr);
-		rc = 2;
-		goto out;
-	}
-	cmd = args.rest[0];
-	if (strcmp(cmd, "token") == 0) {
-		rc = cmd_token(args.rest[1], po.scopes);
-		goto out;
-	}
-	if (strcmp(cmd, "upload") == 0) {
-		rc = cmd_upload(&cfg, &po, args.rest + 1, args.nrest - 1);
-		goto out;
-	}
-	if (strcmp(cmd, "prefetch") == 0) {
-		rc = cmd_prefetch(&cfg, &po, args.rest + 1, args.nrest - 1);
-		goto out;
-	}
-
-	snprintf(path, sizeof(path), "%s/index", cfg.cache_dir);
-	if ((idx = index_open(path,
-		 strcmp(cmd, "purge") == 0 ? INDEX_EXISTING : INDEX_RDONLY,
-		 cfg.index_map_size, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "dbgmirror: %s\n", err);
-		rc = 1;
-		goto out;
-	}
-	if (strcmp(cmd, "purge") == 0) {
-		rc = cmd_purge(idx, &cfg, args.nrest == 2 ? args.rest[1] : NULL,
-		    &po);
-		goto out;
-	}
-	if ((rd = index_reader_new(idx)) == NULL ||
-	    index_reader_begin(rd) == -1) {
-		fprintf(stderr, "dbgmirror: %s: cannot read the index\n", path);
-		rc = 1;
-		goto out;
-	}
-	if (strcmp(cmd, "lookup") == 0)
-		rc = cmd_lookup(rd, args.rest[1], &cfg);
-	else if (strcmp(cmd, "misses") == 0)
-		rc = cmd_misses(rd, &po);
-	else
-		rc = cmd_stats(rd, path, &cfg);
-out:
-	index_reader_free(rd);
-	index_close(idx);
-	config_diag_free(&diag);
-	config_args_free(&args);
-	config_free(&cfg);
-	free(av);
+	/* A test clock that cannot be used is said; one that can is not. */
+	if (clock_init(msg, sizeof(msg)) == -1)
+		fprintf(stderr, "dbgmirror: %s\n", msg);
+	rc = run(&c, argc, argv);
+	config_free(&c.cfg);
 	return rc;
 }

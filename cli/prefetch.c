@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/clock.h"
 #include "fetchers/batch.h"
 #include "indexer/buildid.h"
 #include "indexer/core.h"
@@ -189,8 +190,9 @@ module_cb(const struct core_module *m, void *arg)
 
 /*
  * An ELF file: a core's objects, or its own id and its libraries'.
- * quiet (a file found in a directory): one that is not ELF is skipped
- * silently, one that cannot be read is no usage error.
+ * quiet (a file found in a directory): one that is not ELF, or has no
+ * build-id, is skipped silently, one that cannot be read is no usage
+ * error.  An operand that gives no build-id says so and is one.
  */
 static void
 add_file(struct prefetch *pf, const char *path, int quiet)
@@ -198,6 +200,7 @@ add_file(struct prefetch *pf, const char *path, int quiet)
 	struct elf_info info;
 	struct stat st;
 	char err[256];
+	size_t before = pf->n;
 	int fd, rc;
 
 	if ((fd = file_open_regular(path, &st)) == -1) {
@@ -207,10 +210,19 @@ add_file(struct prefetch *pf, const char *path, int quiet)
 		return;
 	}
 	rc = core_modules(fd, module_cb, pf, err, sizeof(err));
+	if (rc == 0) {
+		close(fd);
+		/* A core: its objects are added. */
+		if (pf->n == before && !quiet) {
+			warn("%s: a core file without an object that has a "
+			     "build-id",
+			    path);
+			pf->bad = 1;
+		}
+		return;
+	}
 	if (rc == ELF_NOTFOUND)
 		rc = elf_read_info(fd, &info, err, sizeof(err));
-	else if (rc == 0)
-		info.id.len = 0; /* a core: its objects are added */
 	close(fd);
 	if (rc == ELF_NOTFOUND) {
 		if (!quiet) {
@@ -225,8 +237,13 @@ add_file(struct prefetch *pf, const char *path, int quiet)
 			pf->bad = 1;
 		return;
 	}
-	if (info.id.len == 0)
+	if (info.id.len == 0) {
+		if (!quiet) {
+			warn("%s: an ELF file without a build-id", path);
+			pf->bad = 1;
+		}
 		return;
+	}
 	want_add(pf, &info.id, path);
 	if (needed_add(pf->needed, path, library_cb, pf, err, sizeof(err)) ==
 	    -1)
@@ -346,13 +363,11 @@ static void
 tick_cb(void *arg)
 {
 	struct prefetch *pf = arg;
-	struct timespec ts;
 	int64_t now;
 
 	if (!pf->tty)
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+	now = clock_mono_ns();
 	if (now - pf->drawn_ns < BAR_EVERY_NS && pf->done < pf->nasks)
 		return;
 	pf->drawn_ns = now;
@@ -386,8 +401,9 @@ done_cb(void *arg, const struct batch_result *r)
 		return;
 	if (pf->tty)
 		fputs("\r\033[K", stderr);
-	fprintf(pf->tty ? stderr : stdout, "%-7s  %s %-10s  %s%s\n",
-	    outcome_words[out], hex, a->kind, a->w->from, why);
+	fprintf(pf->tty || pf->o->json ? stderr : stdout,
+	    "%-7s  %s %-10s  %s%s\n", outcome_words[out], hex, a->kind,
+	    a->w->from, why);
 }
 
 /* Ask the daemon for everything gathered. */
@@ -463,8 +479,10 @@ prefetch_run(const struct prefetch_opts *o, char *const *operands, size_t n)
 	needed_free(pf.needed);
 	want_unique(&pf);
 	rc = pf.n > 0 ? ask_all(&pf) : 0;
-	printf("fetched %" PRIu64 ", already cached %" PRIu64
-	       ", missing %" PRIu64 ", failed %" PRIu64 "\n",
+	printf(o->json ? "{\"fetched\":%" PRIu64 ",\"cached\":%" PRIu64
+			 ",\"missing\":%" PRIu64 ",\"failed\":%" PRIu64 "}\n"
+		       : "fetched %" PRIu64 ", already cached %" PRIu64
+			 ", missing %" PRIu64 ", failed %" PRIu64 "\n",
 	    pf.counts[OUT_FETCHED], pf.counts[OUT_CACHED],
 	    pf.counts[OUT_MISSING], pf.counts[OUT_FAILED]);
 	for (i = 0; i < pf.n; i++)

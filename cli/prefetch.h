@@ -14,6 +14,7 @@ struct prefetch_opts {
 	unsigned jobs; /* requests at once */
 	const char *url; /* the daemon, without a trailing '/' */
 	int executables; /* ask for executables too */
+	int json; /* the summary as JSON; a line per id on stderr */
 };
 
 /*

@@ -1,204 +1,36 @@
 /*
- * conf/config.h: the configuration of dbgmirrord and dbgmirror.
+ * conf/config.h: the configuration of dbgmirrord and dbgmirror, as the
+ * rest of the tree sees it.
  *
- * One schema (the option table in config.c) drives the config file parser,
- * the command-line parser, the defaults and --help.  Every option is spelled
- * the same in both places: "scan-dir = /x" in the file, "--scan-dir /x" or
- * "--scan-dir=/x" on the command line.  Layers apply in order: embedded
- * defaults, then the file, then the command line; for a repeatable option
- * the first value from a later layer replaces the whole list.
+ * One schema (the option table in conf/options.c) drives the config file
+ * parser, the command-line parser, the defaults and --help.  Every option
+ * is spelled the same in both places: "scan-dir = /x" in the file,
+ * "--scan-dir /x" or "--scan-dir=/x" on the command line.  Layers apply in
+ * order: embedded defaults, then the file, then the command line; for a
+ * repeatable option the first value from a later layer replaces the whole
+ * list.
  *
  * Problems are collected, never printed here, so --check-config can report
  * every one with its file:line.
+ *
+ * This header declares the loader (conf/config.c) and brings in what else
+ * of conf/ the tree uses: struct config (conf/settings.h), the problems
+ * (conf/diag.h), the defaults and origins of options (conf/options.h),
+ * the paths (conf/paths.h) and single values (conf/values.h).  Inside
+ * conf/, only the loader includes it (conf/options.c says the layers).
  */
 #ifndef CONF_CONFIG_H
 #define CONF_CONFIG_H
-
-#include <sys/socket.h>
 
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-enum config_log_level {
-	CONFIG_LOG_WARN = 0,
-	CONFIG_LOG_INFO = 1,
-	CONFIG_LOG_DEBUG = 2,
-};
-
-/*
- * One listen line: "ADDR:PORT", or "ADDR:PORT tls cert=FILE key=FILE
- * [client-ca=FILE] [client-cert=required|optional]" for HTTPS.  With a
- * client-ca, clients must show a certificate it signed (required, the
- * default) or may show one (optional: the access rules decide).
- */
-struct config_listen {
-	char text[80]; /* the address, e.g. "127.0.0.1:8002" or "[::1]:8002" */
-	struct sockaddr_storage addr;
-	socklen_t addrlen;
-	int tls;
-	char *cert, *key, *client_ca; /* absolute; NULL when not TLS */
-	int client_cert_optional;
-};
-
-struct config_strlist {
-	char **v;
-	size_t n;
-};
-
-/* Who may use the admin endpoints (/admin/...), or read /metrics and /status. */
-/* Which upstream redirects are followed (upstream-redirects). */
-enum config_redirects {
-	CONFIG_REDIRECTS_NONE = 0,
-	CONFIG_REDIRECTS_SAME_HOST = 1,
-	CONFIG_REDIRECTS_ANY = 2,
-};
-
-enum config_admin {
-	CONFIG_ADMIN_NONE = 0,
-	CONFIG_ADMIN_LOOPBACK = 1,
-	CONFIG_ADMIN_ANY = 2,
-};
-
-/*
- * One upstream debuginfod server: "upstream = URL [key=value ...]".  The
- * numbers a line does not set are the global ones (upstream-*-timeout,
- * negative-ttl, error-ttl), filled in by config_load().
- */
-struct config_upstream {
-	char *url; /* http:// or https://, without a trailing '/' */
-	char *name; /* url without user:password@: how it is shown */
-	int enabled;
-	unsigned connect_timeout; /* seconds */
-	unsigned first_byte_timeout; /* seconds */
-	unsigned min_rate; /* bytes/s over upstream_stall_timeout */
-	unsigned negative_ttl; /* seconds a 404 from all is remembered */
-	unsigned error_ttl; /* seconds a failure is remembered */
-	struct config_strlist headers; /* "Name: value" sent with requests */
-};
-
-#define CONFIG_UPSTREAMS_MAX 32
-
-struct config_objstore;
-/*
- * One remote distro repository: "repo = deb URL SUITE COMPONENT...
- * [arch=A,B] [signed-by=FILE] [check-valid-until=no]", "repo = rpm URL
- * [gpgkey=FILE]" or "repo = arch URL NAME" (config_repo_parse).
- */
-enum config_repo_type { CONFIG_REPO_DEB, CONFIG_REPO_RPM, CONFIG_REPO_ARCH };
-
-#define CONFIG_REPO_WORDS 16
-#define CONFIG_REPO_TEXT 4096
-
-struct config_repo {
-	enum config_repo_type type;
-	char url[1024]; /* without a trailing '/' */
-	char suite[256]; /* deb: the suite; arch: the database name */
-	char *components[CONFIG_REPO_WORDS]; /* deb; into text */
-	size_t ncomponents;
-	char *archs[CONFIG_REPO_WORDS]; /* deb: arch=, else none */
-	size_t narchs;
-	char keyring[1024]; /* signed-by=, gpgkey= or key=; "" for none */
-	int ignore_valid_until; /* deb: check-valid-until=no (snapshots) */
-	char name[1100]; /* how it is shown: public URL and suite */
-	char text[CONFIG_REPO_TEXT]; /* words pointed to above */
-};
-
-/*
- * Parse a repo line into *r: 0, or -1 with *why.  An apt repository without
- * signed-by= is checked against /usr/share/keyrings/debian-archive-keyring.gpg
- * like apt does; its architectures default to amd64.
- */
-int config_repo_parse(const char *line, struct config_repo *r,
-    const char **why);
-
-struct config {
-	char *config_file; /* the file read, NULL when none */
-
-	struct config_listen *listen; /* listen ADDR:PORT, repeatable */
-	size_t nlisten;
-	unsigned threads; /* event-loop threads; 0 = one per CPU */
-	unsigned workers; /* worker-pool threads; 0 = one per CPU */
-
-	char *cache_dir; /* absolute */
-	struct config_strlist scan_dirs; /* absolute, repeatable */
-	unsigned rescan_interval; /* seconds; 0 = never */
-	struct config_strlist scan_packages; /* absolute, repeatable */
-	unsigned package_jobs; /* packages read at once; 0 = one per CPU */
-	unsigned package_coextract; /* other members per extraction pass */
-	int archive_full_path; /* 1: X-DEBUGINFOD-ARCHIVE is the whole path */
-	uint64_t index_map_size; /* bytes */
-
-	unsigned max_header_size; /* bytes of request line + headers */
-	unsigned max_connections; /* open client connections, all threads */
-	unsigned header_timeout; /* seconds to receive a request head */
-	unsigned keepalive_timeout; /* seconds an idle connection is kept */
-	unsigned send_timeout; /* seconds without send progress */
-	unsigned shutdown_timeout; /* seconds to finish responses on exit */
-
-	int access_log; /* 1: one line per request on stderr */
-	enum config_log_level log_level;
-
-	struct config_upstream *upstreams; /* upstream, repeatable */
-	size_t nupstreams;
-	int upstreams_from_env; /* 1: taken from DEBUGINFOD_URLS */
-	struct config_strlist upstream_headers; /* "URL|* Name: value" */
-	unsigned upstream_connect_timeout; /* seconds */
-	unsigned upstream_first_byte_timeout; /* seconds */
-	unsigned upstream_stall_timeout; /* seconds without a body byte */
-	unsigned upstream_min_rate; /* bytes/s a transfer must keep up */
-	enum config_redirects upstream_redirects;
-	unsigned upstream_timeout; /* seconds for a whole transfer */
-	unsigned upstream_retries; /* after a transport error */
-	unsigned breaker_failures; /* in a row that open the breaker */
-	unsigned breaker_backoff; /* seconds before the first probe */
-	unsigned breaker_backoff_max; /* seconds; the doubling stops here */
-	unsigned max_forwarded_for; /* X-Forwarded-For entries accepted */
-	unsigned metadata_timeout; /* seconds of a /metadata query */
-	char *ca_file; /* trusted besides the system store; NULL: none */
-	char *proxy; /* NULL: from the environment; "": none */
-	char *user_agent; /* NULL: dbgmirror/VERSION */
-	uint64_t max_object_size; /* bytes of one fetched object */
-	unsigned max_fills; /* upstream transfers in flight */
-
-	struct config_strlist repos; /* repo lines, repeatable */
-	unsigned repo_refresh; /* seconds between refreshes; 0 = never */
-	unsigned repo_retry; /* first wait after a failed refresh, seconds */
-	unsigned repo_ready_timeout; /* for the first refreshes; 0 = none */
-	uint64_t repo_cache_size; /* bytes of downloaded packages kept */
-	unsigned repo_downloads; /* package downloads in flight at once */
-
-	uint64_t cache_size; /* bytes of cached blobs; 0 = no cap */
-	unsigned
-	    cache_high_watermark; /* % of cache-size that starts eviction */
-	unsigned cache_low_watermark; /* % it evicts down to */
-	unsigned min_free_disk; /* % of the file system kept free */
-	unsigned negative_ttl; /* seconds; per upstream too */
-	unsigned error_ttl; /* seconds; per upstream too */
-	unsigned negative_max; /* entries kept at most; 0: no bound */
-	unsigned misses_max; /* ids in the missing-id report; 0: none kept */
-	enum config_admin admin_access;
-	enum config_admin metrics_access; /* who may read /metrics */
-	char *admin_token_file; /* NULL: admin requests need no token */
-
-	struct config_objstore *store; /* NULL: none (conf/objstore.h) */
-	unsigned store_timeout; /* seconds to a store lookup's first byte */
-	unsigned store_upload_queue; /* uploads waiting at most */
-	uint64_t store_multipart_size; /* bytes of a part; and the threshold */
-	char *token_file; /* hashed bearer tokens with scopes; NULL: none */
-	struct config_strlist access; /* "CLASS RULE ..." lines */
-	struct config_strlist trusted_proxies; /* CIDRs whose XFF counts */
-	uint64_t max_upload_size; /* bytes of one uploaded file */
-	uint64_t upload_size; /* bytes all uploaded files may hold */
-	char *user; /* NULL or "": stay who started the daemon */
-	int sandbox; /* 1: fence in the parsing workers */
-};
-
-/* Problems found while loading, one "where: what" string each. */
-struct config_diag {
-	char **msgs;
-	size_t n;
-};
+#include "conf/diag.h"
+#include "conf/options.h"
+#include "conf/paths.h"
+#include "conf/settings.h"
+#include "conf/values.h"
 
 /* What a command line said, before any file is read. */
 struct config_args {
@@ -216,24 +48,6 @@ struct config_args {
 
 /* The file read when the command line names none, if it exists. */
 #define CONFIG_DEFAULT_FILE SYSCONFDIR "/dbgmirror/dbgmirror.conf"
-
-/*
- * Copy url into out (outlen bytes) without the "user:password@" of its
- * authority and without trailing '/'s: the only spelling of a URL that may
- * be shown (logs, metrics, answers) or compared with what the cache
- * recorded as an answer's source (purge --upstream).
- */
-void config_url_public(const char *url, char *out, size_t outlen);
-
-/*
- * A duration as options spell it (seconds, or a number with suffix s, m,
- * h or d): 0 and *seconds, or -1 with *why.
- */
-int config_parse_duration(const char *s, uint64_t *seconds, const char **why);
-
-/* Fill cfg with the embedded defaults. */
-int config_init(struct config *cfg);
-void config_free(struct config *cfg);
 
 /* Split a command line; bad flags are reported in diag, returns -1. */
 int config_parse_args(struct config_args *args, int argc, char **argv,
@@ -260,16 +74,5 @@ int config_load_file(struct config *cfg, const char *path,
  */
 int config_set(struct config *cfg, const char *name, const char *value,
     const char *where, struct config_diag *diag);
-
-/* Print every option with its default and a line of help. */
-void config_usage(FILE *fp);
-
-/* The default cache directory for this user (root, XDG, HOME). */
-char *config_default_cache_dir(void);
-
-void config_diag_free(struct config_diag *diag);
-
-/* Iterate the schema: the name of option i, or NULL past the end. */
-const char *config_option_name(size_t i);
 
 #endif /* CONF_CONFIG_H */

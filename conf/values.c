@@ -4,8 +4,10 @@
  * upstream, repo and header lines.
  *
  * Each takes the value's text and either stores what it means or says
- * why not in one phrase, which conf/config.c puts after the file, line
- * and option name.  Nothing is printed.
+ * why not in one phrase, which conf/options.c puts after the file, line
+ * and option name.  Nothing is printed.  Uses only conf/settings.h's
+ * types: the table of options (conf/options.c) calls these, never the
+ * other way round.
  */
 #include "conf/values.h"
 
@@ -30,28 +32,41 @@
 
 /* A number suffix and what it multiplies by. */
 struct suffix {
-	char c;
+	const char *s;
 	uint64_t mult;
 };
 
 static const struct suffix duration_suffixes[] = {
-	{ 's', 1 },
-	{ 'm', 60 },
-	{ 'h', 60 * 60 },
-	{ 'd', DAY },
-	{ '\0', 0 },
+	{ "s", 1 },
+	{ "m", 60 },
+	{ "h", 60 * 60 },
+	{ "d", DAY },
+	{ NULL, 0 },
 };
 
+/*
+ * K, M, G, T and KiB, MiB, GiB, TiB are powers of 1024, as in most
+ * servers' configurations (nginx, systemd); KB, MB, GB, TB powers of
+ * 1000, as the SI and disk makers have them.  Any case.
+ */
 static const struct suffix size_suffixes[] = {
-	{ 'K', 1ULL << 10 },
-	{ 'M', 1ULL << 20 },
-	{ 'G', 1ULL << 30 },
-	{ 'T', 1ULL << 40 },
-	{ '\0', 0 },
+	{ "K", 1ULL << 10 },
+	{ "M", 1ULL << 20 },
+	{ "G", 1ULL << 30 },
+	{ "T", 1ULL << 40 },
+	{ "KiB", 1ULL << 10 },
+	{ "MiB", 1ULL << 20 },
+	{ "GiB", 1ULL << 30 },
+	{ "TiB", 1ULL << 40 },
+	{ "KB", 1000ULL },
+	{ "MB", 1000ULL * 1000 },
+	{ "GB", 1000ULL * 1000 * 1000 },
+	{ "TB", 1000ULL * 1000 * 1000 * 1000 },
+	{ NULL, 0 },
 };
 
 static const struct suffix no_suffixes[] = {
-	{ '\0', 0 },
+	{ NULL, 0 },
 };
 
 /*
@@ -83,11 +98,11 @@ parse_number(const char *s, const struct suffix *tab, int nocase, uint64_t *out,
 		v = v * 10 + d;
 	}
 	if (*s != '\0') {
-		for (sf = tab; sf->c != '\0'; sf++)
-			if (*s == sf->c ||
-			    (nocase && (*s | 0x20) == (sf->c | 0x20)))
+		for (sf = tab; sf->s != NULL; sf++)
+			if (strcmp(s, sf->s) == 0 ||
+			    (nocase && strcasecmp(s, sf->s) == 0))
 				break;
-		if (sf->c == '\0' || s[1] != '\0') {
+		if (sf->s == NULL) {
 			*why = NULL;
 			return -1;
 		}
@@ -112,7 +127,7 @@ number_syntax(enum config_number kind, const char **expect)
 		return duration_suffixes;
 	case CONFIG_NUMBER_SIZE:
 		*expect = "expected bytes, or a number with suffix K, M, G "
-			  "or T";
+			  "or T (also KiB... powers of 1024; KB... of 1000)";
 		return size_suffixes;
 	default:
 		*expect = "expected a decimal number";
@@ -290,6 +305,21 @@ absolute_copy(const char *path, size_t len)
 	if (asprintf(&s, "%s/%.*s", cwd, (int)len, path) == -1)
 		return NULL;
 	return s;
+}
+
+int
+config_listen_any(const char *s, char *v4, char *v6, size_t len)
+{
+	size_t digits;
+
+	s += *s == ':';
+	digits = strspn(s, "0123456789");
+	if (digits == 0 ||
+	    (s[digits] != '\0' && s[digits] != ' ' && s[digits] != '\t'))
+		return 0;
+	snprintf(v4, len, "0.0.0.0:%s", s);
+	snprintf(v6, len, "[::]:%s", s);
+	return 1;
 }
 
 /*

@@ -2,9 +2,11 @@
  * daemon/access.c: access rules per endpoint class, bearer tokens.
  *
  * The rules are parsed once at start-up and never change; the token
- * table is read from token-file at start-up and on SIGHUP and swapped
- * under a read-write lock (checks hold it for reading for a few
- * comparisons).
+ * table (token-file's lines and the admin-token) is read at start-up and
+ * on SIGHUP and swapped under a read-write lock (checks hold it for
+ * reading for a few comparisons).  A reload never keeps an old token: a
+ * line that does not parse is dropped and said, with its file and line; a
+ * file that cannot be read leaves none of its tokens valid.
  *
  * The client address of addr= rules is the socket peer, except when the
  * peer is a trusted proxy: then it is the rightmost X-Forwarded-For entry
@@ -17,11 +19,13 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -40,18 +44,19 @@ struct cidr {
 	unsigned bits;
 };
 
-enum cond_kind { COND_ANY, COND_ADDR, COND_TOKEN, COND_SUBJECT };
+enum cond_kind { COND_ANY, COND_ADDR, COND_TOKEN, COND_SUBJECT, COND_CA };
 
 struct cond {
 	enum cond_kind kind;
 	struct cidr net; /* COND_ADDR */
-	char *subject; /* COND_SUBJECT */
+	char *text; /* COND_SUBJECT: the DN; COND_CA: the absolute path */
 };
 
 /* All of its conditions must hold. */
 struct rule {
 	struct cond conds[CONDS_MAX];
 	size_t n;
+	size_t line; /* its access line: an index of cfg->access */
 };
 
 struct ruleset {
@@ -69,9 +74,11 @@ struct access {
 	struct ruleset classes[ACCESS_NCLASSES];
 	struct cidr *proxies;
 	size_t nproxies;
+	int admin_access; /* enum config_admin: admin without lines */
 	char *token_file; /* NULL: no tokens */
+	char *admin_file; /* admin-token; NULL: admin needs no token */
 	pthread_rwlock_t lock; /* over tokens, ntokens */
-	struct token *tokens;
+	struct token *tokens; /* token-file's, then the admin-token */
 	size_t ntokens;
 };
 
@@ -197,42 +204,121 @@ access_token_hash(const char *token, size_t len, char hex[65])
 	return 0;
 }
 
-/* Scopes "read,upload" or "all" as a class bit set; -1 when unknown. */
-static int
-parse_scopes(const char *s, unsigned *out)
+int
+access_scopes_parse(const char *s, unsigned *scopes, char *why, size_t whylen)
 {
-	char buf[256], *tok, *save = NULL;
-	size_t k;
+	const char *p = s, *end;
+	size_t n, k;
 
-	if (strlen(s) >= sizeof(buf))
-		return -1;
-	strcpy(buf, s);
-	*out = 0;
-	for (tok = strtok_r(buf, ",", &save); tok != NULL;
-	     tok = strtok_r(NULL, ",", &save)) {
-		if (strcmp(tok, "all") == 0) {
-			*out |= (1u << ACCESS_NCLASSES) - 1;
-			continue;
+	*scopes = 0;
+	for (;;) {
+		end = p + strcspn(p, ",");
+		n = (size_t)(end - p);
+		if (n == 3 && strncmp(p, "all", 3) == 0) {
+			*scopes |= (1u << ACCESS_NCLASSES) - 1;
+		} else {
+			for (k = 0; k < ACCESS_NCLASSES; k++)
+				if (strlen(class_names[k]) == n &&
+				    strncmp(p, class_names[k], n) == 0)
+					break;
+			if (k == ACCESS_NCLASSES) {
+				snprintf(why, whylen,
+				    "\"%.*s\" is not a scope: the scopes are "
+				    "a comma list of read, metadata, metrics, "
+				    "status, admin, upload or all",
+				    (int)(n > 40 ? 40 : n), p);
+				return -1;
+			}
+			*scopes |= 1u << k;
 		}
-		for (k = 0; k < ACCESS_NCLASSES; k++)
-			if (strcmp(tok, class_names[k]) == 0)
-				break;
-		if (k == ACCESS_NCLASSES)
-			return -1;
-		*out |= 1u << k;
+		if (*end == '\0')
+			return 0;
+		p = end + 1;
 	}
-	return *out == 0 ? -1 : 0;
 }
 
-/* Read path: "SHA256HEX SCOPES [NAME]" lines, '#' comments. */
-static int
-tokens_read(const char *path, struct token **out, size_t *nout, char *err,
-    size_t errlen)
+int
+access_token_line(const char *line, char hash[65], unsigned *scopes, char *why,
+    size_t whylen)
 {
-	char line[TOKEN_LINE_MAX], hash[80], scopes[256];
-	struct token *v = NULL, *nv;
-	size_t n = 0, i;
-	unsigned lineno = 0;
+	const char *p = line, *w;
+	char buf[256];
+	size_t n, i;
+
+	p += strspn(p, " \t");
+	if (*p == '\0' || *p == '#' || *p == '\r' || *p == '\n')
+		return 0;
+	n = strcspn(p, " \t#\r\n");
+	for (i = 0; i < n; i++)
+		if (!((p[i] >= '0' && p[i] <= '9') ||
+			(p[i] >= 'a' && p[i] <= 'f')))
+			break;
+	if (i != 64 || n != 64) {
+		snprintf(why, whylen,
+		    "expected the SHA-256 of a token, 64 lowercase hex "
+		    "digits (dbgmirror token makes the line)");
+		return -1;
+	}
+	memcpy(hash, p, 64);
+	hash[64] = '\0';
+	w = p + n + strspn(p + n, " \t");
+	n = strcspn(w, " \t#\r\n");
+	if (n == 0) {
+		snprintf(why, whylen,
+		    "no scopes after the hash (a comma list of read, "
+		    "metadata, metrics, status, admin, upload or all)");
+		return -1;
+	}
+	if (n >= sizeof(buf)) {
+		snprintf(why, whylen, "scopes too long");
+		return -1;
+	}
+	memcpy(buf, w, n);
+	buf[n] = '\0';
+	return access_scopes_parse(buf, scopes, why, whylen) == -1 ? -1 : 1;
+}
+
+/* Append a token to *v (n of them); -1 when out of memory. */
+static int
+tokens_push(struct token **v, size_t *n, const char *hash, unsigned scopes)
+{
+	struct token *nv;
+
+	if ((nv = realloc(*v, (*n + 1) * sizeof(**v))) == NULL)
+		return -1;
+	*v = nv;
+	memcpy(nv[*n].hash, hash, 65);
+	nv[*n].scopes = scopes;
+	(*n)++;
+	return 0;
+}
+
+/* Tell say "FILE:LINE: why; ...", when there is a say. */
+static void
+say_line(access_say_fn say, void *arg, const char *what, const char *path,
+    unsigned lineno, const char *why)
+{
+	char msg[1024];
+
+	if (say == NULL)
+		return;
+	snprintf(msg, sizeof(msg), "%s %s:%u: %s; the line is ignored", what,
+	    path, lineno, why);
+	say(arg, msg);
+}
+
+/*
+ * Append the tokens of token-file path to *v: every line that parses;
+ * each other one is told to say.  -1 with err when the file cannot be
+ * read (what was appended stays for the caller to drop).
+ */
+static int
+tokens_read(const char *path, struct token **v, size_t *n, access_say_fn say,
+    void *arg, char *err, size_t errlen)
+{
+	char line[TOKEN_LINE_MAX], hash[65], why[256];
+	unsigned lineno = 0, scopes;
+	int rc = 0, whole;
 	FILE *fp;
 
 	if ((fp = fopen(path, "re")) == NULL) {
@@ -242,51 +328,122 @@ tokens_read(const char *path, struct token **out, size_t *nout, char *err,
 	}
 	while (fgets(line, sizeof(line), fp) != NULL) {
 		lineno++;
-		line[strcspn(line, "#\r\n")] = '\0';
-		if (sscanf(line, "%79s %255s", hash, scopes) < 1)
+		whole = strchr(line, '\n') != NULL || feof(fp);
+		if (!whole) {
+			int c;
+
+			/* The rest of a line too long: dropped with it. */
+			while ((c = getc(fp)) != EOF && c != '\n')
+				continue;
+			say_line(say, arg, "token-file", path, lineno,
+			    "a line longer than 1023 bytes");
 			continue;
-		for (i = 0; hash[i] != '\0'; i++)
-			if (!((hash[i] >= '0' && hash[i] <= '9') ||
-				(hash[i] >= 'a' && hash[i] <= 'f')))
-				break;
-		if (i != 64 || hash[i] != '\0') {
-			snprintf(err, errlen,
-			    "token-file %s:%u: expected the SHA-256 of a "
-			    "token, 64 lowercase hex digits (dbgmirror token "
-			    "makes the line)",
-			    path, lineno);
-			goto fail;
 		}
-		if ((nv = realloc(v, (n + 1) * sizeof(*v))) == NULL) {
-			snprintf(err, errlen, "token-file: out of memory");
-			goto fail;
+		switch (
+		    access_token_line(line, hash, &scopes, why, sizeof(why))) {
+		case 1:
+			if (tokens_push(v, n, hash, scopes) == -1) {
+				snprintf(err, errlen,
+				    "token-file: out of "
+				    "memory");
+				rc = -1;
+			}
+			break;
+		case -1:
+			say_line(say, arg, "token-file", path, lineno, why);
+			break;
 		}
-		v = nv;
-		memcpy(v[n].hash, hash, 65);
-		if (sscanf(line, "%*s %255s", scopes) != 1 ||
-		    parse_scopes(scopes, &v[n].scopes) == -1) {
-			snprintf(err, errlen,
-			    "token-file %s:%u: expected scopes, a comma list "
-			    "of read, metadata, metrics, status, admin, "
-			    "upload or all",
-			    path, lineno);
-			goto fail;
-		}
-		n++;
+		if (rc == -1)
+			break;
+	}
+	if (rc == 0 && ferror(fp)) {
+		snprintf(err, errlen, "token-file %s: read error", path);
+		rc = -1;
 	}
 	fclose(fp);
-	*out = v;
-	*nout = n;
-	return 0;
-fail:
+	return rc;
+}
+
+/*
+ * Append the admin-token of path, its first line without surrounding
+ * blanks, to *v with the admin scope.  -1 with err when the file cannot
+ * be read or holds no token.
+ */
+static int
+admin_token_read(const char *path, struct token **v, size_t *n, char *err,
+    size_t errlen)
+{
+	char buf[4096], hash[65], *p, *end;
+	FILE *fp;
+
+	if ((fp = fopen(path, "re")) == NULL) {
+		snprintf(err, errlen, "admin-token %s: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	p = fgets(buf, sizeof(buf), fp);
 	fclose(fp);
-	free(v);
-	return -1;
+	if (p == NULL) {
+		snprintf(err, errlen, "admin-token %s: empty", path);
+		return -1;
+	}
+	p += strspn(p, " \t");
+	end = p + strcspn(p, "\r\n");
+	while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	if (end == p) {
+		snprintf(err, errlen,
+		    "admin-token %s: no token on its first "
+		    "line",
+		    path);
+		return -1;
+	}
+	if (access_token_hash(p, (size_t)(end - p), hash) == -1 ||
+	    tokens_push(v, n, hash, 1u << ACCESS_ADMIN) == -1) {
+		snprintf(err, errlen, "admin-token: out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * The token table of a's files into *v and *n: 0, or -1 with err when a
+ * file could not be read (its tokens left out, the other's kept).
+ */
+static int
+tokens_load(const struct access *a, struct token **v, size_t *n,
+    access_say_fn say, void *arg, char *err, size_t errlen)
+{
+	struct token *tv = NULL;
+	size_t tn = 0;
+	char e2[512];
+	int rc = 0;
+
+	*v = NULL;
+	*n = 0;
+	if (a->token_file != NULL &&
+	    tokens_read(a->token_file, &tv, &tn, say, arg, err, errlen) == -1) {
+		free(tv);
+		tv = NULL;
+		tn = 0;
+		rc = -1;
+	}
+	if (a->admin_file != NULL &&
+	    admin_token_read(a->admin_file, &tv, &tn, rc == 0 ? err : e2,
+		rc == 0 ? errlen : sizeof(e2)) == -1)
+		rc = -1;
+	*v = tv;
+	*n = tn;
+	return rc;
 }
 
 enum token_state { TOKEN_NONE, TOKEN_BAD, TOKEN_VALID };
 
-/* What the Authorization header holds; *scopes for a valid token. */
+/*
+ * What the Authorization header holds; *scopes for a valid token.  The
+ * header's token is hashed and every entry compared in constant time, so
+ * neither the comparison nor the table's order tells anything.
+ */
 static enum token_state
 token_lookup(struct access *a, struct slice auth, unsigned *scopes)
 {
@@ -303,7 +460,7 @@ token_lookup(struct access *a, struct slice auth, unsigned *scopes)
 	pthread_rwlock_rdlock(&a->lock);
 	for (i = 0; i < a->ntokens; i++) {
 		if (CRYPTO_memcmp(hex, a->tokens[i].hash, 64) == 0) {
-			*scopes = a->tokens[i].scopes;
+			*scopes |= a->tokens[i].scopes;
 			st = TOKEN_VALID;
 		}
 	}
@@ -320,6 +477,7 @@ rule_parse(const char *w, size_t len, struct rule *r, const char **why)
 	const char *p = w, *end = w + len, *plus;
 	struct cond *c;
 	size_t n;
+	char *cwd;
 
 	memset(r, 0, sizeof(*r));
 	while (p < end) {
@@ -344,13 +502,30 @@ rule_parse(const char *w, size_t len, struct rule *r, const char **why)
 			}
 		} else if (n > 8 && strncmp(p, "subject=", 8) == 0) {
 			c->kind = COND_SUBJECT;
-			if ((c->subject = strndup(p + 8, n - 8)) == NULL) {
+			if ((c->text = strndup(p + 8, n - 8)) == NULL) {
+				*why = "out of memory";
+				return -1;
+			}
+		} else if (n > 3 && strncmp(p, "ca=", 3) == 0) {
+			/* Relative as the listen line's client-ca= is. */
+			c->kind = COND_CA;
+			cwd = p[3] == '/' ? NULL : getcwd(NULL, 0);
+			if (p[3] != '/' && cwd == NULL) {
+				*why = "ca=: the current directory is unknown";
+				return -1;
+			}
+			if (asprintf(&c->text, "%s%s%.*s",
+				cwd != NULL ? cwd : "", cwd != NULL ? "/" : "",
+				(int)(n - 3), p + 3) < 0)
+				c->text = NULL;
+			free(cwd);
+			if (c->text == NULL) {
 				*why = "out of memory";
 				return -1;
 			}
 		} else {
-			*why = "a rule is any, addr=CIDR, token or subject=DN, "
-			       "joined by +";
+			*why = "a rule is any, addr=CIDR, token, subject=DN "
+			       "or ca=FILE, joined by +";
 			return -1;
 		}
 		p = plus + 1;
@@ -368,12 +543,12 @@ rule_clear(struct rule *r)
 	size_t i;
 
 	for (i = 0; i < r->n; i++)
-		free(r->conds[i].subject);
+		free(r->conds[i].text);
 	r->n = 0;
 }
 
 static int
-ruleset_add(struct ruleset *rs, const char *text, const char **why)
+ruleset_add(struct ruleset *rs, const char *text, size_t line, const char **why)
 {
 	struct rule r, *v;
 
@@ -381,6 +556,7 @@ ruleset_add(struct ruleset *rs, const char *text, const char **why)
 		rule_clear(&r);
 		return -1;
 	}
+	r.line = line;
 	if ((v = realloc(rs->v, (rs->n + 1) * sizeof(*v))) == NULL) {
 		rule_clear(&r);
 		*why = "out of memory";
@@ -392,16 +568,26 @@ ruleset_add(struct ruleset *rs, const char *text, const char **why)
 	return 0;
 }
 
-/* One access line: "CLASS RULE ...". */
-static int
-access_line(struct access *a, const char *line, char *err, size_t errlen)
+/* Where access line i came from. */
+static const char *
+line_where(const struct config *cfg, size_t i)
 {
+	return config_where(cfg, "access", i);
+}
+
+/* One access line, line i of cfg: "CLASS RULE ...". */
+static int
+access_line(struct access *a, const struct config *cfg, size_t i, char *err,
+    size_t errlen)
+{
+	const char *line = cfg->access.v[i];
+	const char *where = line_where(cfg, i);
 	char buf[1024], *w, *save = NULL;
 	const char *why = NULL;
 	size_t k;
 
 	if (strlen(line) >= sizeof(buf)) {
-		snprintf(err, errlen, "access: line too long");
+		snprintf(err, errlen, "%s: access: line too long", where);
 		return -1;
 	}
 	strcpy(buf, line);
@@ -413,23 +599,101 @@ access_line(struct access *a, const char *line, char *err, size_t errlen)
 	if (k == ACCESS_NCLASSES)
 		goto badclass;
 	if ((w = strtok_r(NULL, " \t", &save)) == NULL) {
-		snprintf(err, errlen, "access %s: no rule", class_names[k]);
+		snprintf(err, errlen, "%s: access %s: no rule", where,
+		    class_names[k]);
 		return -1;
 	}
 	for (; w != NULL; w = strtok_r(NULL, " \t", &save)) {
-		if (ruleset_add(&a->classes[k], w, &why) == -1) {
-			snprintf(err, errlen, "access %s: \"%.80s\": %s",
-			    class_names[k], w, why);
+		if (ruleset_add(&a->classes[k], w, i, &why) == -1) {
+			snprintf(err, errlen, "%s: access %s: \"%.80s\": %s",
+			    where, class_names[k], w, why);
 			return -1;
 		}
 	}
 	return 0;
 badclass:
 	snprintf(err, errlen,
-	    "access: \"%.80s\": the class is read, metadata, metrics, "
+	    "%s: access: \"%.80s\": the class is read, metadata, metrics, "
 	    "status, admin or upload",
-	    line);
+	    where, line);
 	return -1;
+}
+
+/* The distinct client-ca files of cfg's listeners: how many, the first. */
+static size_t
+client_cas(const struct config *cfg, const char **first)
+{
+	size_t i, j, n = 0;
+
+	*first = NULL;
+	for (i = 0; i < cfg->nlisten; i++) {
+		if (cfg->listen[i].client_ca == NULL)
+			continue;
+		for (j = 0; j < i; j++)
+			if (cfg->listen[j].client_ca != NULL &&
+			    strcmp(cfg->listen[j].client_ca,
+				cfg->listen[i].client_ca) == 0)
+				break;
+		if (j < i)
+			continue;
+		if (n++ == 0)
+			*first = cfg->listen[i].client_ca;
+	}
+	return n;
+}
+
+/*
+ * Bind the certificate conditions to the CA that verifies them: a ca=
+ * must name a listener's client-ca; a subject= without a ca= means the
+ * one client-ca there is, and is refused when listeners verify with
+ * different CAs, since a certificate of either could show the DN.
+ */
+static int
+rules_bind_cas(struct access *a, const struct config *cfg, char *err,
+    size_t errlen)
+{
+	const char *first, *where;
+	size_t ncas = client_cas(cfg, &first), k, i, j, l;
+	int has_subject, has_ca;
+
+	for (k = 0; k < ACCESS_NCLASSES; k++) {
+		for (i = 0; i < a->classes[k].n; i++) {
+			struct rule *r = &a->classes[k].v[i];
+
+			has_subject = has_ca = 0;
+			where = line_where(cfg, r->line);
+			for (j = 0; j < r->n; j++) {
+				if (r->conds[j].kind == COND_SUBJECT)
+					has_subject = 1;
+				if (r->conds[j].kind != COND_CA)
+					continue;
+				has_ca = 1;
+				for (l = 0; l < cfg->nlisten; l++)
+					if (cfg->listen[l].client_ca != NULL &&
+					    strcmp(cfg->listen[l].client_ca,
+						r->conds[j].text) == 0)
+						break;
+				if (l == cfg->nlisten) {
+					snprintf(err, errlen,
+					    "%s: access %s: ca=%.200s: no "
+					    "listen line has this client-ca",
+					    where, class_names[k],
+					    r->conds[j].text);
+					return -1;
+				}
+			}
+			if (!has_subject || has_ca || ncas < 2)
+				continue;
+			snprintf(err, errlen,
+			    "%s: access %s: a subject= rule without ca=, but "
+			    "listeners verify client certificates with %zu "
+			    "different client-ca files: bind it to one with "
+			    "+ca=FILE",
+			    where, class_names[k], ncas);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* The defaults of the classes no line named (see access.h). */
@@ -446,7 +710,8 @@ defaults(struct access *a, const struct config *cfg)
 
 	for (i = 0; i < 2; i++)
 		if (!a->classes[open[i]].set)
-			rc |= ruleset_add(&a->classes[open[i]], "any", &why);
+			rc |= ruleset_add(&a->classes[open[i]], "any", SIZE_MAX,
+			    &why);
 	for (i = 0; i < 2; i++) {
 		struct ruleset *rs = &a->classes[stats[i]];
 
@@ -454,18 +719,21 @@ defaults(struct access *a, const struct config *cfg)
 			continue;
 		rs->set = 1;
 		if (cfg->metrics_access == CONFIG_ADMIN_ANY)
-			rc |= ruleset_add(rs, "any", &why);
+			rc |= ruleset_add(rs, "any", SIZE_MAX, &why);
 		else if (cfg->metrics_access == CONFIG_ADMIN_LOOPBACK)
-			rc |= ruleset_add(rs, "addr=127.0.0.0/8", &why) |
-			    ruleset_add(rs, "addr=::1", &why);
+			rc |= ruleset_add(rs, "addr=127.0.0.0/8", SIZE_MAX,
+				  &why) |
+			    ruleset_add(rs, "addr=::1", SIZE_MAX, &why);
 	}
 	if (!a->classes[ACCESS_UPLOAD].set)
-		rc |= ruleset_add(&a->classes[ACCESS_UPLOAD], "token", &why);
+		rc |= ruleset_add(&a->classes[ACCESS_UPLOAD], "token", SIZE_MAX,
+		    &why);
 	return rc;
 }
 
 struct access *
-access_new(const struct config *cfg, char *err, size_t errlen)
+access_new(const struct config *cfg, access_say_fn say, void *arg, char *err,
+    size_t errlen)
 {
 	struct access *a;
 	size_t i;
@@ -477,12 +745,15 @@ access_new(const struct config *cfg, char *err, size_t errlen)
 		return NULL;
 	}
 	for (i = 0; i < cfg->access.n; i++)
-		if (access_line(a, cfg->access.v[i], err, errlen) == -1)
+		if (access_line(a, cfg, i, err, errlen) == -1)
 			goto fail;
+	if (rules_bind_cas(a, cfg, err, errlen) == -1)
+		goto fail;
 	if (defaults(a, cfg) != 0) {
 		snprintf(err, errlen, "access: out of memory");
 		goto fail;
 	}
+	a->admin_access = (int)cfg->admin_access;
 	if (cfg->trusted_proxies.n > 0 &&
 	    (a->proxies = calloc(cfg->trusted_proxies.n,
 		 sizeof(*a->proxies))) == NULL) {
@@ -501,15 +772,16 @@ access_new(const struct config *cfg, char *err, size_t errlen)
 		}
 		a->nproxies++;
 	}
-	if (cfg->token_file != NULL) {
-		if ((a->token_file = strdup(cfg->token_file)) == NULL) {
-			snprintf(err, errlen, "access: out of memory");
-			goto fail;
-		}
-		if (tokens_read(a->token_file, &a->tokens, &a->ntokens, err,
-			errlen) == -1)
-			goto fail;
+	if ((cfg->token_file != NULL &&
+		(a->token_file = strdup(cfg->token_file)) == NULL) ||
+	    (cfg->admin_token_file != NULL &&
+		(a->admin_file = strdup(cfg->admin_token_file)) == NULL)) {
+		snprintf(err, errlen, "access: out of memory");
+		goto fail;
 	}
+	if (tokens_load(a, &a->tokens, &a->ntokens, say, arg, err, errlen) ==
+	    -1)
+		goto fail;
 	return a;
 fail:
 	access_free(a);
@@ -530,34 +802,67 @@ access_free(struct access *a)
 	}
 	free(a->proxies);
 	free(a->token_file);
+	free(a->admin_file);
 	free(a->tokens);
 	pthread_rwlock_destroy(&a->lock);
 	free(a);
 }
 
 int
-access_reload(struct access *a, char *err, size_t errlen)
+access_reload(struct access *a, access_say_fn say, void *arg, char *err,
+    size_t errlen)
 {
 	struct token *v, *old;
 	size_t n;
+	int rc;
 
-	if (a->token_file == NULL)
-		return 0;
-	if (tokens_read(a->token_file, &v, &n, err, errlen) == -1)
-		return -1;
+	/* Whatever could be read replaces the whole table. */
+	rc = tokens_load(a, &v, &n, say, arg, err, errlen);
 	pthread_rwlock_wrlock(&a->lock);
 	old = a->tokens;
 	a->tokens = v;
 	a->ntokens = n;
 	pthread_rwlock_unlock(&a->lock);
 	free(old);
-	return 0;
+	return rc;
 }
 
-int
-access_has_rules(const struct access *a, enum access_class cls)
+/* 1 when the peer address is open to who, as admin-access says. */
+static int
+admin_access_allows(int who, const char *peer)
 {
-	return a->classes[cls].set;
+	switch (who) {
+	case CONFIG_ADMIN_ANY:
+		return 1;
+	case CONFIG_ADMIN_LOOPBACK:
+		return strncmp(peer, "127.", 4) == 0 ||
+		    strcmp(peer, "::1") == 0;
+	default:
+		return 0;
+	}
+}
+
+/* 1 when condition c holds for who. */
+static int
+cond_holds(const struct cond *c, const struct access_who *who, int have_addr,
+    const struct cidr *addr, int token_ok)
+{
+	switch (c->kind) {
+	case COND_ANY:
+		return 1;
+	case COND_ADDR:
+		return have_addr && cidr_match(&c->net, addr);
+	case COND_TOKEN:
+		return token_ok;
+	case COND_SUBJECT:
+		return who->subject != NULL && who->subject[0] != '\0' &&
+		    strcmp(who->subject, c->text) == 0;
+	case COND_CA:
+		return who->subject != NULL && who->subject[0] != '\0' &&
+		    who->client_ca != NULL &&
+		    strcmp(who->client_ca, c->text) == 0;
+	}
+	return 0;
 }
 
 enum access_verdict
@@ -568,49 +873,153 @@ access_check(struct access *a, enum access_class cls,
 	enum token_state ts;
 	struct cidr addr;
 	unsigned scopes;
-	int have_addr, token_ok, token_asked = 0, hold;
+	int have_addr, token_ok, token_asked = 0, hold, needs_token, met = 0;
 	size_t i, j;
 
 	ts = token_lookup(a, who->authorization, &scopes);
 	token_ok = ts == TOKEN_VALID && (scopes & (1u << cls)) != 0;
+	/* These need their token whatever the rules say. */
+	needs_token = cls == ACCESS_UPLOAD ||
+	    (cls == ACCESS_ADMIN && a->admin_file != NULL);
 	have_addr = client_addr(a, who, &addr) == 0;
-	for (i = 0; i < rs->n; i++) {
+	if (cls == ACCESS_ADMIN && !rs->set)
+		met = admin_access_allows(a->admin_access, who->peer);
+	for (i = 0; i < rs->n && !met; i++) {
 		hold = 1;
 		for (j = 0; j < rs->v[i].n && hold; j++) {
-			const struct cond *c = &rs->v[i].conds[j];
-
-			switch (c->kind) {
-			case COND_ANY:
-				break;
-			case COND_ADDR:
-				hold = have_addr && cidr_match(&c->net, &addr);
-				break;
-			case COND_TOKEN:
+			if (rs->v[i].conds[j].kind == COND_TOKEN)
 				token_asked = 1;
-				hold = token_ok;
-				break;
-			case COND_SUBJECT:
-				hold = who->subject != NULL &&
-				    strcmp(who->subject, c->subject) == 0;
-				break;
-			}
+			hold = cond_holds(&rs->v[i].conds[j], who, have_addr,
+			    &addr, token_ok);
 		}
-		/* An upload needs its token even where a rule says less. */
-		if (hold && (cls != ACCESS_UPLOAD || token_ok))
-			return ACCESS_ALLOW;
+		met = hold;
 	}
-	if (cls == ACCESS_UPLOAD)
+	if (met && (!needs_token || token_ok))
+		return ACCESS_ALLOW;
+	/* Admin asks for its token only of clients its rules let in. */
+	if (needs_token && (met || cls == ACCESS_UPLOAD))
 		token_asked = 1;
 	if (ts == TOKEN_BAD) {
 		*why = "the bearer token is not valid";
 		return ACCESS_UNAUTHORIZED;
 	}
 	if (ts == TOKEN_NONE && token_asked) {
-		*why = "this needs Authorization: Bearer with a token";
+		*why = cls == ACCESS_ADMIN && a->admin_file != NULL
+		    ? "this needs Authorization: Bearer with the admin-token "
+		      "or a token with the admin scope"
+		    : "this needs Authorization: Bearer with a token";
 		return ACCESS_UNAUTHORIZED;
 	}
-	*why = cls == ACCESS_UPLOAD && ts == TOKEN_VALID && !token_ok
-	    ? "the token has no upload scope"
-	    : "not open to this client";
+	if (needs_token && token_asked && ts == TOKEN_VALID && !token_ok)
+		*why = cls == ACCESS_UPLOAD ? "the token has no upload scope"
+					    : "the token has no admin scope";
+	else
+		*why = "not open to this client";
 	return ACCESS_FORBIDDEN;
+}
+
+/* ---------------------------------------------------------------- audit */
+
+/* 1 when every condition of r holds for any client: any, addr=X/0. */
+static int
+rule_open(const struct rule *r)
+{
+	size_t j;
+
+	for (j = 0; j < r->n; j++)
+		if (r->conds[j].kind != COND_ANY &&
+		    !(r->conds[j].kind == COND_ADDR &&
+			r->conds[j].net.bits == 0))
+			return 0;
+	return 1;
+}
+
+static void audit_say(access_say_fn say, void *arg, unsigned *n,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void
+audit_say(access_say_fn say, void *arg, unsigned *n, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	say(arg, msg);
+	(*n)++;
+}
+
+unsigned
+access_audit(const struct access *a, const struct config *cfg,
+    access_say_fn say, void *arg)
+{
+	static const char *const admin_words[] = { "none", "loopback", "any" };
+	const struct ruleset *adm = &a->classes[ACCESS_ADMIN];
+	const char *first;
+	unsigned n = 0;
+	size_t k, i, j;
+
+	if (adm->set && adm->n > 0) {
+		audit_say(say, arg, &n,
+		    "access = %.200s (%s) and the other access = admin lines "
+		    "override admin-access = %s (%s): the admin endpoints "
+		    "are open to whom those lines let in%s",
+		    cfg->access.v[adm->v[0].line],
+		    line_where(cfg, adm->v[0].line),
+		    admin_words[a->admin_access % 3],
+		    config_where(cfg, "admin-access", 0),
+		    a->admin_file != NULL
+			? ", and admin-token still applies: each admin "
+			  "request also needs the admin-token or a token "
+			  "with the admin scope"
+			: ", without a token unless the lines ask for one");
+		for (i = 0; i < adm->n; i++)
+			if (rule_open(&adm->v[i]))
+				audit_say(say, arg, &n,
+				    "access = %.200s (%s) opens the admin "
+				    "endpoints (purges, the missing-id report) "
+				    "to every client%s",
+				    cfg->access.v[adm->v[i].line],
+				    line_where(cfg, adm->v[i].line),
+				    a->admin_file != NULL
+					? " that has the admin-token"
+					: ", without a token");
+	} else if (a->admin_access == CONFIG_ADMIN_ANY &&
+	    a->admin_file == NULL) {
+		audit_say(say, arg, &n,
+		    "admin-access = any (%s) without admin-token opens the "
+		    "admin endpoints (purges, the missing-id report) to "
+		    "every client",
+		    config_where(cfg, "admin-access", 0));
+	}
+	for (i = 0; i < a->nproxies; i++)
+		if (a->proxies[i].bits <
+		    (a->proxies[i].family == AF_INET ? 8u : 16u))
+			audit_say(say, arg, &n,
+			    "trusted-proxy = %.80s (%s) trusts the "
+			    "X-Forwarded-For of that many addresses that a "
+			    "client among them chooses the address addr= "
+			    "rules see",
+			    cfg->trusted_proxies.v[i],
+			    config_where(cfg, "trusted-proxy", i));
+	if (client_cas(cfg, &first) > 0)
+		return n;
+	for (k = 0; k < ACCESS_NCLASSES; k++)
+		for (i = 0; i < a->classes[k].n; i++)
+			for (j = 0; j < a->classes[k].v[i].n; j++)
+				if (a->classes[k].v[i].conds[j].kind ==
+				    COND_SUBJECT) {
+					audit_say(say, arg, &n,
+					    "access = %.200s (%s): no listen "
+					    "line has client-ca=, so no client "
+					    "certificate is verified and its "
+					    "subject= never holds",
+					    cfg->access
+						.v[a->classes[k].v[i].line],
+					    line_where(cfg,
+						a->classes[k].v[i].line));
+					break;
+				}
+	return n;
 }

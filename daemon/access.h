@@ -4,9 +4,14 @@
  * Rules come from "access = CLASS RULE ..." lines; a rule is one or more
  * conditions joined by '+' (all must hold): any, addr=CIDR, token (a
  * bearer token of token-file whose scopes name the class), subject=DN (a
- * verified client certificate).  A class without lines keeps its default
- * (see access_new).  Tokens are stored hashed (SHA-256, hex) and compared
- * hashed, in constant time.
+ * verified client certificate) and ca=FILE (verified by the listener whose
+ * client-ca is FILE).  A class without lines keeps its default (see
+ * access_new).  Tokens are stored hashed (SHA-256, hex) and compared
+ * hashed, in constant time; so is the admin-token.
+ *
+ * The files read again on SIGHUP (token-file, admin-token) fail closed: a
+ * line that is not valid is dropped (and said), a file that cannot be read
+ * leaves no token of it valid.  Nothing removed from a file stays valid.
  *
  * Checks may run on any event-loop thread at once; access_reload swaps
  * the token table under a lock.
@@ -43,27 +48,39 @@ struct access_who {
 	struct slice forwarded_for; /* X-Forwarded-For, trusted from proxies */
 	struct slice authorization;
 	const char *subject; /* verified client certificate; "" when none */
+	const char *client_ca; /* the client-ca that verified it; NULL: none */
 };
 
+/* Told each line of a file that was dropped, and why ("FILE:LINE: ..."). */
+typedef void (*access_say_fn)(void *arg, const char *msg);
+
 /*
- * The rules of cfg (access, trusted-proxy, token-file).  Defaults of a
- * class without lines: read and metadata open to all; metrics and status
- * as metrics-access; upload a token.  Admin without lines is left to the
- * caller (admin-access and admin-token): access_has_rules says so.
- * NULL with err on a bad rule or an unreadable token file.
+ * The rules of cfg (access, trusted-proxy, admin-access, admin-token,
+ * token-file).  Defaults of a class without lines: read and metadata
+ * open to all; metrics and status as metrics-access; upload a token;
+ * admin as admin-access.  While admin-token is set, an admin request also
+ * needs a bearer token with the admin scope (the admin-token, or a
+ * token-file token), whatever the admin lines say, as an upload needs an
+ * upload-scoped one.  say (may be NULL) hears of each dropped token line.
+ * NULL with err on a bad rule, a subject= rule whose CA is not clear, or
+ * a token or admin-token file that cannot be read.
  */
-struct access *access_new(const struct config *cfg, char *err, size_t errlen);
+struct access *access_new(const struct config *cfg, access_say_fn say,
+    void *arg, char *err, size_t errlen);
 void access_free(struct access *a);
 
-/* Read token-file again; on failure the old tokens stay, -1 with err. */
-int access_reload(struct access *a, char *err, size_t errlen);
-
-/* 1 when class cls has rules of its own or a default here. */
-int access_has_rules(const struct access *a, enum access_class cls);
+/*
+ * Read token-file and admin-token again (SIGHUP).  Dropped lines go to
+ * say.  A file that cannot be read leaves none of its tokens valid: -1
+ * with err (the other file is still read).
+ */
+int access_reload(struct access *a, access_say_fn say, void *arg, char *err,
+    size_t errlen);
 
 /*
  * May who use cls?  Uploads need an upload-scoped token whatever the
- * rules say.  On a denial *why is a one-line reason for the client.
+ * rules say; admin requests an admin-scoped one while admin-token is set.
+ * On a denial *why is a one-line reason for the client.
  */
 enum access_verdict access_check(struct access *a, enum access_class cls,
     const struct access_who *who, const char **why);
@@ -76,5 +93,31 @@ const char *access_class_name(enum access_class cls);
  * into hex (65 bytes): how token-file stores it.  -1 on failure.
  */
 int access_token_hash(const char *token, size_t len, char hex[65]);
+
+/*
+ * Scopes as token lines spell them, a comma list of class names or "all",
+ * into a class bit set (1 << class): 0, or -1 with why naming the word
+ * that is not a scope.
+ */
+int access_scopes_parse(const char *s, unsigned *scopes, char *why,
+    size_t whylen);
+
+/*
+ * One line of token-file, "SHA256HEX SCOPES [NAME]" ('#' starts a
+ * comment): 1 with hash and *scopes, 0 for a line without a token, -1
+ * with why.  The daemon reads token-file with it and dbgmirror token
+ * checks the line it prints with it.
+ */
+int access_token_line(const char *line, char hash[65], unsigned *scopes,
+    char *why, size_t whylen);
+
+/*
+ * What in the access configuration weakens a default or needs saying
+ * (access = admin lines over admin-access, rules open to every client,
+ * trusted-proxy over every address, subject= rules no listener can
+ * meet): say(arg, message) for each.  The number said.
+ */
+unsigned access_audit(const struct access *a, const struct config *cfg,
+    access_say_fn say, void *arg);
 
 #endif /* DAEMON_ACCESS_H */

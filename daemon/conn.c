@@ -61,17 +61,18 @@ http_sockaddr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
 
 /* ---------------------------------------------------------------- clock */
 
-/* Refresh the per-second strings (Date header, log time stamp). */
+/* Refresh the per-second strings (Date header, log time stamps). */
 void
 http_thread_clock(struct http_thread *t)
 {
-	time_t now = time(NULL);
+	time_t now = (time_t)clock_now();
 
 	if (now == t->clock_sec)
 		return;
 	t->clock_sec = now;
 	httpdate_format(now, t->date);
 	httpdate_iso(now, t->logtime);
+	httpdate_clf(now, t->clftime);
 }
 
 static double
@@ -167,42 +168,84 @@ exchange_begin(struct conn *c)
 	c->outbody = 0;
 	c->result = "-";
 	c->source = "-";
+	c->endpoint = METRICS_EP_OTHER;
 }
 
-/* The access-log line of the exchange that just ended. */
+/*
+ * A header's value for a quoted field of the access log, at most len - 1
+ * bytes: quotes, backslashes and control bytes become '_', so that a
+ * client cannot end the field or the line; "-" when absent.
+ */
+static const char *
+log_field(struct slice v, char *out, size_t len)
+{
+	size_t i, n = v.p == NULL ? 0 : v.n;
+
+	if (n == 0)
+		return "-";
+	if (n > len - 1)
+		n = len - 1;
+	for (i = 0; i < n; i++) {
+		char ch = v.p[i];
+
+		out[i] = (ch == '"' || ch == '\\' || (unsigned char)ch < 0x20 ||
+			     ch == 0x7f)
+		    ? '_'
+		    : ch;
+	}
+	out[n] = '\0';
+	return out;
+}
+
+/*
+ * The access-log line of the exchange that just ended.  On stderr:
+ *
+ *   TIME PEER:PORT "METHOD TARGET" STATUS BYTES DURATIONms RESULT SOURCE "UA"
+ *
+ * (TIME left out, "<6>" first, under the journal).  In an access-log
+ * file, the combined log format and three fields more:
+ *
+ *   PEER - - [TIME] "METHOD TARGET HTTP/1.x" STATUS BYTES "REFERER" "UA"
+ *       RESULT SOURCE SECONDS
+ *
+ * RESULT is the X-Cache word (HIT, MISS, JOINED, NEGATIVE, ERROR, ...),
+ * SOURCE where the answer came from, SECONDS the time from the request
+ * to the last byte sent.  dbgmirrord(8) documents both.
+ */
 static void
 log_exchange(struct conn *c)
 {
 	struct http_thread *t = c->t;
 	const struct request *r = &c->req;
-	char ua[256];
-	size_t i, n;
+	char ua[256], ref[256];
+	const char *method = r->method_name.p != NULL ? r->method_name.p : "-";
+	int mlen = r->method_name.p != NULL ? (int)r->method_name.n : 1;
 	int tlen;
 
 	if (!t->h->cfg->access_log)
 		return;
-	n = r->user_agent.p == NULL ? 0 : r->user_agent.n;
-	if (n > sizeof(ua) - 1)
-		n = sizeof(ua) - 1;
-	for (i = 0; i < n; i++) {
-		char ch = r->user_agent.p[i];
-
-		ua[i] = (ch == '"' || ch == '\\' || (unsigned char)ch < 0x20)
-		    ? '_'
-		    : ch;
-	}
-	ua[n] = '\0';
 	tlen = r->target.p == NULL
 	    ? 1
 	    : (int)(r->target.n > 1024 ? 1024 : r->target.n);
 	http_thread_clock(t);
-	logbuf_printf(&t->log,
-	    "%s %s \"%.*s %.*s\" %d %llu %.3fms %s %s \"%s\"\n", t->logtime,
-	    c->peer, r->method_name.p != NULL ? (int)r->method_name.n : 1,
-	    r->method_name.p != NULL ? r->method_name.p : "-", tlen,
-	    r->target.p != NULL ? r->target.p : "-", c->status,
-	    (unsigned long long)c->bytes, elapsed_ms(c->t0), c->result,
-	    c->source, n > 0 ? ua : "-");
+	if (log_access_file())
+		logbuf_printf(&t->log,
+		    "%s - - [%s] \"%.*s %.*s HTTP/1.%d\" %d %llu \"%s\" "
+		    "\"%s\" %s %s %.6f\n",
+		    c->peer_addr, t->clftime, mlen, method, tlen,
+		    r->target.p != NULL ? r->target.p : "-", r->minor,
+		    c->status, (unsigned long long)c->bytes,
+		    log_field(r->referer, ref, sizeof(ref)),
+		    log_field(r->user_agent, ua, sizeof(ua)), c->result,
+		    c->source, elapsed_ms(c->t0) / 1000);
+	else
+		logbuf_printf(&t->log,
+		    "%s%s%s \"%.*s %.*s\" %d %llu %.3fms %s %s \"%s\"\n",
+		    log_journal() ? "<6>" : t->logtime,
+		    log_journal() ? "" : " ", c->peer, mlen, method, tlen,
+		    r->target.p != NULL ? r->target.p : "-", c->status,
+		    (unsigned long long)c->bytes, elapsed_ms(c->t0), c->result,
+		    c->source, log_field(r->user_agent, ua, sizeof(ua)));
 }
 
 /* The response is out: log it, then the next request or the close. */
@@ -211,6 +254,11 @@ exchange_end(struct conn *c)
 {
 	c->bytes += c->outbody;
 	metrics_bytes_sent(c->bytes);
+	/* A response the client cut short took no time of the server's. */
+	if (strcmp(c->result, "ABORTED") != 0)
+		metrics_request_duration(c->endpoint,
+		    metrics_result_of(c->result, c->status),
+		    elapsed_ms(c->t0) / 1000);
 	log_exchange(c);
 	exchange_release(c);
 	if (c->body_fd != -1) {
@@ -573,6 +621,12 @@ conn_set_result(struct conn *c, const char *result, const char *source)
 }
 
 void
+conn_set_endpoint(struct conn *c, enum metrics_endpoint ep)
+{
+	c->endpoint = ep;
+}
+
+void
 conn_wait(struct conn *c)
 {
 	if (c->state == CS_WAIT)
@@ -604,6 +658,13 @@ const char *
 conn_tls_subject(struct conn *c)
 {
 	return c->subject;
+}
+
+const char *
+conn_tls_ca(struct conn *c)
+{
+	return c->ssl != NULL && c->subject[0] != '\0' ? tls_peer_ca(c->ssl)
+						       : NULL;
 }
 
 void
@@ -748,8 +809,9 @@ conn_send_file(struct conn *c, int fd, uint64_t offset,
 		head += 3 * strlen(art->file);
 	if (art->archive != NULL)
 		head += 3 * strlen(art->archive);
-	/* Replayed header lines (upstream's, a package member's) as they are. */
-	head += art->extra_len;
+	/* A source's X-DEBUGINFOD-* values (upstream's, a package's). */
+	if (art->meta != NULL)
+		head += response_meta_len(art->meta);
 	if (head_begin(c, &hb, plan.status, head, why + 1) == -1) {
 		close(fd);
 		send_bare(c, 503);

@@ -145,14 +145,19 @@ accept_nofd(struct http_thread *t, int lfd, int err, int plain)
 	evtimer_add(t->resume_ev, &pause);
 }
 
-/* A fresh SSL from the current context of TLS listener i. */
+/*
+ * A fresh SSL from the current context of TLS listener i; NULL out of
+ * memory, or with *closed when a failed reload left the listener none.
+ */
 static SSL *
-tls_take(struct httpd *h, size_t i)
+tls_take(struct httpd *h, size_t i, int *closed)
 {
-	SSL *ssl;
+	SSL *ssl = NULL;
 
 	pthread_mutex_lock(&h->tls[i].mu);
-	ssl = SSL_new(h->tls[i].ctx);
+	*closed = h->tls[i].ctx == NULL;
+	if (!*closed)
+		ssl = SSL_new(h->tls[i].ctx);
 	pthread_mutex_unlock(&h->tls[i].mu);
 	return ssl;
 }
@@ -166,7 +171,7 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 	uint64_t held;
 	SSL *ssl = NULL;
 	size_t li;
-	int i, fd;
+	int i, fd, closed;
 
 	for (li = 0; li < t->h->cfg->nlisten; li++)
 		if (t->lfds[li] == lfd)
@@ -202,9 +207,20 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 			continue;
 		}
 		if (t->h->cfg->listen[li].tls &&
-		    (ssl = tls_take(t->h, li)) == NULL) {
-			log_warnx("%s: out of memory; connection dropped",
-			    __func__);
+		    (ssl = tls_take(t->h, li, &closed)) == NULL) {
+			http_thread_clock(t);
+			if (!closed)
+				log_warnx("%s: out of memory; connection "
+					  "dropped",
+				    __func__);
+			else if (log_limit_due(&t->h->log_refused, t->clock_sec,
+				     LOG_LIMIT_SECONDS, &held))
+				log_warnx("%s: listen %s: refused a "
+					  "connection: "
+					  "its certificate did not reload "
+					  "(%llu more not logged)",
+				    __func__, t->h->bound[li],
+				    (unsigned long long)held);
 			atomic_fetch_sub(&t->h->nconns, 1);
 			close(fd);
 			continue;
@@ -236,7 +252,8 @@ stop_cb(evutil_socket_t fd, short what, void *arg)
 	struct conn *c, *next;
 
 	t->stopping = 1;
-	t->stop_deadline = time(NULL) + t->h->cfg->shutdown_timeout;
+	t->stop_deadline =
+	    clock_mono_ns() + (int64_t)t->h->cfg->shutdown_timeout * 1000000000;
 	close_listeners(t);
 	/* Idle connections go now; those with a request in flight finish. */
 	for (c = t->conns; c != NULL; c = next) {
@@ -254,7 +271,9 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
 	struct http_thread *t = arg;
 
 	logbuf_flush(&t->log);
-	if (t->stopping && (t->conns == NULL || time(NULL) >= t->stop_deadline))
+	/* The deadline is the seam's: a test moves it (daemon/clock.h). */
+	if (t->stopping &&
+	    (t->conns == NULL || clock_mono_ns() >= t->stop_deadline))
 		event_base_loopbreak(t->base);
 }
 
@@ -395,6 +414,7 @@ bind_address(struct httpd *h, size_t i, char *err, size_t errlen)
 		}
 	}
 	http_sockaddr_text(&ss, text, sizeof(text));
+	snprintf(h->bound[i], sizeof(h->bound[i]), "%s", text);
 	log_info("listening on %s%s", text, l->tls ? " (TLS)" : "");
 	return 0;
 }
@@ -427,7 +447,8 @@ httpd_new(const struct config *cfg, const struct http_handler *handler,
 		free(h);
 		return NULL;
 	}
-	if ((h->tls = calloc(cfg->nlisten, sizeof(*h->tls))) == NULL) {
+	if ((h->tls = calloc(cfg->nlisten, sizeof(*h->tls))) == NULL ||
+	    (h->bound = calloc(cfg->nlisten, sizeof(*h->bound))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -472,6 +493,12 @@ unsigned
 httpd_connections(struct httpd *h)
 {
 	return atomic_load(&h->nconns);
+}
+
+const char *
+httpd_address(const struct httpd *h, size_t i)
+{
+	return i < h->cfg->nlisten ? h->bound[i] : NULL;
 }
 
 void
@@ -527,6 +554,7 @@ httpd_free(struct httpd *h)
 		pthread_mutex_destroy(&h->tls[i].mu);
 	}
 	free(h->tls);
+	free(h->bound);
 	pthread_rwlock_destroy(&h->fdlock);
 	free(h);
 }
@@ -542,21 +570,22 @@ httpd_reload(struct httpd *h)
 	for (i = 0; i < h->cfg->nlisten; i++) {
 		if (!h->cfg->listen[i].tls)
 			continue;
+		/* A failure leaves no context: nothing of before is kept. */
 		if ((ctx = tls_ctx_new(&h->cfg->listen[i], err, sizeof(err))) ==
 		    NULL) {
-			log_warnx("%s: listen %s: %s; keeping the old "
-				  "certificate",
-			    __func__, h->cfg->listen[i].text, err);
+			log_warnx("%s: listen %s: %s; it refuses connections "
+				  "until a reload succeeds",
+			    __func__, h->bound[i], err);
 			rc = -1;
-			continue;
 		}
 		pthread_mutex_lock(&h->tls[i].mu);
 		old = h->tls[i].ctx;
 		h->tls[i].ctx = ctx;
 		pthread_mutex_unlock(&h->tls[i].mu);
 		SSL_CTX_free(old);
-		log_info("listen %s: certificate reloaded",
-		    h->cfg->listen[i].text);
+		if (ctx != NULL)
+			log_info("listen %s: certificate reloaded",
+			    h->bound[i]);
 	}
 	return rc;
 }

@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/metrics.h"
 #include "daemon/request.h"
 #include "daemon/response.h"
 
@@ -43,13 +44,20 @@ struct httpd *httpd_new(const struct config *cfg,
 /* Start the event-loop threads. */
 int httpd_start(struct httpd *h);
 /*
- * Read the TLS listeners' certificates and keys again (SIGHUP): new
- * connections use them, open ones keep theirs.  -1 when one failed (it
- * keeps its old one; logged).
+ * Read the TLS listeners' certificates, keys and client CAs again
+ * (SIGHUP): new connections use them, open ones keep theirs.  A listener
+ * whose files do not load keeps nothing of before: it refuses new
+ * connections until a reload succeeds (-1; logged).
  */
 int httpd_reload(struct httpd *h);
 /* Client connections open now, over all threads. */
 unsigned httpd_connections(struct httpd *h);
+/*
+ * Listen address i as it was bound, "127.0.0.1:8002" (the port port 0
+ * got); NULL past the last.  Any thread.
+ */
+#define HTTP_ADDRESS_LEN 64
+const char *httpd_address(const struct httpd *h, size_t i);
 /*
  * Stop accepting, let responses in flight finish (up to the configured
  * shutdown timeout), and join the threads.
@@ -63,15 +71,21 @@ const struct request *conn_request(struct conn *c);
 struct pool_inbox *conn_inbox(struct conn *c);
 /* The access-log result ("HIT", "MISS", ...) and source ("local"). */
 void conn_set_result(struct conn *c, const char *result, const char *source);
+/* The endpoint the request's duration is counted under (daemon/metrics.h). */
+void conn_set_endpoint(struct conn *c, enum metrics_endpoint ep);
 /* The handler will answer later, from a pool completion. */
 void conn_wait(struct conn *c);
 
 /* The loop the connection runs on, and the peer's address as text. */
 struct event_base *conn_base(struct conn *c);
 const char *conn_peer_addr(struct conn *c);
-/* 1 on HTTPS; the verified client certificate's subject, "" when none. */
+/*
+ * 1 on HTTPS; the verified client certificate's subject, "" when none;
+ * the client-ca file of the listener that verified it, NULL when none.
+ */
 int conn_is_tls(struct conn *c);
 const char *conn_tls_subject(struct conn *c);
+const char *conn_tls_ca(struct conn *c);
 /*
  * fn(arg) runs once when the exchange ends: its response sent, cut, or the
  * connection gone.  For resources the response uses (pins, streams).

@@ -19,6 +19,7 @@
 #include "daemon/http.h"
 #include "daemon/httpdate.h"
 #include "daemon/log.h"
+#include "daemon/metrics.h"
 #include "daemon/request.h"
 
 #include "daemon/pool.h"
@@ -53,10 +54,11 @@ struct http_thread {
 	void *state; /* the handler's */
 	struct conn *conns;
 	int stopping;
-	time_t stop_deadline;
+	int64_t stop_deadline; /* clock_mono_ns() */
 	time_t clock_sec; /* the second the cached strings below are for */
 	char date[HTTPDATE_LEN];
 	char logtime[HTTPDATE_ISO_LEN];
+	char clftime[HTTPDATE_CLF_LEN]; /* of an access-log file's lines */
 	const struct timeval *tv_header;
 	const struct timeval *tv_keepalive;
 	const struct timeval *tv_send;
@@ -65,13 +67,14 @@ struct http_thread {
 };
 
 /*
- * The current context of a TLS listener: new connections take it under
- * the lock; a reload swaps it, and the old one lives on in the SSLs of the
- * connections made before.
+ * What each listen address has: the current context of a TLS listener
+ * (new connections take it under the lock; a reload swaps it, and the old
+ * one lives on in the SSLs of the connections made before), and the
+ * address bound, for every listener.
  */
 struct tls_slot {
 	pthread_mutex_t mu;
-	SSL_CTX *ctx; /* NULL: a plain listener (which config says) */
+	SSL_CTX *ctx; /* NULL: a plain listener, or a failed reload */
 };
 
 struct httpd {
@@ -84,6 +87,7 @@ struct httpd {
 	/* Held for reading by accepts, for writing while a spare is swapped. */
 	pthread_rwlock_t fdlock;
 	struct log_limit log_nofd, log_refused;
+	char (*bound)[HTTP_ADDRESS_LEN]; /* each listen address as bound */
 };
 
 enum conn_state {
@@ -146,13 +150,14 @@ struct conn {
 	uint64_t bytes; /* body bytes sent */
 	const char *result;
 	const char *source;
+	enum metrics_endpoint endpoint; /* of the request, for its duration */
 };
 
 /* "host:port", or "[host]:port" for IPv6, as logs and peers show it. */
 void http_sockaddr_text(const struct sockaddr_storage *ss, char *buf,
     size_t len);
 unsigned http_sockaddr_port(const struct sockaddr_storage *ss);
-/* Refresh t's per-second strings (Date header, log time stamp). */
+/* Refresh t's per-second strings (Date header, log time stamps). */
 void http_thread_clock(struct http_thread *t);
 
 /*

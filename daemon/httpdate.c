@@ -1,11 +1,13 @@
 /*
  * daemon/httpdate.c: format and parse HTTP dates, and format ISO 8601
- * times, without the C locale machinery (strftime and strptime follow
- * LC_TIME; HTTP does not).
+ * and common log format times, without the C locale machinery (strftime
+ * and strptime follow LC_TIME; HTTP does not).
  */
 #include "daemon/httpdate.h"
 
 #include <string.h>
+
+#include "daemon/clock.h"
 
 static const char days[7][4] = { "Sun", "Mon", "Tue", "Wed", "Thu", "Fri",
 	"Sat" };
@@ -64,6 +66,29 @@ httpdate_format(time_t t, char out[HTTPDATE_LEN])
 	memcpy(p, " GMT", 5);
 }
 
+void
+httpdate_clf(time_t t, char out[HTTPDATE_CLF_LEN])
+{
+	struct tm tm;
+	char *p = out;
+	int year = utc(t, &tm);
+
+	p = put2(p, tm.tm_mday);
+	*p++ = '/';
+	memcpy(p, months[tm.tm_mon], 3);
+	p += 3;
+	*p++ = '/';
+	p = put2(p, year / 100);
+	p = put2(p, year % 100);
+	*p++ = ':';
+	p = put2(p, tm.tm_hour);
+	*p++ = ':';
+	p = put2(p, tm.tm_min);
+	*p++ = ':';
+	p = put2(p, tm.tm_sec);
+	memcpy(p, " +0000", 7);
+}
+
 static int
 month_index(const char *s)
 {
@@ -108,7 +133,7 @@ expect(const char **p, const char *end, const char *s)
 static int
 rfc850_year(int yy)
 {
-	time_t now = time(NULL);
+	time_t now = (time_t)clock_now();
 	struct tm tm;
 	int cur, year;
 

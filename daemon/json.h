@@ -1,32 +1,16 @@
 /*
  * daemon/json.h: the JSON of /metadata: writing results, and reading the
- * results of an upstream's answer.
- *
- * Strings are bytes (paths may hold any byte but NUL); what is written is
- * always valid UTF-8 JSON: control bytes become \u00XX escapes, and each
- * byte of a sequence that is not valid UTF-8 (a stray continuation byte,
- * an overlong form, a surrogate, past U+10FFFF, a cut sequence) becomes
- * U+FFFD (its UTF-8 bytes), so that writing what was read changes it no
- * more.  Pure functions of their input; no I/O.
+ * results of an upstream's answer; and one member of an object (what
+ * dbgmirror reads of the daemon's admin answers).  The buffer, the string
+ * writer and the reader are indexer/json.h's, which says what is written
+ * for any bytes.  Pure functions of their input; no I/O.
  */
 #ifndef DAEMON_JSON_H
 #define DAEMON_JSON_H
 
 #include <stddef.h>
 
-/* A growing, NUL-terminated buffer of at most max bytes. */
-struct jbuf {
-	char *p;
-	size_t len, cap;
-	size_t max;
-	int full; /* something did not fit in max (or memory) */
-};
-
-void jbuf_free(struct jbuf *b);
-/* Append n bytes; -1 (and full set) when they do not fit. */
-int jbuf_put(struct jbuf *b, const char *s, size_t n);
-/* Append the n bytes at s as a JSON string, quotes included. */
-int jbuf_str(struct jbuf *b, const char *s, size_t n);
+#include "indexer/json.h"
 
 /*
  * Append one result, {"type":..,"buildid":..,"file":..[,"archive":..]},
@@ -41,10 +25,21 @@ int json_result(struct jbuf *b, const char *type, const char *buildid,
  * an array of objects and whose "complete", when there, is a boolean.
  * Each result whose type is "executable" or "debuginfo" and which has a
  * string buildid and file is appended to b with json_result (other
- * members dropped); *complete is the answer's (1 when it does not say).
+ * members dropped); results of other types are no results of ours.
+ * *complete is the answer's (1 when it does not say), and 0 when a result
+ * of ours had to be dropped (a field missing, not a string, holding a
+ * NUL, or no room left in b).
  * Returns the results appended, or -1 when s is not such an answer (b
  * then unchanged).  Nesting is bounded.
  */
 int json_read_results(const char *s, size_t len, struct jbuf *b, int *complete);
+
+/*
+ * The member name of the JSON object s[0..len), appended to out: a
+ * string's bytes (unescaped), a number, true, false or null as written.
+ * 1 when it is there, 0 when not, -1 when s is no JSON object or the
+ * member is an object or array.
+ */
+int json_get(const char *s, size_t len, const char *name, struct jbuf *out);
 
 #endif /* DAEMON_JSON_H */

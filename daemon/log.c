@@ -4,10 +4,18 @@
  * Every line is formatted into a local buffer and written with one
  * write(2), which keeps lines whole across threads.  A line that does not
  * fit is cut and marked with "...".
+ *
+ * The access log's descriptor never changes once the file is open: a
+ * reopen opens the name again and dup3()s the new file onto it, which
+ * swaps the file under writers atomically (closing and reopening would
+ * let a writer hit a closed descriptor, or one reused for a socket).
  */
 #include "daemon/log.h"
 
+#include <sys/stat.h>
+
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,10 +23,19 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "daemon/clock.h"
+
 #define LINE_MAX_LEN 2048
+/* "2024-01-02T03:04:05.678Z" is 24; room for any year the compiler fears. */
+#define TIME_LEN 64
 
 static const char *log_prog = "dbgmirror";
 static int log_lvl = LOG_INFO;
+static int log_to_journal;
+
+/* The access log: stderr, or the file at access_path (start-up state). */
+static int access_fd = STDERR_FILENO;
+static char *access_path;
 
 /* The last warnings, for the status page: a ring, under recent_mu. */
 static struct {
@@ -28,13 +45,13 @@ static struct {
 	unsigned n; /* slots in use */
 } recent = { PTHREAD_MUTEX_INITIALIZER, { { 0 } }, 0, 0 };
 
-/* Keep a warning, line[0..len), for log_recent(). */
+/* Keep a warning, msg[0..len), for log_recent(). */
 static void
-recent_keep(const char *time, size_t tlen, const char *msg, size_t len)
+recent_keep(const char *time, const char *msg, size_t len)
 {
 	pthread_mutex_lock(&recent.mu);
-	snprintf(recent.line[recent.next], LOG_RECENT_LEN, "%.*s %.*s",
-	    (int)tlen, time, (int)len, msg);
+	snprintf(recent.line[recent.next], LOG_RECENT_LEN, "%s %.*s", time,
+	    (int)len, msg);
 	recent.next = (recent.next + 1) % LOG_RECENT_MAX;
 	if (recent.n < LOG_RECENT_MAX)
 		recent.n++;
@@ -58,11 +75,32 @@ log_recent(void (*cb)(const char *line, void *arg), void *arg)
 		cb(lines[i - 1], arg);
 }
 
+/*
+ * 1 when JOURNAL_STREAM ("DEVICE:INODE", decimal) is the stderr this
+ * process has: a child whose stderr went elsewhere inherits the variable
+ * but not the stream.
+ */
+static int
+journal_stream(void)
+{
+	const char *e = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+	char tail;
+
+	if (e == NULL || sscanf(e, "%llu:%llu%c", &dev, &ino, &tail) != 2 ||
+	    fstat(STDERR_FILENO, &st) == -1)
+		return 0;
+	return (unsigned long long)st.st_dev == dev &&
+	    (unsigned long long)st.st_ino == ino;
+}
+
 void
 log_init(const char *progname, int level)
 {
 	log_prog = progname;
 	log_lvl = level;
+	log_to_journal = journal_stream();
 }
 
 int
@@ -71,14 +109,20 @@ log_level(void)
 	return log_lvl;
 }
 
-/* Write all of buf to stderr, retrying short writes. */
+int
+log_journal(void)
+{
+	return log_to_journal;
+}
+
+/* Write all of buf to fd, retrying short writes. */
 static void
-write_all(const char *buf, size_t len)
+write_all(int fd, const char *buf, size_t len)
 {
 	ssize_t n;
 
 	while (len > 0) {
-		n = write(STDERR_FILENO, buf, len);
+		n = write(fd, buf, len);
 		if (n == -1 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -88,22 +132,32 @@ write_all(const char *buf, size_t len)
 	}
 }
 
+/* Syslog priorities (sd-daemon(3)) of the lines. */
+#define PRIO_ERR '3'
+#define PRIO_WARNING '4'
+#define PRIO_INFO '6'
+#define PRIO_DEBUG '7'
+
 static void
-vlog(const char *tag, int with_errno, const char *fmt, va_list ap)
+vlog(char prio, const char *tag, int with_errno, const char *fmt, va_list ap)
 {
-	char line[LINE_MAX_LEN];
+	char line[LINE_MAX_LEN], now[TIME_LEN + 1];
 	int saved = errno;
-	struct timespec ts;
+	int64_t ns = clock_now_ns();
+	time_t sec = (time_t)(ns / 1000000000);
 	struct tm tm;
 	size_t len, prefix;
 	int n;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	n = snprintf(line, sizeof(line),
-	    "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ %s[%ld]: %s",
+	gmtime_r(&sec, &tm);
+	snprintf(now, sizeof(now), "%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ",
 	    tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min,
-	    tm.tm_sec, ts.tv_nsec / 1000000, log_prog, (long)getpid(), tag);
+	    tm.tm_sec, (long)(ns % 1000000000 / 1000000));
+	if (log_to_journal)
+		n = snprintf(line, sizeof(line), "<%c>%s", prio, tag);
+	else
+		n = snprintf(line, sizeof(line), "%s %s[%ld]: %s", now,
+		    log_prog, (long)getpid(), tag);
 	len = prefix = (size_t)n;
 	n = vsnprintf(line + len, sizeof(line) - len, fmt, ap);
 	len = n < 0 ? len : len + (size_t)n;
@@ -117,11 +171,11 @@ vlog(const char *tag, int with_errno, const char *fmt, va_list ap)
 		memcpy(line + len, "...", 3);
 		len += 3;
 	}
-	/* The time (24 bytes) and the message, without name and tag. */
-	if (strcmp(tag, "warning: ") == 0)
-		recent_keep(line, 24, line + prefix, len - prefix);
+	/* The time and the message, without name and tag. */
+	if (prio == PRIO_WARNING)
+		recent_keep(now, line + prefix, len - prefix);
 	line[len++] = '\n';
-	write_all(line, len);
+	write_all(STDERR_FILENO, line, len);
 	errno = saved;
 }
 
@@ -131,7 +185,7 @@ log_warn(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vlog("warning: ", 1, fmt, ap);
+	vlog(PRIO_WARNING, "warning: ", 1, fmt, ap);
 	va_end(ap);
 }
 
@@ -141,7 +195,7 @@ log_warnx(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vlog("warning: ", 0, fmt, ap);
+	vlog(PRIO_WARNING, "warning: ", 0, fmt, ap);
 	va_end(ap);
 }
 
@@ -153,7 +207,7 @@ log_info(const char *fmt, ...)
 	if (log_lvl < LOG_INFO)
 		return;
 	va_start(ap, fmt);
-	vlog("", 0, fmt, ap);
+	vlog(PRIO_INFO, "", 0, fmt, ap);
 	va_end(ap);
 }
 
@@ -165,7 +219,7 @@ log_debug(const char *fmt, ...)
 	if (log_lvl < LOG_DEBUG)
 		return;
 	va_start(ap, fmt);
-	vlog("debug: ", 0, fmt, ap);
+	vlog(PRIO_DEBUG, "debug: ", 0, fmt, ap);
 	va_end(ap);
 }
 
@@ -175,7 +229,7 @@ fatal(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vlog("fatal: ", 1, fmt, ap);
+	vlog(PRIO_ERR, "fatal: ", 1, fmt, ap);
 	va_end(ap);
 	exit(1);
 }
@@ -186,7 +240,7 @@ fatalx(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vlog("fatal: ", 0, fmt, ap);
+	vlog(PRIO_ERR, "fatal: ", 0, fmt, ap);
 	va_end(ap);
 	exit(1);
 }
@@ -223,8 +277,68 @@ logbuf_flush(struct logbuf *lb)
 {
 	if (lb->len == 0)
 		return;
-	write_all(lb->buf, lb->len);
+	write_all(access_fd, lb->buf, lb->len);
 	lb->len = 0;
+}
+
+/* The access log file at path, opened for appending: fd, or -1. */
+static int
+access_open(const char *path, char *err, size_t errlen)
+{
+	int fd;
+
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY,
+	    0640);
+	if (fd == -1)
+		snprintf(err, errlen, "access-log %s: %s", path,
+		    strerror(errno));
+	return fd;
+}
+
+int
+log_access_open(const char *path, char *err, size_t errlen)
+{
+	char *copy;
+	int fd;
+
+	if ((copy = strdup(path)) == NULL) {
+		snprintf(err, errlen, "access-log: out of memory");
+		return -1;
+	}
+	if ((fd = access_open(path, err, errlen)) == -1) {
+		free(copy);
+		return -1;
+	}
+	if (access_fd != STDERR_FILENO)
+		close(access_fd);
+	free(access_path);
+	access_path = copy;
+	access_fd = fd;
+	return 0;
+}
+
+int
+log_access_reopen(char *err, size_t errlen)
+{
+	int fd, rc = 0;
+
+	if (access_path == NULL)
+		return 0;
+	if ((fd = access_open(access_path, err, errlen)) == -1)
+		return -1;
+	if (dup3(fd, access_fd, O_CLOEXEC) == -1) {
+		snprintf(err, errlen, "access-log %s: %s", access_path,
+		    strerror(errno));
+		rc = -1;
+	}
+	close(fd);
+	return rc;
+}
+
+int
+log_access_file(void)
+{
+	return access_path != NULL;
 }
 
 int

@@ -4,6 +4,12 @@
  * Messages go to stderr, one write(2) per line so that lines from several
  * threads never interleave.  Messages start with "%s: ", __func__ by
  * convention.  log_warn appends strerror(errno).
+ *
+ * Under systemd, when JOURNAL_STREAM names the stderr the process has,
+ * each line starts with its syslog priority as sd-daemon(3) spells it
+ * ("<3>" fatal, "<4>" warning, "<6>" info and access lines, "<7>" debug)
+ * and carries neither a time nor the program's name: the journal records
+ * both, and journalctl -p filters by the priority.
  */
 #ifndef DAEMON_LOG_H
 #define DAEMON_LOG_H
@@ -20,6 +26,8 @@
 
 void log_init(const char *progname, int level);
 int log_level(void);
+/* 1 when lines go to the journal (JOURNAL_STREAM names stderr). */
+int log_journal(void);
 
 void log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void log_warnx(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -58,9 +66,24 @@ int log_limit_due(struct log_limit *ll, time_t now, unsigned interval,
     uint64_t *suppressed);
 
 /*
+ * Where access-log lines go: stderr until log_access_open() names a file,
+ * which is opened for appending (created 0640).  Start-up calls, before
+ * threads write lines.  log_access_reopen() opens the file's name again
+ * (after logrotate moved it) and puts the new file under the descriptor
+ * the writers use, so that no line is lost or written elsewhere; any
+ * thread, at any time.  Both 0, or -1 with err (a failed reopen keeps the
+ * old file).
+ */
+int log_access_open(const char *path, char *err, size_t errlen);
+int log_access_reopen(char *err, size_t errlen);
+/* 1 when access lines go to a file of their own. */
+int log_access_file(void);
+
+/*
  * A per-thread buffer of access-log lines.  Appending never blocks for long:
  * the buffer is written out when it fills, and the owner flushes it from a
- * timer so lines are late by at most a fraction of a second.
+ * timer so lines are late by at most a fraction of a second.  A flush is
+ * one write(2) of whole lines.
  */
 #define LOGBUF_SIZE 4096 /* PIPE_BUF: one flush is one atomic write */
 

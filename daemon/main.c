@@ -10,12 +10,28 @@
  *                    shutdown-timeout), cancel a running scan, exit 0;
  *                    from then on every one of these signals is ignored,
  *                    so a second SIGTERM cannot cut the shutdown short
- *   SIGUSR1          rescan now (or right after the scan that is running)
- *   SIGHUP           reload: for now the same rescan, told to systemd as a
- *                    reload (RELOADING=1, then READY=1)
+ *   SIGUSR1          rescan now (or right after the scan that is running);
+ *                    POST /admin/rescan (dbgmirror rescan) asks the same
+ *                    from an event-loop thread, counted so that it can
+ *                    tell when a scan that covers it has finished
+ *   SIGUSR2          reopen the access-log file (after logrotate moved it)
+ *   SIGHUP           reload: the TLS listeners' certificates, keys and
+ *                    client CAs, token-file and admin-token, the
+ *                    access-log file, then the same rescan, told to
+ *                    systemd as a reload (RELOADING=1, then READY=1).
+ *                    Each of those files fails closed: a listener whose
+ *                    files do not load refuses connections, a token line
+ *                    that does not parse is dropped, a token file that
+ *                    cannot be read leaves none of its tokens valid;
+ *                    nothing is kept from before
  *
  * Scans run on the worker pool, one at a time; their completion comes back
- * to this loop, which also runs the periodic rescan timer.
+ * to this loop, which also runs the periodic rescan timer and reads the
+ * inotify watch of the scan directories (daemon/watch.c): each batch of
+ * paths it saw change is scanned alone (scan_changes), between whole
+ * scans, so a new debug file is served within a second or so; the
+ * periodic rescan remains the safety net, and the watch asks for a whole
+ * scan when it lost events.
  *
  * With remote repositories, the service manager hears READY=1 once their
  * first refreshes have ended, or repo-ready-timeout has passed
@@ -44,6 +60,7 @@
 #include <event2/event.h>
 #include <event2/thread.h>
 #include <limits.h>
+#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -55,14 +72,18 @@
 
 #include "cache/blobstore.h"
 #include "cache/flight.h"
+#include "cache/files.h"
 #include "cache/index.h"
 #include "cache/misses.h"
 #include "cache/negative.h"
 #include "cache/pkgindex.h"
+#include "conf/check.h"
 #include "conf/config.h"
+#include "conf/help.h"
 #include "autoconf.h"
 #include "daemon/http.h"
 #include "daemon/clock.h"
+#include "daemon/hints.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
 #include "daemon/misses.h"
@@ -74,6 +95,7 @@
 #include "daemon/serve.h"
 #include "daemon/spawn.h"
 #include "daemon/tls.h"
+#include "daemon/watch.h"
 #include "fetchers/upstream.h"
 #include "resolver/produce.h"
 #include "resolver/resolve.h"
@@ -99,7 +121,7 @@ struct daemon {
 	char via_token[40]; /* this process's name in Via headers */
 	struct producers *prod;
 	struct upstreams *upstreams;
-	struct objstore *objstore; /* NULL: no store */
+	struct objstore *objstore; /* NULL: no object store */
 	struct passes *passes;
 	struct repos *repos; /* remote repositories */
 	char **pkg_roots; /* scan-packages and the repository package cache */
@@ -114,11 +136,21 @@ struct daemon {
 	struct scan_opts opts;
 	char tmpdir[PATH_MAX]; /* <cache-dir>/tmp, for package members */
 	atomic_int cancel;
-	int scanning;
+	int scanning; /* a whole scan or a batch of changes runs */
 	int again; /* a rescan was asked for while one ran */
+	/* /admin/rescan: asked for, and the last a finished scan covered */
+	atomic_uint_fast64_t rescans_asked, rescans_done;
+	atomic_int scan_running; /* scanning, for other threads */
+	uint64_t scan_covers; /* rescans_asked when the scan started */
+	struct event *rescan_asked_ev; /* made active by rescan_request */
+	struct serve_scans scans;
 	int scan_rc;
 	struct index_scan result;
 	int64_t scan_t0; /* clock_mono_ns() at the scan's start */
+	struct watch *watch; /* NULL: no inotify, the periodic rescan alone */
+	int watch_due; /* a batch of changes waits for the scan to end */
+	struct scan_change *changes; /* the batch being scanned */
+	size_t nchanges;
 };
 
 static void scan_start(struct daemon *d);
@@ -331,6 +363,120 @@ scan_work(void *arg)
 	d->scan_rc = scan_run(d->idx, &d->opts, &d->result);
 }
 
+static void changes_start(struct daemon *d);
+
+/* What follows a scan: a rescan asked for meanwhile, or the changes. */
+static void
+scan_next(struct daemon *d)
+{
+	if (d->again) {
+		d->again = 0;
+		scan_start(d);
+	} else if (d->watch_due) {
+		d->watch_due = 0;
+		changes_start(d);
+	}
+}
+
+static void
+changes_work(void *arg)
+{
+	struct daemon *d = arg;
+
+	d->scan_rc =
+	    scan_changes(d->idx, &d->opts, d->changes, d->nchanges, &d->result);
+}
+
+static void
+changes_done(void *arg)
+{
+	struct daemon *d = arg;
+	double secs = (double)(clock_mono_ns() - d->scan_t0) / 1e9;
+	const struct index_scan *r = &d->result;
+
+	d->scanning = 0;
+	if (atomic_load(&d->cancel))
+		return;
+	if (d->scan_rc == -1)
+		log_warnx("watch: the scan of %zu changed paths failed",
+		    d->nchanges);
+	else if (r->read > 0 || r->removed > 0 || r->packages > 0)
+		log_info("watch: %zu changed path%s scanned in %.2fs: %llu "
+			 "files read, %llu removed, %llu not indexable, %llu "
+			 "packages read",
+		    d->nchanges, d->nchanges == 1 ? "" : "s", secs,
+		    (unsigned long long)r->read, (unsigned long long)r->removed,
+		    (unsigned long long)r->failed,
+		    (unsigned long long)r->packages);
+	else
+		log_debug("watch: %zu changed path%s scanned in %.2fs: "
+			  "nothing new",
+		    d->nchanges, d->nchanges == 1 ? "" : "s", secs);
+	watch_changes_free(d->changes, d->nchanges);
+	d->changes = NULL;
+	d->nchanges = 0;
+	scan_next(d);
+}
+
+/* Scan the batch of changes the watch gathered (or all, if it lost some). */
+static void
+changes_start(struct daemon *d)
+{
+	int full;
+
+	if (d->scanning) {
+		d->watch_due = 1;
+		return;
+	}
+	if (!watch_take(d->watch, &d->changes, &d->nchanges, &full))
+		return;
+	if (full) {
+		watch_changes_free(d->changes, d->nchanges);
+		d->changes = NULL;
+		d->nchanges = 0;
+		scan_start(d);
+		return;
+	}
+	d->scan_t0 = clock_mono_ns();
+	d->scanning = 1;
+	if (pool_submit_long(d->pool, changes_work, d->inbox, changes_done,
+		d) == -1) {
+		d->scanning = 0;
+		log_warnx("%s: cannot queue the scan of changes", __func__);
+		watch_changes_free(d->changes, d->nchanges);
+		d->changes = NULL;
+		d->nchanges = 0;
+	}
+}
+
+/* The watch has a batch ready. */
+static void
+watch_ready_cb(void *arg)
+{
+	changes_start(arg);
+}
+
+/*
+ * scan_opts.dir_cb: watch what the scan walks, but the package cache of
+ * the repositories, whose downloads are indexed as they are made.
+ */
+static void
+watch_dir_cb(const char *path, int root, int pkg, void *arg)
+{
+	struct daemon *d = arg;
+	const char *repo_pkgs;
+	size_t n;
+
+	if (pkg && d->pkg_roots != NULL) {
+		repo_pkgs = d->pkg_roots[d->cfg.scan_packages.n];
+		n = strlen(repo_pkgs);
+		if (strncmp(path, repo_pkgs, n) == 0 &&
+		    (path[n] == '\0' || path[n] == '/'))
+			return;
+	}
+	watch_dir(d->watch, path, root, pkg);
+}
+
 static void
 scan_done(void *arg)
 {
@@ -338,8 +484,10 @@ scan_done(void *arg)
 	double secs = (double)(clock_mono_ns() - d->scan_t0) / 1e9;
 
 	d->scanning = 0;
+	atomic_store(&d->scan_running, 0);
 	if (atomic_load(&d->cancel))
 		return;
+	atomic_store(&d->rescans_done, d->scan_covers);
 	/* It says what it scanned: no file counts where no scan-dir is. */
 	if (d->scan_rc == 0 && d->cfg.scan_dirs.n + d->cfg.scan_packages.n > 0)
 		log_info("scan finished in %.2fs: %llu files seen, %llu read, "
@@ -378,10 +526,7 @@ scan_done(void *arg)
 		    d->scan_rc == 0 ? "finished" : "failed", secs,
 		    (unsigned long long)d->result.read,
 		    (unsigned long long)d->result.packages);
-	if (d->again) {
-		d->again = 0;
-		scan_start(d);
-	}
+	scan_next(d);
 }
 
 static void
@@ -393,9 +538,12 @@ scan_start(struct daemon *d)
 	}
 	d->scan_t0 = clock_mono_ns();
 	d->scanning = 1;
+	atomic_store(&d->scan_running, 1);
+	d->scan_covers = atomic_load(&d->rescans_asked);
 	if (pool_submit_long(d->pool, scan_work, d->inbox, scan_done, d) ==
 	    -1) {
 		d->scanning = 0;
+		atomic_store(&d->scan_running, 0);
 		log_warnx("%s: cannot queue the scan", __func__);
 	}
 }
@@ -439,6 +587,53 @@ repos_ready_cb(void *arg)
 	    d->cfg.nlisten == 1 ? "" : "es", line);
 }
 
+/* Open the access-log file's name again; said in the log either way. */
+static void
+access_log_reopen(const char *why)
+{
+	char err[512];
+
+	if (!log_access_file())
+		return;
+	if (log_access_reopen(err, sizeof(err)) == -1)
+		log_warnx("%s: %s; the access log goes on in the old file", why,
+		    err);
+	else
+		log_info("%s: access log reopened", why);
+}
+
+/*
+ * /admin/rescan, on an event-loop thread: count the request, and wake
+ * the main loop to start a scan (or one more after the running one).
+ */
+static uint64_t
+rescan_request(void *arg)
+{
+	struct daemon *d = arg;
+	uint64_t n = atomic_fetch_add(&d->rescans_asked, 1) + 1;
+
+	event_active(d->rescan_asked_ev, 0, 0);
+	return n;
+}
+
+static void
+rescan_counts(void *arg, uint64_t *asked, uint64_t *done, int *running)
+{
+	struct daemon *d = arg;
+
+	*asked = atomic_load(&d->rescans_asked);
+	*done = atomic_load(&d->rescans_done);
+	*running = atomic_load(&d->scan_running);
+}
+
+/* A line of a file dropped, or a weakened default: logged. */
+static void
+say_warn(void *arg, const char *msg)
+{
+	(void)arg;
+	log_warnx("%s", msg);
+}
+
 static void
 signal_cb(evutil_socket_t sig, short what, void *arg)
 {
@@ -452,8 +647,13 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 		repos_refresh(d->repos);
 		return;
 	}
+	if (sig == SIGUSR2) {
+		access_log_reopen("SIGUSR2");
+		return;
+	}
 	if (sig == SIGHUP) {
 		char err[512];
+		int rc;
 
 		/* Before READY=1, no reload to tell: that READY=1 would lie. */
 		int told = !repos_starting(d->repos);
@@ -461,11 +661,18 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 		log_info("SIGHUP: reloading certificates and tokens");
 		if (told)
 			notify_reloading();
-		httpd_reload(d->httpd);
-		if (access_reload(d->access, err, sizeof(err)) == -1)
-			log_warnx("%s; keeping the old tokens", err);
-		log_info(
-		    "SIGHUP: certificates and tokens reloaded, rescanning");
+		access_log_reopen("SIGHUP");
+		rc = httpd_reload(d->httpd);
+		if (access_reload(d->access, say_warn, NULL, err,
+			sizeof(err)) == -1) {
+			log_warnx("%s: none of its tokens is valid until it "
+				  "can be read",
+			    err);
+			rc = -1;
+		}
+		log_info("SIGHUP: certificates and tokens reloaded%s, "
+			 "rescanning",
+		    rc == 0 ? "" : " (with the failures above)");
 		scan_start(d);
 		if (told)
 			notify_ready("serving; reloaded, rescanning");
@@ -501,35 +708,6 @@ signals_ignore(struct event **sigs, const int *signums, size_t n)
 }
 
 /*
- * The admin token in path: its first line, without surrounding blanks.
- * Exits at start-up on a file that cannot be read or holds no token.
- */
-static char *
-read_admin_token(const char *path)
-{
-	char buf[4096], *p, *end;
-	FILE *fp;
-
-	if ((fp = fopen(path, "re")) == NULL)
-		fatal("admin-token %s", path);
-	p = fgets(buf, sizeof(buf), fp);
-	fclose(fp);
-	if (p == NULL)
-		fatalx("admin-token %s: empty", path);
-	while (*p == ' ' || *p == '\t')
-		p++;
-	end = p + strcspn(p, "\r\n");
-	while (end > p && (end[-1] == ' ' || end[-1] == '\t'))
-		end--;
-	*end = '\0';
-	if (*p == '\0')
-		fatalx("admin-token %s: no token on its first line", path);
-	if ((p = strdup(p)) == NULL)
-		fatalx("out of memory");
-	return p;
-}
-
-/*
  * --check-config: each TLS listener's cert and key load and match, as the
  * daemon would find them.  The number of problems, each said on stderr.
  */
@@ -554,19 +732,96 @@ check_tls(const struct config *cfg)
 	return rc;
 }
 
-/* --check-config: the access rules and the token file; 0 or 1 problem. */
+/*
+ * --check-config: every file and directory the configuration names, as
+ * the daemon's user will find them (conf/check.c).  The number of
+ * problems, each said on stderr with the line that set it.
+ */
+static size_t
+check_paths(const struct config *cfg)
+{
+	struct config_diag diag = { 0 };
+	size_t i, n;
+
+	n = config_check_paths(cfg, &diag);
+	for (i = 0; i < diag.n; i++)
+		fprintf(stderr, "dbgmirrord: %s\n", diag.msgs[i]);
+	config_diag_free(&diag);
+	return n;
+}
+
+/* --check-config: a problem, counted in *arg. */
+static void
+say_problem(void *arg, const char *msg)
+{
+	fprintf(stderr, "dbgmirrord: %s\n", msg);
+	(*(size_t *)arg)++;
+}
+
+/* --check-config: a weakened default, not a problem. */
+static void
+say_warning(void *arg, const char *msg)
+{
+	(void)arg;
+	fprintf(stderr, "dbgmirrord: warning: %s\n", msg);
+}
+
+/*
+ * What in cfg weakens a default security property, each said to say: the
+ * access configuration's (access_audit), then redirects followed to any
+ * host and the sandbox turned off.
+ */
+static void
+audit(const struct config *cfg, const struct access *a, access_say_fn say)
+{
+	char msg[512];
+
+	access_audit(a, cfg, say, NULL);
+	if (cfg->upstream_redirects == CONFIG_REDIRECTS_ANY) {
+		snprintf(msg, sizeof(msg),
+		    "upstream-redirects = any (%s): an upstream's redirects "
+		    "are followed to any host but this server's listeners, "
+		    "internal services included",
+		    config_where(cfg, "upstream-redirects", 0));
+		say(NULL, msg);
+	}
+	if (cfg->repo_redirects == CONFIG_REDIRECTS_ANY) {
+		snprintf(msg, sizeof(msg),
+		    "repo-redirects = any (%s): a repository's redirects are "
+		    "followed to any host but this server's listeners, "
+		    "internal services included",
+		    config_where(cfg, "repo-redirects", 0));
+		say(NULL, msg);
+	}
+	if (!cfg->sandbox) {
+		snprintf(msg, sizeof(msg),
+		    "sandbox = off (%s): the workers that parse packages, "
+		    "ELF files and repository metadata from outside run "
+		    "unfenced",
+		    config_where(cfg, "sandbox", 0));
+		say(NULL, msg);
+	}
+}
+
+/*
+ * --check-config: the access rules, token-file (each line that would be
+ * dropped is a problem) and admin-token; then what weakens a default, as
+ * warnings.  The number of problems.
+ */
 static size_t
 check_access(const struct config *cfg)
 {
 	char err[512];
 	struct access *a;
+	size_t n = 0;
 
-	if ((a = access_new(cfg, err, sizeof(err))) == NULL) {
+	if ((a = access_new(cfg, say_problem, &n, err, sizeof(err))) == NULL) {
 		fprintf(stderr, "dbgmirrord: %s\n", err);
-		return 1;
+		return n + 1;
 	}
+	audit(cfg, a, say_warning);
 	access_free(a);
-	return 0;
+	return n;
 }
 
 /*
@@ -606,24 +861,59 @@ whom(const struct config *cfg, uid_t *uid, gid_t *gid)
 }
 
 /*
- * Root's part of the cache directory: create it when missing, for the user
- * to own.  An existing one must be the user's already: root does not
- * change what it finds.
+ * Root's part of the cache or upload directory (what: "cache-dir"...):
+ * create it when missing, for the user to own.  An existing one must be
+ * the user's already: root does not change what it finds.
  */
 static void
-cache_dir_for(const char *dir, const char *user, uid_t uid, gid_t gid)
+dir_for(const char *what, const char *dir, const char *user, uid_t uid,
+    gid_t gid)
 {
 	struct stat sb;
 
 	if (stat(dir, &sb) == 0) {
 		if (sb.st_uid != uid)
-			fatalx("cache directory %s belongs to uid %lu, not to "
-			       "user %s: chown -R %s %s",
-			    dir, (unsigned long)sb.st_uid, user, user, dir);
+			fatalx("%s %s belongs to uid %lu, not to user %s: "
+			       "chown -R %s %s, or set %s",
+			    what, dir, (unsigned long)sb.st_uid, user, user,
+			    dir, what);
 		return;
 	}
 	if (mkdirs(dir) == -1 || chown(dir, uid, gid) == -1)
-		fatal("cache directory %s", dir);
+		fatal("%s %s", what, dir);
+}
+
+/*
+ * Uploads need an upload-scoped token (daemon/access.h): without a
+ * token-file there can be none, and the upload directory is not made.
+ */
+static int
+uploads_possible(const struct config *cfg)
+{
+	return cfg->token_file != NULL;
+}
+
+/* What the cache's recovery did, when it did anything. */
+static void
+recovered(const struct config *cfg, const struct blob_recovery *rec)
+{
+	if (rec->files > 0 || rec->entries > 0)
+		log_info("cache: removed %llu orphan files, %llu entries "
+			 "without their file",
+		    (unsigned long long)rec->files,
+		    (unsigned long long)rec->entries);
+	if (rec->uploads_indexed > 0)
+		log_info("uploads: indexed again %llu files of %s that the "
+			 "index had lost",
+		    (unsigned long long)rec->uploads_indexed, cfg->upload_dir);
+	if (rec->uploads_moved > 0)
+		log_info("uploads: moved %llu files from %s/blobs to %s",
+		    (unsigned long long)rec->uploads_moved, cfg->cache_dir,
+		    cfg->upload_dir);
+	if (rec->uploads_unknown > 0)
+		log_warnx("uploads: %llu files of %s are no upload of this "
+			  "server; left as they are",
+		    (unsigned long long)rec->uploads_unknown, cfg->upload_dir);
 }
 
 /* The thread that runs gpgv for the workers: no capability either. */
@@ -681,8 +971,21 @@ lock_cache_dir(const char *dir)
 
 	if (snprintf(path, sizeof(path), "%s/lock", dir) >= (int)sizeof(path))
 		fatalx("cache directory path too long");
-	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) == -1)
-		fatal("%s", path);
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) == -1) {
+		struct passwd *pw;
+		struct stat sb;
+
+		/* Most often another user's directory: say whose. */
+		if (errno != EACCES || stat(dir, &sb) == -1 ||
+		    sb.st_uid == geteuid())
+			fatal("%s", path);
+		pw = getpwuid(sb.st_uid);
+		fatalx("cache-dir %s belongs to %s (uid %lu), and this daemon "
+		       "runs as uid %lu: it cannot take %s/lock.  Give it "
+		       "its own cache-dir, or chown -R to this user",
+		    dir, pw != NULL ? pw->pw_name : "another user",
+		    (unsigned long)sb.st_uid, (unsigned long)geteuid(), dir);
+	}
 	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
 		if (errno != EWOULDBLOCK)
 			fatal("%s", path);
@@ -749,7 +1052,8 @@ configure(struct daemon *d, int argc, char **argv)
 		size_t nproblems = diag.n;
 
 		if (rc == 0)
-			nproblems += check_tls(&d->cfg) + check_access(&d->cfg);
+			nproblems += check_paths(&d->cfg) + check_tls(&d->cfg) +
+			    check_access(&d->cfg);
 		if (rc == 0 && nproblems == 0)
 			printf("%s: configuration OK\n", source);
 		else
@@ -800,10 +1104,10 @@ main(int argc, char **argv)
 	struct producers_deps pd;
 	struct repos_deps rpd;
 	struct blob_limits lim;
-	uint64_t orphans = 0, dangling = 0;
+	struct blob_recovery rec;
 	struct serve *srv;
-	char *admin_token = NULL;
-	static const int signums[] = { SIGTERM, SIGINT, SIGUSR1, SIGHUP };
+	static const int signums[] = { SIGTERM, SIGINT, SIGUSR1, SIGUSR2,
+		SIGHUP };
 	enum { NSIGS = sizeof(signums) / sizeof(signums[0]) };
 	struct event *sigs[NSIGS];
 	struct timeval every;
@@ -811,13 +1115,16 @@ main(int argc, char **argv)
 	char path[PATH_MAX], err[512];
 	uid_t uid = 0;
 	gid_t gid = 0;
-	int drop;
+	int drop, rc;
 	size_t i;
 
 	memset(&d, 0, sizeof(d));
 	signal(SIGPIPE, SIG_IGN);
 	configure(&d, argc, argv);
-	clock_init();
+	if ((rc = clock_init(err, sizeof(err))) == 1)
+		log_info("%s", err);
+	else if (rc == -1)
+		log_warnx("%s", err);
 	raise_nofile(&d.cfg);
 
 	/*
@@ -827,12 +1134,17 @@ main(int argc, char **argv)
 	 * the user, as they are again on SIGHUP.
 	 */
 	if ((drop = whom(&d.cfg, &uid, &gid)) == 1) {
-		cache_dir_for(d.cfg.cache_dir, d.cfg.user, uid, gid);
+		dir_for("cache-dir", d.cfg.cache_dir, d.cfg.user, uid, gid);
+		if (uploads_possible(&d.cfg))
+			dir_for("upload-dir", d.cfg.upload_dir, d.cfg.user, uid,
+			    gid);
 		if (priv_drop(uid, gid, err, sizeof(err)) == -1)
 			fatalx("cannot become user %s: %s", d.cfg.user, err);
 	}
-	if (d.cfg.admin_token_file != NULL)
-		admin_token = read_admin_token(d.cfg.admin_token_file);
+	/* As the user, who must be able to open it again on SIGUSR2. */
+	if (d.cfg.access_log && d.cfg.access_log_file != NULL &&
+	    log_access_open(d.cfg.access_log_file, err, sizeof(err)) == -1)
+		fatalx("%s", err);
 
 	if (evthread_use_pthreads() == -1)
 		fatalx("libevent without thread support");
@@ -840,6 +1152,8 @@ main(int argc, char **argv)
 		fatalx("libelf: version mismatch");
 	if (mkdirs(d.cfg.cache_dir) == -1)
 		fatal("cache directory %s", d.cfg.cache_dir);
+	if (uploads_possible(&d.cfg) && mkdirs(d.cfg.upload_dir) == -1)
+		fatal("upload directory %s", d.cfg.upload_dir);
 	lock_cache_dir(d.cfg.cache_dir);
 	if (snprintf(d.tmpdir, sizeof(d.tmpdir), "%s/tmp", d.cfg.cache_dir) >=
 	    (int)sizeof(d.tmpdir))
@@ -856,21 +1170,20 @@ main(int argc, char **argv)
 	lim.min_free_pct = d.cfg.min_free_disk;
 	lim.upload_max_bytes = d.cfg.upload_size;
 	if ((d.bs = blobstore_new(d.idx, d.cfg.cache_dir, &lim, err,
-		 sizeof(err))) == NULL)
+		 sizeof(err))) == NULL ||
+	    blobstore_set_upload_dir(d.bs, d.cfg.upload_dir, err,
+		sizeof(err)) == -1 ||
+	    blobstore_recover(d.bs, &rec, err, sizeof(err)) == -1)
 		fatalx("%s", err);
-	if (blobstore_recover(d.bs, &orphans, &dangling, err, sizeof(err)) ==
-	    -1)
-		fatalx("%s", err);
-	if (orphans > 0 || dangling > 0)
-		log_info("cache: removed %llu orphan files, %llu entries "
-			 "without their file",
-		    (unsigned long long)orphans, (unsigned long long)dangling);
-	if ((d.ft = flight_table_new(d.cfg.max_fills, clock_mono_ns)) == NULL)
+	recovered(&d.cfg, &rec);
+	if ((d.ft = flight_table_new(d.cfg.max_fills, clock_mono_ns,
+		 clock_stamp_ns)) == NULL)
 		fatalx("out of memory");
 	metrics_init();
 	metrics_set_gauges(gauges, &d);
 	if (d.cfg.sandbox &&
-	    (sb = sandbox_new(d.cfg.cache_dir, err, sizeof(err))) == NULL)
+	    (sb = sandbox_new(d.cfg.cache_dir, d.cfg.upload_dir, err,
+		 sizeof(err))) == NULL)
 		fatalx("sandbox: %s", err);
 	/* Outside the workers' fence: it runs gpgv for them. */
 	if (spawn_start(spawner_init) == -1)
@@ -932,15 +1245,31 @@ main(int argc, char **argv)
 		fatalx("out of memory");
 	sd.misses = d.misses;
 	d.rd.misses = d.misses;
-	sd.admin_token = admin_token;
-	if ((d.access = access_new(&d.cfg, err, sizeof(err))) == NULL)
+	if ((d.access = access_new(&d.cfg, say_warn, NULL, err, sizeof(err))) ==
+	    NULL)
 		fatalx("%s", err);
+	audit(&d.cfg, d.access, say_warn);
 	sd.access = d.access;
+	d.scans.request = rescan_request;
+	d.scans.counts = rescan_counts;
+	d.scans.arg = &d;
+	sd.scans = &d.scans;
+	if ((d.rescan_asked_ev = event_new(d.base, -1, 0, rescan_cb, &d)) ==
+	    NULL)
+		fatalx("event loop: out of memory");
 	if ((srv = serve_new(&sd)) == NULL)
 		fatalx("out of memory");
 	serve_handler(srv, &handler);
 	if ((d.httpd = httpd_new(&d.cfg, &handler, err, sizeof(err))) == NULL)
 		fatalx("%s", err);
+	serve_set_httpd(srv, d.httpd);
+	/*
+	 * The addresses bound, port 0 made real, are where redirects must
+	 * never lead (fetchers/redirect.h): no loop runs yet to read them.
+	 */
+	for (i = 0; i < d.cfg.nlisten; i++)
+		snprintf(d.cfg.listen[i].text, sizeof(d.cfg.listen[i].text),
+		    "%s", httpd_address(d.httpd, i));
 	/* Bound: no capability is needed any more (systemd may hand one). */
 	if (priv_drop_caps() == -1)
 		fatal("capset");
@@ -997,6 +1326,17 @@ main(int argc, char **argv)
 	d.opts.tmpdir = d.tmpdir;
 	d.opts.min_free_pct = d.cfg.min_free_disk;
 	d.opts.cancel = &d.cancel;
+	if (d.cfg.scan_dirs.n + d.cfg.scan_packages.n > 0) {
+		if ((d.watch = watch_new(d.base, watch_ready_cb, &d, err,
+			 sizeof(err))) == NULL)
+			log_warnx("%s; new files are found by the periodic "
+				  "rescan alone",
+			    err);
+		else {
+			d.opts.dir_cb = watch_dir_cb;
+			d.opts.dir_arg = &d;
+		}
+	}
 
 	if (httpd_start(d.httpd) == -1)
 		fatalx("cannot start the event-loop threads");
@@ -1014,6 +1354,7 @@ main(int argc, char **argv)
 		log_info("upstream %s%s%s", d.cfg.upstreams[i].name,
 		    d.cfg.upstreams_from_env ? " (from DEBUGINFOD_URLS)" : "",
 		    d.cfg.upstreams[i].enabled ? "" : " (disabled)");
+	hints_log(&d.cfg, d.httpd);
 	if (notify_watchdog_start(d.base) == -1)
 		fatalx("event loop: out of memory");
 	/*
@@ -1063,14 +1404,16 @@ main(int argc, char **argv)
 	upstream_shutdown();
 	signals_ignore(sigs, signums, NSIGS);
 	notify_watchdog_stop();
+	watch_free(d.watch);
+	watch_changes_free(d.changes, d.nchanges);
 	event_free(d.rescan_ev);
 	event_free(d.starting_ev);
+	event_free(d.rescan_asked_ev);
 	event_free(d.maintain_ev);
 	event_free(d.misses_ev);
 	event_base_free(d.base);
 	serve_free(srv);
 	access_free(d.access);
-	free(admin_token);
 	flight_table_free(d.ft);
 	blobstore_free(d.bs);
 	index_close(d.idx);

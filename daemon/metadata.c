@@ -212,7 +212,7 @@ local_work(void *arg)
 	if ((rd = index_reader_new(m->d->idx)) != NULL &&
 	    index_reader_begin(rd) == 0) {
 		rc = pathidx_find(rd, m->q, m->value, &m->id, deadline,
-		    local_cb, m);
+		    clock_mono_ns, local_cb, m);
 		index_reader_end(rd);
 	}
 	index_reader_free(rd);

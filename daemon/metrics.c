@@ -10,19 +10,29 @@
  * metrics_upstream_name(), metrics_set_gauges()) before other threads run,
  * and only read afterwards, so they need no lock.
  *
- * The latency histogram keeps one non-cumulative count per bucket; the
- * render adds them up, so _count always equals the +Inf bucket.  Its sum
- * is kept in whole microseconds so that it can be an atomic integer.
+ * The histograms (upstream latency, request duration) keep one
+ * non-cumulative count per bucket; the render adds them up, so _count
+ * always equals the +Inf bucket.  Their sums are kept in whole
+ * microseconds so that they can be atomic integers.
+ *
+ * Names follow Prometheus' conventions: base units as suffixes (_seconds,
+ * _bytes), _total on counters, and the process_* metrics of its client
+ * libraries, read from /proc/self at each render.
  */
 #include "daemon/metrics.h"
 
+#include <sys/resource.h>
+
+#include <dirent.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "autoconf.h"
 #include "daemon/clock.h"
 
 #define NENDPOINTS (METRICS_EP_OTHER + 1)
@@ -31,6 +41,7 @@
 #define NACCEPTERRS (METRICS_ACCEPT_ENFILE + 1)
 #define NREFUSALS (METRICS_REFUSED_DESCRIPTORS + 1)
 #define NBUCKETS (sizeof(buckets) / sizeof(buckets[0]))
+#define NDBUCKETS (sizeof(dbuckets) / sizeof(dbuckets[0]))
 /* Beyond this an observation is clamped so its microseconds fit. */
 #define MAX_SECONDS 1e9
 
@@ -43,12 +54,16 @@ static const char *const uperr_names[NUPERRS] = { "connect", "timeout", "http",
 static const char *const accept_err_names[NACCEPTERRS] = { "emfile", "enfile" };
 static const char *const refusal_names[NREFUSALS] = { "max_connections",
 	"descriptors" };
+static const char *const breaker_names[3] = { "closed", "open", "probing" };
 
-/* Upper bounds of the latency buckets; the last one is +Inf. */
-static const struct {
+/* The upper bound of a histogram bucket; the last one is +Inf (le 0). */
+struct bucket {
 	double le;
 	const char *label;
-} buckets[] = {
+};
+
+/* Upstream latency. */
+static const struct bucket buckets[] = {
 	{ 0.005, "0.005" },
 	{ 0.01, "0.01" },
 	{ 0.025, "0.025" },
@@ -61,6 +76,27 @@ static const struct {
 	{ 5, "5" },
 	{ 10, "10" },
 	{ 30, "30" },
+	{ 0, "+Inf" },
+};
+
+/* Request duration: a local hit takes well under a millisecond. */
+static const struct bucket dbuckets[] = {
+	{ 0.0005, "0.0005" },
+	{ 0.001, "0.001" },
+	{ 0.0025, "0.0025" },
+	{ 0.005, "0.005" },
+	{ 0.01, "0.01" },
+	{ 0.025, "0.025" },
+	{ 0.05, "0.05" },
+	{ 0.1, "0.1" },
+	{ 0.25, "0.25" },
+	{ 0.5, "0.5" },
+	{ 1, "1" },
+	{ 2.5, "2.5" },
+	{ 5, "5" },
+	{ 10, "10" },
+	{ 30, "30" },
+	{ 60, "60" },
 	{ 0, "+Inf" },
 };
 
@@ -84,17 +120,21 @@ struct upstream_counters {
  * metrics_init()); the list keeps them reachable.
  */
 #define RECENT_SLOTS (METRICS_RECENT_MINUTES + 1)
+struct recent_slot {
+	atomic_llong minute;
+	atomic_uint_fast64_t n[NRESULTS];
+	atomic_uint_fast64_t timed, us, max_us; /* request durations */
+};
 struct recent {
 	struct recent *next;
-	struct {
-		atomic_llong minute;
-		atomic_uint_fast64_t n[NRESULTS];
-	} slot[RECENT_SLOTS];
+	struct recent_slot slot[RECENT_SLOTS];
 };
 static _Atomic(struct recent *) recents;
 static _Thread_local struct recent *my_recent;
 
 static atomic_uint_fast64_t requests[NENDPOINTS][NRESULTS];
+static atomic_uint_fast64_t durations[NENDPOINTS][NRESULTS][NDBUCKETS];
+static atomic_uint_fast64_t duration_us[NENDPOINTS][NRESULTS];
 static atomic_uint_fast64_t bytes_sent;
 static atomic_uint_fast64_t package_passes;
 static atomic_uint_fast64_t local_write_errors;
@@ -117,6 +157,7 @@ static struct upstream_counters upstreams[METRICS_MAX_UPSTREAMS];
 static atomic_uint_fast64_t store_counts[NSTORE];
 static atomic_int store_breaker;
 static atomic_int store_credentials;
+static atomic_uint store_waiting, store_running;
 static char *store_name; /* NULL: no store */
 
 /* Start-up state, see above. */
@@ -149,8 +190,12 @@ metrics_init(void)
 	size_t e, r, i, k;
 
 	for (e = 0; e < NENDPOINTS; e++)
-		for (r = 0; r < NRESULTS; r++)
+		for (r = 0; r < NRESULTS; r++) {
 			zero(&requests[e][r]);
+			zero(&duration_us[e][r]);
+			for (k = 0; k < NDBUCKETS; k++)
+				zero(&durations[e][r][k]);
+		}
 	zero(&bytes_sent);
 	zero(&package_passes);
 	zero(&local_write_errors);
@@ -164,6 +209,8 @@ metrics_init(void)
 		zero(&store_counts[k]);
 	atomic_store(&store_breaker, 0);
 	atomic_store(&store_credentials, -1);
+	atomic_store(&store_waiting, 0);
+	atomic_store(&store_running, 0);
 	free(store_name);
 	store_name = NULL;
 	zero(&tls_handshake_failures);
@@ -188,14 +235,19 @@ metrics_init(void)
 	for (struct recent *rc = atomic_load(&recents); rc != NULL;
 	     rc = rc->next)
 		for (k = 0; k < RECENT_SLOTS; k++) {
-			atomic_store(&rc->slot[k].minute, 0);
+			struct recent_slot *sl = &rc->slot[k];
+
+			atomic_store(&sl->minute, 0);
 			for (r = 0; r < NRESULTS; r++)
-				zero(&rc->slot[k].n[r]);
+				zero(&sl->n[r]);
+			zero(&sl->timed);
+			zero(&sl->us);
+			zero(&sl->max_us);
 		}
 	metrics_free();
 	gauges_fn = NULL;
 	gauges_arg = NULL;
-	start_time = time(NULL);
+	start_time = (time_t)clock_now();
 }
 
 /* This thread's ring, made on its first request; NULL when out of memory. */
@@ -214,28 +266,109 @@ recent_mine(void)
 	return my_recent = rc;
 }
 
+/* This thread's slot of the current minute, reset when new; or NULL. */
+static struct recent_slot *
+recent_now(void)
+{
+	struct recent_slot *sl;
+	struct recent *rc;
+	long long minute;
+	size_t r;
+
+	if ((rc = recent_mine()) == NULL)
+		return NULL;
+	minute = (long long)(clock_now() / 60);
+	sl = &rc->slot[minute % RECENT_SLOTS];
+	if (atomic_load_explicit(&sl->minute, memory_order_relaxed) != minute) {
+		for (r = 0; r < NRESULTS; r++)
+			zero(&sl->n[r]);
+		zero(&sl->timed);
+		zero(&sl->us);
+		zero(&sl->max_us);
+		atomic_store_explicit(&sl->minute, minute,
+		    memory_order_relaxed);
+	}
+	return sl;
+}
+
 void
 metrics_request(enum metrics_endpoint ep, enum metrics_result res)
 {
-	struct recent *rc;
-	long long minute;
-	size_t k, r;
+	struct recent_slot *sl;
 
 	if ((unsigned)ep >= NENDPOINTS || (unsigned)res >= NRESULTS)
 		return;
 	add(&requests[ep][res], 1);
-	if ((rc = recent_mine()) == NULL)
+	if ((sl = recent_now()) != NULL)
+		add(&sl->n[res], 1);
+}
+
+/*
+ * seconds as whole microseconds, clamped: NaN and a clock stepping back
+ * are 0, and no more than MAX_SECONDS.
+ */
+static uint64_t
+micros(double seconds)
+{
+	if (!(seconds >= 0))
+		seconds = 0;
+	if (seconds > MAX_SECONDS)
+		seconds = MAX_SECONDS;
+	return (uint64_t)(seconds * 1e6 + 0.5);
+}
+
+/* One observation of a histogram of n buckets b, counts and sum. */
+static void
+observe(const struct bucket *b, size_t n, atomic_uint_fast64_t *counts,
+    atomic_uint_fast64_t *sum_us, uint64_t us)
+{
+	size_t k;
+
+	for (k = 0; k < n - 1; k++)
+		if ((double)us <= b[k].le * 1e6)
+			break;
+	add(&counts[k], 1);
+	add(sum_us, us);
+}
+
+void
+metrics_request_duration(enum metrics_endpoint ep, enum metrics_result res,
+    double seconds)
+{
+	struct recent_slot *sl;
+	uint64_t us = micros(seconds);
+
+	if ((unsigned)ep >= NENDPOINTS || (unsigned)res >= NRESULTS)
 		return;
-	minute = (long long)(clock_now() / 60);
-	k = (size_t)(minute % RECENT_SLOTS);
-	if (atomic_load_explicit(&rc->slot[k].minute, memory_order_relaxed) !=
-	    minute) {
-		for (r = 0; r < NRESULTS; r++)
-			zero(&rc->slot[k].n[r]);
-		atomic_store_explicit(&rc->slot[k].minute, minute,
-		    memory_order_relaxed);
-	}
-	add(&rc->slot[k].n[res], 1);
+	observe(dbuckets, NDBUCKETS, durations[ep][res], &duration_us[ep][res],
+	    us);
+	if ((sl = recent_now()) == NULL)
+		return;
+	add(&sl->timed, 1);
+	add(&sl->us, us);
+	/* Only this thread writes its slots. */
+	if (us > get(&sl->max_us))
+		atomic_store_explicit(&sl->max_us, us, memory_order_relaxed);
+}
+
+enum metrics_result
+metrics_result_of(const char *xcache, int status)
+{
+	if (strcmp(xcache, "HIT") == 0)
+		return METRICS_HIT;
+	if (strcmp(xcache, "JOINED") == 0)
+		return METRICS_JOINED;
+	if (strcmp(xcache, "NEGATIVE") == 0)
+		return METRICS_NEGATIVE;
+	if (status == 404)
+		return METRICS_NOTFOUND;
+	if (strcmp(xcache, "MISS") == 0)
+		return METRICS_MISS;
+	if (status >= 500 || strcmp(xcache, "ERROR") == 0)
+		return METRICS_ERROR;
+	if (status >= 400)
+		return METRICS_BAD;
+	return METRICS_HIT;
 }
 
 void
@@ -256,6 +389,35 @@ metrics_recent(unsigned minutes, struct metrics_recent *out)
 				continue;
 			for (r = 0; r < NRESULTS; r++)
 				out->results[r] += get(&rc->slot[k].n[r]);
+		}
+}
+
+void
+metrics_minutes(struct metrics_minute out[METRICS_RECENT_MINUTES])
+{
+	long long now = (long long)(clock_now() / 60), m;
+	struct metrics_minute *o;
+	struct recent_slot *sl;
+	struct recent *rc;
+	double max;
+	size_t k, r;
+
+	memset(out, 0, METRICS_RECENT_MINUTES * sizeof(*out));
+	for (rc = atomic_load(&recents); rc != NULL; rc = rc->next)
+		for (k = 0; k < RECENT_SLOTS; k++) {
+			sl = &rc->slot[k];
+			m = atomic_load_explicit(&sl->minute,
+			    memory_order_relaxed);
+			if (m > now || m <= now - METRICS_RECENT_MINUTES)
+				continue;
+			o = &out[now - m];
+			for (r = 0; r < NRESULTS; r++)
+				o->results[r] += get(&sl->n[r]);
+			o->timed += get(&sl->timed);
+			o->seconds += (double)get(&sl->us) / 1e6;
+			max = (double)get(&sl->max_us) / 1e6;
+			if (max > o->max_seconds)
+				o->max_seconds = max;
 		}
 }
 
@@ -347,20 +509,10 @@ metrics_upstream_request(unsigned i)
 void
 metrics_upstream_latency(unsigned i, double seconds)
 {
-	size_t k;
-
 	if (i >= METRICS_MAX_UPSTREAMS)
 		return;
-	/* Also catches NaN; a clock step back is not a negative latency. */
-	if (!(seconds >= 0))
-		seconds = 0;
-	if (seconds > MAX_SECONDS)
-		seconds = MAX_SECONDS;
-	for (k = 0; k < NBUCKETS - 1; k++)
-		if (seconds <= buckets[k].le)
-			break;
-	add(&upstreams[i].latency[k], 1);
-	add(&upstreams[i].latency_us, (uint64_t)(seconds * 1e6 + 0.5));
+	observe(buckets, NBUCKETS, upstreams[i].latency,
+	    &upstreams[i].latency_us, micros(seconds));
 }
 
 void
@@ -402,6 +554,12 @@ metrics_upstream_read(unsigned i, struct metrics_upstream *out)
 		out->mean_seconds =
 		    (double)get(&u->latency_us) / 1e6 / (double)out->answers;
 	out->breaker = atomic_load_explicit(&u->breaker, memory_order_relaxed);
+}
+
+const char *
+metrics_breaker_name(int state)
+{
+	return state >= 0 && state < 3 ? breaker_names[state] : "closed";
 }
 
 const char *
@@ -451,6 +609,33 @@ void
 metrics_store_credentials(int ok)
 {
 	atomic_store(&store_credentials, ok);
+}
+
+void
+metrics_store_queue(unsigned waiting)
+{
+	atomic_store(&store_waiting, waiting);
+}
+
+void
+metrics_store_uploading(unsigned running)
+{
+	atomic_store(&store_running, running);
+}
+
+void
+metrics_store_read(struct metrics_store_state *out)
+{
+	size_t k;
+
+	memset(out, 0, sizeof(*out));
+	out->name = store_name;
+	out->breaker = atomic_load(&store_breaker);
+	out->credentials = atomic_load(&store_credentials);
+	out->waiting = atomic_load(&store_waiting);
+	out->running = atomic_load(&store_running);
+	for (k = 0; k < NSTORE; k++)
+		out->counts[k] = get(&store_counts[k]);
 }
 
 void
@@ -504,6 +689,24 @@ put_upstream(FILE *fp, const char *name, unsigned i, uint64_t v)
 	fprintf(fp, "%s{upstream=\"", name);
 	put_label(fp, upstream_names[i]);
 	fprintf(fp, "\"} %llu\n", (unsigned long long)v);
+}
+
+/*
+ * name{LABEL="value",state="closed|open|probing"}: 1 for the state the
+ * breaker is in, 0 for the others.
+ */
+static void
+put_breaker(FILE *fp, const char *name, const char *label, const char *value,
+    int state)
+{
+	int k;
+
+	for (k = 0; k < 3; k++) {
+		fprintf(fp, "%s{%s=\"", name, label);
+		put_label(fp, value);
+		fprintf(fp, "\",state=\"%s\"} %d\n", breaker_names[k],
+		    k == state);
+	}
 }
 
 /* Microseconds as seconds, without trailing zeros. */
@@ -567,14 +770,80 @@ render_store(FILE *fp)
 	    "Objects deleted from the store (corrupt or purged).",
 	    get(&store_counts[METRICS_STORE_DELETED]));
 	put_header(fp, "dbgmirror_store_breaker_state", "gauge",
-	    "The store's breaker: 0 closed, 1 open (skipped), 2 probing.");
-	fprintf(fp, "dbgmirror_store_breaker_state %d\n",
+	    "The store's breaker: 1 for the state it is in (open: skipped, "
+	    "uploads dropped), 0 for the others.");
+	put_breaker(fp, "dbgmirror_store_breaker_state", "store", store_name,
 	    atomic_load(&store_breaker));
+	put_header(fp, "dbgmirror_store_uploads_waiting", "gauge",
+	    "Uploads to the store queued, not started (at most "
+	    "store-upload-queue).");
+	fprintf(fp, "dbgmirror_store_uploads_waiting{store=\"");
+	put_label(fp, store_name);
+	fprintf(fp, "\"} %u\n", atomic_load(&store_waiting));
+	put_header(fp, "dbgmirror_store_uploads_running", "gauge",
+	    "Uploads to the store under way.");
+	fprintf(fp, "dbgmirror_store_uploads_running{store=\"");
+	put_label(fp, store_name);
+	fprintf(fp, "\"} %u\n", atomic_load(&store_running));
 	put_header(fp, "dbgmirror_store_credentials_ok", "gauge",
 	    "The store took the credentials (1), refused them (0), or has "
 	    "not answered yet (-1).");
 	fprintf(fp, "dbgmirror_store_credentials_ok %d\n",
 	    atomic_load(&store_credentials));
+}
+
+/*
+ * name_bucket{LABELS,le=...}, name_sum{LABELS} and name_count{LABELS} of
+ * one histogram: counts[] of the n buckets b, sum_us; labels is printed
+ * as it is (escaped already).
+ */
+static void
+put_histogram(FILE *fp, const char *name, const char *labels,
+    const struct bucket *b, size_t n, atomic_uint_fast64_t *counts,
+    atomic_uint_fast64_t *sum_us)
+{
+	uint64_t total = 0;
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		total += get(&counts[k]);
+		fprintf(fp, "%s_bucket{%s,le=\"%s\"} %llu\n", name, labels,
+		    b[k].label, (unsigned long long)total);
+	}
+	fprintf(fp, "%s_sum{%s} ", name, labels);
+	put_seconds(fp, get(sum_us));
+	fprintf(fp, "\n%s_count{%s} %llu\n", name, labels,
+	    (unsigned long long)total);
+}
+
+/*
+ * The request duration, by endpoint and result: only the pairs that have
+ * been observed, as client libraries make a series at its first
+ * observation (all 42 would be some 700 lines of zeros).
+ */
+static void
+render_durations(FILE *fp)
+{
+	const char *name = "dbgmirror_request_duration_seconds";
+	char labels[96];
+	uint64_t n;
+	size_t e, r, k;
+
+	put_header(fp, name, "histogram",
+	    "Time from a request to the last byte of its answer, by endpoint "
+	    "and result.");
+	for (e = 0; e < NENDPOINTS; e++)
+		for (r = 0; r < NRESULTS; r++) {
+			for (n = 0, k = 0; k < NDBUCKETS; k++)
+				n += get(&durations[e][r][k]);
+			if (n == 0)
+				continue;
+			snprintf(labels, sizeof(labels),
+			    "endpoint=\"%s\",result=\"%s\"", endpoint_names[e],
+			    result_names[r]);
+			put_histogram(fp, name, labels, dbuckets, NDBUCKETS,
+			    durations[e][r], &duration_us[e][r]);
+		}
 }
 
 static void
@@ -591,7 +860,8 @@ render_requests(FILE *fp)
 			    "result=\"%s\"} %llu\n",
 			    endpoint_names[e], result_names[r],
 			    (unsigned long long)get(&requests[e][r]));
-	put_single(fp, "dbgmirror_bytes_sent_total", "counter",
+	render_durations(fp);
+	put_single(fp, "dbgmirror_sent_bytes_total", "counter",
 	    "Bytes of response bodies sent.", get(&bytes_sent));
 	put_single(fp, "dbgmirror_package_passes_total", "counter",
 	    "Decompression passes over packages to extract members.",
@@ -655,32 +925,26 @@ static void
 render_latency(FILE *fp)
 {
 	const char *name = "dbgmirror_upstream_latency_seconds";
-	uint64_t total;
+	char *labels;
+	size_t size;
+	FILE *lf;
 	unsigned i;
-	size_t k;
 
 	put_header(fp, name, "histogram",
 	    "Time to a complete answer from an upstream.");
 	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++) {
-		struct upstream_counters *u = &upstreams[i];
-
 		if (upstream_names[i] == NULL)
 			continue;
-		total = 0;
-		for (k = 0; k < NBUCKETS; k++) {
-			total += get(&u->latency[k]);
-			fprintf(fp, "%s_bucket{upstream=\"", name);
-			put_label(fp, upstream_names[i]);
-			fprintf(fp, "\",le=\"%s\"} %llu\n", buckets[k].label,
-			    (unsigned long long)total);
-		}
-		fprintf(fp, "%s_sum{upstream=\"", name);
-		put_label(fp, upstream_names[i]);
-		fputs("\"} ", fp);
-		put_seconds(fp, get(&u->latency_us));
-		putc('\n', fp);
-		put_upstream(fp, "dbgmirror_upstream_latency_seconds_count", i,
-		    total);
+		labels = NULL;
+		if ((lf = open_memstream(&labels, &size)) == NULL)
+			continue;
+		fputs("upstream=\"", lf);
+		put_label(lf, upstream_names[i]);
+		putc('"', lf);
+		if (fclose(lf) == 0)
+			put_histogram(fp, name, labels, buckets, NBUCKETS,
+			    upstreams[i].latency, &upstreams[i].latency_us);
+		free(labels);
 	}
 }
 
@@ -718,16 +982,14 @@ render_upstreams(FILE *fp)
 			    "dbgmirror_upstream_verify_failures_total", i,
 			    get(&upstreams[i].verify_failures));
 	put_header(fp, "dbgmirror_upstream_breaker_state", "gauge",
-	    "Circuit breaker of each upstream: 0 closed, 1 open, 2 probing.");
-	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++) {
-		if (upstream_names[i] == NULL)
-			continue;
-		fputs("dbgmirror_upstream_breaker_state{upstream=\"", fp);
-		put_label(fp, upstream_names[i]);
-		fprintf(fp, "\"} %d\n",
-		    atomic_load_explicit(&upstreams[i].breaker,
-			memory_order_relaxed));
-	}
+	    "Circuit breaker of each upstream: 1 for the state it is in "
+	    "(closed, open: skipped, probing), 0 for the others.");
+	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++)
+		if (upstream_names[i] != NULL)
+			put_breaker(fp, "dbgmirror_upstream_breaker_state",
+			    "upstream", upstream_names[i],
+			    atomic_load_explicit(&upstreams[i].breaker,
+				memory_order_relaxed));
 }
 
 /* name{state="seen|queued|read"}. */
@@ -835,6 +1097,77 @@ render_gauges(FILE *fp)
 	render_scan(fp, &g.scan);
 }
 
+/* Entries of /proc/self/fd, this listing's own included; -1. */
+static long
+open_fds(void)
+{
+	struct dirent *de;
+	long n = 0;
+	DIR *dir;
+
+	if ((dir = opendir("/proc/self/fd")) == NULL)
+		return -1;
+	while ((de = readdir(dir)) != NULL)
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(dir);
+	return n;
+}
+
+/*
+ * The process_* metrics every Prometheus client library exports, from
+ * /proc/self/stat (CPU time in clock ticks, virtual size in bytes,
+ * resident set in pages), /proc/self/fd and the open files limit.  A
+ * value that cannot be read is left out.
+ */
+static void
+render_process(FILE *fp)
+{
+	unsigned long long utime, stime, vsize;
+	long long rss;
+	char buf[1024], *p;
+	struct rlimit rl;
+	long tick = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE), fds;
+	FILE *sf;
+	int got = 0;
+
+	if ((sf = fopen("/proc/self/stat", "re")) != NULL) {
+		/* The command may hold blanks and ')': after the last ')'. */
+		if (fgets(buf, sizeof(buf), sf) != NULL &&
+		    (p = strrchr(buf, ')')) != NULL &&
+		    sscanf(p + 2,
+			"%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu "
+			"%llu %*d %*d %*d %*d %*d %*d %*u %llu %lld",
+			&utime, &stime, &vsize, &rss) == 4)
+			got = 1;
+		fclose(sf);
+	}
+	if (got && tick > 0) {
+		put_header(fp, "process_cpu_seconds_total", "counter",
+		    "Total user and system CPU time spent in seconds.");
+		fprintf(fp, "process_cpu_seconds_total %.2f\n",
+		    (double)(utime + stime) / (double)tick);
+	}
+	if (got && page > 0) {
+		put_single(fp, "process_virtual_memory_bytes", "gauge",
+		    "Virtual memory size in bytes.", vsize);
+		put_single(fp, "process_resident_memory_bytes", "gauge",
+		    "Resident memory size in bytes.",
+		    rss > 0 ? (uint64_t)rss * (uint64_t)page : 0);
+	}
+	if ((fds = open_fds()) > 0)
+		/* Less the descriptor of the listing itself. */
+		put_single(fp, "process_open_fds", "gauge",
+		    "Number of open file descriptors.", (uint64_t)fds - 1);
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		put_single(fp, "process_max_fds", "gauge",
+		    "Maximum number of open file descriptors.",
+		    (uint64_t)rl.rlim_cur);
+	put_header(fp, "process_start_time_seconds", "gauge",
+	    "Start time of the process since unix epoch in seconds.");
+	fprintf(fp, "process_start_time_seconds %lld\n", (long long)start_time);
+}
+
 /* More lines of another module (sources/repo.c), set at start-up. */
 static void (*extra_fn)(FILE *fp, void *arg);
 static void *extra_arg;
@@ -863,10 +1196,12 @@ metrics_render(size_t *len)
 	render_gauges(fp);
 	if (extra_fn != NULL)
 		extra_fn(fp, extra_arg);
-	put_header(fp, "dbgmirror_start_time_seconds", "gauge",
-	    "Start time of the process since the Unix epoch in seconds.");
-	fprintf(fp, "dbgmirror_start_time_seconds %lld\n",
-	    (long long)start_time);
+	put_header(fp, "dbgmirror_build_info", "gauge",
+	    "Always 1; its labels say which dbgmirror this is.");
+	fputs("dbgmirror_build_info{version=\"", fp);
+	put_label(fp, PACKAGE_VERSION);
+	fputs("\"} 1\n", fp);
+	render_process(fp);
 	failed = ferror(fp);
 	if (fclose(fp) != 0 || failed) {
 		free(buf);

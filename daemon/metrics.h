@@ -94,6 +94,21 @@ struct metrics_gauges {
 void metrics_init(void);
 
 void metrics_request(enum metrics_endpoint ep, enum metrics_result res);
+/*
+ * One exchange ended after seconds (request to last byte): the
+ * dbgmirror_request_duration_seconds histogram, and the per-minute
+ * latency of metrics_minutes().  res from metrics_result_of().
+ */
+void metrics_request_duration(enum metrics_endpoint ep, enum metrics_result res,
+    double seconds);
+/*
+ * The result of an exchange from its X-Cache word (HIT, MISS, JOINED,
+ * NEGATIVE, ERROR, ...; see the access log) and its status: a MISS or
+ * anything else answered 404 is notfound, another 4xx bad, a 5xx error,
+ * and what the server answered itself (its pages, admin requests,
+ * uploads) a hit.
+ */
+enum metrics_result metrics_result_of(const char *xcache, int status);
 void metrics_bytes_sent(uint64_t n);
 /* One decompression pass over a package, extracting members. */
 void metrics_package_pass(void);
@@ -146,6 +161,18 @@ enum metrics_store {
 void metrics_store_name(const char *name);
 void metrics_store(enum metrics_store what);
 void metrics_store_breaker(int state);
+/* Uploads to the store waiting in its queue, and under way. */
+void metrics_store_queue(unsigned waiting);
+void metrics_store_uploading(unsigned running);
+/* What /status shows of the store; name NULL when there is none. */
+struct metrics_store_state {
+	const char *name; /* endpoint and bucket, without secrets */
+	int breaker; /* 0 closed, 1 open, 2 probing */
+	int credentials; /* 1 taken, 0 refused, -1 not answered yet */
+	unsigned waiting, running;
+	uint64_t counts[METRICS_STORE_DELETED + 1]; /* enum metrics_store */
+};
+void metrics_store_read(struct metrics_store_state *out);
 /* The store's answer to the credentials: 1 taken, 0 refused, -1 unknown. */
 void metrics_store_credentials(int ok);
 
@@ -155,8 +182,10 @@ void metrics_upstream_request(unsigned i);
 void metrics_upstream_latency(unsigned i, double seconds);
 void metrics_upstream_error(unsigned i, enum metrics_uperr kind);
 void metrics_upstream_verify_failure(unsigned i);
-/* Breaker state gauge: 0 closed, 1 open, 2 probing. */
+/* Breaker state: 0 closed, 1 open, 2 probing. */
 void metrics_upstream_breaker(unsigned i, int state);
+/* "closed", "open", "probing": the state label of every breaker. */
+const char *metrics_breaker_name(int state);
 
 /*
  * Start-up: fn is called on the rendering thread at each render with g
@@ -178,11 +207,25 @@ int64_t metrics_start_time(void);
  * RESULTS[r] is the count of result r in the last `minutes` minutes,
  * the current one included; at most METRICS_RECENT_MINUTES.
  */
-#define METRICS_RECENT_MINUTES 15
+#define METRICS_RECENT_MINUTES 60
 struct metrics_recent {
 	uint64_t results[METRICS_BAD + 1];
 };
 void metrics_recent(unsigned minutes, struct metrics_recent *out);
+
+/*
+ * The same rings minute by minute: out[0] is the current minute, out[i]
+ * the one i minutes before, METRICS_RECENT_MINUTES of them.  Latencies
+ * are those of metrics_request_duration() in the minute the exchange
+ * ended.
+ */
+struct metrics_minute {
+	uint64_t results[METRICS_BAD + 1];
+	uint64_t timed; /* exchanges timed */
+	double seconds; /* their durations added up */
+	double max_seconds; /* the longest */
+};
+void metrics_minutes(struct metrics_minute out[METRICS_RECENT_MINUTES]);
 
 /* Upstream i's last error: its kind and when (clock_now()); 0: none. */
 int64_t metrics_upstream_last_error(unsigned i, enum metrics_uperr *kind);

@@ -261,7 +261,7 @@ put_json_str(FILE *fp, const char *s)
 	putc('"', fp);
 }
 
-struct report {
+struct misses_writer {
 	FILE *fp;
 	const struct misses_query *q;
 	unsigned shown;
@@ -270,7 +270,7 @@ struct report {
 static int
 report_cb(const struct miss_info *mi, void *arg)
 {
-	struct report *r = arg;
+	struct misses_writer *r = arg;
 	char id[BUILDID_HEX_MAX], first[HTTPDATE_ISO_LEN],
 	    last[HTTPDATE_ISO_LEN], kinds[64];
 	enum cache_kind k;
@@ -314,7 +314,7 @@ char *
 misses_report(struct index_reader *rd, const struct misses_query *q,
     size_t *len)
 {
-	struct report r = { NULL, q, 0 };
+	struct misses_writer r = { NULL, q, 0 };
 	char since[HTTPDATE_ISO_LEN], *buf = NULL;
 	uint64_t total;
 	size_t size = 0;

@@ -13,6 +13,7 @@
 #include <systemd/sd-daemon.h>
 #include <time.h>
 
+#include "daemon/clock.h"
 #include "daemon/log.h"
 
 static struct event *watchdog_ev;
@@ -51,12 +52,8 @@ notify_status(const char *fmt, ...)
 void
 notify_reloading(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
 	sd_notifyf(0, "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading",
-	    (unsigned long long)ts.tv_sec * 1000000ULL +
-		(unsigned long long)ts.tv_nsec / 1000);
+	    (unsigned long long)(clock_mono_ns() / 1000));
 }
 
 void

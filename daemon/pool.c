@@ -24,8 +24,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
-struct job {
-	struct job *next;
+struct pool_job {
+	struct pool_job *next;
 	int is_long;
 	pool_fn work;
 	pool_fn done;
@@ -35,7 +35,7 @@ struct job {
 
 /* A FIFO of jobs. */
 struct queue {
-	struct job *head, **tail;
+	struct pool_job *head, **tail;
 };
 
 struct pool {
@@ -53,12 +53,12 @@ struct pool {
 
 struct pool_inbox {
 	pthread_mutex_t lock;
-	struct job *head, **tail;
+	struct pool_job *head, **tail;
 	struct event *ev;
 };
 
 static void
-inbox_put(struct pool_inbox *inbox, struct job *job)
+inbox_put(struct pool_inbox *inbox, struct pool_job *job)
 {
 	int was_empty;
 
@@ -75,7 +75,7 @@ inbox_put(struct pool_inbox *inbox, struct job *job)
 static void
 inbox_run(struct pool_inbox *inbox)
 {
-	struct job *job, *next;
+	struct pool_job *job, *next;
 
 	pthread_mutex_lock(&inbox->lock);
 	job = inbox->head;
@@ -96,17 +96,17 @@ inbox_ready_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 static void
-queue_put(struct queue *q, struct job *job)
+queue_put(struct queue *q, struct pool_job *job)
 {
 	job->next = NULL;
 	*q->tail = job;
 	q->tail = &job->next;
 }
 
-static struct job *
+static struct pool_job *
 queue_take(struct queue *q)
 {
-	struct job *job = q->head;
+	struct pool_job *job = q->head;
 
 	if (job != NULL && (q->head = job->next) == NULL)
 		q->tail = &q->head;
@@ -114,7 +114,7 @@ queue_take(struct queue *q)
 }
 
 /* Under the lock: the job this worker may run now, or NULL. */
-static struct job *
+static struct pool_job *
 pool_next(struct pool *pool)
 {
 	if (pool->q[0].head != NULL)
@@ -128,7 +128,7 @@ static void *
 worker_main(void *arg)
 {
 	struct pool *pool = arg;
-	struct job *job;
+	struct pool_job *job;
 
 	if (pool->init != NULL)
 		pool->init(pool->init_arg);
@@ -246,7 +246,7 @@ static int
 submit(struct pool *pool, int is_long, pool_fn work, struct pool_inbox *inbox,
     pool_fn done, void *arg)
 {
-	struct job *job;
+	struct pool_job *job;
 
 	if ((job = malloc(sizeof(*job))) == NULL)
 		return -1;

@@ -204,6 +204,7 @@ header_slot(struct request *req, struct slice name)
 		    offsetof(struct request, if_modified_since) },
 		{ "x-debuginfod-maxsize", offsetof(struct request, maxsize) },
 		{ "user-agent", offsetof(struct request, user_agent) },
+		{ "referer", offsetof(struct request, referer) },
 		{ "x-forwarded-for", offsetof(struct request, forwarded_for) },
 		{ "via", offsetof(struct request, via) },
 		{ "authorization", offsetof(struct request, authorization) },

@@ -48,6 +48,7 @@ struct request {
 	struct slice if_modified_since;
 	struct slice maxsize; /* X-DEBUGINFOD-MAXSIZE */
 	struct slice user_agent;
+	struct slice referer; /* only logged */
 	struct slice forwarded_for; /* X-Forwarded-For */
 	struct slice via; /* Via: the proxies the request went through */
 	struct slice authorization;

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "cache/meta.h"
 #include "daemon/request.h"
 
 /* A response head under construction in a fixed buffer. */
@@ -30,8 +31,8 @@ struct artifact {
 	const char *file; /* X-DEBUGINFOD-FILE, or NULL */
 	const char *archive; /* X-DEBUGINFOD-ARCHIVE, or NULL */
 	const char *cache; /* X-Cache: HIT, MISS, ... */
-	const char *extra; /* more header lines "Name: value\r\n", or NULL */
-	size_t extra_len;
+	/* X-DEBUGINFOD-* values from the file's source, sent as they are. */
+	const struct cache_meta *meta; /* or NULL */
 	unsigned max_age; /* Cache-Control max-age; 0: just "public" */
 };
 
@@ -70,6 +71,9 @@ void hbuf_header(struct hbuf *hb, const char *name, const char *value);
 void hbuf_header_u64(struct hbuf *hb, const char *name, uint64_t value);
 /* Connection handling and the blank line that ends the head. */
 void hbuf_end(struct hbuf *hb, int keepalive, int http10);
+
+/* Bytes the X-DEBUGINFOD-* lines of m take in a head. */
+size_t response_meta_len(const struct cache_meta *m);
 
 /*
  * Append the headers of a planned artifact response (any status of the

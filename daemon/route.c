@@ -170,14 +170,21 @@ route_parse(struct route *rt, const char *target, size_t len, const char **why)
 		rt->endpoint = path[7] == 'p' ? ROUTE_PURGE : ROUTE_MISSES;
 		if ((q == NULL && rt->endpoint == ROUTE_PURGE) ||
 		    qlen > ROUTE_PATH_MAX) {
-			*why = q == NULL ? "purge what? id=ID, negative or "
-					   "upstream=URL"
+			*why = q == NULL ? "purge what? id=ID, negative, "
+					   "misses or upstream=URL"
 					 : "query too long";
 			return 400;
 		}
 		if (q != NULL)
 			memcpy(rt->arg, q + 1, qlen);
 		rt->arg[qlen] = '\0';
+		return 0;
+	}
+	if (strcmp(path, "/admin/config") == 0 ||
+	    strcmp(path, "/admin/rescan") == 0) {
+		rt->endpoint =
+		    path[7] == 'c' ? ROUTE_ADMIN_CONFIG : ROUTE_RESCAN;
+		rt->arg[0] = '\0';
 		return 0;
 	}
 	if (strcmp(path, "/metadata") == 0) {

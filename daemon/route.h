@@ -28,6 +28,8 @@ enum route_endpoint {
 	ROUTE_MISSES, /* /admin/misses[?QUERY]; arg is the raw query */
 	ROUTE_STATUS, /* /status */
 	ROUTE_METADATA, /* /metadata?QUERY; arg is the raw query, or "" */
+	ROUTE_ADMIN_CONFIG, /* /admin/config: the settings the CLI takes */
+	ROUTE_RESCAN, /* /admin/rescan: POST asks for one, GET how it went */
 };
 
 struct route {

@@ -16,9 +16,10 @@
  *
  * Two layers, both only ever narrowing what the thread may do:
  *
- *  - Landlock: files.  Writes only beneath the cache directory (no file
- *    made or changed anywhere else: nothing staged in /tmp, nothing else
- *    the user owns touched), no device node, fifo or socket made, nothing
+ *  - Landlock: files.  Writes only beneath the cache directory and the
+ *    upload directory, when it exists (no file made or changed anywhere
+ *    else: nothing staged in /tmp, nothing else the user owns touched),
+ *    no device node, fifo or socket made, nothing
  *    executed.  Reads are not fenced: the scan follows symbolic links to
  *    files anywhere (they are indexed and served under their real path),
  *    so what a worker may read is what the daemon's user may read.  A
@@ -120,11 +121,15 @@ ruleset_allow(int ruleset, const char *path, uint64_t access)
 	return rc;
 }
 
-/* The rule set for cache_dir, -1 when the kernel has no Landlock. */
+/*
+ * The rule set for dirs (NULL-terminated; a missing one is skipped), -1
+ * when the kernel has no Landlock.
+ */
 static int
-ruleset_new(const char *cache_dir, char *err, size_t errlen)
+ruleset_new(const char *const *dirs, char *err, size_t errlen)
 {
 	struct landlock_ruleset_attr attr;
+	size_t i;
 	int abi, fd;
 
 	abi = (int)syscall(SYS_landlock_create_ruleset, NULL, 0,
@@ -145,18 +150,20 @@ ruleset_new(const char *cache_dir, char *err, size_t errlen)
 		    strerror(errno));
 		return -2;
 	}
-	/* The cache: all but exec and special files. */
-	if (ruleset_allow(fd, cache_dir,
-		attr.handled_access_fs &
-		    ~(LANDLOCK_ACCESS_FS_EXECUTE |
-			LANDLOCK_ACCESS_FS_MAKE_CHAR |
-			LANDLOCK_ACCESS_FS_MAKE_BLOCK |
-			LANDLOCK_ACCESS_FS_MAKE_FIFO |
-			LANDLOCK_ACCESS_FS_MAKE_SOCK)) == -1) {
-		snprintf(err, errlen, "landlock_add_rule %s: %s", cache_dir,
-		    strerror(errno));
-		close(fd);
-		return -2;
+	/* The cache and uploads: all but exec and special files. */
+	for (i = 0; dirs[i] != NULL; i++) {
+		if (ruleset_allow(fd, dirs[i],
+			attr.handled_access_fs &
+			    ~(LANDLOCK_ACCESS_FS_EXECUTE |
+				LANDLOCK_ACCESS_FS_MAKE_CHAR |
+				LANDLOCK_ACCESS_FS_MAKE_BLOCK |
+				LANDLOCK_ACCESS_FS_MAKE_FIFO |
+				LANDLOCK_ACCESS_FS_MAKE_SOCK)) == -1) {
+			snprintf(err, errlen, "landlock_add_rule %s: %s",
+			    dirs[i], strerror(errno));
+			close(fd);
+			return -2;
+		}
 	}
 	return fd;
 }
@@ -237,8 +244,10 @@ filter_new(char *err, size_t errlen)
 /* ------------------------------------------------------------- the API */
 
 struct sandbox *
-sandbox_new(const char *cache_dir, char *err, size_t errlen)
+sandbox_new(const char *cache_dir, const char *upload_dir, char *err,
+    size_t errlen)
 {
+	const char *dirs[] = { cache_dir, upload_dir, NULL };
 	struct sigaction sa;
 	struct sandbox *sb;
 
@@ -247,7 +256,7 @@ sandbox_new(const char *cache_dir, char *err, size_t errlen)
 		return NULL;
 	}
 	pthread_mutex_init(&sb->lock, NULL);
-	if ((sb->ruleset = ruleset_new(cache_dir, err, errlen)) == -2 ||
+	if ((sb->ruleset = ruleset_new(dirs, err, errlen)) == -2 ||
 	    (sb->filter = filter_new(err, errlen)) == NULL) {
 		sandbox_free(sb);
 		return NULL;

@@ -12,12 +12,14 @@ struct sandbox;
 
 /*
  * Prepare the fence on the main thread: the Landlock rule set, which lets
- * the workers write only beneath cache_dir, and the seccomp filter.  Each
+ * the workers write only beneath cache_dir and upload_dir (when it exists
+ * now), and the seccomp filter.  Each
  * worker enters it with sandbox_enter().  Parts the kernel lacks are left
  * out with a warning.  NULL when out of memory or the filter cannot be
  * built (err says).
  */
-struct sandbox *sandbox_new(const char *cache_dir, char *err, size_t errlen);
+struct sandbox *sandbox_new(const char *cache_dir, const char *upload_dir,
+    char *err, size_t errlen);
 void sandbox_free(struct sandbox *sb);
 
 /*

@@ -4,7 +4,8 @@
  * Artifacts (debuginfo, executable, section, source) go to the resolver
  * (resolver/resolve.c), where the whole request path is, and /metadata to
  * daemon/metadata.c; the banner, /metrics, /status (daemon/status.c) and
- * the admin endpoints (purges, and the missing-id report of
+ * the admin endpoints (purges, rescans, the settings dbgmirror takes from
+ * the daemon, and the missing-id report of
  * daemon/misses.c) are answered here.  Each event-loop thread has its own
  * index reader, which the resolver uses.
  */
@@ -21,11 +22,13 @@
 
 #include "cache/blobstore.h"
 #include "cache/index.h"
+#include "cache/misses.h"
 #include "cache/negative.h"
 #include "conf/config.h"
 #include "autoconf.h"
 #include "daemon/access.h"
 #include "daemon/clock.h"
+#include "daemon/json.h"
 #include "daemon/log.h"
 #include "daemon/metadata.h"
 #include "daemon/metrics.h"
@@ -49,6 +52,7 @@ static const char banner[] =
 
 struct serve {
 	struct serve_deps d;
+	const struct httpd *httpd; /* NULL until serve_set_httpd() */
 	struct metadata_deps md;
 	struct upload_deps ud;
 };
@@ -70,6 +74,7 @@ who_of(struct conn *c, struct access_who *who)
 	who->forwarded_for = req->forwarded_for;
 	who->authorization = req->authorization;
 	who->subject = conn_tls_subject(c);
+	who->client_ca = conn_tls_ca(c);
 }
 
 /*
@@ -101,38 +106,7 @@ class_allowed(struct conn *c, struct serve *srv, enum access_class cls)
 	return 0;
 }
 
-/* 1 when an endpoint open to who (admin-access) is to c. */
-static int
-access_allowed(struct conn *c, enum config_admin who)
-{
-	const char *a = conn_peer_addr(c);
-
-	switch (who) {
-	case CONFIG_ADMIN_ANY:
-		return 1;
-	case CONFIG_ADMIN_LOOPBACK:
-		return strncmp(a, "127.", 4) == 0 || strcmp(a, "::1") == 0;
-	default:
-		return 0;
-	}
-}
-
-/* 1 when auth is "Bearer TOKEN", compared in constant time. */
-static int
-admin_token_ok(struct slice auth, const char *token)
-{
-	size_t n = strlen(token), i;
-	unsigned char d = 0;
-
-	if (auth.p == NULL || auth.n != 7 + n ||
-	    strncasecmp(auth.p, "Bearer ", 7) != 0)
-		return 0;
-	for (i = 0; i < n; i++)
-		d |= (unsigned char)(auth.p[7 + i] ^ token[i]);
-	return d == 0;
-}
-
-struct purge {
+struct serve_purge {
 	struct conn *c;
 	struct serve *srv;
 	char query[ROUTE_PATH_MAX + 1];
@@ -143,11 +117,11 @@ struct purge {
 static void
 purge_work(void *arg)
 {
-	struct purge *p = arg;
+	struct serve_purge *p = arg;
 	struct buildid id;
 	const char *why = NULL;
 	char err[256], url[ROUTE_PATH_MAX + 1], *val;
-	uint64_t blobs = 0, negs = 0;
+	uint64_t blobs = 0, negs = 0, ids = 0;
 	int rc = -1;
 
 	p->status = 200;
@@ -163,25 +137,31 @@ purge_work(void *arg)
 	}
 	if (strcmp(p->query, "negative") == 0) {
 		rc = neg_purge(p->srv->d.idx, NULL, &negs, err, sizeof(err));
+	} else if (strcmp(p->query, "misses") == 0) {
+		rc = miss_purge(p->srv->d.idx, NULL, &ids, err, sizeof(err));
 	} else if (strcmp(p->query, "id") == 0 && val != NULL) {
 		if (buildid_parse(&id, val, strlen(val), &why) == -1) {
 			p->status = 400;
 			snprintf(p->text, sizeof(p->text), "bad id: %s", why);
 			return;
 		}
-		rc = blob_purge(p->srv->d.bs, &id, NULL, &blobs, err,
-		    sizeof(err));
+		rc = blob_purge(p->srv->d.bs, &id, NULL, clock_stamp_ns(),
+		    &blobs, err, sizeof(err));
 		if (rc == 0)
 			rc = neg_purge(p->srv->d.idx, &id, &negs, err,
 			    sizeof(err));
+		/* Everything known of the id: its misses too. */
+		if (rc == 0)
+			rc = miss_purge(p->srv->d.idx, &id, &ids, err,
+			    sizeof(err));
 	} else if (strcmp(p->query, "upstream") == 0 && val != NULL) {
 		config_url_public(val, url, sizeof(url));
-		rc = blob_purge(p->srv->d.bs, NULL, url, &blobs, err,
-		    sizeof(err));
+		rc = blob_purge(p->srv->d.bs, NULL, url, clock_stamp_ns(),
+		    &blobs, err, sizeof(err));
 	} else {
 		p->status = 400;
 		snprintf(p->text, sizeof(p->text),
-		    "purge what? id=ID, negative or upstream=URL");
+		    "purge what? id=ID, negative, misses or upstream=URL");
 		return;
 	}
 	if (rc == -1) {
@@ -190,14 +170,15 @@ purge_work(void *arg)
 		return;
 	}
 	snprintf(p->text, sizeof(p->text),
-	    "purged %llu entries, %llu negative\n", (unsigned long long)blobs,
-	    (unsigned long long)negs);
+	    "purged %llu entries, %llu negative, %llu missing ids\n",
+	    (unsigned long long)blobs, (unsigned long long)negs,
+	    (unsigned long long)ids);
 }
 
 static void
 purge_done(void *arg)
 {
-	struct purge *p = arg;
+	struct serve_purge *p = arg;
 
 	conn_set_result(p->c, p->status == 200 ? "PURGE" : "ERROR", "-");
 	if (p->status == 200)
@@ -210,46 +191,24 @@ purge_done(void *arg)
 
 /*
  * 1 when c may use an admin endpoint that answers method (POST for
- * actions, GET for reports) under admin-access and admin-token; else 0,
+ * actions, GET for reports) under the access rules of the admin class
+ * (admin-access and admin-token without access = admin lines); else 0,
  * having answered.
  */
 static int
 admin_allowed(struct conn *c, struct serve *srv, enum request_method method)
 {
-	const struct request *req = conn_request(c);
-
-	if (access_has_rules(srv->d.access, ACCESS_ADMIN)) {
-		if (!class_allowed(c, srv, ACCESS_ADMIN))
-			return 0;
-		if (method == METHOD_POST && req->method != METHOD_POST) {
-			conn_send_not_allowed(c, "POST");
-			return 0;
-		}
-		return 1;
-	}
-	if (!access_allowed(c, srv->d.cfg->admin_access)) {
-		conn_send_error(c, 403,
-		    "the admin endpoint is not open to you");
-		return 0;
-	}
-	if (method == METHOD_POST && req->method != METHOD_POST) {
+	if (method == METHOD_POST && conn_request(c)->method != METHOD_POST) {
 		conn_send_not_allowed(c, "POST");
 		return 0;
 	}
-	if (srv->d.admin_token != NULL &&
-	    !admin_token_ok(req->authorization, srv->d.admin_token)) {
-		conn_send_error(c, 401,
-		    "admin requests need Authorization: Bearer with the "
-		    "admin-token");
-		return 0;
-	}
-	return 1;
+	return class_allowed(c, srv, ACCESS_ADMIN);
 }
 
 static void
 purge_start(struct conn *c, struct serve *srv, const struct route *rt)
 {
-	struct purge *p;
+	struct serve_purge *p;
 
 	/*
 	 * An action, never a GET: a redirect, a crawler or a browser page
@@ -273,7 +232,7 @@ purge_start(struct conn *c, struct serve *srv, const struct route *rt)
 }
 
 /* A report of the missing ids, read on a worker. */
-struct report {
+struct serve_report {
 	struct conn *c;
 	struct serve *srv;
 	struct misses_query q;
@@ -323,7 +282,7 @@ report_query(char *query, struct misses_query *q, const char **why)
 static void
 report_work(void *arg)
 {
-	struct report *r = arg;
+	struct serve_report *r = arg;
 	struct index_reader *rd;
 
 	if ((rd = index_reader_new(r->srv->d.idx)) == NULL)
@@ -338,7 +297,7 @@ report_work(void *arg)
 static void
 report_done(void *arg)
 {
-	struct report *r = arg;
+	struct serve_report *r = arg;
 
 	conn_set_result(r->c, r->text != NULL ? "REPORT" : "ERROR", "-");
 	if (r->text == NULL)
@@ -360,7 +319,7 @@ static void
 report_start(struct conn *c, struct serve *srv, struct route *rt)
 {
 	const char *why = NULL;
-	struct report *r;
+	struct serve_report *r;
 
 	if (!admin_allowed(c, srv, METHOD_GET))
 		return;
@@ -412,10 +371,12 @@ static void
 status_work(void *arg)
 {
 	struct page *p = arg;
-	struct index_reader *rd = index_reader_new(p->srv->d.idx);
+	struct status_deps sd = { p->srv->d.cfg, p->srv->d.ft,
+		p->srv->d.rd->repos, p->srv->httpd, NULL };
 
-	p->html = status_render(p->srv->d.cfg, p->srv->d.ft, rd, &p->len);
-	index_reader_free(rd);
+	sd.rd = index_reader_new(p->srv->d.idx);
+	p->html = status_render(&sd, &p->len);
+	index_reader_free(sd.rd);
 }
 
 static void
@@ -478,8 +439,9 @@ wants_html(const struct request *req)
 
 /* ------------------------------------------------------------ artifacts */
 
+/* The endpoint label of a route's requests in /metrics. */
 static enum metrics_endpoint
-metrics_endpoint_of(enum route_endpoint ep)
+metrics_endpoint_of_route(enum route_endpoint ep)
 {
 	switch (ep) {
 	case ROUTE_DEBUGINFO:
@@ -490,6 +452,8 @@ metrics_endpoint_of(enum route_endpoint ep)
 		return METRICS_EP_SECTION;
 	case ROUTE_SOURCE:
 		return METRICS_EP_SOURCE;
+	case ROUTE_METADATA:
+		return METRICS_EP_METADATA;
 	default:
 		return METRICS_EP_OTHER;
 	}
@@ -509,7 +473,7 @@ artifact_answer(void *arg, const struct resolve_answer *a)
 	int status;
 
 	conn_set_result(c, answer_label(a->result), a->source);
-	metrics_request(metrics_endpoint_of(a->rt->endpoint), a->result);
+	metrics_request(metrics_endpoint_of_route(a->rt->endpoint), a->result);
 	if (a->kind == RESOLVE_OUTCOME) {
 		row = answer_row(a->outcome);
 		status = answer_status(a->outcome, section);
@@ -531,8 +495,7 @@ artifact_answer(void *arg, const struct resolve_answer *a)
 	art.mtime = (time_t)a->mtime;
 	response_etag(&art, a->etag_size, a->etag_mtime_ns, a->offset);
 	art.file = a->file;
-	art.extra = a->extra;
-	art.extra_len = a->extra_len;
+	art.meta = a->meta;
 	art.cache = answer_label(a->result);
 	art.max_age = a->max_age;
 	if (a->kind == RESOLVE_STREAM)
@@ -593,6 +556,142 @@ artifact_start(struct serve_thread *st, struct conn *c, const struct route *rt)
 	resolve_start(&st->rt, &cl, rt, RESOLVE_ALL);
 }
 
+/* ------------------------------------------- what dbgmirror asks of it */
+
+/* A JSON answer: b, or a 503 when it did not fit. */
+static void
+send_json(struct conn *c, int status, struct jbuf *b)
+{
+	conn_set_result(c, "ADMIN", "-");
+	if (b->full || jbuf_put(b, "\n", 1) == -1)
+		conn_send_error(c, 503, "out of memory");
+	else
+		conn_send_text(c, status, "application/json", b->p, b->len);
+	jbuf_free(b);
+}
+
+/* Append "name":"value" (a JSON string; NULL: null) after a comma. */
+static void
+json_member(struct jbuf *b, const char *name, const char *value)
+{
+	jbuf_put(b, ",\"", 2);
+	jbuf_put(b, name, strlen(name));
+	jbuf_put(b, "\":", 2);
+	if (value == NULL)
+		jbuf_put(b, "null", 4);
+	else
+		jbuf_str(b, value, strlen(value));
+}
+
+/*
+ * GET /admin/config: what a dbgmirror command takes from the running
+ * daemon, since the daemon may have had it from its command line alone:
+ * where its index and uploads are, the limits its reports show, and the
+ * upstreams a lookup would go to (their public names, blank-separated).
+ * No secret is among them.
+ */
+static void
+config_answer(struct conn *c, struct serve *srv)
+{
+	const struct config *cfg = srv->d.cfg;
+	struct jbuf b = { NULL, 0, 0, 64 * 1024, 0 };
+	char text[256];
+	size_t i, n = 0;
+
+	if (!admin_allowed(c, srv, METHOD_GET))
+		return;
+	snprintf(text, sizeof(text), "{\"version\":\"%s\",\"pid\":%ld",
+	    PACKAGE_VERSION, (long)getpid());
+	jbuf_put(&b, text, strlen(text));
+	json_member(&b, "config_file", cfg->config_file);
+	json_member(&b, "cache_dir", cfg->cache_dir);
+	json_member(&b, "upload_dir", cfg->upload_dir);
+	/* Their public names: no userinfo, no header. */
+	for (i = 0; i < cfg->nupstreams; i++) {
+		if (!cfg->upstreams[i].enabled)
+			continue;
+		if (n++ == 0)
+			jbuf_put(&b, ",\"upstreams\":\"", 14);
+		else
+			jbuf_put(&b, " ", 1);
+		jbuf_put(&b, cfg->upstreams[i].name,
+		    strcspn(cfg->upstreams[i].name, "\"\\ "));
+	}
+	if (n > 0)
+		jbuf_put(&b, "\"", 1);
+	snprintf(text, sizeof(text),
+	    ",\"index_map_size\":%llu,\"cache_size\":%llu,"
+	    "\"upload_size\":%llu,\"negative_max\":%u}",
+	    (unsigned long long)cfg->index_map_size,
+	    (unsigned long long)cfg->cache_size,
+	    (unsigned long long)cfg->upload_size, cfg->negative_max);
+	jbuf_put(&b, text, strlen(text));
+	send_json(c, 200, &b);
+}
+
+/*
+ * /admin/rescan: POST asks for a rescan now (202, with its number); GET
+ * says how far the scans got: the rescans asked for, the last one a
+ * finished scan covered, and the scan record of the index (the running
+ * scan's counts, or the last one's).  A rescan n is done once "done" is
+ * n or more.
+ */
+static void
+rescan_answer(struct conn *c, struct serve *srv)
+{
+	const struct request *req = conn_request(c);
+	const struct serve_scans *sc = srv->d.scans;
+	struct jbuf b = { NULL, 0, 0, 4096, 0 };
+	struct index_reader *rd;
+	struct index_scan rec;
+	uint64_t n = 0, asked, done;
+	int running;
+	char text[1024];
+
+	if (!admin_allowed(c, srv,
+		req->method == METHOD_POST ? METHOD_POST : METHOD_GET))
+		return;
+	if (sc == NULL) {
+		conn_send_error(c, 404, "this daemon has no scans");
+		return;
+	}
+	if (req->method == METHOD_POST) {
+		n = sc->request(sc->arg);
+		log_info("rescan %llu asked for by %s", (unsigned long long)n,
+		    conn_peer_addr(c));
+	}
+	sc->counts(sc->arg, &asked, &done, &running);
+	memset(&rec, 0, sizeof(rec));
+	if ((rd = index_reader_new(srv->d.idx)) != NULL &&
+	    index_reader_begin(rd) == 0) {
+		index_get_scan(rd, &rec);
+		index_reader_end(rd);
+	}
+	index_reader_free(rd);
+	snprintf(text, sizeof(text),
+	    "{\"rescan\":%llu,\"asked\":%llu,\"done\":%llu,"
+	    "\"running\":%s,\"started\":%lld,\"finished\":%lld,"
+	    "\"files_seen\":%llu,\"files_new\":%llu,\"files_read\":%llu,"
+	    "\"not_indexable\":%llu,\"removed\":%llu,"
+	    "\"packages_seen\":%llu,\"packages_new\":%llu,"
+	    "\"packages_read\":%llu,\"members\":%llu,\"ended\":%lld,"
+	    "\"seconds\":%.3f,\"outcome\":\"%s\"}",
+	    (unsigned long long)n, (unsigned long long)asked,
+	    (unsigned long long)done, running ? "true" : "false",
+	    (long long)rec.started, (long long)rec.finished,
+	    (unsigned long long)rec.seen, (unsigned long long)rec.queued,
+	    (unsigned long long)rec.read, (unsigned long long)rec.failed,
+	    (unsigned long long)rec.removed, (unsigned long long)rec.pkg_seen,
+	    (unsigned long long)rec.pkg_queued,
+	    (unsigned long long)rec.packages, (unsigned long long)rec.members,
+	    (long long)rec.ended, (double)rec.ended_ms / 1000,
+	    rec.outcome == INDEX_SCAN_DONE            ? "complete"
+		: rec.outcome == INDEX_SCAN_CANCELLED ? "cancelled"
+						      : "failed");
+	jbuf_put(&b, text, strlen(text));
+	send_json(c, req->method == METHOD_POST ? 202 : 200, &b);
+}
+
 /* ------------------------------------------------------------- requests */
 
 static void
@@ -610,7 +709,9 @@ serve_request(struct conn *c, void *state)
 		conn_send_error(c, rc, why);
 		return;
 	}
-	if (req->method == METHOD_POST && rt.endpoint != ROUTE_PURGE) {
+	conn_set_endpoint(c, metrics_endpoint_of_route(rt.endpoint));
+	if (req->method == METHOD_POST && rt.endpoint != ROUTE_PURGE &&
+	    rt.endpoint != ROUTE_RESCAN) {
 		conn_send_not_allowed(c, "GET, HEAD");
 		return;
 	}
@@ -648,6 +749,12 @@ serve_request(struct conn *c, void *state)
 		return;
 	case ROUTE_MISSES:
 		report_start(c, st->srv, &rt);
+		return;
+	case ROUTE_ADMIN_CONFIG:
+		config_answer(c, st->srv);
+		return;
+	case ROUTE_RESCAN:
+		rescan_answer(c, st->srv);
 		return;
 	case ROUTE_STATUS:
 		if (class_allowed(c, st->srv, ACCESS_STATUS))
@@ -714,6 +821,12 @@ void
 serve_free(struct serve *srv)
 {
 	free(srv);
+}
+
+void
+serve_set_httpd(struct serve *srv, const struct httpd *h)
+{
+	srv->httpd = h;
 }
 
 void

@@ -16,6 +16,21 @@ struct resolve_deps;
 struct resolve_origin;
 struct serve;
 
+/*
+ * The daemon's scans, as /admin/rescan asks for them and reports them
+ * (daemon/main.c).  Both on any thread.
+ */
+struct serve_scans {
+	/* Ask for a rescan (the one running, if any, does not count): its
+	 * number. */
+	uint64_t (*request)(void *arg);
+	/* Rescans asked for so far, the last one a finished scan covered,
+	 * and whether a scan runs. */
+	void (
+	    *counts)(void *arg, uint64_t *asked, uint64_t *done, int *running);
+	void *arg;
+};
+
 /* What the server answers from; all must outlive it. */
 struct serve_deps {
 	const struct config *cfg;
@@ -24,9 +39,9 @@ struct serve_deps {
 	struct blobstore *bs;
 	struct flight_table *ft;
 	const struct resolve_deps *rd; /* the request path's */
-	const char *admin_token; /* NULL: admin requests need none */
 	struct misses *misses; /* NULL: no missing-id report */
 	struct access *access; /* the access rules */
+	const struct serve_scans *scans; /* NULL: no /admin/rescan */
 };
 
 struct serve *serve_new(const struct serve_deps *deps);
@@ -37,5 +52,7 @@ void serve_origin(struct conn *c, struct resolve_origin *o);
 
 /* Fill in the handler to give httpd_new(). */
 void serve_handler(struct serve *srv, struct http_handler *handler);
+/* Start-up, once httpd_new() bound: the status page shows its addresses. */
+void serve_set_httpd(struct serve *srv, const struct httpd *h);
 
 #endif /* DAEMON_SERVE_H */

@@ -1,19 +1,26 @@
 /*
  * daemon/status.c: /status, the page an operator keeps open.
  *
- * One self-contained HTML page (inline style, no script, no outside
- * asset) that reloads itself every STATUS_REFRESH seconds: uptime,
- * requests and hit ratio over the last minutes, the cache against its
- * cap, the fills in flight with their waiters, each source's health, the
- * most missed build-ids and the last warnings.  Everything comes from
- * what the daemon keeps anyway (daemon/metrics.h, the flight table, the
+ * One self-contained HTML page (inline style and SVG, no script, no
+ * outside asset) that reloads itself every STATUS_REFRESH seconds:
+ * uptime, the server (configuration file, listen addresses, the disk
+ * against min-free-disk), charts of the last hour (requests per second,
+ * hit ratio, latency), requests and hit ratio over the last minutes, the
+ * cache against its cap, the fills in flight with their waiters, every
+ * configured source's health (local files, packages, each remote
+ * repository, the object store, each upstream), the most missed
+ * build-ids and the last warnings.  Everything comes from what the daemon
+ * keeps anyway (daemon/metrics.h, sources/repo.h, the flight table, the
  * index, the log's ring), read without locks on the request path; the
- * render runs on a worker, since the gauges count what the index holds.
+ * render runs on a worker, since the gauges count what the index holds
+ * and the disk is asked how full it is.
  *
  * Every string from outside (upstream names, build-ids, User-Agents, log
- * lines) is HTML-escaped.
+ * lines, repository errors) is HTML-escaped.
  */
 #include "daemon/status.h"
+
+#include <sys/statvfs.h>
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -25,11 +32,14 @@
 #include "cache/flight.h"
 #include "cache/index.h"
 #include "cache/misses.h"
+#include "cache/repoidx.h"
 #include "conf/config.h"
 #include "daemon/clock.h"
+#include "daemon/http.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
 #include "daemon/misses.h"
+#include "sources/repo.h"
 
 #define STATUS_REFRESH 10
 /* Rows of the tables that could grow without bound. */
@@ -50,9 +60,14 @@ static const char style[] =
     ".bar div{height:100%;background:#4a8}"
     ".bar.high div{background:#d84}"
     ".ok{color:#262}.bad{color:#b22;font-weight:bold}.warn{color:#a60}"
-    ".planned td{color:#888;font-style:italic}"
     ".none{color:#888}"
-    "ul.log{font-family:monospace;font-size:.9em;padding-left:1.2em}";
+    "ul.log{font-family:monospace;font-size:.9em;padding-left:1.2em}"
+    ".charts{display:flex;flex-wrap:wrap;gap:1em}"
+    "figure{margin:0;background:#fff;border:1px solid #ddd;padding:.4em}"
+    "figcaption{font-size:.9em;color:#444}"
+    "svg.chart rect.col{fill:#4a8}svg.chart rect.col.hits{fill:#48a}"
+    "svg.chart rect.col.lat{fill:#a84}svg.chart text{font-size:10px;"
+    "fill:#666}svg.chart line{stroke:#bbb}";
 
 /* fputs with HTML's special characters escaped. */
 static void
@@ -126,6 +141,175 @@ put_time(FILE *fp, int64_t t)
 	gmtime_r(&tt, &tm);
 	strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%SZ", &tm);
 	fputs(buf, fp);
+}
+
+/* -------------------------------------------------------------- server */
+
+/*
+ * The configuration file, the addresses listened on, and the cache's file
+ * system against min-free-disk (below it, eviction frees room and fills
+ * are refused rather than filling the disk).
+ */
+static void
+render_server(FILE *fp, const struct status_deps *sd)
+{
+	const struct config *cfg = sd->cfg;
+	const char *a;
+	struct statvfs vfs;
+	uint64_t avail, total;
+	unsigned pct;
+	size_t i;
+
+	fputs("<section id=\"server\"><h2>Server</h2>\n<table>\n"
+	      "<tr><th>configuration</th><td id=\"config-file\">",
+	    fp);
+	if (cfg->config_file != NULL) {
+		fputs("<code>", fp);
+		put_html(fp, cfg->config_file);
+		fputs("</code>", fp);
+	} else {
+		fputs("none: embedded defaults and the command line", fp);
+	}
+	fputs("</td></tr>\n<tr><th>listening on</th><td>", fp);
+	for (i = 0; i < cfg->nlisten; i++) {
+		a = sd->httpd != NULL ? httpd_address(sd->httpd, i) : NULL;
+		fputs(i > 0 ? "<br><code class=\"listen\">"
+			    : "<code class=\"listen\">",
+		    fp);
+		put_html(fp, a != NULL ? a : cfg->listen[i].text);
+		if (cfg->listen[i].tls)
+			fputs(" (TLS)", fp);
+		fputs("</code>", fp);
+	}
+	fputs("</td></tr>\n<tr><th>cache directory</th><td><code>", fp);
+	put_html(fp, cfg->cache_dir);
+	fputs("</code></td></tr>\n<tr><th>disk</th>", fp);
+	if (statvfs(cfg->cache_dir, &vfs) == 0 && vfs.f_blocks > 0) {
+		avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+		total = (uint64_t)vfs.f_blocks * vfs.f_frsize;
+		pct = (unsigned)(avail * 100 / total);
+		fprintf(fp, "<td id=\"disk-free\" class=\"%s\">",
+		    pct < cfg->min_free_disk ? "bad" : "ok");
+		put_bytes(fp, avail);
+		fputs(" free of ", fp);
+		put_bytes(fp, total);
+		fprintf(fp,
+		    " (%u%%); min-free-disk keeps %u%% free%s</td></tr>\n", pct,
+		    cfg->min_free_disk,
+		    pct < cfg->min_free_disk
+			? ": below it, the cache is evicted and new fills "
+			  "are refused"
+			: "");
+	} else {
+		fputs("<td id=\"disk-free\" class=\"warn\">unknown: the "
+		      "cache's "
+		      "file system does not say</td></tr>\n",
+		    fp);
+	}
+	fputs("</table></section>\n", fp);
+}
+
+/* -------------------------------------------------------------- charts */
+
+/* The charts' frame: one bar per minute, an hour from left to right. */
+#define CHART_W 600
+#define CHART_H 100
+#define CHART_BAR (CHART_W / METRICS_RECENT_MINUTES)
+#define CHART_TOP 12 /* room for the scale's label */
+
+/*
+ * One chart: an inline SVG of METRICS_RECENT_MINUTES bars, v[i] the value
+ * of the minute i minutes ago (none drawn for 0), scaled to top, each
+ * with a tooltip; unit says what a value is ("req/s").
+ */
+static void
+put_chart(FILE *fp, const char *id, const char *caption, const char *cls,
+    const double *v, double top, const char *fmt, const char *unit)
+{
+	double h;
+	int i, x;
+
+	fprintf(fp,
+	    "<figure><figcaption>%s</figcaption>\n<svg class=\"chart\" "
+	    "id=\"%s\" role=\"img\" width=\"%d\" height=\"%d\" "
+	    "viewBox=\"0 0 %d %d\" xmlns=\"http://www.w3.org/2000/svg\">"
+	    "<title>%s, the last hour</title>\n",
+	    caption, id, CHART_W, CHART_H + 14, CHART_W, CHART_H + 14, caption);
+	fprintf(fp, "<line x1=\"0\" y1=\"%d\" x2=\"%d\" y2=\"%d\"/>\n", CHART_H,
+	    CHART_W, CHART_H);
+	for (i = METRICS_RECENT_MINUTES - 1; i >= 0; i--) {
+		if (!(v[i] > 0) || !(top > 0))
+			continue;
+		h = v[i] / top * (CHART_H - CHART_TOP);
+		if (h < 1)
+			h = 1; /* something, however little, shows */
+		x = (METRICS_RECENT_MINUTES - 1 - i) * CHART_BAR;
+		fprintf(fp,
+		    "<rect class=\"col %s\" x=\"%d\" y=\"%.1f\" width=\"%d\" "
+		    "height=\"%.1f\"><title>",
+		    cls, x, CHART_H - h, CHART_BAR - 1, h);
+		if (i == 0)
+			fputs("this minute: ", fp);
+		else
+			fprintf(fp, "%d min ago: ", i);
+		fprintf(fp, fmt, v[i]);
+		fprintf(fp, " %s</title></rect>\n", unit);
+	}
+	fprintf(fp, "<text x=\"2\" y=\"9\">");
+	fprintf(fp, fmt, top);
+	fprintf(fp,
+	    " %s</text><text x=\"0\" y=\"%d\">60 min ago</text>"
+	    "<text x=\"%d\" y=\"%d\" text-anchor=\"end\">now</text>"
+	    "</svg></figure>\n",
+	    unit, CHART_H + 12, CHART_W, CHART_H + 12);
+}
+
+/*
+ * Requests per second, the hit ratio and the mean latency of each minute
+ * of the last hour (the minute under way counts the seconds it has had).
+ */
+static void
+render_charts(FILE *fp)
+{
+	struct metrics_minute m[METRICS_RECENT_MINUTES];
+	double rate[METRICS_RECENT_MINUTES], hits[METRICS_RECENT_MINUTES];
+	double lat[METRICS_RECENT_MINUTES], top_rate = 0, top_lat = 0,
+					    slowest = 0;
+	uint64_t n;
+	int i, k;
+
+	metrics_minutes(m);
+	for (i = 0; i < METRICS_RECENT_MINUTES; i++) {
+		for (n = 0, k = 0; k <= METRICS_BAD; k++)
+			n += m[i].results[k];
+		rate[i] = (double)n / (i == 0 ? clock_now() % 60 + 1 : 60);
+		hits[i] = n > 0
+		    ? 100.0 * (double)m[i].results[METRICS_HIT] / (double)n
+		    : 0;
+		lat[i] = m[i].timed > 0
+		    ? 1000 * m[i].seconds / (double)m[i].timed
+		    : 0;
+		if (rate[i] > top_rate)
+			top_rate = rate[i];
+		if (lat[i] > top_lat)
+			top_lat = lat[i];
+		if (m[i].max_seconds > slowest)
+			slowest = m[i].max_seconds;
+	}
+	fputs("<section id=\"charts\"><h2>The last hour</h2>\n"
+	      "<div class=\"charts\">\n",
+	    fp);
+	put_chart(fp, "chart-requests", "Requests per second", "", rate,
+	    top_rate, "%.2f", "req/s");
+	put_chart(fp, "chart-hits", "Hit ratio", "hits", hits, 100, "%.0f",
+	    "%");
+	put_chart(fp, "chart-latency", "Mean latency", "lat", lat, top_lat,
+	    "%.1f", "ms");
+	fprintf(fp,
+	    "</div>\n<p class=\"sub\">One bar a minute.  The slowest answer "
+	    "of the hour took <span id=\"slowest\">%.3f</span> s.</p>"
+	    "</section>\n",
+	    slowest);
 }
 
 /* ------------------------------------------------------------ requests */
@@ -417,27 +601,140 @@ render_upstreams(FILE *fp, const struct config *cfg)
 	}
 }
 
+/* "in 5m 3s" or "4m ago" of t against now. */
 static void
-render_sources(FILE *fp, const struct config *cfg,
+put_when(FILE *fp, int64_t t, int64_t now)
+{
+	if (t > now) {
+		fputs("in ", fp);
+		put_duration(fp, t - now);
+	} else {
+		put_duration(fp, now - t);
+		fputs(" ago", fp);
+	}
+}
+
+/*
+ * Each remote repository: its refreshes (state, the last one and its
+ * result, the next one), what its index holds, and its breaker.
+ */
+static void
+render_repos(FILE *fp, const struct status_deps *sd)
+{
+	static const char *const cls[] = { "warn", "warn", "ok", "bad" };
+	static const char *const said[] = { "not refreshed yet", "refreshing",
+		"refreshed", "refresh failed" };
+	struct repos_state rs;
+	struct repoidx_state is;
+	int64_t now = clock_now();
+	int reading;
+	size_t i;
+
+	if (sd->cfg->repos.n == 0) {
+		fputs("<tr id=\"source-repositories\"><td>remote "
+		      "repositories</td><td class=\"none\">none "
+		      "configured</td><td></td></tr>\n",
+		    fp);
+		return;
+	}
+	reading = sd->rd != NULL && index_reader_begin(sd->rd) == 0;
+	for (i = 0; repos_state(sd->repos, i, &rs) == 0; i++) {
+		fprintf(fp,
+		    "<tr class=\"repo\" id=\"repo-%zu\"><td>repository "
+		    "<code>",
+		    i);
+		put_html(fp, rs.name);
+		fprintf(fp, "</code></td><td class=\"%s state\">%s</td><td>",
+		    cls[rs.state], said[rs.state]);
+		if (rs.last_end != 0) {
+			fputs("last refresh ended ", fp);
+			put_when(fp, rs.last_end, now);
+			if (rs.state == REPOS_FAILED) {
+				fputs(": <span class=\"bad why\">", fp);
+				put_html(fp, rs.why);
+				fputs("</span>", fp);
+			}
+			fputs("; ", fp);
+		}
+		if (rs.last_ok != 0 && rs.last_ok != rs.last_end) {
+			fputs("last success ", fp);
+			put_when(fp, rs.last_ok, now);
+			fputs("; ", fp);
+		}
+		fputs("next refresh ", fp);
+		if (rs.next != 0)
+			put_when(fp, rs.next, now);
+		else
+			fputs("on SIGUSR1 only (repo-refresh 0)", fp);
+		if (reading && repoidx_state(sd->rd, rs.key, &is) == 0)
+			fprintf(fp,
+			    "; <span class=\"ids\">%" PRIu64
+			    "</span> build-ids "
+			    "in %" PRIu64 " packages",
+			    is.ids, is.pkgs);
+		if (rs.open_until > now) {
+			fputs("; <span class=\"bad\">breaker open</span>: "
+			      "its packages are skipped for ",
+			    fp);
+			put_duration(fp, rs.open_until - now);
+		}
+		fputs("</td></tr>\n", fp);
+	}
+	if (reading)
+		index_reader_end(sd->rd);
+}
+
+/* The object store: its breaker, its credentials, its queue, its counts. */
+static void
+render_store(FILE *fp)
+{
+	static const char *const cls[] = { "ok", "bad", "warn" };
+	static const char *const creds[] = { "refused", "accepted",
+		"not checked yet" };
+	struct metrics_store_state st;
+	int b;
+
+	metrics_store_read(&st);
+	if (st.name == NULL) {
+		fputs("<tr id=\"source-object-store\"><td>object store</td>"
+		      "<td class=\"none\">none configured</td><td></td></tr>\n",
+		    fp);
+		return;
+	}
+	b = st.breaker >= 0 && st.breaker <= 2 ? st.breaker : 0;
+	fputs("<tr id=\"source-object-store\"><td>object store <code>", fp);
+	put_html(fp, st.name);
+	fprintf(fp,
+	    "</code></td><td class=\"%s breaker\">breaker %s</td><td>"
+	    "credentials %s; uploads: <span id=\"store-waiting\">%u</span> "
+	    "waiting, <span id=\"store-running\">%u</span> running, %" PRIu64
+	    " done, %" PRIu64 " failed, %" PRIu64 " dropped; lookups: %" PRIu64
+	    " hits, %" PRIu64 " misses, %" PRIu64 " errors; %" PRIu64
+	    " corrupt objects deleted</td></tr>\n",
+	    cls[b], metrics_breaker_name(b),
+	    creds[st.credentials == 1     ? 1
+		    : st.credentials == 0 ? 0
+					  : 2],
+	    st.waiting, st.running, st.counts[METRICS_STORE_UPLOADED],
+	    st.counts[METRICS_STORE_UPLOAD_FAILED],
+	    st.counts[METRICS_STORE_DROPPED], st.counts[METRICS_STORE_HIT],
+	    st.counts[METRICS_STORE_MISS], st.counts[METRICS_STORE_ERROR],
+	    st.counts[METRICS_STORE_CORRUPT]);
+}
+
+/* In the resolver's order: local, packages, repositories, store, upstreams. */
+static void
+render_sources(FILE *fp, const struct status_deps *sd,
     const struct metrics_gauges *g)
 {
 	fputs("<section id=\"sources\"><h2>Sources</h2>\n<table>"
 	      "<tr><th>source</th><th>state</th><th>detail</th></tr>\n",
 	    fp);
-	render_local(fp, cfg, g);
-	render_upstreams(fp, cfg);
-	/*
-	 * Room for the sources the design names that this version does not
-	 * have: said so, never shown as if they were there.
-	 */
-	fputs("<tr class=\"planned\" id=\"source-repositories\"><td>remote "
-	      "repositories</td><td>-</td><td>not in this version of "
-	      "dbgmirror</td></tr>\n"
-	      "<tr class=\"planned\" id=\"source-object-store\"><td>object "
-	      "store</td><td>-</td><td>not in this version of "
-	      "dbgmirror</td></tr>\n"
-	      "</table></section>\n",
-	    fp);
+	render_local(fp, sd->cfg, g);
+	render_repos(fp, sd);
+	render_store(fp);
+	render_upstreams(fp, sd->cfg);
+	fputs("</table></section>\n", fp);
 }
 
 /* -------------------------------------------------------------- misses */
@@ -526,13 +823,12 @@ render_errors(FILE *fp)
 }
 
 char *
-status_render(const struct config *cfg, struct flight_table *ft,
-    struct index_reader *rd, size_t *len)
+status_render(const struct status_deps *sd, size_t *len)
 {
 	struct metrics_gauges g;
 	char *buf = NULL;
 	size_t size = 0;
-	int64_t started = metrics_start_time(), now = (int64_t)time(NULL);
+	int64_t started = metrics_start_time(), now = clock_now();
 	FILE *fp;
 	int failed;
 
@@ -555,11 +851,13 @@ status_render(const struct config *cfg, struct flight_table *ft,
 	    "; connections open: <span id=\"connections\">%" PRIu64 "</span>; "
 	    "this page reloads every %d s.</p>\n",
 	    g.connections, STATUS_REFRESH);
+	render_server(fp, sd);
+	render_charts(fp);
 	render_requests(fp);
-	render_cache(fp, cfg, &g);
-	render_fills(fp, ft, &g);
-	render_sources(fp, cfg, &g);
-	render_misses(fp, rd, &g);
+	render_cache(fp, sd->cfg, &g);
+	render_fills(fp, sd->ft, &g);
+	render_sources(fp, sd, &g);
+	render_misses(fp, sd->rd, &g);
 	render_errors(fp);
 	fputs("</body></html>\n", fp);
 	failed = ferror(fp);

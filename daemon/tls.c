@@ -74,6 +74,7 @@ tls_ctx_new(const struct config_listen *l, char *err, size_t errlen)
 		if (!l->client_cert_optional)
 			mode |= SSL_VERIFY_FAIL_IF_NO_PEER_CERT;
 		SSL_CTX_set_verify(ctx, mode, NULL);
+		SSL_CTX_set_app_data(ctx, l->client_ca);
 	}
 	return ctx;
 fail:
@@ -100,6 +101,12 @@ tls_peer_subject(SSL *ssl, char *buf, size_t len)
 		buf[n > 0 ? n : 0] = '\0';
 	}
 	BIO_free(mem);
+}
+
+const char *
+tls_peer_ca(SSL *ssl)
+{
+	return SSL_CTX_get_app_data(SSL_get_SSL_CTX(ssl));
 }
 
 int

@@ -20,7 +20,7 @@
 /* Seconds to a connection to the daemon. */
 #define CONNECT_TIMEOUT 10
 
-struct item {
+struct batch_item {
 	struct batch *b;
 	char *url;
 	batch_done_fn done;
@@ -36,7 +36,7 @@ struct item {
 struct batch {
 	CURLM *multi;
 	unsigned jobs;
-	struct item **q; /* queued and running, in order */
+	struct batch_item **q; /* queued and running, in order */
 	size_t n, cap;
 	size_t next; /* the first not started */
 	unsigned running;
@@ -63,7 +63,7 @@ batch_new(unsigned jobs, char *err, size_t errlen)
 }
 
 static void
-item_free(struct item *it)
+item_free(struct batch_item *it)
 {
 	if (it->easy != NULL) {
 		curl_multi_remove_handle(it->b->multi, it->easy);
@@ -92,7 +92,7 @@ batch_free(struct batch *b)
 int
 batch_add(struct batch *b, const char *url, batch_done_fn done, void *arg)
 {
-	struct item *it, **q;
+	struct batch_item *it, **q;
 	size_t cap;
 
 	if (b->n == b->cap) {
@@ -120,7 +120,7 @@ batch_add(struct batch *b, const char *url, batch_done_fn done, void *arg)
 static size_t
 header_cb(char *buf, size_t size, size_t nitems, void *arg)
 {
-	struct item *it = arg;
+	struct batch_item *it = arg;
 	size_t n = size * nitems, v;
 
 	if (n >= 5 && strncmp(buf, "HTTP/", 5) == 0) {
@@ -139,7 +139,7 @@ header_cb(char *buf, size_t size, size_t nitems, void *arg)
 static size_t
 write_cb(char *buf, size_t size, size_t nitems, void *arg)
 {
-	struct item *it = arg;
+	struct batch_item *it = arg;
 
 	(void)buf;
 	if (it->hit && it->status == 200) {
@@ -151,7 +151,7 @@ write_cb(char *buf, size_t size, size_t nitems, void *arg)
 }
 
 static int
-item_start(struct item *it)
+item_start(struct batch_item *it)
 {
 	CURL *e;
 
@@ -177,7 +177,7 @@ item_start(struct item *it)
 
 /* Tell the caller how it ended, and forget it. */
 static void
-item_end(struct item *it, CURLcode rc)
+item_end(struct batch_item *it, CURLcode rc)
 {
 	struct batch_result r;
 
@@ -196,7 +196,7 @@ batch_run(struct batch *b, void (*tick)(void *arg), void *arg, char *err,
     size_t errlen)
 {
 	struct CURLMsg *m;
-	struct item *it;
+	struct batch_item *it;
 	size_t i;
 	int still, left;
 	CURLMcode mc;

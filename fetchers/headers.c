@@ -5,6 +5,10 @@
  * answer of a transfer: the interim ones (100 Continue), each redirect,
  * then the final answer.  So a status line starts everything over.  Lines
  * are taken as bytes with a length, never as C strings.
+ *
+ * X-DEBUGINFOD-FILE, -ARCHIVE and -IMASIGNATURE are the values the server
+ * interprets (REFERENCE: the file, its package, its IMA signature); any
+ * other X-DEBUGINFOD-* line is relayed as it came, as debuginfod does.
  */
 #include "fetchers/headers.h"
 
@@ -17,7 +21,9 @@ headers_reset(struct headers *h)
 	h->code = 0;
 	h->range_start = -1;
 	h->date[0] = '\0';
+	h->file[0] = h->archive[0] = h->imasig[0] = '\0';
 	h->keeplen = 0;
+	h->kept = 0;
 	h->date_meta = 0;
 }
 
@@ -80,16 +86,32 @@ is_token_byte(unsigned char c)
 	return c > 0x20 && c < 0x7f && strchr("\"(),/:;<=>?@[\\]{}", c) == NULL;
 }
 
+/* The value h keeps of the header name[0..len), or NULL for a line. */
+static char *
+field_of(struct headers *h, const char *name, size_t len)
+{
+	if (len == 17 && strncasecmp(name, "x-debuginfod-file", len) == 0)
+		return h->file;
+	if (len == 20 && strncasecmp(name, "x-debuginfod-archive", len) == 0)
+		return h->archive;
+	if (len == 25 &&
+	    strncasecmp(name, "x-debuginfod-imasignature", len) == 0)
+		return h->imasig;
+	return NULL;
+}
+
 /*
- * Append an X-DEBUGINFOD-* line to h->keep when it may be replayed as it
- * is: a token before the colon, so that our answer stays well-formed, and
- * no control or 8-bit byte after it.
+ * Take an X-DEBUGINFOD-* line when it may be replayed as it is: a token
+ * before the colon, so that our answer stays well-formed, and no control
+ * or 8-bit byte after it.  The first of a field the server interprets
+ * goes to its value, any other line to h->keep.
  */
 static void
 keep_header(struct headers *h, const char *line, size_t n, int upper)
 {
 	static const char prefix[] = "x-debuginfod-";
-	const char *colon;
+	const char *colon, *v, *end;
+	char *field;
 	size_t name, i;
 
 	while (n > 0 && (line[n - 1] == '\n' || line[n - 1] == '\r'))
@@ -110,8 +132,20 @@ keep_header(struct headers *h, const char *line, size_t n, int upper)
 		if (((unsigned char)line[i] < 0x20 && line[i] != '\t') ||
 		    (unsigned char)line[i] >= 0x7f)
 			return;
-	if (h->keeplen + n + 2 > sizeof(h->keep))
+	if (h->kept + n + 2 > UPSTREAM_HEADERS_MAX)
 		return;
+	h->kept += n + 2;
+	if ((field = field_of(h, line, name)) != NULL && field[0] == '\0') {
+		for (v = colon + 1; v < line + n && (*v == ' ' || *v == '\t');
+		     v++)
+			;
+		for (end = line + n;
+		     end > v && (end[-1] == ' ' || end[-1] == '\t'); end--)
+			;
+		memcpy(field, v, (size_t)(end - v));
+		field[end - v] = '\0';
+		return;
+	}
 	memcpy(h->keep + h->keeplen, line, n);
 	for (i = 0; upper && i < name; i++)
 		if (h->keep[h->keeplen + i] >= 'a' &&
@@ -170,4 +204,37 @@ headers_line(struct headers *h, const char *p, size_t n, const char **value,
 	if (!h->amz_meta)
 		keep_header(h, p, n, 0);
 	return HEADERS_FIELD;
+}
+
+/* Append "name: value\r\n" at *len when it fits in cap; *len grows anyway. */
+static void
+put_line(char *buf, size_t cap, size_t *len, const char *name,
+    const char *value)
+{
+	size_t n = strlen(name), v = strlen(value);
+
+	if (buf != NULL && *len + n + v + 4 <= cap) {
+		memcpy(buf + *len, name, n);
+		memcpy(buf + *len + n, ": ", 2);
+		memcpy(buf + *len + n + 2, value, v);
+		memcpy(buf + *len + n + 2 + v, "\r\n", 2);
+	}
+	*len += n + v + 4;
+}
+
+size_t
+headers_format(char *buf, size_t cap, const char *file, const char *archive,
+    const char *imasig, const char *extra, size_t extra_len)
+{
+	size_t len = 0;
+
+	if (file != NULL && file[0] != '\0')
+		put_line(buf, cap, &len, "X-DEBUGINFOD-FILE", file);
+	if (archive != NULL && archive[0] != '\0')
+		put_line(buf, cap, &len, "X-DEBUGINFOD-ARCHIVE", archive);
+	if (imasig != NULL && imasig[0] != '\0')
+		put_line(buf, cap, &len, "X-DEBUGINFOD-IMASIGNATURE", imasig);
+	if (extra != NULL && buf != NULL && len + extra_len <= cap)
+		memcpy(buf + len, extra, extra_len);
+	return len + (extra != NULL ? extra_len : 0);
 }

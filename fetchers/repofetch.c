@@ -1,6 +1,9 @@
 /*
  * fetchers/repofetch.c: one GET of a repository file into a descriptor,
- * on a curlev loop (see fetchers/repofetch.h).
+ * on a curlev loop (see fetchers/repofetch.h).  The head of each answer
+ * (a redirect's too) is read line by line with headers_line, which says
+ * when a line is the Location of a 3xx; that one goes to the redirect
+ * policy before libcurl follows it.
  */
 #include "fetchers/repofetch.h"
 
@@ -13,6 +16,7 @@
 #include <unistd.h>
 
 #include "fetchers/curlev.h"
+#include "fetchers/headers.h"
 
 struct repofetch {
 	struct curlev *cv;
@@ -20,12 +24,16 @@ struct repofetch {
 	struct curl_slist *hdrs;
 	int fd;
 	uint64_t max_size;
+	char *url; /* the first asked: a redirect's origin */
+	const struct redirect_policy *redirects;
+	struct headers head; /* of the answer arriving */
 	int write_failed;
 	void (*progress)(void *arg, uint64_t bytes);
 	repofetch_done_fn done;
 	void *arg;
 	struct repofetch_result r;
 	char errbuf[CURL_ERROR_SIZE];
+	char why[300]; /* a redirect refused */
 };
 
 static size_t
@@ -68,6 +76,21 @@ header_cb(char *p, size_t size, size_t n, void *arg)
 	size_t len = size * n, vl;
 	const char *v;
 
+	switch (headers_line(&rf->head, p, len, &v, &vl)) {
+	case HEADERS_STATUS:
+		/* A new answer (after a redirect): its own ETag or none. */
+		rf->r.etag[0] = '\0';
+		return len;
+	case HEADERS_LOCATION:
+		if (!redirect_allowed(rf->redirects, rf->easy, rf->url, v, vl,
+			"repo-redirects", rf->why, sizeof(rf->why))) {
+			rf->r.error = rf->why;
+			return 0; /* libcurl ends the transfer */
+		}
+		return len;
+	case HEADERS_FIELD:
+		break;
+	}
 	if (len > 5 && strncasecmp(p, "ETag:", 5) == 0) {
 		v = p + 5;
 		while (*v == ' ')
@@ -112,10 +135,14 @@ repofetch_get(struct curlev *cv, const struct repofetch_opts *o,
 
 	if ((rf = calloc(1, sizeof(*rf))) == NULL)
 		return NULL;
-	if ((rf->easy = curl_easy_init()) == NULL) {
+	if ((rf->url = strdup(url)) == NULL ||
+	    (rf->easy = curl_easy_init()) == NULL) {
+		free(rf->url);
 		free(rf);
 		return NULL;
 	}
+	rf->redirects = &o->redirects;
+	headers_reset(&rf->head);
 	rf->cv = cv;
 	rf->fd = fd;
 	rf->max_size = o->max_size;
@@ -130,9 +157,7 @@ repofetch_get(struct curlev *cv, const struct repofetch_opts *o,
 	curl_easy_setopt(rf->easy, CURLOPT_URL, url);
 	curl_easy_setopt(rf->easy, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(rf->easy, CURLOPT_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(rf->easy, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-	curl_easy_setopt(rf->easy, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(rf->easy, CURLOPT_MAXREDIRS, 5L);
+	redirect_setup(rf->easy);
 	curl_easy_setopt(rf->easy, CURLOPT_USERAGENT, o->user_agent);
 	curl_easy_setopt(rf->easy, CURLOPT_CONNECTTIMEOUT,
 	    (long)o->connect_timeout);
@@ -161,6 +186,7 @@ repofetch_get(struct curlev *cv, const struct repofetch_opts *o,
 	if (curlev_add(cv, rf->easy, done_cb, rf) == -1) {
 		curl_slist_free_all(rf->hdrs);
 		curl_easy_cleanup(rf->easy);
+		free(rf->url);
 		free(rf);
 		return NULL;
 	}
@@ -175,6 +201,7 @@ repofetch_cancel(struct repofetch *rf)
 	curlev_remove(rf->cv, rf->easy);
 	curl_easy_cleanup(rf->easy);
 	curl_slist_free_all(rf->hdrs);
+	free(rf->url);
 	free(rf);
 }
 

@@ -5,14 +5,18 @@
  * call on the loop of a curlev, the body written to a descriptor as it
  * arrives, with the conditional headers of the copy already held
  * (If-None-Match, If-Modified-Since) and deadlines: connect, a stall (no
- * byte for stall seconds) and the whole transfer.  Runs on the curlev's
- * loop thread; done is called there, once.
+ * byte for stall seconds) and the whole transfer.  Redirects are followed
+ * as the options' policy says (fetchers/redirect.h, repo-redirects), as
+ * upstreams' are.  Runs on the curlev's loop thread; done is called
+ * there, once.
  */
 #ifndef FETCHERS_REPOFETCH_H
 #define FETCHERS_REPOFETCH_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "fetchers/redirect.h"
 
 struct curlev;
 struct repofetch;
@@ -23,13 +27,15 @@ struct repofetch_opts {
 	const char *user_agent;
 	unsigned connect_timeout, stall_timeout, timeout; /* seconds */
 	uint64_t max_size; /* bytes of body accepted */
+	struct redirect_policy redirects; /* its listeners borrowed */
 };
 
 /* How a transfer ended. */
 struct repofetch_result {
 	long status; /* HTTP status; 0: no answer */
 	uint64_t bytes; /* body bytes written */
-	const char *error; /* NULL, or why it failed (no answer, a write...) */
+	/* NULL, or why it failed (no answer, a write, a redirect refused) */
+	const char *error;
 	int timeout; /* it failed for a deadline */
 	char etag[256]; /* of the answer; "" when none */
 	int64_t last_modified; /* of the answer; -1 when none */
@@ -46,7 +52,8 @@ void repofetch_loop_free(struct curlev *cv);
 
 /*
  * GET url into fd (written with write(2) from its current offset); etag
- * and ims (-1: none) make it conditional.  progress (may be NULL) is told
+ * and ims (-1: none) make it conditional.  o (its policy read at each
+ * redirect) must outlive the transfer.  progress (may be NULL) is told
  * the bytes written so far after each piece.  NULL when it cannot start.
  */
 struct repofetch *repofetch_get(struct curlev *cv,

@@ -11,10 +11,15 @@
  * initiate (POST ?uploads=), each part (PUT ?partNumber=N&uploadId=U, the
  * part's ETag kept), complete (POST ?uploadId=U with the list); a failure
  * on the way aborts it (DELETE ?uploadId=U) so that no parts linger.
- * store_plan sizes the parts within S3's limits.  A purge is a chain too:
+ * s3_plan sizes the parts within S3's limits.  A purge is a chain too:
  * a page of the listing (GET ?list-type=2, at most 1000 keys), a
  * DeleteObjects of those keys (POST ?delete=), the next page by its
- * continuation token, until the listing is not truncated.
+ * continuation token, until the listing is not truncated.  A store may
+ * lie: the chain ends with an error at a continuation token it gave
+ * before, at a page whose keys do not come after the last page's (S3
+ * lists in key order), and past PURGE_PAGES_MAX pages; and only keys under
+ * the exact prefix, in the names this server gives objects, are ever
+ * deleted.  Every XML answer is read with expat (fetchers/s3xml.h).
  * Query parameters are written sorted and escaped, as libcurl 7.88 signs
  * them as given.
  */
@@ -32,6 +37,7 @@
 
 #include "autoconf.h"
 #include "fetchers/curlev.h"
+#include "fetchers/s3xml.h"
 
 /* S3's limits: a single PUT, a part, the parts of an object, an object. */
 #define SINGLE_PUT_MAX (5ULL << 30)
@@ -39,8 +45,11 @@
 #define PART_MAX (5ULL << 30)
 #define PARTS_MAX 10000
 #define OBJECT_SIZE_MAX (5ULL << 40)
-/* A continuation token kept, escaped. */
-#define TOKEN_MAX 2048
+/*
+ * Pages of one purge's listing at most: 10 million keys, far more than the
+ * objects of one build-id, and an end to a store that never says done.
+ */
+#define PURGE_PAGES_MAX 10000
 /* Bytes of a store's answer body kept (an upload id, an error). */
 #define REPLY_MAX 4096
 #define NAME_MAX_LEN 2048
@@ -81,15 +90,20 @@ struct s3_req {
 	char upload_id[512]; /* escaped */
 	char **etags; /* per part */
 	unsigned parts, part; /* part counts from 1 */
-	uint64_t part_size; /* store_plan's */
+	uint64_t part_size; /* s3_plan's */
 	char *body; /* the complete request's */
 	char *reply; /* NUL-terminated */
 	size_t replylen, replymax;
 	s3_purge_fn purged; /* a purge's, instead of done */
-	char *prefix; /* a purge's, escaped for the query */
+	char *prefix; /* a purge's, as given */
+	char *qprefix; /* ... escaped for the query */
 	char *token; /* its next page's continuation token, escaped */
-	char **keys; /* its page's keys, as the listing gave them (XML) */
+	char **keys; /* its page's keys to delete, decoded */
 	size_t nkeys;
+	char *last; /* the last key listed so far */
+	unsigned char (*seen)[32]; /* SHA-256 of each token given so far */
+	unsigned pages;
+	uint64_t outside; /* keys listed that are not under the prefix */
 	int more; /* the listing has another page */
 	uint64_t deleted;
 	char md5[32]; /* the Content-MD5 of a DeleteObjects body */
@@ -97,7 +111,7 @@ struct s3_req {
 	int ok_404; /* a deletion: gone is done */
 	int failed; /* an abort after this failure */
 	long status;
-	char why[160];
+	char why[320];
 	s3_done_fn done;
 	void *arg;
 };
@@ -195,7 +209,10 @@ req_free(struct s3_req *r)
 	free(r->etags);
 	keys_free(r);
 	free(r->prefix);
+	free(r->qprefix);
 	free(r->token);
+	free(r->last);
+	free(r->seen);
 	free(r->meta);
 	free(r->body);
 	free(r->reply);
@@ -265,25 +282,6 @@ req_header_cb(char *p, size_t size, size_t n, void *arg)
 		r->etag[strcspn(r->etag, "\r\n")] = '\0';
 	}
 	return len;
-}
-
-/* The text between <tag> and </tag> in s, into out; -1 when none. */
-static int
-xml_value(const char *s, const char *tag, char *out, size_t len)
-{
-	char open[64], close[64];
-	const char *b, *e;
-
-	snprintf(open, sizeof(open), "<%s>", tag);
-	snprintf(close, sizeof(close), "</%s>", tag);
-	if ((b = strstr(s, open)) == NULL)
-		return -1;
-	b += strlen(open);
-	if ((e = strstr(b, close)) == NULL || (size_t)(e - b) >= len)
-		return -1;
-	memcpy(out, b, (size_t)(e - b));
-	out[e - b] = '\0';
-	return 0;
 }
 
 static void req_done_cb(CURL *easy, CURLcode rc, void *arg);
@@ -369,6 +367,19 @@ req_start(struct s3_req *r, const char *method, const char *query, int upload,
 	return 0;
 }
 
+/*
+ * 1 when the answer to a multipart completion says it completed: an XML
+ * document, whole (not cut at REPLY_MAX), without an <Error>.
+ */
+static int
+complete_ok(const struct s3_req *r)
+{
+	struct s3xml_error e;
+
+	return r->replylen < r->replymax &&
+	    s3xml_error(r->reply, r->replylen, &e) == 0;
+}
+
 /* r's transfer ended with rc: judge it, then go on with the next. */
 static void
 req_done_cb(CURL *easy, CURLcode rc, void *arg)
@@ -387,13 +398,12 @@ req_done_cb(CURL *easy, CURLcode rc, void *arg)
 		    curl_easy_strerror(rc));
 		r->status = 0;
 	} else if (code / 100 != 2 && !(code == 404 && r->ok_404)) {
-		char err[64] = "";
+		struct s3xml_error e;
 
-		xml_value(r->reply, "Code", err, sizeof(err));
+		s3xml_error(r->reply, r->replylen, &e);
 		snprintf(r->why, sizeof(r->why), "%s: HTTP %ld%s%s",
-		    r->st->c.name, code, err[0] != '\0' ? " " : "", err);
-	} else if (r->phase == PHASE_COMPLETE &&
-	    strstr(r->reply, "<Error>") != NULL) {
+		    r->st->c.name, code, e.code[0] != '\0' ? " " : "", e.code);
+	} else if (r->phase == PHASE_COMPLETE && !complete_ok(r)) {
 		/* S3 may say 200 and fail in the body. */
 		snprintf(r->why, sizeof(r->why),
 		    "%s: completing the upload "
@@ -427,6 +437,23 @@ start_part(struct s3_req *r)
 	return req_start(r, "PUT", q, 1, NULL);
 }
 
+/* Append s to b (o bytes used of len) with XML's five escapes. */
+static size_t
+xml_escaped(char *b, size_t o, size_t len, const char *s)
+{
+	static const char *const ent[] = { "&amp;", "&lt;", "&gt;", "&quot;",
+		"&apos;" };
+	static const char chr[] = "&<>\"'";
+	const char *c;
+
+	for (; *s != '\0'; s++) {
+		c = strchr(chr, *s);
+		o += (size_t)snprintf(b + o, len - o, "%s",
+		    c != NULL ? ent[c - chr] : (char[]){ *s, '\0' });
+	}
+	return o;
+}
+
 static int
 start_complete(struct s3_req *r)
 {
@@ -435,43 +462,20 @@ start_complete(struct s3_req *r)
 	char q[600];
 
 	for (i = 0; i < r->parts; i++)
-		len += 80 + strlen(r->etags[i]);
+		len += 80 + 6 * strlen(r->etags[i]);
 	if ((r->body = malloc(len)) == NULL)
 		return -1;
 	o = (size_t)snprintf(r->body, len, "<CompleteMultipartUpload>");
-	for (i = 0; i < r->parts; i++)
+	/* An ETag is the store's header: escaped like any text. */
+	for (i = 0; i < r->parts; i++) {
 		o += (size_t)snprintf(r->body + o, len - o,
-		    "<Part><PartNumber>%u</PartNumber><ETag>%s</ETag></Part>",
-		    i + 1, r->etags[i]);
+		    "<Part><PartNumber>%u</PartNumber><ETag>", i + 1);
+		o = xml_escaped(r->body, o, len, r->etags[i]);
+		o += (size_t)snprintf(r->body + o, len - o, "</ETag></Part>");
+	}
 	snprintf(r->body + o, len - o, "</CompleteMultipartUpload>");
 	snprintf(q, sizeof(q), "uploadId=%s", r->upload_id);
 	return req_start(r, "POST", q, 0, r->body);
-}
-
-/* The five entities XML escapes, back to their characters, in place. */
-static void
-xml_unescape(char *s)
-{
-	static const char *const ent[] = { "&amp;", "&lt;", "&gt;", "&quot;",
-		"&apos;" };
-	static const char chr[] = "&<>\"'";
-	char *o = s;
-	size_t i, n;
-
-	while (*s != '\0') {
-		for (i = 0; *s == '&' && i < 5; i++) {
-			n = strlen(ent[i]);
-			if (strncmp(s, ent[i], n) == 0)
-				break;
-		}
-		if (*s == '&' && i < 5) {
-			*o++ = chr[i];
-			s += strlen(ent[i]);
-		} else {
-			*o++ = *s++;
-		}
-	}
-	*o = '\0';
 }
 
 /* A purge's next page of the listing, after r->token when there is one. */
@@ -479,7 +483,7 @@ static int
 start_list(struct s3_req *r)
 {
 	size_t len =
-	    strlen(r->prefix) + 64 + (r->token != NULL ? strlen(r->token) : 0);
+	    strlen(r->qprefix) + 64 + (r->token != NULL ? strlen(r->token) : 0);
 	char *q;
 	int rc;
 
@@ -489,53 +493,141 @@ start_list(struct s3_req *r)
 	snprintf(q, len, "%s%s%slist-type=2&prefix=%s",
 	    r->token != NULL ? "continuation-token=" : "",
 	    r->token != NULL ? r->token : "", r->token != NULL ? "&" : "",
-	    r->prefix);
+	    r->qprefix);
 	rc = req_start(r, "GET", q, 0, NULL);
 	free(q);
 	return rc;
 }
 
 /*
- * The keys of a listing's page into r->keys (as the XML gives them: the
- * DeleteObjects body takes them so), whether there is another page into
- * r->more and its token into r->token.  -1 when it cannot be read.
+ * 1 when key is one the purge may delete: under the prefix, and spelled
+ * as this server names objects (letters, digits, - . _ ~ and '/', no
+ * empty, "." or ".." component), so that no key another writer made can
+ * be reached through a store that lists what it should not.
+ */
+static int
+key_deletable(const char *prefix, const char *key)
+{
+	size_t n = strlen(prefix), i;
+	const char *c;
+
+	if (strncmp(key, prefix, n) != 0 || key[n] == '\0')
+		return 0;
+	for (i = 0; key[i] != '\0'; i++) {
+		unsigned char ch = (unsigned char)key[i];
+
+		if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+			(ch >= '0' && ch <= '9') || ch == '-' || ch == '.' ||
+			ch == '_' || ch == '~' || ch == '/'))
+			return 0;
+	}
+	for (c = key + n; *c != '\0'; c += i + (c[i] == '/')) {
+		i = strcspn(c, "/");
+		if (i == 0 || (i == 1 && c[0] == '.') ||
+		    (i == 2 && c[0] == '.' && c[1] == '.'))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Take a page of the listing: the keys to delete into r->keys (those
+ * under the prefix; the others counted in r->outside), whether there is
+ * another page into r->more and its token into r->token.  -1 with
+ * r->why when the page cannot be read or the listing is not going
+ * forward: a token given before, a key not after the last page's, more
+ * pages than PURGE_PAGES_MAX.
  */
 static int
 list_page(struct s3_req *r)
 {
-	const char *p = r->reply, *b, *e;
-	char tok[TOKEN_MAX];
-	char **v;
-	size_t n;
+	struct s3xml_page pg;
+	unsigned char md[EVP_MAX_MD_SIZE], (*seen)[32];
+	unsigned mdlen = 0, i;
+	char err[120];
+	size_t k, n;
 
 	keys_free(r);
 	free(r->token);
 	r->token = NULL;
 	/* A page cut by REPLY_MAX would lose keys. */
-	if (r->replylen >= r->replymax)
+	if (r->replylen >= r->replymax ||
+	    s3xml_page(r->reply, r->replylen, &pg, err, sizeof(err)) == -1) {
+		snprintf(r->why, sizeof(r->why),
+		    "%s: a listing it cannot read%s%s", r->st->c.name,
+		    r->replylen >= r->replymax ? "" : ": ",
+		    r->replylen >= r->replymax ? "" : err);
+		if (r->replylen < r->replymax)
+			s3xml_page_free(&pg);
 		return -1;
-	while ((b = strstr(p, "<Key>")) != NULL &&
-	    (e = strstr(b, "</Key>")) != NULL) {
-		b += 5;
-		if ((v = realloc(r->keys, (r->nkeys + 1) * sizeof(*v))) == NULL)
-			return -1;
-		r->keys = v;
-		if ((v[r->nkeys] = strndup(b, (size_t)(e - b))) == NULL)
-			return -1;
-		r->nkeys++;
-		p = e;
 	}
-	r->more = strstr(r->reply, "<IsTruncated>true") != NULL;
-	if (!r->more)
+	if (++r->pages > PURGE_PAGES_MAX) {
+		snprintf(r->why, sizeof(r->why),
+		    "%s: the listing goes on past %u pages", r->st->c.name,
+		    PURGE_PAGES_MAX);
+		goto fail;
+	}
+	if (pg.nkeys > 0 && r->last != NULL &&
+	    strcmp(pg.keys[0], r->last) <= 0) {
+		snprintf(r->why, sizeof(r->why),
+		    "%s: the listing does not move forward (a page starts "
+		    "at or before the last one's end)",
+		    r->st->c.name);
+		goto fail;
+	}
+	if (pg.nkeys > 0) {
+		free(r->last);
+		if ((r->last = strdup(pg.keys[pg.nkeys - 1])) == NULL)
+			goto nomem;
+	}
+	if ((r->keys = calloc(pg.nkeys + 1, sizeof(char *))) == NULL)
+		goto nomem;
+	for (k = 0; k < pg.nkeys; k++) {
+		if (!key_deletable(r->prefix, pg.keys[k])) {
+			r->outside++;
+			continue;
+		}
+		r->keys[r->nkeys++] = pg.keys[k];
+		pg.keys[k] = NULL;
+	}
+	r->more = pg.truncated;
+	if (!r->more) {
+		s3xml_page_free(&pg);
 		return 0;
-	if (xml_value(r->reply, "NextContinuationToken", tok, sizeof(tok)) ==
-	    -1)
-		return -1;
-	xml_unescape(tok);
-	n = 3 * strlen(tok) + 1;
-	if ((r->token = malloc(n)) == NULL)
-		return -1;
-	return s3_escape(tok, 0, r->token, n);
+	}
+	if (pg.token == NULL || pg.token[0] == '\0') {
+		snprintf(r->why, sizeof(r->why),
+		    "%s: a truncated listing without a continuation token",
+		    r->st->c.name);
+		goto fail;
+	}
+	if (EVP_Digest(pg.token, strlen(pg.token), md, &mdlen, EVP_sha256(),
+		NULL) != 1 ||
+	    mdlen != 32)
+		goto nomem;
+	for (i = 0; i + 1 < r->pages; i++)
+		if (memcmp(r->seen[i], md, 32) == 0) {
+			snprintf(r->why, sizeof(r->why),
+			    "%s: the listing gives a continuation token it "
+			    "gave before",
+			    r->st->c.name);
+			goto fail;
+		}
+	if ((seen = realloc(r->seen, r->pages * sizeof(*seen))) == NULL)
+		goto nomem;
+	r->seen = seen;
+	memcpy(r->seen[r->pages - 1], md, 32);
+	n = 3 * strlen(pg.token) + 1;
+	if ((r->token = malloc(n)) == NULL ||
+	    s3_escape(pg.token, 0, r->token, n) == -1)
+		goto nomem;
+	s3xml_page_free(&pg);
+	return 0;
+nomem:
+	snprintf(r->why, sizeof(r->why), "out of memory");
+fail:
+	s3xml_page_free(&pg);
+	return -1;
 }
 
 /* A purge: DeleteObjects of the page's keys (quiet: errors only). */
@@ -547,14 +639,16 @@ start_delete_batch(struct s3_req *r)
 	size_t len = 64, o, i;
 
 	for (i = 0; i < r->nkeys; i++)
-		len += 32 + strlen(r->keys[i]);
+		len += 32 + 6 * strlen(r->keys[i]);
 	free(r->body);
 	if ((r->body = malloc(len)) == NULL)
 		return -1;
 	o = (size_t)snprintf(r->body, len, "<Delete><Quiet>true</Quiet>");
-	for (i = 0; i < r->nkeys; i++)
-		o += (size_t)snprintf(r->body + o, len - o,
-		    "<Object><Key>%s</Key></Object>", r->keys[i]);
+	for (i = 0; i < r->nkeys; i++) {
+		o += (size_t)snprintf(r->body + o, len - o, "<Object><Key>");
+		o = xml_escaped(r->body, o, len, r->keys[i]);
+		o += (size_t)snprintf(r->body + o, len - o, "</Key></Object>");
+	}
 	snprintf(r->body + o, len - o, "</Delete>");
 	/* S3 wants the body's MD5 with a DeleteObjects. */
 	if (EVP_Digest(r->body, strlen(r->body), md, &mdlen, EVP_md5(), NULL) !=
@@ -564,16 +658,33 @@ start_delete_batch(struct s3_req *r)
 	return req_start(r, "POST", "delete=", 0, r->body);
 }
 
+/*
+ * The end of a purge that went through: failed all the same when the
+ * listing named keys outside the prefix, which were left alone.
+ */
+static void
+purge_end(struct s3_req *r)
+{
+	if (r->outside == 0) {
+		req_end(r, 1);
+		return;
+	}
+	snprintf(r->why, sizeof(r->why),
+	    "%s: the listing named %" PRIu64 " keys outside %.100s (left "
+	    "alone)",
+	    r->st->c.name, r->outside, r->prefix);
+	req_end(r, 0);
+}
+
 /* A purge after a transfer: the next page or batch, or the end. */
 static void
 purge_next(struct s3_req *r, int ok)
 {
-	char code[64] = "", key[256] = "";
+	struct s3xml_error e;
+	int rc;
 
 	if (ok && r->phase == PHASE_LIST) {
 		if (list_page(r) == -1) {
-			snprintf(r->why, sizeof(r->why),
-			    "%s: a listing it cannot read", r->st->c.name);
 			req_end(r, 0);
 			return;
 		}
@@ -582,7 +693,7 @@ purge_next(struct s3_req *r, int ok)
 			if (start_delete_batch(r) == 0)
 				return;
 		} else if (!r->more) {
-			req_end(r, 1);
+			purge_end(r);
 			return;
 		} else if (start_list(r) == 0) {
 			return;
@@ -590,19 +701,25 @@ purge_next(struct s3_req *r, int ok)
 		snprintf(r->why, sizeof(r->why), "out of memory");
 		ok = 0;
 	} else if (ok) {
-		if (strstr(r->reply, "<Error>") != NULL) {
-			xml_value(r->reply, "Key", key, sizeof(key));
-			xml_value(r->reply, "Code", code, sizeof(code));
-			snprintf(r->why, sizeof(r->why),
-			    "%s: deleting %.100s failed: %s", r->st->c.name,
-			    key, code);
+		/* Quiet: the result lists the keys that failed, if any. */
+		rc = r->replylen == 0 ? 0
+				      : s3xml_error(r->reply, r->replylen, &e);
+		if (rc != 0 || r->replylen >= r->replymax) {
+			if (rc == 1)
+				snprintf(r->why, sizeof(r->why),
+				    "%s: deleting %.100s failed: %s",
+				    r->st->c.name, e.key, e.code);
+			else
+				snprintf(r->why, sizeof(r->why),
+				    "%s: a deletion result it cannot read",
+				    r->st->c.name);
 			req_end(r, 0);
 			return;
 		}
 		r->deleted += r->nkeys;
 		keys_free(r);
 		if (!r->more) {
-			req_end(r, 1);
+			purge_end(r);
 			return;
 		}
 		r->phase = PHASE_LIST;
@@ -633,7 +750,8 @@ req_next(struct s3_req *r)
 		return;
 	case PHASE_INIT:
 		if (ok &&
-		    (xml_value(r->reply, "UploadId", id, sizeof(id)) == -1 ||
+		    (s3xml_upload_id(r->reply, r->replylen, id, sizeof(id)) ==
+			    -1 ||
 			s3_escape(id, 0, r->upload_id, sizeof(r->upload_id)) ==
 			    -1)) {
 			snprintf(r->why, sizeof(r->why),
@@ -817,8 +935,9 @@ s3_purge(struct s3 *st, const char *prefix, s3_purge_fn done, void *arg)
 	if ((big = realloc(r->reply, r->replymax + 1)) == NULL)
 		goto fail;
 	r->reply = big;
-	if ((r->prefix = malloc(n)) == NULL ||
-	    s3_escape(prefix, 0, r->prefix, n) == -1 || start_list(r) == -1)
+	if ((r->prefix = strdup(prefix)) == NULL ||
+	    (r->qprefix = malloc(n)) == NULL ||
+	    s3_escape(prefix, 0, r->qprefix, n) == -1 || start_list(r) == -1)
 		goto fail;
 	return 0;
 fail:
@@ -891,7 +1010,7 @@ s3_new(const struct s3_conf *sc, struct event_base *base,
 	o.breaker_failures = sc->breaker_failures;
 	o.breaker_backoff = sc->breaker_backoff;
 	o.breaker_backoff_max = sc->breaker_backoff_max;
-	o.redirects = UPSTREAM_REDIRECTS_NONE;
+	o.redirects = REDIRECT_NONE;
 	o.proxy = sc->proxy;
 	o.ca_file = sc->ca_file;
 	o.user_agent = sc->user_agent;

@@ -8,7 +8,7 @@
  * the credentials check are transfers of their own on the same loop, and
  * count in that breaker too.  An upload of part_size bytes or more (and of
  * anything over 5 GiB, the largest single PUT) goes in parts (multipart
- * upload), one part at a time, as store_plan says.
+ * upload), one part at a time, as s3_plan says.
  *
  * Object names are keys without a leading '/', made only of unreserved
  * characters and '/', so that what libcurl 7.88 signs (the path as given,
@@ -17,7 +17,7 @@
  * does not add itself.  Uploads give their length: radosgw refuses
  * chunked ones.
  *
- * Everything runs on the thread of the event base given to store_new.
+ * Everything runs on the thread of the event base given to s3_new.
  */
 #ifndef FETCHERS_S3_H
 #define FETCHERS_S3_H
@@ -88,8 +88,12 @@ int s3_delete(struct s3 *st, const char *name, s3_done_fn done, void *arg);
 /*
  * Delete every object whose name begins with prefix: a page of the
  * listing (1000 keys at most), one DeleteObjects of its keys, the next
- * page, until the last.  done gets how many were deleted (those of the
- * batches that went through, when !ok).
+ * page, until the last.  Only keys under prefix spelled as object names
+ * are (letters, digits, - . _ ~, '/' between non-dot components) are
+ * deleted; a listing that names others, repeats a continuation token,
+ * goes backwards or passes 10000 pages ends it, !ok with why.  done gets
+ * how many were deleted (those of the batches that went through, when
+ * !ok).
  */
 typedef void (
     *s3_purge_fn)(void *arg, int ok, uint64_t deleted, const char *why);

@@ -27,9 +27,10 @@
  * N bytes are skipped.
  *
  * Breakers count failures in a row per upstream (a 404, a 406 to the
- * X-DEBUGINFOD-MAXSIZE we sent or a good answer resets the count).  An open breaker makes fetches skip the upstream at
- * once; a timer probes "GET /" after the backoff and closes the breaker on
- * any answer below 500.
+ * X-DEBUGINFOD-MAXSIZE we sent or a good answer resets the count).  An
+ * open breaker makes fetches skip the upstream at once; once the backoff
+ * is over by o.now_ns() (looked at every second while it runs) "GET /"
+ * probes it and closes the breaker on any answer below 500.
  *
  * /metadata queries take a path of their own ("metadata queries" below):
  * every enabled upstream asked once, whole bodies kept for the caller.
@@ -48,10 +49,12 @@
 #include "autoconf.h"
 #include "fetchers/curlev.h"
 #include "fetchers/headers.h"
+#include "fetchers/redirect.h"
 
 #define RETRY_BASE_MS 100
 #define PROBE_TIMEOUT 5
-#define MAX_REDIRS 6
+/* How often an open breaker looks at the clock. */
+#define BREAKER_TICK_NS 1000000000
 
 struct upstream {
 	struct upstream_set *us;
@@ -61,6 +64,7 @@ struct upstream {
 	enum upstream_breaker state;
 	unsigned failures; /* in a row */
 	unsigned backoff; /* seconds, doubling while probes fail */
+	int64_t probe_at; /* o.now_ns() when an open breaker's backoff ends */
 	struct event *probe_timer;
 	CURL *probe;
 	int64_t live_at; /* ns: "GET /" last answered; 0 never */
@@ -68,6 +72,7 @@ struct upstream {
 
 struct upstream_set {
 	struct upstream_opts o;
+	struct redirect_policy redirects; /* o's, for redirect_allowed */
 	struct event_base *base;
 	struct curlev *cv;
 	struct upstream_observer obs;
@@ -125,7 +130,7 @@ struct upstream_fetch {
 	struct event *reap; /* removes lost attempts outside curl callbacks */
 	int failed; /* some attempt failed (not 404) */
 	int toobig; /* some upstream answered 406 to f->limit */
-	char why[160];
+	char why[256];
 };
 
 static void attempt_start(struct attempt *a);
@@ -166,19 +171,43 @@ err_words(enum upstream_err kind)
 
 static void probe_start(struct upstream *u);
 
+/*
+ * Wake at probe_at by o.now_ns(), looking at that clock at least every
+ * BREAKER_TICK_NS: a clock that moved ahead (a test's: daemon/clock.h)
+ * ends the backoff within a tick.
+ */
+static void
+breaker_wait(struct upstream *u)
+{
+	int64_t left = u->probe_at - u->us->o.now_ns();
+	struct timeval tv;
+
+	if (left > BREAKER_TICK_NS)
+		left = BREAKER_TICK_NS;
+	if (left < 0)
+		left = 0;
+	tv.tv_sec = (time_t)(left / 1000000000);
+	tv.tv_usec = (suseconds_t)(left % 1000000000 / 1000);
+	evtimer_add(u->probe_timer, &tv);
+}
+
 static void
 upstream_probe_timer_cb(evutil_socket_t fd, short what, void *arg)
 {
-	probe_start(arg);
+	struct upstream *u = arg;
+
+	if (u->us->o.now_ns() < u->probe_at)
+		breaker_wait(u);
+	else
+		probe_start(u);
 }
 
 static void
 breaker_open(struct upstream *u, const char *why)
 {
-	struct timeval tv = { (time_t)u->backoff, 0 };
-
+	u->probe_at = u->us->o.now_ns() + (int64_t)u->backoff * 1000000000;
 	breaker_set(u, UPSTREAM_OPEN, why);
-	evtimer_add(u->probe_timer, &tv);
+	breaker_wait(u);
 }
 
 /* Open again after a failed probe, waiting twice as long (bounded). */
@@ -359,115 +388,12 @@ fetch_lose_others(struct upstream_fetch *f, struct attempt *w)
 	event_active(f->reap, 0, 0);
 }
 
-/* 1 when host names this machine: a loopback or wildcard address. */
-static int
-host_is_local(const char *host)
-{
-	return strcasecmp(host, "localhost") == 0 ||
-	    strncmp(host, "127.", 4) == 0 || strcmp(host, "[::1]") == 0 ||
-	    strcmp(host, "0.0.0.0") == 0 || strcmp(host, "[::]") == 0 ||
-	    strcmp(host, "[::ffff:127.0.0.1]") == 0;
-}
-
-/* 1 when host:port is one of this server's own listeners. */
-static int
-is_own_listener(const struct upstream_opts *o, const char *host,
-    const char *port)
-{
-	char hp[300];
-	size_t i;
-
-	snprintf(hp, sizeof(hp), "%s:%s", host, port);
-	for (i = 0; i < o->nlisteners; i++) {
-		const char *l = o->listeners[i], *lp = strrchr(l, ':');
-
-		if (lp == NULL || strcmp(lp + 1, port) != 0)
-			continue;
-		if (host_is_local(host) || strcasecmp(l, hp) == 0 ||
-		    strncmp(l, "0.0.0.0:", 8) == 0 ||
-		    strncmp(l, "[::]:", 5) == 0)
-			return 1;
-	}
-	return 0;
-}
-
-/* The scheme, host and port of url (parts freed by the caller). */
-static int
-url_parts(CURLU *h, char **scheme, char **host, char **port)
-{
-	*scheme = *host = *port = NULL;
-	if (curl_url_get(h, CURLUPART_SCHEME, scheme, 0) != CURLUE_OK ||
-	    curl_url_get(h, CURLUPART_HOST, host, 0) != CURLUE_OK ||
-	    curl_url_get(h, CURLUPART_PORT, port, CURLU_DEFAULT_PORT) !=
-		CURLUE_OK)
-		return -1;
-	return 0;
-}
-
-/*
- * Whether to follow a redirect to the Location value v (n bytes): within
- * upstream-redirects (same scheme, host and port as the upstream by
- * default; any; none), and never to this server's own listeners, which
- * would let an upstream make the mirror call its own admin endpoint.
- */
-static int
-redirect_allowed(struct attempt *a, const char *v, size_t n)
-{
-	const struct upstream_opts *o = &a->f->us->o;
-	char loc[2048], *cur = NULL;
-	char *s1 = NULL, *h1 = NULL, *p1 = NULL, *s2 = NULL, *h2 = NULL,
-	     *p2 = NULL;
-	CURLU *to, *up;
-	int ok = 0;
-
-	while (n > 0 && (*v == ' ' || *v == '\t'))
-		v++, n--;
-	while (
-	    n > 0 && (v[n - 1] == '\r' || v[n - 1] == '\n' || v[n - 1] == ' '))
-		n--;
-	if (n == 0 || n >= sizeof(loc))
-		return 0;
-	memcpy(loc, v, n);
-	loc[n] = '\0';
-	if (o->redirects == UPSTREAM_REDIRECTS_NONE)
-		goto refused;
-	curl_easy_getinfo(a->easy, CURLINFO_EFFECTIVE_URL, &cur);
-	to = curl_url();
-	up = curl_url();
-	/* A relative Location resolves against the URL it answered. */
-	if (to != NULL && up != NULL && cur != NULL &&
-	    curl_url_set(to, CURLUPART_URL, cur, 0) == CURLUE_OK &&
-	    curl_url_set(to, CURLUPART_URL, loc, 0) == CURLUE_OK &&
-	    curl_url_set(up, CURLUPART_URL, a->u->cu->url, 0) == CURLUE_OK &&
-	    url_parts(to, &s1, &h1, &p1) == 0 &&
-	    url_parts(up, &s2, &h2, &p2) == 0) {
-		ok = !is_own_listener(o, h1, p1) &&
-		    (o->redirects == UPSTREAM_REDIRECTS_ANY ||
-			(strcasecmp(s1, s2) == 0 && strcasecmp(h1, h2) == 0 &&
-			    strcmp(p1, p2) == 0));
-	}
-	curl_free(s1);
-	curl_free(h1);
-	curl_free(p1);
-	curl_free(s2);
-	curl_free(h2);
-	curl_free(p2);
-	curl_url_cleanup(to);
-	curl_url_cleanup(up);
-	if (ok)
-		return 1;
-refused:
-	snprintf(a->f->why, sizeof(a->f->why),
-	    "%s: redirect to %.80s refused (upstream-redirects)",
-	    a->u->cu->name, loc);
-	return 0;
-}
-
 static size_t
 attempt_header_cb(char *p, size_t size, size_t nitems, void *arg)
 {
 	struct attempt *a = arg;
 	size_t n = size * nitems, vlen;
+	char why[160];
 	const char *v;
 
 	if (!a->got_head) {
@@ -479,7 +405,10 @@ attempt_header_cb(char *p, size_t size, size_t nitems, void *arg)
 		evtimer_add(a->stall_timer, &tv);
 	}
 	if (headers_line(&a->head, p, n, &v, &vlen) == HEADERS_LOCATION &&
-	    !redirect_allowed(a, v, vlen)) {
+	    !redirect_allowed(&a->f->us->redirects, a->easy, a->u->cu->url, v,
+		vlen, "upstream-redirects", why, sizeof(why))) {
+		snprintf(a->f->why, sizeof(a->f->why), "%.90s: %s",
+		    a->u->cu->name, why);
 		a->redirect_refused = 1;
 		return 0; /* libcurl ends the transfer: CURLE_WRITE_ERROR */
 	}
@@ -541,8 +470,11 @@ attempt_offer(struct attempt *a)
 	h.mtime = a->head.date[0] != '\0'
 	    ? (int64_t)curl_getdate(a->head.date, NULL)
 	    : -1;
-	h.headers = a->head.keep;
-	h.headers_len = a->head.keeplen;
+	h.file = a->head.file;
+	h.archive = a->head.archive;
+	h.imasig = a->head.imasig;
+	h.extra = a->head.keep;
+	h.extra_len = a->head.keeplen;
 	if (f->sink.accept(f->arg, &h, a->prefix, a->prefixlen) == -1) {
 		a->refused = 1;
 		return 0;
@@ -929,9 +861,7 @@ attempt_start(struct attempt *a)
 		goto fail;
 	a->hdrs = easy_request(e, a->u, url, f->xff, f->via, f->limit, f->ua);
 	curl_easy_setopt(e, CURLOPT_FAILONERROR, 1L);
-	curl_easy_setopt(e, CURLOPT_FOLLOWLOCATION, 1L);
-	curl_easy_setopt(e, CURLOPT_MAXREDIRS, (long)MAX_REDIRS);
-	curl_easy_setopt(e, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
+	redirect_setup(e);
 	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, attempt_header_cb);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, a);
 	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, attempt_write_cb);
@@ -1390,6 +1320,8 @@ upstream_set_new(const struct upstream_opts *opts, struct event_base *base,
 	if ((us = calloc(1, sizeof(*us))) == NULL)
 		goto nomem;
 	us->o = *opts;
+	us->redirects = (struct redirect_policy){ opts->redirects,
+		opts->listeners, opts->nlisteners };
 	us->base = base;
 	if (obs != NULL)
 		us->obs = *obs;

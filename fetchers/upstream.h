@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fetchers/redirect.h"
+
 struct event_base;
 struct upstream_set;
 struct upstream_fetch;
@@ -66,8 +68,11 @@ struct upstream_head {
 	const char *url; /* its base URL */
 	uint64_t length; /* body bytes; UINT64_MAX when not announced */
 	int64_t mtime; /* Last-Modified; -1 when none */
-	const char *headers; /* X-DEBUGINFOD-* lines "Name: value\r\n" */
-	size_t headers_len;
+	/* X-DEBUGINFOD-FILE, -ARCHIVE, -IMASIGNATURE values; "": none. */
+	const char *file, *archive, *imasig;
+	/* Its other X-DEBUGINFOD-* lines "Name: value\r\n", to replay. */
+	const char *extra;
+	size_t extra_len;
 };
 
 struct upstream_sink {
@@ -107,13 +112,6 @@ struct upstream_observer {
 	void (*working)(void *arg, unsigned i, const char *path,
 	    unsigned seconds);
 	void *arg; /* given to each */
-};
-
-/* Which redirects of an upstream's answers are followed. */
-enum upstream_redirects {
-	UPSTREAM_REDIRECTS_NONE,
-	UPSTREAM_REDIRECTS_SAME_HOST, /* same scheme, host and port */
-	UPSTREAM_REDIRECTS_ANY,
 };
 
 /* One upstream server. */
@@ -156,11 +154,15 @@ struct upstream_opts {
 	unsigned breaker_failures; /* in a row that open a breaker */
 	unsigned breaker_backoff; /* seconds to the first probe */
 	unsigned breaker_backoff_max; /* seconds; the doubling stops here */
-	enum upstream_redirects redirects;
+	enum redirect_mode redirects; /* fetchers/redirect.h */
 	const char *proxy; /* NULL: none */
 	const char *ca_file; /* NULL: the system's */
 	const char *user_agent; /* NULL: PACKAGE/VERSION */
-	/* This server's own listeners, "host:port": never a redirect's target. */
+	/*
+	 * This server's own listeners, "host:port": never a redirect's
+	 * target.  Read at each redirect: the text may change (a port 0
+	 * becoming the one bound) while the loop is not running.
+	 */
 	const char *const *listeners;
 	size_t nlisteners;
 	int64_t (*now_ns)(void); /* the monotonic clock, in nanoseconds */

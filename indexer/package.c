@@ -28,6 +28,16 @@
  * of a large DWARF 5 debug file everything but its headers, notes and line
  * tables (scan_part).  Skipped bytes count against max_total all the same.
  *
+ * libarchive's cpio reader takes a newc header's name size (8 hex digits,
+ * up to 4 GiB) as it comes and asks its read-ahead buffer for that many
+ * bytes at once: one header in a small compressed payload would make it
+ * allocate, and fill, gigabytes.  The feed of the top reader therefore
+ * looks at every place where libarchive would see a newc header ("07070"
+ * and '1' or '2', then hex digits to its 110th byte, as its resync scan
+ * requires too) and refuses the stream when one names more than
+ * NEWC_NAME_MAX bytes (newc_guard).  The other cpio headers carry at most
+ * 6 octal or 4 hex digits, and tar's long names are bounded by libarchive.
+ *
  * Only native decompressors are registered; a libarchive that would run an
  * external program for one of them is refused.  Member bytes we inspect go
  * to one unlinked temporary file per scan, rewritten for each ELF member.
@@ -35,7 +45,6 @@
  */
 #include "indexer/package.h"
 
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
@@ -57,6 +66,9 @@
 
 /* Bytes asked of the package file per read. */
 #define READ_BLOCK (64 * 1024)
+/* A newc cpio header, and the longest member name one may announce. */
+#define NEWC_HEADER 110
+#define NEWC_NAME_MAX (64 * 1024)
 /* The ELF magic is this long. */
 #define MAGIC_LEN 4
 /* The ar magic that starts a .deb. */
@@ -103,6 +115,10 @@ struct pkg_reader {
 	unsigned members;
 	unsigned max_members;
 	int over_total; /* the feed stopped at max_total */
+	int cpio; /* files may read cpio: newc_guard watches the feed */
+	/* The feed's last bytes, for a newc header across two blocks. */
+	unsigned char carry[NEWC_HEADER - 1];
+	size_t ncarry;
 	unsigned char *file_buf; /* READ_BLOCK read from the file */
 	char member[64]; /* the ar member being decompressed, for errors */
 	/*
@@ -418,6 +434,80 @@ dec_block(struct archive *a, struct pkg_reader *r, const void **buf)
 	return (la_ssize_t)n;
 }
 
+/* The value of hex digit c, or -1. */
+static int
+hex_digit(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/*
+ * 1 when the NEWC_HEADER bytes at p are a newc header as libarchive
+ * takes one (magic 070701 or 070702, then hex digits) whose name size (8
+ * digits at byte 94) is over NEWC_NAME_MAX.
+ */
+static int
+newc_too_long(const unsigned char *p)
+{
+	uint64_t namesize = 0;
+	size_t i;
+
+	if (memcmp(p, "07070", 5) != 0 || (p[5] != '1' && p[5] != '2'))
+		return 0;
+	for (i = 6; i < NEWC_HEADER; i++)
+		if (hex_digit(p[i]) == -1)
+			return 0;
+	for (i = 94; i < 102; i++)
+		namesize = namesize * 16 + (uint64_t)hex_digit(p[i]);
+	return namesize > NEWC_NAME_MAX;
+}
+
+/*
+ * Look at every place of the feed where a newc header would start, the
+ * n bytes of b joined to the carry of the blocks before: -1 when one
+ * names too long a member (the stream is refused), else 0.
+ */
+static int
+newc_guard(struct pkg_reader *r, const unsigned char *b, size_t n)
+{
+	unsigned char win[2 * (NEWC_HEADER - 1)];
+	const unsigned char *p, *end = b + n;
+	size_t take = n < NEWC_HEADER - 1 ? n : NEWC_HEADER - 1, i, keep;
+
+	/* Headers that begin in the carry and end in b. */
+	memcpy(win, r->carry, r->ncarry);
+	memcpy(win + r->ncarry, b, take);
+	for (i = 0; i + NEWC_HEADER <= r->ncarry + take && i < r->ncarry; i++)
+		if (newc_too_long(win + i))
+			return -1;
+	/* Headers that begin in b: they all start with "07070". */
+	for (p = b; (size_t)(end - p) >= NEWC_HEADER; p++) {
+		if ((p = memmem(p, (size_t)(end - p), "07070", 5)) == NULL ||
+		    (size_t)(end - p) < NEWC_HEADER)
+			break;
+		if (newc_too_long(p))
+			return -1;
+	}
+	/* The carry: the last NEWC_HEADER - 1 bytes of the whole feed. */
+	if (n >= NEWC_HEADER - 1) {
+		memcpy(r->carry, end - (NEWC_HEADER - 1), NEWC_HEADER - 1);
+		r->ncarry = NEWC_HEADER - 1;
+	} else {
+		keep = r->ncarry + n > NEWC_HEADER - 1 ? NEWC_HEADER - 1 - n
+						       : r->ncarry;
+		memmove(r->carry, r->carry + r->ncarry - keep, keep);
+		memcpy(r->carry + keep, b, n);
+		r->ncarry = keep + n;
+	}
+	return 0;
+}
+
 /* Feeds files from raw, counting what the package decompresses to. */
 static la_ssize_t
 files_read_cb(struct archive *a, void *arg, const void **buf)
@@ -439,6 +529,12 @@ files_read_cb(struct archive *a, void *arg, const void **buf)
 		return -1;
 	}
 	r->total += (uint64_t)n;
+	if (r->cpio && newc_guard(r, *buf, (size_t)n) == -1) {
+		archive_set_error(a, EFBIG,
+		    "a cpio header names a member longer than %d bytes",
+		    NEWC_NAME_MAX);
+		return -1;
+	}
 	return n;
 }
 
@@ -670,6 +766,7 @@ pkg_reader_open(struct pkg_reader *r, const char *path,
 		return -1;
 	}
 
+	r->cpio = !deb;
 	if ((r->files = archive_read_new()) == NULL ||
 	    archive_read_support_format_tar(r->files) != ARCHIVE_OK ||
 	    (!deb &&
@@ -703,29 +800,6 @@ pkg_reader_next(struct pkg_reader *r, struct archive_entry **e, char *err,
 	if (++r->members > r->max_members) {
 		snprintf(err, errlen, "more than %u members", r->max_members);
 		return -1;
-	}
-	return 0;
-}
-
-int
-pkg_pwrite(int fd, const void *buf, size_t len, uint64_t off)
-{
-	const char *p = buf;
-	ssize_t n;
-
-	while (len > 0) {
-		if (off > (uint64_t)INT64_MAX - len) {
-			errno = EFBIG;
-			return -1;
-		}
-		n = pwrite(fd, p, len, (off_t)off);
-		if (n == -1 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -1;
-		p += n;
-		len -= (size_t)n;
-		off += (uint64_t)n;
 	}
 	return 0;
 }
@@ -795,11 +869,11 @@ sink_make_room(struct sink *s, size_t size)
 static int
 sink_write(struct sink *s, const void *buf, size_t size, uint64_t off)
 {
-	if (pkg_pwrite(s->fd, buf, size, off) == 0)
+	if (file_pwrite(s->fd, buf, size, off) == 0)
 		return 0;
 	if (errno != ENOSPC || !sink_make_room(s, size))
 		return -1;
-	return pkg_pwrite(s->fd, buf, size, off);
+	return file_pwrite(s->fd, buf, size, off);
 }
 
 /*
@@ -858,38 +932,6 @@ read_data(struct pkg_reader *r, struct sink *s, char *err, size_t errlen)
 	return 0;
 }
 
-int
-pkg_tmp_open(const char *tmpdir, char *err, size_t errlen)
-{
-	char name[PATH_MAX];
-	int fd;
-
-	if (tmpdir == NULL) {
-		if ((fd = memfd_create("dbgmirror-member", MFD_CLOEXEC)) == -1)
-			snprintf(err, errlen, "memfd_create: %s",
-			    strerror(errno));
-		return fd;
-	}
-	fd = open(tmpdir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd != -1 || (errno != EOPNOTSUPP && errno != EISDIR)) {
-		if (fd == -1)
-			snprintf(err, errlen, "%s: %s", tmpdir,
-			    strerror(errno));
-		return fd;
-	}
-	if (snprintf(name, sizeof(name), "%s/pkg-member.XXXXXX", tmpdir) >=
-	    (int)sizeof(name)) {
-		snprintf(err, errlen, "tmpdir path too long");
-		return -1;
-	}
-	if ((fd = mkostemp(name, O_CLOEXEC)) == -1) {
-		snprintf(err, errlen, "%s: %s", tmpdir, strerror(errno));
-		return -1;
-	}
-	unlink(name);
-	return fd;
-}
-
 /* Entry name of e, or NULL when libarchive has none it can give. */
 static const char *
 entry_name(struct archive_entry *e)
@@ -929,7 +971,7 @@ part_copy(struct pkg_reader *r, struct xzdec *d, uint64_t base, uint64_t from,
 				    "xz: the stream ends early");
 			return -1;
 		}
-		if (pkg_pwrite(fd, r->part_buf, (size_t)n, from) == -1) {
+		if (file_pwrite(fd, r->part_buf, (size_t)n, from) == -1) {
 			snprintf(err, errlen, "write: %s", strerror(errno));
 			return -1;
 		}
@@ -1130,7 +1172,7 @@ scan_regular(struct pkg_reader *r, struct archive_entry *e,
 	uint64_t size = 0, base = 0;
 	int part = 0, rc;
 
-	if (*tmp == -1 && (*tmp = pkg_tmp_open(tmpdir, err, errlen)) == -1)
+	if (*tmp == -1 && (*tmp = file_tmp_open(tmpdir, err, errlen)) == -1)
 		return -1;
 	if (ftruncate(*tmp, 0) == -1) {
 		snprintf(err, errlen, "ftruncate: %s", strerror(errno));

@@ -180,19 +180,6 @@ int pkg_extract_watch(const char *path, const char *member, int out_fd,
     size_t errlen);
 
 /*
- * An unlinked file for member bytes: O_TMPFILE in tmpdir (or a named file
- * unlinked at once where the file system lacks it), a memfd when tmpdir is
- * NULL.  Returns the descriptor, or -1 with err.
- */
-int pkg_tmp_open(const char *tmpdir, char *err, size_t errlen);
-
-/*
- * Write all len bytes of buf to fd at off with pwrite (EINTR retried).
- * Returns 0, or -1 with errno.
- */
-int pkg_pwrite(int fd, const void *buf, size_t len, uint64_t off);
-
-/*
  * Normalise a member name to an absolute path: leading "./" and "/", empty
  * and "." components and a trailing "/" go ("./usr//bin/" is "/usr/bin",
  * "./" is "/").  Returns 0, or -1 for an empty name, a ".." component, or a

@@ -403,11 +403,19 @@ repometa_contents(const char *path,
 			file++;
 		if (strncmp(file, DEBUG_BUILDID, strlen(DEBUG_BUILDID)) != 0)
 			continue;
-		/* The location is the last word; the path may hold blanks. */
-		if ((sp = strrchr(file, ' ')) == NULL &&
-		    (sp = strrchr(file, '\t')) == NULL)
+		/*
+		 * The location is the last word, after the last blank of
+		 * either kind; the path may hold blanks.
+		 */
+		sp = file + strlen(file);
+		while (sp > file && (sp[-1] == ' ' || sp[-1] == '\t'))
+			sp--;
+		*sp = '\0';
+		for (p = sp; p > file && p[-1] != ' ' && p[-1] != '\t'; p--)
 			continue;
-		p = sp + 1;
+		if (p == file || *p == '\0')
+			continue;
+		sp = p - 1;
 		while (sp > file && (sp[-1] == ' ' || sp[-1] == '\t'))
 			sp--;
 		*sp = '\0';

@@ -27,9 +27,9 @@
  * cannot be read (not ELF, no .debug_info is 0 with no calls).
  *
  * Compressed debug sections that are read are decompressed into an
- * unlinked file in tmpdir (pkg_tmp_open(): a memfd when tmpdir is NULL,
- * which counts against memory), at most SOURCES_SECTION_MAX bytes each;
- * .debug_info is inflated as it is read instead, so damage found in its
+ * unlinked file in tmpdir (file_tmp_open(): a memfd when tmpdir is NULL,
+ * which counts against memory), at most DWR_SECTION_MAX (1 GiB) bytes
+ * each; .debug_info is inflated as it is read instead, so damage found in its
  * stream ends the list there, as a malformed unit does.
  *
  * dwz moves strings that several files share, DW_AT_comp_dir among them,
@@ -40,7 +40,7 @@
  * *alt_missing, when not NULL, is set to 1 if there were any.
  *
  * In detail: a file that is not ELF, or whose headers or debug sections are
- * malformed, out of the file, or larger than SOURCES_SECTION_MAX (also once
+ * malformed, out of the file, or larger than DWR_SECTION_MAX (also once
  * decompressed), is -1 before any call.  An ELF file without .debug_info is
  * 0 with no calls.  When the unit list or a unit's line table turns out to
  * be unreadable half-way, what could be read has been passed to cb already
@@ -61,9 +61,6 @@ int sources_list(int fd, int alt_fd, const char *tmpdir, unsigned max_files,
  * .debug_info at all.  0 otherwise, and for a file it cannot read.
  */
 int sources_from_lines(int fd, const char *tmpdir);
-
-/* The largest debug section loaded, in the file or decompressed. */
-#define SOURCES_SECTION_MAX ((unsigned long long)1 << 30)
 
 /*
  * Canonicalise an absolute path in place, as the debuginfod protocol does for

@@ -68,8 +68,8 @@
 /*
  * Bytes of an answer gathered before they are written.  libcurl hands a
  * body over in pieces of at most 16 KiB, and ext4 spends more per write
- * than on the copy: written one by one, the pieces of a 100 MiB store hit
- * took more CPU than receiving and sending them did.
+ * than on the copy: written one by one, the pieces of a 100 MiB
+ * object-store hit took more CPU than receiving and sending them did.
  */
 #define WBUF_SIZE (256u << 10)
 
@@ -180,7 +180,7 @@ produce_room(struct producers *pc, uint64_t bytes)
 
 int
 produce_head(struct prod *p, uint64_t length, int64_t mtime,
-    const char *headers, size_t headers_len, const char *source)
+    const struct cache_meta *meta, const char *source)
 {
 	p->length = length;
 	p->mtime = mtime;
@@ -189,7 +189,7 @@ produce_head(struct prod *p, uint64_t length, int64_t mtime,
 		flight_announce(p->f, length);
 	/* ELF waits for the early check before readers learn the length. */
 	if (flight_set_head(p->f, is_elf_kind(p->w.kind) ? UINT64_MAX : length,
-		mtime, headers, headers_len, source) == -1)
+		mtime, meta, source) == -1)
 		return -1;
 	p->told = !is_elf_kind(p->w.kind) && length != UINT64_MAX;
 	return 0;
@@ -248,6 +248,8 @@ produce_accept(void *arg, const struct upstream_head *h, const void *buf,
     size_t len)
 {
 	struct prod *p = arg;
+	struct cache_meta meta = { h->file, h->archive, h->imasig, h->extra,
+		h->extra_len };
 
 	if (is_elf_kind(p->w.kind) &&
 	    (!elf_has_magic(buf, len) ||
@@ -268,8 +270,7 @@ produce_accept(void *arg, const struct upstream_head *h, const void *buf,
 	p->has_upstream = 1;
 	p->upstream = h->upstream;
 	return produce_head(p, h->length,
-	    h->mtime >= 0 ? h->mtime : clock_now(), h->headers, h->headers_len,
-	    h->url);
+	    h->mtime >= 0 ? h->mtime : clock_now(), &meta, h->url);
 }
 
 /*
@@ -471,8 +472,10 @@ produce_fetched(void *arg, enum upstream_result res, const char *why)
 		res = UPSTREAM_LOCAL;
 	p->fetch = NULL;
 	p->res = res;
-	snprintf(p->why, sizeof(p->why), "%s", why != NULL ? why : "");
-	if (res == UPSTREAM_LOCAL)
+	/* A source's own failure comes as p->why itself. */
+	if (why != p->why)
+		snprintf(p->why, sizeof(p->why), "%s", why != NULL ? why : "");
+	if (res == UPSTREAM_LOCAL && p->local_errno != 0)
 		snprintf(p->why, sizeof(p->why),
 		    "this server cannot keep it now: %s",
 		    strerror(p->local_errno));
@@ -555,7 +558,7 @@ prod_keep(struct prod *p)
 	int rc;
 
 	memset(&bi, 0, sizeof(bi));
-	bi.headers = flight_headers(p->f, &bi.headers_len);
+	bi.meta = *flight_meta(p->f);
 	bi.size = p->written;
 	bi.mtime = p->mtime;
 	bi.stored = now;
@@ -692,8 +695,7 @@ produce_lookup(struct prod *p, struct index_reader *rd)
 	if (blob_lookup(rd, &p->key, &bi) == 0 &&
 	    (fd = blob_open(p->pc->d.rd->bs, &p->key)) != -1) {
 		flight_set_file(p->f, fd, NULL);
-		flight_set_head(p->f, bi.size, bi.mtime, bi.headers,
-		    bi.headers_len, bi.source);
+		flight_set_head(p->f, bi.size, bi.mtime, &bi.meta, bi.source);
 		flight_progress(p->f, bi.size);
 		p->written = bi.size;
 		return 1;

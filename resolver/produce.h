@@ -145,12 +145,12 @@ struct prod *produce_adopt(struct producers *pc, const struct cache_key *k,
 /* A temp file for p's bytes, the flight's from now on: 0, or -1 (why). */
 int produce_open(struct prod *p);
 /*
- * p's head: length (UINT64_MAX unknown), mtime, X-DEBUGINFOD-* lines and
- * where it came from; readers of an ELF kind learn the length only once
- * the early check passed.  0, or -1 out of memory.
+ * p's head: length (UINT64_MAX unknown), mtime, what the answer said of
+ * its file (copied) and where it came from; readers of an ELF kind learn
+ * the length only once the early check passed.  0, or -1 out of memory.
  */
 int produce_head(struct prod *p, uint64_t length, int64_t mtime,
-    const char *headers, size_t headers_len, const char *source);
+    const struct cache_meta *meta, const char *source);
 /*
  * Worker: p's temp file now ends at end (a package pass writes it): tell
  * readers, after the early check.

@@ -3,7 +3,7 @@
  *
  * A request (debuginfo, executable, section or source of a build-id) is a
  * record, struct rq, that walks the sources of its table
- * (resolver/table.c) in order, forward only: each lookup answers the
+ * (sources/table.c) in order, forward only: each lookup answers the
  * request, passes it to the next source (SRC_ABSENT), or leaves it waiting
  * (SRC_PENDING) for a worker's job or a flight; the completion resumes the
  * record where it stopped (rq_resume).  A request of RESOLVE_HELD reach (a
@@ -397,8 +397,7 @@ rq_send_blob(struct rq *rq, const struct cache_key *k)
 	a.mtime = bi.mtime;
 	a.etag_size = bi.size;
 	a.etag_mtime_ns = bi.mtime * 1000000000;
-	a.extra = bi.headers;
-	a.extra_len = bi.headers_len;
+	a.meta = &bi.meta;
 	a.max_age = HIT_MAX_AGE;
 	rq->cl.ops->on_end(rq->cl.arg, pin_release, pin);
 	/* The answer is taken before the transaction ends: bi points in it. */
@@ -505,7 +504,7 @@ waiter_send(struct waiter *w, const struct flight_view *v, int whole)
 	a.mtime = flight_mtime(w->f);
 	a.etag_size = v->length;
 	a.etag_mtime_ns = flight_mtime(w->f) * 1000000000;
-	a.extra = flight_headers(w->f, &a.extra_len);
+	a.meta = flight_meta(w->f);
 	a.result = w->joined ? METRICS_JOINED : METRICS_MISS;
 	a.max_age = HIT_MAX_AGE;
 	src = flight_source(w->f);

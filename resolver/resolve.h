@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cache/meta.h"
 #include "resolver/answer.h"
 
 struct blobstore;
@@ -51,12 +52,9 @@ struct resolve_deps {
 	struct upstreams *upstreams; /* upstream debuginfods */
 	const char *via_token; /* this process's name in Via headers */
 	struct misses *misses; /* NULL: not-found requests are not recorded */
-	/* The order of the sources, NULL-terminated: resolve_table, or a test's. */
+	/* The order of the sources, NULL-terminated: sources_table, or a test's. */
 	const struct source *const *sources;
 };
-
-/* The production order of the sources (resolver/table.c). */
-extern const struct source *const resolve_table[];
 
 /* Per event-loop thread: its index reader.  NULL rd: answers are 503. */
 struct resolve_thread {
@@ -116,9 +114,9 @@ struct resolve_answer {
 	int64_t mtime; /* Last-Modified */
 	int64_t etag_mtime_ns; /* with size and offset, the validator */
 	uint64_t etag_size;
-	const char *file; /* X-DEBUGINFOD-FILE when there is none in extra */
-	const char *extra; /* X-DEBUGINFOD-* header lines, or NULL */
-	size_t extra_len;
+	const char *file; /* a local file's path, for X-DEBUGINFOD-FILE */
+	/* What the file's source said of it, for X-DEBUGINFOD-*; or NULL. */
+	const struct cache_meta *meta;
 	unsigned max_age; /* Cache-Control max-age; 0: none */
 	/* STREAM: bytes of fd that may go out now; -1 when it failed. */
 	int (*avail)(void *arg, uint64_t *n);

@@ -10,7 +10,7 @@
  * the next source of the table that produces (produce_absent), so that
  * one herd costs one lookup per source.
  *
- * The order of the sources is written once, in resolver/table.c.  No
+ * The order of the sources is written once, in sources/table.c.  No
  * source calls another's code: what two sources share (the package pass)
  * is a module of its own.  A new source is one file, one line of the table
  * and one unit test.

@@ -7,8 +7,10 @@
  * the file), and the file goes out by sendfile.  A record that no longer
  * matches sends the request to a worker, which tries every candidate of
  * the id and brings the index in line with what each file now is.
- * Sections are cut by the cut step from what this source answers; sources
- * are never local files.
+ * Sections are cut by the cut step from what this source answers.  A
+ * source file is one the DWARF of an indexed local file names, under a
+ * source-root, opened safely on a worker (sources/localsrc.h says what may
+ * be served and why).
  */
 #include "sources/sources.h"
 
@@ -20,12 +22,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cache/files.h"
 #include "cache/index.h"
 #include "daemon/log.h"
 #include "indexer/elf.h"
 #include "indexer/file.h"
 #include "resolver/rq.h"
+#include "sources/localsrc.h"
 #include "sources/scan.h"
+#include "conf/config.h"
 
 /* Files tried per (build-id, kind) on a worker. */
 #define CANDIDATES_MAX 8
@@ -183,6 +188,32 @@ local_done(void *arg)
 		rq_resume(rq, rq_fail(rq, rq->why));
 }
 
+/* Worker: the source file rq asks for, when a local file names it. */
+static void
+source_work(void *arg)
+{
+	struct rq *rq = arg;
+	struct index_reader *rd;
+	int rc;
+
+	rq->status = 503;
+	rq->why = "index unavailable";
+	if ((rd = index_reader_new(rq->th->d->idx)) == NULL)
+		return;
+	rc = localsrc_open(rd, &rq->th->d->cfg->source_roots, &rq->rt->id,
+	    rq->rt->arg, &rq->f.fd, &rq->f.st);
+	index_reader_free(rd);
+	if (rc == -1)
+		return;
+	rq->status = rc == 0 ? 0 : 404;
+	if (rc == 0) {
+		rq->f.offset = 0;
+		rq->f.size = (uint64_t)rq->f.st.st_size;
+		snprintf(rq->f.path, sizeof(rq->f.path), "%.*s",
+		    (int)sizeof(rq->f.path) - 1, rq->rt->arg);
+	}
+}
+
 static enum src_result
 local_lookup(struct rq *rq)
 {
@@ -190,6 +221,18 @@ local_lookup(struct rq *rq)
 	struct fast fa = { &rq->f, 0 };
 	int rc;
 
+	if (rt->endpoint == ROUTE_SOURCE) {
+		/* Only a path a local file names costs a worker's open. */
+		if (rq->th->d->cfg->source_roots.n == 0)
+			return SRC_ABSENT;
+		if (rq_txn(rq) == -1)
+			return rq_fail(rq, "index unavailable");
+		if ((rc = localsrc_named(rq->th->rd, &rt->id, rt->arg)) == -1)
+			return rq_fail(rq, "index lookup failed");
+		if (rc == 0)
+			return SRC_ABSENT;
+		return rq_on_worker(rq, source_work, local_done);
+	}
 	if (rt->endpoint != ROUTE_DEBUGINFO && rt->endpoint != ROUTE_EXECUTABLE)
 		return SRC_ABSENT;
 	if (rq_txn(rq) == -1)

@@ -5,8 +5,8 @@
  * max-age is what is left of the entry, a failure a 502 (503 for a
  * section) whose Retry-After is.  In a flight that the object store passed
  * on (it had nothing), the same entry ends the flight before the upstreams
- * are asked, so that a herd costs one store lookup and no upstream request
- * while the entry lives.
+ * are asked, so that a herd costs one object-store lookup and no upstream
+ * request while the entry lives.
  */
 #include "sources/sources.h"
 

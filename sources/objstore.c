@@ -25,6 +25,7 @@
 #include "daemon/clock.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
+#include "fetchers/headers.h"
 #include "fetchers/s3.h"
 #include "resolver/produce.h"
 #include "resolver/rq.h"
@@ -33,15 +34,15 @@
 #define UPLOADS_AT_ONCE 4
 #define OBJECT_MAX 512
 
-struct upload {
-	struct upload *next;
+struct objstore_upload {
+	struct objstore_upload *next;
 	struct objstore *t;
 	struct cache_key k;
 	char name[OBJECT_MAX];
 	uint64_t size;
 	int64_t mtime;
 	size_t headers_len;
-	char headers[]; /* the X-DEBUGINFOD-* lines */
+	char headers[]; /* the X-DEBUGINFOD-* lines: the object's metadata */
 };
 
 struct objstore {
@@ -52,9 +53,11 @@ struct objstore {
 	char shown[1400];
 	unsigned queue_max;
 	pthread_mutex_t mu;
-	struct upload *head, *tail; /* under mu */
+	struct objstore_upload *head, *tail; /* under mu */
 	unsigned queued; /* under mu */
 	unsigned running; /* on the loop */
+	struct objstore_upload
+	    *sending; /* those running, by next; on the loop */
 	struct event *kick;
 	atomic_int usable;
 };
@@ -269,10 +272,16 @@ static void objstore_pump(struct objstore *t);
 static void
 uploaded_cb(void *arg, int ok, long status, const char *why)
 {
-	struct upload *u = arg;
+	struct objstore_upload *u = arg, **pp;
 	struct objstore *t = u->t;
 
+	for (pp = &t->sending; *pp != NULL; pp = &(*pp)->next)
+		if (*pp == u) {
+			*pp = u->next;
+			break;
+		}
 	t->running--;
+	metrics_store_uploading(t->running);
 	if (ok) {
 		metrics_store(METRICS_STORE_UPLOADED);
 	} else {
@@ -289,7 +298,7 @@ uploaded_cb(void *arg, int ok, long status, const char *why)
 static void
 objstore_pump(struct objstore *t)
 {
-	struct upload *u;
+	struct objstore_upload *u;
 	int fd;
 
 	while (t->running < UPLOADS_AT_ONCE) {
@@ -299,6 +308,7 @@ objstore_pump(struct objstore *t)
 			if (t->head == NULL)
 				t->tail = NULL;
 			t->queued--;
+			metrics_store_queue(t->queued);
 		}
 		pthread_mutex_unlock(&t->mu);
 		if (u == NULL)
@@ -315,7 +325,10 @@ objstore_pump(struct objstore *t)
 			free(u);
 			continue;
 		}
+		u->next = t->sending;
+		t->sending = u;
 		t->running++;
+		metrics_store_uploading(t->running);
 	}
 }
 
@@ -330,13 +343,16 @@ objstore_sink(void *arg, const struct cache_key *k,
     const struct blob_info *info)
 {
 	struct objstore *t = arg;
-	struct upload *u;
+	const struct cache_meta *m = &info->meta;
+	struct objstore_upload *u;
+	size_t n = headers_format(NULL, 0, m->file, m->archive, m->imasig,
+	    m->extra, m->extra_len);
 
 	if (!atomic_load(&t->usable)) {
 		metrics_store(METRICS_STORE_DROPPED);
 		return;
 	}
-	if ((u = malloc(sizeof(*u) + info->headers_len + 1)) == NULL) {
+	if ((u = malloc(sizeof(*u) + n + 1)) == NULL) {
 		metrics_store(METRICS_STORE_DROPPED);
 		return;
 	}
@@ -345,10 +361,10 @@ objstore_sink(void *arg, const struct cache_key *k,
 	u->k = *k;
 	u->size = info->size;
 	u->mtime = info->mtime;
-	u->headers_len = info->headers_len;
-	if (info->headers_len > 0) /* an upload's are NULL */
-		memcpy(u->headers, info->headers, info->headers_len);
-	u->headers[info->headers_len] = '\0';
+	/* As fetchers/headers.c reads them back from the object. */
+	u->headers_len = headers_format(u->headers, n, m->file, m->archive,
+	    m->imasig, m->extra, m->extra_len);
+	u->headers[n] = '\0';
 	if (objstore_object(t, &info->id, info->kind, info->arg, u->name,
 		sizeof(u->name)) == -1) {
 		free(u);
@@ -368,6 +384,7 @@ objstore_sink(void *arg, const struct cache_key *k,
 		t->head = u;
 	t->tail = u;
 	t->queued++;
+	metrics_store_queue(t->queued);
 	pthread_mutex_unlock(&t->mu);
 	metrics_store(METRICS_STORE_QUEUED);
 	event_active(t->kick, EV_READ, 1);
@@ -468,7 +485,7 @@ objstore_new(const struct config *cfg, struct event_base *base,
 
 /* ---------------------------------------------------------------- purge */
 
-struct purge {
+struct objstore_purge {
 	struct event_base *base;
 	uint64_t deleted;
 	int failed;
@@ -478,7 +495,7 @@ struct purge {
 static void
 purged_cb(void *arg, int ok, uint64_t deleted, const char *why)
 {
-	struct purge *p = arg;
+	struct objstore_purge *p = arg;
 
 	p->deleted = deleted;
 	if (!ok) {
@@ -495,7 +512,7 @@ objstore_purge(const struct config *cfg, const struct buildid *id, uint64_t *n,
 	char url[1200], shown[1400], prefix[600], hex[BUILDID_HEX_MAX];
 	struct s3_conf sc;
 	struct s3 *st;
-	struct purge p;
+	struct objstore_purge p;
 
 	*n = 0;
 	memset(&p, 0, sizeof(p));
@@ -531,13 +548,18 @@ objstore_purge(const struct config *cfg, const struct buildid *id, uint64_t *n,
 void
 objstore_free(struct objstore *t)
 {
-	struct upload *u;
+	struct objstore_upload *u;
 
 	if (t == NULL)
 		return;
 	if (t->st != NULL)
 		blobstore_set_sink(t->bs, NULL, NULL);
 	s3_free(t->st);
+	/* Their transfers ended with the store, without their callbacks. */
+	while ((u = t->sending) != NULL) {
+		t->sending = u->next;
+		free(u);
+	}
 	while ((u = t->head) != NULL) {
 		t->head = u->next;
 		free(u);

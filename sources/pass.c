@@ -90,9 +90,8 @@
 #include "indexer/rpmhdr.h"
 #include "resolver/produce.h"
 
-/* An IMA signature in hex, and the header lines of a package member. */
+/* An IMA signature in hex. */
 #define RPM_SIG_MAX 2048
-#define MEMBER_HEADERS_MAX (2 * PATH_MAX + RPM_SIG_MAX + 128)
 
 struct pass;
 
@@ -127,37 +126,27 @@ pass_member_progress(uint64_t end, void *arg)
 }
 
 /*
- * The X-DEBUGINFOD-* lines of a package member: ARCHIVE (as archive shows
- * the package), FILE, and IMASIGNATURE when rh, the package's RPM header
- * (NULL for other packages), signs that file.  Their length, or -1 when
- * they do not fit in len bytes.
+ * What the answer of a package member says of it (cache/meta.h): its
+ * archive (as archive shows the package), its file (member), and its IMA
+ * signature when rh, the package's RPM header (NULL for other packages),
+ * signs that file, written in sig.  m points at archive, member and sig.
  */
-static int
-member_headers(const struct rpmhdr *rh, const char *archive, const char *member,
-    char *buf, size_t len)
+static void
+member_meta(const struct rpmhdr *rh, const char *archive, const char *member,
+    char sig[RPM_SIG_MAX], struct cache_meta *m)
 {
-	char sig[RPM_SIG_MAX], err[256];
-	int n, m, rc;
+	char err[256];
+	int rc = 0;
 
-	n = snprintf(buf, len,
-	    "X-DEBUGINFOD-ARCHIVE: %s\r\nX-DEBUGINFOD-FILE: %s\r\n", archive,
-	    member);
-	if (n < 0 || (size_t)n >= len)
-		return -1;
-	if (rh == NULL)
-		return n;
-	rc = rpmhdr_ima_signature(rh, member, sig, sizeof(sig), err,
-	    sizeof(err));
-	if (rc == -1)
+	if (rh != NULL &&
+	    (rc = rpmhdr_ima_signature(rh, member, sig, RPM_SIG_MAX, err,
+		 sizeof(err))) == -1)
 		log_info("%s: %s", archive, err);
-	if (rc == 1) {
-		m = snprintf(buf + n, len - (size_t)n,
-		    "X-DEBUGINFOD-IMASIGNATURE: %s\r\n", sig);
-		if (m < 0 || (size_t)m >= len - (size_t)n)
-			return -1;
-		n += m;
-	}
-	return n;
+	m->file = member;
+	m->archive = archive;
+	m->imasig = rc == 1 ? sig : "";
+	m->extra = NULL;
+	m->extra_len = 0;
 }
 
 /* The RPM header of package when it is an RPM that signs files; or NULL. */
@@ -632,16 +621,13 @@ static int
 pass_open_member(struct pass *p, struct prod *pr)
 {
 	struct pass_want *pw = want_of(pr);
-	char headers[MEMBER_HEADERS_MAX];
-	int n;
+	char sig[RPM_SIG_MAX];
+	struct cache_meta meta;
 
 	if (produce_open(pr) == -1)
 		return -1;
-	n = member_headers(p->rh, p->archive, pw->member, headers,
-	    sizeof(headers));
-	if (n < 0 ||
-	    produce_head(pr, pw->size, pw->mtime, headers, (size_t)n,
-		pw->package) == -1) {
+	member_meta(p->rh, p->archive, pw->member, sig, &meta);
+	if (produce_head(pr, pw->size, pw->mtime, &meta, pw->package) == -1) {
 		snprintf(pr->why, sizeof(pr->why), "out of memory");
 		return -1;
 	}
@@ -791,7 +777,7 @@ pass_side(const char *member, uint64_t size, void *arg)
 	if (pm == NULL)
 		return NULL;
 	if (pm->aside) {
-		if ((pm->side.fd = pkg_tmp_open(p->ps->tmpdir, err,
+		if ((pm->side.fd = file_tmp_open(p->ps->tmpdir, err,
 			 sizeof(err))) == -1) {
 			log_warnx("%s: %s: %s", p->package, member, err);
 			return NULL;
@@ -1147,6 +1133,8 @@ pass_work(void *arg)
 	}
 	p->rd = rd;
 	if ((pfd = pass_open(p, &lim, err, sizeof(err))) != -1) {
+		/* Counted as it begins: its members may be out before it ends. */
+		metrics_package_pass();
 		if (p->lead != NULL && pass_open_member(p, p->lead) == 0) {
 			member = want_of(p->lead)->member;
 			fd = p->lead->fd;
@@ -1155,7 +1143,6 @@ pass_work(void *arg)
 		rc = pkg_extract_watch(path, member, fd, &lim, &watch, err,
 		    sizeof(err));
 		close(pfd);
-		metrics_package_pass();
 	}
 	pthread_mutex_lock(&ps->mu);
 	pass_close(p);

@@ -63,6 +63,7 @@
 
 #include "cache/blobstore.h"
 #include "cache/flight.h"
+#include "cache/files.h"
 #include "cache/index.h"
 #include "cache/negative.h"
 #include "cache/pkgindex.h"
@@ -1258,12 +1259,24 @@ kick_cb(evutil_socket_t fd, short what, void *arg)
 			reposync_start(&rs->v[i]);
 }
 
+/* The periodic refresh is next due repo-refresh seconds from now. */
+static void
+next_due(struct repos *rs)
+{
+	int64_t next = clock_now() + (int64_t)rs->d.cfg->repo_refresh;
+	size_t i;
+
+	for (i = 0; i < rs->n; i++)
+		atomic_store(&rs->v[i].next_refresh, next);
+}
+
 static void
 timer_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct repos *rs = arg;
 	size_t i;
 
+	next_due(rs);
 	for (i = 0; i < rs->n; i++)
 		reposync_start(&rs->v[i]);
 }
@@ -1343,6 +1356,37 @@ ready_timer_cb(evutil_socket_t fd, short what, void *arg)
 	reposync_ready(arg, 1);
 }
 
+const char *
+repos_state_name(enum repos_refresh_state s)
+{
+	static const char *const names[] = { "never", "refreshing", "ok",
+		"failed" };
+
+	return (unsigned)s < 4 ? names[s] : "?";
+}
+
+int
+repos_state(struct repos *rs, size_t i, struct repos_state *out)
+{
+	struct repo *r;
+
+	if (rs == NULL || i >= rs->n)
+		return -1;
+	r = &rs->v[i];
+	memset(out, 0, sizeof(*out));
+	snprintf(out->name, sizeof(out->name), "%s", r->cr->name);
+	out->state = (enum repos_refresh_state)atomic_load(&r->state);
+	out->last_end = atomic_load(&r->last_end);
+	out->last_ok = atomic_load(&r->last_refresh);
+	out->next = atomic_load(&r->next_refresh);
+	out->open_until = atomic_load(&r->open_until);
+	memcpy(out->key, r->key, sizeof(out->key));
+	pthread_mutex_lock(&rs->mu);
+	snprintf(out->why, sizeof(out->why), "%s", r->last_why);
+	pthread_mutex_unlock(&rs->mu);
+	return 0;
+}
+
 static void
 metrics_cb(FILE *fp, void *arg)
 {
@@ -1414,13 +1458,42 @@ metrics_cb(FILE *fp, void *arg)
 				    counters[c].off)));
 	}
 	fprintf(fp,
-	    "# HELP dbgmirror_repo_breaker_open 1 while a "
-	    "repository is skipped after failures.\n"
-	    "# TYPE dbgmirror_repo_breaker_open gauge\n");
+	    "# HELP dbgmirror_repo_breaker_state A repository's breaker: 1 "
+	    "for the state it is in (open: its packages are skipped after "
+	    "failed downloads), 0 for the other.\n"
+	    "# TYPE dbgmirror_repo_breaker_state gauge\n");
+	for (i = 0; i < rs->n; i++) {
+		int open = atomic_load(&rs->v[i].open_until) > clock_now();
+
+		fprintf(fp,
+		    "dbgmirror_repo_breaker_state{%s,state=\"closed\"} %d\n"
+		    "dbgmirror_repo_breaker_state{%s,state=\"open\"} %d\n",
+		    rs->v[i].label, !open, rs->v[i].label, open);
+	}
+	fprintf(fp,
+	    "# HELP dbgmirror_repo_refresh_state A repository's metadata: 1 "
+	    "for the state it is in (never refreshed yet, refreshing, the "
+	    "last refresh ok or failed), 0 for the others.\n"
+	    "# TYPE dbgmirror_repo_refresh_state gauge\n");
+	for (i = 0; i < rs->n; i++) {
+		int now = atomic_load(&rs->v[i].state), k;
+
+		for (k = REPOS_NEVER; k <= REPOS_FAILED; k++)
+			fprintf(fp,
+			    "dbgmirror_repo_refresh_state{%s,state=\"%s\"} "
+			    "%d\n",
+			    rs->v[i].label, repos_state_name(k), k == now);
+	}
+	fprintf(fp,
+	    "# HELP dbgmirror_repo_last_refresh_time_seconds When the last "
+	    "refresh of a repository that succeeded ended, since the Unix "
+	    "epoch; 0: none yet.\n"
+	    "# TYPE dbgmirror_repo_last_refresh_time_seconds gauge\n");
 	for (i = 0; i < rs->n; i++)
-		fprintf(fp, "dbgmirror_repo_breaker_open{%s} %d\n",
+		fprintf(fp,
+		    "dbgmirror_repo_last_refresh_time_seconds{%s} %lld\n",
 		    rs->v[i].label,
-		    atomic_load(&rs->v[i].open_until) > clock_now());
+		    (long long)atomic_load(&rs->v[i].last_refresh));
 	if ((rd = index_reader_new(rs->d.idx)) == NULL)
 		return;
 	if (index_reader_begin(rd) == 0) {
@@ -1446,6 +1519,12 @@ metrics_cb(FILE *fp, void *arg)
 	}
 	index_reader_free(rd);
 }
+
+/* repo-redirects' words are the redirect policy's modes. */
+_Static_assert((int)CONFIG_REDIRECTS_NONE == (int)REDIRECT_NONE &&
+	(int)CONFIG_REDIRECTS_SAME_HOST == (int)REDIRECT_SAME_HOST &&
+	(int)CONFIG_REDIRECTS_ANY == (int)REDIRECT_ANY,
+    "config_redirects and redirect_mode agree");
 
 struct repos *
 repos_new(const struct repos_deps *d, char *err, size_t errlen)
@@ -1521,7 +1600,13 @@ repos_new(const struct repos_deps *d, char *err, size_t errlen)
 		NULL)
 		goto nomem;
 	rs->seed = (unsigned)getpid() ^ (unsigned)clock_mono_ns();
+	if ((rs->listeners = calloc(cfg->nlisten + 1, sizeof(char *))) == NULL)
+		goto nomem;
+	for (i = 0; i < cfg->nlisten; i++)
+		rs->listeners[i] = cfg->listen[i].text;
 	rs->fo = (struct repofetch_opts){
+		.redirects = { (enum redirect_mode)cfg->repo_redirects,
+		    rs->listeners, cfg->nlisten },
 		.proxy = cfg->proxy,
 		.ca_file = cfg->ca_file,
 		.user_agent =
@@ -1537,6 +1622,7 @@ repos_new(const struct repos_deps *d, char *err, size_t errlen)
 		tv.tv_sec = cfg->repo_refresh;
 		tv.tv_usec = 0;
 		event_add(rs->timer, &tv);
+		next_due(rs);
 	}
 	metrics_set_extra(metrics_cb, rs);
 	/* Starting until the first refreshes end, or repo-ready-timeout. */
@@ -1634,6 +1720,7 @@ repos_free(struct repos *rs)
 	if (rs->timer != NULL)
 		event_free(rs->timer);
 	free(rs->v);
+	free(rs->listeners);
 	pthread_mutex_destroy(&rs->mu);
 	pthread_mutex_destroy(&rs->pmu);
 	free(rs);

@@ -113,6 +113,32 @@ void repos_status(struct repos *rs, char *out, size_t len);
  */
 void repos_on_progress(struct repos *rs, void (*cb)(void *arg), void *arg);
 
+/* Where a repository's refreshes stand. */
+enum repos_refresh_state {
+	REPOS_NEVER, /* none has ended yet */
+	REPOS_REFRESHING, /* one runs */
+	REPOS_OK, /* the last one succeeded */
+	REPOS_FAILED, /* the last one failed */
+};
+
+/* "never", "refreshing", "ok", "failed". */
+const char *repos_state_name(enum repos_refresh_state s);
+
+/* What /status and /metrics show of a repository. */
+struct repos_state {
+	char name[1100]; /* public URL and suite: no secret */
+	enum repos_refresh_state state;
+	int64_t last_end; /* clock_now() when the last refresh ended; 0 */
+	int64_t last_ok; /* ... the last that succeeded; 0 */
+	int64_t next; /* when the next periodic one is due; 0: never */
+	int64_t open_until; /* downloads skipped until then (the breaker) */
+	char why[512]; /* why the last refresh failed; "" */
+	uint8_t key[REPOIDX_KEY_LEN]; /* its index's (cache/repoidx.h) */
+};
+
+/* Any thread: repository i's state; 0, or -1 when there is no such one. */
+int repos_state(struct repos *rs, size_t i, struct repos_state *out);
+
 /* The text a repository's key hashes (sources/repokey.c). */
 void repos_ident(const struct config_repo *cr, char *out, size_t len);
 

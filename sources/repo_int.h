@@ -95,6 +95,11 @@ struct repo {
 	atomic_int failures_in_row;
 	atomic_int_fast64_t open_until; /* breaker: skipped until then */
 	atomic_int_fast64_t last_refresh; /* the last that succeeded */
+	/* For /status and /metrics (repos_state), any thread. */
+	atomic_int state; /* enum repos_refresh_state */
+	atomic_int_fast64_t last_end; /* of the last refresh, either way */
+	atomic_int_fast64_t next_refresh; /* the timer's next; 0: never */
+	char last_why[512]; /* of the last failed refresh, under rs->mu */
 };
 
 struct repos {
@@ -103,6 +108,7 @@ struct repos {
 	size_t n;
 	struct curlev *cv;
 	struct repofetch_opts fo, dlo;
+	const char **listeners; /* the config's, for the redirect policy */
 	char pkgdir[DIR_MAX];
 	char tmpdir[DIR_MAX]; /* for members a scan inspects */
 	struct event *timer, *kick;

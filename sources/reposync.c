@@ -1394,6 +1394,8 @@ refresh_end(struct repo *r, int ok, const char *why)
 	if (ok)
 		r->prog.ids = r->st.ids;
 	pthread_mutex_unlock(&r->rs->pmu);
+	atomic_store(&r->last_end, clock_now());
+	atomic_store(&r->state, ok ? REPOS_OK : REPOS_FAILED);
 	if (ok) {
 		atomic_fetch_add(&r->refreshes, 1);
 		atomic_store(&r->last_refresh, clock_now());
@@ -1417,6 +1419,10 @@ refresh_end(struct repo *r, int ok, const char *why)
 			    (unsigned long long)r->st.pkgs, p.fetched, p.kept,
 			    size_text(p.bytes, size, sizeof(size)), secs);
 	} else {
+		pthread_mutex_lock(&r->rs->mu);
+		snprintf(r->last_why, sizeof(r->last_why), "%s",
+		    why != NULL ? why : "?");
+		pthread_mutex_unlock(&r->rs->mu);
 		/* A later InRelease (and index files) whole again. */
 		r->etag[0] = '\0';
 		r->last_modified = -1;
@@ -1461,6 +1467,7 @@ reposync_begin(struct repo *r)
 {
 	r->t0 = clock_mono_ns();
 	r->unchanged = 0;
+	atomic_store(&r->state, REPOS_REFRESHING);
 	pthread_mutex_lock(&r->rs->pmu);
 	r->prog.running = 1;
 	r->prog.fetched = r->prog.kept = 0;

@@ -4,9 +4,11 @@
  *
  * scan_run() blocks for the whole walk and belongs in a long job of the
  * worker pool (daemon/pool.h), which also runs the helpers that read
- * files and packages beside it; the daemon decides when scans run.  scan_identify() is the one way a local
- * file becomes an index record, shared by the scan and by the request path
- * when a file changed since it was indexed.
+ * files and packages beside it; the daemon decides when scans run.
+ * scan_changes() is the same scan limited to some paths, those the
+ * directory watch (daemon/watch.h) saw change.  scan_identify() is the
+ * one way a local file becomes an index record, shared by the scan and by
+ * the request path when a file changed since it was indexed.
  */
 #ifndef SOURCES_SCAN_H
 #define SOURCES_SCAN_H
@@ -16,6 +18,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 
+#include "cache/files.h"
 #include "cache/index.h"
 
 struct pool;
@@ -32,6 +35,13 @@ struct scan_opts {
 	const char *tmpdir; /* for members being inspected: <cache-dir>/tmp */
 	unsigned min_free_pct; /* of tmpdir's file system, kept free */
 	atomic_int *cancel; /* non-zero: stop as soon as possible */
+	/*
+	 * Each directory the walk is about to read, under a scan-dir root
+	 * (pkg 0) or a package root (pkg 1), root first, before its entries
+	 * are read; NULL: none.  On the scan's thread.
+	 */
+	void (*dir_cb)(const char *path, int root, int pkg, void *arg);
+	void *dir_arg;
 };
 
 /*
@@ -46,6 +56,25 @@ struct scan_opts {
  */
 int scan_run(struct index *idx, const struct scan_opts *opts,
     struct index_scan *out);
+
+/* A path that changed, under a scan-dir root or a package root. */
+struct scan_change {
+	char *path; /* absolute, without "." or ".." segments */
+	unsigned pkg : 1; /* under a package root */
+	unsigned dir : 1; /* it is, or was when it vanished, a directory */
+};
+
+/*
+ * The scan of scan_run(), for the n paths of v only: a file is read when
+ * new or changed, a directory walked, and the records of what is no
+ * longer there are dropped (for a directory, of every file under it that
+ * the walk did not reach).  The scan record (struct index_scan) is left
+ * as the last whole scan made it; *out has this one's counts.  Newly
+ * indexed files clear the negative entries of their ids.  Returns 0, or
+ * -1 when the index could not be written or the scan was cancelled.
+ */
+int scan_changes(struct index *idx, const struct scan_opts *opts,
+    const struct scan_change *v, size_t n, struct index_scan *out);
 
 /*
  * Fill rec for the file open at fd (path, st from fstat).  Returns 0 (rec

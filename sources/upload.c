@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "cache/blobstore.h"
+#include "cache/files.h"
 #include "cache/index.h"
 #include "cache/negative.h"
 #include "conf/config.h"
@@ -26,9 +27,6 @@
 #include "daemon/pool.h"
 #include "daemon/route.h"
 #include "indexer/elf.h"
-
-/* The name uploaded entries carry as their source. */
-#define UPLOAD_SOURCE "upload"
 
 struct upload {
 	const struct upload_deps *d;
@@ -193,7 +191,7 @@ upload_work(void *arg)
 	bi.id = u->id;
 	bi.kind = u->kind;
 	bi.arg = "";
-	bi.source = UPLOAD_SOURCE;
+	bi.source = BLOB_UPLOAD_SOURCE;
 	bi.uploaded = 1;
 	close(u->fd);
 	u->fd = -1;
@@ -301,7 +299,8 @@ upload_start(const struct upload_deps *d, struct conn *c,
 						  : CACHE_EXECUTABLE;
 	u->size = req->content_length;
 	cache_key_make(&u->key, &u->id, u->kind, "");
-	u->fd = blob_tmp_new(d->bs, u->tmp, sizeof(u->tmp), err, sizeof(err));
+	u->fd = blob_upload_tmp_new(d->bs, u->tmp, sizeof(u->tmp), err,
+	    sizeof(err));
 	if (u->fd == -1) {
 		log_warnx("%s: %s", __func__, err);
 		u->tmp[0] = '\0';

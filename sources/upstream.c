@@ -280,13 +280,13 @@ upstream_opts_of(struct upstreams *us, const struct config *cfg,
 	o->breaker_backoff_max = cfg->breaker_backoff_max;
 	switch (cfg->upstream_redirects) {
 	case CONFIG_REDIRECTS_NONE:
-		o->redirects = UPSTREAM_REDIRECTS_NONE;
+		o->redirects = REDIRECT_NONE;
 		break;
 	case CONFIG_REDIRECTS_SAME_HOST:
-		o->redirects = UPSTREAM_REDIRECTS_SAME_HOST;
+		o->redirects = REDIRECT_SAME_HOST;
 		break;
 	case CONFIG_REDIRECTS_ANY:
-		o->redirects = UPSTREAM_REDIRECTS_ANY;
+		o->redirects = REDIRECT_ANY;
 		break;
 	}
 	o->proxy = cfg->proxy;

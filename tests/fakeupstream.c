@@ -104,13 +104,13 @@ static const struct {
 	{ "redirectloop", M_REDIRECTLOOP, 0 },
 };
 
-struct rule {
+struct fake_rule {
 	const char *id; /* hex build-id, or "*" */
 	enum mode mode;
 	const char *arg;
 };
 
-static struct rule *rules;
+static struct fake_rule *rules;
 static size_t nrules;
 static int log_fd = -1;
 static long delay_ms;
@@ -123,7 +123,7 @@ static long rate = 1000;
 static int honour_maxsize;
 static const char *gate;
 
-struct request {
+struct fake_request {
 	char *method;
 	char *target;
 	const char *xff, *ua, *range, *auth, *maxsize;
@@ -131,7 +131,7 @@ struct request {
 	int keep_alive;
 };
 
-struct conn {
+struct fake_conn {
 	int fd;
 	size_t len; /* bytes in buf */
 	char buf[HEAD_MAX];
@@ -187,7 +187,7 @@ now_s(void)
 
 /* Parses ID=MODE[:ARG] into *r; -1 with a message on stderr if malformed. */
 static int
-parse_rule(char *s, struct rule *r)
+parse_rule(char *s, struct fake_rule *r)
 {
 	char *eq, *colon;
 	size_t i, n;
@@ -220,10 +220,10 @@ bad:
 }
 
 /* The rule for build-id ID (length n), the "*" rule, or NULL. */
-static const struct rule *
+static const struct fake_rule *
 find_rule(const char *id, size_t n)
 {
-	const struct rule *star = NULL;
+	const struct fake_rule *star = NULL;
 	size_t i;
 
 	for (i = 0; i < nrules; i++) {
@@ -287,7 +287,7 @@ write_all(int fd, const void *p, size_t n)
 }
 
 static void
-log_request(const struct request *rq)
+log_request(const struct fake_request *rq)
 {
 	char line[HEAD_MAX + 256];
 	int n;
@@ -315,7 +315,7 @@ log_request(const struct request *rq)
  * on a read error, -2 when the head exceeds HEAD_MAX.
  */
 static long
-read_head(struct conn *c)
+read_head(struct fake_conn *c)
 {
 	size_t i;
 	ssize_t r;
@@ -343,7 +343,7 @@ read_head(struct conn *c)
 
 /* Splits the head (NUL-terminated in place) into *rq; -1 if malformed. */
 static int
-parse_head(char *head, struct request *rq)
+parse_head(char *head, struct fake_request *rq)
 {
 	char *line, *next, *version, *colon, *v, *e;
 	int http10, body = 0;
@@ -414,8 +414,8 @@ parse_head(char *head, struct request *rq)
  * and the blank line.  Returns its length, or -1 if it does not fit.
  */
 static int
-format_head(struct conn *c, const struct request *rq, int code, const char *fmt,
-    ...)
+format_head(struct fake_conn *c, const struct fake_request *rq, int code,
+    const char *fmt, ...)
 {
 	va_list ap;
 	int n, m;
@@ -437,8 +437,8 @@ format_head(struct conn *c, const struct request *rq, int code, const char *fmt,
 
 /* A complete response with an in-memory body; HEAD gets the head only. */
 static int
-respond(struct conn *c, const struct request *rq, int code, const char *ctype,
-    const char *body, const char *extra)
+respond(struct fake_conn *c, const struct fake_request *rq, int code,
+    const char *ctype, const char *body, const char *extra)
 {
 	size_t blen = strlen(body);
 	int n;
@@ -457,7 +457,7 @@ respond(struct conn *c, const struct request *rq, int code, const char *ctype,
 
 /* Reads and discards until the peer closes (hang and stall modes). */
 static void
-wait_peer_close(struct conn *c)
+wait_peer_close(struct fake_conn *c)
 {
 	char sink[4096];
 	ssize_t r;
@@ -472,7 +472,7 @@ wait_peer_close(struct conn *c)
  * input still unread cannot turn the close into a reset.
  */
 static void
-close_gracefully(struct conn *c)
+close_gracefully(struct fake_conn *c)
 {
 	struct pollfd p = { c->fd, POLLIN, 0 };
 	char sink[4096];
@@ -531,7 +531,7 @@ parse_range(const char *spec, off_t size, off_t *off, off_t *len)
  * at --rate bytes per second in pieces of a tenth of a second's worth.
  */
 static int
-send_body(struct conn *c, int fd, off_t off, off_t len, int pace)
+send_body(struct fake_conn *c, int fd, off_t off, off_t len, int pace)
 {
 	char *buf;
 	size_t piece = PIECE_MAX;
@@ -568,7 +568,8 @@ send_body(struct conn *c, int fd, off_t off, off_t len, int pace)
  * that ended it closes the socket itself and sets c->fd to -1).
  */
 static int
-serve_file(struct conn *c, const struct request *rq, const struct rule *r)
+serve_file(struct fake_conn *c, const struct fake_request *rq,
+    const struct fake_rule *r)
 {
 	static const struct linger rst = { 1, 0 }; /* close sends RST */
 	struct stat st;
@@ -660,9 +661,9 @@ serve_file(struct conn *c, const struct request *rq, const struct rule *r)
 
 /* Answers one request; 0 to keep the connection open, -1 to close it. */
 static int
-answer(struct conn *c, const struct request *rq)
+answer(struct fake_conn *c, const struct fake_request *rq)
 {
-	const struct rule *r;
+	const struct fake_rule *r;
 	const char *id, *slash;
 	char extra[OUT_MAX];
 	int i;
@@ -716,9 +717,9 @@ answer(struct conn *c, const struct request *rq)
 
 /* Answers CODE to a request we cannot parse, and ends the connection. */
 static void
-refuse(struct conn *c, int code, const char *body)
+refuse(struct fake_conn *c, int code, const char *body)
 {
-	static const struct request closing = { 0 };
+	static const struct fake_request closing = { 0 };
 
 	if (respond(c, &closing, code, "text/plain", body, "") == 0)
 		close_gracefully(c);
@@ -727,8 +728,8 @@ refuse(struct conn *c, int code, const char *body)
 static void *
 conn_main(void *arg)
 {
-	struct conn *c = arg;
-	struct request rq;
+	struct fake_conn *c = arg;
+	struct fake_request rq;
 	long hlen;
 
 	for (;;) {
@@ -763,7 +764,7 @@ accept_main(void *arg)
 	struct timeval tv = { SEND_TIMEOUT_S, 0 };
 	pthread_attr_t attr;
 	pthread_t t;
-	struct conn *c;
+	struct fake_conn *c;
 
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);

@@ -21,6 +21,7 @@
 
 #include "cache/index.h"
 #include "cache/pathindex.h"
+#include "indexer/elf.h"
 
 #define BATCH 20000
 #define MAPSIZE (64ull << 30)

@@ -55,6 +55,13 @@ tap_check(int cond, const char *file, int line, const char *what)
 			    tap_b_ ? tap_b_ : "(null)"); \
 	} while (0)
 
+/* skip("why"): one check this machine cannot make ("# SKIP"). */
+#define skip(why) \
+	do { \
+		printf("ok %d # SKIP %s\n", ++tap_count, (why)); \
+		fflush(stdout); \
+	} while (0)
+
 static int
 tap_done(void)
 {

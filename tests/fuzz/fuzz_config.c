@@ -13,7 +13,7 @@
  *
  * Besides memory errors and leaks the target aborts when a result breaks
  * the contract: a failure without a message or a message without a
- * failure, a message with a control byte (config.c promises a hostile file
+ * failure, a message with a control byte (conf/diag.h promises a hostile file
  * cannot drive the terminal), a value outside its option's bounds, a
  * relative path after config_load(), or a parsed command line that does
  * not point into argv.

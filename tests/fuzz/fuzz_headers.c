@@ -12,10 +12,14 @@
  * below -1; a status line
  * that does not start everything over; a Location given outside a 3xx
  * answer or not as the bytes after its colon; a date with its line end or
- * without its NUL; kept text over UPSTREAM_HEADERS_MAX, or other than
- * lines "Name: value\r\n" where the name is an X-DEBUGINFOD-* token other
- * than X-DEBUGINFOD-SIZE and the value printable ASCII or tabs; or a kept
- * line that is not the line just read.
+ * without its NUL; more than UPSTREAM_HEADERS_MAX bytes taken; a value
+ * (file, archive, imasig) without its NUL, with a byte other than
+ * printable ASCII or tabs, or with a space or tab at either end; kept text
+ * other than lines "Name: value\r\n" where the name is an X-DEBUGINFOD-*
+ * token other than X-DEBUGINFOD-SIZE (nor a value's name while that value
+ * is unset) and the value printable ASCII or tabs; a kept line that is not
+ * the line just read; or headers_format() measuring other than it writes,
+ * or writing other than such lines.
  */
 #include <strings.h>
 
@@ -31,14 +35,37 @@ is_tchar(unsigned char c)
 	    (c >= 'A' && c <= 'Z') || strchr("!#$%&'*+-.^_`|~", c) != NULL;
 }
 
-/* Check every line of the kept text. */
+/* Check a value: printable ASCII or tabs, trimmed, with its NUL. */
 static void
-check_kept(const char *p, size_t len)
+check_value(const char *v, size_t cap)
+{
+	size_t n;
+
+	FUZZ_CHECK(memchr(v, '\0', cap) != NULL);
+	for (n = 0; v[n] != '\0'; n++)
+		FUZZ_CHECK(v[n] == '\t' || (v[n] >= 0x20 && v[n] < 0x7f));
+	FUZZ_CHECK(n == 0 ||
+	    (v[0] != ' ' && v[0] != '\t' && v[n - 1] != ' ' &&
+		v[n - 1] != '\t'));
+}
+
+/* 1 when the header name p[0..n) is name. */
+static int
+named(const char *p, size_t n, const char *name)
+{
+	return n == strlen(name) && strncasecmp(p, name, n) == 0;
+}
+
+/*
+ * Check every line of the kept text; h, when not NULL, is the state that
+ * kept it: a value's line is kept only when the value is set.
+ */
+static void
+check_kept(const struct headers *h, const char *p, size_t len)
 {
 	static const char prefix[] = "x-debuginfod-";
 	const char *end = p + len, *colon, *crlf;
 
-	FUZZ_CHECK(len <= UPSTREAM_HEADERS_MAX);
 	while (p < end) {
 		crlf = memchr(p, '\r', (size_t)(end - p));
 		FUZZ_CHECK(crlf != NULL && crlf + 1 < end && crlf[1] == '\n');
@@ -46,8 +73,18 @@ check_kept(const char *p, size_t len)
 		FUZZ_CHECK(colon != NULL);
 		FUZZ_CHECK((size_t)(colon - p) >= sizeof(prefix) - 1 &&
 		    strncasecmp(p, prefix, sizeof(prefix) - 1) == 0);
-		FUZZ_CHECK(!((size_t)(colon - p) == 17 &&
-		    strncasecmp(p, "x-debuginfod-size", 17) == 0));
+		FUZZ_CHECK(!named(p, (size_t)(colon - p), "x-debuginfod-size"));
+		if (h != NULL) {
+			FUZZ_CHECK(!named(p, (size_t)(colon - p),
+				       "x-debuginfod-file") ||
+			    h->file[0] != '\0');
+			FUZZ_CHECK(!named(p, (size_t)(colon - p),
+				       "x-debuginfod-archive") ||
+			    h->archive[0] != '\0');
+			FUZZ_CHECK(!named(p, (size_t)(colon - p),
+				       "x-debuginfod-imasignature") ||
+			    h->imasig[0] != '\0');
+		}
 		for (; p < colon; p++)
 			FUZZ_CHECK(is_tchar((unsigned char)*p));
 		for (p++; p < crlf; p++)
@@ -69,8 +106,10 @@ check_line(const struct headers *h, enum headers_line rc, const char *line,
 	FUZZ_CHECK((rc == HEADERS_STATUS) ==
 	    (n >= 5 && memcmp(line, "HTTP/", 5) == 0));
 	if (rc == HEADERS_STATUS)
-		FUZZ_CHECK(h->keeplen == 0 && h->date[0] == '\0' &&
-		    h->range_start == -1);
+		FUZZ_CHECK(h->keeplen == 0 && h->kept == 0 &&
+		    h->date[0] == '\0' && h->range_start == -1 &&
+		    h->file[0] == '\0' && h->archive[0] == '\0' &&
+		    h->imasig[0] == '\0');
 	if (rc == HEADERS_LOCATION) {
 		FUZZ_CHECK(h->code >= 300 && h->code < 400);
 		FUZZ_CHECK(value == line + 9 && vlen == n - 9);
@@ -78,7 +117,11 @@ check_line(const struct headers *h, enum headers_line rc, const char *line,
 	FUZZ_CHECK(h->range_start >= -1);
 	FUZZ_CHECK(memchr(h->date, '\0', sizeof(h->date)) != NULL);
 	FUZZ_CHECK(strpbrk(h->date, "\r\n") == NULL);
-	check_kept(h->keep, h->keeplen);
+	FUZZ_CHECK(h->keeplen <= h->kept && h->kept <= UPSTREAM_HEADERS_MAX);
+	check_value(h->file, sizeof(h->file));
+	check_value(h->archive, sizeof(h->archive));
+	check_value(h->imasig, sizeof(h->imasig));
+	check_kept(h, h->keep, h->keeplen);
 	if (rc != HEADERS_FIELD || h->keeplen == before)
 		return;
 	/* What was added is this line, its own line end replaced. */
@@ -87,6 +130,24 @@ check_line(const struct headers *h, enum headers_line rc, const char *line,
 	FUZZ_CHECK(memcmp(h->keep + before, line, kept - 2) == 0);
 	for (; kept - 2 < n; kept++)
 		FUZZ_CHECK(line[kept - 2] == '\r' || line[kept - 2] == '\n');
+}
+
+/* What headers_format writes of h: as long as it measured, lines. */
+static void
+check_format(const struct headers *h)
+{
+	size_t n = headers_format(NULL, 0, h->file, h->archive, h->imasig,
+	    h->keep, h->keeplen);
+	char *buf = malloc(n + 1);
+
+	if (buf == NULL)
+		return;
+	buf[n] = 'x';
+	FUZZ_CHECK(headers_format(buf, n, h->file, h->archive, h->imasig,
+		       h->keep, h->keeplen) == n);
+	FUZZ_CHECK(buf[n] == 'x');
+	check_kept(NULL, buf, n);
+	free(buf);
 }
 
 int
@@ -114,5 +175,6 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		data += n;
 		size -= n;
 	}
+	check_format(&h);
 	return 0;
 }

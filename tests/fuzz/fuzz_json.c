@@ -1,7 +1,7 @@
 /*
  * tests/fuzz/fuzz_json.c: fuzz json_read_results(), which reads the
- * answers upstreams send to /metadata, and the writer behind it
- * (daemon/json.h).
+ * answers upstreams send to /metadata, and the reader and writer behind
+ * it (daemon/json.h, indexer/json.h).
  *
  * The input is one answer.  Besides memory errors the target aborts when
  * a refused answer left bytes behind, when what was kept is not valid
@@ -10,6 +10,7 @@
  * input up to its first NUL is also written as a result's file: that too
  * must be valid UTF-8 and read back unchanged.
  */
+#include "indexer/json.c"
 #include "daemon/json.c"
 
 #include "tests/fuzz/fuzz.h"

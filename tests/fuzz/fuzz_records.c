@@ -19,6 +19,7 @@
  * encoded again.  Times must encode back to their bytes, in order.
  */
 #include "cache/blobstore.h"
+#include "cache/files.h"
 #include "cache/index.h"
 #include "cache/negative.h"
 #include "cache/pkgindex.h"
@@ -118,9 +119,13 @@ check_blob(const struct index_rec *r)
 	FUZZ_CHECK(r->keylen == CACHE_KEY_LEN);
 	FUZZ_CHECK(string_inside(info.arg, r->val, r->vallen));
 	FUZZ_CHECK(string_inside(info.source, r->val, r->vallen));
-	FUZZ_CHECK(
-	    fuzz_inside(info.headers, info.headers_len + 1, r->val, r->vallen));
-	FUZZ_CHECK(info.headers[info.headers_len] == '\0');
+	FUZZ_CHECK(string_inside(info.meta.file, r->val, r->vallen));
+	FUZZ_CHECK(string_inside(info.meta.archive, r->val, r->vallen));
+	FUZZ_CHECK(string_inside(info.meta.imasig, r->val, r->vallen));
+	FUZZ_CHECK(fuzz_inside(info.meta.extra, info.meta.extra_len + 1, r->val,
+	    r->vallen));
+	FUZZ_CHECK(info.meta.extra[info.meta.extra_len] == '\0');
+	FUZZ_CHECK(h.version <= BLOB_VERSION);
 	FUZZ_CHECK(cache_kind_name(info.kind) != NULL);
 	FUZZ_CHECK(info.id.len <= BUILDID_MAX);
 	FUZZ_CHECK(info.size == h.size && info.mtime == h.mtime &&

@@ -71,24 +71,28 @@ stop_daemon open
 # ---------------------------------------------------------------- breaker
 
 start_fake flaky "*=status:503"
-start_daemon b --scan-dir none --upstream "$flaky_URL" --error-ttl 0 \
-    --breaker-failures 3 --breaker-backoff 2
+# The backoff (an hour) is over when the test clock (daemon/clock.h) says.
+touch -d @1700000000 "$T/bclock"
+DBGMIRROR_TEST_CLOCK=$T/bclock start_daemon b --scan-dir none \
+    --upstream "$flaky_URL" --error-ttl 0 \
+    --breaker-failures 3 --breaker-backoff 3600
 for i in 1 2 3; do
 	code "$b_URL/buildid/00000000000000000000000000000000000000a$i/debuginfo" >/dev/null
 done
 n=$(requests_to flaky /buildid/)
 is "$n" 3 "three failures in a row reach the upstream"
-like "$(metric "dbgmirror_upstream_breaker_state{upstream=\"$flaky_URL\"}" "$b_URL")" \
+like "$(metric "dbgmirror_upstream_breaker_state{upstream=\"$flaky_URL\",state=\"open\"}" "$b_URL")" \
     '^1$' "... and open its breaker"
 is "$(code "$b_URL/buildid/00000000000000000000000000000000000000b1/debuginfo")" 502 \
     "with the breaker open: 502 ..."
 is "$(requests_to flaky /buildid/)" 3 "... without asking the upstream"
 # The probe (GET /) closes it: fakeupstream answers / with 200.
+touch -d @1700003600 "$T/bclock"
 wait_until 8 sh -c "[ \$(grep -c '^GET / ' '$flaky_LOG') -ge 1 ]"
 ok $? "after the backoff the breaker probes the upstream"
-wait_until 5 sh -c "curl -s '$b_URL/metrics' | grep -q '^dbgmirror_upstream_breaker_state{upstream=\"$flaky_URL\"} 0'"
+wait_until 5 sh -c "curl -s '$b_URL/metrics' | grep -q '^dbgmirror_upstream_breaker_state{upstream=\"$flaky_URL\",state=\"closed\"} 1'"
 ok $? "... and closes"
-like "$(cat "$b_LOG")" "upstream $flaky_URL: breaker open \(3 failures in a row, the last an HTTP error\): skipped, probed again in 2s" \
+like "$(cat "$b_LOG")" "upstream $flaky_URL: breaker open \(3 failures in a row, the last an HTTP error\): skipped, probed again in 3600s" \
     "the log says the breaker opened, why, and when it probes"
 like "$(cat "$b_LOG")" "upstream $flaky_URL: breaker probing" "... when it probes"
 like "$(cat "$b_LOG")" "upstream $flaky_URL: breaker closed \(the probe got HTTP 200\)" \

@@ -57,6 +57,62 @@ out=$("$D" --check-config --config "$T/missing.conf" 2>&1)
 is "$?" 1 "a missing config file is an error"
 like "$out" "missing.conf" "naming the file"
 
+# Every file and directory a setting names, as the daemon's user finds
+# them: the user "user" names when checked as root, else the caller.
+chmod 755 "$T"
+mkdir -p "$T/cf/scan" "$T/cf/ro-cache"
+printf 'dbgm_x\n' >"$T/cf/secret"
+chmod 600 "$T/cf/secret"
+if [ "$(id -u)" -eq 0 ]; then
+	userline="user = nobody"
+	who="the user nobody"
+else
+	userline="# no user: checked as the caller"
+	who="this user"
+	chmod 000 "$T/cf/secret"
+fi
+chmod 555 "$T/cf/ro-cache"
+cat >"$T/cf/paths.conf" <<CONF
+$userline
+cache-dir = $T/cf/ro-cache
+scan-dir = $T/cf/scan
+scan-dir = $T/cf/no-such-dir
+admin-token = $T/cf/no-admin-token
+token-file = $T/cf/secret
+ca-file = $T/cf/no-ca.pem
+listen = 127.0.0.1:0 tls cert=$T/cf/no-cert.pem key=$T/cf/no-key.pem
+repo = deb http://127.0.0.1:1/debian stable main signed-by=$T/cf/no-keyring.gpg
+CONF
+out=$("$D" --check-config --config "$T/cf/paths.conf" 2>&1)
+is "$?" 1 "--check-config fails on files and directories that are not there"
+like "$out" "paths.conf:4: scan-dir: $T/cf/no-such-dir: No such file or directory" \
+    "... a missing scan-dir, with its line"
+like "$out" "paths.conf:5: admin-token: $T/cf/no-admin-token: No such file or directory" \
+    "... a missing admin-token file"
+like "$out" "paths.conf:6: token-file: $T/cf/secret: $who cannot read it" \
+    "... a token-file $who cannot read"
+like "$out" "paths.conf:7: ca-file: $T/cf/no-ca.pem: No such file" \
+    "... a missing ca-file"
+like "$out" "paths.conf:8: listen: $T/cf/no-cert.pem: No such file" \
+    "... a missing certificate"
+like "$out" "paths.conf:8: listen: $T/cf/no-key.pem: No such file" \
+    "... and key"
+like "$out" "paths.conf:9: repo: $T/cf/no-keyring.gpg: No such file" \
+    "... a missing keyring"
+if [ "$(id -u)" -eq 0 ]; then
+	like "$out" "paths.conf:2: cache-dir: $T/cf/ro-cache: belongs to uid 0, not to the user nobody" \
+	    "... a cache directory of another user"
+else
+	like "$out" "paths.conf:2: cache-dir: $T/cf/ro-cache: this user cannot write in it" \
+	    "... a cache directory the user cannot write in"
+fi
+ok "$(echo "$out" | grep -c "paths.conf:3:" | grep -qx 0; echo $?)" \
+    "... and nothing about the scan-dir that is there"
+like "$("$D" --no-config --scan-dir "$T/cf/gone" --cache-dir "$T/cf/c" \
+    --check-config 2>&1)" \
+    "^dbgmirrord: command line: scan-dir: $T/cf/gone: No such file or directory" \
+    "... and the command line as where a value came from"
+
 mkdir -p "$T/scan"
 cp /bin/true "$T/scan/" 2>/dev/null
 cat >"$T/good.conf" <<CONF

@@ -2,6 +2,9 @@
 # Routing by build-id: HAProxy (packaging/haproxy.cfg, addresses replaced)
 # in front of three nodes.  A herd of 200 for one cold id lands on one
 # node and costs one upstream request; stopping a node moves only its ids.
+# Behind the shipped file, a node that trusts HAProxy's X-Forwarded-For
+# sees the client's own address: a client sending X-Forwarded-For cannot
+# choose its addr= identity.
 . "$top_srcdir/tests/integration/lib.sh"
 
 command -v haproxy >/dev/null ||
@@ -20,9 +23,14 @@ for n in node1 node2 node3; do
 	    --upstream "$src_URL"
 done
 
+# Health checks every 200 ms; a node is out after three failures in a
+# row, each given 10 s: a node slow under a loaded machine (sanitizers)
+# is not taken out, a stopped one (connection refused) is within a second.
+checks="check inter 200ms fall 3 rise 1"
 port=$(pick_port)
 sed -e "s/bind 127.0.0.1:8002/bind 127.0.0.1:$port/" \
-    -e "s/check inter 2s fall 2 rise 2/check inter 100ms fall 1 rise 1/" \
+    -e "s/check inter 2s fall 2 rise 2/$checks/" \
+    -e "s/timeout connect 2s/&\n\ttimeout check 10s/" \
     -e "s/server node1 .*/server node1 127.0.0.1:$node1_PORT/" \
     -e "s/server node2 .*/server node2 127.0.0.1:$node2_PORT/" \
     -e "s/server node3 .*/server node3 127.0.0.1:$node3_PORT/" \
@@ -78,5 +86,36 @@ is "$moved" "$was2" "... only node2's ids moved ($was2 of 40)"
 is "$(join "$T/before" "$T/after" | awk '$2 == "node2" && $3 == "node2"' | wc -l)" 0 \
     "... none of them to node2"
 is "$(awk '{ print $2 }' "$T/after" | grep -c '^$')" 0 "... every id answered"
+
+# trusted-proxy behind the shipped file.  One node, every server line
+# pointing at it, trusts loopback (where HAProxy connects from) and lets
+# only 10.9.9.9 read.
+missing=3333333333333333333333333333333333330009
+start_daemon acl --scan-dir none --trusted-proxy 127.0.0.1 \
+    --access "read addr=10.9.9.9/32"
+is "$(code "$acl_URL/buildid/$missing/debuginfo" \
+    -H "X-Forwarded-For: 10.9.9.9")" 404 \
+    "a trusted peer's X-Forwarded-For: 10.9.9.9 meets addr=10.9.9.9/32"
+is "$(code "$acl_URL/buildid/$missing/debuginfo")" 403 \
+    "... and without it the rule is not met: 403"
+port2=$(pick_port)
+sed -e "s/bind 127.0.0.1:8002/bind 127.0.0.1:$port2/" \
+    -e "s/check inter 2s fall 2 rise 2/$checks/" \
+    -e "s/timeout connect 2s/&\n\ttimeout check 10s/" \
+    -e "s/server \(node[1-3]\) .*/server \1 127.0.0.1:$acl_PORT/" \
+    "$top_srcdir/packaging/haproxy.cfg" >"$T/haproxy-acl.cfg"
+haproxy -f "$T/haproxy-acl.cfg" -db >"$T/haproxy-acl.log" 2>&1 &
+DAEMON_PIDS="$DAEMON_PIDS $!"
+LB2=http://127.0.0.1:$port2
+wait_until 20 sh -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' '$LB2/')\" = 200 ]" ||
+    { cat "$T/haproxy-acl.log"; bail "the second haproxy did not start"; }
+is "$(code "$LB2/buildid/$missing/debuginfo" -H "X-Forwarded-For: 10.9.9.9")" \
+    403 "through the shipped haproxy.cfg, a client's X-Forwarded-For: 10.9.9.9 stays 403"
+is "$(code "$LB2/buildid/$missing/debuginfo" -H "X-Forwarded-For: 10.9.9.9" \
+    -H "X-Forwarded-For: 10.9.9.9, 127.0.0.1")" 403 \
+    "... with two such headers too"
+access_log_has acl "\"GET /buildid/$missing/debuginfo\" 403"
+ok $? "... refused by the node itself"
+stop_daemon acl
 
 done_testing

@@ -245,7 +245,7 @@ EOF2
 	fi
 	like "$(metric dbgmirror_local_write_errors_total "$df_URL")" '^[1-9]' \
 	    "... counted as a local write error"
-	is "$(metric "dbgmirror_upstream_breaker_state{upstream=\"$fullup_URL\"}" "$df_URL")" 0 \
+	is "$(metric "dbgmirror_upstream_breaker_state{upstream=\"$fullup_URL\",state=\"closed\"}" "$df_URL")" 1 \
 	    "... the upstream's breaker (1 failure opens it) stays closed"
 	is "$(curl -s "$df_URL/metrics" | grep "^dbgmirror_upstream_errors_total{upstream=\"$fullup_URL\"" | grep -vc ' 0$')" \
 	    0 "... and no upstream error is counted"

@@ -120,6 +120,8 @@ as_nobody_or_skip() {
 done_testing() {
 	sanitizer_clean
 	echo "1..$TAP_N"
+	# How long the script ran, for ordering the suite (longest first).
+	diag "took ${SECONDS}s"
 	[ "$TAP_FAILED" -eq 0 ] || diag "$TAP_FAILED of $TAP_N failed"
 	exit 0
 }
@@ -174,7 +176,8 @@ build_fixtures() {
 # Waits until it listens; with --scan-dir, until the first scan finished.
 start_daemon() {
 	local name=$1 log=$T/$1.log port pid try rc
-	local banner=']: dbgmirrord .*: cache '
+	# Under the journal (JOURNAL_STREAM) lines start with a priority.
+	local banner='\(]: \|^<6>\)dbgmirrord .*: cache '
 	shift
 	# A second try, saying why the first one failed: on a loaded CI machine
 	# a daemon has twice (in ~20,000 starts) written nothing at all within
@@ -183,7 +186,8 @@ start_daemon() {
 		# No upstreams but those a test names: never the caller's.
 		env -u DEBUGINFOD_URLS "$DBGMIRRORD" --no-config \
 		    --listen 127.0.0.1:0 --threads 2 --workers 2 \
-		    --cache-dir "$T/$name-cache" "$@" 2>"$log" &
+		    --cache-dir "$T/$name-cache" --upload-dir "$T/$name-uploads" \
+		    "$@" 2>"$log" &
 		pid=$!
 		DAEMON_PIDS="$DAEMON_PIDS $pid"
 		# The banner follows the last listener bound; a bind that

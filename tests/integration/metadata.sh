@@ -211,6 +211,17 @@ is "$META_CODE" 200 "a hanging upstream: answered at the deadline"
 is "$(count)" 3 "... with the others' results"
 is "$(complete)" False "... complete:false"
 
+# An upstream's result that cannot be kept (a file holding \u0000) is
+# dropped, and the answer no longer says it is complete.
+printf '{"results":[{"type":"debuginfo","buildid":"ab","file":"/a\\u0000b"}],"complete":true}' \
+    >"$T/nul.json"
+start_fake nul metadata=ok:"$T/nul.json"
+start_daemon fed4 --scan-dir "$FX" --metadata-timeout 5 --upstream "$nul_URL"
+meta fed4 file "$FX/usr/bin/prog_c"
+is "$(count)" 2 "a result with \\u0000 in file: dropped"
+is "$(complete)" False "... and complete:false, though the upstream said true"
+stop_daemon fed4
+
 # Clients that leave before the answer, while an upstream hangs: the
 # daemon lets go of their queries (sanitizer builds check for leaks when
 # it stops) and answers the next one.

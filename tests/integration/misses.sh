@@ -80,7 +80,7 @@ is "$(ids_in "$(misses --since 3h)")" "$id_m1 $id_m3 $id_m2 " \
     "--since 3h: all three (among equal counts the last seen first)"
 misses --since soon >/dev/null
 is "$?" 2 "--since with a bad duration: exit 2"
-"$DBGMIRROR" --no-config --cache-dir "$T/d-cache" stats --json \
+"$DBGMIRROR" --no-config --cache-dir "$T/d-cache" stats --top 3 \
     >/dev/null 2>&1
 is "$?" 2 "misses' options on another command: exit 2"
 

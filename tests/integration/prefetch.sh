@@ -67,12 +67,31 @@ is "$SUMMARY" "fetched 0, already cached 1, missing 1, failed 0" \
     "ids on standard input, one of them twice: asked once each"
 prefetch "$ID_prog" - </dev/null
 is "$SUMMARY" "fetched 0, already cached 1, missing 0, failed 0" "an id as an argument"
+prefetch --json "$ID_prog"
+is "$OUT" '{"fetched":0,"cached":1,"missing":0,"failed":0}' \
+    "--json: the summary alone on standard output, as JSON"
+like "$(cat "$T/pf.err")" "cached +$ID_prog debuginfo" "... the ids' lines on standard error"
 prefetch --executable "$ID_prog"
 is "$SUMMARY" "fetched 1, already cached 1, missing 0, failed 0" \
     "--executable: the executable too"
 prefetch not-an-id-or-file
 is "$RC" 2 "an operand that is neither a build-id nor a file: exit 2"
 like "$(cat "$T/pf.err")" "not-an-id-or-file: neither a file nor a build-id" "... saying so"
+# Files it can read no build-id from: each said, and exit 2.
+cc -Wl,--build-id=none -o "$T/nobid" "$T/lib.c" -shared -fPIC ||
+    bail "cannot build a library without a build-id"
+prefetch "$T/nobid"
+is "$RC" 2 "an ELF file without a build-id: exit 2"
+like "$(cat "$T/pf.err")" "nobid: an ELF file without a build-id" "... saying so"
+# An ELF core file header with no program header: no object in it.
+printf '\177ELF\002\001\001\000\000\000\000\000\000\000\000\000\004\000\076\000\001\000\000\000' \
+    >"$T/core0"
+head -c 28 /dev/zero >>"$T/core0"
+printf '\100\000\070\000\000\000\100\000\000\000\000\000' >>"$T/core0"
+prefetch "$T/core0"
+is "$RC" 2 "a core file without objects: exit 2"
+like "$(cat "$T/pf.err")" "core0: a core file without an object that has a build-id" \
+    "... saying so"
 
 # --- a core file ---------------------------------------------------------
 "$app/pfprog" &

@@ -71,10 +71,12 @@ is "$fenced" 4 "the 4 worker threads run under a seccomp filter"
 
 is "$(code "$u_URL/buildid/$id_up/executable")" 200 "a fill as nobody"
 is "$(code "$u_URL/buildid/$id_scan/executable")" 200 "a scanned file as nobody"
+# The answer's last byte goes out before the fill is published.
+wait_until 30 sh -c "[ \$(find '$T/u-cache/blobs' -type f | wc -l) -ge 1 ]"
+blob=$?
 is "$(find "$T/u-cache" ! -user nobody | wc -l)" 0 \
     "every file of the cache belongs to nobody"
-ok "$([ "$(find "$T/u-cache/blobs" -type f | wc -l)" -ge 1 ] && echo 0 || echo 1)" \
-    "... the filled blob among them"
+ok $blob "... the filled blob among them"
 
 like "$(cat "$u_LOG")" "sandbox probe: connect:$up_PORT: Operation not permitted" \
     "a worker's connect is refused"

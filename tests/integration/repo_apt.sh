@@ -374,7 +374,7 @@ dcfg=(--no-config --cache-dir "$T/d-cache" --repo "deb $N/ids stable main $kr"
     --repo "deb $N/contents stable main arch=amd64 $kr"
     --repo "deb $N/badsig stable main $kr")
 out=$("$DBGMIRROR" "${dcfg[@]}" lookup "$ID_prog_c")
-like "$out" "repo $N/ids stable: package pool/main/progc-dbgsym_1\.0_amd64\.deb \(" \
+like "$out" "repository +$N/ids stable: package pool/main/progc-dbgsym_1\.0_amd64\.deb \(" \
     "dbgmirror lookup names the repository and the package"
 unknown=0123456789abcdef0123456789abcdef01234567
 out=$("$DBGMIRROR" "${dcfg[@]}" lookup "$unknown")
@@ -485,6 +485,12 @@ is "$(metric "dbgmirror_repo_ids{repo=\"$N/ids\",suite=\"stable\"}" "$am_URL")" 
 wait_until 60 refused am 1
 like "$(cat "$am_LOG")" "contents stable: refresh failed.*badcrc\.asc: CRC-24 mismatch" \
     "an armored key with a bad CRC-24: refused, and why"
+# /status shows both as they are.
+st=$(curl -s "$am_URL/status")
+like "$st" "<tr class=\"repo\" id=\"repo-0\"><td>repository <code>$N/ids stable</code></td><td class=\"ok state\">refreshed</td><td>last refresh ended [0-9]+s ago; next refresh in [0-9hms ]+; <span class=\"ids\">3</span> build-ids in 2 packages</td>" \
+    "/status: the refreshed repository, when, the next refresh, its ids"
+like "$st" "<tr class=\"repo\" id=\"repo-1\"><td>repository <code>$N/contents stable</code></td><td class=\"bad state\">refresh failed</td><td>last refresh ended [0-9]+s ago: <span class=\"bad why\">[^<]*CRC-24 mismatch[^<]*</span>" \
+    "... the refused one, and why"
 
 # A cold cache: gdb on the dwz-built program, first try.
 start_daemon g --scan-dir none --repo "deb $N/ids stable main $kr"
@@ -527,7 +533,7 @@ touch "$T/bclock"
 DBGMIRROR_TEST_CLOCK=$T/bclock start_daemon k --scan-dir none \
     --error-ttl 0 --negative-ttl 0 --repo "deb $N/badsum stable main $kr"
 wait_until 60 refreshed k 1
-kb="dbgmirror_repo_breaker_open{repo=\"$N/badsum\",suite=\"stable\"}"
+kb="dbgmirror_repo_breaker_state{repo=\"$N/badsum\",suite=\"stable\",state=\"open\"}"
 before=$(grep -c 'badsum/pool/main/progc' "$T/nginx/access.log")
 codes=
 for i in 1 2 3 4 5; do
@@ -625,7 +631,7 @@ ok $? "the download broken: the log says the member that went out is not kept"
 is "$(metric "dbgmirror_repo_members_revoked_total{$rs}" "$s_URL")" 1 \
     "... counted"
 like "$("$DBGMIRROR" --no-config --cache-dir "$T/s-cache" lookup "$ID_prog_a")" \
-    'error entry|unknown here|not cached' "... and nothing is cached"
+    'the upstreams failed|nowhere' "... and nothing is cached"
 is "$(code "$s_URL/buildid/$ID_prog_a/debuginfo")" 502 \
     "... nor served: the download's failure is"
 
@@ -648,7 +654,7 @@ ok $? "... the log says its member is not kept, and why"
 is "$(metric "dbgmirror_repo_members_revoked_total{$vs}" "$v_URL")" 1 \
     "... counted"
 like "$("$DBGMIRROR" --no-config --cache-dir "$T/v-cache" lookup "$ID_prog_a")" \
-    'error entry|unknown here|not cached' "... nothing is cached"
+    'the upstreams failed|nowhere' "... nothing is cached"
 is "$(find "$T/v-cache/repo-packages" -type f | wc -l)" 0 \
     "... nor the package kept"
 

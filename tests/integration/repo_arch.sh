@@ -10,6 +10,9 @@
 # An empty database (a gzip of nothing, a tar of nothing) is 0 ids; one
 # found again, byte for byte, from a server without validators is not
 # parsed again.
+# Redirects of repository fetches follow repo-redirects: same-host by
+# default (another loopback port refused, for the database and for a
+# package), any, none; never to the daemon's own listener.
 . "$top_srcdir/tests/integration/lib.sh"
 
 command -v nginx >/dev/null || bail "nginx is not installed"
@@ -84,13 +87,29 @@ gzip -n </dev/null >"$W/empty/empty.files"
 tar -czf "$W/none/none.files" -T /dev/null
 echo other >"$T/other"
 gpg --batch --detach-sign -o "$W/badsig/badsig.files.sig" "$T/other"
+# Repositories whose fetches redirect (nginx's return 302 below): the
+# database to another loopback server, to the daemon's own admin
+# endpoint, to another path of the same server; a package elsewhere.
+for r in redir-db redir-own redir-same redir-pkg; do
+	mkdir -p "$W/$r"
+	files_db "$r" "$r"
+done
+mv "$W/redir-same/redir-same.files" "$W/redir-same/moved.files"
+cp "$W/core-debug/$pkg" "$W/redir-same/"
 chmod -R a+rX "$W"
+start_fake other
+own=$(pick_port)
 
-start_nginx "$W" "		location /noval/ {
-			alias $W/core-debug/;
-			etag off;
-			if_modified_since off;
-		}"
+start_nginx "$W" "
+	location /noval/ {
+		alias $W/core-debug/;
+		etag off;
+		if_modified_since off;
+	}
+	location = /redir-db/redir-db.files { return 302 $other_URL/redir-db.files; }
+	location = /redir-own/redir-own.files { return 302 http://127.0.0.1:$own/admin/purge?negative; }
+	location = /redir-same/redir-same.files { return 302 /redir-same/moved.files; }
+	location = /redir-pkg/$pkg { return 302 $other_URL/$pkg; }"
 
 
 start_daemon d --scan-dir none --repo "arch $N/core-debug core-debug" \
@@ -156,5 +175,47 @@ like "$(grep ': refreshed' "$u_LOG" | tail -n 1)" \
     "... found unchanged"
 is "$(metric "dbgmirror_repo_generation{repo=\"$N/noval\",suite=\"core-debug\"}" "$u_URL")" 1 \
     "... no new generation"
+
+# Redirects.  By default (same-host): to another loopback port refused,
+# naming the URL; to another path of the same server followed.
+start_daemon r1 --scan-dir none --repo "arch $N/redir-db redir-db" \
+    --repo "arch $N/redir-same redir-same"
+wait_until 60 grep -q 'redir-db redir-db: refresh failed' "$r1_LOG"
+like "$(cat "$r1_LOG")" "redir-db redir-db: refresh failed.*redirect to $other_URL/redir-db.files refused \\(repo-redirects\\)" \
+    "a database redirected to another loopback port: refused, naming the URL"
+is "$(requests_to other .)" 0 "... the other server was never asked"
+wait_until 60 grep -q 'redir-same redir-same: refreshed:' "$r1_LOG"
+ok $? "a redirect on the same server is followed"
+check_find r1 "... and its package served" "$dbg/prog_b.debug" debuginfo \
+    "$ID_prog_b"
+stop_daemon r1
+start_daemon r2 --scan-dir none --repo "arch $N/redir-pkg redir-pkg"
+wait_until 60 grep -q 'redir-pkg redir-pkg: refreshed:' "$r2_LOG"
+is "$(code "$r2_URL/buildid/$ID_prog_b/debuginfo")" 502 \
+    "a package redirected to another loopback port: not fetched (502)"
+like "$(cat "$r2_LOG")" "redir-pkg redir-pkg: download failed: .*redirect to $other_URL/$pkg refused" \
+    "... the refusal logged with the URL"
+is "$(requests_to other .)" 0 "... the other server was never asked"
+stop_daemon r2
+# repo-redirects = any: followed to the other server, never to this one.
+start_daemon r3 --scan-dir none --listen "127.0.0.1:$own" \
+    --repo-redirects any --repo "arch $N/redir-db redir-db" \
+    --repo "arch $N/redir-own redir-own"
+wait_until 60 grep -q 'redir-own redir-own: refresh failed' "$r3_LOG"
+like "$(cat "$r3_LOG")" "redir-own redir-own: refresh failed.*redirect to http://127.0.0.1:$own/admin/purge.negative refused \\(repo-redirects\\)" \
+    "repo-redirects = any: a redirect to this daemon's own listener refused"
+! grep -q '"[A-Z]* /admin/purge' "$r3_LOG"
+ok $? "... nothing reached its admin endpoint"
+wait_until 60 sh -c "grep -q 'redir-db.files' '$other_LOG'"
+ok $? "... while one to another server is followed"
+grep -q "warning: repo-redirects = any (command line)" "$r3_LOG"
+ok $? "... and the start-up log says repo-redirects = any"
+stop_daemon r3
+start_daemon r4 --scan-dir none --repo-redirects none \
+    --repo "arch $N/redir-same redir-same"
+wait_until 60 grep -q 'redir-same redir-same: refresh failed' "$r4_LOG"
+like "$(cat "$r4_LOG")" "refresh failed.*redirect to $N/redir-same/moved.files refused" \
+    "repo-redirects = none: not even on the same server"
+stop_daemon r4
 
 done_testing

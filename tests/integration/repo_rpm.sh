@@ -154,12 +154,12 @@ is "$(grep -c "fedora/Packages/$rpm" "$T/nginx/access.log")" 1 \
     "one download"
 out=$("$DBGMIRROR" --no-config --cache-dir "$T/d-cache" \
     --repo "rpm $N/fedora gpgkey=$T/keyring.gpg" lookup "$ID_prog_c")
-like "$out" "repo $N/fedora: package Packages/$rpm .* as debuginfo" \
+like "$out" "repository +$N/fedora: package Packages/$rpm .* as debuginfo" \
     "dbgmirror lookup names the repository and the rpm"
-like "$out" "repo $N/fedora: package Packages/progc-1\.0-1\.x86_64\.rpm .* as executable" \
+like "$out" "repository +$N/fedora: package Packages/progc-1\.0-1\.x86_64\.rpm .* as executable" \
     "... and the binary rpm its /usr/lib/.build-id link is in"
 
-like "$out" "repo $N/fedora: package Packages/$rpm .* as executable, by a debug link" \
+like "$out" "repository +$N/fedora: package Packages/$rpm .* as executable, by a debug link" \
     "... and the debug rpm its suffix-less link is in"
 
 # Executables: by the binary rpm's /usr/lib/.build-id link, which wins

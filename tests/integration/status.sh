@@ -5,7 +5,12 @@
 # daemon is put in a known state first: requests of each result in the
 # current minute of the test clock, a fill in flight with a waiting
 # request, an upstream whose breaker opened on an error, a missing id, and
-# a warning in the log.
+# a warning in the log.  The page says where the server listens, its
+# configuration file and the disk against min-free-disk, charts the last
+# hour in inline SVG, and shows a remote repository and an object store
+# as they are when they are configured (here a repository whose refresh
+# fails and a store that cannot be reached; repo_apt.sh and store.sh look
+# at working ones).
 . "$top_srcdir/tests/integration/lib.sh"
 
 command -v chromium >/dev/null ||
@@ -70,10 +75,30 @@ like "$dom" "upstream <code>http://127\\.0\\.0\\.1:$up_PORT</code></td><td class
 like "$dom" 'last error: <span class="bad">http</span> [0-9]+s ago' \
     "... its last error"
 like "$dom" 'mean latency [0-9.]+ s over [0-9]+ answers' "... its latency"
-like "$dom" 'id="source-repositories"><td>remote repositories</td><td>-</td><td>not in this version' \
-    "remote repositories: said not to exist, not faked"
-like "$dom" 'id="source-object-store"><td>object store</td><td>-</td><td>not in this version' \
-    "... nor the object store"
+like "$dom" 'id="source-repositories"><td>remote repositories</td><td class="none">none configured' \
+    "remote repositories: none configured"
+like "$dom" 'id="source-object-store"><td>object store</td><td class="none">none configured' \
+    "... nor an object store"
+is "$(printf '%s' "$dom" | grep -c 'not in this version')" 0 \
+    "no source is said to be missing from this version"
+like "$dom" 'id="config-file">none: embedded defaults' \
+    "the configuration file (none: --no-config)"
+like "$dom" "<code class=\"listen\">127\\.0\\.0\\.1:$d_PORT</code>" \
+    "the address listened on, with the port port 0 got"
+like "$dom" 'id="disk-free" class="(ok|bad)">[0-9.]+ [KMGTP]?i?B free of [0-9.]+ [KMGTP]?i?B \([0-9]+%\); min-free-disk keeps 5% free' \
+    "the cache's disk against min-free-disk"
+for c in requests hits latency; do
+	like "$dom" "<svg class=\"chart\" id=\"chart-$c\" role=\"img\"" \
+	    "an inline SVG chart: $c"
+done
+like "$dom" '<rect class="col " [^>]*><title>this minute: [0-9.]+ req/s</title>' \
+    "... requests per second this minute, a bar with its value"
+like "$dom" '<rect class="col hits" [^>]*><title>this minute: 25 %</title>' \
+    "... the hit ratio this minute, 25%"
+like "$dom" '<rect class="col lat" [^>]*><title>this minute: [0-9.]+ ms</title>' \
+    "... the mean latency this minute"
+like "$dom" 'The slowest answer of the hour took <span id="slowest">[0-9.]+</span> s' \
+    "... and the slowest answer of the hour"
 like "$dom" "<tr class=\"missing\"><td class=\"n\">1</td><td>2023-11-14 22:13:20Z</td><td>debuginfo</td><td><code>$id_gone</code>" \
     "the missing id, with its count, time and kind"
 like "$dom" '<li>[0-9T:.-]+Z upstream http://[^ ]+: breaker open \(' \
@@ -103,6 +128,36 @@ like "$(curl -s -D - -o /dev/null "$d_URL/status" | tr -d '\r')" \
     'Content-Type: text/html; charset=utf-8' "served as HTML"
 
 stop_daemon d
+
+# ------------------------------------- a repository and a store, configured
+
+# A repository on the fake upstream, which answers 404 for its files: the
+# refresh fails.  A store on a port nothing listens on.
+: >"$T/keyring.gpg"
+AWS_ACCESS_KEY_ID=k AWS_SECRET_ACCESS_KEY=s \
+    DBGMIRROR_TEST_CLOCK=$T/clock start_daemon rs --scan-dir none \
+    --repo "deb $up_URL/debian stable main signed-by=$T/keyring.gpg" \
+    --store "s3 http://127.0.0.1:1 the-bucket" --repo-refresh 1h
+wait_until 30 grep -q 'refresh failed' "$rs_LOG" ||
+    diag "the repository's refresh never failed"
+browser --dump-dom "$rs_URL/status" >"$T/rs.html"
+ok $? "chromium loads the page of a daemon with a repository and a store"
+dom=$(cat "$T/rs.html")
+like "$dom" "<tr class=\"repo\" id=\"repo-0\"><td>repository <code>http://127\\.0\\.0\\.1:$up_PORT/debian stable</code></td><td class=\"bad state\">refresh failed</td>" \
+    "the repository, its URL and suite, and its refresh failed"
+like "$dom" 'last refresh ended [0-9]+s ago: <span class="bad why">[^<]*404' \
+    "... when, and why"
+like "$dom" 'next refresh in (59m|1h)' "... and when the next one is due"
+like "$dom" 'id="source-object-store"><td>object store <code>http://127\.0\.0\.1:1/the-bucket/</code></td><td class="(ok|bad|warn) breaker">breaker (closed|open|probing)</td>' \
+    "the object store, its endpoint and bucket, its breaker"
+like "$dom" 'uploads: <span id="store-waiting">0</span> waiting, <span id="store-running">0</span> running' \
+    "... its upload queue"
+is "$(printf '%s' "$dom" | grep -Ec 'not in this version|none configured</td><td></td></tr>.*(repositor|object store)')" 0 \
+    "nothing said missing or unconfigured of what is configured"
+is "$(printf '%s' "$dom" | grep -c 'AWS\|the-secret\|>s<')" 0 \
+    "no secret on the page"
+stop_daemon rs
+
 start_daemon shut --scan-dir none --metrics-access none
 is "$(code "$shut_URL/status")" 403 "metrics-access none: /status is 403"
 like "$(curl -s -H 'Accept: text/html' "$shut_URL/")" '^dbgmirror ' \

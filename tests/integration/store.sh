@@ -81,6 +81,8 @@ ok $? "A: filled from the upstream, correct bytes"
 is "$(requests_to up "$a")" 1 "... one upstream request"
 wait_until 20 above uploads A done 1
 ok $? "... uploaded to the store (uploads done)"
+like "$(curl -s "$A_URL/status")" "id=\"source-object-store\"><td>object store <code>$S3_ENDPOINT/$S3_BUCKET/</code></td><td class=\"ok breaker\">breaker closed</td><td>credentials accepted; uploads: <span id=\"store-waiting\">0</span> waiting, <span id=\"store-running\">0</span> running, 1 done, 0 failed" \
+    "... /status: the store, its breaker, credentials and uploads"
 is "$(s3_curl GET "$a/debuginfo")" 200 "... the object is in the bucket as ID/debuginfo"
 cmp -s "$T/s3.body" "$(eval echo \$bin_$a)"
 ok $? "... with the same bytes"
@@ -118,9 +120,12 @@ ok $? "... and fills a new one, correct bytes"
 wait_until 20 above uploads B done 1
 ok $? "... which B uploads"
 
-# The store down: no client waits for it.
+# The store down: no client waits for it.  C's breakers wait an hour of
+# the test clock (daemon/clock.h) before a probe: the test moves it.
+touch -d @1700000000 "$T/cclock"
 # shellcheck disable=SC2086
-start_daemon C $common --store "$(s3_store_opt)"
+DBGMIRROR_TEST_CLOCK=$T/cclock start_daemon C $common \
+    --breaker-backoff 3600 --breaker-backoff-max 3600 --store "$(s3_store_opt)"
 s3_stop_rgw
 t0=$(date +%s%N)
 curl -s -o "$T/cb.body" --max-time 10 "$C_URL/buildid/$b/debuginfo"
@@ -131,16 +136,18 @@ grep -q "the store failed (.*Couldn't connect to server): asking the upstreams" 
 ok $? "... at once: a refused connection is no wait (took $(((t1 - t0) / 1000000)) ms)"
 is "$(code "$B_URL/buildid/$a/debuginfo" --max-time 10)" 200 "... B serves its cached id"
 is "$(code "$B_URL/buildid/$c/debuginfo" --max-time 10)" 200 "... and fills a new one"
-wait_until 20 sh -c "curl -s '$C_URL/metrics' | grep -q '^dbgmirror_store_breaker_state 1'"
+wait_until 20 sh -c "curl -s '$C_URL/metrics' | grep -q '^dbgmirror_store_breaker_state{.*state=\"open\"} 1'"
 ok $? "... C's store breaker opens (metrics)"
 failed=$(( $(num uploads B failed) + $(num uploads B dropped) + $(num uploads C failed) + $(num uploads C dropped) ))
 [ "$failed" -ge 2 ]
 ok $? "... uploads fail or are dropped, counted ($failed)"
 is "$(code "$C_URL/buildid/$e/debuginfo" --max-time 10)" 200 "... an open breaker: straight to the upstream"
 
-# The store back: uploads resume.
+# The store back, and its backoff over: the probe closes the breaker,
+# and uploads resume.
 s3_start_rgw
-wait_until 30 sh -c "curl -s '$C_URL/metrics' | grep -q '^dbgmirror_store_breaker_state 0'"
+touch -d @1700003600 "$T/cclock"
+wait_until 30 sh -c "curl -s '$C_URL/metrics' | grep -q '^dbgmirror_store_breaker_state{.*state=\"closed\"} 1'"
 ok $? "store back: C's breaker closes"
 done0=$(uploads C done)
 is "$(code "$C_URL/buildid/$f/debuginfo")" 200 "... C fills another id"
@@ -177,11 +184,11 @@ like "$(tr -d '\r' <"$T/s3.body" | grep -i '^etag')" '-2"$' \
 # dbgmirror purge ID: also from the store; --keep-store keeps it there.
 out=$("$DBGMIRROR" --no-config --cache-dir "$T/B-cache" \
     --store "$(s3_store_opt)" purge "$b" --keep-store)
-like "$out" "^purged 1 entries, 0 negative$" "purge --keep-store: the cache only"
+like "$out" "^purged 1 entries, 0 negative, 0 missing ids$" "purge --keep-store: the cache only"
 is "$(s3_curl HEAD "$b/debuginfo")" 200 "... the object stays in the store"
 out=$("$DBGMIRROR" --no-config --cache-dir "$T/B-cache" \
     --store "$(s3_store_opt)" purge "$a")
-like "$out" "^purged 2 entries, 0 negative, 2 store objects$" \
+like "$out" "^purged 2 entries, 0 negative, 0 missing ids, 2 store objects$" \
     "purge ID: the cache and the store (debuginfo and source)"
 is "$(s3_curl HEAD "$a/debuginfo")" 404 "... the objects are gone from the store"
 
@@ -198,7 +205,7 @@ is "$(curl -s -Z --parallel-max 8 --max-time 300 -w '%{http_code}\n' \
     tr -s ' ')" " 1001 200" "1001 objects put under one id"
 out=$("$DBGMIRROR" --no-config --cache-dir "$T/B-cache" \
     --store "$(s3_store_opt)" purge "$many")
-like "$out" "^purged 0 entries, 0 negative, 1001 store objects$" \
+like "$out" "^purged 0 entries, 0 negative, 0 missing ids, 1001 store objects$" \
     "purge: every one of them, over two pages of the listing"
 is "$(s3_curl HEAD "$many/source/0001")$(s3_curl HEAD "$many/source/1001")" 404404 \
     "... the first and the last are gone"

@@ -2,6 +2,8 @@
 # HTTPS listeners: plain and TLS side by side, TLS 1.2 and later only,
 # debuginfod-find and gdb over https with a test CA, certificates reloaded
 # on SIGHUP while a connection stays open, and client certificates (mTLS).
+# A reload whose files do not load fails closed: the listener refuses
+# connections rather than keep a certificate, key or client CA replaced.
 . "$top_srcdir/tests/integration/lib.sh"
 
 build_fixtures
@@ -11,6 +13,7 @@ make_certs "$C"
 dbg=$FX/usr/lib/debug
 cp "$C/server.pem" "$T/live.pem"
 cp "$C/server.key" "$T/live.key"
+cp "$C/ca.pem" "$T/client-ca.pem"
 
 # --check-config loads the pair.
 "$DBGMIRRORD" --no-config --cache-dir "$T/cc" \
@@ -36,7 +39,7 @@ cp "$big" "$T/bigscan/"
 : >"$T/tokens"
 start_daemon d --scan-dir "$FX" --scan-dir "$T/bigscan" --token-file "$T/tokens" \
     --listen "127.0.0.1:0 tls cert=$T/live.pem key=$T/live.key" \
-    --listen "127.0.0.1:0 tls cert=$C/server.pem key=$C/server.key client-ca=$C/ca.pem"
+    --listen "127.0.0.1:0 tls cert=$C/server.pem key=$C/server.key client-ca=$T/client-ca.pem"
 P=$(tls_port d)
 M=$(sed -n 's/.*listening on 127\.0\.0\.1:\([0-9]*\) (TLS).*/\1/p' "$d_LOG" | sed -n 2p)
 S=https://127.0.0.1:$P
@@ -154,10 +157,16 @@ grep -q 'subject=CN = renewed' "$T/new"
 ok $? "a new connection gets the renewed certificate"
 cp "$C/ci.key" "$T/live.key"
 kill -HUP "$d_PID"
-wait_until 20 grep -q 'keeping the old certificate' "$d_LOG"
-ok $? "a bad pair on reload is logged, the old one kept"
-[ "$(code "$S/" --cacert "$C/ca.pem")" = 200 ]
-ok $? "... and the listener still serves"
+wait_until 20 grep -q "listen 127.0.0.1:$P: .*refuses connections until a reload succeeds" "$d_LOG"
+ok $? "a bad pair on reload is logged"
+is "$(code "$S/" --cacert "$C/ca.pem")" 000 \
+    "... and the listener refuses connections: the old pair is not kept"
+is "$(code "$d_URL/")" 200 "... while the plain listener serves"
+cp "$C/renewed.key" "$T/live.key"
+reloads=$(grep -c "listen 127.0.0.1:$P: certificate reloaded" "$d_LOG")
+kill -HUP "$d_PID"
+wait_until 20 sh -c "[ \$(grep -c 'listen 127.0.0.1:$P: certificate reloaded' '$d_LOG') -gt $reloads ]"
+is "$(code "$S/" --cacert "$C/ca.pem")" 200 "a good pair again: it serves"
 
 # mTLS: the second TLS listener wants a certificate from the test CA.
 MS=https://127.0.0.1:$M
@@ -171,6 +180,24 @@ ok $? "mTLS: no client certificate, no connection"
 ok $? "mTLS: a certificate from another CA is refused"
 lt 1 "$(metric dbgmirror_tls_handshake_failures_total "$d_URL")"
 ok $? "failed handshakes are counted"
+
+# A client CA replaced on SIGHUP: the old CA's certificates are refused
+# from then on, the new one's accepted; a client-ca file that does not
+# load leaves the listener refusing everyone.
+cp "$C/other.pem" "$T/client-ca.pem"
+reloads=$(grep -c "listen 127.0.0.1:$M: certificate reloaded" "$d_LOG")
+kill -HUP "$d_PID"
+wait_until 20 sh -c "[ \$(grep -c 'listen 127.0.0.1:$M: certificate reloaded' '$d_LOG') -gt $reloads ]"
+is "$(code "$MS/" --cacert "$C/ca.pem" --cert "$C/ci.pem" --key "$C/ci.key")" \
+    000 "client-ca replaced on SIGHUP: the old CA's certificate is refused"
+is "$(code "$MS/" --cacert "$C/ca.pem" --cert "$C/rogue.pem" \
+    --key "$C/rogue.key")" 200 "... the new CA's is accepted"
+echo "not a certificate" >"$T/client-ca.pem"
+kill -HUP "$d_PID"
+wait_until 20 grep -q "listen 127.0.0.1:$M: client-ca $T/client-ca.pem: .*refuses connections" "$d_LOG"
+ok $? "a client-ca that does not load on SIGHUP is logged"
+is "$(code "$MS/" --cacert "$C/ca.pem" --cert "$C/rogue.pem" \
+    --key "$C/rogue.key")" 000 "... and the listener refuses everyone"
 
 stop_daemon d
 is "$STOP_RC" 0 "exits cleanly"

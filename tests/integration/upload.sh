@@ -57,7 +57,7 @@ is "$(code "$d_URL/buildid/$A/debuginfo")" 404 "nothing was stored"
 # A miss first: the upstream says 404, the negative entry is kept.
 is "$(code "$d_URL/buildid/$N/executable")" 404 "N's executable: a miss"
 "$DBGMIRROR" --no-config --cache-dir "$T/d-cache" lookup "$N" >"$T/lk1"
-grep -q "executable.*negative entry" "$T/lk1"
+grep -q "executable .*every upstream said not found" "$T/lk1"
 ok $? "... remembered as a negative entry"
 
 "$DBGMIRROR" --no-config upload --url "$d_URL" --token-file "$T/ci.token" \
@@ -71,12 +71,16 @@ curl -s --max-time 10 -o "$T/got" "$d_URL/buildid/$A/debuginfo"
 cmp -s "$T/got" "$T/A.unstripped"
 ok $? "the upload is served byte-identical"
 "$DBGMIRROR" --no-config --cache-dir "$T/d-cache" lookup "$N" >"$T/lk2"
-! grep -q "negative entry" "$T/lk2"
+! grep -q "every upstream said not found" "$T/lk2"
 ok $? "the upload cleared the id's negative entries (the executable's too)"
 is "$(requests_to up "$N/debuginfo")" 0 "the upstream was never asked for N's debuginfo"
 
 is "$(put "$d_URL/buildid/$A/debuginfo" "$T/A.unstripped" \
     -H "$(bearer ci)")" 200 "the same bytes again: 200"
+"$DBGMIRROR" --no-config upload --url "$d_URL" --token-file "$T/ci.token" \
+    --json "$T/A.unstripped" >"$T/up.json"
+is "$(python3 -c 'import json, sys; d = json.load(sys.stdin); print(*[(r["kind"], r["status"]) for r in d["results"]])' <"$T/up.json")" \
+    "('debuginfo', 200) ('executable', 200)" "dbgmirror upload --json: each PUT's kind and status"
 is "$(put "$d_URL/buildid/$A/debuginfo" "$binA2" -H "$(bearer ci)")" 409 \
     "other bytes under the same build-id: 409"
 curl -s --max-time 10 -o "$T/got" "$d_URL/buildid/$A/debuginfo"
@@ -121,22 +125,55 @@ ok $? "... and conflicts"
 access_log_has d "\"PUT /buildid/$A/executable\" 201 "
 ok $? "an upload is in the access log"
 
-# Kept apart from the cache, until purged.
-"$DBGMIRROR" --no-config --cache-dir "$T/d-cache" stats >"$T/stats"
+# Kept apart from the cache, in the upload directory, until purged.
+ups=$(find "$T/d-uploads" -path '*/tmp' -prune -o -type f -print | wc -l)
+is "$ups" 4 "the four uploads are files of upload-dir"
+is "$(find "$T/d-cache/blobs" -type f | wc -l)" 0 "... none in the cache's"
+cli() {
+	"$DBGMIRROR" --no-config --cache-dir "$T/d-cache" \
+	    --upload-dir "$T/d-uploads" "$@"
+}
+cli stats >"$T/stats"
 up_bytes=$(($(stat -c %s "$T/A.unstripped") * 2 + $(stat -c %s "$T/N.debug") + $(stat -c %s "$T/B.stripped")))
-grep -q "^uploads: *$up_bytes bytes, kept apart" "$T/stats"
+is "$(cli stats --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["upload_bytes"])')" \
+    "$up_bytes" "dbgmirror stats --json: the uploads' exact bytes"
+grep -q "^uploads: *[0-9.]* KiB in $T/d-uploads, kept apart" "$T/stats"
 ok $? "dbgmirror stats counts the uploads apart ($up_bytes bytes)" ||
     sed 's/^/#   /' "$T/stats"
 stop_daemon d
 is "$STOP_RC" 0 "exits cleanly"
-"$DBGMIRROR" --no-config --cache-dir "$T/d-cache" purge "$A" >/dev/null
+cli purge "$A" >/dev/null
 ok $? "dbgmirror purge ID"
+is "$(find "$T/d-uploads" -path '*/tmp' -prune -o -type f -print | wc -l)" 2 \
+    "... removes its two files from upload-dir"
 start_daemon d2 --cache-dir "$T/d-cache" --upstream "$up_URL" \
-    --token-file "$T/tokens"
+    --token-file "$T/tokens" --upload-dir "$T/d-uploads"
 is "$(code "$d2_URL/buildid/$A/debuginfo")" 404 "the purged upload is gone"
 curl -s --max-time 10 -o "$T/got" "$d2_URL/buildid/$B/executable"
 cmp -s "$T/got" "$T/B.stripped"
 ok $? "another upload survives a restart"
 stop_daemon d2
 is "$STOP_RC" 0 "exits cleanly"
+
+# The cache directory cleared (rm -rf, systemctl clean): its index goes
+# with it, the uploads stay and are indexed again from their files.
+rm -rf "$T/d-cache"
+start_daemon d3 --cache-dir "$T/d-cache" --upstream "$up_URL" \
+    --token-file "$T/tokens" --upload-dir "$T/d-uploads"
+like "$(cat "$d3_LOG")" "uploads: indexed again 2 files of $T/d-uploads" \
+    "the uploads are indexed again at start-up"
+curl -s --max-time 10 -o "$T/got" "$d3_URL/buildid/$B/executable"
+cmp -s "$T/got" "$T/B.stripped"
+ok $? "... and served byte-identical"
+curl -s --max-time 10 -o "$T/got" "$d3_URL/buildid/$N/debuginfo"
+cmp -s "$T/got" "$T/N.debug"
+ok $? "... each of them"
+is "$(requests_to up "$B/executable")" 0 "... without asking the upstream"
+stop_daemon d3
+is "$STOP_RC" 0 "exits cleanly"
+
+# No token-file, no uploads: the upload directory is not made.
+start_daemon d4 --upload-dir "$T/d4-never"
+ok "$([ ! -e "$T/d4-never" ]; echo $?)" "without token-file no upload-dir is made"
+stop_daemon d4
 done_testing

@@ -1,7 +1,9 @@
 /*
  * tests/unit/test_access.c: the access rules (daemon/access.c): rule and
- * CIDR parsing, who the client is behind trusted proxies, token hashing
- * and scopes, and when a denial is 401 or 403.
+ * CIDR parsing, who the client is behind trusted proxies, token hashing,
+ * token lines and scopes, reloads that fail closed, the admin-token,
+ * subject= bound to a CA, when a denial is 401 or 403, and what the audit
+ * says of weakened defaults.
  */
 #include "daemon/access.c"
 
@@ -19,6 +21,25 @@ sl(const char *s)
 	return r;
 }
 
+/* What was said about dropped lines or weakened defaults, joined. */
+static char said[4096];
+static unsigned nsaid;
+
+static void
+say(void *arg, const char *msg)
+{
+	(void)arg;
+	nsaid++;
+	snprintf(said + strlen(said), sizeof(said) - strlen(said), "%s\n", msg);
+}
+
+static void
+said_clear(void)
+{
+	said[0] = '\0';
+	nsaid = 0;
+}
+
 /* An access object from rule lines, proxies and a token file. */
 static struct access *
 make(struct config *cfg, const char *const *lines, const char *proxy,
@@ -31,17 +52,38 @@ make(struct config *cfg, const char *const *lines, const char *proxy,
 		config_set(cfg, "trusted-proxy", proxy, "test", NULL);
 	if (tokens != NULL)
 		config_set(cfg, "token-file", tokens, "test", NULL);
-	return access_new(cfg, err, errlen);
+	said_clear();
+	return access_new(cfg, say, NULL, err, errlen);
+}
+
+static enum access_verdict
+check_ca(struct access *a, enum access_class cls, const char *peer,
+    const char *xff, const char *auth, const char *subject, const char *ca)
+{
+	struct access_who w = { peer, sl(xff), sl(auth), subject, ca };
+	const char *why = NULL;
+
+	return access_check(a, cls, &w, &why);
 }
 
 static enum access_verdict
 check(struct access *a, enum access_class cls, const char *peer,
     const char *xff, const char *auth, const char *subject)
 {
-	struct access_who w = { peer, sl(xff), sl(auth), subject };
-	const char *why = NULL;
+	return check_ca(a, cls, peer, xff, auth, subject,
+	    subject[0] != '\0' ? "/ca.pem" : NULL);
+}
 
-	return access_check(a, cls, &w, &why);
+/* Write text to path, replacing it. */
+static void
+put(const char *path, const char *text)
+{
+	FILE *fp = fopen(path, "w");
+
+	if (fp != NULL) {
+		fputs(text, fp);
+		fclose(fp);
+	}
 }
 
 static void
@@ -156,23 +198,344 @@ test_tokens(void)
 	is_int(check(a, ACCESS_STATUS, "127.0.0.1", NULL, NULL, ""),
 	    ACCESS_ALLOW, "a class without lines keeps metrics-access (any)");
 
-	/* Reload: a damaged file keeps the old tokens. */
+	/*
+	 * Reload fails closed: a line removed in the same edit that breaks
+	 * another line is gone; the broken line is dropped and said with
+	 * its file and line; the good ones are taken.
+	 */
 	fp = fopen(path, "w");
-	fprintf(fp, "nothex read x\n");
+	access_token_hash("n-token", 7, hex);
+	fprintf(fp, "nothex read x\n%s read new\n", hex);
+	access_token_hash("u-token", 7, hex);
+	fprintf(fp, "%s read,uplaod typo\n", hex);
 	fclose(fp);
-	ok(access_reload(a, err, sizeof(err)) == -1 &&
-		strstr(err, "64 lowercase hex") != NULL,
-	    "a damaged token file is refused on reload");
+	said_clear();
+	is_int(access_reload(a, say, NULL, err, sizeof(err)), 0,
+	    "a token file with bad lines reloads");
 	is_int(check(a, ACCESS_READ, "192.0.2.1", NULL, "Bearer r-token", ""),
-	    ACCESS_ALLOW, "... and the old tokens stay");
-	fp = fopen(path, "w");
-	fclose(fp);
-	is_int(access_reload(a, err, sizeof(err)), 0, "an empty file loads");
-	is_int(check(a, ACCESS_READ, "192.0.2.1", NULL, "Bearer r-token", ""),
+	    ACCESS_UNAUTHORIZED, "... a token removed in that edit: 401");
+	is_int(check(a, ACCESS_READ, "192.0.2.1", NULL, "Bearer n-token", ""),
+	    ACCESS_ALLOW, "... a good new line is taken");
+	is_int(check(a, ACCESS_READ, "192.0.2.1", NULL, "Bearer u-token", ""),
+	    ACCESS_UNAUTHORIZED, "... a line with an unknown scope is not");
+	is_int(nsaid, 2, "... both bad lines are said");
+	snprintf(err, sizeof(err), "%s:1: expected the SHA-256", path);
+	ok(strstr(said, err) != NULL, "... with the file and line (FILE:1)");
+	snprintf(err, sizeof(err), "%s:3: \"uplaod\" is not a scope", path);
+	ok(strstr(said, err) != NULL, "... and why (FILE:3: unknown scope)");
+
+	unlink(path);
+	said_clear();
+	ok(access_reload(a, say, NULL, err, sizeof(err)) == -1 &&
+		strstr(err, "No such file") != NULL,
+	    "a token file that cannot be read fails the reload");
+	is_int(check(a, ACCESS_READ, "192.0.2.1", NULL, "Bearer n-token", ""),
+	    ACCESS_UNAUTHORIZED, "... and leaves no token valid");
+	put(path, "");
+	is_int(access_reload(a, say, NULL, err, sizeof(err)), 0,
+	    "an empty file loads");
+	is_int(check(a, ACCESS_READ, "192.0.2.1", NULL, "Bearer n-token", ""),
 	    ACCESS_UNAUTHORIZED, "... and knows no token");
 	access_free(a);
 	config_free(&cfg);
+
+	/* At start-up the same rule: the good lines, the bad ones said. */
+	access_token_hash("r-token", 7, hex);
+	fp = fopen(path, "w");
+	fprintf(fp, "%s read,uplaod typo\n%s read reader\n", hex, hex);
+	fclose(fp);
+	a = make(&cfg, lines, NULL, path, err, sizeof(err));
+	ok(a != NULL && nsaid == 1, "a start with a bad line drops it alone");
+	if (a != NULL)
+		is_int(check(a, ACCESS_READ, "192.0.2.1", NULL,
+			   "Bearer r-token", ""),
+		    ACCESS_ALLOW, "... and takes the good ones");
+	access_free(a);
+	config_free(&cfg);
 	unlink(path);
+}
+
+static void
+test_token_lines(void)
+{
+	static const struct {
+		const char *line;
+		int rc;
+		unsigned scopes;
+	} cases[] = {
+		{ "", 0, 0 },
+		{ "   # a comment", 0, 0 },
+		{ "\n", 0, 0 },
+		{ "HASH read name", 1, 1u << ACCESS_READ },
+		{ "HASH read,upload", 1,
+		    1u << ACCESS_READ | 1u << ACCESS_UPLOAD },
+		{ "  HASH\tall  ci # note", 1, (1u << ACCESS_NCLASSES) - 1 },
+		{ "HASH read#comment", 1, 1u << ACCESS_READ },
+		{ "HASH", -1, 0 },
+		{ "HASH read,uplaod name", -1, 0 },
+		{ "HASH read,,upload", -1, 0 },
+		{ "HASH read,", -1, 0 },
+		{ "HASH READ", -1, 0 },
+		{ "ABC read", -1, 0 },
+		{ "HASHa read", -1, 0 },
+	};
+	char hex[65], line[256], hash[65], why[256], what[300];
+	unsigned scopes;
+	size_t i;
+	char *p;
+	int rc;
+
+	access_token_hash("t", 1, hex);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		snprintf(line, sizeof(line), "%s", cases[i].line);
+		if ((p = strstr(line, "HASH")) != NULL) {
+			memmove(p + 64, p + 4, strlen(p + 4) + 1);
+			memcpy(p, hex, 64);
+		}
+		scopes = 0;
+		why[0] = '\0';
+		rc = access_token_line(line, hash, &scopes, why, sizeof(why));
+		snprintf(what, sizeof(what), "token line %zu: %d", i,
+		    cases[i].rc);
+		is_int(rc, cases[i].rc, what);
+		if (rc == 1)
+			ok(scopes == cases[i].scopes && strcmp(hash, hex) == 0,
+			    "... its hash and scopes");
+		if (rc == -1)
+			ok(why[0] != '\0', "... says why");
+	}
+	ok(access_scopes_parse("read,uplaod", &scopes, why, sizeof(why)) ==
+		    -1 &&
+		strstr(why, "\"uplaod\"") != NULL,
+	    "a scope list names its unknown word");
+}
+
+static void
+test_admin_token(void)
+{
+	static const char *const lines[] = { "admin addr=10.0.0.0/8", NULL };
+	char path[] = "/tmp/test_access.XXXXXX",
+	     tpath[] = "/tmp/test_access.XXXXXX", hex[65], err[256];
+	struct config cfg;
+	struct access *a;
+	FILE *fp;
+	int fd;
+
+	if ((fd = mkstemp(path)) == -1 || (fp = fdopen(fd, "w")) == NULL) {
+		ok(0, "an admin-token file");
+		return;
+	}
+	fputs("  s3cret \n", fp);
+	fclose(fp);
+	if ((fd = mkstemp(tpath)) == -1 || (fp = fdopen(fd, "w")) == NULL) {
+		ok(0, "a token file");
+		return;
+	}
+	access_token_hash("adm", 3, hex);
+	fprintf(fp, "%s admin ops\n", hex);
+	access_token_hash("rd", 2, hex);
+	fprintf(fp, "%s read ci\n", hex);
+	fclose(fp);
+
+	/* Without access = admin lines: admin-access and the token. */
+	config_init(&cfg);
+	config_set(&cfg, "admin-token", path, "test", NULL);
+	said_clear();
+	a = access_new(&cfg, say, NULL, err, sizeof(err));
+	if (!ok(a != NULL, "an admin-token loads")) {
+		config_free(&cfg);
+		return;
+	}
+	/*
+	 * The admin-token is kept as its SHA-256 in the token table, so it
+	 * is compared as every token is: a fixed-size digest, in constant
+	 * time, whatever the lengths.
+	 */
+	access_token_hash("s3cret", 6, hex);
+	ok(a->ntokens == 1 && strcmp(a->tokens[0].hash, hex) == 0 &&
+		a->tokens[0].scopes == 1u << ACCESS_ADMIN,
+	    "the admin-token is kept as its SHA-256, with the admin scope");
+	is_int(check(a, ACCESS_ADMIN, "127.0.0.1", NULL, NULL, ""),
+	    ACCESS_UNAUTHORIZED, "admin without the token: 401");
+	is_int(check(a, ACCESS_ADMIN, "127.0.0.1", NULL, "Bearer s3cre", ""),
+	    ACCESS_UNAUTHORIZED, "... a prefix of it: 401");
+	is_int(check(a, ACCESS_ADMIN, "127.0.0.1", NULL, "Bearer s3cret", ""),
+	    ACCESS_ALLOW, "... with it (blanks around it in the file): 200");
+	is_int(check(a, ACCESS_ADMIN, "192.0.2.1", NULL, "Bearer s3cret", ""),
+	    ACCESS_FORBIDDEN, "... not from loopback (admin-access): 403");
+	is_int(check(a, ACCESS_READ, "192.0.2.1", NULL, "Bearer s3cret", ""),
+	    ACCESS_ALLOW, "the admin-token does not close read");
+	put(path, "\n");
+	ok(access_reload(a, say, NULL, err, sizeof(err)) == -1 &&
+		strstr(err, "no token") != NULL,
+	    "an admin-token emptied fails the reload");
+	is_int(check(a, ACCESS_ADMIN, "127.0.0.1", NULL, "Bearer s3cret", ""),
+	    ACCESS_UNAUTHORIZED, "... and the old token is not valid");
+	put(path, "n3w\n");
+	is_int(access_reload(a, say, NULL, err, sizeof(err)), 0,
+	    "a new admin-token reloads");
+	is_int(check(a, ACCESS_ADMIN, "127.0.0.1", NULL, "Bearer n3w", ""),
+	    ACCESS_ALLOW, "... and is valid");
+	access_free(a);
+	config_free(&cfg);
+
+	/* access = admin lines with admin-token: both apply. */
+	a = make(&cfg, lines, NULL, tpath, err, sizeof(err));
+	access_free(a);
+	config_set(&cfg, "admin-token", path, "test", NULL);
+	a = access_new(&cfg, say, NULL, err, sizeof(err));
+	if (!ok(a != NULL, "admin lines with an admin-token")) {
+		config_free(&cfg);
+		return;
+	}
+	is_int(check(a, ACCESS_ADMIN, "10.1.1.1", NULL, NULL, ""),
+	    ACCESS_UNAUTHORIZED,
+	    "the line's address without a token: 401, admin-token holds");
+	is_int(check(a, ACCESS_ADMIN, "10.1.1.1", NULL, "Bearer n3w", ""),
+	    ACCESS_ALLOW, "... with the admin-token: allowed");
+	is_int(check(a, ACCESS_ADMIN, "10.1.1.1", NULL, "Bearer adm", ""),
+	    ACCESS_ALLOW, "... with a token-file token of the admin scope");
+	is_int(check(a, ACCESS_ADMIN, "10.1.1.1", NULL, "Bearer rd", ""),
+	    ACCESS_FORBIDDEN, "... one without the admin scope: 403");
+	is_int(check(a, ACCESS_ADMIN, "127.0.0.1", NULL, "Bearer n3w", ""),
+	    ACCESS_FORBIDDEN, "the lines replace admin-access (loopback)");
+	said_clear();
+	access_audit(a, &cfg, say, NULL);
+	ok(strstr(said,
+	       "access = admin addr=10.0.0.0/8 (test) and the other "
+	       "access = admin lines override admin-access = "
+	       "loopback") != NULL &&
+		strstr(said, "admin-token still applies") != NULL,
+	    "the audit says the lines override admin-access, by which line, "
+	    "and that admin-token still applies");
+	access_free(a);
+	config_free(&cfg);
+	unlink(path);
+	unlink(tpath);
+}
+
+static void
+test_audit(void)
+{
+	static const char *const open_admin[] = { "admin any",
+		"read subject=CN=x", NULL };
+	struct config cfg;
+	struct access *a;
+	char err[256];
+
+	a = make(&cfg, NULL, NULL, NULL, err, sizeof(err));
+	said_clear();
+	is_int(access_audit(a, &cfg, say, NULL), 0,
+	    "the defaults weaken nothing");
+	access_free(a);
+	config_free(&cfg);
+
+	a = make(&cfg, open_admin, "0.0.0.0/0", NULL, err, sizeof(err));
+	if (!ok(a != NULL, "an admin line open to all"))
+		return;
+	said_clear();
+	access_audit(a, &cfg, say, NULL);
+	ok(strstr(said,
+	       "access = admin any (test) opens the admin "
+	       "endpoints") != NULL,
+	    "the audit says access = admin any opens the admin endpoints");
+	ok(strstr(said, "trusted-proxy = 0.0.0.0/0 (test)") != NULL,
+	    "... and that trusted-proxy 0.0.0.0/0 lets clients choose");
+	ok(strstr(said, "no listen line has client-ca=") != NULL,
+	    "... and that a subject= rule cannot hold without a client-ca");
+	access_free(a);
+	config_free(&cfg);
+
+	config_init(&cfg);
+	config_set(&cfg, "admin-access", "any", "f.conf:3", NULL);
+	said_clear();
+	a = access_new(&cfg, say, NULL, err, sizeof(err));
+	access_audit(a, &cfg, say, NULL);
+	ok(strstr(said, "admin-access = any (f.conf:3) without admin-token") !=
+		NULL,
+	    "... and admin-access = any without a token");
+	access_free(a);
+	config_free(&cfg);
+}
+
+static void
+test_ca_binding(void)
+{
+	static const char *const bound[] = {
+		"read subject=CN=ci,O=Example+ca=/a/ca.pem",
+		"status ca=/b/ca.pem", NULL
+	};
+	static const char *const loose[] = { "read subject=CN=ci,O=Example",
+		NULL };
+	struct config cfg;
+	struct access *a;
+	char err[512];
+
+	/* Two listeners verifying with different CAs. */
+	config_init(&cfg);
+	config_set(&cfg, "listen",
+	    "127.0.0.1:0 tls cert=/c.pem key=/c.key client-ca=/a/ca.pem",
+	    "test", NULL);
+	config_set(&cfg, "listen",
+	    "127.0.0.1:0 tls cert=/c.pem key=/c.key client-ca=/b/ca.pem",
+	    "test", NULL);
+	for (const char *const *l = bound; *l != NULL; l++)
+		config_set(&cfg, "access", *l, "test", NULL);
+	a = access_new(&cfg, say, NULL, err, sizeof(err));
+	if (ok(a != NULL, "subject= bound to a CA with +ca=")) {
+		is_int(check_ca(a, ACCESS_READ, "1.2.3.4", NULL, NULL,
+			   "CN=ci,O=Example", "/a/ca.pem"),
+		    ACCESS_ALLOW, "the DN verified by that CA: allowed");
+		is_int(check_ca(a, ACCESS_READ, "1.2.3.4", NULL, NULL,
+			   "CN=ci,O=Example", "/b/ca.pem"),
+		    ACCESS_FORBIDDEN, "the same DN from the other CA: 403");
+		is_int(check_ca(a, ACCESS_STATUS, "1.2.3.4", NULL, NULL,
+			   "CN=anyone", "/b/ca.pem"),
+		    ACCESS_ALLOW, "ca= alone: any certificate of that CA");
+		is_int(check_ca(a, ACCESS_STATUS, "1.2.3.4", NULL, NULL, "",
+			   "/b/ca.pem"),
+		    ACCESS_FORBIDDEN, "... but a certificate it is");
+		access_free(a);
+	}
+	config_free(&cfg);
+
+	config_init(&cfg);
+	config_set(&cfg, "listen",
+	    "127.0.0.1:0 tls cert=/c.pem key=/c.key client-ca=/a/ca.pem",
+	    "test", NULL);
+	config_set(&cfg, "listen",
+	    "127.0.0.1:0 tls cert=/c.pem key=/c.key client-ca=/b/ca.pem",
+	    "test", NULL);
+	config_set(&cfg, "access", loose[0], "f.conf:7", NULL);
+	err[0] = '\0';
+	a = access_new(&cfg, say, NULL, err, sizeof(err));
+	ok(a == NULL &&
+		strstr(err,
+		    "f.conf:7: access read: a subject= rule "
+		    "without ca=") != NULL,
+	    "subject= without ca= and two CAs is refused, naming the line");
+	access_free(a);
+	config_free(&cfg);
+
+	config_init(&cfg);
+	config_set(&cfg, "listen",
+	    "127.0.0.1:0 tls cert=/c.pem key=/c.key client-ca=/a/ca.pem",
+	    "test", NULL);
+	config_set(&cfg, "access", "status ca=/c/ca.pem", "f.conf:8", NULL);
+	a = access_new(&cfg, say, NULL, err, sizeof(err));
+	ok(a == NULL &&
+		strstr(err, "no listen line has this client-ca") != NULL,
+	    "a ca= no listener verifies with is refused");
+	access_free(a);
+	config_set(&cfg, "access", "none", "test", NULL);
+	config_set(&cfg, "access", loose[0], "test", NULL);
+	a = access_new(&cfg, say, NULL, err, sizeof(err));
+	if (ok(a != NULL, "subject= alone with one CA keeps its meaning"))
+		is_int(check_ca(a, ACCESS_READ, "1.2.3.4", NULL, NULL,
+			   "CN=ci,O=Example", "/a/ca.pem"),
+		    ACCESS_ALLOW, "... that CA's certificate is allowed");
+	access_free(a);
+	config_free(&cfg);
 }
 
 static void
@@ -222,6 +585,10 @@ main(void)
 	test_cidr();
 	test_proxies();
 	test_tokens();
+	test_token_lines();
+	test_admin_token();
+	test_audit();
+	test_ca_binding();
 	test_subjects_and_errors();
 	return tap_done();
 }

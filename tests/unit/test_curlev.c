@@ -33,7 +33,7 @@ static struct event_base *base;
 
 /* ------------------------------------------------- the test server */
 
-struct conn {
+struct peer_conn {
 	struct server *srv;
 	int fd;
 	struct event *ev;
@@ -48,14 +48,14 @@ struct server {
 	int fd;
 	unsigned short port;
 	struct event *ev;
-	struct conn *conns[64];
+	struct peer_conn *conns[64];
 	size_t nconns;
 	size_t held; /* /ok/ requests waiting */
 	size_t closed; /* connections the client closed */
 };
 
 static void
-conn_close(struct conn *c)
+conn_close(struct peer_conn *c)
 {
 	event_free(c->ev);
 	close(c->fd);
@@ -75,7 +75,7 @@ send_all(int fd, const char *buf, size_t len)
 }
 
 static void
-send_ok(struct conn *c)
+send_ok(struct peer_conn *c)
 {
 	char head[256], *body;
 	int n;
@@ -102,7 +102,7 @@ send_ok(struct conn *c)
  * answered.
  */
 static void
-serve(struct conn *c)
+serve(struct peer_conn *c)
 {
 	struct server *srv = c->srv;
 	char head[256];
@@ -130,7 +130,7 @@ serve(struct conn *c)
 static void
 conn_read_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct conn *c = arg;
+	struct peer_conn *c = arg;
 	ssize_t n;
 
 	n = recv(fd, c->req + c->len, sizeof(c->req) - 1 - c->len, 0);
@@ -151,7 +151,7 @@ static void
 server_accept_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct server *srv = arg;
-	struct conn *c;
+	struct peer_conn *c;
 	int s;
 
 	if ((s = accept(fd, NULL, NULL)) == -1)

@@ -36,6 +36,11 @@ key_of(unsigned char b)
 }
 
 /* A reader: counts its wake-ups. */
+/* A head's values: none, and a file with one more line. */
+static const struct cache_meta no_meta = { "", "", "", "", 0 };
+static const struct cache_meta meta_a = { "/a", NULL, NULL,
+	"X-DEBUGINFOD-X: y\r\n", 19 };
+
 struct reader {
 	atomic_int wakes;
 };
@@ -80,7 +85,7 @@ test_herd(void)
 	int i, same = 1;
 
 	memset(&h, 0, sizeof(h));
-	h.ft = flight_table_new(4, clock_mono_ns);
+	h.ft = flight_table_new(4, clock_mono_ns, clock_stamp_ns);
 	h.k = key_of(0xaa);
 	pthread_barrier_init(&h.go, NULL, HERD);
 	for (i = 0; i < HERD; i++)
@@ -107,7 +112,8 @@ test_herd(void)
 static void
 test_stream(void)
 {
-	struct flight_table *ft = flight_table_new(0, clock_mono_ns);
+	struct flight_table *ft =
+	    flight_table_new(0, clock_mono_ns, clock_stamp_ns);
 	struct cache_key k = key_of(0x11);
 	struct reader r[3];
 	struct flight_view v;
@@ -129,9 +135,14 @@ test_stream(void)
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	ok(write(fd, "0123456789", 10) == 10, "ten bytes in the temp file");
 	flight_set_file(f, fd, path);
+	is_str(flight_meta(f)->file, "", "no head yet: no file");
 	/* The early check has not passed: the head is held, length unknown. */
-	flight_set_head(f, UINT64_MAX, 1000, "X-DEBUGINFOD-FILE: /a\r\n", 23,
-	    "http://up");
+	flight_set_head(f, UINT64_MAX, 1000, &meta_a, "http://up");
+	ok(flight_meta(f) != &meta_a &&
+		strcmp(flight_meta(f)->file, "/a") == 0 &&
+		strcmp(flight_meta(f)->archive, "") == 0 &&
+		strcmp(flight_meta(f)->extra, "X-DEBUGINFOD-X: y\r\n") == 0,
+	    "the head's values, copied");
 	flight_view(f, &v);
 	ok(v.state == FLIGHT_WAITING, "a head without a length: still waiting");
 	flight_set_length(f, 10);
@@ -195,7 +206,8 @@ test_stream(void)
 static void
 test_failed(void)
 {
-	struct flight_table *ft = flight_table_new(0, clock_mono_ns);
+	struct flight_table *ft =
+	    flight_table_new(0, clock_mono_ns, clock_stamp_ns);
 	struct cache_key k = key_of(0x22);
 	struct reader r[2];
 	struct flight_view v;
@@ -212,7 +224,7 @@ test_failed(void)
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
 	ok(write(fd, "BADBYTES", 8) == 8, "eight bytes of a wrong file");
 	flight_set_file(f, fd, path);
-	flight_set_head(f, 8, 0, "", 0, "http://up");
+	flight_set_head(f, 8, 0, &no_meta, "http://up");
 	flight_progress(f, 8);
 	flight_view(f, &v);
 	is_int(v.sendable, 7, "streaming: seven of eight may be sent");
@@ -236,7 +248,8 @@ test_failed(void)
 static void
 test_limit(void)
 {
-	struct flight_table *ft = flight_table_new(1, clock_mono_ns);
+	struct flight_table *ft =
+	    flight_table_new(1, clock_mono_ns, clock_stamp_ns);
 	struct cache_key a = key_of(1), b = key_of(2);
 	struct flight *f, *g, *h;
 	int created;
@@ -265,7 +278,8 @@ test_limit(void)
 static void
 test_announce(void)
 {
-	struct flight_table *ft = flight_table_new(0, clock_mono_ns);
+	struct flight_table *ft =
+	    flight_table_new(0, clock_mono_ns, clock_stamp_ns);
 	struct cache_key k = key_of(0x33);
 	struct reader r;
 	struct flight_view v;
@@ -279,7 +293,7 @@ test_announce(void)
 	ok(v.size == UINT64_MAX && v.limit == 0,
 	    "a new fill: no size known, no limit");
 	flight_set_limit(f, 4096);
-	flight_set_head(f, UINT64_MAX, 0, "", 0, "http://up");
+	flight_set_head(f, UINT64_MAX, 0, &no_meta, "http://up");
 	before = atomic_load(&r.wakes);
 	flight_announce(f, 10000);
 	ok(atomic_load(&r.wakes) > before, "an announced size wakes readers");
@@ -302,7 +316,8 @@ test_announce(void)
 static void
 test_list(void)
 {
-	struct flight_table *ft = flight_table_new(0, clock_mono_ns);
+	struct flight_table *ft =
+	    flight_table_new(0, clock_mono_ns, clock_stamp_ns);
 	struct cache_key k1 = key_of(0x51), k2 = key_of(0x52);
 	struct flight_info fi[4];
 	struct reader r[2];
@@ -317,7 +332,7 @@ test_list(void)
 	f2 = flight_join(ft, &k2, 1, &created);
 	flight_watch(f2, reader_wake, &r[0]);
 	flight_watch(f2, reader_wake, &r[1]);
-	flight_set_head(f2, 100, 1000, "", 0, "http://up");
+	flight_set_head(f2, 100, 1000, &no_meta, "http://up");
 	flight_set_length(f2, 100);
 	flight_progress(f2, 40);
 	n = flight_table_list(ft, fi, 4);

@@ -1,6 +1,6 @@
 /*
- * tests/unit/test_index.c: cache/index.c, the LMDB index, through its
- * public API.
+ * tests/unit/test_index.c: cache/index.c, the LMDB index, and cache/files.c,
+ * the local files' records in it, through their public API.
  *
  * Every part opens its own index in a subdirectory of one mkdtemp
  * directory, removed at the end.  The schema test writes the meta database
@@ -8,6 +8,7 @@
  * it runs on one thread, readers and the writer interleaved as the daemon's
  * threads would.
  */
+#include "cache/files.h"
 #include "cache/index.h"
 
 #include <sys/wait.h>

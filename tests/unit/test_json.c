@@ -142,6 +142,17 @@ test_read(void)
 		  "\"/\\u0000\"}]}",
 		   &c),
 	    "0:", "source, missing or non-string fields, NUL: dropped");
+	is_int(c, 0, "... and the answer, which said complete, is not");
+	is_str(rd("{\"results\":[{\"type\":\"debuginfo\",\"buildid\":\"ab\","
+		  "\"file\":\"/\\u0000\"}],\"complete\":true}",
+		   &c),
+	    "0:", "a file holding \\u0000: dropped");
+	is_int(c, 0, "... so complete is false");
+	is_str(rd("{\"results\":[{\"type\":\"source\",\"buildid\":\"ab\","
+		  "\"file\":\"/s.c\"}],\"complete\":true}",
+		   &c),
+	    "0:", "a result of another type: not ours");
+	is_int(c, 1, "... and the answer stays complete");
 	is_str(rd("{\"results\":[]} x", &c), "(-1)", "trailing bytes");
 	is_str(rd("{\"complete\":true}", &c), "(-1)", "no results");
 	is_str(rd("{\"results\":{}}", &c), "(-1)", "results not an array");

@@ -5,7 +5,11 @@
  * Each check renders, then looks up whole series lines ("name{labels} v")
  * and compares their values; a missing line reads as -1 so that it fails
  * any expected count.  The concurrency check runs four threads of updates
- * and asks for an exact total.
+ * and asks for an exact total.  The whole text is also parsed as the
+ * exposition format defines it (names, labels and their escapes, a TYPE
+ * before the samples of its family, cumulative histogram buckets ending
+ * at +Inf, counters ending in _total, units as suffixes), and handed to
+ * Prometheus' promtool when it is installed.
  */
 #include "daemon/metrics.h"
 
@@ -19,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "autoconf.h"
 #include "daemon/clock.h"
 #include "tests/tap.h"
 
@@ -107,7 +112,8 @@ test_headers(void)
 {
 	static const char *const metrics[][2] = {
 		{ "dbgmirror_requests_total", "counter" },
-		{ "dbgmirror_bytes_sent_total", "counter" },
+		{ "dbgmirror_request_duration_seconds", "histogram" },
+		{ "dbgmirror_sent_bytes_total", "counter" },
 		{ "dbgmirror_upstream_requests_total", "counter" },
 		{ "dbgmirror_upstream_latency_seconds", "histogram" },
 		{ "dbgmirror_upstream_errors_total", "counter" },
@@ -133,7 +139,12 @@ test_headers(void)
 		{ "dbgmirror_scan_start_time_seconds", "gauge" },
 		{ "dbgmirror_scan_last_end_time_seconds", "gauge" },
 		{ "dbgmirror_scan_last_duration_seconds", "gauge" },
-		{ "dbgmirror_start_time_seconds", "gauge" },
+		{ "dbgmirror_build_info", "gauge" },
+		{ "process_cpu_seconds_total", "counter" },
+		{ "process_virtual_memory_bytes", "gauge" },
+		{ "process_resident_memory_bytes", "gauge" },
+		{ "process_open_fds", "gauge" },
+		{ "process_start_time_seconds", "gauge" },
 	};
 	char line[256];
 	const char *p, *last = text;
@@ -163,8 +174,10 @@ test_headers(void)
 	is_int(missing, 0, "every metric has HELP and TYPE lines");
 	is_int(disordered, 0, "metrics come in the documented order");
 	ok(has_line_prefix("# HELP dbgmirror_upstream_breaker_state ") &&
-		strstr(text, "0 closed, 1 open, 2 probing") != NULL,
+		strstr(text, "1 for the state it is in") != NULL,
 	    "breaker HELP explains the states");
+	ok(has_line("dbgmirror_build_info{version=\"" PACKAGE_VERSION "\"} 1"),
+	    "build_info names the version, at 1");
 	is_int(text[strlen(text) - 1], '\n', "text ends with a newline");
 }
 
@@ -192,7 +205,7 @@ test_requests(void)
 		}
 	}
 	is_int(wrong, 0, "all 42 request series are there, at zero");
-	is_int(value("dbgmirror_bytes_sent_total"), 0, "no bytes sent yet");
+	is_int(value("dbgmirror_sent_bytes_total"), 0, "no bytes sent yet");
 
 	metrics_request(METRICS_EP_DEBUGINFO, METRICS_HIT);
 	metrics_request(METRICS_EP_DEBUGINFO, METRICS_HIT);
@@ -213,7 +226,7 @@ test_requests(void)
 	is_int(value("dbgmirror_requests_total{endpoint=\"debuginfo\","
 		     "result=\"miss\"}"),
 	    0, "other series untouched");
-	is_int(value("dbgmirror_bytes_sent_total"), 1234, "bytes sent summed");
+	is_int(value("dbgmirror_sent_bytes_total"), 1234, "bytes sent summed");
 }
 
 static void
@@ -290,18 +303,27 @@ test_upstreams(void)
 	snprintf(series, sizeof(series),
 	    "dbgmirror_upstream_verify_failures_total%s}", esc);
 	is_int(value(series), 1, "verify failures");
-	snprintf(series, sizeof(series), "dbgmirror_upstream_breaker_state%s}",
-	    esc);
-	is_int(value(series), 2, "breaker probing");
+	snprintf(series, sizeof(series),
+	    "dbgmirror_upstream_breaker_state%s,state=\"probing\"}", esc);
+	is_int(value(series), 1, "breaker probing: 1 for probing");
+	snprintf(series, sizeof(series),
+	    "dbgmirror_upstream_breaker_state%s,state=\"closed\"}", esc);
+	is_int(value(series), 0, "... 0 for closed");
+	snprintf(series, sizeof(series),
+	    "dbgmirror_upstream_breaker_state%s,state=\"open\"}", esc);
+	is_int(value(series), 0, "... 0 for open");
 	is_int(value("dbgmirror_upstream_breaker_state{upstream="
-		     "\"http://last\"}"),
-	    1, "breaker open");
+		     "\"http://last\",state=\"open\"}"),
+	    1, "the other breaker open");
 
 	metrics_upstream_breaker(0, 0);
 	render();
-	snprintf(series, sizeof(series), "dbgmirror_upstream_breaker_state%s}",
-	    esc);
-	is_int(value(series), 0, "breaker is a gauge, back to closed");
+	snprintf(series, sizeof(series),
+	    "dbgmirror_upstream_breaker_state%s,state=\"closed\"}", esc);
+	is_int(value(series), 1, "breaker is a gauge, back to closed");
+	snprintf(series, sizeof(series),
+	    "dbgmirror_upstream_breaker_state%s,state=\"probing\"}", esc);
+	is_int(value(series), 0, "... no longer probing");
 }
 
 static void
@@ -455,7 +477,7 @@ test_reinit(void)
 	is_int(value("dbgmirror_requests_total{endpoint=\"debuginfo\","
 		     "result=\"hit\"}"),
 	    0, "init zeroes requests");
-	is_int(value("dbgmirror_bytes_sent_total"), 0, "init zeroes bytes");
+	is_int(value("dbgmirror_sent_bytes_total"), 0, "init zeroes bytes");
 	is_int(value("dbgmirror_cache_evictions_total"), 0,
 	    "init zeroes evictions");
 	is_int(value("dbgmirror_cache_entries"), 0, "init drops the callback");
@@ -482,6 +504,58 @@ clock_set(time_t t)
 }
 
 static void *
+timed_thread(void *arg)
+{
+	metrics_request(METRICS_EP_DEBUGINFO, METRICS_HIT);
+	metrics_request_duration(METRICS_EP_DEBUGINFO, METRICS_HIT, 2.0);
+	return arg;
+}
+
+/*
+ * The per-minute rings minute by minute, with latencies, for the status
+ * page's charts; t0 a minute's first second on the test clock.
+ */
+static void
+test_minutes(time_t t0)
+{
+	struct metrics_minute m[METRICS_RECENT_MINUTES];
+	pthread_t th;
+
+	clock_set(t0);
+	metrics_init();
+	metrics_request(METRICS_EP_DEBUGINFO, METRICS_HIT);
+	metrics_request_duration(METRICS_EP_DEBUGINFO, METRICS_HIT, 0.5);
+	metrics_request(METRICS_EP_DEBUGINFO, METRICS_MISS);
+	metrics_request_duration(METRICS_EP_DEBUGINFO, METRICS_MISS, 1.5);
+	clock_set(t0 + 3 * 60 + 30);
+	metrics_request(METRICS_EP_SOURCE, METRICS_NOTFOUND);
+	metrics_request_duration(METRICS_EP_SOURCE, METRICS_NOTFOUND, 0.25);
+	if (pthread_create(&th, NULL, timed_thread, NULL) == 0)
+		pthread_join(th, NULL);
+	metrics_minutes(m);
+	is_int(m[0].results[METRICS_NOTFOUND] + m[0].results[METRICS_HIT], 2,
+	    "minutes: this minute's not found and another thread's hit");
+	is_int(m[0].timed, 2, "... two exchanges timed");
+	ok(m[0].seconds > 2.249 && m[0].seconds < 2.251,
+	    "... their durations added up (2.25 s)");
+	ok(m[0].max_seconds > 1.999 && m[0].max_seconds < 2.001,
+	    "... the longest, across threads (2 s)");
+	is_int(m[3].results[METRICS_HIT] * 10 + m[3].results[METRICS_MISS], 11,
+	    "three minutes before: a hit and a miss");
+	ok(m[3].seconds > 1.999 && m[3].seconds < 2.001 &&
+		m[3].max_seconds > 1.499 && m[3].max_seconds < 1.501,
+	    "... 2 s in all, 1.5 s the longest");
+	is_int(m[1].timed + m[2].timed + m[1].results[METRICS_HIT], 0,
+	    "the minutes between: nothing");
+	clock_set(t0 + METRICS_RECENT_MINUTES * 60);
+	metrics_minutes(m);
+	is_int(m[METRICS_RECENT_MINUTES - 1].timed, 0,
+	    "an hour on: the first minute is gone ...");
+	is_int(m[METRICS_RECENT_MINUTES - 3].timed, 2, "... the later kept");
+	metrics_init();
+}
+
+static void *
 recent_thread(void *arg)
 {
 	metrics_request(METRICS_EP_SOURCE, METRICS_ERROR);
@@ -495,6 +569,7 @@ recent_thread(void *arg)
 static void
 test_recent(void)
 {
+	char clock_msg[256];
 	const time_t t0 = 1700000040; /* minute 28333334, second 0 */
 	struct metrics_recent r;
 	pthread_t th;
@@ -504,7 +579,7 @@ test_recent(void)
 		return;
 	close(fd);
 	setenv("DBGMIRROR_TEST_CLOCK", clock_file, 1);
-	clock_init();
+	clock_init(clock_msg, sizeof(clock_msg));
 	clock_set(t0);
 	metrics_init();
 	metrics_request(METRICS_EP_DEBUGINFO, METRICS_HIT);
@@ -538,14 +613,17 @@ test_recent(void)
 	is_int(r.results[METRICS_MISS], 1,
 	    "16 minutes on: the miss at +2 is in the last 15 ...");
 	is_int(r.results[METRICS_HIT], 0, "... the hits at +0 are not");
+	metrics_recent(60, &r);
+	is_int(r.results[METRICS_HIT], 4, "... but in the last 60");
+	clock_set(t0 + 61 * 60);
 	metrics_recent(100, &r);
 	is_int(r.results[METRICS_MISS] * 10 + r.results[METRICS_HIT], 10,
-	    "more minutes than kept: the last 15");
-	clock_set(t0 + 17 * 60);
-	metrics_recent(15, &r);
-	is_int(r.results[METRICS_MISS], 0, "17 minutes on: not the miss");
+	    "61 minutes on, more minutes than kept: the last 60");
+	clock_set(t0 + 62 * 60);
+	metrics_recent(60, &r);
+	is_int(r.results[METRICS_MISS], 0, "62 minutes on: not the miss");
 
-	clock_set(t0 + 32 * 60); /* the first minute's bucket again */
+	clock_set(t0 + 122 * 60); /* the first minute's bucket again */
 	metrics_request(METRICS_EP_DEBUGINFO, METRICS_HIT);
 	metrics_recent(1, &r);
 	is_int(r.results[METRICS_HIT], 1,
@@ -555,7 +633,401 @@ test_recent(void)
 	metrics_init();
 	metrics_recent(1, &r);
 	is_int(r.results[METRICS_HIT], 0, "init zeroes the buckets");
+	test_minutes(t0 + 200 * 60);
 	unlink(clock_file); /* the real time again */
+}
+
+/* The histogram of request durations, by endpoint and result. */
+static void
+test_durations(void)
+{
+	const char *hit = "endpoint=\"debuginfo\",result=\"hit\"";
+	char series[160];
+
+	render();
+	ok(has_line("# TYPE dbgmirror_request_duration_seconds histogram"),
+	    "durations: a histogram");
+	ok(strstr(text, "dbgmirror_request_duration_seconds_bucket") == NULL,
+	    "... with no series before an observation");
+	metrics_request_duration(METRICS_EP_DEBUGINFO, METRICS_HIT, 0.0004);
+	metrics_request_duration(METRICS_EP_DEBUGINFO, METRICS_HIT, 0.002);
+	metrics_request_duration(METRICS_EP_DEBUGINFO, METRICS_HIT, 0.002);
+	metrics_request_duration(METRICS_EP_SOURCE, METRICS_NOTFOUND, 75);
+	metrics_request_duration(METRICS_EP_OTHER, METRICS_BAD + 1, 1);
+	render();
+	snprintf(series, sizeof(series),
+	    "dbgmirror_request_duration_seconds_bucket{%s,le=\"0.0005\"}", hit);
+	is_int(value(series), 1, "a local hit under half a millisecond");
+	snprintf(series, sizeof(series),
+	    "dbgmirror_request_duration_seconds_bucket{%s,le=\"0.0025\"}", hit);
+	is_int(value(series), 3, "... buckets are cumulative");
+	snprintf(series, sizeof(series),
+	    "dbgmirror_request_duration_seconds_count{%s}", hit);
+	is_int(value(series), 3, "... count");
+	snprintf(series, sizeof(series),
+	    "dbgmirror_request_duration_seconds_sum{%s}", hit);
+	is_str(value_str(series), "0.0044", "... sum in seconds");
+	is_int(value("dbgmirror_request_duration_seconds_bucket{endpoint="
+		     "\"source\",result=\"notfound\",le=\"60\"}"),
+	    0, "75 s is beyond the last finite bucket");
+	is_int(value("dbgmirror_request_duration_seconds_bucket{endpoint="
+		     "\"source\",result=\"notfound\",le=\"+Inf\"}"),
+	    1, "... in +Inf");
+	ok(strstr(text, "endpoint=\"executable\",result=\"hit\",le=") == NULL,
+	    "pairs never observed are left out");
+	ok(strstr(text,
+	       "dbgmirror_request_duration_seconds_count{endpoint="
+	       "\"other\"") == NULL,
+	    "a result out of range is ignored");
+
+	is_int(metrics_result_of("HIT", 200), METRICS_HIT, "result: HIT");
+	is_int(metrics_result_of("HIT", 206), METRICS_HIT, "... HIT, a range");
+	is_int(metrics_result_of("JOINED", 200), METRICS_JOINED, "... JOINED");
+	is_int(metrics_result_of("NEGATIVE", 404), METRICS_NEGATIVE,
+	    "... NEGATIVE");
+	is_int(metrics_result_of("MISS", 200), METRICS_MISS, "... MISS filled");
+	is_int(metrics_result_of("MISS", 404), METRICS_NOTFOUND,
+	    "... MISS found nowhere: notfound");
+	is_int(metrics_result_of("ERROR", 502), METRICS_ERROR, "... ERROR");
+	is_int(metrics_result_of("-", 400), METRICS_BAD, "... a bad request");
+	is_int(metrics_result_of("DENIED", 401), METRICS_BAD, "... DENIED");
+	is_int(metrics_result_of("-", 503), METRICS_ERROR, "... a 503");
+	is_int(metrics_result_of("-", 200), METRICS_HIT,
+	    "... the server's own page");
+	is_int(metrics_result_of("-", 404), METRICS_NOTFOUND,
+	    "... a path that names nothing");
+}
+
+/* The object store: its breaker as a labelled series, its queue. */
+static void
+test_store(void)
+{
+	struct metrics_store_state ss;
+
+	metrics_store_read(&ss);
+	ok(ss.name == NULL, "store: none named, none read");
+	metrics_store_name("s3 http://127.0.0.1:1/bucket");
+	metrics_store_breaker(1);
+	metrics_store_queue(7);
+	metrics_store_uploading(2);
+	metrics_store(METRICS_STORE_UPLOADED);
+	render();
+	is_int(value("dbgmirror_store_breaker_state{store=\"s3 "
+		     "http://127.0.0.1:1/bucket\",state=\"open\"}"),
+	    1, "store breaker open: 1 for open");
+	is_int(value("dbgmirror_store_breaker_state{store=\"s3 "
+		     "http://127.0.0.1:1/bucket\",state=\"closed\"}"),
+	    0, "... 0 for closed");
+	is_int(value("dbgmirror_store_uploads_waiting{store=\"s3 "
+		     "http://127.0.0.1:1/bucket\"}"),
+	    7, "uploads waiting");
+	is_int(value("dbgmirror_store_uploads_running{store=\"s3 "
+		     "http://127.0.0.1:1/bucket\"}"),
+	    2, "uploads running");
+	metrics_store_read(&ss);
+	ok(ss.name != NULL &&
+		strcmp(ss.name, "s3 http://127.0.0.1:1/bucket") == 0 &&
+		ss.breaker == 1 && ss.waiting == 7 && ss.running == 2 &&
+		ss.counts[METRICS_STORE_UPLOADED] == 1,
+	    "metrics_store_read: name, breaker, queue and counts");
+}
+
+/* The process_* metrics of a live process. */
+static void
+test_process(void)
+{
+	render();
+	ok(value("process_open_fds") >= 3, "process_open_fds: at least 3");
+	ok(value("process_resident_memory_bytes") > 1 << 20,
+	    "process_resident_memory_bytes: more than a MiB");
+	ok(value_str("process_cpu_seconds_total") != NULL,
+	    "process_cpu_seconds_total");
+	ok(value("process_max_fds") > 0, "process_max_fds");
+}
+
+/* 1 when name is a metric (colon) or label name of the exposition format. */
+static int
+name_ok(const char *p, size_t n, int colon)
+{
+	size_t i;
+
+	if (n == 0 || (p[0] >= '0' && p[0] <= '9'))
+		return 0;
+	for (i = 0; i < n; i++)
+		if (!((p[i] >= 'a' && p[i] <= 'z') ||
+			(p[i] >= 'A' && p[i] <= 'Z') ||
+			(p[i] >= '0' && p[i] <= '9') || p[i] == '_' ||
+			(colon && p[i] == ':')))
+			return 0;
+	return 1;
+}
+
+static int
+ends_with(const char *s, size_t n, const char *suffix)
+{
+	size_t k = strlen(suffix);
+
+	return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+/*
+ * Prometheus' naming: counters end in _total, nothing else does; a unit
+ * (_seconds, _bytes) is the last word, before _total on a counter.
+ */
+static int
+naming_ok(const char *name, const char *type)
+{
+	static const char *const units[] = { "_seconds", "_bytes" };
+	size_t n = strlen(name), k;
+	const char *u;
+
+	if ((strcmp(type, "counter") == 0) != ends_with(name, n, "_total"))
+		return 0;
+	if (strcmp(type, "counter") == 0)
+		n -= strlen("_total");
+	for (k = 0; k < 2; k++)
+		for (u = strstr(name, units[k]);
+		     u != NULL && (size_t)(u - name) < n;
+		     u = strstr(u + 1, units[k]))
+			if ((size_t)(u - name) + strlen(units[k]) != n)
+				return 0;
+	return 1;
+}
+
+/* The family being read: its name, type, and a histogram's state. */
+struct family {
+	char name[128], type[16];
+	char series[512]; /* labels but le of the buckets being read */
+	double last; /* the last bucket's count */
+	int inf; /* the last bucket read was +Inf */
+};
+
+/*
+ * Read the labels of a sample at *lp ("{...}" or nothing): the ones but le
+ * as "name=\"value\";" into labels, le's value into le.  0, or -1 when
+ * they are malformed (names, quotes, escapes other than \\ \" \n).
+ */
+static int
+read_labels(char **lp, char *labels, size_t llen, char *le, size_t lelen)
+{
+	char *p = *lp, *eq, *v;
+	size_t used = 0;
+
+	labels[0] = le[0] = '\0';
+	if (*p != '{')
+		return 0;
+	for (p++; *p != '}'; p++) {
+		if ((eq = strchr(p, '=')) == NULL ||
+		    !name_ok(p, (size_t)(eq - p), 0) || eq[1] != '"')
+			return -1;
+		for (v = eq + 2; *v != '"'; v++) {
+			if (*v == '\0')
+				return -1;
+			if (*v == '\\' && v[1] != '\\' && v[1] != '"' &&
+			    v[1] != 'n')
+				return -1;
+			if (*v == '\\')
+				v++;
+		}
+		if (strncmp(p, "le=", 3) == 0)
+			snprintf(le, lelen, "%.*s", (int)(v - eq - 2), eq + 2);
+		else if (used < llen)
+			used += (size_t)snprintf(labels + used, llen - used,
+			    "%.*s;", (int)(v + 1 - p), p);
+		p = v + 1;
+		if (*p == '}')
+			break;
+		if (*p != ',')
+			return -1;
+	}
+	*lp = p + 1;
+	return 0;
+}
+
+/* A TYPE line: the family it begins; problems counted. */
+static int
+type_line(const char *line, struct family *f, char (*seen)[128], size_t *nseen)
+{
+	char name[128], type[16];
+	int problems = 0;
+	size_t i;
+
+	if (sscanf(line + 7, "%127s %15s", name, type) != 2 ||
+	    !name_ok(name, strlen(name), 1) ||
+	    (strcmp(type, "counter") != 0 && strcmp(type, "gauge") != 0 &&
+		strcmp(type, "histogram") != 0)) {
+		printf("# bad TYPE: %s\n", line);
+		return 1;
+	}
+	for (i = 0; i < *nseen; i++)
+		if (strcmp(seen[i], name) == 0) {
+			printf("# TYPE again: %s\n", name);
+			problems++;
+		}
+	if (*nseen < 64)
+		snprintf(seen[(*nseen)++], sizeof(seen[0]), "%s", name);
+	if (!naming_ok(name, type)) {
+		printf("# naming: %s %s\n", name, type);
+		problems++;
+	}
+	if (!f->inf) {
+		printf("# %s: no +Inf bucket\n", f->name);
+		problems++;
+	}
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	snprintf(f->type, sizeof(f->type), "%s", type);
+	f->series[0] = '\0';
+	f->inf = 1;
+	return problems;
+}
+
+/* 1 when a sample named lname belongs to family f. */
+static int
+in_family(const char *lname, const struct family *f)
+{
+	size_t n = strlen(f->name);
+
+	if (strcmp(f->type, "histogram") != 0)
+		return strcmp(lname, f->name) == 0;
+	return strncmp(lname, f->name, n) == 0 &&
+	    (strcmp(lname + n, "_bucket") == 0 ||
+		strcmp(lname + n, "_sum") == 0 ||
+		strcmp(lname + n, "_count") == 0);
+}
+
+/* A histogram's sample: buckets cumulative to +Inf, which _count is. */
+static int
+histogram_sample(const char *line, const char *lname, const char *labels,
+    const char *le, double v, struct family *f)
+{
+	int problems = 0;
+
+	if (ends_with(lname, strlen(lname), "_bucket")) {
+		if (strcmp(labels, f->series) != 0) {
+			if (!f->inf) {
+				printf("# %s{%s}: no +Inf bucket\n", f->name,
+				    f->series);
+				problems++;
+			}
+			snprintf(f->series, sizeof(f->series), "%s", labels);
+			f->last = 0;
+		}
+		if (le[0] == '\0' || v < f->last) {
+			printf("# bucket without le, or not cumulative: %s\n",
+			    line);
+			problems++;
+		}
+		f->last = v;
+		f->inf = strcmp(le, "+Inf") == 0;
+	} else if (ends_with(lname, strlen(lname), "_count") &&
+	    (strcmp(labels, f->series) != 0 || v != f->last || !f->inf)) {
+		printf("# count is not the +Inf bucket: %s\n", line);
+		problems++;
+	}
+	return problems;
+}
+
+/*
+ * Parse t as the text exposition format (version 0.0.4): each problem is
+ * printed and counted.
+ */
+static int
+check_exposition(const char *t)
+{
+	char seen[64][128], line[4096], lname[128], labels[512], le[32];
+	struct family f = { "", "", "", 0, 1 };
+	size_t nseen = 0, n, len;
+	int problems = 0;
+	const char *nl;
+	char *lp, *end;
+	double v;
+
+	for (; *t != '\0'; t += len + (nl != NULL)) {
+		nl = strchr(t, '\n');
+		len = nl != NULL ? (size_t)(nl - t) : strlen(t);
+		if (nl == NULL || len >= sizeof(line)) {
+			printf("# no newline, or too long: %.60s\n", t);
+			return problems + 1;
+		}
+		memcpy(line, t, len);
+		line[len] = '\0';
+		if (strncmp(line, "# TYPE ", 7) == 0) {
+			problems += type_line(line, &f, seen, &nseen);
+			continue;
+		}
+		if (line[0] == '#')
+			continue;
+		n = strcspn(line, "{ ");
+		if (!name_ok(line, n, 1) || n >= sizeof(lname)) {
+			printf("# bad name: %s\n", line);
+			problems++;
+			continue;
+		}
+		memcpy(lname, line, n);
+		lname[n] = '\0';
+		if (!in_family(lname, &f)) {
+			printf("# sample outside its family: %s\n", line);
+			problems++;
+			continue;
+		}
+		lp = line + n;
+		if (read_labels(&lp, labels, sizeof(labels), le, sizeof(le)) ==
+		    -1) {
+			printf("# bad labels: %s\n", line);
+			problems++;
+			continue;
+		}
+		if (*lp != ' ' || (v = strtod(lp + 1, &end), *end != '\0') ||
+		    end == lp + 1) {
+			printf("# bad value: %s\n", line);
+			problems++;
+			continue;
+		}
+		if (strcmp(f.type, "histogram") == 0)
+			problems +=
+			    histogram_sample(line, lname, labels, le, v, &f);
+	}
+	if (!f.inf) {
+		printf("# %s: no +Inf bucket at the end\n", f.name);
+		problems++;
+	}
+	return problems;
+}
+
+/* The whole text parses; and promtool, when installed, agrees. */
+static void
+test_exposition(void)
+{
+	FILE *p;
+	int rc;
+
+	render();
+	is_int(check_exposition(text), 0, "the exposition parses, names ok");
+	is_int(check_exposition("# TYPE x_bytes_sent_total counter\n"
+				"x_bytes_sent_total 1\n"),
+	    1, "the check refuses a unit before another word");
+	is_int(check_exposition("# TYPE x_requests counter\nx_requests 1\n"), 1,
+	    "... a counter without _total");
+	is_int(check_exposition("# TYPE h_seconds histogram\n"
+				"h_seconds_bucket{le=\"1\"} 2\n"
+				"h_seconds_bucket{le=\"+Inf\"} 1\n"
+				"h_seconds_count 1\n"),
+	    1, "... buckets that are not cumulative");
+	is_int(check_exposition("# TYPE g gauge\ng{a=\"x\\y\"} 1\n"), 1,
+	    "... a bad escape");
+	is_int(check_exposition("# TYPE g gauge\nh 1\n"), 1,
+	    "... a sample outside its family");
+	if (system("promtool --version >/dev/null 2>&1") != 0) {
+		skip("promtool is not installed (Debian: prometheus)");
+		return;
+	}
+	if ((p = popen("promtool check metrics >&2", "w")) == NULL) {
+		ok(0, "run promtool");
+		return;
+	}
+	fputs(text, p);
+	rc = pclose(p);
+	is_int(rc, 0, "promtool check metrics: no problem");
 }
 
 int
@@ -568,7 +1040,7 @@ main(void)
 	metrics_init();
 	after = time(NULL);
 	render();
-	start = value("dbgmirror_start_time_seconds");
+	start = value("process_start_time_seconds");
 	ok(start >= (long long)before && start <= (long long)after,
 	    "start time recorded by init");
 
@@ -578,6 +1050,10 @@ main(void)
 	test_out_of_range();
 	test_gauges();
 	test_threads();
+	test_durations();
+	test_store();
+	test_process();
+	test_exposition();
 	test_reinit();
 	test_recent();
 

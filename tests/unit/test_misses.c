@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "cache/blobstore.h"
 #include "cache/index.h"
 #include "daemon/metrics.h"
 #include "daemon/misses.h"
@@ -179,6 +181,97 @@ test_evict(struct index *idx)
 }
 
 /* The pool's workers wait here until the test opens the gate. */
+/* The kinds of the record of id seed (20 bytes); 0 when none is kept. */
+static unsigned
+kinds_of(struct index *idx, uint8_t seed)
+{
+	struct seen s;
+	size_t i;
+
+	walk(idx, &s, 0);
+	for (i = 0; i < s.n; i++)
+		if (s.v[i].id.bytes[0] == seed && s.v[i].id.len == 20)
+			return s.v[i].kinds;
+	return 0;
+}
+
+/*
+ * Served kinds leave a record (a cached file published, a hit touched, a
+ * local file indexed), and the record with the last of them; purges.
+ */
+static void
+test_served(struct index *idx)
+{
+	static const struct blob_limits lim = { 0, 90, 80, 0, 0 };
+	struct miss_event ev[3];
+	struct seen s;
+	struct blobstore *bs;
+	struct blob_info bi;
+	struct cache_key k;
+	struct index_batch *b;
+	uint64_t n = 0;
+	char err[256], tmp[4096];
+	int fd;
+
+	ev[0] = event(9, 20, CACHE_DEBUGINFO, 3000, "gdb");
+	ev[1] = event(9, 20, CACHE_EXECUTABLE, 3001, "perf");
+	ev[2] = event(10, 20, CACHE_DEBUGINFO, 3002, "gdb");
+	is_int(miss_record(idx, ev, 3, err, sizeof(err)), 0,
+	    "record misses of two kinds of one id, one of another");
+	if ((bs = blobstore_new(idx, at("cache"), &lim, err, sizeof(err))) ==
+		NULL ||
+	    (fd = blob_tmp_new(bs, tmp, sizeof(tmp), err, sizeof(err))) == -1) {
+		ok(0, err);
+		blobstore_free(bs);
+		return;
+	}
+	is_int(write(fd, "x", 1), 1, "a fill of one byte");
+	close(fd);
+	memset(&bi, 0, sizeof(bi));
+	bi.size = 1;
+	bi.id = ev[0].id;
+	bi.kind = CACHE_DEBUGINFO;
+	bi.arg = "";
+	bi.source = "";
+	cache_key_make(&k, &bi.id, CACHE_DEBUGINFO, "");
+	is_int(blob_publish(bs, &k, tmp, &bi, 3003, err, sizeof(err)), 0,
+	    "the debuginfo is published (a fill)");
+	is_int(kinds_of(idx, 9), 1u << CACHE_EXECUTABLE,
+	    "... and leaves the record: the executable is still missed");
+	if ((b = index_batch_begin(idx, err, sizeof(err))) != NULL) {
+		miss_batch_served(b, &ev[1].id, 1u << CACHE_EXECUTABLE);
+		index_batch_commit(b, err, sizeof(err));
+	}
+	is_int(kinds_of(idx, 9), 0,
+	    "the executable served too (a local file): the record goes");
+	if ((b = index_batch_begin(idx, err, sizeof(err))) != NULL) {
+		struct buildid none = { 0 };
+
+		is_int(miss_batch_served(b, &none, 1u << CACHE_DEBUGINFO), 0,
+		    "a file without build-id (not indexable) is no record");
+		is_int(index_batch_commit(b, err, sizeof(err)), 0,
+		    "... and does not fail the scan's commit");
+	}
+	blob_touch(bs, &k, 3004);
+	is_int(miss_record(idx, ev, 1, err, sizeof(err)), 0,
+	    "the debuginfo missed again");
+	is_int(kinds_of(idx, 9), 1u << CACHE_DEBUGINFO, "... in the report");
+	is_int(blob_flush_touches(bs, err, sizeof(err)), 0,
+	    "a hit of the cached debuginfo, written");
+	is_int(kinds_of(idx, 9), 0, "... forgets it again");
+	blobstore_free(bs);
+
+	is_int(miss_purge(idx, &ev[2].id, &n, err, sizeof(err)), 0,
+	    "purge one id");
+	is_int(n, 1, "... one record");
+	is_int(kinds_of(idx, 10), 0, "... it is gone");
+	ok(count(idx) > 0, "... the others stay");
+	is_int(miss_purge(idx, NULL, &n, err, sizeof(err)), 0, "purge all");
+	is_int(count(idx), 0, "... none is left");
+	walk(idx, &s, 0);
+	is_int(s.all, 0, "... nor a key of their order");
+}
+
 static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
 static int gate_open, gate_waiting;
@@ -283,6 +376,7 @@ main(void)
 		is_int(count(idx), 0, "an empty table");
 		test_record_and_walk(idx);
 		test_evict(idx);
+		test_served(idx);
 		index_close(idx);
 	}
 	test_queue();

@@ -549,7 +549,7 @@ test_arch(void)
 }
 
 /* A watcher that wants two sides and tells what it was offered. */
-struct watcher {
+struct scan_watcher {
 	struct pkg_side side[2];
 	const char *name[2];
 	unsigned offered; /* members offered as sides */
@@ -561,7 +561,7 @@ struct watcher {
 static void
 watch_progress(uint64_t end, void *arg)
 {
-	struct watcher *w = arg;
+	struct scan_watcher *w = arg;
 
 	if (end < w->last_end)
 		w->backwards = 1;
@@ -571,7 +571,7 @@ watch_progress(uint64_t end, void *arg)
 static struct pkg_side *
 watch_side(const char *member, uint64_t size, void *arg)
 {
-	struct watcher *w = arg;
+	struct scan_watcher *w = arg;
 	size_t i;
 
 	w->offered++;
@@ -586,7 +586,7 @@ watch_side(const char *member, uint64_t size, void *arg)
 static int
 watch_more(void *arg)
 {
-	struct watcher *w = arg;
+	struct scan_watcher *w = arg;
 
 	return w->side[0].done == 0 || w->side[1].done == 0;
 }
@@ -617,7 +617,7 @@ test_watch(void)
 {
 	struct pkg_watch pw = { watch_progress, watch_side, watch_more, NULL,
 		NULL, NULL, NULL };
-	struct watcher w;
+	struct scan_watcher w;
 	char pkg[PATH_MAX], err[ERRLEN];
 	int fd, rc;
 
@@ -1097,6 +1097,28 @@ test_hostile(void)
 	    "bomb in a .deb: extract is an error");
 	is_int(extract_to(at("bomb.deb"), "/nothere", &lim, err), -1,
 	    "bomb: skipping through it is an error too");
+
+	/*
+	 * A newc cpio header announcing a 2 GiB name: libarchive would ask
+	 * its read-ahead for that much at once; the feed refuses it first.
+	 * And the same header inside a file's data, where a resync scan
+	 * would find it too.
+	 */
+	ok(shell("cd '%s' && { printf '070701'; printf '%%08X' 1 33188 0 0 1 "
+		 "0 0 0 0 0 0 2147483647 0; printf 'usr/x\\0'; "
+		 "head -c 4096 /dev/zero; } | gzip >namebomb.cpio.gz && "
+		 "{ printf '070701'; printf '%%08X' 1 33188 0 0 1 0 200 0 0 0 "
+		 "0 6 0; printf 'usr/a\\0\\0\\0\\0\\0'; printf '07070%%s' 2; "
+		 "printf '%%08X' 1 33188 0 0 1 0 0 0 0 0 0 4294967295 0; "
+		 "head -c 90 /dev/zero; } | gzip >namebomb2.cpio.gz",
+	       tmpdir),
+	    "craft cpio headers with 2 and 4 GiB names");
+	ok(scan_fails(at("namebomb.cpio.gz"), &lim, err) &&
+		strstr(err, "a cpio header names a member longer than") != NULL,
+	    "a cpio name of 2 GiB: refused before libarchive allocates it");
+	ok(scan_fails(at("namebomb2.cpio.gz"), &lim, err) &&
+		strstr(err, "a cpio header names a member longer than") != NULL,
+	    "... and one in a member's data, where a resync would look");
 
 	/*
 	 * An xz stream chooses its dictionary, up to 1.5 GiB, and the

@@ -521,7 +521,7 @@ main(void)
 	rd.idx = idx;
 	rd.pool = pool;
 	rd.bs = bs;
-	rd.ft = flight_table_new(0, clock_mono_ns);
+	rd.ft = flight_table_new(0, clock_mono_ns, clock_stamp_ns);
 	rd.sources = table;
 	pd.rd = &rd;
 	pd.inbox = inbox;

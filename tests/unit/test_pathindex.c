@@ -1,6 +1,6 @@
 /*
  * tests/unit/test_pathindex.c: cache/pathindex.c, the paths /metadata is
- * answered from, kept in step by the files table (cache/index.c), the
+ * answered from, kept in step by the files table (cache/files.c), the
  * packages (cache/pkgindex.c) and written directly for upstream answers.
  *
  * Globs are checked against fnmatch over the same paths, for each of the
@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cache/files.h"
 #include "cache/index.h"
 #include "cache/pkgindex.h"
 #include "tests/tap.h"
@@ -50,6 +51,13 @@ struct seen {
 	struct buildid id;
 };
 
+/* A clock that reads 2 ns: a deadline of 1 ns has passed. */
+static int64_t
+past_deadline(void)
+{
+	return 2;
+}
+
 static int
 seen_cb(const struct pathidx_entry *e, void *arg)
 {
@@ -73,7 +81,7 @@ query(enum pathidx_query q, const char *value, const struct buildid *id,
 	memset(s, 0, sizeof(*s));
 	if (index_reader_begin(rd) == -1)
 		return -1;
-	rc = pathidx_find(rd, q, value, id, 0, seen_cb, s);
+	rc = pathidx_find(rd, q, value, id, 0, NULL, seen_cb, s);
 	index_reader_end(rd);
 	return rc;
 }
@@ -421,7 +429,7 @@ test_globs_against_fnmatch(void)
 	/* Out of time: said so. */
 	if (index_reader_begin(rd) == 0) {
 		is_int(pathidx_find(rd, PATHIDX_GLOB, "/usr/*/*", NULL, 1,
-			   seen_cb, &s),
+			   past_deadline, seen_cb, &s),
 		    PATHIDX_TIMEOUT, "a passed deadline stops the query");
 		index_reader_end(rd);
 	}

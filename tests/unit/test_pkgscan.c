@@ -1,5 +1,6 @@
 /*
- * tests/unit/test_pkgscan.c: sources/scan.c on package roots, end to end.
+ * tests/unit/test_pkgscan.c: the scan of package roots (sources/scanpkg.c),
+ * end to end.
  *
  * A small program compiled with a build-id is split into a stripped
  * executable and its .debug file, packed by dpkg-deb as a .deb and by tar

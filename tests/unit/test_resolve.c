@@ -1,674 +1,644 @@
 /*
- * tests/unit/test_resolve.c: the request path's state machine
- * (resolver/resolve.c) with the real index, blob store, negative entries,
- * in-flight table and pool, and two fakes: the connection (it records the
- * answer instead of writing HTTP) and the fill producer (the test writes a
- * flight's bytes and ends it, as resolver/fill.c would for an upstream or a
- * package).  Time is the test clock (daemon/clock.h).
+ * tests/unit/test_resolve.c: the walk over the sources (resolver/resolve.c)
+ * with the real index, blob store, negative entries, flight table, pool
+ * and producer core, over tables of test sources (tests/tsrc.h) whose
+ * transport the test plays, and the client of tests/rig.h.  Time is the
+ * test clock.
  *
- * Checked: a herd joins one fill; a client leaving mid-fill; a failed
- * verification answering every waiter; a negative entry written before the
- * waiters are woken, its remaining TTL their max-age, and the next request
- * answered from it without a fill; a section cut from the whole file that
- * a package fill brought into the cache; a request that joins a fill
- * after its verdict, a cache hit once the file is published.  Every wait
- * is bounded.
+ * Checked: the order of the table followed once, forward only, skipping
+ * what the reach does not ask; a herd joins one flight and a client
+ * leaving mid-fill changes nothing for the others; a failed verification
+ * answers every waiter with a cut or a 502, never a whole file; a
+ * negative entry is written before the waiters are woken and its
+ * remaining TTL is their max-age, and then the next request's; a flight
+ * that ends absent passes its waiters on after its mark, or to their own
+ * source again, a whole request's (RESOLVE_HELD) flight joined by one of
+ * every source included; TOOBIG asks the same source again, and a known
+ * size answers a smaller limit at once; a request that joins after the
+ * verdict is answered from the cache; a whole client never gets a stream
+ * (nor a Range request before the verdict); and the answer of every other
+ * outcome: the end of the table (noted for the missing-id report), no
+ * index reader, this server unable to keep the file, a section's failure.
+ * The production table keeps the order the marks rely on.  Every wait is
+ * bounded.
  */
-#include <sys/stat.h>
+#include "tests/rig.h"
+#include "tests/tsrc.h"
 
-#include <event2/event.h>
-#include <event2/thread.h>
-#include <fcntl.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <time.h>
-#include <unistd.h>
-
-#include "cache/blobstore.h"
-#include "cache/flight.h"
-#include "cache/index.h"
-#include "cache/negative.h"
-#include "cache/pkgindex.h"
-#include "conf/config.h"
-#include "daemon/clock.h"
-#include "resolver/fill.h"
-#include "daemon/http.h"
-#include "daemon/metrics.h"
-#include "daemon/pool.h"
-#include "sources/repo.h"
-#include "resolver/resolve.h"
-#include "daemon/route.h"
-#include "indexer/elf.h"
-#include "tests/shell.h"
-#include "tests/tap.h"
-#include "tests/testdir.h"
+#include "daemon/misses.h"
+#include "sources/sources.h"
 
 #define HERD 8
-#define WAIT_SECONDS 30
-#define NOW 1700000000
-
-/* ----------------------------------------------- the fake connection */
-
-struct conn {
-	struct request req;
-	int waiting;
-	int ended; /* the exchange is over: answered and sent, or left */
-	int answered;
-	int status;
-	unsigned max_age;
-	char why[256];
-	char result[16];
-	uint64_t size;
-	int streamed; /* conn_send_stream: the answer comes from a flight */
-	int (*avail)(void *arg, uint64_t *n);
-	void *avail_arg;
-	void (*end_fn)(void *);
-	void *end_arg;
-};
-
-static struct event_base *base;
-static struct pool_inbox *inbox;
-
-/* The exchange ends: what http.c does when it is sent or the peer left. */
-static void
-exchange_end(struct conn *c)
-{
-	void (*fn)(void *) = c->end_fn;
-
-	c->ended = 1;
-	c->end_fn = NULL;
-	if (fn != NULL)
-		fn(c->end_arg);
-}
-
-const struct request *
-conn_request(struct conn *c)
-{
-	return &c->req;
-}
-
-struct pool_inbox *
-conn_inbox(struct conn *c)
-{
-	return inbox;
-}
-
-void
-conn_set_result(struct conn *c, const char *result, const char *source)
-{
-	snprintf(c->result, sizeof(c->result), "%s", result);
-}
-
-void
-conn_wait(struct conn *c)
-{
-	c->waiting = 1;
-}
-
-struct event_base *
-conn_base(struct conn *c)
-{
-	return base;
-}
-
-const char *
-conn_peer_addr(struct conn *c)
-{
-	return "127.0.0.1";
-}
-
-void
-conn_on_end(struct conn *c, void (*fn)(void *), void *arg)
-{
-	c->end_fn = fn;
-	c->end_arg = arg;
-}
-
-static void
-answer(struct conn *c, int status, const char *why)
-{
-	c->answered++;
-	c->status = status;
-	snprintf(c->why, sizeof(c->why), "%s", why != NULL ? why : "");
-}
-
-void
-conn_send_error(struct conn *c, int status, const char *why)
-{
-	answer(c, status, why);
-	exchange_end(c);
-}
-
-void
-conn_send_miss(struct conn *c, const char *why, unsigned max_age)
-{
-	answer(c, 404, why);
-	c->max_age = max_age;
-	exchange_end(c);
-}
-
-void
-conn_send_retry(struct conn *c, int status, const char *why,
-    unsigned retry_after)
-{
-	answer(c, status, why);
-	c->max_age = retry_after;
-	exchange_end(c);
-}
-
-void
-conn_send_text(struct conn *c, int status, const char *content_type,
-    const char *body, size_t len)
-{
-	answer(c, status, body);
-	exchange_end(c);
-}
-
-void
-conn_send_file(struct conn *c, int fd, uint64_t offset,
-    const struct artifact *art)
-{
-	answer(c, 200, NULL);
-	c->size = art->size;
-	close(fd);
-	exchange_end(c);
-}
-
-void
-conn_send_stream(struct conn *c, int fd, const struct artifact *art,
-    int (*avail)(void *arg, uint64_t *n), void *arg)
-{
-	answer(c, 200, NULL);
-	c->size = art->size;
-	c->streamed = 1;
-	c->avail = avail;
-	c->avail_arg = arg;
-	close(fd);
-	/* As http.c: send what may be sent now. */
-	conn_stream_wake(c);
-}
-
-void
-conn_stream_wake(struct conn *c)
-{
-	uint64_t n;
-
-	/* Sent all it may: the whole verified file, or a cut connection. */
-	if (c->avail(c->avail_arg, &n) == -1) {
-		c->status = -1;
-		exchange_end(c);
-	} else if (n == c->size) {
-		exchange_end(c);
-	}
-}
-
-/* ------------------------------------------------ the fake producer */
-
-struct fill {
-	struct flight_table *ft;
-	int enabled;
-	int created; /* fills started */
-	struct flight *f; /* the last one, the producer's reference */
-	struct fill_what w; /* what it was asked for */
-	int from_package;
-};
-
-struct flight *
-fill_join(struct fill *fl, const struct cache_key *k, int from_package,
-    fill_what_fn what, void *arg, int *created)
-{
-	struct flight *f = flight_join(fl->ft, k, !from_package, created);
-
-	if (f != NULL && *created) {
-		flight_ref(f);
-		fl->f = f;
-		fl->created++;
-		fl->from_package = from_package;
-		memset(&fl->w, 0, sizeof(fl->w));
-		what(&fl->w, arg);
-	}
-	return f;
-}
-
-int
-fill_enabled(const struct fill *fl)
-{
-	return fl->enabled;
-}
-
-/* No object store here: tests/integration/store.sh has a real one. */
-int
-fill_store_usable(struct fill *fl)
-{
-	return 0;
-}
-
-/* No remote repositories here (sources/repo.c is the daemon's). */
-size_t
-repos_count(const struct repos *rs)
-{
-	return 0;
-}
-
-int
-repos_find(struct repos *rs, struct index_reader *rd, const struct buildid *id,
-    int executable, struct repos_hit *hit, unsigned *retry)
-{
-	return 0;
-}
-
-struct flight *
-repos_join(struct repos *rs, const struct repos_hit *hit)
-{
-	return NULL;
-}
-
-struct flight *
-repos_member(struct repos *rs, const struct repos_hit *hit,
-    const struct buildid *id, int *created, int *package)
-{
-	return NULL;
-}
-
-/* ------------------------------------------------------------- setup */
-
-static struct config cfg;
-static struct index *idx;
-static struct blobstore *bs;
-static struct pool *pool;
-static struct fill fill;
-static struct resolve_deps deps;
-static struct resolve_thread th;
-
-static void
-tick_cb(evutil_socket_t fd, short what, void *arg)
-{
-}
-
-/*
- * Run the loop until the exchange of every conn of cs[0..n) is over, so
- * that nothing refers to them when the test's stack frame goes.
- */
-static int
-run_until_ended(struct conn *cs, size_t n)
-{
-	time_t until = time(NULL) + WAIT_SECONDS;
-	size_t i, done;
-
-	for (;;) {
-		for (done = 0, i = 0; i < n; i++)
-			done += cs[i].ended;
-		if (done == n)
-			return 1;
-		if (time(NULL) > until)
-			return 0;
-		event_base_loop(base, EVLOOP_ONCE);
-	}
-}
-
-/* Run the loop until fill.created reaches want. */
-static int
-run_until_created(int want)
-{
-	time_t until = time(NULL) + WAIT_SECONDS;
-
-	while (fill.created < want) {
-		if (time(NULL) > until)
-			return 0;
-		event_base_loop(base, EVLOOP_ONCE);
-	}
-	return 1;
-}
-
-static void
-ask(struct conn *c, const char *target)
-{
-	struct route rt;
-	const char *why;
-
-	memset(c, 0, sizeof(*c));
-	if (route_parse(&rt, target, strlen(target), &why) != 0) {
-		printf("Bail out! route_parse %s: %s\n", target, why);
-		exit(1);
-	}
-	resolve_start(&th, c, &rt);
-}
-
-/* The producer: write bytes to a temp file and tell the flight. */
-static void
-produce(const void *bytes, size_t n, const char *name)
-{
-	int fd = open(at(name), O_RDWR | O_CREAT | O_TRUNC, 0600);
-
-	if (fd == -1 || write(fd, bytes, n) != (ssize_t)n)
-		printf("# cannot write %s\n", at(name));
-	flight_set_file(fill.f, fd, at(name));
-	flight_set_head(fill.f, n, NOW, "", 0, "http://fake");
-	flight_progress(fill.f, n);
-}
-
-static void
-finish(enum flight_state st, const char *why)
-{
-	flight_end(fill.f, st, why);
-	flight_detach(fill.f);
-	flight_unref(fill.f);
-	fill.f = NULL;
-}
-
-/* -------------------------------------------------------------- tests */
 
 static const char *ID_A = "a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0";
+static const char *ID_B = "b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0";
+static const char *ID_C = "c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0";
+static const char *ID_D = "d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0";
+static const char *ID_E = "e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0";
+static const char *ID_F = "f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0f0";
+static const char *ID_G = "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1";
+static const char *ID_H = "b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1b1";
+static const char *ID_I = "c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1c1";
+
+#define NEGATIVE_TTL 30
+#define ERROR_TTL 20
+
+static struct tsrc a, b, c, d, e;
+
+/* Use table t (static: flights read it) once nothing is in flight. */
+static void
+use(const struct source *const *t)
+{
+	RUN_UNTIL(rig_flights() == 0);
+	rig.d.sources = t;
+	ts_log_clear();
+}
+
+/* How many of cs[0..n) ended. */
+static int
+ended(const struct client *cs, size_t n)
+{
+	size_t i;
+	int k = 0;
+
+	for (i = 0; i < n; i++)
+		k += cs[i].ended;
+	return k;
+}
+
+/* ------------------------------------------------------------- order */
+
+static void
+test_order(void)
+{
+	static const struct source *const t[] = { &a.s, &b.s, &c.s, &d.s, &e.s,
+		NULL };
+	struct misses *m = misses_new(rig.idx, rig.pool, 100);
+	struct index_reader *rd;
+	struct misses_query q = { 0, 0, 0 };
+	struct client cl;
+	char *report = NULL;
+	size_t len;
+
+	use(t);
+	ts_init(&a, "a", 1, 0, 0, 0);
+	ts_init(&b, "b", 0, 0, 0, 0);
+	ts_init(&c, "c", 1, 0, 0, 0);
+	c.s.lookup = NULL; /* a source without a request side */
+	ts_init(&d, "d", 1, 0, 0, 0);
+	d.lookup = TS_WORKER_PASS;
+	ts_init(&e, "e", 1, 0, 0, 0);
+	rig.d.misses = m;
+
+	client_get(&cl, rig_path(ID_A, "debuginfo"));
+	ok(cl.waited && !cl.answered,
+	    "a source's worker job: the request "
+	    "waits");
+	RUN_UNTIL(cl.ended);
+	is_str(ts_log_text(), "0 1 3 4",
+	    "every source asked once, in the table's order, forward only; "
+	    "one without a lookup passed by");
+	ok(cl.answered == 1 && cl.kind == RESOLVE_OUTCOME &&
+		cl.outcome == ANSWER_NOT_FOUND && cl.status == 404,
+	    "past the table's end: 404");
+	is_str(cl.why, "not found", "... saying so");
+	ok(cl.result == METRICS_NOTFOUND, "... counted as not found");
+	client_free(&cl);
+
+	ts_log_clear();
+	client_init(&cl, 0);
+	client_ask(&cl, rig_path(ID_B, "debuginfo"), RESOLVE_HELD);
+	RUN_UNTIL(cl.ended);
+	is_str(ts_log_text(), "0 3 4",
+	    "a request of RESOLVE_HELD reach skips a source that does not "
+	    "hold files");
+	ok(cl.outcome == ANSWER_NOT_FOUND, "... and ends not found too");
+	client_free(&cl);
+
+	rig.d.misses = NULL;
+	misses_free(m); /* writes what it noted */
+	rd = index_reader_new(rig.idx);
+	if (rd != NULL && index_reader_begin(rd) == 0) {
+		report = misses_report(rd, &q, &len);
+		index_reader_end(rd);
+	}
+	index_reader_free(rd);
+	ok(report != NULL && strstr(report, ID_A) != NULL,
+	    "a client's not-found is in the missing-id report");
+	ok(report != NULL && strstr(report, ID_B) == NULL,
+	    "... a whole file asked by the daemon itself is not");
+	free(report);
+}
+
+/* The production table: what the marks of absent flights rely on. */
+static void
+test_production_order(void)
+{
+	const struct source *const *t = sources_table;
+	int forwarding = 0, held_after = 0, held_producers = 0;
+	size_t i;
+
+	for (i = 0; t[i] != NULL; i++) {
+		if (t[i]->produce == NULL)
+			continue;
+		if (t[i]->held) {
+			held_producers++;
+			held_after += forwarding;
+		} else {
+			forwarding = 1;
+		}
+	}
+	ok(held_producers > 0 && held_after == 0,
+	    "sources_table: every producing source that holds files comes "
+	    "before those that only remember or forward, so that a waiter "
+	    "of a whole-file flight going on after its mark skips none of "
+	    "them");
+	is_str(t[0]->name, "local", "... local files first");
+	ok(t[i - 1]->produce != NULL && !t[i - 1]->held,
+	    "... the network last");
+}
+
+/* -------------------------------------------------------------- herd */
 
 static void
 test_herd_and_leaving(void)
 {
-	struct conn cs[HERD];
+	static const struct source *const t[] = { &a.s, NULL };
+	struct client cs[HERD];
+	struct cache_key k;
 	char target[128];
 	size_t i;
 	int joined = 0, whole = 0;
 
+	use(t);
+	ts_init(&a, "fake", 0, 1, 1, 0);
+	a.lookup = TS_JOIN;
 	snprintf(target, sizeof(target), "/buildid/%s/source/usr/src/a.c",
 	    ID_A);
 	for (i = 0; i < HERD; i++)
-		ask(&cs[i], target);
-	ok(run_until_created(1),
-	    "a request for what no source has starts a fill");
-	is_int(fill.created, 1, "... one fill for eight requests");
-	ok(!fill.from_package, "... from the upstreams");
-	is_str(fill.w.path,
+		client_get(&cs[i], target);
+	RUN_UNTIL(a.produced > 0);
+	ok(a.produced == 1, "a request for what no source has starts a fill");
+	is_int(a.produced, 1, "... one fill for eight requests");
+	is_int(a.lookups, HERD, "... each asked the source once");
+	is_str(a.path,
 	    "/buildid/a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0a0/source/usr/src/"
 	    "a.c",
-	    "... asking them for the source");
+	    "... asking it for the source");
 	for (i = 0; i < HERD; i++)
-		joined += cs[i].waiting && !cs[i].answered;
+		joined += cs[i].waited && !cs[i].answered;
 	is_int(joined, HERD, "all eight wait on it");
 
 	/* One client goes away mid-fill. */
-	exchange_end(&cs[HERD - 1]);
-	produce("int main;\n", 10, "src-fill");
-	finish(FLIGHT_READY, NULL);
-	ok(run_until_ended(cs, HERD - 1), "the fill's end answers the rest");
+	client_leave(&cs[HERD - 1]);
+	ts_accept(a.p, 10, "int main;\n", 10);
+	produce_data(a.p, "int main;\n", 10);
+	produce_fetched(a.p, UPSTREAM_OK, NULL);
+	RUN_UNTIL(ended(cs, HERD) == HERD);
+	ok(ended(cs, HERD) == HERD, "the fill's end answers the rest");
 	for (i = 0; i < HERD - 1; i++)
-		whole += cs[i].status == 200 && cs[i].size == 10;
+		whole += cs[i].status == 200 && cs[i].size == 10 &&
+		    cs[i].complete &&
+		    memcmp(cs[i].body, "int main;\n", 10) == 0;
 	is_int(whole, HERD - 1, "... seven 200s of the whole 10 bytes");
-	is_str(cs[0].result, "MISS", "... the first a MISS");
-	is_str(cs[1].result, "JOINED", "... the others JOINED");
+	is_int(cs[0].result, METRICS_MISS, "... the first a MISS");
+	is_int(cs[1].result, METRICS_JOINED, "... the others JOINED");
 	is_int(cs[HERD - 1].answered, 0, "the one that left gets nothing");
+	rig_key(&k, ID_A, CACHE_SOURCE, "/usr/src/a.c");
+	write_text("a.c", "int main;\n");
+	RUN_UNTIL(rig_cached(&k, NULL));
+	ok(rig_cached_as(&k, at("a.c")), "the bytes are published");
+	for (i = 0; i < HERD; i++)
+		client_free(&cs[i]);
 }
+
+/* ------------------------------------------------- failed verification */
 
 static void
 test_failed_verification(void)
 {
-	struct conn cs[3];
-	char target[128];
-	size_t i;
-	int cut = 0;
+	static const struct source *const t[] = { &a.s, NULL };
+	struct client cs[3];
+	struct cache_key k;
+	struct stat st;
+	size_t i, len;
+	uint8_t *bytes;
+	int cut = 0, whole = 0, streamed = 0;
+	int64_t expires = 0;
 
-	snprintf(target, sizeof(target),
-	    "/buildid/b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0b0/debuginfo");
+	/* An executable of the id: its opening bytes name the id. */
+	rig_mkelf("b.exe",
+	    "--type dyn --build-id b0b0b0b0b0b0b0b0b0b0b0b0b0b0"
+	    "b0b0b0b0b0b0 --text 8K");
+	stat(at("b.exe"), &st);
+	bytes = slurp(at("b.exe"), &len);
+	use(t);
+	ts_init(&a, "fake", 0, 1, 1, 0);
+	a.lookup = TS_JOIN;
 	for (i = 0; i < 2; i++)
-		ask(&cs[i], target);
-	ok(run_until_created(2), "a second fill starts");
+		client_get(&cs[i], rig_path(ID_B, "debuginfo"));
+	RUN_UNTIL(a.p != NULL);
+	ok(a.produced == 1, "a second fill starts");
 	/* Streaming before verification: never the last byte. */
-	produce("\177ELF not really", 15, "bad-fill");
-	for (i = 0; i < 10; i++)
-		event_base_loop(base, EVLOOP_NONBLOCK);
-	ask(&cs[2], target);
-	finish(FLIGHT_FAILED, "wrong content");
-	ok(run_until_ended(cs, 3), "the failed verification ends them all");
-	for (i = 0; i < 3; i++)
+	ts_accept(a.p, len, bytes, len);
+	produce_data(a.p, bytes, len);
+	RUN_UNTIL(cs[0].streamed_before > 0 && cs[1].streamed_before > 0);
+	ok(cs[0].kind == RESOLVE_STREAM && cs[0].streamed_before == len - 1,
+	    "its waiters stream all but the last byte before the verdict");
+	client_get(&cs[2], rig_path(ID_B, "debuginfo"));
+	produce_fetched(a.p, UPSTREAM_OK, NULL);
+	RUN_UNTIL(ended(cs, 3) == 3);
+	ok(ended(cs, 3) == 3, "the failed verification ends them all");
+	for (i = 0; i < 3; i++) {
 		cut += cs[i].status == -1 || cs[i].status == 502;
+		whole += cs[i].complete;
+		streamed += cs[i].cut;
+	}
 	is_int(cut, 3, "... each cut mid-stream or answered 502, none whole");
+	is_int(whole, 0, "... no complete-looking file");
+	ok(streamed >= 2, "... those that streamed were cut");
+	rig_key(&k, ID_B, CACHE_DEBUGINFO, "");
+	ok(!rig_cached(&k, NULL), "nothing published");
+	ok(rig_negative(&k, &expires) == NEG_ERROR &&
+		expires == NOW + ERROR_TTL,
+	    "an error entry remembered for error-ttl");
+	ok(cs[2].answered &&
+		(cs[2].status == -1 ||
+		    (cs[2].outcome == ANSWER_FILL_FAILED &&
+			cs[2].seconds == ERROR_TTL)),
+	    "a 502 says to retry when the entry ends");
+	for (i = 0; i < 3; i++)
+		client_free(&cs[i]);
+	free(bytes);
 }
+
+/* -------------------------------------------------- a local failure */
 
 static void
 test_local_failure(void)
 {
-	struct conn cs[2];
-	char target[128];
+	static const struct source *const t[] = { &a.s, NULL };
+	struct client cs[2];
+	struct cache_key k;
 	size_t i;
 	int unavailable = 0;
 
-	snprintf(target, sizeof(target),
-	    "/buildid/e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0/debuginfo");
+	use(t);
+	ts_init(&a, "fake", 0, 1, 1, 0);
+	a.lookup = TS_JOIN;
 	for (i = 0; i < 2; i++)
-		ask(&cs[i], target);
-	ok(run_until_created(3), "another fill starts");
-	/* What fill.c does when the disk is full before a byte went out. */
-	finish(FLIGHT_UNAVAILABLE, "this server cannot keep it now: full");
-	ok(run_until_ended(cs, 2), "the fill ends unavailable");
+		client_get(&cs[i], rig_path(ID_E, "debuginfo"));
+	RUN_UNTIL(a.p != NULL);
+	ok(a.produced == 1, "another fill starts");
+	/* The sink could not keep the bytes (a full disk), none sent yet. */
+	ts_end(a.p, UPSTREAM_LOCAL, NULL);
+	RUN_UNTIL(ended(cs, 2) == 2);
+	ok(ended(cs, 2) == 2, "the fill ends unavailable");
 	for (i = 0; i < 2; i++)
-		unavailable += cs[i].status == 503 && cs[i].max_age > 0;
+		unavailable += cs[i].status == 503 && cs[i].seconds > 0 &&
+		    cs[i].outcome == ANSWER_UNAVAILABLE;
 	is_int(unavailable, 2, "both waiters: 503 with a Retry-After");
+	rig_key(&k, ID_E, CACHE_DEBUGINFO, "");
+	ok(rig_negative(&k, NULL) == -1,
+	    "... and nothing remembered: the failure is this server's");
+	for (i = 0; i < 2; i++)
+		client_free(&cs[i]);
 }
+
+/* ------------------------------------------------------ negative entry */
 
 static void
 test_negative_before_answer(void)
 {
-	struct conn cs[3];
-	char target[128], err[256];
+	static const struct source *const t[] = { &source_negative, &a.s,
+		NULL };
+	struct client cs[3];
 	struct cache_key k;
-	struct buildid id;
-	const char *why;
-	int miss = 0, created;
+	int64_t expires = 0;
 	size_t i;
+	int miss = 0;
 
-	snprintf(target, sizeof(target),
-	    "/buildid/c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0/executable");
+	use(t);
+	ts_init(&a, "fake", 0, 1, 1, 0);
+	a.lookup = TS_JOIN;
 	for (i = 0; i < 2; i++)
-		ask(&cs[i], target);
-	ok(run_until_created(4), "a third fill starts");
-	/* What fill.c does at a miss: the entry first, then the end. */
-	buildid_parse(&id, target + 9, 40, &why);
-	cache_key_make(&k, &id, CACHE_EXECUTABLE, "");
-	ok(neg_put(idx, &k, &id, NEG_NOTFOUND, NOW + 30, err, sizeof(err)) == 0,
-	    "the producer remembers the miss for 30 s");
-	finish(FLIGHT_NOTFOUND, "not found");
-	ok(run_until_ended(cs, 2), "then ends the fill");
+		client_get(&cs[i], rig_path(ID_C, "executable"));
+	RUN_UNTIL(a.p != NULL);
+	ok(a.produced == 1, "a third fill starts");
+	ts_end(a.p, UPSTREAM_NOTFOUND, "not found");
+	RUN_UNTIL(ended(cs, 2) == 2);
+	ok(ended(cs, 2) == 2, "a miss ends the fill");
+	rig_key(&k, ID_C, CACHE_EXECUTABLE, "");
+	ok(rig_negative(&k, &expires) == NEG_NOTFOUND &&
+		expires == NOW + NEGATIVE_TTL,
+	    "the producer remembered the miss for negative-ttl");
+	/* The max-age is read from the entry: it was there at the wake. */
 	for (i = 0; i < 2; i++)
-		miss += cs[i].status == 404 && cs[i].max_age == 30;
+		miss += cs[i].status == 404 &&
+		    cs[i].outcome == ANSWER_FILL_NOT_FOUND &&
+		    cs[i].seconds == NEGATIVE_TTL;
 	is_int(miss, 2, "both waiters: 404, max-age 30 (the entry's)");
-	created = fill.created;
-	ask(&cs[2], target);
-	ok(cs[2].answered && cs[2].status == 404 && cs[2].max_age == 30,
+
+	rig_clock(NOW + 10);
+	client_get(&cs[2], rig_path(ID_C, "executable"));
+	ok(cs[2].answered && !cs[2].waited && cs[2].status == 404,
 	    "the next request: 404 from the entry at once");
-	is_str(cs[2].result, "NEGATIVE", "... a negative hit");
-	is_int(fill.created, created, "... with no fill");
+	is_int(cs[2].seconds, NEGATIVE_TTL - 10,
+	    "... its max-age what is left of the entry");
+	is_int(cs[2].result, METRICS_NEGATIVE, "... a negative hit");
+	is_int(cs[2].outcome, ANSWER_REMEMBERED_MISS, "... a remembered miss");
+	is_int(a.produced, 1, "... with no fill");
+	rig_clock(NOW);
+	for (i = 0; i < 3; i++)
+		client_free(&cs[i]);
 }
+
+/* -------------------------------------------------- absent flights */
 
 static void
-test_section_after_package_fill(void)
+test_absent(void)
 {
-	const char *id_s = "d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0";
-	struct index_file pkg = { 0 };
-	struct pkg_rec rec = { 0 };
-	struct index_batch *b;
-	struct blob_info bi;
-	struct stat sb;
-	struct conn c;
-	struct elf_section sec;
+	static const struct source *const t[] = { &a.s, &b.s, NULL };
+	struct client held, all;
 	struct cache_key k;
-	char target[128], err[256];
-	const char *why;
-	int fd;
 
-	ok(shell("'%s/tests/mkelf' --type rel --build-id %s "
-		 "--debug .debug_info:3000 '%s'",
-	       getenv("top_builddir") != NULL ? getenv("top_builddir") : ".",
-	       id_s, at("whole.debug")),
-	    "mkelf: a debug file with a 3000-byte .debug_info");
-	fd = open(at("whole.debug"), O_RDONLY);
-	ok(fd != -1 && fstat(fd, &sb) == 0 &&
-		elf_find_section(fd, ".debug_info", &sec, err, sizeof(err)) ==
-		    0,
-	    "... whose section table says where it is");
-	close(fd);
-	/* A package member holds the debuginfo. */
-	pkg.path = "/srv/pkgs/p.deb";
-	pkg.size = 1;
-	rec.member = "/usr/lib/debug/.build-id/d0/d0.debug";
-	rec.size = (uint64_t)sb.st_size;
-	rec.kinds = ELF_KIND_DEBUGINFO;
-	buildid_parse(&rec.id, id_s, 40, &why);
-	b = index_batch_begin(idx, err, sizeof(err));
-	ok(b != NULL && pkgidx_put(b, &pkg, &rec, 1) == 0 &&
-		index_batch_commit(b, err, sizeof(err)) == 0,
-	    "the package index has the member");
+	rig_mkelf("d.debug",
+	    "--type rel --build-id d0d0d0d0d0d0d0d0d0d0d0d0"
+	    "d0d0d0d0d0d0d0d0 --debug .debug_info:3000");
+	/* a holds files but has none; b forwards. */
+	use(t);
+	ts_init(&a, "held", 1, 0, 1, 0);
+	a.lookup = TS_JOIN;
+	a.produce = TS_ABSENT;
+	ts_init(&b, "forward", 0, 1, 1, 0);
+	b.lookup = TS_JOIN;
 
-	snprintf(target, sizeof(target), "/buildid/%s/section/.debug_info",
-	    id_s);
-	ask(&c, target);
-	ok(run_until_created(5), "a section request starts a package fill");
-	ok(fill.from_package, "... of the member");
-	is_int(fill.w.kind, CACHE_DEBUGINFO, "... of the whole debuginfo");
-	is_str(fill.w.member, rec.member, "... named by the index");
-	/* The producer publishes the verified file, then ends the fill. */
-	shell("cp '%s' '%s'", at("whole.debug"), at("fill-whole"));
-	fd = open(at("fill-whole"), O_RDWR);
-	flight_set_file(fill.f, fd, at("fill-whole"));
-	flight_set_head(fill.f, (uint64_t)sb.st_size, NOW, "", 0, "p.deb");
-	flight_progress(fill.f, (uint64_t)sb.st_size);
-	cache_key_make(&k, &rec.id, CACHE_DEBUGINFO, "");
-	memset(&bi, 0, sizeof(bi));
-	bi.size = (uint64_t)sb.st_size;
-	bi.mtime = NOW;
-	bi.stored = NOW;
-	bi.atime = NOW;
-	bi.id = rec.id;
-	bi.kind = CACHE_DEBUGINFO;
-	bi.arg = "";
-	bi.source = "p.deb";
-	bi.headers = "";
-	ok(blob_publish(bs, &k, at("fill-whole"), &bi, NOW, err, sizeof(err)) ==
-		0,
-	    "... publishes the whole file");
-	finish(FLIGHT_READY, NULL);
-	ok(run_until_ended(&c, 1), "the fill's end resumes the request");
-	is_int(c.status, 200, "... a 200");
-	is_int(c.size, sec.size, "... of the section's bytes, cut from it");
-	is_int(fill.created, 5, "... no second fill");
+	/* A whole file asked only where files are held, and a client. */
+	client_init(&held, 0);
+	held.whole = 1;
+	client_ask(&held, rig_path(ID_D, "debuginfo"), RESOLVE_HELD);
+	client_get(&all, rig_path(ID_D, "debuginfo"));
+	ok(held.waited && all.waited && a.lookups == 2,
+	    "a client's request joins the flight of a whole-file request");
+	RUN_UNTIL(held.ended && b.p != NULL);
+	is_int(a.produced, 1, "... one flight, which a passes on");
+	ok(held.outcome == ANSWER_NOT_FOUND && b.lookups == 1,
+	    "... and ends absent: the whole-file request, after its mark, "
+	    "is not found without asking the source that forwards");
+	ok(b.produced == 1 && b.limit == 0,
+	    "the client's request goes on after the mark: b fills it");
+	ts_serve(b.p, at("d.debug"));
+	RUN_UNTIL(all.ended);
+	ok(all.status == 200 && all.complete &&
+		client_body_is(&all, at("d.debug")),
+	    "... and answers it whole");
+	is_str(ts_log_text(), "0 0 1",
+	    "... every source asked once per request, forward only");
+	rig_key(&k, ID_D, CACHE_DEBUGINFO, "");
+	RUN_UNTIL(rig_cached(&k, NULL));
+	ok(rig_negative(&k, NULL) == -1 && rig_cached(&k, NULL),
+	    "... nothing remembered of the absent flight; b's file cached");
+	client_free(&held);
+	client_free(&all);
+
+	/*
+	 * A request that joined the flight at a source it never reached:
+	 * its own source again.
+	 */
+	use(t);
+	ts_init(&a, "held", 1, 0, 1, 0);
+	a.lookup = TS_JOIN;
+	a.produce = TS_ABSENT;
+	ts_init(&b, "forward", 0, 1, 1, 0);
+	b.lookup = TS_JOIN;
+	client_init(&held, 0);
+	held.whole = 1;
+	client_ask(&held, rig_path(ID_F, "debuginfo"), RESOLVE_HELD);
+	a.lookup = TS_PASS;
+	client_get(&all, rig_path(ID_F, "debuginfo"));
+	ok(all.waited && b.lookups == 1 && b.produced == 0,
+	    "a request joins at b the flight a made for a whole file");
+	RUN_UNTIL(held.ended && b.p != NULL);
+	ok(b.lookups == 2 && b.produced == 1,
+	    "the flight ends absent before b: the request asks b again, "
+	    "which fills it");
+	is_str(ts_log_text(), "0 0 1 1", "... never a source before it");
+	ts_end(b.p, UPSTREAM_NOTFOUND, "not found");
+	RUN_UNTIL(all.ended);
+	is_int(all.status, 404, "... whose answer is the request's");
+	client_free(&held);
+	client_free(&all);
 }
 
+/* ------------------------------------------------------------- TOOBIG */
+
+static void
+test_toobig(void)
+{
+	static const struct source *const t[] = { &a.s, NULL };
+	struct client small, none, tiny, any;
+
+	rig_mkelf("g.debug",
+	    "--type rel --build-id a1a1a1a1a1a1a1a1a1a1a1a1"
+	    "a1a1a1a1a1a1a1a1 --debug .debug_info:6000");
+	use(t);
+	ts_init(&a, "fake", 0, 1, 1, 0);
+	a.lookup = TS_JOIN;
+	client_init(&small, 100);
+	client_ask(&small, rig_path(ID_G, "debuginfo"), RESOLVE_ALL);
+	client_get(&none, rig_path(ID_G, "debuginfo"));
+	RUN_UNTIL(a.p != NULL);
+	ok(a.produced == 1 && a.limit == 100,
+	    "a fill asks with the limit of the request that started it");
+	ts_end(a.p, UPSTREAM_TOOBIG, NULL);
+	a.p = NULL;
+	RUN_UNTIL(small.ended && a.p != NULL);
+	ok(small.status == 406 && small.outcome == ANSWER_TOO_BIG,
+	    "larger than that limit: its request gets 406");
+	ok(!none.answered && a.produced == 2 && a.limit == 0,
+	    "a request without a limit asks the same source again, with "
+	    "none");
+	is_str(ts_log_text(), "0 0 0", "... the same source, never before");
+	ts_serve(a.p, at("g.debug"));
+	RUN_UNTIL(none.ended);
+	ok(none.status == 200 && none.complete, "... and gets the file");
+	client_free(&small);
+	client_free(&none);
+
+	/* A size known before the bytes answers a smaller limit at once. */
+	client_init(&tiny, 5);
+	client_ask(&tiny, rig_path(ID_H, "executable"), RESOLVE_ALL);
+	client_get(&any, rig_path(ID_H, "executable"));
+	RUN_UNTIL(a.produced == 3);
+	ts_accept(a.p, 6000, "\177ELF", 4);
+	RUN_UNTIL(tiny.ended);
+	ok(tiny.status == 406 && !any.answered,
+	    "an announced size over a waiter's limit: its 406 at once, while "
+	    "the fill goes on");
+	ts_end(a.p, UPSTREAM_NOTFOUND, NULL);
+	RUN_UNTIL(any.ended);
+	is_int(any.status, 404, "... for the others");
+	client_free(&tiny);
+	client_free(&any);
+}
+
+/* ------------------------------------------- joining after the verdict */
+
 /*
- * Verified before its end (flight_verified): the client has every byte
- * while the cache still makes the file durable; a request that joins
- * the fill then waits for its end and is a cache hit, as after a fill
- * that published before its client's last byte.
+ * Verified before its end: the client has every byte while the cache
+ * still makes the file durable; a request that joins the fill then waits
+ * for its end and is a cache hit.
  */
 static void
 test_join_after_verdict(void)
 {
-	const char *id_l = "e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0e0";
-	time_t until = time(NULL) + WAIT_SECONDS;
-	struct blob_info bi;
+	static const struct source *const t[] = { &a.s, NULL };
+	struct client c1, c2;
 	struct cache_key k;
-	struct buildid id;
-	struct conn c1, c2;
-	char target[128], err[256];
-	const char *why;
-	int created0 = fill.created;
+	char target[128];
 
+	write_text("late.c", "int late;\n");
+	use(t);
+	ts_init(&a, "anywhere", 0, 0, 1, 1);
+	a.lookup = TS_JOIN;
 	snprintf(target, sizeof(target), "/buildid/%s/source/usr/src/l.c",
-	    id_l);
-	ask(&c1, target);
-	ok(run_until_created(created0 + 1), "a source's fill starts");
-	produce("int late;\n", 10, "late-fill");
-	flight_verified(fill.f);
-	ok(run_until_ended(&c1, 1),
-	    "verified: its client has all its bytes before the fill's end");
-	ok(c1.status == 200 && c1.size == 10, "... a 200 of the 10 bytes");
-	is_str(c1.result, "MISS", "... a MISS");
-	ask(&c2, target);
-	while (!c2.waiting && !c2.answered && time(NULL) <= until)
-		event_base_loop(base, EVLOOP_ONCE);
-	ok(c2.waiting && !c2.answered,
+	    ID_E);
+	client_get(&c1, target);
+	ok(a.produced == 1 && a.p != NULL,
+	    "a source's fill starts (where it runs anywhere: at once)");
+	ts_write_anywhere(a.p, at("late.c"));
+	a.p->res = UPSTREAM_OK;
+	produce_release(a.p);
+	RUN_UNTIL(c1.ended);
+	ok(c1.ended,
+	    "verified: its client has all its bytes before the "
+	    "fill's end");
+	ok(c1.status == 200 && c1.size == 10 && c1.complete,
+	    "... a 200 of the 10 bytes");
+	is_int(c1.result, METRICS_MISS, "... a MISS");
+	client_get(&c2, target);
+	rig_spin(5);
+	ok(c2.waited && !c2.answered,
 	    "a request joining it then waits for the end");
-	buildid_parse(&id, id_l, 40, &why);
-	cache_key_make(&k, &id, CACHE_SOURCE, "/usr/src/l.c");
-	memset(&bi, 0, sizeof(bi));
-	bi.size = 10;
-	bi.mtime = NOW;
-	bi.stored = NOW;
-	bi.atime = NOW;
-	bi.id = id;
-	bi.kind = CACHE_SOURCE;
-	bi.arg = "/usr/src/l.c";
-	bi.source = "http://fake";
-	bi.headers = "";
-	ok(blob_publish(bs, &k, at("late-fill"), &bi, NOW, err, sizeof(err)) ==
-		0,
-	    "the producer publishes the file");
-	finish(FLIGHT_READY, NULL);
-	ok(run_until_ended(&c2, 1), "the fill's end answers it");
-	ok(c2.status == 200 && c2.size == 10 && !c2.streamed,
+	produce_verify(a.p);
+	rig_key(&k, ID_E, CACHE_SOURCE, "/usr/src/l.c");
+	ok(rig_cached(&k, NULL), "the producer publishes the file");
+	produce_finish(a.p);
+	RUN_UNTIL(c2.ended);
+	ok(c2.ended, "the fill's end answers it");
+	ok(c2.status == 200 && c2.size == 10 && c2.kind == RESOLVE_FILE &&
+		c2.complete,
 	    "... a 200 from the cache");
-	is_str(c2.result, "HIT", "... a HIT");
-	is_int(fill.created, created0 + 1, "... and no second fill");
+	is_int(c2.result, METRICS_HIT, "... a HIT");
+	is_str(c2.source, "cache", "... from the cache");
+	is_int(a.produced, 1, "... and no second fill");
+	client_free(&c1);
+	client_free(&c2);
+}
+
+/* ----------------------------------------------------- whole clients */
+
+static void
+test_whole_client(void)
+{
+	static const struct source *const t[] = { &a.s, NULL };
+	struct client whole, range, stream;
+	size_t len;
+	uint8_t *bytes;
+
+	rig_mkelf("i.debug",
+	    "--type dyn --build-id c1c1c1c1c1c1c1c1c1c1c1c1"
+	    "c1c1c1c1c1c1c1c1 --debug .debug_info:20000");
+	bytes = slurp(at("i.debug"), &len);
+	use(t);
+	ts_init(&a, "fake", 0, 1, 1, 0);
+	a.lookup = TS_JOIN;
+	client_init(&whole, 0);
+	whole.whole = 1;
+	client_ask(&whole, rig_path(ID_I, "debuginfo"), RESOLVE_ALL);
+	client_init(&range, 0);
+	range.o.range = 1;
+	client_ask(&range, rig_path(ID_I, "debuginfo"), RESOLVE_ALL);
+	client_get(&stream, rig_path(ID_I, "debuginfo"));
+	RUN_UNTIL(a.p != NULL);
+	ts_accept(a.p, len, bytes, len);
+	produce_data(a.p, bytes, len / 2);
+	RUN_UNTIL(stream.streamed_before > 0);
+	ok(stream.kind == RESOLVE_STREAM && stream.streamed_before > 0,
+	    "a client streams a fill as it comes");
+	ok(!whole.answered, "a whole client is not answered while it streams");
+	ok(!range.answered, "nor a Range request, which waits for the verdict");
+	produce_data(a.p, bytes + len / 2, len - len / 2);
+	produce_fetched(a.p, UPSTREAM_OK, NULL);
+	RUN_UNTIL(whole.ended && range.ended && stream.ended);
+	ok(whole.kind == RESOLVE_FILE && whole.complete &&
+		client_body_is(&whole, at("i.debug")),
+	    "the whole client gets the verified file, whole");
+	ok(range.complete && stream.complete, "... the others theirs");
+	client_free(&whole);
+	client_free(&range);
+	client_free(&stream);
+	free(bytes);
+}
+
+/* ---------------------------------------------------- other outcomes */
+
+static void
+test_outcomes(void)
+{
+	static const struct source *const neg[] = { &source_negative, NULL };
+	static const struct source *const t[] = { &a.s, NULL };
+	struct index_reader *rd = rig.th.rd;
+	struct client cl;
+
+	/* No index reader on the thread: this server's failure. */
+	use(neg);
+	rig.th.rd = NULL;
+	client_get(&cl, rig_path(ID_A, "debuginfo"));
+	rig.th.rd = rd;
+	ok(cl.answered && cl.outcome == ANSWER_INTERNAL && cl.status == 503,
+	    "an index this thread cannot read: 503");
+	is_int(cl.result, METRICS_ERROR, "... an error");
+	client_free(&cl);
+
+	/* A section's failure: 503, on which clients fetch the whole file. */
+	use(t);
+	ts_init(&a, "fake", 0, 1, 1, 0);
+	a.lookup = TS_JOIN;
+	client_get(&cl,
+	    "/buildid/c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0c0/"
+	    "section/.debug_line");
+	RUN_UNTIL(a.p != NULL);
+	ts_end(a.p, UPSTREAM_FAILED, "every upstream is failing");
+	RUN_UNTIL(cl.ended);
+	ok(cl.outcome == ANSWER_FILL_FAILED && cl.status == 503,
+	    "a section whose fill failed: 503, not 502");
+	is_int(cl.seconds, ERROR_TTL, "... with its Retry-After");
+	is_str(cl.why, "every upstream is failing", "... saying why");
+	client_free(&cl);
 }
 
 int
 main(void)
 {
-	char err[256];
-	struct blob_limits lim = { 0, 90, 80, 0, 0 };
-	struct timeval tv = { 0, 20000 };
-	struct event *tick;
+	static const struct source *const none[] = { NULL };
 
-	evthread_use_pthreads();
-	elf_init();
-	if (testdir_make("test_resolve") == -1)
+	if (rig_open("test_resolve", NULL, NULL, none) == -1)
 		return 1;
-	/* The test clock: the cache's "now" is this file's mtime. */
-	shell("touch -d @%d '%s'", NOW, at("clock"));
-	setenv("DBGMIRROR_TEST_CLOCK", at("clock"), 1);
-	clock_init();
-	metrics_init();
-	config_init(&cfg);
-	shell("mkdir -p '%s'", at("cache/index"));
-	idx = index_open(at("cache/index"), 0, 64u << 20, err, sizeof(err));
-	bs = idx != NULL
-	    ? blobstore_new(idx, at("cache"), &lim, err, sizeof(err))
-	    : NULL;
-	if (bs == NULL) {
-		printf("Bail out! %s\n", err);
-		return 1;
-	}
-	pool = pool_new(2, 1);
-	base = event_base_new();
-	inbox = pool_inbox_new(base);
-	/* A timer keeps EVLOOP_ONCE from blocking forever. */
-	tick = event_new(base, -1, EV_PERSIST, tick_cb, NULL);
-	event_add(tick, &tv);
-	fill.ft = flight_table_new(0, clock_mono_ns);
-	fill.enabled = 1;
-	deps.cfg = &cfg;
-	deps.idx = idx;
-	deps.pool = pool;
-	deps.bs = bs;
-	deps.fill = &fill;
-	deps.via_token = "dbgmirror-test";
-	th.d = &deps;
-	th.rd = index_reader_new(idx);
+	producers_ttls(rig.prod, NEGATIVE_TTL, ERROR_TTL);
 
+	test_order();
+	test_production_order();
 	test_herd_and_leaving();
 	test_failed_verification();
 	test_local_failure();
 	test_negative_before_answer();
-	test_section_after_package_fill();
+	test_absent();
+	test_toobig();
 	test_join_after_verdict();
+	test_whole_client();
+	test_outcomes();
 
-	index_reader_free(th.rd);
-	pool_free(pool);
-	pool_inbox_free(inbox);
-	event_free(tick);
-	event_base_free(base);
-	flight_table_free(fill.ft);
-	blobstore_free(bs);
-	index_close(idx);
-	config_free(&cfg);
-	metrics_free();
-	testdir_remove();
+	rig_close();
 	return tap_done();
 }

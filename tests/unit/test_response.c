@@ -1,6 +1,7 @@
 /*
  * tests/unit/test_response.c: daemon/response.c (status decisions for
- * artifacts, ETags, response heads) and daemon/httpdate.c (HTTP dates).
+ * artifacts, ETags, response heads) and daemon/httpdate.c (HTTP dates,
+ * ISO and common log format times).
  *
  * Requests are built by hand: each header value is a heap copy of exactly
  * its bytes, without a NUL after it, as the request parser leaves them, so
@@ -728,6 +729,9 @@ test_artifact_head(void)
 	struct hbuf hb;
 	struct hdrs h = { 0 };
 	char small[65];
+	static const char other[] = "X-Debuginfod-Other: as\tit came\r\n";
+	const struct cache_meta meta = { "/usr/src/a%20b.c", "a_1.0.deb",
+		"0302ab", other, sizeof(other) - 1 };
 
 	art_init(&art, 1000);
 	art.file = "/usr/lib/debug/.build-id/ab/cdef.debug";
@@ -773,6 +777,23 @@ test_artifact_head(void)
 	head_for(buf, sizeof(buf), &plan, &art);
 	ok(!has_line_start(buf, "Set-Cookie"), "a file name cannot inject");
 	art.file = NULL;
+
+	/* A source's values and lines go out as they were taken. */
+	art.meta = &meta;
+	head_for(buf, sizeof(buf), &plan, &art);
+	ok(has_line(buf, "X-DEBUGINFOD-FILE", "/usr/src/a%20b.c") &&
+		has_line(buf, "X-DEBUGINFOD-ARCHIVE", "a_1.0.deb") &&
+		has_line(buf, "X-DEBUGINFOD-IMASIGNATURE", "0302ab") &&
+		has_line(buf, "X-Debuginfod-Other", "as\tit came"),
+	    "a source's X-DEBUGINFOD-* values and lines, as they are");
+	is_int(count_header(buf, "X-DEBUGINFOD-FILE"), 1, "... each once");
+	ok(response_meta_len(&meta) ==
+		strlen("X-DEBUGINFOD-FILE: /usr/src/a%20b.c\r\n"
+		       "X-DEBUGINFOD-ARCHIVE: a_1.0.deb\r\n"
+		       "X-DEBUGINFOD-IMASIGNATURE: 0302ab\r\n"
+		       "X-Debuginfod-Other: as\tit came\r\n"),
+	    "... and response_meta_len measures them");
+	art.meta = NULL;
 
 	h.range = "bytes=10-29";
 	plan_for(&h, &art, &plan);
@@ -910,6 +931,19 @@ check_iso(time_t t, const char *s)
 	ok(out[HTTPDATE_ISO_LEN] == 'x', "iso stays within HTTPDATE_ISO_LEN");
 }
 
+/* httpdate_clf(t) is s, in exactly HTTPDATE_CLF_LEN bytes. */
+static void
+check_clf(time_t t, const char *s)
+{
+	char out[HTTPDATE_CLF_LEN + 8], msg[100];
+
+	memset(out, 'x', sizeof(out));
+	httpdate_clf(t, out);
+	snprintf(msg, sizeof(msg), "clf %lld", (long long)t);
+	is_str(out, s, msg);
+	ok(out[HTTPDATE_CLF_LEN] == 'x', "clf stays within HTTPDATE_CLF_LEN");
+}
+
 /* Parse a heap copy of exactly the bytes of s[0..len). */
 static int
 parse_n(const char *s, size_t len, time_t *t)
@@ -970,6 +1004,16 @@ test_httpdate_iso(void)
 	check_iso(253402300800LL, "9999-12-31T23:59:59Z");
 	check_iso(-1, "1969-12-31T23:59:59Z");
 	check_iso(-62167219201LL, "0000-01-01T00:00:00Z");
+}
+
+static void
+test_httpdate_clf(void)
+{
+	check_clf(0, "01/Jan/1970:00:00:00 +0000");
+	check_clf(784111777, "06/Nov/1994:08:49:37 +0000");
+	check_clf(951782400, "29/Feb/2000:00:00:00 +0000");
+	check_clf(253402300800LL, "31/Dec/9999:23:59:59 +0000");
+	check_clf(-1, "31/Dec/1969:23:59:59 +0000");
 }
 
 static void
@@ -1126,6 +1170,7 @@ main(void)
 	test_reasons();
 	test_httpdate_format();
 	test_httpdate_iso();
+	test_httpdate_clf();
 	test_httpdate_parse();
 	test_httpdate_truncated();
 	test_httpdate_round_trip();

@@ -159,9 +159,11 @@ test_endpoints(void)
 	check_route("/admin/purge?negative", ROUTE_PURGE, NULL, "negative",
 	    "purge, its raw query");
 	check_reason("/admin/purge", 400,
-	    "purge what? id=ID, negative or "
-	    "upstream=URL",
+	    "purge what? id=ID, negative, misses or upstream=URL",
 	    "purge without a query");
+	check_route("/admin/config", ROUTE_ADMIN_CONFIG, NULL, "",
+	    "the settings the CLI takes");
+	check_route("/admin/rescan", ROUTE_RESCAN, NULL, "", "rescan");
 	check_route("/admin/misses", ROUTE_MISSES, NULL, "",
 	    "missing-id report, no query");
 	check_route("/admin/misses?top=5&since=1d", ROUTE_MISSES, NULL,
