@@ -1008,24 +1008,31 @@ pass_side_end(struct pkg_side *sd, void *arg)
 }
 
 /*
- * Worker: the fills that joined p before it began, its lead among them,
- * each answered by the cache (produce_lookup) or wanted from p (else from a
- * pass of its own).
+ * Worker: p's members (a local package's, from the index), then the fills
+ * that joined p before it began, its lead among them, each answered by the
+ * cache (produce_lookup) or wanted from p (else from a pass of its own).
+ * rd (NULL: none) is read in transactions that ps->mu never overlaps.
  */
 static void
 pass_begin(struct pass *p, struct index_reader *rd)
 {
 	struct passes *ps = p->ps;
 	struct prod *early, *pr, *next, *want = NULL;
-	int indexed;
+	int indexed, reading;
 
+	/* Not begun: no fill looks at p's members yet. */
+	if (p->gr == NULL && rd != NULL && index_reader_begin(rd) == 0) {
+		pass_load(p, rd);
+		index_reader_end(rd);
+	}
 	pthread_mutex_lock(&ps->mu);
 	p->begun = 1;
 	p->budget = ps->rd->cfg->package_coextract;
 	early = p->early;
 	p->early = NULL;
 	pthread_mutex_unlock(&ps->mu);
-	if (p->lead != NULL && rd != NULL &&
+	reading = rd != NULL && index_reader_begin(rd) == 0;
+	if (p->lead != NULL && reading &&
 	    (want_of(p->lead)->found = produce_lookup(p->lead, rd)) != 0) {
 		want_of(p->lead)->next = p->answered;
 		p->answered = p->lead;
@@ -1033,7 +1040,7 @@ pass_begin(struct pass *p, struct index_reader *rd)
 	}
 	for (pr = early; pr != NULL; pr = next) {
 		next = want_of(pr)->next;
-		if (rd != NULL &&
+		if (reading &&
 		    (want_of(pr)->found = produce_lookup(pr, rd)) != 0) {
 			want_of(pr)->next = p->answered;
 			p->answered = pr;
@@ -1042,6 +1049,8 @@ pass_begin(struct pass *p, struct index_reader *rd)
 			want = pr;
 		}
 	}
+	if (reading)
+		index_reader_end(rd);
 	pthread_mutex_lock(&ps->mu);
 	for (pr = want; pr != NULL; pr = next) {
 		next = want_of(pr)->next;
@@ -1119,14 +1128,7 @@ pass_work(void *arg)
 	p->archive = ps->rd->cfg->archive_full_path || name == NULL ? p->package
 								    : name + 1;
 	rd = index_reader_new(ps->rd->idx);
-	if (rd != NULL && index_reader_begin(rd) == 0) {
-		if (p->gr == NULL)
-			pass_load(p, rd);
-		pass_begin(p, rd);
-		index_reader_end(rd);
-	} else {
-		pass_begin(p, NULL);
-	}
+	pass_begin(p, rd);
 	if (p->closed) {
 		index_reader_free(rd);
 		return;
