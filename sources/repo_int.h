@@ -122,6 +122,7 @@ struct repos {
 	struct dl *queue, **queue_tail; /* under mu, oldest first */
 	atomic_uint active; /* downloads started and not ended */
 	struct dl *running; /* downloads begun, under mu, by ->rnext */
+	struct dl *held; /* whose packages no trim evicts; mu, by ->inext */
 	atomic_int refresh_asked;
 	int stopping; /* repos_stop(): no more pool jobs; the loop's */
 	/* Requests parked until the first refreshes end; under mu. */

@@ -116,6 +116,7 @@ struct dl {
 	uint64_t bytes;
 	struct dl *rnext; /* among rs->running */
 	struct dl *enext; /* repos_stop's list */
+	struct dl *inext; /* among rs->held, from dl_start to dl_end; mu */
 	int started; /* holds one of the repo-downloads slots; under mu */
 	int ok, timeout, checksum;
 	char why[256];
@@ -414,6 +415,7 @@ struct cached {
 	int64_t mtime_ns;
 	uint64_t size;
 	int evicted;
+	int held; /* a download in progress holds it: never evicted */
 };
 
 struct trim {
@@ -435,11 +437,34 @@ trim_keep(const char *path, void *arg)
 }
 
 /*
- * Worker: trim the package cache to repo-cache-size, oldest downloads
- * first (never the last one), and forget the members of what went.
+ * The loop: dl's package is held (take 1) from its start, so that no trim
+ * evicts it before its own indexing committed (the records of a package
+ * that has gone would make its members stale: 404s), until its end (0).
  */
 static void
-trim_cache(struct repos *rs)
+dl_hold(struct dl *dl, int take)
+{
+	struct dl **pp;
+
+	pthread_mutex_lock(&dl->rs->mu);
+	for (pp = &dl->rs->held; *pp != NULL && *pp != dl; pp = &(*pp)->inext)
+		;
+	if (take && *pp == NULL) {
+		dl->inext = dl->rs->held;
+		dl->rs->held = dl;
+	} else if (!take && *pp != NULL) {
+		*pp = dl->inext;
+	}
+	pthread_mutex_unlock(&dl->rs->mu);
+}
+
+/*
+ * Worker: trim the package cache to repo-cache-size, oldest downloads
+ * first (never the last one, nor one another download than self holds:
+ * self's package is indexed by now), and forget the members of what went.
+ */
+static void
+trim_cache(struct repos *rs, const struct dl *self)
 {
 	struct trim t = { NULL, 0 };
 	struct cached *nv;
@@ -448,6 +473,7 @@ trim_cache(struct repos *rs)
 	uint64_t total = 0, removed;
 	struct dirent *de, *se;
 	struct stat st;
+	struct dl *dl;
 	char err[256], *slash;
 	int any = 0;
 	DIR *dir, *sub;
@@ -478,19 +504,28 @@ trim_cache(struct repos *rs)
 			    st.st_mtim.tv_nsec;
 			t.v[t.n].size = (uint64_t)st.st_size;
 			t.v[t.n].evicted = 0;
+			t.v[t.n].held = 0;
 			total += t.v[t.n].size;
 			t.n++;
 		}
 		closedir(sub);
 	}
 	closedir(dir);
+	pthread_mutex_lock(&rs->mu);
+	for (i = 0; i < t.n; i++)
+		for (dl = rs->held; dl != NULL && !t.v[i].held; dl = dl->inext)
+			t.v[i].held =
+			    dl != self && strcmp(dl->path, t.v[i].path) == 0;
+	pthread_mutex_unlock(&rs->mu);
 	for (left = t.n; total > rs->d.cfg->repo_cache_size && left > 1;
 	     left--) {
 		for (i = SIZE_MAX, j = 0; j < t.n; j++)
-			if (!t.v[j].evicted &&
+			if (!t.v[j].evicted && !t.v[j].held &&
 			    (i == SIZE_MAX ||
 				t.v[j].mtime_ns < t.v[i].mtime_ns))
 				i = j;
+		if (i == SIZE_MAX)
+			break;
 		t.v[i].evicted = 1;
 		total -= t.v[i].size;
 		any = 1;
@@ -592,7 +627,7 @@ dl_index_work(void *arg)
 		dl->ok = 0;
 		return;
 	}
-	trim_cache(rs);
+	trim_cache(rs, dl);
 }
 
 /* Worker: remember a failed download for error-ttl. */
@@ -638,6 +673,7 @@ dl_end(struct dl *dl)
 	}
 	flight_detach(dl->f);
 	flight_unref(dl->f);
+	dl_hold(dl, 0);
 	pthread_mutex_lock(&dl->rs->mu);
 	for (pp = &dl->rs->running; *pp != NULL; pp = &(*pp)->rnext)
 		if (*pp == dl) {
@@ -759,6 +795,7 @@ dl_start(struct dl *dl)
 {
 	char url[2 * REPOIDX_FILE_MAX + 64];
 
+	dl_hold(dl, 1);
 	/* A download that ended just before this request joined it. */
 	if (access(dl->path, F_OK) == 0) {
 		/* In the package cache: it passed its checksum then. */
