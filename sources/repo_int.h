@@ -124,6 +124,7 @@ struct repos {
 	struct dl *running; /* downloads begun, under mu, by ->rnext */
 	struct dl *held; /* whose packages no trim evicts; mu, by ->inext */
 	atomic_int refresh_asked;
+	atomic_int trim_again; /* a trim stopped at a held package */
 	int stopping; /* repos_stop(): no more pool jobs; the loop's */
 	/* Requests parked until the first refreshes end; under mu. */
 	struct parked *parked;

@@ -460,8 +460,9 @@ dl_hold(struct dl *dl, int take)
 
 /*
  * Worker: trim the package cache to repo-cache-size, oldest downloads
- * first (never the last one, nor one another download than self holds:
- * self's package is indexed by now), and forget the members of what went.
+ * first (never the last one), and forget the members of what went.  It
+ * stops at a package another download than self holds (self's is indexed
+ * by now): another trim goes on once that download has ended (dl_end).
  */
 static void
 trim_cache(struct repos *rs, const struct dl *self)
@@ -520,12 +521,15 @@ trim_cache(struct repos *rs, const struct dl *self)
 	for (left = t.n; total > rs->d.cfg->repo_cache_size && left > 1;
 	     left--) {
 		for (i = SIZE_MAX, j = 0; j < t.n; j++)
-			if (!t.v[j].evicted && !t.v[j].held &&
+			if (!t.v[j].evicted &&
 			    (i == SIZE_MAX ||
 				t.v[j].mtime_ns < t.v[i].mtime_ns))
 				i = j;
-		if (i == SIZE_MAX)
+		/* The oldest is held: a trim once it is let go will see. */
+		if (t.v[i].held) {
+			atomic_store(&rs->trim_again, 1);
 			break;
+		}
 		t.v[i].evicted = 1;
 		total -= t.v[i].size;
 		any = 1;
@@ -553,6 +557,13 @@ trim_cache(struct repos *rs, const struct dl *self)
 		}
 	}
 	free(t.v);
+}
+
+/* Worker: the trim a held package put off (dl_end). */
+static void
+trim_work(void *arg)
+{
+	trim_cache(arg, NULL);
 }
 
 /* Worker: a package downloaded already, indexed unless it is. */
@@ -674,6 +685,8 @@ dl_end(struct dl *dl)
 	flight_detach(dl->f);
 	flight_unref(dl->f);
 	dl_hold(dl, 0);
+	if (!dl->rs->stopping && atomic_exchange(&dl->rs->trim_again, 0))
+		pool_submit_long(dl->rs->d.pool, trim_work, NULL, NULL, dl->rs);
 	pthread_mutex_lock(&dl->rs->mu);
 	for (pp = &dl->rs->running; *pp != NULL; pp = &(*pp)->rnext)
 		if (*pp == dl) {
