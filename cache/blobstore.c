@@ -77,6 +77,7 @@ struct blobstore {
 	struct index *idx;
 	char *dir;
 	char *updir; /* uploads; NULL: none */
+	pthread_mutex_t lim_lock; /* lim, which SIGHUP may change */
 	struct blob_limits lim;
 
 	pthread_mutex_t touch_lock; /* touches, ntouches */
@@ -357,6 +358,31 @@ clamp_pct(unsigned pct)
 	return pct > 100 ? 100 : pct;
 }
 
+/* A copy of bs's limits, as they are now. */
+static void
+limits(struct blobstore *bs, struct blob_limits *out)
+{
+	pthread_mutex_lock(&bs->lim_lock);
+	*out = bs->lim;
+	pthread_mutex_unlock(&bs->lim_lock);
+}
+
+void
+blobstore_set_limits(struct blobstore *bs, const struct blob_limits *lim)
+{
+	struct blob_limits l = *lim;
+
+	l.high_pct = clamp_pct(lim->high_pct);
+	l.min_free_pct = clamp_pct(lim->min_free_pct);
+	/* Evicting down to above the high mark would make no room. */
+	l.low_pct = clamp_pct(lim->low_pct) < l.high_pct
+	    ? clamp_pct(lim->low_pct)
+	    : l.high_pct;
+	pthread_mutex_lock(&bs->lim_lock);
+	bs->lim = l;
+	pthread_mutex_unlock(&bs->lim_lock);
+}
+
 struct blobstore *
 blobstore_new(struct index *idx, const char *cache_dir,
     const struct blob_limits *lim, char *err, size_t errlen)
@@ -387,13 +413,8 @@ blobstore_new(struct index *idx, const char *cache_dir,
 		return NULL;
 	}
 	bs->idx = idx;
-	bs->lim = *lim;
-	bs->lim.high_pct = clamp_pct(lim->high_pct);
-	bs->lim.min_free_pct = clamp_pct(lim->min_free_pct);
-	/* Evicting down to above the high mark would make no room. */
-	bs->lim.low_pct = clamp_pct(lim->low_pct) < bs->lim.high_pct
-	    ? clamp_pct(lim->low_pct)
-	    : bs->lim.high_pct;
+	pthread_mutex_init(&bs->lim_lock, NULL);
+	blobstore_set_limits(bs, lim);
 	pthread_mutex_init(&bs->touch_lock, NULL);
 	pthread_mutex_init(&bs->flush_lock, NULL);
 	for (i = 0; i < PIN_BUCKETS; i++)
@@ -411,6 +432,7 @@ blobstore_free(struct blobstore *bs)
 	if (bs->touches != NULL && bs->spare != NULL) {
 		pthread_mutex_destroy(&bs->touch_lock);
 		pthread_mutex_destroy(&bs->flush_lock);
+		pthread_mutex_destroy(&bs->lim_lock);
 	}
 	free(bs->touches);
 	free(bs->spare);
@@ -890,22 +912,51 @@ purged_since(struct index_batch *b, const struct buildid *id, int64_t begun)
 	return at >= (uint64_t)begun || by_source >= (uint64_t)begun;
 }
 
+/*
+ * In the writer's transaction: 1 when the entry of k whose header is oh
+ * may give way to info.  A fill replaces a cached entry, never an upload;
+ * an upload replaces only the cached entry info->replaces_* names, whose
+ * file is the one at its path now (a rename under this lock gives a new
+ * entry a new inode, and the caller's open descriptor keeps the old one
+ * from being reused).
+ */
+static int
+replaceable(const struct blobstore *bs, const struct cache_key *k,
+    const struct blob_hdr *oh, const struct blob_info *info)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (oh->flags & BLOB_F_UPLOADED)
+		return 0;
+	if (!info->uploaded)
+		return 1;
+	if (info->replaces_ino == 0)
+		return 0;
+	blob_path(bs, k->hash, 0, path);
+	return stat(path, &st) == 0 &&
+	    (uint64_t)st.st_dev == info->replaces_dev &&
+	    (uint64_t)st.st_ino == info->replaces_ino;
+}
+
 int
 blob_publish(struct blobstore *bs, const struct cache_key *k,
     const char *tmp_path, const struct blob_info *info, int64_t now, char *err,
     size_t errlen)
 {
+	struct blob_limits lim;
 	struct index_batch *b;
 	struct index_rec old;
 	struct blob_hdr oh;
 	uint8_t *rec = NULL, lk[LRUKEY_LEN];
-	uint64_t minus = 0, minus_up = 0, total, n, evicted, up;
+	uint64_t minus = 0, total, n, evicted, up;
 	size_t reclen;
 	char path[PATH_MAX], oldpath[PATH_MAX], evict_err[256];
 	int rc, moved = 0;
 
-	if (!info->uploaded && bs->lim.max_bytes != 0 &&
-	    info->size > bs->lim.max_bytes) {
+	limits(bs, &lim);
+	if (!info->uploaded && lim.max_bytes != 0 &&
+	    info->size > lim.max_bytes) {
 		unlink(tmp_path);
 		return BLOB_TOO_BIG;
 	}
@@ -930,23 +981,23 @@ blob_publish(struct blobstore *bs, const struct cache_key *k,
 	}
 	rc = index_batch_get_rec(b, INDEX_BLOBS, k->hash, CACHE_KEY_LEN, &old);
 	if (rc == 0 && blob_decode(&old, &oh, NULL) == 0) {
-		moved = bs->updir != NULL &&
-		    ((oh.flags & BLOB_F_UPLOADED) != 0) !=
-			(info->uploaded != 0);
-		if (oh.flags & BLOB_F_UPLOADED) {
-			minus_up = oh.size;
-		} else {
-			minus = oh.size;
-			lru_del(b, k->hash, &oh);
+		if (!replaceable(bs, k, &oh, info)) {
+			index_batch_abort(b);
+			free(rec);
+			return BLOB_EXISTS;
 		}
+		/* A cached entry: no upload gives way (replaceable). */
+		minus = oh.size;
+		lru_del(b, k->hash, &oh);
 		paths_del(b, &oh);
+		/* An upload's file goes to the other directory. */
+		moved = info->uploaded && bs->updir != NULL;
 	}
 	if (info->uploaded) {
 		up = 0;
 		index_batch_get_counter(b, UPLOAD_COUNTER, &up);
-		if (bs->lim.upload_max_bytes != 0 &&
-		    (up > minus_up ? up - minus_up : 0) + info->size >
-			bs->lim.upload_max_bytes) {
+		if (lim.upload_max_bytes != 0 &&
+		    up + info->size > lim.upload_max_bytes) {
 			index_batch_abort(b);
 			free(rec);
 			unlink(tmp_path);
@@ -961,7 +1012,7 @@ blob_publish(struct blobstore *bs, const struct cache_key *k,
 	}
 	/* The old entry's file, in the other directory, is no one's now. */
 	if (moved) {
-		blob_path(bs, k->hash, !info->uploaded, oldpath);
+		blob_path(bs, k->hash, 0, oldpath);
 		unlink(oldpath);
 	}
 	lru_key(now, now, k->hash, lk);
@@ -975,9 +1026,8 @@ blob_publish(struct blobstore *bs, const struct cache_key *k,
 	miss_batch_served(b, &info->id, 1u << info->kind);
 	counter_add(b, BYTES_COUNTER, info->uploaded ? 0 : info->size, minus,
 	    &total);
-	if (info->uploaded || minus_up > 0)
-		counter_add(b, UPLOAD_COUNTER, info->uploaded ? info->size : 0,
-		    minus_up, &up);
+	if (info->uploaded)
+		counter_add(b, UPLOAD_COUNTER, info->size, 0, &up);
 	free(rec);
 	if (index_batch_commit(b, err, errlen) == -1) {
 		unlink(path);
@@ -987,7 +1037,7 @@ blob_publish(struct blobstore *bs, const struct cache_key *k,
 	if (bs->sink != NULL && !info->no_sink)
 		bs->sink(bs->sink_arg, k, info);
 	/* An eviction failure is the next maintenance's. */
-	if (evict_need(&bs->lim, total, 0, 0) > 0 || bs->lim.min_free_pct > 0)
+	if (evict_need(&lim, total, 0, 0) > 0 || lim.min_free_pct > 0)
 		blob_evict(bs, &n, &evicted, evict_err, sizeof(evict_err));
 	return 0;
 fail:
@@ -1164,6 +1214,7 @@ blob_unpin(struct blobstore *bs, const struct cache_key *k)
  */
 struct blob_evict_sweep {
 	struct blobstore *bs;
+	struct blob_limits lim; /* as the sweep began */
 	struct index_batch *b;
 	uint64_t avail, total; /* the file system's, before the sweep */
 	uint64_t room; /* bytes more to come (blob_make_room) */
@@ -1230,7 +1281,7 @@ evict_step(struct index_batch *b, unsigned limit, uint64_t *counted, void *arg)
 	avail = ev->avail + ev->start;
 	avail = avail > cur ? avail - cur : 0;
 	/* Fills in tmp/ and the room asked for count with the blobs. */
-	ev->need = evict_need(&ev->bs->lim,
+	ev->need = evict_need(&ev->lim,
 	    cur + atomic_load(&ev->bs->tmp_bytes) + ev->room,
 	    avail > ev->room ? avail - ev->room : 0, ev->total);
 	if (avail < ev->room && ev->room - avail > ev->need)
@@ -1258,12 +1309,13 @@ evict(struct blobstore *bs, uint64_t room, uint64_t *entries, uint64_t *bytes,
 	int rc;
 
 	*entries = *bytes = 0;
-	if (bs->lim.max_bytes == 0 && bs->lim.min_free_pct == 0 && room == 0)
-		return 0;
 	memset(&ev, 0, sizeof(ev));
+	limits(bs, &ev.lim);
+	if (ev.lim.max_bytes == 0 && ev.lim.min_free_pct == 0 && room == 0)
+		return 0;
 	ev.bs = bs;
 	ev.room = room;
-	if ((bs->lim.min_free_pct != 0 || room != 0) &&
+	if ((ev.lim.min_free_pct != 0 || room != 0) &&
 	    statvfs(bs->dir, &vfs) == 0) {
 		ev.avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
 		ev.total = (uint64_t)vfs.f_blocks * vfs.f_frsize;

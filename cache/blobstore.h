@@ -80,6 +80,14 @@ struct blob_info {
 	 * Not stored.
 	 */
 	int64_t begun;
+	/*
+	 * blob_publish of an upload: the cached (not uploaded) entry of the
+	 * key it may replace, named by its file's device and inode (the
+	 * caller compared its bytes, holding it open); inode 0: none, so
+	 * that the upload is published only where the key has no entry.
+	 * Not stored.
+	 */
+	uint64_t replaces_dev, replaces_ino;
 };
 
 /* The source uploaded entries carry. */
@@ -129,6 +137,11 @@ int blob_decode(const struct index_rec *r, struct blob_hdr *h,
 struct blobstore *blobstore_new(struct index *idx, const char *cache_dir,
     const struct blob_limits *lim, char *err, size_t errlen);
 void blobstore_free(struct blobstore *bs);
+/*
+ * Any thread (SIGHUP): the limits from now on; publishes and evictions
+ * under way keep the ones they began with.
+ */
+void blobstore_set_limits(struct blobstore *bs, const struct blob_limits *lim);
 
 /*
  * Where uploads live (upload-dir), before recovery and any publish; it
@@ -172,7 +185,7 @@ int blob_upload_tmp_new(struct blobstore *bs, char *path, size_t pathlen,
 
 /*
  * On a worker thread: fsync the temp file, rename it into blobs/, write the
- * entry (replacing an older one for k, fixing the byte total), record an
+ * entry (replacing a cached one for k, fixing the byte total), record an
  * upstream answer's meta.file in the path index (cache/pathindex.h: an
  * entry's paths leave with it, evicted or purged), delete any negative
  * entry for k, all so that a crash at any point leaves either no
@@ -183,10 +196,17 @@ int blob_upload_tmp_new(struct blobstore *bs, char *path, size_t pathlen,
  * info->size alone exceeds max_bytes, or for an upload when the uploads
  * would exceed upload_max_bytes; BLOB_PURGED (> 0) when a purge of its id,
  * or one not of a single id, came after info->begun (temp file removed,
- * nothing stored, in both cases); -1 on error (temp file removed).
+ * nothing stored, in both cases); BLOB_EXISTS (> 0) when k has an entry
+ * that must stay: for an upload any entry but the cached one it names
+ * (info->replaces_*), for a fill an upload (a fill never replaces an
+ * upload); nothing is stored and the temp file is left to the caller,
+ * which may compare with the entry and publish again; -1 on error (temp
+ * file removed).  The entry is judged in the writer's transaction, so
+ * that of two publishes of one key the second sees the first.
  */
 #define BLOB_TOO_BIG 2
 #define BLOB_PURGED 3
+#define BLOB_EXISTS 4
 int blob_publish(struct blobstore *bs, const struct cache_key *k,
     const char *tmp_path, const struct blob_info *info, int64_t now, char *err,
     size_t errlen);

@@ -58,6 +58,7 @@ struct flight {
 	int64_t begun; /* stamp_ns() at its creation (flight_begun) */
 	char label[FLIGHT_LABEL_MAX];
 	unsigned mark;
+	char unasked[WHY_MAX]; /* written once, under mu */
 };
 
 struct flight_table {
@@ -84,6 +85,14 @@ flight_table_new(unsigned max, int64_t (*now_ns)(void),
 	ft->now_ns = now_ns;
 	ft->stamp_ns = stamp_ns;
 	return ft;
+}
+
+void
+flight_table_set_max(struct flight_table *ft, unsigned max)
+{
+	pthread_mutex_lock(&ft->mu);
+	ft->max = max;
+	pthread_mutex_unlock(&ft->mu);
 }
 
 void
@@ -397,6 +406,16 @@ flight_set_mark(struct flight *f, unsigned mark)
 }
 
 void
+flight_note_unasked(struct flight *f, const char *why)
+{
+	pthread_mutex_lock(&f->mu);
+	if (f->unasked[0] == '\0')
+		snprintf(f->unasked, sizeof(f->unasked), "%s",
+		    why[0] != '\0' ? why : "a source");
+	pthread_mutex_unlock(&f->mu);
+}
+
+void
 flight_end(struct flight *f, enum flight_state state, const char *why)
 {
 	pthread_mutex_lock(&f->mu);
@@ -464,6 +483,7 @@ flight_view(struct flight *f, struct flight_view *v)
 	v->limit = f->limit;
 	v->verified = f->state == FLIGHT_STREAMING && f->verified;
 	v->mark = f->mark;
+	v->unasked = f->unasked[0] != '\0' ? f->unasked : NULL;
 	switch (f->state) {
 	case FLIGHT_STREAMING:
 		/* Never the last byte before verification. */

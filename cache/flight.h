@@ -64,6 +64,8 @@ struct flight_view {
 	uint64_t size;
 	uint64_t limit; /* the fill's X-DEBUGINFOD-MAXSIZE; 0: none */
 	unsigned mark; /* the filler's flight_set_mark, once it ended */
+	/* The first flight_note_unasked; NULL: every source answered. */
+	const char *unasked;
 };
 
 /*
@@ -75,6 +77,8 @@ struct flight_view {
 struct flight_table *flight_table_new(unsigned max, int64_t (*now_ns)(void),
     int64_t (*stamp_ns)(void));
 void flight_table_free(struct flight_table *ft);
+/* Any thread (SIGHUP): the limit from now on; more flights end first. */
+void flight_table_set_max(struct flight_table *ft, unsigned max);
 /* What a status page shows of a flight. */
 #define FLIGHT_LABEL_MAX 160
 struct flight_info {
@@ -145,6 +149,13 @@ void flight_verified(struct flight *f);
  * source that ended the fill).
  */
 void flight_set_mark(struct flight *f, unsigned mark);
+/*
+ * A source the fill went past without its answer (a store that failed, an
+ * upstream whose breaker is open, a remembered miss), in words: a
+ * not-found then says less than that nothing has the file.  The first is
+ * kept.
+ */
+void flight_note_unasked(struct flight *f, const char *why);
 /* The end; READY marks the bytes verified.  Wakes every reader. */
 void flight_end(struct flight *f, enum flight_state state, const char *why);
 /* Take the flight out of the table: new requests will not join it. */

@@ -64,6 +64,7 @@ problem(struct check *ck, const char *name, size_t idx, const char *path,
 	va_end(ap);
 	config_diag_add(ck->diag, "%s: %s: %s: %s",
 	    config_where(ck->cfg, name, idx), name, path, what);
+	config_diag_about(ck->diag, name);
 	ck->n++;
 }
 
@@ -198,6 +199,7 @@ config_check_paths(const struct config *cfg, struct config_diag *diag)
 		if ((pw = getpwnam(cfg->user)) == NULL) {
 			config_diag_add(diag, "%s: user: %s: no such user",
 			    config_where(cfg, "user", 0), cfg->user);
+			config_diag_about(diag, "user");
 			return 1;
 		}
 		snprintf(as, sizeof(as), "the user %s", cfg->user);

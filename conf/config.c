@@ -65,6 +65,8 @@ config_set(struct config *cfg, const char *name, const char *value,
 		config_diag_add(diag, "%s: %s: unknown option%s", where,
 		    config_shown(name, buf, sizeof(buf)),
 		    did_you_mean(name, strlen(name), "", hint, sizeof(hint)));
+		config_diag_about(diag,
+		    config_closest(name, strlen(name), config_option_name));
 		return -1;
 	}
 	return config_opt_set(cfg, (size_t)o, value, where, diag, NULL, 0);
@@ -152,6 +154,27 @@ take_value(char *p, const char **why)
 }
 
 /*
+ * The option a line that does not parse was meant for: the one its first
+ * word names, or is closest to; NULL when none is.
+ */
+static const char *
+meant(const char *line)
+{
+	size_t n;
+	int o;
+
+	while (config_is_blank(*line))
+		line++;
+	for (n = 0;
+	     line[n] != '\0' && line[n] != '=' && !config_is_blank(line[n]);
+	     n++)
+		continue;
+	if ((o = config_opt_find(line, n)) != -1)
+		return config_option_name((size_t)o);
+	return config_closest(line, n, config_option_name);
+}
+
+/*
  * Parse one file as one layer.  Errors are reported with "path:line" and
  * the next line is read, so one run finds every problem.
  */
@@ -174,6 +197,7 @@ parse_file(struct config *cfg, FILE *fp, const char *path,
 		snprintf(where, sizeof(where), "%s:%lu", path, lineno);
 		if (r == -1) {
 			config_diag_add(diag, "%s: %s", where, why);
+			config_diag_about(diag, meant(line));
 			rc = -1;
 			continue;
 		}
@@ -187,6 +211,7 @@ parse_file(struct config *cfg, FILE *fp, const char *path,
 		if (*eq != '=') {
 			config_diag_add(diag, "%s: expected name = value",
 			    where);
+			config_diag_about(diag, meant(p));
 			rc = -1;
 			continue;
 		}
@@ -203,12 +228,14 @@ parse_file(struct config *cfg, FILE *fp, const char *path,
 			config_diag_add(diag, "%s: %s: unknown option%s", where,
 			    config_shown(p, buf, sizeof(buf)),
 			    did_you_mean(p, strlen(p), "", hint, sizeof(hint)));
+			config_diag_about(diag, meant(p));
 			rc = -1;
 			continue;
 		}
 		if ((value = take_value(eq + 1, &why)) == NULL) {
 			config_diag_add(diag, "%s: %s: %s", where,
 			    config_option_name(o), why);
+			config_diag_about(diag, config_option_name(o));
 			rc = -1;
 			continue;
 		}
@@ -216,6 +243,7 @@ parse_file(struct config *cfg, FILE *fp, const char *path,
 			config_diag_add(diag,
 			    "%s: %s: set twice; first at line %lu", where,
 			    config_option_name(o), layer->first[o]);
+			config_diag_about(diag, config_option_name(o));
 			rc = -1;
 			continue;
 		}
@@ -581,6 +609,7 @@ resolve_upstreams(struct config *cfg, struct config_diag *diag)
 			    (int)(len > CONFIG_SHOWN_MAX ? CONFIG_SHOWN_MAX
 							 : len),
 			    h);
+			config_diag_about(diag, "upstream-header");
 			rc = -1;
 		}
 	}
@@ -680,11 +709,13 @@ config_load(struct config *cfg, const struct config_args *args,
 		    "cache-low-watermark (%u) must be below "
 		    "cache-high-watermark (%u)",
 		    cfg->cache_low_watermark, cfg->cache_high_watermark);
+		config_diag_about(diag, "cache-low-watermark");
 		rc = -1;
 	}
 	if (cfg->cache_size != 0 && cfg->cache_size < (1ULL << 20)) {
 		config_diag_add(diag,
 		    "cache-size: must be 0 (no cap) or at least 1M");
+		config_diag_about(diag, "cache-size");
 		rc = -1;
 	}
 
@@ -696,6 +727,7 @@ config_load(struct config *cfg, const struct config_args *args,
 		if (config_objstore_credentials(cfg->store, cwd, err,
 			sizeof(err)) == -1) {
 			config_diag_add(diag, "store: %s", err);
+			config_diag_about(diag, "store");
 			rc = -1;
 		}
 		free(cwd);

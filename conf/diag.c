@@ -16,6 +16,7 @@ config_diag_add(struct config_diag *diag, const char *fmt, ...)
 {
 	va_list ap;
 	char *msg, **v;
+	const char **o;
 	int len;
 
 	if (diag == NULL)
@@ -25,13 +26,26 @@ config_diag_add(struct config_diag *diag, const char *fmt, ...)
 	va_end(ap);
 	if (len < 0)
 		return;
+	if ((o = realloc(diag->opts, (diag->n + 1) * sizeof(*o))) == NULL) {
+		free(msg);
+		return;
+	}
+	diag->opts = o;
 	v = realloc(diag->msgs, (diag->n + 1) * sizeof(*v));
 	if (v == NULL) {
 		free(msg);
 		return;
 	}
+	o[diag->n] = NULL;
 	v[diag->n++] = msg;
 	diag->msgs = v;
+}
+
+void
+config_diag_about(struct config_diag *diag, const char *name)
+{
+	if (diag != NULL && diag->n > 0)
+		diag->opts[diag->n - 1] = name;
 }
 
 void
@@ -42,7 +56,9 @@ config_diag_free(struct config_diag *diag)
 	for (i = 0; i < diag->n; i++)
 		free(diag->msgs[i]);
 	free(diag->msgs);
+	free(diag->opts);
 	diag->msgs = NULL;
+	diag->opts = NULL;
 	diag->n = 0;
 }
 

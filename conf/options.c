@@ -11,7 +11,9 @@
  *
  *   conf/config.c              the loader: the file, the command line,
  *                              the layers, the defaults of the machine
- *   conf/help.c, conf/check.c  --help and did-you-mean; --check-config
+ *   conf/help.c, conf/check.c, conf/diff.c
+ *                              --help and did-you-mean; --check-config;
+ *                              what two configurations differ in
  *   conf/options.c             this table
  *   conf/values.c, conf/paths.c, conf/objstore.c
  *                              one value; directories; the object store
@@ -23,7 +25,11 @@
  */
 #include "conf/options.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -443,6 +449,7 @@ config_opt_set(struct config *cfg, size_t o, const char *value,
 
 	if (*value == '\0') {
 		config_diag_add(diag, "%s: %s: empty value", where, op->name);
+		config_diag_about(diag, op->name);
 		return -1;
 	}
 	switch (op->type) {
@@ -461,6 +468,7 @@ config_opt_set(struct config *cfg, size_t o, const char *value,
 			    op->name, config_shown(value, buf, sizeof(buf)),
 			    (unsigned long long)op->min,
 			    (unsigned long long)op->max);
+			config_diag_about(diag, op->name);
 			return -1;
 		}
 		store_number(p, op->width, n);
@@ -580,6 +588,7 @@ config_opt_set(struct config *cfg, size_t o, const char *value,
 			config_diag_add(diag, "%s: %s: %s", where, op->name,
 			    i < cfg->nupstreams ? "this URL is already listed"
 						: "more than 32 upstreams");
+			config_diag_about(diag, op->name);
 			config_upstream_clear(&u);
 			return -1;
 		}
@@ -628,6 +637,7 @@ config_opt_set(struct config *cfg, size_t o, const char *value,
 		if (cfg->nlisten >= LISTEN_MAX) {
 			config_diag_add(diag, "%s: %s: more than %d addresses",
 			    where, op->name, LISTEN_MAX);
+			config_diag_about(diag, op->name);
 			config_listen_clear(&l);
 			return -1;
 		}
@@ -649,9 +659,11 @@ config_opt_set(struct config *cfg, size_t o, const char *value,
 bad:
 	config_diag_add(diag, "%s: %s: \"%s\": %s", where, op->name,
 	    config_shown(value, buf, sizeof(buf)), why);
+	config_diag_about(diag, op->name);
 	return -1;
 nomem:
 	config_diag_add(diag, "%s: %s: out of memory", where, op->name);
+	config_diag_about(diag, op->name);
 	return -1;
 }
 
@@ -728,6 +740,166 @@ const char *
 config_option_name(size_t i)
 {
 	return i < NOPTIONS ? options[i].name : NULL;
+}
+
+/* A listen address as configured: from its sockaddr, not its text. */
+static void
+listen_text(FILE *fp, const struct config_listen *l)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+
+	if (l->addr.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const void *)&l->addr;
+
+		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+		fprintf(fp, "[%s]:%u", host, ntohs(a->sin6_port));
+	} else {
+		const struct sockaddr_in *a = (const void *)&l->addr;
+
+		inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+		fprintf(fp, "%s:%u", host, ntohs(a->sin_port));
+	}
+	if (!l->tls)
+		return;
+	fprintf(fp, " tls cert=%s key=%s", l->cert, l->key);
+	if (l->client_ca != NULL)
+		fprintf(fp, " client-ca=%s client-cert=%s", l->client_ca,
+		    l->client_cert_optional ? "optional" : "required");
+}
+
+/* A string option's value: NULL (the default's) and "" (none) apart. */
+static void
+string_text(FILE *fp, const char *s)
+{
+	fputs(s == NULL ? "(default)" : s[0] == '\0' ? "none" : s, fp);
+}
+
+static void
+strlist_text(FILE *fp, const struct config_strlist *l)
+{
+	size_t i;
+
+	for (i = 0; i < l->n; i++)
+		fprintf(fp, "%s%s", i > 0 ? "\n" : "", l->v[i]);
+	if (l->n == 0)
+		fputs("none", fp);
+}
+
+/* One upstream line; shown: its public name, its headers' names only. */
+static void
+upstream_text(FILE *fp, const struct config_upstream *u, int shown)
+{
+	size_t i;
+
+	fprintf(fp,
+	    "%s enabled=%s connect-timeout=%u first-byte-timeout=%u "
+	    "min-rate=%u negative-ttl=%u error-ttl=%u",
+	    shown ? u->name : u->url, u->enabled ? "yes" : "no",
+	    u->connect_timeout, u->first_byte_timeout, u->min_rate,
+	    u->negative_ttl, u->error_ttl);
+	for (i = 0; i < u->headers.n; i++)
+		fprintf(fp, " [%.*s]",
+		    shown ? (int)strcspn(u->headers.v[i], ":")
+			  : (int)strlen(u->headers.v[i]),
+		    u->headers.v[i]);
+}
+
+static void
+store_text(FILE *fp, const struct config_objstore *st, int shown)
+{
+	char pub[2048];
+
+	if (st == NULL) {
+		fputs("none", fp);
+		return;
+	}
+	config_objstore_public(st, pub, sizeof(pub));
+	fprintf(fp, "s3 %s addressing=%s", pub,
+	    st->virtual_host ? "virtual" : "path");
+	if (shown)
+		return;
+	fprintf(fp, " region=%s access-key-file=%s keys=%s:%s",
+	    st->region != NULL ? st->region : "",
+	    st->key_file != NULL ? st->key_file : "",
+	    st->access_key != NULL ? st->access_key : "",
+	    st->secret_key != NULL ? st->secret_key : "");
+}
+
+char *
+config_option_text(const struct config *cfg, size_t o, int shown)
+{
+	const struct opt *op;
+	const void *p;
+	char *text = NULL;
+	size_t len = 0, i;
+	FILE *fp;
+
+	if (o >= NOPTIONS || (fp = open_memstream(&text, &len)) == NULL)
+		return NULL;
+	op = &options[o];
+	p = (const char *)cfg + op->off;
+	switch (op->type) {
+	case T_LISTEN:
+		for (i = 0; i < cfg->nlisten; i++) {
+			if (i > 0)
+				fputc('\n', fp);
+			listen_text(fp, &cfg->listen[i]);
+		}
+		break;
+	case T_UNSIGNED:
+	case T_DURATION:
+	case T_SIZE:
+		fprintf(fp, "%llu",
+		    op->width == sizeof(uint64_t)
+			? (unsigned long long)*(const uint64_t *)p
+			: (unsigned long long)*(const unsigned *)p);
+		break;
+	case T_BOOL:
+		fputs(*(const int *)p ? "on" : "off", fp);
+		break;
+	case T_ACCESSLOG:
+		fputs(!cfg->access_log                 ? "off"
+			: cfg->access_log_file != NULL ? cfg->access_log_file
+						       : "on",
+		    fp);
+		break;
+	case T_LOGLEVEL:
+		fputs(loglevel_words[*(const int *)p], fp);
+		break;
+	case T_ADMIN:
+		fputs(admin_words[*(const int *)p], fp);
+		break;
+	case T_REDIRECTS:
+		fputs(redirect_words[*(const int *)p], fp);
+		break;
+	case T_PATH:
+	case T_STRING:
+		string_text(fp, *(char *const *)p);
+		break;
+	case T_PATHLIST:
+	case T_TEXTLIST:
+	case T_REPO:
+	case T_HEADER:
+		strlist_text(fp, p);
+		break;
+	case T_UPSTREAM:
+		for (i = 0; i < cfg->nupstreams; i++) {
+			if (i > 0)
+				fputc('\n', fp);
+			upstream_text(fp, &cfg->upstreams[i], shown);
+		}
+		if (cfg->nupstreams == 0)
+			fputs("none", fp);
+		break;
+	case T_STORE:
+		store_text(fp, cfg->store, shown);
+		break;
+	}
+	if (fclose(fp) != 0) {
+		free(text);
+		return NULL;
+	}
+	return text;
 }
 
 /* The shape of an option's value as --help shows it, by type. */

@@ -6,7 +6,7 @@
  * Inside conf/, the loader (conf/config.c), --help (conf/help.c) and
  * --check-config (conf/check.c) use it; the rest of the tree has its
  * public part (config_init, config_free, config_where,
- * config_option_name) through conf/config.h.
+ * config_option_name, config_option_text) through conf/config.h.
  */
 #ifndef CONF_OPTIONS_H
 #define CONF_OPTIONS_H
@@ -43,6 +43,16 @@ const char *config_where(const struct config *cfg, const char *name,
 
 /* Iterate the schema: the name of option i, or NULL past the end. */
 const char *config_option_name(size_t i);
+/*
+ * The value of option i in cfg as text, malloc'd (NULL when out of
+ * memory): one line per value of a repeatable option, in the file's
+ * words where it has them, so that two configurations hold the same
+ * value exactly when the texts are equal (conf/diff.c).  A listen
+ * address is the one configured, not the port 0 became.  shown: as it
+ * may be logged, without a URL's user:password@, a header's value or the
+ * store's keys.
+ */
+char *config_option_text(const struct config *cfg, size_t i, int shown);
 
 /* The option named name[0..len): its index, or -1. */
 int config_opt_find(const char *name, size_t len);

@@ -18,7 +18,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -72,12 +71,12 @@ struct token {
 
 struct access {
 	struct ruleset classes[ACCESS_NCLASSES];
+	unsigned closed; /* classes denied to all (access_new_failsafe) */
 	struct cidr *proxies;
 	size_t nproxies;
 	int admin_access; /* enum config_admin: admin without lines */
 	char *token_file; /* NULL: no tokens */
 	char *admin_file; /* admin-token; NULL: admin needs no token */
-	pthread_rwlock_t lock; /* over tokens, ntokens */
 	struct token *tokens; /* token-file's, then the admin-token */
 	size_t ntokens;
 };
@@ -457,14 +456,12 @@ token_lookup(struct access *a, struct slice auth, unsigned *scopes)
 	if (auth.n <= 7 || strncasecmp(auth.p, "Bearer ", 7) != 0 ||
 	    access_token_hash(auth.p + 7, auth.n - 7, hex) == -1)
 		return TOKEN_BAD;
-	pthread_rwlock_rdlock(&a->lock);
 	for (i = 0; i < a->ntokens; i++) {
 		if (CRYPTO_memcmp(hex, a->tokens[i].hash, 64) == 0) {
 			*scopes |= a->tokens[i].scopes;
 			st = TOKEN_VALID;
 		}
 	}
-	pthread_rwlock_unlock(&a->lock);
 	return st;
 }
 
@@ -575,10 +572,14 @@ line_where(const struct config *cfg, size_t i)
 	return config_where(cfg, "access", i);
 }
 
-/* One access line, line i of cfg: "CLASS RULE ...". */
+/*
+ * One access line, line i of cfg: "CLASS RULE ...".  -1 with err when it
+ * does not parse, and *cls its class (ACCESS_NCLASSES when even that
+ * cannot be read).
+ */
 static int
-access_line(struct access *a, const struct config *cfg, size_t i, char *err,
-    size_t errlen)
+access_line(struct access *a, const struct config *cfg, size_t i,
+    enum access_class *cls, char *err, size_t errlen)
 {
 	const char *line = cfg->access.v[i];
 	const char *where = line_where(cfg, i);
@@ -586,6 +587,7 @@ access_line(struct access *a, const struct config *cfg, size_t i, char *err,
 	const char *why = NULL;
 	size_t k;
 
+	*cls = ACCESS_NCLASSES;
 	if (strlen(line) >= sizeof(buf)) {
 		snprintf(err, errlen, "%s: access: line too long", where);
 		return -1;
@@ -598,6 +600,7 @@ access_line(struct access *a, const struct config *cfg, size_t i, char *err,
 			break;
 	if (k == ACCESS_NCLASSES)
 		goto badclass;
+	*cls = (enum access_class)k;
 	if ((w = strtok_r(NULL, " \t", &save)) == NULL) {
 		snprintf(err, errlen, "%s: access %s: no rule", where,
 		    class_names[k]);
@@ -617,6 +620,42 @@ badclass:
 	    "status, admin or upload",
 	    where, line);
 	return -1;
+}
+
+/*
+ * A failsafe set (a->closed's bit ACCESS_NCLASSES set) fails closed where
+ * access_new fails: classes, the problem in err told to say.  0 when the
+ * caller goes on; else -1, err for its caller.
+ */
+static int
+access_fail_closed(struct access *a, unsigned classes, access_say_fn say,
+    void *arg, const char *err)
+{
+	char msg[1024];
+	size_t k;
+
+	if (!(a->closed & (1u << ACCESS_NCLASSES)))
+		return 0;
+	a->closed |= classes;
+	for (k = 0; k < ACCESS_NCLASSES && classes != 1u << k; k++)
+		continue;
+	if (classes == 0)
+		snprintf(msg, sizeof(msg),
+		    "%s: none of its tokens is valid until it can be read",
+		    err);
+	else if (k < ACCESS_NCLASSES)
+		snprintf(msg, sizeof(msg),
+		    "%s; access %s is denied to every client until a reload "
+		    "fixes it",
+		    err, class_names[k]);
+	else
+		snprintf(msg, sizeof(msg),
+		    "%s; every class is denied to every client until a "
+		    "reload fixes it",
+		    err);
+	if (say != NULL)
+		say(arg, msg);
+	return 1;
 }
 
 /* The distinct client-ca files of cfg's listeners: how many, the first. */
@@ -649,15 +688,16 @@ client_cas(const struct config *cfg, const char **first)
  * different CAs, since a certificate of either could show the DN.
  */
 static int
-rules_bind_cas(struct access *a, const struct config *cfg, char *err,
-    size_t errlen)
+rules_bind_cas(struct access *a, const struct config *cfg, access_say_fn say,
+    void *arg, char *err, size_t errlen)
 {
 	const char *first, *where;
 	size_t ncas = client_cas(cfg, &first), k, i, j, l;
-	int has_subject, has_ca;
+	int has_subject, has_ca, bad;
 
 	for (k = 0; k < ACCESS_NCLASSES; k++) {
-		for (i = 0; i < a->classes[k].n; i++) {
+		for (i = 0; i < a->classes[k].n && !(a->closed & (1u << k));
+		     i++) {
 			struct rule *r = &a->classes[k].v[i];
 
 			has_subject = has_ca = 0;
@@ -679,18 +719,22 @@ rules_bind_cas(struct access *a, const struct config *cfg, char *err,
 					    "listen line has this client-ca",
 					    where, class_names[k],
 					    r->conds[j].text);
-					return -1;
+					break;
 				}
 			}
-			if (!has_subject || has_ca || ncas < 2)
-				continue;
-			snprintf(err, errlen,
-			    "%s: access %s: a subject= rule without ca=, but "
-			    "listeners verify client certificates with %zu "
-			    "different client-ca files: bind it to one with "
-			    "+ca=FILE",
-			    where, class_names[k], ncas);
-			return -1;
+			bad = j < r->n;
+			if (!bad && has_subject && !has_ca && ncas >= 2) {
+				snprintf(err, errlen,
+				    "%s: access %s: a subject= rule without "
+				    "ca=, but listeners verify client "
+				    "certificates with %zu different client-ca "
+				    "files: bind it to one with +ca=FILE",
+				    where, class_names[k], ncas);
+				bad = 1;
+			}
+			if (bad &&
+			    !access_fail_closed(a, 1u << k, say, arg, err))
+				return -1;
 		}
 	}
 	return 0;
@@ -731,23 +775,27 @@ defaults(struct access *a, const struct config *cfg)
 	return rc;
 }
 
-struct access *
-access_new(const struct config *cfg, access_say_fn say, void *arg, char *err,
-    size_t errlen)
+/* access_new, or access_new_failsafe when closed has bit ACCESS_NCLASSES. */
+static struct access *
+access_build(const struct config *cfg, unsigned closed, access_say_fn say,
+    void *arg, char *err, size_t errlen)
 {
+	enum access_class cls;
 	struct access *a;
 	size_t i;
 
-	if ((a = calloc(1, sizeof(*a))) == NULL ||
-	    pthread_rwlock_init(&a->lock, NULL) != 0) {
-		free(a);
+	if ((a = calloc(1, sizeof(*a))) == NULL) {
 		snprintf(err, errlen, "access: out of memory");
 		return NULL;
 	}
+	a->closed = closed;
 	for (i = 0; i < cfg->access.n; i++)
-		if (access_line(a, cfg, i, err, errlen) == -1)
+		if (access_line(a, cfg, i, &cls, err, errlen) == -1 &&
+		    !access_fail_closed(a,
+			cls == ACCESS_NCLASSES ? ACCESS_ALL : 1u << cls, say,
+			arg, err))
 			goto fail;
-	if (rules_bind_cas(a, cfg, err, errlen) == -1)
+	if (rules_bind_cas(a, cfg, say, arg, err, errlen) == -1)
 		goto fail;
 	if (defaults(a, cfg) != 0) {
 		snprintf(err, errlen, "access: out of memory");
@@ -763,12 +811,14 @@ access_new(const struct config *cfg, access_say_fn say, void *arg, char *err,
 	for (i = 0; i < cfg->trusted_proxies.n; i++) {
 		const char *s = cfg->trusted_proxies.v[i];
 
-		if (cidr_parse(s, strlen(s), &a->proxies[i]) == -1) {
+		if (cidr_parse(s, strlen(s), &a->proxies[a->nproxies]) == -1) {
 			snprintf(err, errlen,
-			    "trusted-proxy: \"%.80s\": expected an address "
-			    "or CIDR",
-			    s);
-			goto fail;
+			    "%s: trusted-proxy: \"%.80s\": expected an "
+			    "address or CIDR",
+			    config_where(cfg, "trusted-proxy", i), s);
+			if (!access_fail_closed(a, ACCESS_ALL, say, arg, err))
+				goto fail;
+			continue;
 		}
 		a->nproxies++;
 	}
@@ -779,13 +829,38 @@ access_new(const struct config *cfg, access_say_fn say, void *arg, char *err,
 		snprintf(err, errlen, "access: out of memory");
 		goto fail;
 	}
+	/* A failsafe set keeps the tokens it could read, as a reload did. */
 	if (tokens_load(a, &a->tokens, &a->ntokens, say, arg, err, errlen) ==
-	    -1)
+		-1 &&
+	    !access_fail_closed(a, 0, say, arg, err))
 		goto fail;
 	return a;
 fail:
 	access_free(a);
 	return NULL;
+}
+
+struct access *
+access_new(const struct config *cfg, access_say_fn say, void *arg, char *err,
+    size_t errlen)
+{
+	return access_build(cfg, 0, say, arg, err, errlen);
+}
+
+struct access *
+access_new_failsafe(const struct config *cfg, unsigned closed,
+    access_say_fn say, void *arg)
+{
+	char err[512];
+
+	return access_build(cfg, (closed & ACCESS_ALL) | 1u << ACCESS_NCLASSES,
+	    say, arg, err, sizeof(err));
+}
+
+unsigned
+access_closed(const struct access *a)
+{
+	return a->closed & ACCESS_ALL;
 }
 
 void
@@ -804,27 +879,7 @@ access_free(struct access *a)
 	free(a->token_file);
 	free(a->admin_file);
 	free(a->tokens);
-	pthread_rwlock_destroy(&a->lock);
 	free(a);
-}
-
-int
-access_reload(struct access *a, access_say_fn say, void *arg, char *err,
-    size_t errlen)
-{
-	struct token *v, *old;
-	size_t n;
-	int rc;
-
-	/* Whatever could be read replaces the whole table. */
-	rc = tokens_load(a, &v, &n, say, arg, err, errlen);
-	pthread_rwlock_wrlock(&a->lock);
-	old = a->tokens;
-	a->tokens = v;
-	a->ntokens = n;
-	pthread_rwlock_unlock(&a->lock);
-	free(old);
-	return rc;
 }
 
 /* 1 when the peer address is open to who, as admin-access says. */
@@ -876,6 +931,10 @@ access_check(struct access *a, enum access_class cls,
 	int have_addr, token_ok, token_asked = 0, hold, needs_token, met = 0;
 	size_t i, j;
 
+	if (a->closed & (1u << cls)) {
+		*why = "closed: the access configuration did not load";
+		return ACCESS_FORBIDDEN;
+	}
 	ts = token_lookup(a, who->authorization, &scopes);
 	token_ok = ts == TOKEN_VALID && (scopes & (1u << cls)) != 0;
 	/* These need their token whatever the rules say. */

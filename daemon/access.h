@@ -9,12 +9,15 @@
  * access_new).  Tokens are stored hashed (SHA-256, hex) and compared
  * hashed, in constant time; so is the admin-token.
  *
- * The files read again on SIGHUP (token-file, admin-token) fail closed: a
- * line that is not valid is dropped (and said), a file that cannot be read
- * leaves no token of it valid.  Nothing removed from a file stays valid.
+ * A set is made whole from one configuration and never changes: SIGHUP
+ * makes another (daemon/reload.c), reading token-file and admin-token
+ * again.  Those files fail closed: a line that is not valid is dropped
+ * (and said), a file that cannot be read leaves no token of it valid.
+ * Nothing removed from a file stays valid.  A configuration file that
+ * does not load gets access_new_failsafe's set, which trusts only what it
+ * can read.
  *
- * Checks may run on any event-loop thread at once; access_reload swaps
- * the token table under a lock.
+ * Checks may run on any thread at once, without a lock.
  */
 #ifndef DAEMON_ACCESS_H
 #define DAEMON_ACCESS_H
@@ -35,6 +38,9 @@ enum access_class {
 	ACCESS_UPLOAD,
 	ACCESS_NCLASSES
 };
+
+/* Every class, as a bit set (1 << class). */
+#define ACCESS_ALL ((1u << ACCESS_NCLASSES) - 1)
 
 enum access_verdict {
 	ACCESS_ALLOW,
@@ -70,12 +76,22 @@ struct access *access_new(const struct config *cfg, access_say_fn say,
 void access_free(struct access *a);
 
 /*
- * Read token-file and admin-token again (SIGHUP).  Dropped lines go to
- * say.  A file that cannot be read leaves none of its tokens valid: -1
- * with err (the other file is still read).
+ * The rules of a configuration file that did not load (a failed reload),
+ * which never keep anything of before and deny what they cannot read:
+ * each access line that parses applies; a line that does not makes its
+ * class deny every request (every class, when its class word is not one
+ * either); so does a rule no listener can meet (ca=, subject=); a
+ * trusted-proxy that does not parse makes every class deny; and so does
+ * each class of closed, a bit set (1 << class) of what the caller knows
+ * the file failed to say (metrics-access, admin-access, admin-token: see
+ * daemon/reload.c).  Token files are read as access_new reads them, a
+ * file that cannot be read leaving none of its tokens valid.  Each
+ * problem goes to say.  NULL only when out of memory.
  */
-int access_reload(struct access *a, access_say_fn say, void *arg, char *err,
-    size_t errlen);
+struct access *access_new_failsafe(const struct config *cfg, unsigned closed,
+    access_say_fn say, void *arg);
+/* The classes a denies to every client, as a bit set (1 << class). */
+unsigned access_closed(const struct access *a);
 
 /*
  * May who use cls?  Uploads need an upload-scoped token whatever the

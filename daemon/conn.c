@@ -83,16 +83,22 @@ elapsed_ms(int64_t since)
 
 /* ---------------------------------------------------------- connections */
 
-/* The exchange is over: let go of what its response used. */
+/*
+ * The exchange is over: let go of what its response used, then of the
+ * configuration it had.
+ */
 static void
 exchange_release(struct conn *c)
 {
 	void (*fn)(void *) = c->on_end;
+	struct snapshot *s = c->snap;
 
 	c->stream_avail = NULL;
 	c->on_end = NULL;
+	c->snap = NULL;
 	if (fn != NULL)
 		fn(c->on_end_arg);
+	snapshot_unref(s);
 }
 
 void
@@ -222,7 +228,7 @@ log_exchange(struct conn *c)
 	int mlen = r->method_name.p != NULL ? (int)r->method_name.n : 1;
 	int tlen;
 
-	if (!t->h->cfg->access_log)
+	if (!t->snap->cfg->access_log)
 		return;
 	tlen = r->target.p == NULL
 	    ? 1
@@ -601,6 +607,12 @@ send_bare(struct conn *c, int status)
 
 /* ------------------------------------------------------ handler answers */
 
+struct snapshot *
+conn_snapshot(struct conn *c)
+{
+	return c->snap;
+}
+
 const struct request *
 conn_request(struct conn *c)
 {
@@ -972,7 +984,7 @@ conn_recv_body(struct conn *c, int fd, void (*done)(void *arg, int rc),
 static size_t
 in_room(struct conn *c)
 {
-	size_t max = c->t->h->cfg->max_header_size, cap;
+	size_t max = c->t->snap->cfg->max_header_size, cap;
 	char *p;
 
 	if (c->inlen < c->incap)
@@ -1027,7 +1039,7 @@ process_input(struct conn *c)
 	c->parsing = 1;
 	while (c->state == CS_READ) {
 		rc = request_parse(&c->req, c->in, c->inlen,
-		    t->h->cfg->max_header_size, &why);
+		    t->snap->cfg->max_header_size, &why);
 		if (rc == REQUEST_INCOMPLETE) {
 			rc = read_more(c);
 			if (rc == -1)
@@ -1049,8 +1061,10 @@ process_input(struct conn *c)
 			    "request bodies are not accepted");
 		else if (c->req.method == METHOD_OTHER)
 			conn_send_not_allowed(c, "GET, HEAD");
-		else
+		else {
+			c->snap = snapshot_ref(t->snap);
 			t->h->handler.request(c, t->state);
+		}
 	}
 	c->parsing = 0;
 }

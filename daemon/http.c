@@ -192,7 +192,7 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 			return;
 		}
 		if (atomic_fetch_add(&t->h->nconns, 1) >=
-		    t->h->cfg->max_connections) {
+		    t->snap->cfg->max_connections) {
 			atomic_fetch_sub(&t->h->nconns, 1);
 			refuse(fd, METRICS_REFUSED_MAX_CONNECTIONS,
 			    !t->h->cfg->listen[li].tls);
@@ -202,7 +202,7 @@ accept_cb(evutil_socket_t lfd, short what, void *arg)
 				log_warnx("%s: refused a connection over "
 					  "max-connections %u (%llu more "
 					  "not logged)",
-				    __func__, t->h->cfg->max_connections,
+				    __func__, t->snap->cfg->max_connections,
 				    (unsigned long long)held);
 			continue;
 		}
@@ -252,8 +252,8 @@ stop_cb(evutil_socket_t fd, short what, void *arg)
 	struct conn *c, *next;
 
 	t->stopping = 1;
-	t->stop_deadline =
-	    clock_mono_ns() + (int64_t)t->h->cfg->shutdown_timeout * 1000000000;
+	t->stop_deadline = clock_mono_ns() +
+	    (int64_t)t->snap->cfg->shutdown_timeout * 1000000000;
 	close_listeners(t);
 	/* Idle connections go now; those with a request in flight finish. */
 	for (c = t->conns; c != NULL; c = next) {
@@ -300,8 +300,50 @@ common_timeout(struct event_base *base, unsigned seconds)
 	return event_base_init_common_timeout(base, &tv);
 }
 
+int
+http_thread_timeouts(struct http_thread *t)
+{
+	const struct config *cfg = t->snap->cfg;
+	const struct timeval *header, *keepalive, *send;
+
+	header = common_timeout(t->base, cfg->header_timeout);
+	keepalive = common_timeout(t->base, cfg->keepalive_timeout);
+	send = common_timeout(t->base, cfg->send_timeout);
+	if (header == NULL || keepalive == NULL || send == NULL)
+		return -1;
+	t->tv_header = header;
+	t->tv_keepalive = keepalive;
+	t->tv_send = send;
+	return 0;
+}
+
+/*
+ * The snapshot httpd_switch left: the thread's own from now; its timers
+ * are those of its timeouts from the next time each is armed.
+ */
+static void
+switch_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct http_thread *t = arg;
+	struct snapshot *s, *old;
+
+	pthread_mutex_lock(&t->h->switch_mu);
+	s = t->next;
+	t->next = NULL;
+	pthread_mutex_unlock(&t->h->switch_mu);
+	if (s == NULL)
+		return;
+	old = t->snap;
+	t->snap = s;
+	if (http_thread_timeouts(t) == -1)
+		log_warnx("%s: the new timeouts cannot be set: the old ones "
+			  "stay",
+		    __func__);
+	snapshot_unref(old);
+}
+
 static int
-thread_init(struct http_thread *t, struct httpd *h)
+thread_init(struct http_thread *t, struct httpd *h, struct snapshot *s)
 {
 	const struct config *cfg = h->cfg;
 	struct timeval tick = { 0, TICK_MS * 1000 };
@@ -309,8 +351,10 @@ thread_init(struct http_thread *t, struct httpd *h)
 
 	t->h = h;
 	t->spare_fd = -1;
-	if ((t->base = event_base_new()) == NULL ||
-	    (t->lfds = calloc(cfg->nlisten, sizeof(int))) == NULL ||
+	if ((t->base = event_base_new()) == NULL)
+		return -1;
+	t->snap = snapshot_ref(s);
+	if ((t->lfds = calloc(cfg->nlisten, sizeof(int))) == NULL ||
 	    (t->levs = calloc(cfg->nlisten, sizeof(*t->levs))) == NULL)
 		return -1;
 	for (i = 0; i < cfg->nlisten; i++)
@@ -321,14 +365,12 @@ thread_init(struct http_thread *t, struct httpd *h)
 	    (t->tick_ev = event_new(t->base, -1, EV_PERSIST, tick_cb, t)) ==
 		NULL ||
 	    event_add(t->tick_ev, &tick) == -1 ||
-	    (t->resume_ev = evtimer_new(t->base, accept_resume_cb, t)) == NULL)
+	    (t->resume_ev = evtimer_new(t->base, accept_resume_cb, t)) ==
+		NULL ||
+	    (t->switch_ev = event_new(t->base, -1, 0, switch_cb, t)) == NULL)
 		return -1;
-	t->tv_header = common_timeout(t->base, cfg->header_timeout);
-	t->tv_keepalive = common_timeout(t->base, cfg->keepalive_timeout);
-	t->tv_send = common_timeout(t->base, cfg->send_timeout);
 	t->tv_linger = common_timeout(t->base, LINGER_SECONDS);
-	if (t->tv_header == NULL || t->tv_keepalive == NULL ||
-	    t->tv_send == NULL || t->tv_linger == NULL)
+	if (http_thread_timeouts(t) == -1 || t->tv_linger == NULL)
 		return -1;
 	return 0;
 }
@@ -422,9 +464,10 @@ bind_address(struct httpd *h, size_t i, char *err, size_t errlen)
 /* ------------------------------------------------------------- the API */
 
 struct httpd *
-httpd_new(const struct config *cfg, const struct http_handler *handler,
-    char *err, size_t errlen)
+httpd_new(struct snapshot *s, const struct http_handler *handler, char *err,
+    size_t errlen)
 {
+	const struct config *cfg = s->cfg;
 	struct httpd *h;
 	unsigned k;
 	size_t i;
@@ -441,8 +484,10 @@ httpd_new(const struct config *cfg, const struct http_handler *handler,
 		free(h);
 		return NULL;
 	}
+	pthread_mutex_init(&h->switch_mu, NULL);
 	if ((h->threads = calloc(h->nthreads, sizeof(*h->threads))) == NULL) {
 		snprintf(err, errlen, "out of memory");
+		pthread_mutex_destroy(&h->switch_mu);
 		pthread_rwlock_destroy(&h->fdlock);
 		free(h);
 		return NULL;
@@ -460,7 +505,7 @@ httpd_new(const struct config *cfg, const struct http_handler *handler,
 			goto fail;
 	}
 	for (k = 0; k < h->nthreads; k++) {
-		if (thread_init(&h->threads[k], h) == -1) {
+		if (thread_init(&h->threads[k], h, s) == -1) {
 			snprintf(err, errlen, "event loop: out of memory");
 			goto fail;
 		}
@@ -541,6 +586,10 @@ httpd_free(struct httpd *h)
 			event_free(t->tick_ev);
 		if (t->resume_ev != NULL)
 			event_free(t->resume_ev);
+		if (t->switch_ev != NULL)
+			event_free(t->switch_ev);
+		snapshot_unref(t->snap);
+		snapshot_unref(t->next);
 		if (t->spare_fd != -1)
 			close(t->spare_fd);
 		logbuf_flush(&t->log);
@@ -555,8 +604,27 @@ httpd_free(struct httpd *h)
 	}
 	free(h->tls);
 	free(h->bound);
+	pthread_mutex_destroy(&h->switch_mu);
 	pthread_rwlock_destroy(&h->fdlock);
 	free(h);
+}
+
+void
+httpd_switch(struct httpd *h, struct snapshot *s)
+{
+	struct http_thread *t;
+	struct snapshot *old;
+	unsigned k;
+
+	for (k = 0; k < h->nthreads; k++) {
+		t = &h->threads[k];
+		pthread_mutex_lock(&h->switch_mu);
+		old = t->next;
+		t->next = snapshot_ref(s);
+		pthread_mutex_unlock(&h->switch_mu);
+		snapshot_unref(old);
+		event_active(t->switch_ev, 0, 0);
+	}
 }
 
 int

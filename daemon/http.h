@@ -24,6 +24,7 @@ struct conn;
 struct httpd;
 struct event_base;
 struct pool_inbox;
+struct snapshot;
 
 struct http_handler {
 	/*
@@ -38,11 +39,22 @@ struct http_handler {
 	void *arg;
 };
 
-/* Bind every listen address of cfg; nothing runs yet. */
-struct httpd *httpd_new(const struct config *cfg,
-    const struct http_handler *handler, char *err, size_t errlen);
+/*
+ * Bind every listen address of s's configuration, with as many threads as
+ * it says; each thread holds a reference to s.  Nothing runs yet.
+ */
+struct httpd *httpd_new(struct snapshot *s, const struct http_handler *handler,
+    char *err, size_t errlen);
 /* Start the event-loop threads. */
 int httpd_start(struct httpd *h);
+/*
+ * Any thread (SIGHUP): every event-loop thread switches to s on its own
+ * loop, each taking a reference and letting its last one go.  From then
+ * on its connections use s's timeouts, limits and access log, and each
+ * request takes s; requests begun before keep theirs to their end.  The
+ * listen addresses and the threads stay those of httpd_new.
+ */
+void httpd_switch(struct httpd *h, struct snapshot *s);
 /*
  * Read the TLS listeners' certificates, keys and client CAs again
  * (SIGHUP): new connections use them, open ones keep theirs.  A listener
@@ -68,6 +80,11 @@ void httpd_free(struct httpd *h);
 
 /* For handlers. */
 const struct request *conn_request(struct conn *c);
+/*
+ * The configuration c's request was handed over with, held until its
+ * response ends (daemon/snapshot.h).
+ */
+struct snapshot *conn_snapshot(struct conn *c);
 struct pool_inbox *conn_inbox(struct conn *c);
 /* The access-log result ("HIT", "MISS", ...) and source ("local"). */
 void conn_set_result(struct conn *c, const char *result, const char *source);

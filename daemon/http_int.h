@@ -23,6 +23,7 @@
 #include "daemon/request.h"
 
 #include "daemon/pool.h"
+#include "daemon/snapshot.h"
 #include "daemon/tls.h"
 
 #define ACCEPT_BURST 64
@@ -53,6 +54,14 @@ struct http_thread {
 	struct pool_inbox *inbox;
 	void *state; /* the handler's */
 	struct conn *conns;
+	/*
+	 * The configuration this thread's connections read (its timeouts,
+	 * limits and access log) and their requests take; only this
+	 * thread's loop reads or replaces it.  next: the one httpd_switch
+	 * left for it, under h->switch_mu.
+	 */
+	struct snapshot *snap, *next;
+	struct event *switch_ev;
 	int stopping;
 	int64_t stop_deadline; /* clock_mono_ns() */
 	time_t clock_sec; /* the second the cached strings below are for */
@@ -78,7 +87,9 @@ struct tls_slot {
 };
 
 struct httpd {
+	/* The configuration at start-up: the listen addresses, the threads. */
 	const struct config *cfg;
+	pthread_mutex_t switch_mu; /* each thread's next */
 	struct tls_slot *tls; /* one per listen address */
 	struct http_handler handler;
 	unsigned nthreads;
@@ -145,6 +156,7 @@ struct conn {
 	void (*on_end)(void *arg);
 	void *on_end_arg;
 
+	struct snapshot *snap; /* the handler's request's; NULL before */
 	int64_t t0; /* clock_mono_ns() at the exchange's start */
 	int status;
 	uint64_t bytes; /* body bytes sent */
@@ -159,6 +171,8 @@ void http_sockaddr_text(const struct sockaddr_storage *ss, char *buf,
 unsigned http_sockaddr_port(const struct sockaddr_storage *ss);
 /* Refresh t's per-second strings (Date header, log time stamps). */
 void http_thread_clock(struct http_thread *t);
+/* t's timers of connections, for its snapshot's timeouts: 0, or -1. */
+int http_thread_timeouts(struct http_thread *t);
 
 /*
  * On t's thread: a new connection on fd from ss; ssl its TLS (taken

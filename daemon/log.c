@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,12 +31,18 @@
 #define TIME_LEN 64
 
 static const char *log_prog = "dbgmirror";
-static int log_lvl = LOG_INFO;
+static atomic_int log_lvl = LOG_INFO; /* log_set_level: any time */
 static int log_to_journal;
 
-/* The access log: stderr, or the file at access_path (start-up state). */
+/*
+ * The access log: stderr, or the file at access_path.  access_fd is set
+ * at start-up; access_path and the file under access_fd change only on
+ * the thread that reopens (the main one), and the writers only read
+ * access_to_file.
+ */
 static int access_fd = STDERR_FILENO;
 static char *access_path;
+static atomic_int access_to_file;
 
 /* The last warnings, for the status page: a ring, under recent_mu. */
 static struct {
@@ -99,14 +106,20 @@ void
 log_init(const char *progname, int level)
 {
 	log_prog = progname;
-	log_lvl = level;
+	atomic_store(&log_lvl, level);
 	log_to_journal = journal_stream();
+}
+
+void
+log_set_level(int level)
+{
+	atomic_store(&log_lvl, level);
 }
 
 int
 log_level(void)
 {
-	return log_lvl;
+	return atomic_load(&log_lvl);
 }
 
 int
@@ -204,7 +217,7 @@ log_info(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (log_lvl < LOG_INFO)
+	if (atomic_load_explicit(&log_lvl, memory_order_relaxed) < LOG_INFO)
 		return;
 	va_start(ap, fmt);
 	vlog(PRIO_INFO, "", 0, fmt, ap);
@@ -216,7 +229,7 @@ log_debug(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (log_lvl < LOG_DEBUG)
+	if (atomic_load_explicit(&log_lvl, memory_order_relaxed) < LOG_DEBUG)
 		return;
 	va_start(ap, fmt);
 	vlog(PRIO_DEBUG, "debug: ", 0, fmt, ap);
@@ -314,23 +327,38 @@ log_access_open(const char *path, char *err, size_t errlen)
 	free(access_path);
 	access_path = copy;
 	access_fd = fd;
+	atomic_store(&access_to_file, 1);
 	return 0;
 }
 
 int
-log_access_reopen(char *err, size_t errlen)
+log_access_reopen(const char *path, char *err, size_t errlen)
 {
+	char *copy = NULL;
 	int fd, rc = 0;
 
 	if (access_path == NULL)
 		return 0;
-	if ((fd = access_open(access_path, err, errlen)) == -1)
+	if (path == NULL)
+		path = access_path;
+	else if ((copy = strdup(path)) == NULL) {
+		snprintf(err, errlen, "access-log: out of memory");
 		return -1;
+	}
+	if ((fd = access_open(path, err, errlen)) == -1) {
+		free(copy);
+		return -1;
+	}
 	if (dup3(fd, access_fd, O_CLOEXEC) == -1) {
-		snprintf(err, errlen, "access-log %s: %s", access_path,
+		snprintf(err, errlen, "access-log %s: %s", path,
 		    strerror(errno));
 		rc = -1;
+	} else if (copy != NULL) {
+		free(access_path);
+		access_path = copy;
+		copy = NULL;
 	}
+	free(copy);
 	close(fd);
 	return rc;
 }
@@ -338,7 +366,7 @@ log_access_reopen(char *err, size_t errlen)
 int
 log_access_file(void)
 {
-	return access_path != NULL;
+	return atomic_load_explicit(&access_to_file, memory_order_relaxed);
 }
 
 int

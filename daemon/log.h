@@ -25,6 +25,8 @@
 #define LOG_DEBUG 2
 
 void log_init(const char *progname, int level);
+/* Any thread (SIGHUP): the level from now on. */
+void log_set_level(int level);
 int log_level(void);
 /* 1 when lines go to the journal (JOURNAL_STREAM names stderr). */
 int log_journal(void);
@@ -67,15 +69,16 @@ int log_limit_due(struct log_limit *ll, time_t now, unsigned interval,
 
 /*
  * Where access-log lines go: stderr until log_access_open() names a file,
- * which is opened for appending (created 0640).  Start-up calls, before
- * threads write lines.  log_access_reopen() opens the file's name again
- * (after logrotate moved it) and puts the new file under the descriptor
- * the writers use, so that no line is lost or written elsewhere; any
- * thread, at any time.  Both 0, or -1 with err (a failed reopen keeps the
- * old file).
+ * which is opened for appending (created 0640): a start-up call, before
+ * threads write lines.  log_access_reopen() opens path, or with NULL the
+ * file's name again (after logrotate moved it), and puts the new file
+ * under the descriptor the writers use, so that no line is lost or
+ * written elsewhere: any time, from one thread (the main one); nothing
+ * with no file.  Both 0, or -1 with err (a failed reopen keeps the old
+ * file and name).
  */
 int log_access_open(const char *path, char *err, size_t errlen);
-int log_access_reopen(char *err, size_t errlen);
+int log_access_reopen(const char *path, char *err, size_t errlen);
 /* 1 when access lines go to a file of their own. */
 int log_access_file(void);
 

@@ -15,15 +15,18 @@
  *                    from an event-loop thread, counted so that it can
  *                    tell when a scan that covers it has finished
  *   SIGUSR2          reopen the access-log file (after logrotate moved it)
- *   SIGHUP           reload: the TLS listeners' certificates, keys and
- *                    client CAs, token-file and admin-token, the
- *                    access-log file, then the same rescan, told to
- *                    systemd as a reload (RELOADING=1, then READY=1).
- *                    Each of those files fails closed: a listener whose
- *                    files do not load refuses connections, a token line
- *                    that does not parse is dropped, a token file that
- *                    cannot be read leaves none of its tokens valid;
- *                    nothing is kept from before
+ *   SIGHUP           reload, told to systemd as one (RELOADING=1, then
+ *                    READY=1): the access-log file reopened, the TLS
+ *                    listeners' certificates, keys and client CAs read
+ *                    again, then the configuration (daemon/reload.c:
+ *                    what changed applies, what cannot is logged as
+ *                    needing a restart), then the same rescan.  Each
+ *                    security-relevant file fails closed: a listener
+ *                    whose files do not load refuses connections, a
+ *                    token line that does not parse is dropped, a token
+ *                    file that cannot be read leaves none of its tokens
+ *                    valid, a configuration that does not load keeps no
+ *                    access rule it no longer has
  *
  * Scans run on the worker pool, one at a time; their completion comes back
  * to this loop, which also runs the periodic rescan timer and reads the
@@ -70,6 +73,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 #include "cache/blobstore.h"
 #include "cache/flight.h"
 #include "cache/files.h"
@@ -90,11 +97,12 @@
 #include "daemon/notify.h"
 #include "daemon/pool.h"
 #include "daemon/priv.h"
+#include "daemon/reload.h"
 #include "daemon/sandbox.h"
 #include "daemon/access.h"
 #include "daemon/serve.h"
+#include "daemon/snapshot.h"
 #include "daemon/spawn.h"
-#include "daemon/tls.h"
 #include "daemon/watch.h"
 #include "fetchers/upstream.h"
 #include "resolver/produce.h"
@@ -110,7 +118,14 @@
 #define MAINTAIN_SECONDS 5
 
 struct daemon {
-	struct config cfg;
+	struct config cfg; /* at start-up: some parts keep pointers into it */
+	struct config_args args; /* read again on SIGHUP */
+	struct reload_parts parts;
+	/*
+	 * The configuration in effect, read on this loop (snap->cfg): the
+	 * last reload's, or cfg's.
+	 */
+	struct snapshot *snap;
 	struct event_base *base;
 	struct pool *pool;
 	struct pool_inbox *inbox;
@@ -124,16 +139,23 @@ struct daemon {
 	struct objstore *objstore; /* NULL: no object store */
 	struct passes *passes;
 	struct repos *repos; /* remote repositories */
-	char **pkg_roots; /* scan-packages and the repository package cache */
-	struct misses *misses; /* NULL: misses-max 0 */
+	struct misses *misses; /* kept whatever misses-max says */
 	struct httpd *httpd;
-	struct access *access; /* access rules and tokens */
 	struct event *maintain_ev;
 	struct event *misses_ev; /* every second: write the missing ids */
 	int maintaining;
+	unsigned negative_max; /* for the maintenance job */
 	struct event *rescan_ev;
 	struct event *starting_ev; /* STATUS= while the repositories start */
+	/*
+	 * What the running scan (or batch of changes) scans: opts, made
+	 * from scan_snap, the configuration it was started under, held to
+	 * its end; pkg_roots its package roots, the repositories' package
+	 * cache last when there are repositories.
+	 */
+	struct snapshot *scan_snap;
 	struct scan_opts opts;
+	char **pkg_roots;
 	char tmpdir[PATH_MAX]; /* <cache-dir>/tmp, for package members */
 	atomic_int cancel;
 	int scanning; /* a whole scan or a batch of changes runs */
@@ -148,12 +170,14 @@ struct daemon {
 	struct index_scan result;
 	int64_t scan_t0; /* clock_mono_ns() at the scan's start */
 	struct watch *watch; /* NULL: no inotify, the periodic rescan alone */
+	int watch_renew; /* the scan roots changed: a new watch, then a scan */
 	int watch_due; /* a batch of changes waits for the scan to end */
 	struct scan_change *changes; /* the batch being scanned */
 	size_t nchanges;
 };
 
 static void scan_start(struct daemon *d);
+static int uploads_possible(const struct config *cfg);
 
 /* ---------------------------------------------------------- maintenance */
 
@@ -192,7 +216,7 @@ maintain_work(void *arg)
 	else if (n > 0)
 		log_info("evicted %llu cache entries, %llu bytes",
 		    (unsigned long long)n, (unsigned long long)bytes);
-	if (neg_expire(d->idx, clock_now(), d->cfg.negative_max, &n, err,
+	if (neg_expire(d->idx, clock_now(), d->negative_max, &n, err,
 		sizeof(err)) == -1)
 		log_warnx("%s: %s", __func__, err);
 	index_warn_full(d);
@@ -222,6 +246,7 @@ maintain_cb(evutil_socket_t fd, short what, void *arg)
 	if (d->maintaining)
 		return;
 	d->maintaining = 1;
+	d->negative_max = d->snap->cfg->negative_max;
 	if (pool_submit_long(d->pool, maintain_work, d->inbox, maintain_done,
 		d) == -1)
 		d->maintaining = 0;
@@ -355,6 +380,92 @@ mkdirs(const char *dir)
 	return 0;
 }
 
+static void watch_ready_cb(void *arg);
+static void watch_dir_cb(const char *path, int root, int pkg, void *arg);
+
+/*
+ * A watch of the scan roots in effect, in place of the one before (the
+ * roots changed, or none was made yet); the scan that follows adds their
+ * directories to it.  Only while no scan runs: a scan's worker uses it.
+ */
+static void
+watch_renew(struct daemon *d)
+{
+	const struct config *cfg = d->snap->cfg;
+	char err[512];
+
+	d->watch_renew = 0;
+	d->watch_due = 0;
+	watch_free(d->watch);
+	d->watch = NULL;
+	if (cfg->scan_dirs.n + cfg->scan_packages.n == 0)
+		return;
+	if ((d->watch = watch_new(d->base, watch_ready_cb, d, err,
+		 sizeof(err))) == NULL)
+		log_warnx("%s; new files are found by the periodic rescan "
+			  "alone",
+		    err);
+}
+
+/*
+ * What the scan about to start scans, from the configuration in effect,
+ * which it holds to its end (scan_drop): the roots, the package roots
+ * (the repositories' package cache last when there are repositories),
+ * the limits.  -1 when out of memory.
+ */
+static int
+scan_take(struct daemon *d)
+{
+	const struct config *cfg = d->snap->cfg;
+	size_t n = cfg->scan_packages.n, i;
+	char path[PATH_MAX];
+
+	if ((d->pkg_roots = calloc(n + 1, sizeof(char *))) == NULL)
+		return -1;
+	for (i = 0; i < n; i++)
+		d->pkg_roots[i] = cfg->scan_packages.v[i];
+	/* Packages downloaded from repositories are indexed packages too. */
+	if (repos_count(d->repos) > 0) {
+		snprintf(path, sizeof(path), "%s/repo-packages",
+		    cfg->cache_dir);
+		if ((d->pkg_roots[n] = strdup(path)) == NULL) {
+			free(d->pkg_roots);
+			d->pkg_roots = NULL;
+			return -1;
+		}
+	}
+	d->scan_snap = snapshot_ref(d->snap);
+	memset(&d->opts, 0, sizeof(d->opts));
+	d->opts.roots = cfg->scan_dirs.v;
+	d->opts.nroots = cfg->scan_dirs.n;
+	d->opts.pool = d->pool;
+	d->opts.threads = cfg->workers;
+	d->opts.pkg_roots = d->pkg_roots;
+	d->opts.npkg_roots = n + (d->pkg_roots[n] != NULL);
+	d->opts.pkg_threads = cfg->package_jobs;
+	d->opts.tmpdir = d->tmpdir;
+	d->opts.min_free_pct = cfg->min_free_disk;
+	d->opts.cancel = &d->cancel;
+	if (d->watch != NULL) {
+		d->opts.dir_cb = watch_dir_cb;
+		d->opts.dir_arg = d;
+	}
+	return 0;
+}
+
+/* The scan that ran has ended: what it held goes. */
+static void
+scan_drop(struct daemon *d)
+{
+	if (d->scan_snap == NULL)
+		return;
+	free(d->pkg_roots[d->scan_snap->cfg->scan_packages.n]);
+	free(d->pkg_roots);
+	d->pkg_roots = NULL;
+	snapshot_unref(d->scan_snap);
+	d->scan_snap = NULL;
+}
+
 static void
 scan_work(void *arg)
 {
@@ -395,6 +506,7 @@ changes_done(void *arg)
 	const struct index_scan *r = &d->result;
 
 	d->scanning = 0;
+	scan_drop(d);
 	if (atomic_load(&d->cancel))
 		return;
 	if (d->scan_rc == -1)
@@ -428,6 +540,11 @@ changes_start(struct daemon *d)
 		d->watch_due = 1;
 		return;
 	}
+	/* The roots changed: the whole scan that is due anyway. */
+	if (d->watch_renew) {
+		scan_start(d);
+		return;
+	}
 	if (!watch_take(d->watch, &d->changes, &d->nchanges, &full))
 		return;
 	if (full) {
@@ -437,11 +554,20 @@ changes_start(struct daemon *d)
 		scan_start(d);
 		return;
 	}
+	if (scan_take(d) == -1) {
+		log_warnx("%s: out of memory: the changes wait for a scan",
+		    __func__);
+		watch_changes_free(d->changes, d->nchanges);
+		d->changes = NULL;
+		d->nchanges = 0;
+		return;
+	}
 	d->scan_t0 = clock_mono_ns();
 	d->scanning = 1;
 	if (pool_submit_long(d->pool, changes_work, d->inbox, changes_done,
 		d) == -1) {
 		d->scanning = 0;
+		scan_drop(d);
 		log_warnx("%s: cannot queue the scan of changes", __func__);
 		watch_changes_free(d->changes, d->nchanges);
 		d->changes = NULL;
@@ -467,8 +593,8 @@ watch_dir_cb(const char *path, int root, int pkg, void *arg)
 	const char *repo_pkgs;
 	size_t n;
 
-	if (pkg && d->pkg_roots != NULL) {
-		repo_pkgs = d->pkg_roots[d->cfg.scan_packages.n];
+	repo_pkgs = d->pkg_roots[d->scan_snap->cfg->scan_packages.n];
+	if (pkg && repo_pkgs != NULL) {
 		n = strlen(repo_pkgs);
 		if (strncmp(path, repo_pkgs, n) == 0 &&
 		    (path[n] == '\0' || path[n] == '/'))
@@ -482,14 +608,18 @@ scan_done(void *arg)
 {
 	struct daemon *d = arg;
 	double secs = (double)(clock_mono_ns() - d->scan_t0) / 1e9;
+	const struct config *cfg = d->scan_snap->cfg;
+	int repos = d->opts.npkg_roots > cfg->scan_packages.n;
 
 	d->scanning = 0;
 	atomic_store(&d->scan_running, 0);
-	if (atomic_load(&d->cancel))
+	if (atomic_load(&d->cancel)) {
+		scan_drop(d);
 		return;
+	}
 	atomic_store(&d->rescans_done, d->scan_covers);
 	/* It says what it scanned: no file counts where no scan-dir is. */
-	if (d->scan_rc == 0 && d->cfg.scan_dirs.n + d->cfg.scan_packages.n > 0)
+	if (d->scan_rc == 0 && cfg->scan_dirs.n + cfg->scan_packages.n > 0)
 		log_info("scan finished in %.2fs: %llu files seen, %llu read, "
 			 "%llu removed, %llu not indexable, %llu packages read "
 			 "(%llu members)",
@@ -499,12 +629,12 @@ scan_done(void *arg)
 		    (unsigned long long)d->result.failed,
 		    (unsigned long long)d->result.packages,
 		    (unsigned long long)d->result.members);
-	else if (d->scan_rc == 0 && d->cfg.repos.n > 0)
+	else if (d->scan_rc == 0 && repos)
 		log_info("scan finished in %.2fs: the packages the "
 			 "repositories downloaded (%s/repo-packages): %llu "
 			 "read (%llu members), %llu records of vanished ones "
 			 "removed",
-		    secs, d->cfg.cache_dir,
+		    secs, cfg->cache_dir,
 		    (unsigned long long)d->result.packages,
 		    (unsigned long long)d->result.members,
 		    (unsigned long long)d->result.removed);
@@ -526,6 +656,7 @@ scan_done(void *arg)
 		    d->scan_rc == 0 ? "finished" : "failed", secs,
 		    (unsigned long long)d->result.read,
 		    (unsigned long long)d->result.packages);
+	scan_drop(d);
 	scan_next(d);
 }
 
@@ -536,6 +667,12 @@ scan_start(struct daemon *d)
 		d->again = 1;
 		return;
 	}
+	if (d->watch_renew)
+		watch_renew(d);
+	if (scan_take(d) == -1) {
+		log_warnx("%s: out of memory: no scan", __func__);
+		return;
+	}
 	d->scan_t0 = clock_mono_ns();
 	d->scanning = 1;
 	atomic_store(&d->scan_running, 1);
@@ -544,6 +681,7 @@ scan_start(struct daemon *d)
 	    -1) {
 		d->scanning = 0;
 		atomic_store(&d->scan_running, 0);
+		scan_drop(d);
 		log_warnx("%s: cannot queue the scan", __func__);
 	}
 }
@@ -595,7 +733,7 @@ access_log_reopen(const char *why)
 
 	if (!log_access_file())
 		return;
-	if (log_access_reopen(err, sizeof(err)) == -1)
+	if (log_access_reopen(NULL, err, sizeof(err)) == -1)
 		log_warnx("%s: %s; the access log goes on in the old file", why,
 		    err);
 	else
@@ -634,6 +772,56 @@ say_warn(void *arg, const char *msg)
 	log_warnx("%s", msg);
 }
 
+/* 1 when lists a and b hold the same strings in the same order. */
+static int
+strlist_same(const struct config_strlist *a, const struct config_strlist *b)
+{
+	size_t i;
+
+	if (a->n != b->n)
+		return 0;
+	for (i = 0; i < a->n; i++)
+		if (strcmp(a->v[i], b->v[i]) != 0)
+			return 0;
+	return 1;
+}
+
+/*
+ * SIGHUP's reload (daemon/reload.c), then what this loop keeps of the
+ * configuration: the rescan timer, the watch of the scan roots (the scan
+ * that follows a reload takes the new roots), the upload directory, the
+ * open files limit.  *ok: the file loaded.
+ */
+static void
+reload(struct daemon *d, int *ok)
+{
+	struct snapshot *old = d->snap;
+	const struct config *was = old->cfg, *cfg;
+	struct timeval every;
+
+	d->snap = reload_run(&d->parts, old, ok);
+	cfg = d->snap->cfg;
+	if (cfg != was) {
+		if (cfg->rescan_interval != was->rescan_interval) {
+			event_del(d->rescan_ev);
+			every.tv_sec = (time_t)cfg->rescan_interval;
+			every.tv_usec = 0;
+			if (cfg->rescan_interval > 0)
+				event_add(d->rescan_ev, &every);
+		}
+		if (!strlist_same(&cfg->scan_dirs, &was->scan_dirs) ||
+		    !strlist_same(&cfg->scan_packages, &was->scan_packages))
+			d->watch_renew = 1;
+		if (uploads_possible(cfg) && mkdirs(cfg->upload_dir) == -1)
+			log_warn("reload: upload directory %s",
+			    cfg->upload_dir);
+		if (cfg->max_connections != was->max_connections ||
+		    cfg->max_fills != was->max_fills)
+			raise_nofile(cfg);
+	}
+	snapshot_unref(old);
+}
+
 static void
 signal_cb(evutil_socket_t sig, short what, void *arg)
 {
@@ -652,30 +840,19 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 		return;
 	}
 	if (sig == SIGHUP) {
-		char err[512];
-		int rc;
-
 		/* Before READY=1, no reload to tell: that READY=1 would lie. */
-		int told = !repos_starting(d->repos);
+		int told = !repos_starting(d->repos), ok;
 
-		log_info("SIGHUP: reloading certificates and tokens");
+		log_info("SIGHUP: reloading");
 		if (told)
 			notify_reloading();
 		access_log_reopen("SIGHUP");
-		rc = httpd_reload(d->httpd);
-		if (access_reload(d->access, say_warn, NULL, err,
-			sizeof(err)) == -1) {
-			log_warnx("%s: none of its tokens is valid until it "
-				  "can be read",
-			    err);
-			rc = -1;
-		}
-		log_info("SIGHUP: certificates and tokens reloaded%s, "
-			 "rescanning",
-		    rc == 0 ? "" : " (with the failures above)");
+		httpd_reload(d->httpd);
+		reload(d, &ok);
 		scan_start(d);
 		if (told)
-			notify_ready("serving; reloaded, rescanning");
+			notify_ready("serving; %s, rescanning",
+			    ok ? "reloaded" : "the reload failed");
 		return;
 	}
 	log_info("%s: stopping", strsignal((int)sig));
@@ -707,55 +884,12 @@ signals_ignore(struct event **sigs, const int *signums, size_t n)
 	sigprocmask(SIG_SETMASK, &old, NULL);
 }
 
-/*
- * --check-config: each TLS listener's cert and key load and match, as the
- * daemon would find them.  The number of problems, each said on stderr.
- */
-static size_t
-check_tls(const struct config *cfg)
-{
-	char err[512];
-	SSL_CTX *ctx;
-	size_t i, rc = 0;
-
-	for (i = 0; i < cfg->nlisten; i++) {
-		if (!cfg->listen[i].tls)
-			continue;
-		if ((ctx = tls_ctx_new(&cfg->listen[i], err, sizeof(err))) ==
-		    NULL) {
-			fprintf(stderr, "dbgmirrord: listen %s: %s\n",
-			    cfg->listen[i].text, err);
-			rc++;
-		}
-		SSL_CTX_free(ctx);
-	}
-	return rc;
-}
-
-/*
- * --check-config: every file and directory the configuration names, as
- * the daemon's user will find them (conf/check.c).  The number of
- * problems, each said on stderr with the line that set it.
- */
-static size_t
-check_paths(const struct config *cfg)
-{
-	struct config_diag diag = { 0 };
-	size_t i, n;
-
-	n = config_check_paths(cfg, &diag);
-	for (i = 0; i < diag.n; i++)
-		fprintf(stderr, "dbgmirrord: %s\n", diag.msgs[i]);
-	config_diag_free(&diag);
-	return n;
-}
-
-/* --check-config: a problem, counted in *arg. */
+/* --check-config: a problem, on stderr. */
 static void
 say_problem(void *arg, const char *msg)
 {
+	(void)arg;
 	fprintf(stderr, "dbgmirrord: %s\n", msg);
-	(*(size_t *)arg)++;
 }
 
 /* --check-config: a weakened default, not a problem. */
@@ -764,64 +898,6 @@ say_warning(void *arg, const char *msg)
 {
 	(void)arg;
 	fprintf(stderr, "dbgmirrord: warning: %s\n", msg);
-}
-
-/*
- * What in cfg weakens a default security property, each said to say: the
- * access configuration's (access_audit), then redirects followed to any
- * host and the sandbox turned off.
- */
-static void
-audit(const struct config *cfg, const struct access *a, access_say_fn say)
-{
-	char msg[512];
-
-	access_audit(a, cfg, say, NULL);
-	if (cfg->upstream_redirects == CONFIG_REDIRECTS_ANY) {
-		snprintf(msg, sizeof(msg),
-		    "upstream-redirects = any (%s): an upstream's redirects "
-		    "are followed to any host but this server's listeners, "
-		    "internal services included",
-		    config_where(cfg, "upstream-redirects", 0));
-		say(NULL, msg);
-	}
-	if (cfg->repo_redirects == CONFIG_REDIRECTS_ANY) {
-		snprintf(msg, sizeof(msg),
-		    "repo-redirects = any (%s): a repository's redirects are "
-		    "followed to any host but this server's listeners, "
-		    "internal services included",
-		    config_where(cfg, "repo-redirects", 0));
-		say(NULL, msg);
-	}
-	if (!cfg->sandbox) {
-		snprintf(msg, sizeof(msg),
-		    "sandbox = off (%s): the workers that parse packages, "
-		    "ELF files and repository metadata from outside run "
-		    "unfenced",
-		    config_where(cfg, "sandbox", 0));
-		say(NULL, msg);
-	}
-}
-
-/*
- * --check-config: the access rules, token-file (each line that would be
- * dropped is a problem) and admin-token; then what weakens a default, as
- * warnings.  The number of problems.
- */
-static size_t
-check_access(const struct config *cfg)
-{
-	char err[512];
-	struct access *a;
-	size_t n = 0;
-
-	if ((a = access_new(cfg, say_problem, &n, err, sizeof(err))) == NULL) {
-		fprintf(stderr, "dbgmirrord: %s\n", err);
-		return n + 1;
-	}
-	audit(cfg, a, say_warning);
-	access_free(a);
-	return n;
 }
 
 /*
@@ -1017,11 +1093,15 @@ config_source(const struct daemon *d, const struct config_args *args, char *out,
 		    CONFIG_DEFAULT_FILE);
 }
 
-/* Read the configuration; exits on --help, --version and bad input. */
+/*
+ * Read the configuration into d->cfg, the command line into d->args
+ * (kept: SIGHUP reads it again); exits on --help, --version and bad
+ * input.
+ */
 static void
 configure(struct daemon *d, int argc, char **argv)
 {
-	struct config_args args = { 0 };
+	struct config_args *args = &d->args;
 	struct config_diag diag = { 0 };
 	char source[PATH_MAX + 64];
 	size_t i;
@@ -1029,31 +1109,31 @@ configure(struct daemon *d, int argc, char **argv)
 
 	if (config_init(&d->cfg) == -1)
 		fatalx("out of memory");
-	rc = config_parse_args(&args, argc, argv, &diag);
-	if (rc == 0 && args.help) {
+	rc = config_parse_args(args, argc, argv, &diag);
+	if (rc == 0 && args->help) {
 		usage(stdout);
 		exit(0);
 	}
-	if (rc == 0 && args.version) {
+	if (rc == 0 && args->version) {
 		printf("dbgmirrord %s\n", PACKAGE_VERSION);
 		exit(0);
 	}
-	if (rc == 0 && args.nrest > 0) {
+	if (rc == 0 && args->nrest > 0) {
 		fprintf(stderr, "dbgmirrord: unexpected argument \"%s\"\n",
-		    args.rest[0]);
+		    args->rest[0]);
 		rc = -1;
 	}
 	if (rc == 0)
-		rc = config_load(&d->cfg, &args, &diag);
+		rc = config_load(&d->cfg, args, &diag);
 	for (i = 0; i < diag.n; i++)
 		fprintf(stderr, "dbgmirrord: %s\n", diag.msgs[i]);
-	config_source(d, &args, source, sizeof(source));
-	if (args.check_config) {
+	config_source(d, args, source, sizeof(source));
+	if (args->check_config) {
 		size_t nproblems = diag.n;
 
 		if (rc == 0)
-			nproblems += check_paths(&d->cfg) + check_tls(&d->cfg) +
-			    check_access(&d->cfg);
+			nproblems += reload_check(&d->cfg, say_problem,
+			    say_warning, NULL, NULL);
 		if (rc == 0 && nproblems == 0)
 			printf("%s: configuration OK\n", source);
 		else
@@ -1066,11 +1146,10 @@ configure(struct daemon *d, int argc, char **argv)
 			usage(stderr);
 		exit(1);
 	}
-	level = (int)d->cfg.log_level + args.verbose;
+	level = (int)d->cfg.log_level + args->verbose;
 	log_init("dbgmirrord", level > LOG_DEBUG ? LOG_DEBUG : level);
 	log_info("configuration: %s", source);
 	config_diag_free(&diag);
-	config_args_free(&args);
 	if (d->cfg.threads == 0)
 		d->cfg.threads = cpu_count();
 	if (d->cfg.workers == 0)
@@ -1106,6 +1185,7 @@ main(int argc, char **argv)
 	struct blob_limits lim;
 	struct blob_recovery rec;
 	struct serve *srv;
+	struct access *access;
 	static const int signums[] = { SIGTERM, SIGINT, SIGUSR1, SIGUSR2,
 		SIGHUP };
 	enum { NSIGS = sizeof(signums) / sizeof(signums[0]) };
@@ -1234,22 +1314,33 @@ main(int argc, char **argv)
 	if ((d.repos = repos_new(&rpd, err, sizeof(err))) == NULL)
 		fatalx("%s", err);
 	d.rd.repos = d.repos;
-	sd.cfg = &d.cfg;
 	sd.idx = d.idx;
 	sd.pool = d.pool;
 	sd.bs = d.bs;
 	sd.ft = d.ft;
 	sd.rd = &d.rd;
-	if (d.cfg.misses_max > 0 &&
-	    (d.misses = misses_new(d.idx, d.pool, d.cfg.misses_max)) == NULL)
+	/* Made whatever misses-max says: a reload may give it one. */
+	if ((d.misses = misses_new(d.idx, d.pool, d.cfg.misses_max)) == NULL)
 		fatalx("out of memory");
-	sd.misses = d.misses;
-	d.rd.misses = d.misses;
-	if ((d.access = access_new(&d.cfg, say_warn, NULL, err, sizeof(err))) ==
+	d.rd.misses = d.cfg.misses_max > 0 ? d.misses : NULL;
+	if ((access = access_new(&d.cfg, say_warn, NULL, err, sizeof(err))) ==
 	    NULL)
 		fatalx("%s", err);
-	audit(&d.cfg, d.access, say_warn);
-	sd.access = d.access;
+	reload_audit(&d.cfg, access, say_warn, NULL);
+	d.parts.args = &d.args;
+	d.parts.cpus = cpu_count();
+	d.parts.verbose = d.args.verbose;
+	d.parts.rd = &d.rd;
+	d.parts.prod = d.prod;
+	d.parts.upstreams = d.upstreams;
+	d.parts.repos = d.repos;
+	d.parts.passes = d.passes;
+	d.parts.bs = d.bs;
+	d.parts.ft = d.ft;
+	d.parts.misses = d.misses;
+	if ((d.snap = reload_first(&d.parts, &d.cfg, access)) == NULL)
+		fatalx("out of memory");
+	metrics_config_loaded(clock_now());
 	d.scans.request = rescan_request;
 	d.scans.counts = rescan_counts;
 	d.scans.arg = &d;
@@ -1260,8 +1351,9 @@ main(int argc, char **argv)
 	if ((srv = serve_new(&sd)) == NULL)
 		fatalx("out of memory");
 	serve_handler(srv, &handler);
-	if ((d.httpd = httpd_new(&d.cfg, &handler, err, sizeof(err))) == NULL)
+	if ((d.httpd = httpd_new(d.snap, &handler, err, sizeof(err))) == NULL)
 		fatalx("%s", err);
+	d.parts.httpd = d.httpd;
 	serve_set_httpd(srv, d.httpd);
 	/*
 	 * The addresses bound, port 0 made real, are where redirects must
@@ -1302,41 +1394,8 @@ main(int argc, char **argv)
 		every.tv_usec = 0;
 		event_add(d.rescan_ev, &every);
 	}
-	d.opts.roots = d.cfg.scan_dirs.v;
-	d.opts.nroots = d.cfg.scan_dirs.n;
-	d.opts.pool = d.pool;
-	d.opts.threads = d.cfg.workers;
-	/* Packages downloaded from repositories are indexed packages too. */
-	if (d.cfg.repos.n > 0) {
-		if (snprintf(path, sizeof(path), "%s/repo-packages",
-			d.cfg.cache_dir) >= (int)sizeof(path) ||
-		    (d.pkg_roots = calloc(d.cfg.scan_packages.n + 1,
-			 sizeof(char *))) == NULL ||
-		    (d.pkg_roots[d.cfg.scan_packages.n] = strdup(path)) == NULL)
-			fatalx("out of memory");
-		for (i = 0; i < d.cfg.scan_packages.n; i++)
-			d.pkg_roots[i] = d.cfg.scan_packages.v[i];
-		d.opts.pkg_roots = d.pkg_roots;
-		d.opts.npkg_roots = d.cfg.scan_packages.n + 1;
-	} else {
-		d.opts.pkg_roots = d.cfg.scan_packages.v;
-		d.opts.npkg_roots = d.cfg.scan_packages.n;
-	}
-	d.opts.pkg_threads = d.cfg.package_jobs;
-	d.opts.tmpdir = d.tmpdir;
-	d.opts.min_free_pct = d.cfg.min_free_disk;
-	d.opts.cancel = &d.cancel;
-	if (d.cfg.scan_dirs.n + d.cfg.scan_packages.n > 0) {
-		if ((d.watch = watch_new(d.base, watch_ready_cb, &d, err,
-			 sizeof(err))) == NULL)
-			log_warnx("%s; new files are found by the periodic "
-				  "rescan alone",
-			    err);
-		else {
-			d.opts.dir_cb = watch_dir_cb;
-			d.opts.dir_arg = &d;
-		}
-	}
+	/* The first scan makes the watch of the scan roots. */
+	d.watch_renew = 1;
 
 	if (httpd_start(d.httpd) == -1)
 		fatalx("cannot start the event-loop threads");
@@ -1377,6 +1436,14 @@ main(int argc, char **argv)
 		fatalx("out of memory");
 	}
 	scan_start(&d);
+#if defined(__SANITIZE_THREAD__)
+	/*
+	 * Every thread is up, each without a capability, but the one
+	 * ThreadSanitizer's runtime started with our first, which no capset
+	 * of ours reaches: its sandbox notice stops that thread.
+	 */
+	__sanitizer_sandbox_on_notify(NULL);
+#endif
 
 	event_base_dispatch(d.base);
 	/* While the loop is not running, a signal it handles is lost. */
@@ -1391,6 +1458,7 @@ main(int argc, char **argv)
 	misses_free(d.misses);
 	/* Fills that finished on the pool end before their readers go. */
 	pool_inbox_free(d.inbox);
+	scan_drop(&d);
 	httpd_free(d.httpd);
 	/* Fills end first: they cancel transfers of the sets below. */
 	producers_free(d.prod);
@@ -1398,9 +1466,6 @@ main(int argc, char **argv)
 	objstore_free(d.objstore);
 	repos_free(d.repos);
 	passes_free(d.passes);
-	if (d.pkg_roots != NULL)
-		free(d.pkg_roots[d.cfg.scan_packages.n]);
-	free(d.pkg_roots);
 	upstream_shutdown();
 	signals_ignore(sigs, signums, NSIGS);
 	notify_watchdog_stop();
@@ -1413,10 +1478,11 @@ main(int argc, char **argv)
 	event_free(d.misses_ev);
 	event_base_free(d.base);
 	serve_free(srv);
-	access_free(d.access);
+	snapshot_unref(d.snap);
 	flight_table_free(d.ft);
 	blobstore_free(d.bs);
 	index_close(d.idx);
+	config_args_free(&d.args);
 	config_free(&d.cfg);
 	metrics_free();
 	libevent_global_shutdown();

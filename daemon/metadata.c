@@ -44,6 +44,7 @@
 #include "daemon/log.h"
 #include "daemon/metrics.h"
 #include "daemon/pool.h"
+#include "daemon/snapshot.h"
 #include "resolver/resolve.h"
 #include "sources/upstream.h"
 #include "daemon/route.h"
@@ -66,6 +67,7 @@ struct mq {
 	struct conn *c;
 	struct event *ev; /* on c's loop: the upstreams answered */
 	const struct metadata_deps *d;
+	struct snapshot *snap; /* the settings of the query's exchange */
 	enum pathidx_query q;
 	char key[16];
 	char value[ROUTE_PATH_MAX + 1];
@@ -93,6 +95,7 @@ mq_unref(struct mq *m)
 		return;
 	jbuf_free(&m->local);
 	jbuf_free(&m->remote);
+	snapshot_unref(m->snap);
 	pthread_mutex_destroy(&m->mu);
 	free(m);
 }
@@ -174,7 +177,7 @@ archive_shown(const struct mq *m, const struct pathidx_entry *e)
 {
 	const char *slash;
 
-	if (e->origin != PATHIDX_PACKAGE || m->d->cfg->archive_full_path ||
+	if (e->origin != PATHIDX_PACKAGE || m->snap->cfg->archive_full_path ||
 	    (slash = strrchr(e->archive, '/')) == NULL)
 		return e->archive;
 	return slash + 1;
@@ -207,8 +210,8 @@ local_work(void *arg)
 	int64_t deadline;
 	int rc = -1;
 
-	deadline =
-	    clock_mono_ns() + (int64_t)m->d->cfg->metadata_timeout * 1000000000;
+	deadline = clock_mono_ns() +
+	    (int64_t)m->snap->cfg->metadata_timeout * 1000000000;
 	if ((rd = index_reader_new(m->d->idx)) != NULL &&
 	    index_reader_begin(rd) == 0) {
 		rc = pathidx_find(rd, m->q, m->value, &m->id, deadline,
@@ -219,7 +222,7 @@ local_work(void *arg)
 	if (rc == PATHIDX_TIMEOUT)
 		log_info("/metadata?key=%s: the index's walk ran out of time "
 			 "(%us)",
-		    m->key, m->d->cfg->metadata_timeout);
+		    m->key, m->snap->cfg->metadata_timeout);
 	else if (rc == -1)
 		log_warnx("%s: the index could not be read", __func__);
 	m->local_complete = rc == 0 && !m->local.full;
@@ -373,7 +376,8 @@ metadata_start(const struct metadata_deps *d, struct conn *c, const char *query,
 	m->local.max = m->remote.max = RESULTS_MAX;
 	m->remote_complete = 1;
 	federate = upstreams_enabled(d->upstreams) &&
-	    resolve_loop(o, d->via_token, d->cfg->max_forwarded_for) == NULL;
+	    resolve_loop(o, d->via_token,
+		conn_snapshot(c)->cfg->max_forwarded_for) == NULL;
 	/* A query too long to forward is answered from here, incomplete. */
 	if (federate && remote_path(m, m->fm.path, sizeof(m->fm.path)) == -1) {
 		federate = 0;
@@ -390,6 +394,7 @@ metadata_start(const struct metadata_deps *d, struct conn *c, const char *query,
 		return;
 	}
 	m->refs = 2; /* the exchange's, the job's */
+	m->snap = snapshot_ref(conn_snapshot(c));
 	m->remote_done = !federate;
 	conn_wait(c);
 	conn_on_end(c, mq_release, m);

@@ -12,9 +12,11 @@ struct pool;
 struct resolve_origin;
 struct upstreams;
 
-/* What queries are answered from; all must outlive every query. */
+/*
+ * What queries are answered from; all must outlive every query.  The
+ * settings are those of each query's exchange (conn_snapshot).
+ */
 struct metadata_deps {
-	const struct config *cfg;
 	struct index *idx;
 	struct pool *pool;
 	struct upstreams *upstreams; /* NULL: no upstreams */

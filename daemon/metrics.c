@@ -5,10 +5,12 @@
  * Every counter is an atomic_uint_fast64_t updated with relaxed ordering:
  * event-loop and worker threads bump them without locks, and a render sees
  * each value as of some recent moment, which is all a scrape needs.  The
- * upstream names, the gauges callback and the start time are plain
- * variables written only by the start-up calls (metrics_init(),
- * metrics_upstream_name(), metrics_set_gauges()) before other threads run,
- * and only read afterwards, so they need no lock.
+ * gauges callback and the start time are plain variables written only by
+ * the start-up calls (metrics_init(), metrics_set_gauges()) before other
+ * threads run, and only read afterwards, so they need no lock.  The
+ * upstreams' names change with the configuration (SIGHUP), under
+ * names_mu, which renders hold while they print them; so do the
+ * reloads' record and its reason.
  *
  * The histograms (upstream latency, request duration) keep one
  * non-cumulative count per bucket; the render adds them up, so _count
@@ -24,6 +26,7 @@
 #include <sys/resource.h>
 
 #include <dirent.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -147,9 +150,9 @@ static atomic_uint_fast64_t tls_handshake_failures;
 static const char *const denial_names[NDENIALS] = { "unauthorized",
 	"forbidden" };
 static atomic_uint_fast64_t denied[NDENIALS];
-#define NUPLOADS 4
+#define NUPLOADS 5
 static const char *const upload_names[NUPLOADS] = { "created", "same",
-	"conflict", "rejected" };
+	"conflict", "rejected", "unjudged" };
 static atomic_uint_fast64_t uploads[NUPLOADS];
 static atomic_uint_fast64_t upload_bytes;
 static struct upstream_counters upstreams[METRICS_MAX_UPSTREAMS];
@@ -160,8 +163,15 @@ static atomic_int store_credentials;
 static atomic_uint store_waiting, store_running;
 static char *store_name; /* NULL: no store */
 
-/* Start-up state, see above. */
+/* Under names_mu: each slot's upstream, and whether it is configured. */
+static pthread_mutex_t names_mu = PTHREAD_MUTEX_INITIALIZER;
 static char *upstream_names[METRICS_MAX_UPSTREAMS];
+static int upstream_shown[METRICS_MAX_UPSTREAMS];
+
+/* The configuration's loads (metrics_config_*), under names_mu. */
+static struct metrics_config config_state;
+
+/* Start-up state, see above. */
 static void (*gauges_fn)(struct metrics_gauges *, void *);
 static void *gauges_arg;
 static time_t start_time;
@@ -182,6 +192,24 @@ static void
 zero(atomic_uint_fast64_t *c)
 {
 	atomic_store_explicit(c, 0, memory_order_relaxed);
+}
+
+/* Slot i's counters back to zero (it changes hands). */
+static void
+upstream_zero(unsigned i)
+{
+	struct upstream_counters *u = &upstreams[i];
+	size_t k;
+
+	zero(&u->requests);
+	for (k = 0; k < NBUCKETS; k++)
+		zero(&u->latency[k]);
+	zero(&u->latency_us);
+	for (k = 0; k < NUPERRS; k++)
+		zero(&u->errors[k]);
+	zero(&u->verify_failures);
+	atomic_store_explicit(&u->breaker, 0, memory_order_relaxed);
+	atomic_store(&u->last_error, 0);
 }
 
 void
@@ -219,19 +247,11 @@ metrics_init(void)
 	for (k = 0; k < NUPLOADS; k++)
 		zero(&uploads[k]);
 	zero(&upload_bytes);
-	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++) {
-		struct upstream_counters *u = &upstreams[i];
-
-		zero(&u->requests);
-		for (k = 0; k < NBUCKETS; k++)
-			zero(&u->latency[k]);
-		zero(&u->latency_us);
-		for (k = 0; k < NUPERRS; k++)
-			zero(&u->errors[k]);
-		zero(&u->verify_failures);
-		atomic_store_explicit(&u->breaker, 0, memory_order_relaxed);
-		atomic_store(&u->last_error, 0);
-	}
+	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++)
+		upstream_zero((unsigned)i);
+	pthread_mutex_lock(&names_mu);
+	memset(&config_state, 0, sizeof(config_state));
+	pthread_mutex_unlock(&names_mu);
 	for (struct recent *rc = atomic_load(&recents); rc != NULL;
 	     rc = rc->next)
 		for (k = 0; k < RECENT_SLOTS; k++) {
@@ -493,9 +513,71 @@ metrics_upstream_name(unsigned i, const char *url)
 {
 	if (i >= METRICS_MAX_UPSTREAMS)
 		return;
-	free(upstream_names[i]);
-	/* Out of memory only leaves the upstream out of the render. */
-	upstream_names[i] = url != NULL ? strdup(url) : NULL;
+	pthread_mutex_lock(&names_mu);
+	upstream_shown[i] = url != NULL;
+	if (url != NULL &&
+	    (upstream_names[i] == NULL ||
+		strcmp(upstream_names[i], url) != 0)) {
+		free(upstream_names[i]);
+		upstream_zero(i);
+		/* Out of memory only leaves the upstream out of the render. */
+		upstream_names[i] = strdup(url);
+	}
+	pthread_mutex_unlock(&names_mu);
+}
+
+unsigned
+metrics_upstream_find(const char *url)
+{
+	unsigned i;
+
+	pthread_mutex_lock(&names_mu);
+	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++)
+		if (upstream_names[i] != NULL &&
+		    strcmp(upstream_names[i], url) == 0)
+			break;
+	pthread_mutex_unlock(&names_mu);
+	return i;
+}
+
+/* 1 when slot i is rendered: named, and configured.  Under names_mu. */
+static int
+upstream_rendered(unsigned i)
+{
+	return upstream_names[i] != NULL && upstream_shown[i];
+}
+
+void
+metrics_config_loaded(int64_t when)
+{
+	pthread_mutex_lock(&names_mu);
+	config_state.loaded = when;
+	pthread_mutex_unlock(&names_mu);
+}
+
+void
+metrics_config_reload(int ok, int64_t when, const char *why)
+{
+	pthread_mutex_lock(&names_mu);
+	config_state.reloads[ok ? 0 : 1]++;
+	config_state.last = when;
+	config_state.last_ok = ok;
+	if (ok) {
+		config_state.loaded = when;
+		config_state.why[0] = '\0';
+	} else {
+		snprintf(config_state.why, sizeof(config_state.why), "%s",
+		    why != NULL ? why : "");
+	}
+	pthread_mutex_unlock(&names_mu);
+}
+
+void
+metrics_config_read(struct metrics_config *out)
+{
+	pthread_mutex_lock(&names_mu);
+	*out = config_state;
+	pthread_mutex_unlock(&names_mu);
 }
 
 void
@@ -541,10 +623,9 @@ metrics_upstream_read(unsigned i, struct metrics_upstream *out)
 	size_t k;
 
 	memset(out, 0, sizeof(*out));
-	if (i >= METRICS_MAX_UPSTREAMS || upstream_names[i] == NULL)
+	if (i >= METRICS_MAX_UPSTREAMS)
 		return;
 	u = &upstreams[i];
-	out->name = upstream_names[i];
 	out->requests = get(&u->requests);
 	for (k = 0; k < NUPERRS; k++)
 		out->errors += get(&u->errors[k]);
@@ -913,7 +994,7 @@ render_connections(FILE *fp)
 	put_header(fp, "dbgmirror_uploads_total", "counter",
 	    "PUT uploads by result: created, same (those bytes were there), "
 	    "conflict (other bytes were), rejected (failed verification or "
-	    "limits).");
+	    "limits), unjudged (a source could not answer: nothing stored).");
 	for (size_t k = 0; k < NUPLOADS; k++)
 		fprintf(fp, "dbgmirror_uploads_total{result=\"%s\"} %llu\n",
 		    upload_names[k], (unsigned long long)get(&uploads[k]));
@@ -933,7 +1014,7 @@ render_latency(FILE *fp)
 	put_header(fp, name, "histogram",
 	    "Time to a complete answer from an upstream.");
 	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++) {
-		if (upstream_names[i] == NULL)
+		if (!upstream_rendered(i))
 			continue;
 		labels = NULL;
 		if ((lf = open_memstream(&labels, &size)) == NULL)
@@ -948,8 +1029,9 @@ render_latency(FILE *fp)
 	}
 }
 
+/* The upstreams' families; under names_mu. */
 static void
-render_upstreams(FILE *fp)
+render_upstream_series(FILE *fp)
 {
 	unsigned i;
 	size_t k;
@@ -957,14 +1039,14 @@ render_upstreams(FILE *fp)
 	put_header(fp, "dbgmirror_upstream_requests_total", "counter",
 	    "Requests sent to each upstream.");
 	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++)
-		if (upstream_names[i] != NULL)
+		if (upstream_rendered(i))
 			put_upstream(fp, "dbgmirror_upstream_requests_total", i,
 			    get(&upstreams[i].requests));
 	render_latency(fp);
 	put_header(fp, "dbgmirror_upstream_errors_total", "counter",
 	    "Failed upstream requests, by kind of failure.");
 	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++) {
-		if (upstream_names[i] == NULL)
+		if (!upstream_rendered(i))
 			continue;
 		for (k = 0; k < NUPERRS; k++) {
 			fputs("dbgmirror_upstream_errors_total{upstream=\"",
@@ -977,7 +1059,7 @@ render_upstreams(FILE *fp)
 	put_header(fp, "dbgmirror_upstream_verify_failures_total", "counter",
 	    "Upstream answers that failed verification.");
 	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++)
-		if (upstream_names[i] != NULL)
+		if (upstream_rendered(i))
 			put_upstream(fp,
 			    "dbgmirror_upstream_verify_failures_total", i,
 			    get(&upstreams[i].verify_failures));
@@ -985,11 +1067,43 @@ render_upstreams(FILE *fp)
 	    "Circuit breaker of each upstream: 1 for the state it is in "
 	    "(closed, open: skipped, probing), 0 for the others.");
 	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++)
-		if (upstream_names[i] != NULL)
+		if (upstream_rendered(i))
 			put_breaker(fp, "dbgmirror_upstream_breaker_state",
 			    "upstream", upstream_names[i],
 			    atomic_load_explicit(&upstreams[i].breaker,
 				memory_order_relaxed));
+}
+
+static void
+render_upstreams(FILE *fp)
+{
+	pthread_mutex_lock(&names_mu);
+	render_upstream_series(fp);
+	pthread_mutex_unlock(&names_mu);
+}
+
+/* The configuration's reloads (SIGHUP). */
+static void
+render_config(FILE *fp)
+{
+	struct metrics_config st;
+
+	metrics_config_read(&st);
+	put_header(fp, "dbgmirror_config_reloads_total", "counter",
+	    "Reloads of the configuration file (SIGHUP), by result: failed "
+	    "when it did not load or a check failed.");
+	fprintf(fp,
+	    "dbgmirror_config_reloads_total{result=\"ok\"} %llu\n"
+	    "dbgmirror_config_reloads_total{result=\"failed\"} %llu\n",
+	    (unsigned long long)st.reloads[0],
+	    (unsigned long long)st.reloads[1]);
+	put_header(fp, "dbgmirror_config_last_reload_success_timestamp_seconds",
+	    "gauge",
+	    "When the configuration in effect was loaded, at start-up or by "
+	    "the last reload that succeeded, since the Unix epoch.");
+	fprintf(fp,
+	    "dbgmirror_config_last_reload_success_timestamp_seconds %lld\n",
+	    (long long)st.loaded);
 }
 
 /* name{state="seen|queued|read"}. */
@@ -1192,6 +1306,7 @@ metrics_render(size_t *len)
 	render_requests(fp);
 	render_connections(fp);
 	render_upstreams(fp);
+	render_config(fp);
 	render_store(fp);
 	render_gauges(fp);
 	if (extra_fn != NULL)
@@ -1217,8 +1332,11 @@ metrics_free(void)
 {
 	unsigned i;
 
+	pthread_mutex_lock(&names_mu);
 	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++) {
 		free(upstream_names[i]);
 		upstream_names[i] = NULL;
+		upstream_shown[i] = 0;
 	}
+	pthread_mutex_unlock(&names_mu);
 }

@@ -3,11 +3,13 @@
  * Prometheus text exposition format (version 0.0.4).
  *
  * Updates are lock-free and may come from any thread; so are the reads
- * the status page makes (metrics_recent(), metrics_upstream_read()).  metrics_init(),
- * metrics_upstream_name() and metrics_set_gauges() are start-up calls: make
- * them before other threads start using the module.  Upstreams are known by
- * their index in the configuration; indices of METRICS_MAX_UPSTREAMS and
- * above are ignored everywhere, and only named upstreams are rendered.
+ * the status page makes (metrics_recent(), metrics_upstream_read()).
+ * metrics_init() and metrics_set_gauges() are start-up calls: make them
+ * before other threads start using the module.  Upstreams are known by a
+ * slot their owner gives them (sources/upstream.c), named with
+ * metrics_upstream_name() from any thread; slots of METRICS_MAX_UPSTREAMS
+ * and above are ignored everywhere, and only named upstreams that are
+ * configured are rendered.
  */
 #ifndef DAEMON_METRICS_H
 #define DAEMON_METRICS_H
@@ -135,17 +137,17 @@ enum metrics_denial {
 };
 void metrics_access_denied(enum metrics_denial reason);
 
-/* Label result="created|same|conflict|rejected" of a PUT upload. */
+/* Label result="created|same|conflict|rejected|unjudged" of an upload. */
 enum metrics_upload {
 	METRICS_UPLOAD_CREATED, /* 201: stored */
 	METRICS_UPLOAD_SAME, /* 200: the same bytes were there */
 	METRICS_UPLOAD_CONFLICT, /* 409: other bytes were there */
 	METRICS_UPLOAD_REJECTED, /* not ELF, wrong id, too big, cut */
+	METRICS_UPLOAD_UNJUDGED, /* 503: a source could not answer */
 };
 /* An upload ended with result; bytes of its body were received. */
 void metrics_upload(enum metrics_upload result, uint64_t bytes);
 
-/* Start-up: name upstream i after url (copied); NULL forgets the name. */
 /* The shared object store (conf/objstore.h), shown once it is named. */
 enum metrics_store {
 	METRICS_STORE_HIT, /* a lookup found a verified object */
@@ -176,7 +178,14 @@ void metrics_store_read(struct metrics_store_state *out);
 /* The store's answer to the credentials: 1 taken, 0 refused, -1 unknown. */
 void metrics_store_credentials(int ok);
 
+/*
+ * Upstream slot i is url's (copied), and rendered; a new url zeroes the
+ * slot's counters.  NULL: its upstream left the configuration, and is
+ * not rendered, its name and counters kept for if it comes back.
+ */
 void metrics_upstream_name(unsigned i, const char *url);
+/* The slot named url, or METRICS_MAX_UPSTREAMS. */
+unsigned metrics_upstream_find(const char *url);
 void metrics_upstream_request(unsigned i);
 /* One observation of the latency histogram, in seconds. */
 void metrics_upstream_latency(unsigned i, double seconds);
@@ -231,7 +240,6 @@ void metrics_minutes(struct metrics_minute out[METRICS_RECENT_MINUTES]);
 int64_t metrics_upstream_last_error(unsigned i, enum metrics_uperr *kind);
 /* Requests, errors, and the mean latency of upstream i so far. */
 struct metrics_upstream {
-	const char *name; /* NULL: no such upstream */
 	uint64_t requests, errors, answers;
 	double mean_seconds; /* over answers; 0 when none */
 	int breaker; /* 0 closed, 1 open, 2 probing */
@@ -239,6 +247,22 @@ struct metrics_upstream {
 void metrics_upstream_read(unsigned i, struct metrics_upstream *out);
 /* "connect", "timeout"... */
 const char *metrics_uperr_name(enum metrics_uperr kind);
+
+/*
+ * The configuration's loads: at start-up (metrics_config_loaded), and each
+ * reload (SIGHUP: daemon/reload.c) with its result and, failed, why.
+ * Any thread.
+ */
+struct metrics_config {
+	uint64_t reloads[2]; /* that succeeded, that failed */
+	int64_t loaded; /* clock_now() of the configuration in effect */
+	int64_t last; /* of the last reload; 0: none */
+	int last_ok;
+	char why[512]; /* the last reload failed: why */
+};
+void metrics_config_loaded(int64_t when);
+void metrics_config_reload(int ok, int64_t when, const char *why);
+void metrics_config_read(struct metrics_config *out);
 
 /*
  * The exposition text, malloc'd and NUL-terminated, its strlen in *len;

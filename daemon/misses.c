@@ -16,6 +16,7 @@
 #include "daemon/misses.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,7 +35,7 @@
 struct misses {
 	struct index *idx;
 	struct pool *pool;
-	uint64_t max;
+	atomic_uint_fast64_t max; /* misses_set_max */
 	pthread_mutex_t mu;
 	struct miss_event *q; /* filling, under mu */
 	struct miss_event *spare; /* the flush's */
@@ -59,8 +60,14 @@ misses_new(struct index *idx, struct pool *pool, uint64_t max)
 	pthread_mutex_init(&m->mu, NULL);
 	m->idx = idx;
 	m->pool = pool;
-	m->max = max;
+	atomic_init(&m->max, max);
 	return m;
+}
+
+void
+misses_set_max(struct misses *m, uint64_t max)
+{
+	atomic_store(&m->max, max);
 }
 
 /* Write the queue to the index until it is empty; on any thread. */
@@ -90,8 +97,8 @@ flush(struct misses *m)
 			log_warnx("%s: %s", __func__, err);
 			metrics_misses_dropped(n);
 		}
-		if (miss_evict(m->idx, m->max, &evicted, err, sizeof(err)) ==
-		    -1)
+		if (miss_evict(m->idx, atomic_load(&m->max), &evicted, err,
+			sizeof(err)) == -1)
 			log_warnx("%s: %s", __func__, err);
 	}
 }

@@ -31,6 +31,8 @@ struct misses;
 
 /* Keep at most max ids in idx, flushing on pool's short jobs. */
 struct misses *misses_new(struct index *idx, struct pool *pool, uint64_t max);
+/* Any thread (SIGHUP): keep at most max ids from the next flush on. */
+void misses_set_max(struct misses *m, uint64_t max);
 /* Once a second, any thread: start a flush when the queue holds events. */
 void misses_tick(struct misses *m);
 /* Write what the queue still holds, on this thread, and free m. */

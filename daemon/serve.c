@@ -36,6 +36,7 @@
 #include "daemon/pool.h"
 #include "daemon/response.h"
 #include "daemon/route.h"
+#include "daemon/snapshot.h"
 #include "resolver/resolve.h"
 #include "daemon/status.h"
 #include "sources/upload.h"
@@ -91,7 +92,7 @@ class_allowed(struct conn *c, struct serve *srv, enum access_class cls)
 	enum access_verdict v;
 
 	who_of(c, &who);
-	v = access_check(srv->d.access, cls, &who, &why);
+	v = access_check(conn_snapshot(c)->access, cls, &who, &why);
 	if (v == ACCESS_ALLOW)
 		return 1;
 	conn_set_result(c, "DENIED", "-");
@@ -363,6 +364,7 @@ send_metrics(struct conn *c)
 struct page {
 	struct conn *c;
 	struct serve *srv;
+	const struct config *cfg; /* the exchange's, held while it waits */
 	char *html;
 	size_t len;
 };
@@ -371,8 +373,8 @@ static void
 status_work(void *arg)
 {
 	struct page *p = arg;
-	struct status_deps sd = { p->srv->d.cfg, p->srv->d.ft,
-		p->srv->d.rd->repos, p->srv->httpd, NULL };
+	struct status_deps sd = { p->cfg, p->srv->d.ft, p->srv->d.rd->repos,
+		p->srv->httpd, NULL };
 
 	sd.rd = index_reader_new(p->srv->d.idx);
 	p->html = status_render(&sd, &p->len);
@@ -404,6 +406,7 @@ status_start(struct conn *c, struct serve *srv)
 	}
 	p->c = c;
 	p->srv = srv;
+	p->cfg = conn_snapshot(c)->cfg;
 	conn_wait(c);
 	if (pool_submit(srv->d.pool, status_work, conn_inbox(c), status_done,
 		p) == -1) {
@@ -420,8 +423,8 @@ access_check_quiet(struct serve *srv, struct conn *c)
 	const char *why;
 
 	who_of(c, &who);
-	return access_check(srv->d.access, ACCESS_STATUS, &who, &why) ==
-	    ACCESS_ALLOW;
+	return access_check(conn_snapshot(c)->access, ACCESS_STATUS, &who,
+		   &why) == ACCESS_ALLOW;
 }
 
 /* 1 when the client names text/html in Accept: a browser. */
@@ -550,7 +553,10 @@ static void
 artifact_start(struct serve_thread *st, struct conn *c, const struct route *rt)
 {
 	struct resolve_origin o;
-	struct resolve_client cl = { &artifact_client, c, &o, 0 };
+	struct resolve_client cl = { .ops = &artifact_client,
+		.arg = c,
+		.origin = &o,
+		.d = conn_snapshot(c)->rd };
 
 	serve_origin(c, &o);
 	resolve_start(&st->rt, &cl, rt, RESOLVE_ALL);
@@ -593,7 +599,7 @@ json_member(struct jbuf *b, const char *name, const char *value)
 static void
 config_answer(struct conn *c, struct serve *srv)
 {
-	const struct config *cfg = srv->d.cfg;
+	const struct config *cfg = conn_snapshot(c)->cfg;
 	struct jbuf b = { NULL, 0, 0, 64 * 1024, 0 };
 	char text[256];
 	size_t i, n = 0;
@@ -719,8 +725,13 @@ serve_request(struct conn *c, void *state)
 		if (rt.endpoint != ROUTE_DEBUGINFO &&
 		    rt.endpoint != ROUTE_EXECUTABLE)
 			conn_send_not_allowed(c, "GET, HEAD");
-		else if (class_allowed(c, st->srv, ACCESS_UPLOAD))
-			upload_start(&st->srv->ud, c, &rt);
+		else if (class_allowed(c, st->srv, ACCESS_UPLOAD)) {
+			struct resolve_origin o;
+
+			serve_origin(c, &o);
+			upload_start(&st->srv->ud, &st->rt,
+			    conn_snapshot(c)->rd, c, &rt, &o);
+		}
 		return;
 	}
 	switch (rt.endpoint) {
@@ -805,12 +816,10 @@ serve_new(const struct serve_deps *deps)
 	if ((srv = calloc(1, sizeof(*srv))) == NULL)
 		return NULL;
 	srv->d = *deps;
-	srv->md.cfg = deps->cfg;
 	srv->md.idx = deps->idx;
 	srv->md.pool = deps->pool;
 	srv->md.upstreams = deps->rd->upstreams;
 	srv->md.via_token = deps->rd->via_token;
-	srv->ud.cfg = deps->cfg;
 	srv->ud.idx = deps->idx;
 	srv->ud.bs = deps->bs;
 	srv->ud.pool = deps->pool;

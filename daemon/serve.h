@@ -7,10 +7,8 @@
 #include "daemon/http.h"
 
 struct blobstore;
-struct config;
 struct flight_table;
 struct index;
-struct misses;
 struct pool;
 struct resolve_deps;
 struct resolve_origin;
@@ -31,16 +29,17 @@ struct serve_scans {
 	void *arg;
 };
 
-/* What the server answers from; all must outlive it. */
+/*
+ * What the server answers from; all must outlive it.  The configuration,
+ * the access rules and the request path's settings are each request's
+ * snapshot's (conn_snapshot, daemon/snapshot.h).
+ */
 struct serve_deps {
-	const struct config *cfg;
 	struct index *idx;
 	struct pool *pool;
 	struct blobstore *bs;
 	struct flight_table *ft;
-	const struct resolve_deps *rd; /* the request path's */
-	struct misses *misses; /* NULL: no missing-id report */
-	struct access *access; /* the access rules */
+	const struct resolve_deps *rd; /* the request path's parts */
 	const struct serve_scans *scans; /* NULL: no /admin/rescan */
 };
 

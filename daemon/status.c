@@ -146,7 +146,8 @@ put_time(FILE *fp, int64_t t)
 /* -------------------------------------------------------------- server */
 
 /*
- * The configuration file, the addresses listened on, and the cache's file
+ * The configuration file, when it was loaded and whether the last reload
+ * failed (and why), the addresses listened on, and the cache's file
  * system against min-free-disk (below it, eviction frees room and fills
  * are refused rather than filling the disk).
  */
@@ -154,6 +155,7 @@ static void
 render_server(FILE *fp, const struct status_deps *sd)
 {
 	const struct config *cfg = sd->cfg;
+	struct metrics_config mc;
 	const char *a;
 	struct statvfs vfs;
 	uint64_t avail, total;
@@ -169,6 +171,19 @@ render_server(FILE *fp, const struct status_deps *sd)
 		fputs("</code>", fp);
 	} else {
 		fputs("none: embedded defaults and the command line", fp);
+	}
+	metrics_config_read(&mc);
+	fputs("</td></tr>\n<tr><th>loaded</th><td id=\"config-loaded\">", fp);
+	put_time(fp, mc.loaded);
+	if (mc.last != 0 && !mc.last_ok) {
+		fputs("; <span class=\"bad\" id=\"config-reload\">the last "
+		      "reload failed (",
+		    fp);
+		put_time(fp, mc.last);
+		fputs("): ", fp);
+		put_html(fp, mc.why);
+		fputs("</span>; the configuration loaded before is in effect",
+		    fp);
 	}
 	fputs("</td></tr>\n<tr><th>listening on</th><td>", fp);
 	for (i = 0; i < cfg->nlisten; i++) {
@@ -560,6 +575,7 @@ render_upstreams(FILE *fp, const struct config *cfg)
 	struct metrics_upstream mu;
 	enum metrics_uperr kind;
 	int64_t last, now = clock_now();
+	unsigned slot;
 	size_t i;
 	int b;
 
@@ -567,8 +583,9 @@ render_upstreams(FILE *fp, const struct config *cfg)
 		fputs("<tr id=\"source-upstreams\"><td>upstreams</td><td "
 		      "class=\"none\">none configured</td><td></td></tr>\n",
 		    fp);
-	for (i = 0; i < cfg->nupstreams && i < METRICS_MAX_UPSTREAMS; i++) {
-		metrics_upstream_read((unsigned)i, &mu);
+	for (i = 0; i < cfg->nupstreams; i++) {
+		slot = metrics_upstream_find(cfg->upstreams[i].name);
+		metrics_upstream_read(slot, &mu);
 		b = mu.breaker >= 0 && mu.breaker <= 2 ? mu.breaker : 0;
 		fputs("<tr class=\"upstream\"><td>upstream <code>", fp);
 		put_html(fp, cfg->upstreams[i].name);
@@ -588,8 +605,7 @@ render_upstreams(FILE *fp, const struct config *cfg)
 			    mu.mean_seconds, mu.answers);
 		else
 			fputs("no answer yet", fp);
-		if ((last = metrics_upstream_last_error((unsigned)i, &kind)) !=
-		    0) {
+		if ((last = metrics_upstream_last_error(slot, &kind)) != 0) {
 			fprintf(fp,
 			    "; last error: <span class=\"bad\">%s"
 			    "</span> ",

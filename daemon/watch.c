@@ -70,7 +70,8 @@ struct watch {
 	pthread_mutex_t mu; /* the table of directories and what follows */
 	struct wdir *dirs; /* open addressing by wd, cap a power of two */
 	size_t cap, n;
-	unsigned limit; /* DBGMIRROR_TEST_WATCH_MAX; 0: the kernel's */
+	unsigned limit; /* DBGMIRROR_TEST_WATCH_MAX, when limited */
+	int limited;    /* the variable is set: 0 watches none */
 	int warned; /* the watch limit has been logged */
 
 	/* The batch being gathered, on the loop. */
@@ -174,7 +175,7 @@ watch_dir(struct watch *w, const char *path, int root, int pkg)
 	if (w == NULL)
 		return;
 	pthread_mutex_lock(&w->mu);
-	if (w->limit != 0 && w->n >= w->limit && !path_watched(w, path)) {
+	if (w->limited && w->n >= w->limit && !path_watched(w, path)) {
 		wd = -1;
 		errno = ENOSPC;
 	} else {
@@ -458,8 +459,10 @@ watch_new(struct event_base *base, void (*ready)(void *arg), void *arg,
 	pthread_mutex_init(&w->mu, NULL);
 	w->ready = ready;
 	w->arg = arg;
-	if (limit != NULL)
+	if (limit != NULL) {
+		w->limited = 1;
 		w->limit = (unsigned)strtoul(limit, NULL, 10);
+	}
 	if ((w->fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC)) == -1) {
 		snprintf(err, errlen, "watch: inotify: %s", strerror(errno));
 		pthread_mutex_destroy(&w->mu);

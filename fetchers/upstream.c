@@ -56,10 +56,18 @@
 /* How often an open breaker looks at the clock. */
 #define BREAKER_TICK_NS 1000000000
 
+/*
+ * One upstream, on the heap: the set holds a reference while it is
+ * configured, and each attempt on it holds one, so that an upstream taken
+ * out of the set by upstream_set_apply lives until its transfers end.
+ */
 struct upstream {
 	struct upstream_set *us;
-	unsigned index;
-	const struct upstream_conf *cu;
+	unsigned index; /* its id (upstream_conf.id) */
+	unsigned refs;
+	int gone; /* out of the set: its breaker moves no more */
+	struct upstream_conf conf; /* its own copy */
+	const struct upstream_conf *cu; /* &conf */
 	struct curl_slist *extra; /* configured request headers */
 	enum upstream_breaker state;
 	unsigned failures; /* in a row */
@@ -71,12 +79,12 @@ struct upstream {
 };
 
 struct upstream_set {
-	struct upstream_opts o;
+	struct upstream_opts o; /* its strings the set's own */
 	struct redirect_policy redirects; /* o's, for redirect_allowed */
 	struct event_base *base;
 	struct curlev *cv;
 	struct upstream_observer obs;
-	struct upstream *v;
+	struct upstream **v;
 	unsigned n;
 	struct upstream_fetch *fetches;
 	struct upstream_meta *metas;
@@ -136,6 +144,9 @@ struct upstream_fetch {
 static void attempt_start(struct attempt *a);
 static void fetch_check_end(struct upstream_fetch *f);
 static void fetch_free(struct upstream_fetch *f);
+static void upstream_unref(struct upstream *u);
+static struct upstream *upstream_find(const struct upstream_set *us,
+    unsigned id);
 
 /* ------------------------------------------------------------- breaker */
 
@@ -227,7 +238,7 @@ upstream_failed(struct upstream *u, enum upstream_err kind)
 
 	if (u->us->obs.error != NULL)
 		u->us->obs.error(u->us->obs.arg, u->index, kind);
-	if (u->state != UPSTREAM_CLOSED)
+	if (u->state != UPSTREAM_CLOSED || u->gone)
 		return;
 	if (++u->failures >= o->breaker_failures) {
 		char why[96];
@@ -373,6 +384,8 @@ attempt_free(struct attempt *a)
 	event_free(a->fb_timer);
 	event_free(a->retry_timer);
 	event_free(a->stall_timer);
+	if (a->u != NULL)
+		upstream_unref(a->u);
 	free(a);
 }
 
@@ -979,13 +992,14 @@ upstream_fetch(struct upstream_set *us, const char *path, const char *xff,
 	unsigned i, usable = 0, enabled = 0;
 
 	for (i = 0; i < us->n; i++) {
-		if (!us->v[i].cu->enabled)
+		if (!us->v[i]->cu->enabled)
 			continue;
 		enabled++;
-		if (us->v[i].state == UPSTREAM_CLOSED)
+		if (us->v[i]->state == UPSTREAM_CLOSED)
 			usable++;
 		else if (us->obs.error != NULL)
-			us->obs.error(us->obs.arg, i, UPSTREAM_ERR_BREAKER);
+			us->obs.error(us->obs.arg, us->v[i]->index,
+			    UPSTREAM_ERR_BREAKER);
 	}
 	if (usable == 0) {
 		*res = enabled == 0 ? UPSTREAM_NOTFOUND : UPSTREAM_FAILED;
@@ -1013,12 +1027,14 @@ upstream_fetch(struct upstream_set *us, const char *path, const char *xff,
 	    f->deadline == NULL || f->reap == NULL)
 		goto fail;
 	for (i = 0; i < us->n; i++) {
-		if (!us->v[i].cu->enabled || us->v[i].state != UPSTREAM_CLOSED)
+		if (!us->v[i]->cu->enabled ||
+		    us->v[i]->state != UPSTREAM_CLOSED)
 			continue;
 		if ((a = calloc(1, sizeof(*a))) == NULL)
 			goto fail;
 		a->f = f;
-		a->u = &us->v[i];
+		a->u = us->v[i];
+		a->u->refs++;
 		a->fb_timer = evtimer_new(us->base, attempt_fb_timer_cb, a);
 		a->retry_timer =
 		    evtimer_new(us->base, attempt_retry_timer_cb, a);
@@ -1055,10 +1071,12 @@ upstream_resume(struct upstream_fetch *f)
 }
 
 void
-upstream_blame(struct upstream_set *us, unsigned i)
+upstream_blame(struct upstream_set *us, unsigned id)
 {
-	if (i < us->n)
-		upstream_failed(&us->v[i], UPSTREAM_ERR_CONTENT);
+	struct upstream *u = upstream_find(us, id);
+
+	if (u != NULL)
+		upstream_failed(u, UPSTREAM_ERR_CONTENT);
 }
 
 /* ------------------------------------------------------ metadata queries */
@@ -1105,6 +1123,7 @@ meta_free(struct upstream_meta *m)
 		}
 		curl_slist_free_all(m->v[i].hdrs);
 		free(m->v[i].ans.body);
+		upstream_unref(m->v[i].u);
 	}
 	if (m->prev != NULL)
 		m->prev->next = m->next;
@@ -1252,13 +1271,14 @@ upstream_metadata(struct upstream_set *us, const char *path, const char *xff,
 		return NULL;
 	}
 	for (i = 0; i < us->n; i++) {
-		if (!us->v[i].cu->enabled)
+		if (!us->v[i]->cu->enabled)
 			continue;
 		a = &m->v[m->n++];
 		a->m = m;
-		a->u = &us->v[i];
-		a->ans.upstream = i;
-		a->ans.url = us->v[i].cu->name;
+		a->u = us->v[i];
+		a->u->refs++;
+		a->ans.upstream = a->u->index;
+		a->ans.url = a->u->cu->name;
 		if (a->u->state != UPSTREAM_CLOSED)
 			snprintf(a->ans.why, sizeof(a->ans.why),
 			    "its breaker is open");
@@ -1277,22 +1297,25 @@ upstream_metadata_cancel(struct upstream_meta *m)
 }
 
 int
-upstream_usable(const struct upstream_set *us, unsigned i)
+upstream_usable(const struct upstream_set *us, unsigned id)
 {
-	return i < us->n && us->v[i].cu->enabled &&
-	    us->v[i].state == UPSTREAM_CLOSED;
+	const struct upstream *u = upstream_find(us, id);
+
+	return u != NULL && u->cu->enabled && u->state == UPSTREAM_CLOSED;
 }
 
 void
-upstream_outcome(struct upstream_set *us, unsigned i, int ok,
+upstream_outcome(struct upstream_set *us, unsigned id, int ok,
     enum upstream_err kind)
 {
-	if (i >= us->n)
+	struct upstream *u = upstream_find(us, id);
+
+	if (u == NULL)
 		return;
 	if (ok)
-		upstream_answered(&us->v[i]);
+		upstream_answered(u);
 	else
-		upstream_failed(&us->v[i], kind);
+		upstream_failed(u, kind);
 }
 
 /* ----------------------------------------------------------------- set */
@@ -1309,49 +1332,249 @@ upstream_shutdown(void)
 	curl_global_cleanup();
 }
 
+/* *dst becomes a copy of src (NULL stays NULL): 0, or -1. */
+static int
+str_copy(const char **dst, const char *src)
+{
+	char *s = NULL;
+
+	if (src != NULL && (s = strdup(src)) == NULL)
+		return -1;
+	free((char *)*dst);
+	*dst = s;
+	return 0;
+}
+
+/*
+ * u's configuration and headers from cu, its url and name aside (set
+ * once, by upstream_new: an upstream is the one of its URL).  -1 when out
+ * of memory (u keeps what it had, or part of the new).
+ */
+static int
+upstream_reconf(struct upstream *u, const struct upstream_conf *cu)
+{
+	struct upstream_conf *c = &u->conf;
+	struct curl_slist *extra = NULL, *l;
+	char **headers = NULL;
+	size_t i;
+
+	if (cu->nheaders > 0 &&
+	    (headers = calloc(cu->nheaders, sizeof(*headers))) == NULL)
+		return -1;
+	for (i = 0; i < cu->nheaders; i++) {
+		if ((headers[i] = strdup(cu->headers[i])) == NULL ||
+		    (l = curl_slist_append(extra, cu->headers[i])) == NULL)
+			goto fail;
+		extra = l;
+	}
+	if (str_copy(&c->aws_sigv4, cu->aws_sigv4) == -1 ||
+	    str_copy(&c->user, cu->user) == -1 ||
+	    str_copy(&c->password, cu->password) == -1)
+		goto fail;
+	c->enabled = cu->enabled;
+	c->connect_timeout = cu->connect_timeout;
+	c->first_byte_timeout = cu->first_byte_timeout;
+	c->min_rate = cu->min_rate;
+	for (i = 0; i < c->nheaders; i++)
+		free(c->headers[i]);
+	free((char **)c->headers);
+	c->headers = headers;
+	c->nheaders = cu->nheaders;
+	curl_slist_free_all(u->extra);
+	u->extra = extra;
+	return 0;
+fail:
+	for (i = 0; i < cu->nheaders && headers != NULL; i++)
+		free(headers[i]);
+	free(headers);
+	curl_slist_free_all(extra);
+	return -1;
+}
+
+static void
+upstream_unref(struct upstream *u)
+{
+	size_t i;
+
+	if (--u->refs > 0)
+		return;
+	if (u->probe_timer != NULL)
+		event_free(u->probe_timer);
+	curl_slist_free_all(u->extra);
+	for (i = 0; i < u->conf.nheaders; i++)
+		free(u->conf.headers[i]);
+	free((char **)u->conf.headers);
+	free((char *)u->conf.url);
+	free((char *)u->conf.name);
+	free((char *)u->conf.aws_sigv4);
+	free((char *)u->conf.user);
+	free((char *)u->conf.password);
+	free(u);
+}
+
+/* A new upstream of us as cu says, its breaker closed; NULL out of memory. */
+static struct upstream *
+upstream_new(struct upstream_set *us, const struct upstream_conf *cu)
+{
+	struct upstream *u;
+
+	if ((u = calloc(1, sizeof(*u))) == NULL)
+		return NULL;
+	u->us = us;
+	u->refs = 1;
+	u->index = cu->id;
+	u->cu = &u->conf;
+	u->conf.id = cu->id;
+	if (str_copy(&u->conf.url, cu->url) == -1 ||
+	    str_copy(&u->conf.name, cu->name) == -1 ||
+	    upstream_reconf(u, cu) == -1 ||
+	    (u->probe_timer = evtimer_new(us->base, upstream_probe_timer_cb,
+		 u)) == NULL) {
+		upstream_unref(u);
+		return NULL;
+	}
+	breaker_set(u, UPSTREAM_CLOSED, NULL);
+	return u;
+}
+
+/* Take u out of its set: no probe any more; its transfers go on. */
+static void
+upstream_remove(struct upstream *u)
+{
+	u->gone = 1;
+	if (u->probe != NULL) {
+		curlev_remove(u->us->cv, u->probe);
+		curl_easy_cleanup(u->probe);
+		u->probe = NULL;
+	}
+	evtimer_del(u->probe_timer);
+	upstream_unref(u);
+}
+
+/* The upstream of us whose id is id, or NULL. */
+static struct upstream *
+upstream_find(const struct upstream_set *us, unsigned id)
+{
+	unsigned i;
+
+	for (i = 0; i < us->n; i++)
+		if (us->v[i]->index == id)
+			return us->v[i];
+	return NULL;
+}
+
+/* The settings of opts but its upstreams, into us (its own strings). */
+static int
+set_opts(struct upstream_set *us, const struct upstream_opts *opts)
+{
+	struct upstream_opts o = *opts;
+
+	o.upstreams = NULL;
+	o.n = 0;
+	o.proxy = us->o.proxy;
+	o.ca_file = us->o.ca_file;
+	o.user_agent = us->o.user_agent;
+	if (str_copy(&o.proxy, opts->proxy) == -1 ||
+	    str_copy(&o.ca_file, opts->ca_file) == -1 ||
+	    str_copy(&o.user_agent, opts->user_agent) == -1) {
+		us->o.proxy = o.proxy;
+		us->o.ca_file = o.ca_file;
+		us->o.user_agent = o.user_agent;
+		return -1;
+	}
+	us->o = o;
+	us->redirects =
+	    (struct redirect_policy){ o.redirects, o.listeners, o.nlisteners };
+	snprintf(us->ua, sizeof(us->ua), "%s",
+	    o.user_agent != NULL ? o.user_agent
+				 : PACKAGE_NAME "/" PACKAGE_VERSION);
+	return 0;
+}
+
 struct upstream_set *
 upstream_set_new(const struct upstream_opts *opts, struct event_base *base,
     const struct upstream_observer *obs, char *err, size_t errlen)
 {
+	struct upstream_changes ch;
 	struct upstream_set *us;
-	struct upstream *u;
-	size_t i, j;
 
 	if ((us = calloc(1, sizeof(*us))) == NULL)
 		goto nomem;
-	us->o = *opts;
-	us->redirects = (struct redirect_policy){ opts->redirects,
-		opts->listeners, opts->nlisteners };
 	us->base = base;
 	if (obs != NULL)
 		us->obs = *obs;
-	snprintf(us->ua, sizeof(us->ua), "%s",
-	    opts->user_agent != NULL ? opts->user_agent
-				     : PACKAGE_NAME "/" PACKAGE_VERSION);
-	if ((us->cv = curlev_new(base)) == NULL)
+	if ((us->cv = curlev_new(base)) == NULL ||
+	    upstream_set_apply(us, opts, &ch) == -1)
 		goto nomem;
-	if (opts->n > 0 && (us->v = calloc(opts->n, sizeof(*us->v))) == NULL)
-		goto nomem;
-	us->n = (unsigned)opts->n;
-	for (i = 0; i < opts->n; i++) {
-		u = &us->v[i];
-		u->us = us;
-		u->index = (unsigned)i;
-		u->cu = &opts->upstreams[i];
-		u->probe_timer = evtimer_new(base, upstream_probe_timer_cb, u);
-		if (u->probe_timer == NULL)
-			goto nomem;
-		for (j = 0; j < u->cu->nheaders; j++)
-			if ((u->extra = curl_slist_append(u->extra,
-				 u->cu->headers[j])) == NULL)
-				goto nomem;
-		breaker_set(u, UPSTREAM_CLOSED, NULL);
-	}
 	return us;
 nomem:
 	snprintf(err, errlen, "upstreams: out of memory");
 	upstream_set_free(us);
 	return NULL;
+}
+
+int
+upstream_set_apply(struct upstream_set *us, const struct upstream_opts *opts,
+    struct upstream_changes *ch)
+{
+	struct upstream **v = NULL;
+	unsigned char *fresh = NULL;
+	size_t i, j;
+	int rc = 0;
+
+	memset(ch, 0, sizeof(*ch));
+	if (opts->n > 0 &&
+	    ((v = calloc(opts->n, sizeof(*v))) == NULL ||
+		(fresh = calloc(opts->n, 1)) == NULL)) {
+		free(v);
+		return -1;
+	}
+	/* The new upstreams first: a failure leaves the set as it was. */
+	for (i = 0; i < opts->n; i++) {
+		for (j = 0; j < us->n; j++)
+			if (strcmp(us->v[j]->cu->url, opts->upstreams[i].url) ==
+			    0)
+				break;
+		if (j < us->n) {
+			v[i] = us->v[j];
+			continue;
+		}
+		if ((v[i] = upstream_new(us, &opts->upstreams[i])) == NULL)
+			goto fail;
+		fresh[i] = 1;
+	}
+	if (set_opts(us, opts) == -1)
+		goto fail;
+	/* Kept with its breaker and new settings, or gone. */
+	for (i = 0; i < opts->n; i++) {
+		if (fresh[i]) {
+			ch->added++;
+			continue;
+		}
+		ch->kept++;
+		if (upstream_reconf(v[i], &opts->upstreams[i]) == -1)
+			rc = -1;
+	}
+	for (j = 0; j < us->n; j++) {
+		for (i = 0; i < opts->n && v[i] != us->v[j]; i++)
+			continue;
+		if (i == opts->n) {
+			upstream_remove(us->v[j]);
+			ch->removed++;
+		}
+	}
+	free(us->v);
+	free(fresh);
+	us->v = v;
+	us->n = (unsigned)opts->n;
+	return rc;
+fail:
+	for (i = 0; i < opts->n; i++)
+		if (fresh[i] && v[i] != NULL)
+			upstream_remove(v[i]);
+	free(v);
+	free(fresh);
+	return -1;
 }
 
 void
@@ -1368,22 +1591,12 @@ upstream_set_free(struct upstream_set *us)
 		us->metas->done(us->metas->arg, NULL, 0);
 		meta_free(us->metas);
 	}
-	for (i = 0; i < us->n; i++) {
-		if (us->v[i].probe != NULL) {
-			curlev_remove(us->cv, us->v[i].probe);
-			curl_easy_cleanup(us->v[i].probe);
-		}
-		if (us->v[i].probe_timer != NULL)
-			event_free(us->v[i].probe_timer);
-		curl_slist_free_all(us->v[i].extra);
-	}
+	for (i = 0; i < us->n; i++)
+		upstream_remove(us->v[i]);
 	free(us->v);
 	curlev_free(us->cv);
+	free((char *)us->o.proxy);
+	free((char *)us->o.ca_file);
+	free((char *)us->o.user_agent);
 	free(us);
-}
-
-unsigned
-upstream_count(const struct upstream_set *us)
-{
-	return us->n;
 }

@@ -64,7 +64,7 @@ enum upstream_breaker {
 
 /* The head of the winning answer. */
 struct upstream_head {
-	unsigned upstream; /* its index in the configuration */
+	unsigned upstream; /* its id (upstream_conf.id) */
 	const char *url; /* its base URL */
 	uint64_t length; /* body bytes; UINT64_MAX when not announced */
 	int64_t mtime; /* Last-Modified; -1 when none */
@@ -116,6 +116,12 @@ struct upstream_observer {
 
 /* One upstream server. */
 struct upstream_conf {
+	/*
+	 * What the caller calls it: the number its observer hooks and its
+	 * answers (upstream_head.upstream) are told, which stays the same
+	 * while it stays in the set (upstream_set_apply).
+	 */
+	unsigned id;
 	const char *url; /* http:// or https://, no trailing '/' */
 	const char *name; /* url without user:password@: how it is shown */
 	int enabled;
@@ -142,8 +148,8 @@ struct upstream_conf {
 };
 
 /*
- * Everything the set is told; the pointers are borrowed and must outlive
- * the set.
+ * Everything the set is told.  It copies what it keeps, but listeners,
+ * which must outlive the set.
  */
 struct upstream_opts {
 	const struct upstream_conf *upstreams;
@@ -180,7 +186,21 @@ struct upstream_set *upstream_set_new(const struct upstream_opts *opts,
  * running are told NULL answers.
  */
 void upstream_set_free(struct upstream_set *us);
-unsigned upstream_count(const struct upstream_set *us);
+
+/* What upstream_set_apply did to the upstreams. */
+struct upstream_changes {
+	unsigned added, removed, kept;
+};
+/*
+ * The set becomes what opts says (SIGHUP): an upstream whose URL it had
+ * is kept, with its breaker, and takes its new settings; one it had not
+ * starts with a closed breaker; one opts no longer names leaves the set,
+ * and fetches under way finish with it.  Fetches started from now on ask
+ * the new set.  -1 when out of memory: the set is then the old one, or,
+ * for an upstream's own settings, part new.
+ */
+int upstream_set_apply(struct upstream_set *us,
+    const struct upstream_opts *opts, struct upstream_changes *ch);
 
 /*
  * Ask for path ("/buildid/ID/debuginfo", already escaped).  xff and via
@@ -198,22 +218,22 @@ struct upstream_fetch *upstream_fetch(struct upstream_set *us, const char *path,
 void upstream_cancel(struct upstream_fetch *f);
 /* Go on with a fetch whose sink paused it. */
 void upstream_resume(struct upstream_fetch *f);
-/* The accepted answer of upstream i turned out wrong after all. */
-void upstream_blame(struct upstream_set *us, unsigned i);
+/* The accepted answer of upstream id turned out wrong after all. */
+void upstream_blame(struct upstream_set *us, unsigned id);
 /*
- * Other transfers with upstream i (an object store's uploads) share its
+ * Other transfers with upstream id (an object store's uploads) share its
  * breaker: 1 while it is closed; and the outcome of one such transfer
  * (ok, else the kind of failure).
  */
-int upstream_usable(const struct upstream_set *us, unsigned i);
+int upstream_usable(const struct upstream_set *us, unsigned id);
 /* Sign the curl easy handle e as cu says (nothing for a debuginfod). */
 void upstream_sign(void *e, const struct upstream_conf *cu);
-void upstream_outcome(struct upstream_set *us, unsigned i, int ok,
+void upstream_outcome(struct upstream_set *us, unsigned id, int ok,
     enum upstream_err kind);
 
 /* One upstream's answer to a metadata query. */
 struct upstream_meta_answer {
-	unsigned upstream; /* its index in the configuration */
+	unsigned upstream; /* its id (upstream_conf.id) */
 	const char *url; /* its name (URL without userinfo) */
 	int ok; /* a 200 whose body is below */
 	char *body; /* NUL-terminated; the query's, valid during the callback */

@@ -44,6 +44,7 @@
 #include <event2/event.h>
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +78,9 @@ struct producers {
 	struct producers_deps d;
 	pthread_t loop; /* the thread of d.base */
 	struct index_reader *reader; /* the loop's */
-	unsigned negative_ttl, error_ttl;
+	/* Set on the loop, read by the workers that end fills. */
+	atomic_uint negative_ttl, error_ttl;
+	atomic_uint_fast64_t max_size; /* max-object-size */
 	pthread_mutex_t mu;
 	struct prod *queue; /* under mu: to begin on the loop */
 	struct event *queue_ev;
@@ -241,6 +244,12 @@ produce_told(const struct prod *p)
 	return p->told;
 }
 
+void
+produce_unasked(struct prod *p, const char *why)
+{
+	flight_note_unasked(p->f, why);
+}
+
 /* ------------------------------------------------- fetches: the sink */
 
 int
@@ -260,8 +269,7 @@ produce_accept(void *arg, const struct upstream_head *h, const void *buf,
 		p->refused = 1;
 		return -1;
 	}
-	if (h->length != UINT64_MAX &&
-	    h->length > p->pc->d.rd->cfg->max_object_size) {
+	if (h->length != UINT64_MAX && h->length > produce_max_size(p)) {
 		log_info("%s%s refused: %llu bytes is over max-object-size",
 		    h->url, p->w.path, (unsigned long long)h->length);
 		p->refused = 1;
@@ -582,6 +590,13 @@ prod_keep(struct prod *p)
 		log_info("an answer from %s was served but not cached: purged "
 			 "while it was fetched",
 		    flight_source(p->f));
+	else if (rc == BLOB_EXISTS) {
+		/* An upload took the key meanwhile: it stays what is served. */
+		log_info("an answer from %s was served but not cached: an "
+			 "upload holds its build-id",
+		    flight_source(p->f));
+		unlink(flight_tmp_path(p->f));
+	}
 }
 
 void
@@ -590,6 +605,7 @@ produce_verify(struct prod *p)
 	struct producers *pc = p->pc;
 	char err[256];
 	int64_t now = clock_now();
+	unsigned ttl;
 	int rc = 0;
 
 	produce_release(p);
@@ -601,12 +617,12 @@ produce_verify(struct prod *p)
 	if (!prod_source(p)->remembers || p->res == UPSTREAM_LOCAL ||
 	    p->res == UPSTREAM_TOOBIG)
 		return; /* nothing to remember: ours, or one client's limit */
-	if (p->res == UPSTREAM_NOTFOUND && pc->negative_ttl > 0)
-		rc = neg_put(pc->d.rd->idx, &p->key, &p->w.id, NEG_NOTFOUND,
-		    now + pc->negative_ttl, err, sizeof(err));
-	else if (p->res != UPSTREAM_NOTFOUND && pc->error_ttl > 0)
-		rc = neg_put(pc->d.rd->idx, &p->key, &p->w.id, NEG_ERROR,
-		    now + pc->error_ttl, err, sizeof(err));
+	ttl = atomic_load(
+	    p->res == UPSTREAM_NOTFOUND ? &pc->negative_ttl : &pc->error_ttl);
+	if (ttl > 0)
+		rc = neg_put(pc->d.rd->idx, &p->key, &p->w.id,
+		    p->res == UPSTREAM_NOTFOUND ? NEG_NOTFOUND : NEG_ERROR,
+		    now + ttl, err, sizeof(err));
 	if (rc == -1)
 		log_warnx("%s: %s", __func__, err);
 }
@@ -700,7 +716,7 @@ produce_lookup(struct prod *p, struct index_reader *rd)
 		p->written = bi.size;
 		return 1;
 	}
-	if (neg_get(rd, &p->key, clock_now(), &ne) == 0)
+	if (!p->w.fresh && neg_get(rd, &p->key, clock_now(), &ne) == 0)
 		return ne.kind == NEG_NOTFOUND ? 2 : 3;
 	return 0;
 }
@@ -708,11 +724,13 @@ produce_lookup(struct prod *p, struct index_reader *rd)
 void
 produce_end_found(struct prod *p, int found)
 {
-	if (found == 1)
+	if (found == 1) {
 		produce_end(p, FLIGHT_READY, NULL);
-	else
-		produce_end(p, found == 2 ? FLIGHT_NOTFOUND : FLIGHT_FAILED,
-		    "a recent attempt failed");
+		return;
+	}
+	produce_unasked(p, "a remembered miss or failure");
+	produce_end(p, found == 2 ? FLIGHT_NOTFOUND : FLIGHT_FAILED,
+	    "a recent attempt failed");
 }
 
 /* ------------------------------------------------------ the sources */
@@ -933,8 +951,20 @@ produce_deps(const struct prod *p)
 void
 producers_ttls(struct producers *pc, unsigned negative_ttl, unsigned error_ttl)
 {
-	pc->negative_ttl = negative_ttl;
-	pc->error_ttl = error_ttl;
+	atomic_store(&pc->negative_ttl, negative_ttl);
+	atomic_store(&pc->error_ttl, error_ttl);
+}
+
+void
+producers_max_size(struct producers *pc, uint64_t max_size)
+{
+	atomic_store(&pc->max_size, max_size);
+}
+
+uint64_t
+produce_max_size(const struct prod *p)
+{
+	return atomic_load(&p->pc->max_size);
 }
 
 struct producers *
@@ -948,8 +978,8 @@ producers_new(const struct producers_deps *d, char *err, size_t errlen)
 	}
 	pc->d = *d;
 	pc->loop = pthread_self();
-	pc->negative_ttl = d->rd->cfg->negative_ttl;
-	pc->error_ttl = d->rd->cfg->error_ttl;
+	producers_ttls(pc, d->rd->cfg->negative_ttl, d->rd->cfg->error_ttl);
+	producers_max_size(pc, d->rd->cfg->max_object_size);
 	pthread_mutex_init(&pc->mu, NULL);
 	pc->queue_ev = event_new(d->base, -1, 0, producers_queue_cb, pc);
 	pc->reader = index_reader_new(d->rd->idx);

@@ -66,6 +66,11 @@ struct prod_what {
 	/* Where it is taken from, as status pages show it ("" unsaid). */
 	char from[64];
 	enum resolve_reach reach;
+	/*
+	 * Past remembered misses and failures: every source asked again (an
+	 * upload's judgement, resolve_client.judge).
+	 */
+	int fresh;
 };
 
 /* One flight's producer.  Sources read the fields above "private". */
@@ -103,9 +108,11 @@ struct prod {
 
 struct producers_deps {
 	/*
-	 * The resolver's: the configuration, the index, the blob store, the
-	 * flights, the pool, the sources' order and their states.  It must
-	 * outlive the producers (its prod may be set after producers_new).
+	 * The resolver's: the configuration at start-up, the index, the
+	 * blob store, the flights, the pool, the sources' order and their
+	 * states.  It must outlive the producers (its prod may be set after
+	 * producers_new).  What changes on SIGHUP is set with
+	 * producers_ttls and producers_max_size.
 	 */
 	const struct resolve_deps *rd;
 	struct pool_inbox *inbox; /* of base's loop */
@@ -118,9 +125,15 @@ struct producers *producers_new(const struct producers_deps *d, char *err,
 void producers_free(struct producers *pc);
 /* What p's flight is filled with: the resolver's deps (sources' states). */
 const struct resolve_deps *produce_deps(const struct prod *p);
-/* The negative and error TTLs a remembering source's miss gets. */
+/*
+ * Any thread: the negative and error TTLs a remembering source's miss
+ * gets, and the largest object a fill takes (max-object-size), from now
+ * on.  producers_new takes them from its configuration.
+ */
 void producers_ttls(struct producers *pc, unsigned negative_ttl,
     unsigned error_ttl);
+void producers_max_size(struct producers *pc, uint64_t max_size);
+uint64_t produce_max_size(const struct prod *p);
 
 /*
  * Any thread: join the flight of key k, made (when there is none,
@@ -175,6 +188,12 @@ void produce_absent(struct prod *p);
 /* 1 when a reader may already have bytes of p (it cannot go on). */
 int produce_told(const struct prod *p);
 /*
+ * The source goes past p without its answer (a store that failed, an
+ * upstream whose breaker is open), why in words: the flight says so to
+ * its readers (flight_note_unasked).
+ */
+void produce_unasked(struct prod *p, const char *why);
+/*
  * Worker: the fill's bytes are complete (res OK) or not (res, why): the
  * final check, publishing, or the entry a remembering source leaves.
  */
@@ -199,8 +218,8 @@ void produce_end(struct prod *p, enum flight_state st, const char *why);
 /*
  * In rd's transaction (any thread): what the cache learnt of p's key since
  * the request missed: 1 the file (p's flight now serves it), 2 a negative
- * entry for a miss, 3 one for a failure; 0 nothing.  produce_end_found
- * ends p as that says.
+ * entry for a miss, 3 one for a failure (neither for a fresh fill); 0
+ * nothing.  produce_end_found ends p as that says.
  */
 int produce_lookup(struct prod *p, struct index_reader *rd);
 void produce_end_found(struct prod *p, int found);

@@ -153,15 +153,26 @@ rq_missed(const struct rq *rq)
 {
 	const struct resolve_origin *o = rq->cl.origin;
 
-	if (rq->reach != RESOLVE_ALL)
+	/* A judgement's or a whole file's not-found is no client's miss. */
+	if (rq->reach != RESOLVE_ALL || rq->cl.judge)
 		return;
-	misses_note(rq->th->d->misses, &rq->rt->id, rq_kind(rq),
-	    o->user_agent.p, o->user_agent.n, o->peer);
+	misses_note(rq->d->misses, &rq->rt->id, rq_kind(rq), o->user_agent.p,
+	    o->user_agent.n, o->peer);
 }
 
-enum src_result
-rq_outcome(struct rq *rq, enum answer_outcome o, const char *why,
-    unsigned seconds, const char *source)
+/* The name of source i of rq's table; NULL past its end. */
+static const char *
+rq_source_name(const struct rq *rq, unsigned i)
+{
+	const struct source *s = rq->d->sources[i];
+
+	return s != NULL ? s->name : NULL;
+}
+
+/* Outcome o, which the table's source named by gave (NULL: none did). */
+static enum src_result
+rq_outcome_by(struct rq *rq, enum answer_outcome o, const char *why,
+    unsigned seconds, const char *source, const char *by)
 {
 	const struct answer_row *row = answer_row(o);
 	struct resolve_answer a;
@@ -176,6 +187,7 @@ rq_outcome(struct rq *rq, enum answer_outcome o, const char *why,
 	a.outcome = o;
 	a.result = row->result;
 	a.source = source != NULL ? source : row->source;
+	a.by = by;
 	a.why = answer_why(o, rq_section(rq), why);
 	a.seconds = row->fixed_seconds != 0 ? row->fixed_seconds : seconds;
 	/* A miss says what a source noted, and is kept no longer than it let. */
@@ -186,8 +198,24 @@ rq_outcome(struct rq *rq, enum answer_outcome o, const char *why,
 	if (row->seconds == ANSWER_MAX_AGE && rq->max_age != 0 &&
 	    (a.seconds == 0 || a.seconds > rq->max_age))
 		a.seconds = rq->max_age;
+	a.unasked = rq->unasked[0] != '\0' ? rq->unasked : NULL;
 	rq_answer(rq, &a);
 	return SRC_ANSWERED;
+}
+
+enum src_result
+rq_outcome(struct rq *rq, enum answer_outcome o, const char *why,
+    unsigned seconds, const char *source)
+{
+	return rq_outcome_by(rq, o, why, seconds, source,
+	    rq_source_name(rq, rq->step));
+}
+
+void
+rq_unasked(struct rq *rq, const char *why)
+{
+	if (rq->unasked[0] == '\0')
+		snprintf(rq->unasked, sizeof(rq->unasked), "%s", why);
 }
 
 enum src_result
@@ -200,7 +228,7 @@ rq_fail(struct rq *rq, const char *why)
 static void
 rq_run(struct rq *rq)
 {
-	const struct source *const *t = rq->th->d->sources;
+	const struct source *const *t = rq->d->sources;
 	const struct source *s;
 
 	for (;;) {
@@ -251,7 +279,7 @@ rq_on_worker(struct rq *rq, pool_fn work, pool_fn done)
 	if ((k = rq_keep(rq)) == NULL)
 		return rq_fail(rq, "out of memory");
 	k->cl.ops->wait(k->cl.arg);
-	if (pool_submit(k->th->d->pool, work, k->th->inbox, done, k) == -1) {
+	if (pool_submit(k->d->pool, work, k->th->inbox, done, k) == -1) {
 		rq_fail(k, "server is shutting down");
 		rq_free(k);
 		return SRC_PENDING; /* k is gone; rq must not be freed again */
@@ -335,6 +363,7 @@ rq_send_found(struct rq *rq, const char *source)
 	memset(&a, 0, sizeof(a));
 	a.kind = RESOLVE_FILE;
 	a.source = source;
+	a.by = rq_source_name(rq, rq->step);
 	a.result = METRICS_HIT;
 	a.fd = f->fd;
 	a.offset = f->offset;
@@ -366,7 +395,7 @@ pin_release(void *arg)
 enum src_result
 rq_send_blob(struct rq *rq, const struct cache_key *k)
 {
-	struct blobstore *bs = rq->th->d->bs;
+	struct blobstore *bs = rq->d->bs;
 	struct resolve_answer a;
 	struct blob_info bi;
 	struct stat sb;
@@ -391,6 +420,7 @@ rq_send_blob(struct rq *rq, const struct cache_key *k)
 	memset(&a, 0, sizeof(a));
 	a.kind = RESOLVE_FILE;
 	a.source = "cache";
+	a.by = "cache";
 	a.result = METRICS_HIT;
 	a.fd = fd;
 	a.size = bi.size;
@@ -509,6 +539,8 @@ waiter_send(struct waiter *w, const struct flight_view *v, int whole)
 	a.max_age = HIT_MAX_AGE;
 	src = flight_source(w->f);
 	a.source = src[0] != '\0' ? src : "cache";
+	/* The source that filled it, known once it ended. */
+	a.by = v->state == FLIGHT_READY ? rq_source_name(rq, v->mark) : NULL;
 	a.avail = waiter_avail;
 	a.avail_arg = w;
 	w->streaming = 1;
@@ -546,7 +578,7 @@ blob_cached(struct rq *rq, const struct cache_key *k)
 	struct blob_info bi;
 	int rc;
 
-	if (rq->th->d->bs == NULL || rq_txn(rq) == -1)
+	if (rq->d->bs == NULL || rq_txn(rq) == -1)
 		return 0;
 	rc = blob_lookup(rq->th->rd, k, &bi);
 	rq_txn_end(rq);
@@ -568,8 +600,8 @@ waiter_check_foreign(struct waiter *w, const struct flight_view *v)
 		return;
 	default:
 		rq_outcome(rq, ANSWER_FILL_FAILED,
-		    v->why[0] != '\0' ? v->why : NULL,
-		    rq->th->d->cfg->error_ttl, w->source);
+		    v->why[0] != '\0' ? v->why : NULL, rq->d->cfg->error_ttl,
+		    w->source);
 		return;
 	}
 }
@@ -592,6 +624,8 @@ waiter_check(struct waiter *w)
 		return;
 	}
 	flight_view(w->f, &v);
+	if (v.unasked != NULL)
+		rq_unasked(rq, v.unasked);
 	if (w->foreign) {
 		waiter_check_foreign(w, &v);
 		return;
@@ -648,15 +682,18 @@ waiter_check(struct waiter *w)
 		waiter_send(w, &v, whole);
 		return;
 	case FLIGHT_NOTFOUND:
-		rq_outcome(rq, ANSWER_FILL_NOT_FOUND, NULL,
-		    entry_ttl_left(rq->th, flight_key(w->f)), NULL);
+		rq_outcome_by(rq, ANSWER_FILL_NOT_FOUND, NULL,
+		    entry_ttl_left(rq->th, flight_key(w->f)), NULL,
+		    rq_source_name(rq, v.mark));
 		return;
 	case FLIGHT_UNAVAILABLE:
-		rq_outcome(rq, ANSWER_UNAVAILABLE, v.why, 0, NULL);
+		rq_outcome_by(rq, ANSWER_UNAVAILABLE, v.why, 0, NULL,
+		    rq_source_name(rq, v.mark));
 		return;
 	case FLIGHT_FAILED:
-		rq_outcome(rq, ANSWER_FILL_FAILED, v.why,
-		    entry_ttl_left(rq->th, flight_key(w->f)), NULL);
+		rq_outcome_by(rq, ANSWER_FILL_FAILED, v.why,
+		    entry_ttl_left(rq->th, flight_key(w->f)), NULL,
+		    rq_source_name(rq, v.mark));
 		return;
 	case FLIGHT_ABSENT:
 		/* After the last source it asked, or ours if it never got here. */
@@ -741,7 +778,7 @@ rq_produce(struct rq *rq, struct prod_what *w, void *data)
 
 	rq_txn_end(rq);
 	cache_key_make(&k, &w->id, w->kind, w->arg);
-	f = produce_join(rq->th->d->prod, &k, w, rq->step, data, &created);
+	f = produce_join(rq->d->prod, &k, w, rq->step, data, &created);
 	if (f == NULL)
 		return rq_fail(rq, "too many fills in flight");
 	return await_flight(rq, f, created, 0, NULL);
@@ -827,11 +864,12 @@ rq_what(const struct rq *rq, struct prod_what *w)
 	snprintf(w->arg, sizeof(w->arg), "%s", rt->arg);
 	if (upstream_path(rt, w->path, sizeof(w->path)) == -1)
 		w->path[0] = '\0';
-	resolve_forward_headers(rq->cl.origin, rq->th->d->via_token, w->xff,
+	resolve_forward_headers(rq->cl.origin, rq->d->via_token, w->xff,
 	    sizeof(w->xff), w->via, sizeof(w->via), w->ua, sizeof(w->ua));
 	/* The client's X-DEBUGINFOD-MAXSIZE goes upstream with it. */
 	w->limit = rq->cl.origin->maxsize;
 	w->reach = rq->reach;
+	w->fresh = rq->cl.judge;
 }
 
 void
@@ -871,6 +909,7 @@ resolve_start(struct resolve_thread *th, const struct resolve_client *cl,
 	struct rq rq = {
 		.cl = *cl,
 		.th = th,
+		.d = cl->d != NULL ? cl->d : th->d,
 		.rt = rt,
 		.reach = reach,
 	};

@@ -58,7 +58,7 @@ struct resolve_deps {
 
 /* Per event-loop thread: its index reader.  NULL rd: answers are 503. */
 struct resolve_thread {
-	const struct resolve_deps *d;
+	const struct resolve_deps *d; /* of clients that bring none */
 	struct index_reader *rd;
 	struct event_base *base; /* the thread's loop */
 	struct pool_inbox *inbox; /* completions on that loop */
@@ -106,6 +106,12 @@ struct resolve_answer {
 	enum resolve_answer_kind kind;
 	const struct route *rt; /* what was asked */
 	const char *source; /* where it came from, for the access log */
+	/*
+	 * The source of the table that gave the file or the outcome (its
+	 * name: "local", "cache", "package", "upstream"...); NULL when none
+	 * did (every source passed).
+	 */
+	const char *by;
 	enum metrics_result result; /* HIT, MISS, JOINED, NEGATIVE, ... */
 	/* FILE, STREAM. */
 	int fd; /* the client's to close */
@@ -125,6 +131,13 @@ struct resolve_answer {
 	enum answer_outcome outcome;
 	const char *why; /* NULL: the table's text */
 	unsigned seconds; /* max-age of a 404, Retry-After of a 502/503 */
+	/*
+	 * A source the request went past without its answer (a breaker
+	 * open, a store that failed, repositories not ready), in words:
+	 * a not-found then says less than that nothing has the file.
+	 * NULL when every source asked answered.
+	 */
+	const char *unasked;
 };
 
 /*
@@ -157,6 +170,19 @@ struct resolve_client {
 	 * daemon): never a stream, which it waits out.
 	 */
 	int whole;
+	/*
+	 * What the request is answered from, the configuration it was
+	 * made under included (a connection's snapshot, daemon/snapshot.h):
+	 * it must outlive the request.  NULL: the thread's (th->d).
+	 */
+	const struct resolve_deps *d;
+	/*
+	 * The client judges an upload against what is served
+	 * (sources/upload.c): no remembered miss or failure answers it,
+	 * every source is asked again (its fills too), and its not-found
+	 * is no miss of the missing-id report.
+	 */
+	int judge;
 };
 
 /*

@@ -37,6 +37,7 @@ struct rq {
 	struct resolve_client
 	    cl; /* its origin: the caller's, or own once kept */
 	struct resolve_thread *th;
+	const struct resolve_deps *d; /* the client's, or the thread's */
 	const struct route *rt; /* the caller's, or own once kept */
 	enum resolve_reach reach;
 	unsigned step; /* the source in the table asked now */
@@ -54,6 +55,7 @@ struct rq {
 	 */
 	char note[400];
 	unsigned max_age;
+	char unasked[200]; /* the first rq_unasked; "" none */
 	struct route own;
 	struct resolve_origin own_origin;
 };
@@ -95,6 +97,12 @@ enum src_result rq_outcome(struct rq *rq, enum answer_outcome o,
     const char *why, unsigned seconds, const char *source);
 /* This server's failure: ANSWER_INTERNAL with why. */
 enum src_result rq_fail(struct rq *rq, const char *why);
+/*
+ * The source passes rq on without its answer (its breaker is open, it is
+ * not ready): why, for a client that must know (resolve_answer.unasked).
+ * The first is kept.
+ */
+void rq_unasked(struct rq *rq, const char *why);
 
 /* The forwarded path and headers of a fill of rq (struct prod_what). */
 void rq_what(const struct rq *rq, struct prod_what *w);

@@ -196,8 +196,8 @@ cut_answer_cb(evutil_socket_t fd, short what, void *arg)
 	}
 	if (c->got == RESOLVE_FILE) {
 		c->working = 1;
-		if (pool_submit(rq->th->d->pool, cut_work, rq->th->inbox,
-			cut_done, c) == -1) {
+		if (pool_submit(rq->d->pool, cut_work, rq->th->inbox, cut_done,
+			c) == -1) {
 			c->working = 0;
 			rq = cut_take(c);
 			rq_resume(rq, rq_fail(rq, "server is shutting down"));
@@ -281,7 +281,11 @@ static void
 cut_next(struct cut *c)
 {
 	struct rq *rq = c->rq;
-	struct resolve_client cl = { &cut_client, c, rq->cl.origin, 1 };
+	struct resolve_client cl = { .ops = &cut_client,
+		.arg = c,
+		.origin = rq->cl.origin,
+		.whole = 1,
+		.d = rq->d };
 
 	if (c->tries == 2) {
 		cut_answered(c, SRC_ABSENT);

@@ -141,7 +141,7 @@ local_work(void *arg)
 
 	rq->status = 404;
 	rq->f.fd = -1;
-	if ((rd = index_reader_new(rq->th->d->idx)) == NULL) {
+	if ((rd = index_reader_new(rq->d->idx)) == NULL) {
 		rq->status = 503;
 		rq->why = "index unavailable";
 		return;
@@ -157,7 +157,7 @@ local_work(void *arg)
 		fd = open_checked(path, NULL, &rq->f);
 		if (fd == -1 ||
 		    !index_file_unchanged(&cs.v[i].rec, &rq->f.st)) {
-			reindex(rq->th->d->idx, path, fd, &rq->f.st, &rec);
+			reindex(rq->d->idx, path, fd, &rq->f.st, &rec);
 			if (fd == -1 || !buildid_equal(&rec.id, &rq->rt->id) ||
 			    (rec.kinds & kind) == 0) {
 				if (fd != -1)
@@ -198,9 +198,9 @@ source_work(void *arg)
 
 	rq->status = 503;
 	rq->why = "index unavailable";
-	if ((rd = index_reader_new(rq->th->d->idx)) == NULL)
+	if ((rd = index_reader_new(rq->d->idx)) == NULL)
 		return;
-	rc = localsrc_open(rd, &rq->th->d->cfg->source_roots, &rq->rt->id,
+	rc = localsrc_open(rd, &rq->d->cfg->source_roots, &rq->rt->id,
 	    rq->rt->arg, &rq->f.fd, &rq->f.st);
 	index_reader_free(rd);
 	if (rc == -1)
@@ -223,7 +223,7 @@ local_lookup(struct rq *rq)
 
 	if (rt->endpoint == ROUTE_SOURCE) {
 		/* Only a path a local file names costs a worker's open. */
-		if (rq->th->d->cfg->source_roots.n == 0)
+		if (rq->d->cfg->source_roots.n == 0)
 			return SRC_ABSENT;
 		if (rq_txn(rq) == -1)
 			return rq_fail(rq, "index unavailable");

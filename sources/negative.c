@@ -6,7 +6,9 @@
  * section) whose Retry-After is.  In a flight that the object store passed
  * on (it had nothing), the same entry ends the flight before the upstreams
  * are asked, so that a herd costs one object-store lookup and no upstream
- * request while the entry lives.
+ * request while the entry lives.  An upload's judgement (and its fill) is
+ * never answered here: an entry may be as old as its TTL, and may have
+ * been written while a source was down, so the sources are asked again.
  */
 #include "sources/sources.h"
 
@@ -23,6 +25,8 @@ negative_lookup(struct rq *rq)
 	struct neg_entry ne;
 	int64_t now = clock_now();
 
+	if (rq->cl.judge)
+		return SRC_ABSENT;
 	if (rq_txn(rq) == -1)
 		return rq_fail(rq, "index unavailable");
 	rq_key(rq, &k);
@@ -42,16 +46,22 @@ negative_produce(struct prod *p)
 	struct neg_entry ne;
 	int rc = -1;
 
+	if (p->w.fresh) {
+		produce_absent(p);
+		return;
+	}
 	if (rd != NULL && index_reader_begin(rd) == 0) {
 		rc = neg_get(rd, &p->key, clock_now(), &ne);
 		index_reader_end(rd);
 	}
-	if (rc == 0)
+	if (rc == 0) {
+		produce_unasked(p, "a remembered miss or failure");
 		produce_end(p,
 		    ne.kind == NEG_NOTFOUND ? FLIGHT_NOTFOUND : FLIGHT_FAILED,
 		    "a recent attempt failed");
-	else
+	} else {
 		produce_absent(p);
+	}
 }
 
 const struct source source_negative = {

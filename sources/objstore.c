@@ -156,21 +156,39 @@ objstore_corrupt(struct objstore *t, const struct buildid *id,
 /*
  * The request side: while the breaker is closed, the key's fill, which
  * asks the store first.  A request that went round a loop of servers is
- * not asked here: the upstream step refuses it.
+ * not asked here: the upstream step refuses it.  A store passed by (its
+ * breaker open) or gone past in the fill (it failed) is said to the
+ * request (rq_unasked, produce_unasked): an upload's judgement needs its
+ * answer.
  */
 static enum src_result
 objstore_lookup(struct rq *rq)
 {
-	const struct resolve_deps *d = rq->th->d;
+	const struct resolve_deps *d = rq->d;
 	struct prod_what w;
 
 	rq_txn_end(rq);
-	if (d->prod == NULL || !objstore_usable(d->objstore) ||
+	if (d->prod == NULL || d->objstore == NULL ||
 	    resolve_loop(rq->cl.origin, d->via_token,
 		d->cfg->max_forwarded_for) != NULL)
 		return SRC_ABSENT;
+	if (!objstore_usable(d->objstore)) {
+		rq_unasked(rq, "the object store: its breaker is open");
+		return SRC_ABSENT;
+	}
 	rq_what(rq, &w);
 	return rq_produce(rq, &w, NULL);
+}
+
+/* The fill goes past the store, which failed (why; NULL: breaker open). */
+static void
+objstore_unasked(struct prod *p, const char *why)
+{
+	char text[256];
+
+	snprintf(text, sizeof(text), "the object store: %.200s",
+	    why != NULL ? why : "its breaker is open");
+	produce_unasked(p, text);
 }
 
 /*
@@ -191,6 +209,9 @@ objstore_done(void *arg, enum upstream_result res, const char *why)
 	}
 	p->fetch = NULL;
 	objstore_looked(res);
+	/* A corrupt object is deleted: the store has nothing for the id. */
+	if (res != UPSTREAM_NOTFOUND && !p->refused)
+		objstore_unasked(p, why);
 	if (p->refused)
 		objstore_corrupt(t, &p->w.id, p->w.kind, p->w.arg,
 		    "not an ELF file with the build-id asked for");
@@ -217,6 +238,7 @@ objstore_produce(struct prod *p)
 	char name[OBJECT_MAX];
 
 	if (!objstore_usable(t)) {
+		objstore_unasked(p, NULL);
 		produce_absent(p);
 		return;
 	}
@@ -230,7 +252,7 @@ objstore_produce(struct prod *p)
 		objstore_done(p, UPSTREAM_FAILED, "object name too long");
 		return;
 	}
-	p->fetch = s3_get(t->st, name, produce_deps(p)->cfg->max_object_size,
+	p->fetch = s3_get(t->st, name, produce_max_size(p),
 	    &objstore_sink_of_lookups, p, &res);
 	if (p->fetch == NULL)
 		objstore_done(p, res, NULL);

@@ -71,8 +71,7 @@ package_lookup(struct rq *rq)
 	struct pass_want *pw;
 	struct prod_what w;
 
-	if (rq->th->d->packages == NULL || rq->th->d->prod == NULL ||
-	    rq_section(rq))
+	if (rq->d->packages == NULL || rq->d->prod == NULL || rq_section(rq))
 		return SRC_ABSENT;
 	if (rq_txn(rq) == -1)
 		return rq_fail(rq, "index unavailable");

@@ -98,9 +98,12 @@ struct pass;
 struct passes {
 	const struct resolve_deps *rd;
 	struct pool_inbox *inbox; /* of the producers' loop */
-	struct pkg_limits lim; /* for extracting members */
 	char tmpdir[PATH_MAX]; /* for alt files extracted aside */
 	pthread_mutex_t mu;
+	/* The settings (passes_apply), under mu; each pass takes them. */
+	struct pkg_limits lim; /* for extracting members */
+	unsigned coextract; /* package-coextract */
+	int archive_full_path;
 	struct pass *list; /* open passes, under mu */
 	/* Passes over growing packages until their fills end, under mu. */
 	struct pass *growing;
@@ -1027,7 +1030,7 @@ pass_begin(struct pass *p, struct index_reader *rd)
 	}
 	pthread_mutex_lock(&ps->mu);
 	p->begun = 1;
-	p->budget = ps->rd->cfg->package_coextract;
+	p->budget = ps->coextract;
 	early = p->early;
 	p->early = NULL;
 	pthread_mutex_unlock(&ps->mu);
@@ -1117,16 +1120,19 @@ pass_work(void *arg)
 	struct passes *ps = p->ps;
 	struct pkg_watch watch = { pass_progress, pass_side, pass_more, p, NULL,
 		pass_side_end, p->gr != NULL ? pass_link : NULL };
-	struct pkg_limits lim = ps->lim;
 	struct index_reader *rd;
 	const char *name = strrchr(p->package, '/'), *member = NULL;
+	struct pkg_limits lim;
 	char err[256] = "", path[64];
 	struct pmember *pm;
 	size_t i;
-	int rc = -1, fd = -1, pfd;
+	int rc = -1, fd = -1, pfd, full;
 
-	p->archive = ps->rd->cfg->archive_full_path || name == NULL ? p->package
-								    : name + 1;
+	pthread_mutex_lock(&ps->mu);
+	lim = ps->lim;
+	full = ps->archive_full_path;
+	pthread_mutex_unlock(&ps->mu);
+	p->archive = full || name == NULL ? p->package : name + 1;
 	rd = index_reader_new(ps->rd->idx);
 	pass_begin(p, rd);
 	if (p->closed) {
@@ -1442,12 +1448,22 @@ passes_new(const struct resolve_deps *rd, struct pool_inbox *inbox)
 	ps->rd = rd;
 	ps->inbox = inbox;
 	ps->lim = pkg_default_limits;
-	ps->lim.min_free_pct = rd->cfg->min_free_disk;
 	ps->lim.room = passes_room;
 	ps->lim.room_arg = ps;
 	snprintf(ps->tmpdir, sizeof(ps->tmpdir), "%s/tmp", rd->cfg->cache_dir);
 	pthread_mutex_init(&ps->mu, NULL);
+	passes_apply(ps, rd->cfg);
 	return ps;
+}
+
+void
+passes_apply(struct passes *ps, const struct config *cfg)
+{
+	pthread_mutex_lock(&ps->mu);
+	ps->lim.min_free_pct = cfg->min_free_disk;
+	ps->coextract = cfg->package_coextract;
+	ps->archive_full_path = cfg->archive_full_path;
+	pthread_mutex_unlock(&ps->mu);
 }
 
 void

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 struct cache_key;
+struct config;
 struct flight;
 struct pass_growth;
 struct passes;
@@ -69,10 +70,18 @@ struct pass_growth {
 	void *arg;
 };
 
-/* The passes of a process: members extracted on rd's pool. */
+/*
+ * The passes of a process: members extracted on rd's pool, under the
+ * settings of rd's configuration.
+ */
 struct passes *passes_new(const struct resolve_deps *rd,
     struct pool_inbox *inbox);
 void passes_free(struct passes *ps);
+/*
+ * Any thread (SIGHUP): passes begun from now on take cfg's settings
+ * (package-coextract, archive-full-path, min-free-disk).
+ */
+void passes_apply(struct passes *ps, const struct config *cfg);
 /*
  * Take (take 1) or give back ps's lock, which a source holds while it
  * makes a member's flight and joins it to a pass (passes_join).

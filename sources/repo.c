@@ -163,6 +163,44 @@ repo_note(struct rq *rq, struct repos *rs)
 }
 
 /*
+ * For an upload's judgement (resolve_client.judge) that no repository
+ * gives the id: the first that could not say (rq_unasked).  While their
+ * first refreshes run, or one was never indexed, an id none maps may be
+ * one it is about to bring; open (repo_find's) holds it but cannot
+ * download.
+ */
+static void
+repos_unasked(struct repos *rs, struct rq *rq, size_t open)
+{
+	struct repoidx_state st;
+	char text[256];
+	size_t i, n = rs->n;
+
+	if (open > 0) {
+		snprintf(text, sizeof(text),
+		    "repository %.180s: its downloads are failing",
+		    rs->v[open - 1].cr->name);
+		rq_unasked(rq, text);
+		return;
+	}
+	if (repos_starting(rs)) {
+		rq_unasked(rq,
+		    "repositories: their first refresh has not ended");
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		if (!atomic_load(&rs->v[i].live) ||
+		    (repoidx_state(rq->th->rd, rs->v[i].key, &st) == 0 &&
+			st.gen != 0))
+			continue;
+		snprintf(text, sizeof(text),
+		    "repository %.180s: not indexed yet", rs->v[i].cr->name);
+		rq_unasked(rq, text);
+		return;
+	}
+}
+
+/*
  * The request side: a debuginfo or executable a repository's index maps to
  * a package not in the package cache yet (one that is, or a local package
  * with the member, is the package step's), or that a pass over a package
@@ -172,7 +210,7 @@ repo_note(struct rq *rq, struct repos *rs)
 static enum src_result
 repo_lookup(struct rq *rq)
 {
-	const struct resolve_deps *d = rq->th->d;
+	const struct resolve_deps *d = rq->d;
 	struct repos *rs = d->repos;
 	enum route_endpoint ep = rq->rt->endpoint;
 	struct repo_want *rw;
@@ -181,9 +219,10 @@ repo_lookup(struct rq *rq)
 	struct flight *f;
 	enum src_result r;
 	unsigned retry = 0;
+	size_t open;
 	int rc;
 
-	if (rs == NULL || rs->n == 0 || d->prod == NULL ||
+	if (rs == NULL || repos_count(rs) == 0 || d->prod == NULL ||
 	    (ep != ROUTE_DEBUGINFO && ep != ROUTE_EXECUTABLE))
 		return SRC_ABSENT;
 	if (rq_txn(rq) == -1)
@@ -196,7 +235,7 @@ repo_lookup(struct rq *rq)
 	if ((rw = calloc(1, sizeof(*rw))) == NULL)
 		return rq_fail(rq, "out of memory");
 	rc = repo_find(rs, rq->th->rd, &rq->rt->id, ep == ROUTE_EXECUTABLE,
-	    &rw->hit, &retry);
+	    &rw->hit, &retry, &open);
 	if (rc != 1)
 		free(rw);
 	if (rc == -1)
@@ -211,6 +250,11 @@ repo_lookup(struct rq *rq)
 	rq_key(rq, &k);
 	if (d->packages != NULL && (f = passes_find(d->packages, &k)) != NULL)
 		return rq_join(rq, f);
+	/* An upload's judgement does not wait: it hears who could not say. */
+	if (rq->cl.judge) {
+		repos_unasked(rs, rq, open);
+		return SRC_ABSENT;
+	}
 	if (repos_starting(rs) && repo_park(rq, rs, &r))
 		return r;
 	repo_note(rq, rs);
@@ -242,18 +286,25 @@ kick_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct repos *rs = arg;
 	size_t i;
+	int asked;
 
 	repo_dl_kick(rs);
-	if (atomic_exchange(&rs->refresh_asked, 0))
-		for (i = 0; i < rs->n; i++)
-			reposync_start(&rs->v[i]);
+	asked = atomic_exchange(&rs->refresh_asked, 0);
+	for (i = 0; i < rs->n; i++) {
+		if (!atomic_load(&rs->v[i].live) || !(asked || rs->v[i].due))
+			continue;
+		rs->v[i].due = 0;
+		reposync_start(&rs->v[i]);
+	}
 }
 
 /* The periodic refresh is next due repo-refresh seconds from now. */
 static void
 next_due(struct repos *rs)
 {
-	int64_t next = clock_now() + (int64_t)rs->d.cfg->repo_refresh;
+	int64_t next = rs->d.cfg->repo_refresh > 0
+	    ? clock_now() + (int64_t)rs->d.cfg->repo_refresh
+	    : 0;
 	size_t i;
 
 	for (i = 0; i < rs->n; i++)
@@ -268,22 +319,17 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 
 	next_due(rs);
 	for (i = 0; i < rs->n; i++)
-		reposync_start(&rs->v[i]);
+		if (atomic_load(&rs->v[i].live))
+			reposync_start(&rs->v[i]);
 }
 
 void
 repos_refresh(struct repos *rs)
 {
-	if (rs == NULL || rs->n == 0)
+	if (repos_count(rs) == 0)
 		return;
 	atomic_store(&rs->refresh_asked, 1);
 	event_active(rs->kick, EV_READ, 1);
-}
-
-size_t
-repos_count(const struct repos *rs)
-{
-	return rs == NULL ? 0 : rs->n;
 }
 
 /* The loop: repo-ready-timeout passed. */
@@ -305,11 +351,20 @@ repos_state_name(enum repos_refresh_state s)
 int
 repos_state(struct repos *rs, size_t i, struct repos_state *out)
 {
-	struct repo *r;
+	struct repo *r = NULL;
+	size_t k, n;
 
-	if (rs == NULL || i >= rs->n)
+	if (rs == NULL)
 		return -1;
-	r = &rs->v[i];
+	/* The ith of those configured now. */
+	n = rs->n;
+	for (k = 0; k < n; k++)
+		if (atomic_load(&rs->v[k].live) && i-- == 0) {
+			r = &rs->v[k];
+			break;
+		}
+	if (r == NULL)
+		return -1;
 	memset(out, 0, sizeof(*out));
 	snprintf(out->name, sizeof(out->name), "%s", r->cr->name);
 	out->state = (enum repos_refresh_state)atomic_load(&r->state);
@@ -367,7 +422,11 @@ metrics_cb(FILE *fp, void *arg)
 		    "checksum.",
 		    offsetof(struct repo, members_revoked) },
 	};
-	size_t c, i, waiting = repo_dl_waiting(rs);
+	size_t c, i, n = rs->n, waiting;
+
+	if (repos_count(rs) == 0)
+		return;
+	waiting = repo_dl_waiting(rs);
 
 	fprintf(fp,
 	    "# HELP dbgmirror_repo_downloads_running Package downloads "
@@ -382,21 +441,25 @@ metrics_cb(FILE *fp, void *arg)
 	for (c = 0; c < sizeof(counters) / sizeof(counters[0]); c++) {
 		fprintf(fp, "# HELP %s %s\n# TYPE %s counter\n",
 		    counters[c].name, counters[c].help, counters[c].name);
-		for (i = 0; i < rs->n; i++)
-			fprintf(fp, "%s{%s} %llu\n", counters[c].name,
-			    rs->v[i].label,
-			    (unsigned long long)atomic_load(
-				(atomic_uint_fast64_t *)((char *)&rs->v[i] +
-				    counters[c].off)));
+		for (i = 0; i < n; i++)
+			if (atomic_load(&rs->v[i].live))
+				fprintf(fp, "%s{%s} %llu\n", counters[c].name,
+				    rs->v[i].label,
+				    (unsigned long long)atomic_load(
+					(atomic_uint_fast64_t *)((char *)&rs
+								     ->v[i] +
+					    counters[c].off)));
 	}
 	fprintf(fp,
 	    "# HELP dbgmirror_repo_breaker_state A repository's breaker: 1 "
 	    "for the state it is in (open: its packages are skipped after "
 	    "failed downloads), 0 for the other.\n"
 	    "# TYPE dbgmirror_repo_breaker_state gauge\n");
-	for (i = 0; i < rs->n; i++) {
+	for (i = 0; i < n; i++) {
 		int open = atomic_load(&rs->v[i].open_until) > clock_now();
 
+		if (!atomic_load(&rs->v[i].live))
+			continue;
 		fprintf(fp,
 		    "dbgmirror_repo_breaker_state{%s,state=\"closed\"} %d\n"
 		    "dbgmirror_repo_breaker_state{%s,state=\"open\"} %d\n",
@@ -407,9 +470,11 @@ metrics_cb(FILE *fp, void *arg)
 	    "for the state it is in (never refreshed yet, refreshing, the "
 	    "last refresh ok or failed), 0 for the others.\n"
 	    "# TYPE dbgmirror_repo_refresh_state gauge\n");
-	for (i = 0; i < rs->n; i++) {
+	for (i = 0; i < n; i++) {
 		int now = atomic_load(&rs->v[i].state), k;
 
+		if (!atomic_load(&rs->v[i].live))
+			continue;
 		for (k = REPOS_NEVER; k <= REPOS_FAILED; k++)
 			fprintf(fp,
 			    "dbgmirror_repo_refresh_state{%s,state=\"%s\"} "
@@ -421,11 +486,13 @@ metrics_cb(FILE *fp, void *arg)
 	    "refresh of a repository that succeeded ended, since the Unix "
 	    "epoch; 0: none yet.\n"
 	    "# TYPE dbgmirror_repo_last_refresh_time_seconds gauge\n");
-	for (i = 0; i < rs->n; i++)
-		fprintf(fp,
-		    "dbgmirror_repo_last_refresh_time_seconds{%s} %lld\n",
-		    rs->v[i].label,
-		    (long long)atomic_load(&rs->v[i].last_refresh));
+	for (i = 0; i < n; i++)
+		if (atomic_load(&rs->v[i].live))
+			fprintf(fp,
+			    "dbgmirror_repo_last_refresh_time_seconds{%s} "
+			    "%lld\n",
+			    rs->v[i].label,
+			    (long long)atomic_load(&rs->v[i].last_refresh));
 	if ((rd = index_reader_new(rs->d.idx)) == NULL)
 		return;
 	if (index_reader_begin(rd) == 0) {
@@ -433,8 +500,9 @@ metrics_cb(FILE *fp, void *arg)
 		    "# HELP dbgmirror_repo_ids Build-ids a repository's "
 		    "index maps to packages.\n"
 		    "# TYPE dbgmirror_repo_ids gauge\n");
-		for (i = 0; i < rs->n; i++)
-			if (repoidx_state(rd, rs->v[i].key, &st) == 0)
+		for (i = 0; i < n; i++)
+			if (atomic_load(&rs->v[i].live) &&
+			    repoidx_state(rd, rs->v[i].key, &st) == 0)
 				fprintf(fp, "dbgmirror_repo_ids{%s} %llu\n",
 				    rs->v[i].label, (unsigned long long)st.ids);
 		fprintf(fp,
@@ -442,8 +510,9 @@ metrics_cb(FILE *fp, void *arg)
 		    "repository's index (0: none yet); a refresh that "
 		    "changes it makes a new one.\n"
 		    "# TYPE dbgmirror_repo_generation gauge\n");
-		for (i = 0; i < rs->n; i++)
-			if (repoidx_state(rd, rs->v[i].key, &st) == 0)
+		for (i = 0; i < n; i++)
+			if (atomic_load(&rs->v[i].live) &&
+			    repoidx_state(rd, rs->v[i].key, &st) == 0)
 				fprintf(fp,
 				    "dbgmirror_repo_generation{%s} %lu\n",
 				    rs->v[i].label, (unsigned long)st.gen);
@@ -458,13 +527,149 @@ _Static_assert((int)CONFIG_REDIRECTS_NONE == (int)REDIRECT_NONE &&
 	(int)CONFIG_REDIRECTS_ANY == (int)REDIRECT_ANY,
     "config_redirects and redirect_mode agree");
 
+/* Repositories a reload may add beyond those of the start (REPOS_SPARE). */
+#define REPOS_SPARE 32
+
+/*
+ * Make slot rs->n for repo line line (which it copies), not live yet:
+ * 0, or -1 with err.
+ */
+static int
+repo_slot(struct repos *rs, const char *line, char *err, size_t errlen)
+{
+	struct repo *r = &rs->v[rs->n];
+	char ident[CONFIG_REPO_TEXT + 64], hex[2 * REPOIDX_KEY_LEN + 1];
+	const char *why;
+
+	if ((r->line = strdup(line)) == NULL ||
+	    (r->cr = malloc(sizeof(*r->cr))) == NULL ||
+	    (r->retry = event_new(rs->d.base, -1, 0, reposync_retry_cb, r)) ==
+		NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	if (config_repo_parse(line, r->cr, &why) == -1) {
+		snprintf(err, errlen, "repo %s: %s", line, why);
+		goto fail;
+	}
+	r->rs = rs;
+	r->i = (unsigned)rs->n;
+	r->fd = -1;
+	r->last_modified = -1;
+	r->prog.name = r->cr->name;
+	r->prog.doing = "";
+	repos_ident(r->cr, ident, sizeof(ident));
+	repoidx_key(ident, r->key);
+	config_url_public(r->cr->url, ident, sizeof(ident));
+	snprintf(r->label, sizeof(r->label), "repo=\"%.1100s\",suite=\"%s\"",
+	    ident, r->cr->suite);
+	buildid_hex(r->key, REPOIDX_KEY_LEN, hex);
+	snprintf(r->dir, sizeof(r->dir), "%s/repos/%s", rs->d.cfg->cache_dir,
+	    hex);
+	if (repo_mkdirs(r->dir) == -1) {
+		snprintf(err, errlen, "%s: %s", r->dir, strerror(errno));
+		goto fail;
+	}
+	rs->n++; /* published: the slot is whole */
+	return 0;
+fail:
+	if (r->retry != NULL)
+		event_free(r->retry);
+	free(r->cr);
+	free(r->line);
+	memset(r, 0, sizeof(*r));
+	return -1;
+}
+
+/* The refresh timer, every repo-refresh seconds of the loop's cfg. */
+static void
+timer_set(struct repos *rs)
+{
+	struct timeval tv = { (time_t)rs->d.cfg->repo_refresh, 0 };
+
+	event_del(rs->timer);
+	if (rs->d.cfg->repo_refresh > 0)
+		event_add(rs->timer, &tv);
+	next_due(rs);
+}
+
+int
+repos_apply(struct repos *rs, const struct config *cfg,
+    struct repos_changes *ch, char *err, size_t errlen)
+{
+	const struct config *was = rs->d.cfg;
+	size_t i, k, n = rs->n;
+	int rc = 0;
+
+	memset(ch, 0, sizeof(*ch));
+	rs->d.cfg = cfg;
+	atomic_store(&rs->cache_size, cfg->repo_cache_size);
+	atomic_store(&rs->min_free, cfg->min_free_disk);
+	atomic_store(&rs->error_ttl, cfg->error_ttl);
+	rs->fo.redirects.mode = (enum redirect_mode)cfg->repo_redirects;
+	rs->fo.proxy = cfg->proxy;
+	rs->fo.ca_file = cfg->ca_file;
+	rs->fo.user_agent =
+	    cfg->user_agent != NULL ? cfg->user_agent : "dbgmirror";
+	rs->fo.connect_timeout = cfg->upstream_connect_timeout;
+	rs->fo.stall_timeout = cfg->upstream_stall_timeout;
+	rs->fo.timeout = cfg->upstream_timeout;
+	rs->fo.max_size = META_MAX;
+	rs->dlo = rs->fo;
+	rs->dlo.max_size = cfg->max_object_size;
+	/* Lines no longer there: their slots are looked up no more. */
+	for (i = 0; i < n; i++) {
+		struct repo *r = &rs->v[i];
+
+		for (k = 0; k < cfg->repos.n; k++)
+			if (strcmp(cfg->repos.v[k], r->line) == 0)
+				break;
+		if (k < cfg->repos.n || !atomic_load(&r->live))
+			continue;
+		atomic_store(&r->live, 0);
+		reposync_stop(r);
+		log_info("repo %s: removed from the configuration",
+		    r->cr->name);
+		ch->removed++;
+	}
+	/* Each line: its slot, taken back, or a new one. */
+	for (k = 0; k < cfg->repos.n; k++) {
+		for (i = 0; i < rs->n; i++)
+			if (strcmp(cfg->repos.v[k], rs->v[i].line) == 0)
+				break;
+		if (i < rs->n && atomic_load(&rs->v[i].live))
+			continue;
+		if (i == rs->n && rs->n == rs->cap) {
+			snprintf(err, errlen,
+			    "repo %s: more repositories than this process "
+			    "can take (%zu): it needs a restart",
+			    cfg->repos.v[k], rs->cap);
+			rc = -1;
+			continue;
+		}
+		if (i == rs->n &&
+		    repo_slot(rs, cfg->repos.v[k], err, errlen) == -1) {
+			rc = -1;
+			continue;
+		}
+		atomic_store(&rs->v[i].live, 1);
+		atomic_store(&rs->v[i].state, REPOS_NEVER);
+		rs->v[i].due = 1;
+		ch->added++;
+	}
+	if (ch->added > 0)
+		event_active(rs->kick, EV_READ, 1);
+	if (was == NULL || was->repo_refresh != cfg->repo_refresh)
+		timer_set(rs);
+	return rc;
+}
+
 struct repos *
 repos_new(const struct repos_deps *d, char *err, size_t errlen)
 {
 	const struct config *cfg = d->cfg;
+	struct repos_changes ch;
 	struct repos *rs;
-	char ident[CONFIG_REPO_TEXT + 64], hex[2 * REPOIDX_KEY_LEN + 1];
-	const char *why;
 	struct timeval tv;
 	size_t i;
 
@@ -473,99 +678,46 @@ repos_new(const struct repos_deps *d, char *err, size_t errlen)
 		return NULL;
 	}
 	rs->d = *d;
+	rs->d.cfg = NULL;
 	pthread_mutex_init(&rs->mu, NULL);
 	pthread_mutex_init(&rs->pmu, NULL);
 	rs->queue_tail = &rs->queue;
-	if (cfg->repos.n == 0)
-		return rs;
-	if ((rs->v = calloc(cfg->repos.n, sizeof(*rs->v))) == NULL)
-		goto nomem;
+	rs->cap = cfg->repos.n + REPOS_SPARE;
 	snprintf(rs->pkgdir, sizeof(rs->pkgdir), "%s/repo-packages",
 	    cfg->cache_dir);
 	snprintf(rs->tmpdir, sizeof(rs->tmpdir), "%s/tmp", cfg->cache_dir);
+	if ((rs->v = calloc(rs->cap, sizeof(*rs->v))) == NULL ||
+	    (rs->cv = repofetch_loop_new(d->base)) == NULL ||
+	    (rs->kick = event_new(d->base, -1, 0, kick_cb, rs)) == NULL ||
+	    (rs->timer = event_new(d->base, -1, EV_PERSIST, timer_cb, rs)) ==
+		NULL ||
+	    (rs->ready_timer = event_new(d->base, -1, 0, ready_timer_cb, rs)) ==
+		NULL ||
+	    (rs->listeners = calloc(cfg->nlisten + 1, sizeof(char *))) == NULL)
+		goto nomem;
 	if (repo_mkdirs(rs->pkgdir) == -1) {
 		snprintf(err, errlen, "%s: %s", rs->pkgdir, strerror(errno));
 		repos_free(rs);
 		return NULL;
 	}
-	for (i = 0; i < cfg->repos.n; i++) {
-		struct repo *r = &rs->v[i];
-
-		if ((r->cr = malloc(sizeof(*r->cr))) == NULL)
-			goto nomem;
-		rs->n++;
-		if (config_repo_parse(cfg->repos.v[i], r->cr, &why) == -1) {
-			snprintf(err, errlen, "repo %s: %s", cfg->repos.v[i],
-			    why);
-			repos_free(rs);
-			return NULL;
-		}
-		r->rs = rs;
-		r->i = (unsigned)i;
-		r->fd = -1;
-		r->last_modified = -1;
-		r->prog.name = r->cr->name;
-		r->prog.doing = "";
-		if ((r->retry = event_new(d->base, -1, 0, reposync_retry_cb,
-			 r)) == NULL)
-			goto nomem;
-		repos_ident(r->cr, ident, sizeof(ident));
-		repoidx_key(ident, r->key);
-		config_url_public(r->cr->url, ident, sizeof(ident));
-		snprintf(r->label, sizeof(r->label),
-		    "repo=\"%.1100s\",suite=\"%s\"", ident, r->cr->suite);
-		buildid_hex(r->key, REPOIDX_KEY_LEN, hex);
-		snprintf(r->dir, sizeof(r->dir), "%s/repos/%s", cfg->cache_dir,
-		    hex);
-		if (repo_mkdirs(r->dir) == -1) {
-			snprintf(err, errlen, "%s: %s", r->dir,
-			    strerror(errno));
-			repos_free(rs);
-			return NULL;
-		}
-	}
-	if ((rs->cv = repofetch_loop_new(d->base)) == NULL ||
-	    (rs->kick = event_new(d->base, -1, 0, kick_cb, rs)) == NULL ||
-	    (rs->timer = event_new(d->base, -1, EV_PERSIST, timer_cb, rs)) ==
-		NULL ||
-	    (rs->ready_timer = event_new(d->base, -1, 0, ready_timer_cb, rs)) ==
-		NULL)
-		goto nomem;
 	rs->seed = (unsigned)getpid() ^ (unsigned)clock_mono_ns();
-	if ((rs->listeners = calloc(cfg->nlisten + 1, sizeof(char *))) == NULL)
-		goto nomem;
+	/* Listen addresses change only with a restart: these stay. */
 	for (i = 0; i < cfg->nlisten; i++)
 		rs->listeners[i] = cfg->listen[i].text;
-	rs->fo = (struct repofetch_opts){
-		.redirects = { (enum redirect_mode)cfg->repo_redirects,
-		    rs->listeners, cfg->nlisten },
-		.proxy = cfg->proxy,
-		.ca_file = cfg->ca_file,
-		.user_agent =
-		    cfg->user_agent != NULL ? cfg->user_agent : "dbgmirror",
-		.connect_timeout = cfg->upstream_connect_timeout,
-		.stall_timeout = cfg->upstream_stall_timeout,
-		.timeout = cfg->upstream_timeout,
-		.max_size = META_MAX,
-	};
-	rs->dlo = rs->fo;
-	rs->dlo.max_size = cfg->max_object_size;
-	if (cfg->repo_refresh > 0) {
-		tv.tv_sec = cfg->repo_refresh;
-		tv.tv_usec = 0;
-		event_add(rs->timer, &tv);
-		next_due(rs);
+	rs->fo.redirects.listeners = rs->listeners;
+	rs->fo.redirects.nlisteners = cfg->nlisten;
+	if (repos_apply(rs, cfg, &ch, err, errlen) == -1) {
+		repos_free(rs);
+		return NULL;
 	}
 	metrics_set_extra(metrics_cb, rs);
 	/* Starting until the first refreshes end, or repo-ready-timeout. */
-	if (cfg->repo_ready_timeout > 0) {
+	if (rs->n > 0 && cfg->repo_ready_timeout > 0) {
 		atomic_store(&rs->starting, 1);
 		tv.tv_sec = cfg->repo_ready_timeout;
 		tv.tv_usec = 0;
 		event_add(rs->ready_timer, &tv);
 	}
-	/* The first refresh, once the loop runs. */
-	repos_refresh(rs);
 	return rs;
 nomem:
 	snprintf(err, errlen, "out of memory");
@@ -582,8 +734,7 @@ repos_free(struct repos *rs)
 
 	if (rs == NULL)
 		return;
-	if (rs->n > 0)
-		metrics_set_extra(NULL, NULL);
+	metrics_set_extra(NULL, NULL);
 	for (i = 0; i < rs->n; i++) {
 		repofetch_cancel(rs->v[i].rf);
 		if (rs->v[i].fd != -1)
@@ -591,6 +742,7 @@ repos_free(struct repos *rs)
 		if (rs->v[i].retry != NULL)
 			event_free(rs->v[i].retry);
 		free(rs->v[i].cr);
+		free(rs->v[i].line);
 	}
 	while ((w = rs->watchers) != NULL) {
 		rs->watchers = w->next;

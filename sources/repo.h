@@ -40,7 +40,10 @@ struct passes;
 struct pool_inbox;
 struct repos;
 
-/* What the repositories work with; all must outlive them. */
+/*
+ * What the repositories work with; all must outlive them.  cfg: the
+ * configuration at start-up, until repos_apply gives another.
+ */
 struct repos_deps {
 	const struct config *cfg;
 	struct index *idx;
@@ -61,7 +64,26 @@ struct repos *repos_new(const struct repos_deps *d, char *err, size_t errlen);
 void repos_stop(struct repos *rs);
 /* On the fills' loop thread, after it stopped. */
 void repos_free(struct repos *rs);
+/* Any thread: the repositories configured now. */
 size_t repos_count(const struct repos *rs);
+
+/* What repos_apply did. */
+struct repos_changes {
+	unsigned added, removed;
+};
+/*
+ * On the loop (SIGHUP): the repositories and their settings become cfg's,
+ * which must live until the next call.  A repo line that was there before
+ * is the same repository, its state and index untouched; a new line (or a
+ * changed one, which is a removal and an addition) starts its first
+ * refresh, and is served once that ends, as at start-up; a line gone is
+ * looked up no more, and its refresh stops.  Downloads under way finish.
+ * A process takes REPOS_SPARE (32) repositories more than it started
+ * with, lines that come back aside: beyond that, -1 with err, the others
+ * applied.  -1 with err too when a repository's directory cannot be made.
+ */
+int repos_apply(struct repos *rs, const struct config *cfg,
+    struct repos_changes *ch, char *err, size_t errlen);
 /* Any thread: refresh every repository now (SIGUSR1). */
 void repos_refresh(struct repos *rs);
 

@@ -60,9 +60,17 @@ struct ifile {
 	int64_t last_modified; /* of its last answer; -1 when none */
 };
 
+/*
+ * A repository's slot, never freed while the daemon runs: downloads and
+ * refresh steps under way may name it after it left the configuration.
+ */
 struct repo {
 	struct repos *rs;
 	unsigned i;
+	char *line; /* its repo line: the same line is the same repository */
+	/* Configured now: looked up and refreshed; any thread reads it. */
+	atomic_int live;
+	int due; /* the loop: its first refresh is to start (kick_cb) */
 	struct config_repo *cr;
 	uint8_t key[REPOIDX_KEY_LEN];
 	char dir[DIR_MAX]; /* its work directory */
@@ -109,9 +117,19 @@ struct repo {
 };
 
 struct repos {
-	struct repos_deps d;
+	struct repos_deps d; /* d.cfg: the last repos_apply's, for the loop */
+	/*
+	 * The slots: n in use, of cap, each made once by repos_apply for a
+	 * line it had not seen (and taken back when the line comes back):
+	 * any thread reads up to n.
+	 */
 	struct repo *v;
-	size_t n;
+	atomic_size_t n;
+	size_t cap;
+	/* Settings the workers read (repos_apply). */
+	atomic_uint_fast64_t cache_size; /* repo-cache-size */
+	atomic_uint min_free; /* min-free-disk */
+	atomic_uint error_ttl;
 	struct curlev *cv;
 	struct repofetch_opts fo, dlo;
 	const char **listeners; /* the config's, for the redirect policy */
@@ -174,11 +192,12 @@ struct repo_want {
  * debug package's suffix-less link names (cache/repoidx.h).  A package
  * downloaded and indexed already is passed by (the package step had it).
  * 1 and *hit, 0 when none, 2 when one holds it but its package failed a
- * moment ago (*retry: seconds left), -1 on error.
+ * moment ago (*retry: seconds left), -1 on error.  *open is 1 + the first
+ * repository passed by that holds it (its breaker open), else 0.
  */
 int repo_find(struct repos *rs, struct index_reader *rd,
     const struct buildid *id, int executable, struct repos_hit *hit,
-    unsigned *retry);
+    unsigned *retry, size_t *open);
 /*
  * sources/repodl.c, any thread: fill p (its data a struct repo_want) from
  * its package's download; the source's produce.
@@ -204,5 +223,11 @@ const char *repo_size_text(uint64_t n, char *out, size_t len);
 void repo_ready(struct repos *rs, int timed_out);
 /* sources/reposync.c, the loop: the retry timer of r (event callback). */
 void reposync_retry_cb(evutil_socket_t fd, short what, void *arg);
+/*
+ * The loop: r left the configuration (r->live is 0): no refresh of it
+ * starts again, and the one that runs ends at its next step (a transfer
+ * at once).
+ */
+void reposync_stop(struct repo *r);
 
 #endif /* SOURCES_REPO_INT_H */

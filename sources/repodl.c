@@ -518,7 +518,7 @@ trim_cache(struct repos *rs, const struct dl *self)
 			t.v[i].held =
 			    dl != self && strcmp(dl->path, t.v[i].path) == 0;
 	pthread_mutex_unlock(&rs->mu);
-	for (left = t.n; total > rs->d.cfg->repo_cache_size && left > 1;
+	for (left = t.n; total > atomic_load(&rs->cache_size) && left > 1;
 	     left--) {
 		for (i = SIZE_MAX, j = 0; j < t.n; j++)
 			if (!t.v[j].evicted &&
@@ -584,7 +584,7 @@ dl_have_work(void *arg)
 	index_reader_free(rd);
 	dl->ok = have ||
 	    scan_package(dl->rs->d.idx, dl->path, dl->rs->tmpdir,
-		dl->rs->d.cfg->min_free_disk, err, sizeof(err)) == 0;
+		atomic_load(&dl->rs->min_free), err, sizeof(err)) == 0;
 	if (!dl->ok)
 		snprintf(dl->why, sizeof(dl->why), "%.150s: %.90s",
 		    dl->hit.file, err);
@@ -632,7 +632,7 @@ dl_index_work(void *arg)
 	char err[256];
 
 	if (scan_package(rs->d.idx, dl->path, rs->tmpdir,
-		rs->d.cfg->min_free_disk, err, sizeof(err)) == -1) {
+		atomic_load(&rs->min_free), err, sizeof(err)) == -1) {
 		snprintf(dl->why, sizeof(dl->why), "%.150s: %.90s",
 		    dl->hit.file, err);
 		dl->ok = 0;
@@ -646,12 +646,12 @@ static void
 dl_fail_work(void *arg)
 {
 	struct dl *dl = arg;
+	unsigned ttl = atomic_load(&dl->rs->error_ttl);
 	char err[256];
 
-	if (dl->rs->d.cfg->error_ttl > 0 &&
+	if (ttl > 0 &&
 	    neg_put(dl->rs->d.idx, &dl->hit.key, &(struct buildid){ 0 },
-		NEG_ERROR, clock_now() + dl->rs->d.cfg->error_ttl, err,
-		sizeof(err)) == -1)
+		NEG_ERROR, clock_now() + ttl, err, sizeof(err)) == -1)
 		log_warnx("%s: %s", __func__, err);
 }
 
@@ -909,13 +909,13 @@ repos_join(struct repos *rs, const struct repos_hit *hit)
 /* In rd's transaction: see repo_int.h. */
 int
 repo_find(struct repos *rs, struct index_reader *rd, const struct buildid *id,
-    int executable, struct repos_hit *hit, unsigned *retry)
+    int executable, struct repos_hit *hit, unsigned *retry, size_t *open)
 {
 	static const enum repoidx_kind debuginfo[] = { REPOIDX_DEBUGINFO },
 				       exec[] = { REPOIDX_EXECUTABLE,
 					       REPOIDX_EXECUTABLE_WEAK };
 	const enum repoidx_kind *kinds = executable ? exec : debuginfo;
-	size_t nkinds = executable ? 2 : 1, k, i;
+	size_t nkinds = executable ? 2 : 1, k, i, n = rs->n;
 	struct repoidx_pkg p;
 	struct neg_entry ne;
 	struct buildid pid;
@@ -924,16 +924,22 @@ repo_find(struct repos *rs, struct index_reader *rd, const struct buildid *id,
 	int64_t now = clock_now();
 	int rc;
 
+	*open = 0;
 	/* Strong kinds in every repository before weak ones in any. */
 	for (k = 0; k < nkinds; k++) {
-		for (i = 0; i < rs->n; i++) {
-			if (atomic_load(&rs->v[i].open_until) > now)
+		for (i = 0; i < n; i++) {
+			if (!atomic_load(&rs->v[i].live))
 				continue;
 			rc = repoidx_find(rd, rs->v[i].key, id, kinds[k], &p);
 			if (rc == INDEX_NOTFOUND)
 				continue;
 			if (rc != 0)
 				return -1;
+			if (atomic_load(&rs->v[i].open_until) > now) {
+				if (*open == 0)
+					*open = i + 1;
+				continue;
+			}
 			hit->repo = (unsigned)i;
 			hit->kind = kinds[k];
 			memcpy(hit->file, p.file, p.file_len);

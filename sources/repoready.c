@@ -101,6 +101,19 @@ repo_size_text(uint64_t n, char *out, size_t len)
 
 /* ---------------------------------------------------------- readiness */
 
+size_t
+repos_count(const struct repos *rs)
+{
+	size_t i, n, live = 0;
+
+	if (rs == NULL)
+		return 0;
+	n = rs->n;
+	for (i = 0; i < n; i++)
+		live += atomic_load(&rs->v[i].live) != 0;
+	return live;
+}
+
 int
 repos_starting(struct repos *rs)
 {
@@ -176,7 +189,8 @@ repo_ready(struct repos *rs, int timed_out)
 		log_warnx("repositories: %zu of %zu have not ended their first "
 			  "refresh after %us (repo-ready-timeout): ready "
 			  "without them",
-		    rs->n - ended, rs->n, rs->d.cfg->repo_ready_timeout);
+		    repos_count(rs) - ended, repos_count(rs),
+		    rs->d.cfg->repo_ready_timeout);
 	else
 		log_info("repositories: every first refresh has ended");
 	for (; w != NULL; w = next) {
@@ -193,9 +207,12 @@ repos_status(struct repos *rs, char *out, size_t len)
 	size_t i, ended = 0, ok = 0, failed = 0, n;
 	uint64_t ids = 0;
 	char got[32], size[32];
+	size_t total = repos_count(rs), nslots = rs->n;
 	int have = 0;
 
-	for (i = 0; i < rs->n; i++) {
+	for (i = 0; i < nslots; i++) {
+		if (!atomic_load(&rs->v[i].live))
+			continue;
 		repos_progress(rs, i, &p);
 		if (!p.first_ended) {
 			if (!have)
@@ -213,7 +230,7 @@ repos_status(struct repos *rs, char *out, size_t len)
 	if (have && repos_starting(rs)) {
 		n = (size_t)snprintf(out, len,
 		    "refreshing repositories, %zu of %zu done: %s: ", ended,
-		    rs->n, cur.name);
+		    total, cur.name);
 		if (n >= len)
 			return;
 		if (cur.file[0] == '\0')
@@ -235,11 +252,11 @@ repos_status(struct repos *rs, char *out, size_t len)
 		return;
 	}
 	n = (size_t)snprintf(out, len,
-	    "repositories: %zu of %zu refreshed (%llu ids)", ok, rs->n,
+	    "repositories: %zu of %zu refreshed (%llu ids)", ok, total,
 	    (unsigned long long)ids);
 	if (failed > 0 && n < len)
 		n += (size_t)snprintf(out + n, len - n, "; %zu failed", failed);
-	if (rs->n > ended && n < len)
+	if (total > ended && n < len)
 		snprintf(out + n, len - n, "; %zu still in a first refresh",
-		    rs->n - ended);
+		    total - ended);
 }

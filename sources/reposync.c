@@ -1177,6 +1177,11 @@ refresh_next(struct repo *r)
 
 	const struct ifile *was;
 
+	/* Out of the configuration: this refresh goes no further. */
+	if (!atomic_load(&r->live)) {
+		refresh_end(r, 0, "no longer configured");
+		return;
+	}
 	switch (r->step) {
 	case R_START:
 		if (pool_submit(r->rs->d.pool, start_work, r->rs->d.inbox,
@@ -1300,7 +1305,7 @@ first_ended(struct repo *r)
 	r->first_ended = 1;
 	pthread_mutex_lock(&rs->pmu);
 	r->prog.first_ended = 1;
-	all = ++rs->first_ended == rs->n;
+	all = ++rs->first_ended >= repos_count(rs);
 	pthread_mutex_unlock(&rs->pmu);
 	if (all)
 		repo_ready(rs, 0);
@@ -1350,6 +1355,10 @@ refresh_end(struct repo *r, int ok, const char *why)
 			    (unsigned long long)r->st.pkgs_with_ids,
 			    (unsigned long long)r->st.pkgs, p.fetched, p.kept,
 			    repo_size_text(p.bytes, size, sizeof(size)), secs);
+	} else if (!atomic_load(&r->live)) {
+		log_info("repo %s: refresh stopped: %s", r->cr->name,
+		    why != NULL ? why : "no longer configured");
+		r->again = 0;
 	} else {
 		pthread_mutex_lock(&r->rs->mu);
 		snprintf(r->last_why, sizeof(r->last_why), "%s",
@@ -1419,6 +1428,21 @@ reposync_start(struct repo *r)
 	}
 	atomic_fetch_add(&r->rs->refreshing, 1);
 	reposync_begin(r);
+}
+
+void
+reposync_stop(struct repo *r)
+{
+	event_del(r->retry);
+	r->again = 0;
+	r->due = 0;
+	if (r->rf == NULL)
+		return; /* idle, or a worker's step: it ends when that does */
+	repofetch_cancel(r->rf);
+	r->rf = NULL;
+	close(r->fd);
+	r->fd = -1;
+	refresh_end(r, 0, "no longer configured");
 }
 
 void

@@ -20,6 +20,7 @@
 
 #include <event2/event.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,11 +38,21 @@
 #define META_BODY_MAX (16u << 20)
 
 struct upstreams {
-	const struct config *cfg;
+	const struct config *cfg; /* the last upstreams_apply's */
+	struct producers *pc;
 	struct upstream_set *set;
-	/* What the set was told, kept for its life. */
-	struct upstream_conf *ucf;
-	const char **listeners;
+	const char *
+	    *listeners; /* the first configuration's: never a reload's */
+	size_t nlisteners;
+	/*
+	 * The name of each metrics slot (daemon/metrics.h) given out, which
+	 * is the id of its upstream in the set: kept while the process
+	 * lives, so that an upstream that leaves and comes back keeps its
+	 * counters.  ids: the slot of cfg's upstream i.
+	 */
+	char *slots[METRICS_MAX_UPSTREAMS];
+	unsigned ids[CONFIG_UPSTREAMS_MAX];
+	atomic_uint enabled; /* upstreams to ask; any thread */
 	pthread_mutex_t mu;
 	struct upstreams_meta *queue; /* under mu */
 	struct event *queue_ev;
@@ -90,11 +101,13 @@ obs_error(void *arg, unsigned i, enum upstream_err kind)
 		metrics_upstream_verify_failure(i);
 }
 
-/* How upstream i is shown. */
+/* How upstream id is shown. */
 static const char *
-obs_name(const struct upstreams *us, unsigned i)
+obs_name(const struct upstreams *us, unsigned id)
 {
-	return i < us->cfg->nupstreams ? us->cfg->upstreams[i].name : "?";
+	return id < METRICS_MAX_UPSTREAMS && us->slots[id] != NULL
+	    ? us->slots[id]
+	    : "?";
 }
 
 static void
@@ -135,19 +148,40 @@ obs_working(void *arg, unsigned i, const char *path, unsigned seconds)
 static enum src_result
 upstream_lookup(struct rq *rq)
 {
-	const struct resolve_deps *d = rq->th->d;
+	const struct resolve_deps *d = rq->d;
 	struct prod_what w;
 	const char *why;
 
 	rq_txn_end(rq);
-	if (d->upstreams == NULL || d->prod == NULL ||
-	    !upstreams_enabled(d->upstreams))
+	if (d->prod == NULL || !upstreams_enabled(d->upstreams))
 		return SRC_ABSENT;
 	if ((why = resolve_loop(rq->cl.origin, d->via_token,
 		 d->cfg->max_forwarded_for)) != NULL)
 		return rq_outcome(rq, ANSWER_LOOP, why, 0, NULL);
 	rq_what(rq, &w);
 	return rq_produce(rq, &w, NULL);
+}
+
+/*
+ * An upstream whose breaker is open is not asked: a miss of the others
+ * then says less than that none has the file, which p's readers are told.
+ */
+static void
+upstream_unasked(struct upstreams *us, struct prod *p)
+{
+	char text[256];
+	size_t i;
+
+	for (i = 0; i < us->cfg->nupstreams; i++) {
+		if (!us->cfg->upstreams[i].enabled ||
+		    upstream_usable(us->set, us->ids[i]))
+			continue;
+		snprintf(text, sizeof(text),
+		    "upstream %.200s: its breaker is open",
+		    us->cfg->upstreams[i].name);
+		produce_unasked(p, text);
+		return;
+	}
 }
 
 /* The loop: ask every upstream for p, into its temp file. */
@@ -161,6 +195,7 @@ upstream_produce(struct prod *p)
 		produce_absent(p);
 		return;
 	}
+	upstream_unasked(us, p);
 	if (produce_open(p) == -1) {
 		produce_fetched(p, UPSTREAM_LOCAL, p->why);
 		return;
@@ -238,26 +273,59 @@ upstreams_metadata(struct upstreams *us, struct upstreams_meta *m)
 /* ---------------------------------------------------------------- set */
 
 /*
- * The upstream set's options from the configuration, whose strings they
- * borrow; the arrays are us's.  -1 when out of memory.
+ * The metrics slot of the upstream named name: the one it had, a free
+ * one, or one whose upstream is not in cfg; METRICS_MAX_UPSTREAMS when
+ * none (more upstreams than slots).  Out of memory, too.
+ */
+static unsigned
+slot_of(struct upstreams *us, const struct config *cfg, const char *name)
+{
+	unsigned i, spare = METRICS_MAX_UPSTREAMS;
+	size_t j;
+
+	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++) {
+		if (us->slots[i] != NULL && strcmp(us->slots[i], name) == 0)
+			return i;
+		if (us->slots[i] == NULL && spare == METRICS_MAX_UPSTREAMS)
+			spare = i;
+	}
+	for (i = 0; spare == METRICS_MAX_UPSTREAMS && i < METRICS_MAX_UPSTREAMS;
+	     i++) {
+		for (j = 0; j < cfg->nupstreams; j++)
+			if (strcmp(us->slots[i], cfg->upstreams[j].name) == 0)
+				break;
+		if (j == cfg->nupstreams)
+			spare = i;
+	}
+	if (spare == METRICS_MAX_UPSTREAMS)
+		return spare;
+	free(us->slots[spare]);
+	if ((us->slots[spare] = strdup(name)) == NULL)
+		return METRICS_MAX_UPSTREAMS;
+	return spare;
+}
+
+/*
+ * The upstream set's options from cfg, whose strings they borrow (the set
+ * copies them); the array of upstreams is *ucf, the caller's to free.  -1
+ * when out of memory.
  */
 static int
 upstream_opts_of(struct upstreams *us, const struct config *cfg,
-    struct upstream_opts *o)
+    struct upstream_opts *o, struct upstream_conf **ucf)
 {
 	size_t i;
 
 	memset(o, 0, sizeof(*o));
+	*ucf = NULL;
 	if (cfg->nupstreams > 0 &&
-	    (us->ucf = calloc(cfg->nupstreams, sizeof(*us->ucf))) == NULL)
-		return -1;
-	if (cfg->nlisten > 0 &&
-	    (us->listeners = calloc(cfg->nlisten, sizeof(char *))) == NULL)
+	    (*ucf = calloc(cfg->nupstreams, sizeof(**ucf))) == NULL)
 		return -1;
 	for (i = 0; i < cfg->nupstreams; i++) {
 		const struct config_upstream *cu = &cfg->upstreams[i];
 
-		us->ucf[i] = (struct upstream_conf){
+		(*ucf)[i] = (struct upstream_conf){
+			.id = us->ids[i],
 			.url = cu->url,
 			.name = cu->name,
 			.enabled = cu->enabled,
@@ -268,9 +336,7 @@ upstream_opts_of(struct upstreams *us, const struct config *cfg,
 			.nheaders = cu->headers.n,
 		};
 	}
-	for (i = 0; i < cfg->nlisten; i++)
-		us->listeners[i] = cfg->listen[i].text;
-	o->upstreams = us->ucf;
+	o->upstreams = *ucf;
 	o->n = cfg->nupstreams;
 	o->stall_timeout = cfg->upstream_stall_timeout;
 	o->timeout = cfg->upstream_timeout;
@@ -293,7 +359,7 @@ upstream_opts_of(struct upstreams *us, const struct config *cfg,
 	o->ca_file = cfg->ca_file;
 	o->user_agent = cfg->user_agent;
 	o->listeners = us->listeners;
-	o->nlisteners = cfg->nlisten;
+	o->nlisteners = us->nlisteners;
 	o->now_ns = clock_mono_ns;
 	return 0;
 }
@@ -301,7 +367,49 @@ upstream_opts_of(struct upstreams *us, const struct config *cfg,
 int
 upstreams_enabled(const struct upstreams *us)
 {
-	return us != NULL && upstream_count(us->set) > 0;
+	return us != NULL && atomic_load(&us->enabled) > 0;
+}
+
+int
+upstreams_apply(struct upstreams *us, const struct config *cfg,
+    struct upstream_changes *ch)
+{
+	unsigned negative_ttl = cfg->negative_ttl, error_ttl = cfg->error_ttl;
+	unsigned enabled = 0, shown[METRICS_MAX_UPSTREAMS] = { 0 }, i;
+	struct upstream_conf *ucf;
+	struct upstream_opts uo;
+	int rc;
+
+	for (i = 0; i < cfg->nupstreams; i++) {
+		const struct config_upstream *u = &cfg->upstreams[i];
+
+		us->ids[i] = slot_of(us, cfg, u->name);
+		if (us->ids[i] < METRICS_MAX_UPSTREAMS)
+			shown[us->ids[i]] = 1;
+		if (!u->enabled)
+			continue;
+		enabled++;
+		if (u->negative_ttl < negative_ttl)
+			negative_ttl = u->negative_ttl;
+		if (u->error_ttl < error_ttl)
+			error_ttl = u->error_ttl;
+	}
+	memset(ch, 0, sizeof(*ch));
+	/* The loop's reads are cfg's from now on, whatever happens below. */
+	us->cfg = cfg;
+	if (upstream_opts_of(us, cfg, &uo, &ucf) == -1)
+		return -1;
+	rc = us->set == NULL ? 0 : upstream_set_apply(us->set, &uo, ch);
+	free(ucf);
+	if (rc == -1)
+		return -1;
+	/* Only the configured upstreams are shown; the others keep counts. */
+	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++)
+		metrics_upstream_name(i, shown[i] ? us->slots[i] : NULL);
+	atomic_store(&us->enabled, enabled);
+	if (us->pc != NULL)
+		producers_ttls(us->pc, negative_ttl, error_ttl);
+	return 0;
 }
 
 struct upstreams *
@@ -316,39 +424,41 @@ upstreams_new(const struct config *cfg, struct event_base *base,
 		obs_working,
 		NULL,
 	};
+	struct upstream_changes ch;
+	struct upstream_conf *ucf;
 	struct upstream_opts uo;
 	struct upstreams *us;
-	unsigned negative_ttl = cfg->negative_ttl, error_ttl = cfg->error_ttl;
 	size_t i;
 
 	if ((us = calloc(1, sizeof(*us))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	us->cfg = cfg;
+	us->pc = pc;
 	pthread_mutex_init(&us->mu, NULL);
-	for (i = 0; i < cfg->nupstreams; i++) {
-		const struct config_upstream *u = &cfg->upstreams[i];
-
-		if (!u->enabled)
-			continue;
-		if (u->negative_ttl < negative_ttl)
-			negative_ttl = u->negative_ttl;
-		if (u->error_ttl < error_ttl)
-			error_ttl = u->error_ttl;
-		metrics_upstream_name((unsigned)i, u->name);
-	}
-	if (pc != NULL)
-		producers_ttls(pc, negative_ttl, error_ttl);
 	us->queue_ev = event_new(base, -1, 0, meta_queue_cb, us);
-	if (us->queue_ev == NULL || upstream_opts_of(us, cfg, &uo) == -1) {
+	if (us->queue_ev == NULL ||
+	    (cfg->nlisten > 0 &&
+		(us->listeners = calloc(cfg->nlisten, sizeof(char *))) ==
+		    NULL)) {
+		snprintf(err, errlen, "out of memory");
+		upstreams_free(us);
+		return NULL;
+	}
+	for (i = 0; i < cfg->nlisten; i++)
+		us->listeners[i] = cfg->listen[i].text;
+	us->nlisteners = cfg->nlisten;
+	/* The slots first, then the set of the upstreams they name. */
+	if (upstreams_apply(us, cfg, &ch) == -1 ||
+	    upstream_opts_of(us, cfg, &uo, &ucf) == -1) {
 		snprintf(err, errlen, "out of memory");
 		upstreams_free(us);
 		return NULL;
 	}
 	obs.arg = us;
-	if ((us->set = upstream_set_new(&uo, base, &obs, err, errlen)) ==
-	    NULL) {
+	us->set = upstream_set_new(&uo, base, &obs, err, errlen);
+	free(ucf);
+	if (us->set == NULL) {
 		upstreams_free(us);
 		return NULL;
 	}
@@ -359,6 +469,7 @@ void
 upstreams_free(struct upstreams *us)
 {
 	struct upstreams_meta *m;
+	unsigned i;
 
 	if (us == NULL)
 		return;
@@ -369,7 +480,8 @@ upstreams_free(struct upstreams *us)
 	upstream_set_free(us->set);
 	if (us->queue_ev != NULL)
 		event_free(us->queue_ev);
-	free(us->ucf);
+	for (i = 0; i < METRICS_MAX_UPSTREAMS; i++)
+		free(us->slots[i]);
 	free(us->listeners);
 	pthread_mutex_destroy(&us->mu);
 	free(us);

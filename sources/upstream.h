@@ -16,20 +16,31 @@
 struct config;
 struct event_base;
 struct producers;
+struct upstream_changes;
 struct upstream_meta_answer;
 struct upstreams;
 
 /*
  * The configuration's upstreams, on base's loop (the producers'); pc
  * learns the negative and error TTLs their misses are remembered for.
- * NULL with err.
+ * Redirects never lead to cfg's listen addresses (those of every later
+ * configuration too: they change only with a restart).  NULL with err.
  */
 struct upstreams *upstreams_new(const struct config *cfg,
     struct event_base *base, struct producers *pc, char *err, size_t errlen);
 /* On the loop's thread, after it stopped. */
 void upstreams_free(struct upstreams *us);
-/* 1 when there are upstreams to ask. */
+/* Any thread: 1 when there are upstreams to ask (us may be NULL). */
 int upstreams_enabled(const struct upstreams *us);
+/*
+ * On the loop (SIGHUP): the upstreams and their settings become cfg's,
+ * which must live until the next call (fetchers/upstream.h,
+ * upstream_set_apply: fills under way finish with theirs; a kept upstream
+ * keeps its breaker and its counters); *ch says what changed.  0, or -1
+ * when out of memory.
+ */
+int upstreams_apply(struct upstreams *us, const struct config *cfg,
+    struct upstream_changes *ch);
 
 /* A /metadata query for the upstreams, made on any thread. */
 struct upstreams_meta {

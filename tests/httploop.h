@@ -4,8 +4,9 @@
  *
  * hloop_open() builds what daemon/http.c would for one event-loop thread
  * (struct httpd, struct http_thread of daemon/http_int.h: the handler and
- * its thread state, the configured timeouts as common timeouts of the
- * base) on the test's loop, and a listener on 127.0.0.1 port 0 whose
+ * its thread state, a snapshot of the configuration (whose access rules
+ * and request path the test sets in hl.snap), the configured timeouts as
+ * common timeouts of the base) on the test's loop, and a listener on 127.0.0.1 port 0 whose
  * accepted sockets become connections (conn_new), as accept_cb does.
  * The client side is a non-blocking socket of the test: hc_send writes a
  * request, hc_response reads one response while the loop turns (bounded
@@ -41,6 +42,7 @@
 struct hloop {
 	struct httpd h;
 	struct http_thread t;
+	struct snapshot snap; /* the thread's: cfg, access and rd the test's */
 	struct event_base *base;
 	int lfd;
 	unsigned short port;
@@ -85,18 +87,20 @@ hloop_open(const struct config *cfg, const struct http_handler *handler,
 
 	memset(&hl, 0, sizeof(hl));
 	hl.base = base;
+	atomic_init(&hl.snap.refs, 1);
+	hl.snap.cfg = cfg;
 	hl.h.cfg = cfg;
 	hl.h.handler = *handler;
 	hl.h.nthreads = 1;
 	hl.h.threads = &hl.t;
 	pthread_rwlock_init(&hl.h.fdlock, NULL);
 	hl.t.h = &hl.h;
+	hl.t.snap = &hl.snap;
 	hl.t.base = base;
 	hl.t.inbox = inbox;
 	hl.t.spare_fd = -1;
-	hl.t.tv_header = hloop_timeout(cfg->header_timeout);
-	hl.t.tv_keepalive = hloop_timeout(cfg->keepalive_timeout);
-	hl.t.tv_send = hloop_timeout(cfg->send_timeout);
+	if (http_thread_timeouts(&hl.t) == -1)
+		return -1;
 	hl.t.tv_linger = hloop_timeout(LINGER_SECONDS);
 	if (handler->thread_start != NULL)
 		hl.t.state = handler->thread_start(handler->arg, base, inbox);

@@ -13,7 +13,8 @@
  * Time is the test clock (daemon/clock.h): rig_clock() moves it.
  *
  * A struct client asks like daemon/serve.c's connections do (or like an
- * internal consumer, whole = 1) and consumes its answer as a connection
+ * internal consumer, whole = 1, or an upload's judgement, judge = 1) and
+ * consumes its answer as a connection
  * would: a file is read at once, a stream as far as avail says on each
  * wake, to the end or to a cut; an outcome is recorded with the HTTP
  * status the answer table gives it.  Then it ends the exchange (the
@@ -504,6 +505,7 @@ struct client {
 	struct resolve_client cl;
 	struct resolve_origin o;
 	int whole; /* an internal consumer */
+	int judge; /* an upload's judgement */
 	int hold; /* a file answer is kept until client_release */
 	int waited; /* the resolver said the answer comes later */
 	int answered; /* answers given: 1 at most */
@@ -519,6 +521,8 @@ struct client {
 	unsigned max_age; /* of a file */
 	char why[256];
 	char source[256];
+	char by[32]; /* the table's source that answered; "" none */
+	char unasked[256]; /* a source gone past without its answer; "" */
 	char file[PATH_MAX];
 	char extra[2048];
 	uint64_t size, offset;
@@ -605,6 +609,9 @@ client_answer(void *arg, const struct resolve_answer *a)
 	c->result = a->result;
 	snprintf(c->source, sizeof(c->source), "%s",
 	    a->source != NULL ? a->source : "");
+	snprintf(c->by, sizeof(c->by), "%s", a->by != NULL ? a->by : "");
+	snprintf(c->unasked, sizeof(c->unasked), "%s",
+	    a->unasked != NULL ? a->unasked : "");
 	c->section = a->rt->endpoint == ROUTE_SECTION;
 	if (a->kind == RESOLVE_OUTCOME) {
 		c->outcome = a->outcome;
@@ -702,6 +709,7 @@ client_ask(struct client *c, const char *target, enum resolve_reach reach)
 		exit(1);
 	}
 	c->cl.whole = c->whole;
+	c->cl.judge = c->judge;
 	resolve_start(&rig.th, &c->cl, &rt, reach);
 }
 

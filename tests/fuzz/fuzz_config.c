@@ -110,7 +110,7 @@ static void
 fuzz_file(void)
 {
 	struct config cfg;
-	struct config_diag diag = { NULL, 0 };
+	struct config_diag diag = { 0 };
 	int rc;
 
 	FUZZ_CHECK(config_init(&cfg) == 0);
@@ -151,7 +151,7 @@ fuzz_args(int argc, char **argv)
 {
 	struct config_args args;
 	struct config cfg;
-	struct config_diag diag = { NULL, 0 };
+	struct config_diag diag = { 0 };
 	size_t i;
 	int rc;
 

@@ -96,7 +96,7 @@ tok late read
 is "$(code "$d_URL/buildid/$ID_prog_a/debuginfo" -H "$(bearer late)")" 401 \
     "a token added to the file is not known yet"
 kill -HUP "$d_PID"
-wait_until 20 grep -q 'certificates and tokens reloaded' "$d_LOG"
+wait_until 20 grep -q 'reloaded \|reload failed' "$d_LOG"
 wait_until 20 sh -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' -H '$(bearer late)' '$d_URL/buildid/$ID_prog_a/debuginfo')\" = 200 ]"
 ok $? "... and after SIGHUP it is"
 
@@ -119,9 +119,9 @@ echo "$(sed -n 's/^line: \([0-9a-f]*\) .*/\1/p' "$T/typo.out") read,uplaod typo"
     >>"$T/tokens.new"
 badline=$(wc -l <"$T/tokens.new")
 mv "$T/tokens.new" "$T/tokens"
-reloads=$(grep -c 'certificates and tokens reloaded' "$d_LOG")
+reloads=$(grep -c 'reloaded \|reload failed' "$d_LOG")
 kill -HUP "$d_PID"
-wait_until 20 sh -c "[ \$(grep -c 'certificates and tokens reloaded' '$d_LOG') -gt $reloads ]"
+wait_until 20 sh -c "[ \$(grep -c 'reloaded \|reload failed' '$d_LOG') -gt $reloads ]"
 ok $? "SIGHUP with a bad line in the token file"
 is "$(code "$d_URL/buildid/$ID_prog_a/debuginfo" -H "$(bearer reader)")" 401 \
     "... the token removed in that edit: 401"
@@ -147,9 +147,9 @@ ok $? "... and the bad line logged"
 stop_daemon d2
 # A token file that cannot be read on SIGHUP leaves no token valid.
 mv "$T/tokens" "$T/tokens.away"
-reloads=$(grep -c 'certificates and tokens reloaded' "$d_LOG")
+reloads=$(grep -c 'reloaded \|reload failed' "$d_LOG")
 kill -HUP "$d_PID"
-wait_until 20 sh -c "[ \$(grep -c 'certificates and tokens reloaded' '$d_LOG') -gt $reloads ]"
+wait_until 20 sh -c "[ \$(grep -c 'reloaded \|reload failed' '$d_LOG') -gt $reloads ]"
 is "$(code "$d_URL/buildid/$ID_prog_a/debuginfo" -H "$(bearer late)")" 401 \
     "a token file gone on SIGHUP: no token is valid"
 grep -q "token-file $T/tokens: No such file or directory: none of its tokens is valid" "$d_LOG"

@@ -198,7 +198,9 @@ cp "$FX/usr/lib/debug/.build-id/${ID_prog_b:0:2}/${ID_prog_b:2}.debug" \
 printf 'Package: fifo-dbgsym\nVersion: 1.0\nArchitecture: amd64\nMaintainer: Test <t@example.org>\nDescription: fixture\n' \
     >"$T/fifo/DEBIAN/control"
 dpkg-deb --root-owner-group -Zxz --build "$T/fifo" "$T/fifopkgs/fifo.ddeb" >/dev/null
-start_daemon ff --scan-dir none --scan-packages "$T/fifopkgs" --rescan-interval 0
+# The watch off: it could drop the package's records before the request.
+DBGMIRROR_TEST_WATCH_MAX=0 start_daemon ff --scan-dir none \
+    --scan-packages "$T/fifopkgs" --rescan-interval 0
 wait_scan ff 1
 rm "$T/fifopkgs/fifo.ddeb"
 mkfifo "$T/fifopkgs/fifo.ddeb"

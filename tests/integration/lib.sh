@@ -363,6 +363,43 @@ apt_release() {
 	touch -d "@$((EPOCHSECONDS + NREL))" "$d/InRelease"
 }
 
+# apt_deb NAME DIR IDS: a package NAME_1.0_amd64.deb of tree DIR into $T/pkg,
+# with a Build-Ids field when IDS is not empty.
+apt_deb() {
+	local name=$1 dir=$2 ids=$3
+	mkdir -p "$dir/DEBIAN" "$T/pkg"
+	{
+		printf 'Package: %s\nVersion: 1.0\nArchitecture: amd64\n' "$name"
+		printf 'Maintainer: Test <t@example.org>\nDescription: fixture\n'
+		[ -z "$ids" ] || printf 'Build-Ids: %s\n' "$ids"
+	} >"$dir/DEBIAN/control"
+	dpkg-deb --root-owner-group -Zxz --build "$dir" \
+	    "$T/pkg/${name}_1.0_amd64.deb" >/dev/null
+}
+
+# apt_repo DIR PKG...: an apt repository at $W/DIR, suite stable,
+# component main, with the packages of $T/pkg named in its pool, Packages
+# (.xz and .gz), Contents-amd64.gz, Release and a clear-signed InRelease
+# (apt_release: gpg's default key).
+apt_repo() {
+	local r=$W/$1 p
+	shift
+	rm -rf "$r"
+	mkdir -p "$r/pool/main" "$r/dists/stable/main/binary-amd64"
+	for p in "$@"; do
+		cp "$T/pkg/${p}_1.0_amd64.deb" "$r/pool/main/"
+	done
+	(cd "$r" && dpkg-scanpackages -m pool/main /dev/null 2>/dev/null) \
+	    >"$r/dists/stable/main/binary-amd64/Packages"
+	for p in "$@"; do
+		dpkg-deb -c "$T/pkg/${p}_1.0_amd64.deb" |
+		    awk -v p="devel/$p" '$6 ~ /^\.\/usr\/lib\/debug\/\.build-id\// { sub(/^\.\//, "", $6); print $6 "\t" p }'
+	done | gzip -9n >"$r/dists/stable/main/Contents-amd64.gz"
+	xz -k "$r/dists/stable/main/binary-amd64/Packages"
+	gzip -k9n "$r/dists/stable/main/binary-amd64/Packages"
+	apt_release "$r"
+}
+
 # notify_listen SOCKET FILE: a unix datagram socket standing for systemd's
 # (NOTIFY_SOCKET), each datagram written to FILE as one line, its newlines
 # shown as " | ".  Stopped at exit.

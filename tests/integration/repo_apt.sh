@@ -46,20 +46,6 @@ gpg --batch --faked-system-time '20200101T000000!' --passphrase '' \
     gpg --batch --export >"$T/keyring.gpg"
 ok $? "a throwaway signing key"
 
-# deb NAME DIR IDS: a package NAME_1.0_amd64.deb of tree DIR into $T/pkg,
-# with a Build-Ids field when IDS is not empty.
-deb() {
-	local name=$1 dir=$2 ids=$3
-	mkdir -p "$dir/DEBIAN"
-	{
-		printf 'Package: %s\nVersion: 1.0\nArchitecture: amd64\n' "$name"
-		printf 'Maintainer: Test <t@example.org>\nDescription: fixture\n'
-		[ -z "$ids" ] || printf 'Build-Ids: %s\n' "$ids"
-	} >"$dir/DEBIAN/control"
-	dpkg-deb --root-owner-group -Zxz --build "$dir" \
-	    "$T/pkg/${name}_1.0_amd64.deb" >/dev/null
-}
-
 # The debug package of prog_a and prog_b, Debian's way: the debug files
 # under .build-id/, the dwz alt file under .dwz/.
 mkdir -p "$T/progs/usr/lib/debug/.build-id" "$T/progs/usr/lib/debug/.dwz"
@@ -69,54 +55,32 @@ for p in prog_a prog_b; do
 	cp "$dbg/$p.debug" "$T/progs/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
 done
 cp -a "$dbg/.dwz/." "$T/progs/usr/lib/debug/.dwz/"
-deb progs-dbgsym "$T/progs" "$ID_prog_a $ID_prog_b"
+apt_deb progs-dbgsym "$T/progs" "$ID_prog_a $ID_prog_b"
 # prog_c's, in a package of its own (to be removed later).
 mkdir -p "$T/progc/usr/lib/debug/.build-id/${ID_prog_c:0:2}"
 objcopy --only-keep-debug "$FX/usr/bin/prog_c" \
     "$T/progc/usr/lib/debug/.build-id/${ID_prog_c:0:2}/${ID_prog_c:2}.debug"
-deb progc-dbgsym "$T/progc" "$ID_prog_c"
+apt_deb progc-dbgsym "$T/progc" "$ID_prog_c"
 # A -dbg package without Build-Ids: only Contents knows its id.
 ID_d=d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0d0
 bin_d=$(mkbin $ID_d)
 mkdir -p "$T/thing/usr/lib/debug/.build-id/${ID_d:0:2}"
 cp "$bin_d" "$T/thing/usr/lib/debug/.build-id/${ID_d:0:2}/${ID_d:2}.debug"
-deb thing-dbg "$T/thing" ""
-
-# repo DIR PKG...: an apt repository at $W/DIR, suite stable, component
-# main, with the packages named in its pool, Packages (.xz and .gz),
-# Contents-amd64.gz, Release and a clear-signed InRelease.
-repo() {
-	local name=$1 r=$W/$1 p
-	shift
-	rm -rf "$r"
-	mkdir -p "$r/pool/main" "$r/dists/stable/main/binary-amd64"
-	for p in "$@"; do
-		cp "$T/pkg/${p}_1.0_amd64.deb" "$r/pool/main/"
-	done
-	(cd "$r" && dpkg-scanpackages -m pool/main /dev/null 2>/dev/null) \
-	    >"$r/dists/stable/main/binary-amd64/Packages"
-	for p in "$@"; do
-		dpkg-deb -c "$T/pkg/${p}_1.0_amd64.deb" |
-		    awk -v p="devel/$p" '$6 ~ /^\.\/usr\/lib\/debug\/\.build-id\// { sub(/^\.\//, "", $6); print $6 "\t" p }'
-	done | gzip -9n >"$r/dists/stable/main/Contents-amd64.gz"
-	xz -k "$r/dists/stable/main/binary-amd64/Packages"
-	gzip -k9n "$r/dists/stable/main/binary-amd64/Packages"
-	release "$name"
-}
+apt_deb thing-dbg "$T/thing" ""
 
 # release DIR: write and sign DIR's Release for what its dists/ now hold.
 release() {
 	apt_release "$W/$1"
 }
 
-repo ids progs-dbgsym progc-dbgsym
+apt_repo ids progs-dbgsym progc-dbgsym
 # The Contents-only repository: no Build-Ids in its Packages at all.
-repo contents thing-dbg
+apt_repo contents thing-dbg
 grep -q '^Build-Ids' "$W/contents/dists/stable/main/binary-amd64/Packages"
 ok $((!$?)) "the Contents repository's Packages has no Build-Ids"
 
 # A repository whose ids nothing names: no Build-Ids, no Contents.
-repo bare thing-dbg
+apt_repo bare thing-dbg
 rm "$W/bare/dists/stable/main/Contents-amd64.gz"
 release bare
 
@@ -137,7 +101,7 @@ empty_index() {
 	$z </dev/null >"$d/binary-amd64/Packages${3:+.$3}"
 	$z </dev/null >"$d/Contents-amd64${3:+.$3}"
 }
-repo security progc-dbgsym thing-dbg
+apt_repo security progc-dbgsym thing-dbg
 rm "$W/security/dists/stable/main/binary-amd64/Packages" \
     "$W/security/dists/stable/main/binary-amd64/Packages.gz"
 gzip -9n </dev/null >"$W/security/dists/stable/main/Contents-amd64.gz"
@@ -152,13 +116,13 @@ empty_index empty main gz
 release empty
 
 # A tampered Packages: changed after Release was signed.
-repo tampered progc-dbgsym
+apt_repo tampered progc-dbgsym
 xz -dc "$W/tampered/dists/stable/main/binary-amd64/Packages.xz" |
     sed 's/^Size: /Size: 1/' | xz >"$W/tampered/dists/stable/main/binary-amd64/Packages.xz.new"
 mv "$W/tampered/dists/stable/main/binary-amd64/Packages.xz.new" \
     "$W/tampered/dists/stable/main/binary-amd64/Packages.xz"
 # A Release past its Valid-Until, as a snapshot of a security archive is.
-repo stale progc-dbgsym
+apt_repo stale progc-dbgsym
 sed -i 's/^Date: .*/&\nValid-Until: Sat, 01 Jan 2022 00:00:00 UTC/' \
     "$W/stale/dists/stable/Release"
 gpg --batch --yes --clearsign -o "$W/stale/dists/stable/InRelease" \
@@ -169,28 +133,28 @@ GNUPGHOME=$T/gnupg2 gpg --batch --passphrase '' --quick-gen-key \
     'other key <o@example.org>' ed25519 sign never >/dev/null 2>&1
 other_fpr=$(GNUPGHOME=$T/gnupg2 gpg --with-colons --list-keys 2>/dev/null |
     awk -F: '$1 == "fpr" { print $10; exit }')
-repo otherkey progc-dbgsym
+apt_repo otherkey progc-dbgsym
 GNUPGHOME=$T/gnupg2 gpg --batch --yes --clearsign \
     -o "$W/otherkey/dists/stable/InRelease" \
     "$W/otherkey/dists/stable/Release" 2>/dev/null
 ok $? "a repository signed by another key ($other_fpr)"
 # A bad signature: InRelease's text changed after signing.
-repo badsig progc-dbgsym
+apt_repo badsig progc-dbgsym
 sed -i 's/^Suite: stable/Suite: stab1e/' "$W/badsig/dists/stable/InRelease"
 # An expired signature: made a year ago, valid for a day.
-repo expired progc-dbgsym
+apt_repo expired progc-dbgsym
 gpg --batch --yes --faked-system-time 20200101T000000 --default-sig-expire 1d \
     --clearsign -o "$W/expired/dists/stable/InRelease" \
     "$W/expired/dists/stable/Release" 2>/dev/null
 ok $? "an expired signature"
 # A package whose bytes are not the ones Packages lists.
-repo badsum progc-dbgsym
+apt_repo badsum progc-dbgsym
 # (one byte changed in place: the size is still right)
 f=$W/badsum/pool/main/progc-dbgsym_1.0_amd64.deb
 printf '\377' | dd of="$f" bs=1 seek=$(($(stat -c %s "$f") - 2)) \
     conv=notrunc 2>/dev/null
 # A package whose server stops mid-body (nginx hands it to fakeupstream).
-repo hang progc-dbgsym
+apt_repo hang progc-dbgsym
 sed -i 's|^Filename: .*|Filename: hang/'"$ID_prog_c"'/debuginfo|' \
     "$W/hang/dists/stable/main/binary-amd64/Packages"
 rm "$W/hang/dists/stable/main/binary-amd64/Packages".*
@@ -206,7 +170,7 @@ printf 'Package: stream-dbgsym\nVersion: 1.0\nArchitecture: amd64\nMaintainer: T
     "$ID_prog_a" >"$T/stream/DEBIAN/control"
 dpkg-deb --root-owner-group -Zgzip -z1 --build "$T/stream" \
     "$T/pkg/stream-dbgsym_1.0_amd64.deb" >/dev/null
-repo stream stream-dbgsym
+apt_repo stream stream-dbgsym
 sed -i 's|^Filename: .*|Filename: trickle/'"$ID_prog_a"'/debuginfo|' \
     "$W/stream/dists/stable/main/binary-amd64/Packages"
 rm "$W/stream/dists/stable/main/binary-amd64/Packages".*
@@ -234,13 +198,13 @@ printf 'Package: one-dbgsym\nVersion: 1.0\nArchitecture: amd64\nMaintainer: T <t
     "$ID_prog_a" "$ID_prog_b" >"$T/one/DEBIAN/control"
 dpkg-deb --root-owner-group -Zgzip -z1 --build "$T/one" \
     "$T/pkg/one-dbgsym_1.0_amd64.deb" >/dev/null
-repo one one-dbgsym
+apt_repo one one-dbgsym
 sed -i 's|^Filename: .*|Filename: trickle/'"$ID_prog_a"'/debuginfo|' \
     "$W/one/dists/stable/main/binary-amd64/Packages"
 rm "$W/one/dists/stable/main/binary-amd64/Packages".*
 release one
 # The same at 100 KB/s (3 s).
-repo onefast one-dbgsym
+apt_repo onefast one-dbgsym
 sed -i 's|^Filename: .*|Filename: trickle/'"$ID_prog_a"'/debuginfo|' \
     "$W/onefast/dists/stable/main/binary-amd64/Packages"
 rm "$W/onefast/dists/stable/main/binary-amd64/Packages".*
@@ -248,11 +212,11 @@ release onefast
 # The same package sent at 100 KB/s (4 s), from a repository of its own,
 # and a copy of it with one byte of the blob changed, at the same rate,
 # from one whose index lists the package's right checksum.
-repo fast stream-dbgsym
+apt_repo fast stream-dbgsym
 cp "$T/pkg/stream-dbgsym_1.0_amd64.deb" "$T/pkg/streambad.deb"
 printf '\377' | dd of="$T/pkg/streambad.deb" conv=notrunc bs=1 \
     seek=$(($(stat -c %s "$T/pkg/streambad.deb") - 100)) 2>/dev/null
-repo streambad stream-dbgsym
+apt_repo streambad stream-dbgsym
 sed -i 's|^Filename: .*|Filename: trickle/'"$ID_prog_a"'/debuginfo|' \
     "$W/streambad/dists/stable/main/binary-amd64/Packages"
 rm "$W/streambad/dists/stable/main/binary-amd64/Packages".*
@@ -743,8 +707,8 @@ is "$(($(grep -c 'ids/pool/main/progs-dbgsym' "$T/nginx/access.log") - before))"
 mkdir -p "$T/bigc/usr/share/bigc"
 cp -a "$T/progc/usr" "$T/bigc/"
 head -c 1500000 /dev/urandom >"$T/bigc/usr/share/bigc/blob"
-deb bigc-dbgsym "$T/bigc" "$ID_prog_c"
-repo lru progs-dbgsym bigc-dbgsym
+apt_deb bigc-dbgsym "$T/bigc" "$ID_prog_c"
+apt_repo lru progs-dbgsym bigc-dbgsym
 chmod -R a+rX "$W"
 start_daemon l --scan-dir none --repo-cache-size 1M --package-coextract 0 \
     --repo "deb $N/lru stable main $kr"
@@ -774,7 +738,7 @@ like "$(tail -n 3 "$T/nginx/access.log")" '"GET /ids/dists/stable/InRelease HTTP
     "a refresh of an unchanged repository is a conditional request: 304"
 is "$(metric "dbgmirror_repo_ids{repo=\"$N/ids\",suite=\"stable\"}" "$r_URL")" 3 \
     "three ids indexed"
-repo ids progs-dbgsym
+apt_repo ids progs-dbgsym
 chmod -R a+rX "$W"
 kill -USR1 "$r_PID"
 wait_until 60 refreshed r 3
@@ -788,7 +752,7 @@ is "$(code "$r_URL/buildid/$ID_prog_c/debuginfo")" 404 \
     "... still 404: a negative entry now"
 wait_until 10 grep -q "$ID_prog_c/debuginfo\" 404 .* NEGATIVE cache" "$r_LOG"
 ok $? "... answered from the negative entry"
-repo ids progs-dbgsym progc-dbgsym
+apt_repo ids progs-dbgsym progc-dbgsym
 chmod -R a+rX "$W"
 kill -USR1 "$r_PID"
 wait_until 60 refreshed r 4

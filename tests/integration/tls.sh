@@ -82,7 +82,7 @@ ok $? "https: a Range across records is the right bytes"
 sed -n 's/^line: //p' "$T/ci.out" >"$T/tokens"
 sed -n 's/^token: //p' "$T/ci.out" >"$T/ci.token"
 kill -HUP "$d_PID"
-wait_until 20 grep -q 'certificates and tokens reloaded' "$d_LOG"
+wait_until 20 grep -q 'reloaded \|reload failed' "$d_LOG"
 up=$(mkbin 5eed000000000000000000000000000000000006 150000)
 "$DBGMIRROR" --no-config --ca-file "$C/ca.pem" upload --url "$S" \
     --token-file "$T/ci.token" "$up" >"$T/up.out" 2>&1

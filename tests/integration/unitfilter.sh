@@ -10,6 +10,13 @@ as_nobody_or_skip systemd-analyze
 
 unit=$top_builddir/packaging/systemd/dbgmirrord.service
 ok "$([ -f "$unit" ] && echo 0 || echo 1)" "the unit is built"
+# systemctl reload runs ExecReload= lines in order, and stops at the first
+# that fails: the file is checked, with ExecStart's options, before the
+# signal is sent.
+start=$(sed -n 's/^ExecStart=//p' "$unit")
+is "$(sed -n 's/^ExecReload=//p' "$unit" | tr '\n' '|')" \
+    "$start --check-config|/bin/kill -HUP \$MAINPID|" \
+    "reload: the unit checks the file (ExecStart's options), then signals"
 real=$DBGMIRRORD
 DBGMIRRORD=$T/under-unit
 # LeakSanitizer stops the world with ptrace, which the unit's filter

@@ -3,7 +3,10 @@
 # token, and dbgmirror upload.  Verified like a fill (ELF, the build-id of
 # the path, .debug_* for debuginfo), size-limited, 409 on other bytes,
 # idempotent on the same, negative entries of the id cleared, kept apart
-# from the cache and removed by dbgmirror purge.
+# from the cache and removed by dbgmirror purge.  Judged against every
+# source as a user meets them: a member of a real .deb never extracted,
+# an elfutils debuginfod upstream; eight PUTs of one id at once, all
+# judged before any is stored: exactly one is.
 . "$top_srcdir/tests/integration/lib.sh"
 
 client_env
@@ -38,12 +41,13 @@ start_fake up
 start_daemon d --upstream "$up_URL" --token-file "$T/tokens" \
     --max-upload-size 100K --negative-ttl 600 --scan-dir "$T/local"
 
-# put URL FILE ARGS...: PUT FILE; the status, the body in $T/put.body.
+# put URL FILE ARGS...: PUT FILE; the status, the body in $T/put.body,
+# the head in $T/put.head.
 put() {
 	local url=$1 file=$2
 	shift 2
-	curl -s --max-time 30 -o "$T/put.body" -w '%{http_code}' -T "$file" \
-	    "$@" "$url"
+	curl -s --max-time 30 -o "$T/put.body" -D "$T/put.head" \
+	    -w '%{http_code}' -T "$file" "$@" "$url"
 }
 
 is "$(put "$d_URL/buildid/$A/debuginfo" "$T/A.unstripped")" 401 \
@@ -73,7 +77,8 @@ ok $? "the upload is served byte-identical"
 "$DBGMIRROR" --no-config --cache-dir "$T/d-cache" lookup "$N" >"$T/lk2"
 ! grep -q "every upstream said not found" "$T/lk2"
 ok $? "the upload cleared the id's negative entries (the executable's too)"
-is "$(requests_to up "$N/debuginfo")" 0 "the upstream was never asked for N's debuginfo"
+is "$(requests_to up "$N/debuginfo")" 1 \
+    "the upstream was asked for N's debuginfo once: the upload's judgement"
 
 is "$(put "$d_URL/buildid/$A/debuginfo" "$T/A.unstripped" \
     -H "$(bearer ci)")" 200 "the same bytes again: 200"
@@ -168,8 +173,159 @@ ok $? "... and served byte-identical"
 curl -s --max-time 10 -o "$T/got" "$d3_URL/buildid/$N/debuginfo"
 cmp -s "$T/got" "$T/N.debug"
 ok $? "... each of them"
-is "$(requests_to up "$B/executable")" 0 "... without asking the upstream"
+is "$(requests_to up "$B/executable")" 1 \
+    "... without asking the upstream (once, by the upload's judgement)"
 stop_daemon d3
+is "$STOP_RC" 0 "exits cleanly"
+
+# ------------------------------------------- judged against every source
+
+# A -dbgsym .deb of P's debug file in a scan-packages directory; an
+# upstream whose answers wait for a gate.
+P=aaaa000000000000000000000000000000000010
+binP=$(mkbin "$P")
+objcopy --only-keep-debug "$binP" "$T/P.debug"
+cp "$(mkbin "$P" 48)" "$T/P2" # P's build-id, other bytes
+pdir=$T/pdeb/usr/lib/debug/.build-id/${P:0:2}
+mkdir -p "$T/pdeb/DEBIAN" "$pdir" "$T/jpkgs"
+cp "$T/P.debug" "$pdir/${P:2}.debug"
+printf 'Package: foo-dbgsym\nVersion: 1.0\nArchitecture: amd64\nMaintainer: T <t@example.org>\nDescription: fixture\n' \
+    >"$T/pdeb/DEBIAN/control"
+dpkg-deb --root-owner-group -Zxz --build "$T/pdeb" \
+    "$T/jpkgs/foo-dbgsym_1.0_amd64.deb" >/dev/null || bail "dpkg-deb failed"
+touch "$T/gate"
+start_fake gated --gate "$T/gate" '*=status:404'
+start_daemon j --upstream "$gated_URL" --token-file "$T/tokens" \
+    --scan-packages "$T/jpkgs"
+
+is "$(put "$j_URL/buildid/$P/debuginfo" "$T/P2" -H "$(bearer ci)")" 409 \
+    "other bytes than a .deb's member, never extracted: 409"
+is "$(cat "$T/put.body")" \
+    "$P: other bytes are served under this build-id, from package foo-dbgsym_1.0_amd64.deb" \
+    "... naming the package"
+dfind j debuginfo "$P"
+ok $? "debuginfod-find of the id: exit 0"
+cmp -s "$FOUND" "$T/P.debug"
+ok $? "... the package's bytes"
+is "$(put "$j_URL/buildid/$P/debuginfo" "$T/P.debug" -H "$(bearer ci)")" 200 \
+    "the member's own bytes: 200"
+is "$(requests_to gated "$P")" 0 "... the upstream never asked: the package has it"
+
+# herd_put ID FILE...: a PUT of each FILE as ID's debuginfo, all at once
+# (background jobs), the gate shut: every judgement waits for the one
+# upstream fill, so that all are judged before any is stored.  Their
+# statuses in $T/herd/N.code, N the place of the FILE.
+waiters() {
+	[ "$(metric dbgmirror_fill_waiters "$j_URL")" = "$1" ]
+}
+herd_put() {
+	local id=$1 i=0 f
+	local -a pids=()
+	shift
+	rm -rf "$T/herd" "$T/gate"
+	mkdir -p "$T/herd"
+	for f in "$@"; do
+		i=$((i + 1))
+		curl -s --max-time 90 -o "$T/herd/$i.body" -w '%{http_code}' \
+		    -T "$f" -H "$(bearer ci)" "$j_URL/buildid/$id/debuginfo" \
+		    >"$T/herd/$i.code" &
+		pids+=($!)
+	done
+	wait_until 60 waiters "$#" ||
+	    diag "not all $# uploads of $id wait for the upstream's answer"
+	touch "$T/gate"
+	wait "${pids[@]}"
+}
+# count CODE: the herd's PUTs answered CODE.
+count() {
+	grep -lx "$1" "$T"/herd/*.code | wc -l
+}
+for r in 1 2 3; do
+	H=bbbb00000000000000000000000000000000000$r
+	files=()
+	for i in 1 2 3 4 5 6 7 8; do
+		cp "$(mkbin "$H" $((i * 16)))" "$T/h$r-$i"
+		files+=("$T/h$r-$i")
+	done
+	herd_put "$H" "${files[@]}"
+	is "$(count 201) $(count 409)" "1 7" \
+	    "round $r: eight uploads of other bytes at once: one 201, seven 409" ||
+	    cat "$T"/herd/*.body | sed 's/^/#   /'
+	w=$(grep -lx 201 "$T"/herd/*.code | head -n 1)
+	w=$(basename "${w:-0.code}" .code)
+	curl -s --max-time 10 -o "$T/got" "$j_URL/buildid/$H/debuginfo"
+	cmp -s "$T/got" "$T/h$r-$w"
+	ok $? "... the 201's bytes are served"
+done
+H=bbbb000000000000000000000000000000000009
+cp "$(mkbin "$H")" "$T/same"
+herd_put "$H" "$T/same" "$T/same" "$T/same" "$T/same" "$T/same" "$T/same" \
+    "$T/same" "$T/same"
+is "$(count 201) $(count 200)" "1 7" \
+    "eight uploads of the same bytes at once: one 201, seven 200"
+stop_daemon j
+is "$STOP_RC" 0 "exits cleanly"
+
+# An elfutils debuginfod upstream that serves the id.
+Q=aaaa000000000000000000000000000000000020
+mkdir -p "$T/dfd"
+cp "$(mkbin "$Q")" "$T/dfd/q"
+cp "$(mkbin "$Q" 80)" "$T/Q2"
+start_debuginfod du -F "$T/dfd"
+wait_until 60 sh -c "[ \"\$(curl -s -o /dev/null -w '%{http_code}' '$du_URL/buildid/$Q/debuginfo')\" = 200 ]" ||
+    bail "debuginfod did not index $T/dfd"
+start_daemon k --upstream "$du_URL" --token-file "$T/tokens"
+is "$(put "$k_URL/buildid/$Q/debuginfo" "$T/Q2" -H "$(bearer ci)")" 409 \
+    "other bytes than an elfutils debuginfod upstream's: 409"
+like "$(cat "$T/put.body")" "from upstream http://127\.0\.0\.1:$du_PORT" \
+    "... naming the upstream"
+dfind k debuginfo "$Q"
+ok $? "debuginfod-find of the id: exit 0"
+cmp -s "$FOUND" "$T/dfd/q"
+ok $? "... the upstream's bytes"
+is "$(put "$k_URL/buildid/$Q/debuginfo" "$T/dfd/q" -H "$(bearer ci)")" 200 \
+    "the upstream's own bytes: 200"
+stop_daemon k
+is "$STOP_RC" 0 "exits cleanly"
+
+# ------------------------------------------ sources that cannot answer
+
+# An upstream that is down (nothing listens on its port) beside one that
+# says not found: the upload cannot be judged, nothing is stored.
+dead=$(pick_port)
+start_daemon u --upstream "$up_URL" --upstream "http://127.0.0.1:$dead" \
+    --token-file "$T/tokens" --upstream-retries 0 --breaker-failures 1 \
+    --breaker-backoff 3600 --breaker-backoff-max 7200
+U=cccc000000000000000000000000000000000030
+cp "$(mkbin "$U")" "$T/U"
+is "$(put "$u_URL/buildid/$U/debuginfo" "$T/U" -H "$(bearer ci)")" 503 \
+    "an upstream down: 503"
+like "$(cat "$T/put.body")" "^$U: cannot be judged now: the upstreams did not answer" \
+    "... naming the upstreams"
+[ -n "$(header Retry-After "$T/put.head")" ]
+ok $? "... with Retry-After"
+wait_until 10 grep -q "upstream http://127.0.0.1:$dead: breaker open" "$u_LOG"
+ok $? "its breaker opens"
+is "$(put "$u_URL/buildid/$U/debuginfo" "$T/U" -H "$(bearer ci)")" 503 \
+    "the other upstream says not found, this one is not asked: 503"
+is "$(cat "$T/put.body")" \
+    "$U: cannot be judged now: upstream http://127.0.0.1:$dead: its breaker is open" \
+    "... naming it"
+is "$(find "$T/u-uploads" -path '*/tmp' -prune -o -type f -print | wc -l)" 0 \
+    "... nothing stored"
+is "$(metric 'dbgmirror_uploads_total{result="unjudged"}' "$u_URL")" 2 \
+    "... counted as unjudged"
+stop_daemon u
+is "$STOP_RC" 0 "exits cleanly"
+
+# A repository never indexed (its server is down) may map the id.
+start_daemon r --repo "deb http://127.0.0.1:$dead/debian stable main" \
+    --token-file "$T/tokens" --repo-ready-timeout 0
+is "$(put "$r_URL/buildid/$U/debuginfo" "$T/U" -H "$(bearer ci)")" 503 \
+    "a repository never indexed: 503"
+like "$(cat "$T/put.body")" "cannot be judged now: repository http://127.0.0.1:$dead/debian.*not indexed yet" \
+    "... naming it"
+stop_daemon r
 is "$STOP_RC" 0 "exits cleanly"
 
 # No token-file, no uploads: the upload directory is not made.

@@ -1,7 +1,8 @@
 /*
  * tests/unit/test_access.c: the access rules (daemon/access.c): rule and
  * CIDR parsing, who the client is behind trusted proxies, token hashing,
- * token lines and scopes, reloads that fail closed, the admin-token,
+ * token lines and scopes, reloads that fail closed (the failsafe set of
+ * a file that did not load included), the admin-token,
  * subject= bound to a CA, when a denial is 401 or 403, and what the audit
  * says of weakened defaults.
  */
@@ -72,6 +73,20 @@ check(struct access *a, enum access_class cls, const char *peer,
 {
 	return check_ca(a, cls, peer, xff, auth, subject,
 	    subject[0] != '\0' ? "/ca.pem" : NULL);
+}
+
+/*
+ * What SIGHUP does with cfg's access settings (daemon/reload.c): a new
+ * set in *a, or the failsafe one when none can be made (-1, err).
+ */
+static int
+reload(struct access **a, const struct config *cfg, char *err, size_t errlen)
+{
+	access_free(*a);
+	if ((*a = access_new(cfg, say, NULL, err, errlen)) != NULL)
+		return 0;
+	*a = access_new_failsafe(cfg, 0, say, NULL);
+	return -1;
 }
 
 /* Write text to path, replacing it. */
@@ -210,7 +225,7 @@ test_tokens(void)
 	fprintf(fp, "%s read,uplaod typo\n", hex);
 	fclose(fp);
 	said_clear();
-	is_int(access_reload(a, say, NULL, err, sizeof(err)), 0,
+	is_int(reload(&a, &cfg, err, sizeof(err)), 0,
 	    "a token file with bad lines reloads");
 	is_int(check(a, ACCESS_READ, "192.0.2.1", NULL, "Bearer r-token", ""),
 	    ACCESS_UNAUTHORIZED, "... a token removed in that edit: 401");
@@ -226,14 +241,13 @@ test_tokens(void)
 
 	unlink(path);
 	said_clear();
-	ok(access_reload(a, say, NULL, err, sizeof(err)) == -1 &&
+	ok(reload(&a, &cfg, err, sizeof(err)) == -1 &&
 		strstr(err, "No such file") != NULL,
 	    "a token file that cannot be read fails the reload");
 	is_int(check(a, ACCESS_READ, "192.0.2.1", NULL, "Bearer n-token", ""),
 	    ACCESS_UNAUTHORIZED, "... and leaves no token valid");
 	put(path, "");
-	is_int(access_reload(a, say, NULL, err, sizeof(err)), 0,
-	    "an empty file loads");
+	is_int(reload(&a, &cfg, err, sizeof(err)), 0, "an empty file loads");
 	is_int(check(a, ACCESS_READ, "192.0.2.1", NULL, "Bearer n-token", ""),
 	    ACCESS_UNAUTHORIZED, "... and knows no token");
 	access_free(a);
@@ -366,13 +380,13 @@ test_admin_token(void)
 	is_int(check(a, ACCESS_READ, "192.0.2.1", NULL, "Bearer s3cret", ""),
 	    ACCESS_ALLOW, "the admin-token does not close read");
 	put(path, "\n");
-	ok(access_reload(a, say, NULL, err, sizeof(err)) == -1 &&
+	ok(reload(&a, &cfg, err, sizeof(err)) == -1 &&
 		strstr(err, "no token") != NULL,
 	    "an admin-token emptied fails the reload");
 	is_int(check(a, ACCESS_ADMIN, "127.0.0.1", NULL, "Bearer s3cret", ""),
 	    ACCESS_UNAUTHORIZED, "... and the old token is not valid");
 	put(path, "n3w\n");
-	is_int(access_reload(a, say, NULL, err, sizeof(err)), 0,
+	is_int(reload(&a, &cfg, err, sizeof(err)), 0,
 	    "a new admin-token reloads");
 	is_int(check(a, ACCESS_ADMIN, "127.0.0.1", NULL, "Bearer n3w", ""),
 	    ACCESS_ALLOW, "... and is valid");
@@ -579,6 +593,74 @@ test_subjects_and_errors(void)
 	}
 }
 
+/*
+ * A file that did not load: what parses applies, a class whose line does
+ * not parse denies everyone, and nothing of before is kept.
+ */
+static void
+test_failsafe(void)
+{
+	static const char *const lines[] = { "read addr=10.0.0.0/8",
+		"metrics addr=bogus", NULL };
+	static const char *const typo[] = { "raed addr=10.0.0.0/8", NULL };
+	struct config cfg;
+	struct access *a;
+	char err[512];
+
+	a = make(&cfg, lines, NULL, NULL, err, sizeof(err));
+	ok(a == NULL, "a bad access line: no set at start-up");
+	said_clear();
+	a = access_new_failsafe(&cfg, 0, say, NULL);
+	if (!ok(a != NULL, "the failsafe set of the same lines")) {
+		config_free(&cfg);
+		return;
+	}
+	is_int(access_closed(a), 1u << ACCESS_METRICS,
+	    "... closes the class of the bad line alone");
+	is_int(check(a, ACCESS_METRICS, "127.0.0.1", NULL, NULL, ""),
+	    ACCESS_FORBIDDEN, "... which denies everyone (403)");
+	is_int(check(a, ACCESS_READ, "10.1.2.3", NULL, NULL, ""), ACCESS_ALLOW,
+	    "... a good line applies");
+	is_int(check(a, ACCESS_READ, "192.0.2.1", NULL, NULL, ""),
+	    ACCESS_FORBIDDEN, "... and lets in no one else");
+	is_int(check(a, ACCESS_STATUS, "192.0.2.1", NULL, NULL, ""),
+	    ACCESS_ALLOW, "... a class without lines keeps its default");
+	ok(strstr(said, "bogus") != NULL &&
+		strstr(said, "access metrics is denied") != NULL,
+	    "... the bad line is said, and what it closes");
+	access_free(a);
+	config_free(&cfg);
+
+	a = make(&cfg, typo, NULL, NULL, err, sizeof(err));
+	a = access_new_failsafe(&cfg, 0, say, NULL);
+	ok(a != NULL && access_closed(a) == ACCESS_ALL,
+	    "a line whose class is unknown closes every class");
+	if (a != NULL)
+		is_int(check(a, ACCESS_READ, "10.1.2.3", NULL, NULL, ""),
+		    ACCESS_FORBIDDEN, "... read included");
+	access_free(a);
+	config_free(&cfg);
+
+	a = make(&cfg, NULL, "not-a-cidr", NULL, err, sizeof(err));
+	ok(a == NULL, "a bad trusted-proxy: no set at start-up");
+	a = access_new_failsafe(&cfg, 0, say, NULL);
+	ok(a != NULL && access_closed(a) == ACCESS_ALL,
+	    "... the failsafe one closes every class");
+	access_free(a);
+	config_free(&cfg);
+
+	config_init(&cfg);
+	a = access_new_failsafe(&cfg, 1u << ACCESS_ADMIN, say, NULL);
+	ok(a != NULL && access_closed(a) == 1u << ACCESS_ADMIN &&
+		check(a, ACCESS_ADMIN, "127.0.0.1", NULL, NULL, "") ==
+		    ACCESS_FORBIDDEN &&
+		check(a, ACCESS_READ, "192.0.2.1", NULL, NULL, "") ==
+		    ACCESS_ALLOW,
+	    "the classes the caller closes deny everyone, the others not");
+	access_free(a);
+	config_free(&cfg);
+}
+
 int
 main(void)
 {
@@ -590,5 +672,6 @@ main(void)
 	test_audit();
 	test_ca_binding();
 	test_subjects_and_errors();
+	test_failsafe();
 	return tap_done();
 }

@@ -319,19 +319,19 @@ main(void)
 		return 1;
 	}
 	memset(&sd, 0, sizeof(sd));
-	sd.cfg = &rig.cfg;
 	sd.idx = rig.idx;
 	sd.pool = rig.pool;
 	sd.bs = rig.bs;
 	sd.ft = rig.ft;
 	sd.rd = &rig.d;
-	sd.access = acc;
 	srv = serve_new(&sd);
 	serve_handler(srv, &handler);
 	if (hloop_open(&rig.cfg, &handler, rig.base, rig.inbox) == -1) {
 		printf("Bail out! cannot listen\n");
 		return 1;
 	}
+	hl.snap.access = acc;
+	hl.snap.rd = &rig.d;
 	test_http();
 
 	RUN_UNTIL(rig_flights() == 0);

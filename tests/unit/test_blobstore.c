@@ -1120,22 +1120,123 @@ test_blobs_full(void)
 	store_close(&s);
 }
 
+/* The temp file of the last put_upload_over or put_fill. */
+static char last_tmp[PATH_MAX];
+
+/*
+ * Publish len bytes of c under id seed as an upload that may replace the
+ * cached file open as fd replaces (-1: none).
+ */
+static int
+put_upload_over(struct bstore *s, struct cache_key *k, unsigned seed, char c,
+    size_t len, int64_t now, int replaces)
+{
+	struct buildid id = make_id(seed);
+	struct blob_info bi =
+	    make_info(&id, CACHE_DEBUGINFO, "", BLOB_UPLOAD_SOURCE);
+	struct stat st;
+	char err[ERRLEN];
+
+	cache_key_make(k, &id, CACHE_DEBUGINFO, "");
+	if (fill_tmp_of(s, 1, c, len, last_tmp) == -1)
+		return -1;
+	bi.size = len;
+	bi.uploaded = 1;
+	if (replaces != -1 && fstat(replaces, &st) == 0) {
+		bi.replaces_dev = (uint64_t)st.st_dev;
+		bi.replaces_ino = (uint64_t)st.st_ino;
+	}
+	return blob_publish(s->bs, k, last_tmp, &bi, now, err, sizeof(err));
+}
+
 /* Publish len bytes of c under id seed as an upload. */
 static int
 put_upload(struct bstore *s, struct cache_key *k, unsigned seed, char c,
     size_t len, int64_t now)
 {
+	return put_upload_over(s, k, seed, c, len, now, -1);
+}
+
+/* Publish len bytes of c under id seed as a fill, from last_tmp. */
+static int
+put_fill(struct bstore *s, struct cache_key *k, unsigned seed, char c,
+    size_t len, int64_t now)
+{
 	struct buildid id = make_id(seed);
-	struct blob_info bi =
-	    make_info(&id, CACHE_DEBUGINFO, "", BLOB_UPLOAD_SOURCE);
-	char tmp[PATH_MAX], err[ERRLEN];
+	struct blob_info bi = make_info(&id, CACHE_DEBUGINFO, "", "http://up");
+	char err[ERRLEN];
 
 	cache_key_make(k, &id, CACHE_DEBUGINFO, "");
-	if (fill_tmp_of(s, 1, c, len, tmp) == -1)
+	if (fill_tmp(s, c, len, last_tmp) == -1)
 		return -1;
 	bi.size = len;
-	bi.uploaded = 1;
-	return blob_publish(s->bs, k, tmp, &bi, now, err, sizeof(err));
+	return blob_publish(s->bs, k, last_tmp, &bi, now, err, sizeof(err));
+}
+
+/* The first byte of k's blob; -1 when there is none. */
+static int
+first_byte(struct bstore *s, const struct cache_key *k)
+{
+	char b;
+	int fd = blob_open(s->bs, k), rc = -1;
+
+	if (fd != -1 && read(fd, &b, 1) == 1)
+		rc = (unsigned char)b;
+	if (fd != -1)
+		close(fd);
+	return rc;
+}
+
+/*
+ * Which entry of a key gives way: a fill replaces a cached entry, never an
+ * upload; an upload replaces nothing but the cached entry it names by its
+ * file, and a key that has no entry.  What does not give way is
+ * BLOB_EXISTS, the temp file left to the caller.
+ */
+static void
+test_publish_exists(void)
+{
+	struct bstore s;
+	struct cache_key k, up;
+	int old, cached;
+
+	if (!ok(store_open(&s, "exists", &nolimits) == 0, "exists: open"))
+		return;
+	is_int(put_fill(&s, &k, 60, 'a', 10, 1000), 0, "a fill of a key");
+	is_int(put_fill(&s, &k, 60, 'b', 10, 1001), 0,
+	    "... another fill replaces it");
+	is_int(first_byte(&s, &k), 'b', "... the second one's bytes");
+	is_int(put_upload(&s, &up, 60, 'u', 10, 1002), BLOB_EXISTS,
+	    "an upload that names no entry: the cached one stays");
+	ok(exists(last_tmp), "... the upload's temp file left to the caller");
+	unlink(last_tmp);
+	is_int(first_byte(&s, &k), 'b', "... its bytes served");
+	old = blob_open(s.bs, &k);
+	is_int(put_fill(&s, &k, 60, 'c', 10, 1003), 0,
+	    "a fill replaces the cached entry meanwhile");
+	is_int(put_upload_over(&s, &up, 60, 'u', 10, 1004, old), BLOB_EXISTS,
+	    "... an upload that names the file it compared, now replaced: "
+	    "the new one stays");
+	unlink(last_tmp);
+	close(old);
+	is_int(first_byte(&s, &k), 'c', "... its bytes served");
+	cached = blob_open(s.bs, &k);
+	is_int(put_upload_over(&s, &up, 60, 'u', 10, 1006, cached), 0,
+	    "an upload that names the cached file: replaces it");
+	close(cached);
+	is_int(first_byte(&s, &up), 'u', "... the upload's bytes served");
+	is_int(put_fill(&s, &k, 60, 'd', 10, 1007), BLOB_EXISTS,
+	    "a fill over an upload: the upload stays");
+	ok(exists(last_tmp), "... the fill's temp file left to the caller");
+	unlink(last_tmp);
+	is_int(first_byte(&s, &up), 'u', "... its bytes served");
+	is_int(put_upload(&s, &up, 60, 'v', 10, 1008), BLOB_EXISTS,
+	    "an upload over an upload: the first stays");
+	unlink(last_tmp);
+	is_int(first_byte(&s, &up), 'u', "... its bytes served");
+	is_int(stats(&s).upload_bytes, 10, "... the uploads' bytes: one's");
+	is_int(stats(&s).bytes, 0, "... the cache's: none");
+	store_close(&s);
 }
 
 /* Uploads: counted apart, capped apart, never evicted, purged. */
@@ -1210,7 +1311,10 @@ test_upload_dir(void)
 	/* The same key cached, then uploaded: one file, the upload's. */
 	is_int(put_blob(&s, &cached, 50, 'c', 8, "", 1000), 0, "cache 8 bytes");
 	ok(exists(blob_file(&s, &cached)), "... in blobs/");
-	is_int(put_upload(&s, &up, 50, 'u', 8, 1001), 0, "upload the same key");
+	fd = blob_open(s.bs, &cached);
+	is_int(put_upload_over(&s, &up, 50, 'u', 8, 1001, fd), 0,
+	    "upload the same key, replacing the cached file");
+	close(fd);
 	ok(exists(upload_file(&s, &up)), "... now in the upload directory");
 	ok(!exists(blob_file(&s, &up)), "... and no longer in blobs/");
 	fd = blob_open(s.bs, &up);
@@ -1282,6 +1386,7 @@ main(void)
 	test_index_flags();
 	test_uploaded();
 	test_upload_dir();
+	test_publish_exists();
 
 	testdir_remove();
 	return tap_done();

@@ -10,7 +10,10 @@
  * expired passes the request on.  In a flight the source before it passed
  * on, an entry ends the flight (not found, or failed) before the source
  * after it is asked, for the whole herd; without one the same flight goes
- * on.  Time is the test clock; every wait is bounded.
+ * on; the answer of a flight an entry ended says that no source was asked
+ * (unasked).  An upload's judgement is never answered by an entry, on
+ * either side: the sources after it are asked.  Time is the test clock;
+ * every wait is bounded.
  */
 #include "tests/rig.h"
 #include "tests/tsrc.h"
@@ -23,6 +26,8 @@ static const char *ID_A = "a6a6a6a6a6a6a6a6a6a6a6a6a6a6a6a6a6a6a6a6";
 static const char *ID_B = "b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6b6";
 static const char *ID_C = "c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6";
 static const char *ID_D = "d6d6d6d6d6d6d6d6d6d6d6d6d6d6d6d6d6d6d6d6";
+static const char *ID_F = "f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6f6";
+static const char *ID_G = "a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7a7";
 
 static struct tsrc held, forward;
 static const struct source *const table[] = { &held.s, &source_negative,
@@ -116,6 +121,8 @@ test_flight_side(void)
 	    "... max-age the entry's");
 	ok(forward.lookups == 0 && forward.produced == 0,
 	    "... the source after it never asked, for the whole herd");
+	is_str(cs[0].unasked, "a remembered miss or failure",
+	    "... which the answer says: no source was asked");
 	for (i = 0; i < HERD; i++)
 		client_free(&cs[i]);
 
@@ -142,6 +149,48 @@ test_flight_side(void)
 		client_free(&cs[i]);
 }
 
+/* An upload's judgement: entries are no answer, the sources are asked. */
+static void
+test_judge(void)
+{
+	struct client c, cs[HERD];
+	size_t i;
+
+	rig_remember(ID_F, CACHE_DEBUGINFO, "", NEG_NOTFOUND, 100);
+	held.lookup = forward.lookup = TS_PASS;
+	forward.lookups = 0;
+	client_init(&c, 0);
+	c.whole = c.judge = 1;
+	client_ask(&c, rig_path(ID_F, "debuginfo"), RESOLVE_ALL);
+	ok(c.answered && forward.lookups == 1 &&
+		c.outcome == ANSWER_NOT_FOUND && c.unasked[0] == '\0',
+	    "a judgement past a remembered miss: the source after it asked");
+	client_free(&c);
+
+	held.lookup = forward.lookup = TS_JOIN;
+	held.produce = TS_HOLD;
+	held.p = forward.p = NULL;
+	forward.produced = 0;
+	for (i = 0; i < HERD; i++) {
+		client_init(&cs[i], 0);
+		cs[i].whole = cs[i].judge = 1;
+		client_ask(&cs[i], rig_path(ID_G, "debuginfo"), RESOLVE_ALL);
+	}
+	RUN_UNTIL(held.p != NULL);
+	rig_remember(ID_G, CACHE_DEBUGINFO, "", NEG_NOTFOUND, 50);
+	produce_absent(held.p);
+	RUN_UNTIL(forward.p != NULL);
+	ok(forward.produced == 1,
+	    "... and its fill past an entry written meanwhile: the same "
+	    "flight goes on");
+	ts_end(forward.p, UPSTREAM_NOTFOUND, NULL);
+	RUN_UNTIL(ended(cs, 404) == HERD);
+	ok(ended(cs, 404) == HERD && cs[0].unasked[0] == '\0',
+	    "... whose not-found every source gave");
+	for (i = 0; i < HERD; i++)
+		client_free(&cs[i]);
+}
+
 int
 main(void)
 {
@@ -152,6 +201,7 @@ main(void)
 
 	test_request_side();
 	test_flight_side();
+	test_judge();
 
 	rig_close();
 	return tap_done();
