@@ -164,7 +164,8 @@ static const struct opt options[] = {
 	    0, FIELD(repo_retry), 1, DAY },
 	{ "repo-ready-timeout", T_DURATION, "30", NULL,
 	    "the longest wait at start-up for the first refreshes before "
-	    "telling systemd the daemon is ready, 0 = no wait",
+	    "telling systemd the daemon is ready (and before answering an "
+	    "id no repository maps), 0 = no wait",
 	    0, FIELD(repo_ready_timeout), 0, DAY },
 	{ "repo-cache-size", T_SIZE, "4G", NULL,
 	    "downloaded repository packages kept (least recently used go)", 0,

@@ -1320,6 +1320,7 @@ main(int argc, char **argv)
 	rpd.pool = d.pool;
 	rpd.inbox = d.inbox;
 	rpd.base = d.base;
+	rpd.passes = d.passes;
 	if ((d.repos = repos_new(&rpd, err, sizeof(err))) == NULL)
 		fatalx("%s", err);
 	d.rd.repos = d.repos;
@@ -1463,6 +1464,8 @@ main(int argc, char **argv)
 		signal(signums[i], SIG_IGN);
 
 	httpd_stop(d.httpd);
+	/* Passes that wait for a download would hold the pool's threads. */
+	repos_stop(d.repos);
 	pool_free(d.pool);
 	sandbox_free(sb);
 	misses_free(d.misses);

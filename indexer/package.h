@@ -151,15 +151,22 @@ struct pkg_watch {
 	void (*progress)(uint64_t end, void *arg);
 	/*
 	 * A regular member with data that the pass meets, other than the one
-	 * asked for (whose links are not followed): where to extract it, or
-	 * NULL to pass it by.
+	 * asked for (whose links are not followed), of the size its header
+	 * declares: where to extract it, or NULL to pass it by.
 	 */
-	struct pkg_side *(*side)(const char *member, void *arg);
+	struct pkg_side *(*side)(const char *member, uint64_t size, void *arg);
 	/* Once the member is out, after each later member: 1 to read on. */
 	int (*more)(void *arg);
 	void *arg;
 	/* The size the member asked for declares, before its bytes. */
 	void (*size)(uint64_t size, void *arg);
+	/* A side's extraction is over (sd->done says how), before the next. */
+	void (*side_end)(struct pkg_side *sd, void *arg);
+	/*
+	 * A symbolic or hard link the pass meets and does not follow, with
+	 * its target resolved as pkg_extract() would (a normalised path).
+	 */
+	void (*link)(const char *member, const char *target, void *arg);
 };
 
 /*

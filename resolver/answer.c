@@ -14,8 +14,8 @@
 
 static const struct answer_row rows[ANSWER_OUTCOMES] = {
 	[ANSWER_NOT_FOUND] = { 404, 404, METRICS_NOTFOUND, "local",
-	    ANSWER_NO_SECONDS, 0, "not found",
-	    "no such section for this build-id", 1 },
+	    ANSWER_MAX_AGE, 0, "not found", "no such section for this build-id",
+	    1 },
 	[ANSWER_LOOP] = { 404, 404, METRICS_NOTFOUND, "loop", ANSWER_NO_SECONDS,
 	    0, "not forwarded: a request loop", "not forwarded: a request loop",
 	    0 },

@@ -677,6 +677,14 @@ produce_verify(struct prod *p)
 }
 
 void
+produce_revoke(struct prod *p, const char *why)
+{
+	p->verified = 0;
+	p->res = UPSTREAM_FAILED;
+	snprintf(p->why, sizeof(p->why), "%s", why);
+}
+
+void
 produce_finish(struct prod *p)
 {
 	const struct source *s = prod_source(p);

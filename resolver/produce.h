@@ -205,6 +205,12 @@ void produce_verify(struct prod *p);
  * released before any is published.
  */
 void produce_release(struct prod *p);
+/*
+ * Before produce_verify: the bytes p released are not to be kept after all
+ * (the package a pass took them from failed its checksum): nothing is
+ * published, and the flight ends failed with why, so nothing serves them.
+ */
+void produce_revoke(struct prod *p, const char *why);
 /* The loop, after produce_verify: the source's accounting, then the end. */
 void produce_finish(struct prod *p);
 /* End p's flight now (state, why), freeing p. */

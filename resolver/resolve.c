@@ -178,6 +178,7 @@ rq_outcome_by(struct rq *rq, enum answer_outcome o, const char *why,
 {
 	const struct answer_row *row = answer_row(o);
 	struct resolve_answer a;
+	char noted[sizeof(rq->note) + 64];
 
 	rq_txn_end(rq);
 	if (row->missed)
@@ -191,6 +192,14 @@ rq_outcome_by(struct rq *rq, enum answer_outcome o, const char *why,
 	a.by = by;
 	a.why = answer_why(o, rq_section(rq), why);
 	a.seconds = row->fixed_seconds != 0 ? row->fixed_seconds : seconds;
+	/* A miss says what a source noted, and is kept no longer than it let. */
+	if (row->missed && why == NULL && rq->note[0] != '\0') {
+		snprintf(noted, sizeof(noted), "%s; %s", a.why, rq->note);
+		a.why = noted;
+	}
+	if (row->seconds == ANSWER_MAX_AGE && rq->max_age != 0 &&
+	    (a.seconds == 0 || a.seconds > rq->max_age))
+		a.seconds = rq->max_age;
 	a.unasked = rq->unasked[0] != '\0' ? rq->unasked : NULL;
 	rq_answer(rq, &a);
 	return SRC_ANSWERED;
@@ -278,6 +287,70 @@ rq_on_worker(struct rq *rq, pool_fn work, pool_fn done)
 		return SRC_PENDING; /* k is gone; rq must not be freed again */
 	}
 	return SRC_PENDING;
+}
+
+/* A request parked at its step (rq_park). */
+struct rq_park {
+	struct rq *rq; /* kept; freed with it, or going on */
+	struct event *ev; /* on rq's loop: ask the step again */
+	void (*gone)(struct rq_park *pk, void *arg);
+	void *arg;
+};
+
+/* rq's loop: the client left while pk waited. */
+static void
+park_release(void *arg)
+{
+	struct rq_park *pk = arg;
+
+	pk->gone(pk, pk->arg);
+	event_free(pk->ev);
+	rq_free(pk->rq);
+	free(pk);
+}
+
+/* rq's loop: unparked, the request asks its step again. */
+static void
+park_cb(evutil_socket_t fd, short what, void *arg)
+{
+	struct rq_park *pk = arg;
+	struct rq *rq = pk->rq;
+
+	rq->cl.ops->on_end(rq->cl.arg, NULL, NULL);
+	event_free(pk->ev);
+	free(pk);
+	rq_run(rq);
+}
+
+enum src_result
+rq_park(struct rq *rq, struct rq_park **pkp,
+    void (*gone)(struct rq_park *pk, void *arg), void *arg)
+{
+	struct rq_park *pk;
+	struct rq *k;
+
+	*pkp = NULL;
+	if ((pk = calloc(1, sizeof(*pk))) == NULL ||
+	    (pk->ev = event_new(rq->th->base, -1, 0, park_cb, pk)) == NULL ||
+	    (k = rq_keep(rq)) == NULL) {
+		if (pk != NULL && pk->ev != NULL)
+			event_free(pk->ev);
+		free(pk);
+		return rq_fail(rq, "out of memory");
+	}
+	pk->rq = k;
+	pk->gone = gone;
+	pk->arg = arg;
+	k->cl.ops->wait(k->cl.arg);
+	k->cl.ops->on_end(k->cl.arg, park_release, pk);
+	*pkp = pk;
+	return SRC_PENDING;
+}
+
+void
+rq_unpark(struct rq_park *pk)
+{
+	event_active(pk->ev, EV_READ, 1);
 }
 
 /* ------------------------------------------------------------ files */
@@ -684,6 +757,12 @@ await_flight(struct rq *rq, struct flight *f, int created, int foreign,
 	}
 	waiter_check(wt);
 	return SRC_PENDING;
+}
+
+enum src_result
+rq_join(struct rq *rq, struct flight *f)
+{
+	return await_flight(rq, f, 0, 0, NULL);
 }
 
 enum src_result

@@ -48,6 +48,13 @@ struct rq {
 	int status; /* 0 found, 404 absent, else this server's failure */
 	const char *why;
 	void *src; /* the record of a source the request waits on */
+	/*
+	 * A source's word on why it passed, which a not-found answer adds to
+	 * its reason ("" none); and the most max-age such an answer may carry
+	 * (0: as the answer says), for an id a source may have soon.
+	 */
+	char note[400];
+	unsigned max_age;
 	char unasked[200]; /* the first rq_unasked; "" none */
 	struct route own;
 	struct resolve_origin own_origin;
@@ -113,6 +120,23 @@ void rq_origin_of(const struct prod_what *w, struct resolve_origin *o,
  * then owns), and wait for it.
  */
 enum src_result rq_produce(struct rq *rq, struct prod_what *w, void *data);
+/*
+ * Wait for f, the flight of rq's own key that something else made (a
+ * reference, which the wait takes), as a request that joined it.
+ */
+enum src_result rq_join(struct rq *rq, struct flight *f);
+/*
+ * Leave rq waiting at its step, kept, until rq_unpark(*pk) asks the step's
+ * lookup again on rq's loop.  When the client leaves first, gone(pk, arg)
+ * runs on rq's loop and the source forgets pk: the source must unpark and
+ * forget under one lock of its own.  SRC_PENDING, or rq's answer when out
+ * of memory (*pk NULL).
+ */
+struct rq_park;
+enum src_result rq_park(struct rq *rq, struct rq_park **pk,
+    void (*gone)(struct rq_park *pk, void *arg), void *arg);
+/* Any thread: pk's request asks its step again, on its own loop. */
+void rq_unpark(struct rq_park *pk);
 /*
  * Wait for a flight another key names (a package's download): its READY
  * passes the request on (SRC_ABSENT), its failure is answered as the

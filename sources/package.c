@@ -92,7 +92,9 @@ package_lookup(struct rq *rq)
 
 /*
  * The passes' lock held: join a pass of p's package.  A fill handed on by
- * an earlier source finds its member first.
+ * an earlier source finds its member first, with the lock given back
+ * meanwhile: a read transaction is never opened under the passes' lock
+ * (sources/pass.c).  What the lock guards, joining a pass, comes after.
  */
 static void
 package_produce(struct prod *p)
@@ -108,6 +110,7 @@ package_produce(struct prod *p)
 			produce_absent(p);
 			return;
 		}
+		passes_lock(d->packages, 0);
 		if ((rd = index_reader_new(d->idx)) != NULL) {
 			if (index_reader_begin(rd) == 0) {
 				found = package_find(rd, &p->w.id, p->w.kind,
@@ -116,6 +119,7 @@ package_produce(struct prod *p)
 			}
 			index_reader_free(rd);
 		}
+		passes_lock(d->packages, 1);
 		if (!found) {
 			free(pw);
 			produce_absent(p);

@@ -29,7 +29,31 @@
  * when better ones come later; among equals the first met wins.  A member
  * already cached is never claimed again.  Sources lead a pass of their own
  * (their member may be a link, which sides do not follow), which ELF fills
- * can still join.
+ * can still join.  Each member's readers may send its last byte as soon as
+ * it is out and has passed its final check; the publishing comes once the
+ * pass is over.
+ *
+ * A package still downloading (a repository's) is read as it grows
+ * (struct pass_growth).  Its members are not indexed yet, so such a pass
+ * meets them by name: a fill wants its member by its .build-id path, and
+ * a link met under that name moves the want to its target.  It claims,
+ * unasked, every dwz alt file and, while package-coextract allows, the
+ * debug files it meets under .build-id/ (first come: nothing says what
+ * comes later).  An alt file's build-id is in its own bytes, but the debug
+ * files that use it name it (.gnu_debugaltlink): as a debug file comes
+ * out, before its readers may have its last byte, the pass makes the
+ * flight of the alt file it names, which it fills when it meets the file,
+ * so that the request a debugger makes for it next joins that flight
+ * (passes_find) instead of finding nothing.  An alt file no debug file
+ * named yet (an rpm's comes before them) is extracted aside, its build-id
+ * read, then given the flight of that id, unless a fill of it runs
+ * already.  Such a pass reads the package to its end, then waits for its
+ * checksum (pass_growth.checked): passed, what came out is published;
+ * failed, nothing is, and the flights end failed, though readers may have
+ * had every byte (each passed its own check: the build-id asked for, the
+ * ELF check every fill passes).  A fill it could not serve goes back to
+ * its source, which hands it on to the package step once the package is
+ * in; a local fill that joined it gets a pass of its own.
  *
  * Threads: a pass runs as a long job of the pool and reports its fills'
  * verdicts to the producers' loop (pass_done); the list of passes and
@@ -44,6 +68,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,25 +79,34 @@
 #include "cache/index.h"
 #include "cache/pkgindex.h"
 #include "conf/config.h"
+#include "daemon/clock.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
 #include "daemon/pool.h"
+#include "indexer/elf.h"
 #include "indexer/file.h"
 #include "indexer/package.h"
+#include "indexer/repometa.h"
 #include "indexer/rpmhdr.h"
 #include "resolver/produce.h"
+
+/* An IMA signature in hex. */
+#define RPM_SIG_MAX 2048
 
 struct pass;
 
 struct passes {
 	const struct resolve_deps *rd;
 	struct pool_inbox *inbox; /* of the producers' loop */
+	char tmpdir[PATH_MAX]; /* for alt files extracted aside */
 	pthread_mutex_t mu;
 	/* The settings (passes_apply), under mu; each pass takes them. */
 	struct pkg_limits lim; /* for extracting members */
 	unsigned coextract; /* package-coextract */
 	int archive_full_path;
 	struct pass *list; /* open passes, under mu */
+	/* Passes over growing packages until their fills end, under mu. */
+	struct pass *growing;
 };
 
 static struct pass_want *
@@ -94,15 +128,21 @@ pass_member_progress(uint64_t end, void *arg)
 	produce_progress(arg, end);
 }
 
-void
-pass_member_meta(const struct rpmhdr *rh, const char *archive,
-    const char *member, char sig[PASS_RPM_SIG_MAX], struct cache_meta *m)
+/*
+ * What the answer of a package member says of it (cache/meta.h): its
+ * archive (as archive shows the package), its file (member), and its IMA
+ * signature when rh, the package's RPM header (NULL for other packages),
+ * signs that file, written in sig.  m points at archive, member and sig.
+ */
+static void
+member_meta(const struct rpmhdr *rh, const char *archive, const char *member,
+    char sig[RPM_SIG_MAX], struct cache_meta *m)
 {
 	char err[256];
 	int rc = 0;
 
 	if (rh != NULL &&
-	    (rc = rpmhdr_ima_signature(rh, member, sig, PASS_RPM_SIG_MAX, err,
+	    (rc = rpmhdr_ima_signature(rh, member, sig, RPM_SIG_MAX, err,
 		 sizeof(err))) == -1)
 		log_info("%s: %s", archive, err);
 	m->file = member;
@@ -144,75 +184,158 @@ enum pm_rank {
 	PR_NONE, /* not claimed for its rank: met, wanted, cached or dwz */
 };
 
-/* An indexed ELF member of the package of a pass. */
+/*
+ * A member of the package of a pass: an indexed ELF member, or (growing)
+ * one a fill wants or the pass met and claimed.
+ */
 struct pmember {
+	struct pass *p;
 	struct pkg_rec rec; /* member malloc'ed; package not set */
 	enum pm_state state;
 	enum pm_rank rank;
 	int dwz; /* a dwz alt file not cached yet */
+	int out; /* its extraction is judged (pass_extracted) */
+	int aside; /* growing: an alt file out before its id is known */
+	int unasked; /* growing: the flight of an alt file a debug file named */
 	struct prod *prod; /* the fill that wants it, if any */
 	struct pkg_side side;
 };
 
 struct pass {
 	struct passes *ps;
-	unsigned src; /* the package source's place in the table */
+	unsigned src; /* the place in the table of its first fill's source */
 	struct pass *next; /* among ps->list until closed */
+	struct pass *gnext; /* among ps->growing */
 	char package[PATH_MAX];
 	const char *archive; /* as X-DEBUGINFOD-ARCHIVE shows it */
 	struct rpmhdr *rh; /* when an RPM that signs files */
 	struct prod *lead; /* a source fill: its member leads the pass */
 	struct prod *early; /* ELF fills that joined before it began */
 	struct prod *answered; /* fills it ends without extracting them */
-	struct pmember *m; /* by name, once begun */
+	struct pmember **m; /* by name once begun (growing: as they come) */
 	size_t n, cap;
 	size_t budget; /* members it may still claim unasked */
 	size_t wanted; /* members ahead that a fill wants */
 	size_t ranked[PR_NONE]; /* members ahead that it may claim, by rank */
 	size_t ahead_dwz; /* dwz alt files not met yet */
-	int queued; /* waits for a pass of its package to end */
+	int queued; /* waits for a pass of its package to end, or its start */
 	int begun, closed;
+	/* A package still downloading: NULL for a local one. */
+	const struct pass_growth *gr;
+	uint64_t *met; /* growing: hashes of the members met */
+	size_t nmet, metcap;
+	struct index_reader *rd; /* growing: what is cached, while it reads */
 };
 
 static int
 pmember_cmp(const void *a, const void *b)
 {
-	return strcmp(((const struct pmember *)a)->rec.member,
-	    ((const struct pmember *)b)->rec.member);
+	return strcmp((*(struct pmember *const *)a)->rec.member,
+	    (*(struct pmember *const *)b)->rec.member);
 }
 
 /* The member of p named name, or NULL. */
 static struct pmember *
 pass_member(struct pass *p, const char *name)
 {
-	struct pmember key;
+	struct pmember key, *kp = &key, **pm;
+	size_t i;
 
+	if (p->gr != NULL) {
+		for (i = 0; i < p->n; i++)
+			if (strcmp(p->m[i]->rec.member, name) == 0)
+				return p->m[i];
+		return NULL;
+	}
 	key.rec.member = name;
-	return p->n == 0
-	    ? NULL
-	    : bsearch(&key, p->m, p->n, sizeof(*p->m), pmember_cmp);
+	pm = p->n == 0 ? NULL
+		       : bsearch(&kp, p->m, p->n, sizeof(*p->m), pmember_cmp);
+	return pm != NULL ? *pm : NULL;
+}
+
+/* A new member of p named name (ps->mu held, or p not begun); NULL. */
+static struct pmember *
+pass_add(struct pass *p, const char *name)
+{
+	struct pmember **v, *pm;
+	size_t cap;
+
+	if (p->n == p->cap) {
+		cap = p->cap == 0 ? 16 : 2 * p->cap;
+		if ((v = realloc(p->m, cap * sizeof(*v))) == NULL)
+			return NULL;
+		p->m = v;
+		p->cap = cap;
+	}
+	if ((pm = calloc(1, sizeof(*pm))) == NULL)
+		return NULL;
+	if ((pm->rec.member = strdup(name)) == NULL) {
+		free(pm);
+		return NULL;
+	}
+	pm->p = p;
+	pm->rank = PR_NONE;
+	pm->side.fd = -1;
+	p->m[p->n++] = pm;
+	return pm;
+}
+
+/* FNV-1a of a member name: what a growing pass remembers of it. */
+static uint64_t
+name_hash(const char *name)
+{
+	uint64_t h = 14695981039346656037ull;
+
+	for (; *name != '\0'; name++)
+		h = (h ^ (unsigned char)*name) * 1099511628211ull;
+	return h;
+}
+
+/*
+ * ps->mu held: 1 when growing pass p has met name (a collision only costs
+ * a fill the next pass).
+ */
+static int
+pass_met(const struct pass *p, const char *name)
+{
+	uint64_t h = name_hash(name);
+	size_t i;
+
+	for (i = 0; i < p->nmet; i++)
+		if (p->met[i] == h)
+			return 1;
+	return 0;
+}
+
+/* ps->mu held: growing pass p meets name. */
+static void
+pass_meet(struct pass *p, const char *name)
+{
+	uint64_t *v;
+	size_t cap;
+
+	if (p->nmet == p->metcap) {
+		cap = p->metcap == 0 ? 256 : 2 * p->metcap;
+		if ((v = realloc(p->met, cap * sizeof(*v))) == NULL)
+			return; /* it is taken for ahead: one more pass */
+		p->met = v;
+		p->metcap = cap;
+	}
+	p->met[p->nmet++] = name_hash(name);
 }
 
 static int
 pass_load_cb(const struct pkg_rec *r, void *arg)
 {
 	struct pass *p = arg;
-	struct pmember *v;
-	size_t cap;
+	struct pmember *pm;
 
-	if (p->n == p->cap) {
-		cap = p->cap == 0 ? 16 : 2 * p->cap;
-		if ((v = realloc(p->m, cap * sizeof(*v))) == NULL)
-			return 1;
-		p->m = v;
-		p->cap = cap;
-	}
-	memset(&p->m[p->n], 0, sizeof(p->m[p->n]));
-	p->m[p->n].rec = *r;
-	p->m[p->n].rec.package = NULL;
-	if ((p->m[p->n].rec.member = strdup(r->member)) == NULL)
+	if ((pm = pass_add(p, r->member)) == NULL)
 		return 1;
-	p->n++;
+	pm->rec.id = r->id;
+	pm->rec.kinds = r->kinds;
+	pm->rec.size = r->size;
+	pm->rec.mtime = r->mtime;
 	return 0;
 }
 
@@ -269,7 +392,7 @@ pass_favour(struct pass *p, const struct buildid *id)
 	size_t i;
 
 	for (i = 0; i < p->n; i++) {
-		pm = &p->m[i];
+		pm = p->m[i];
 		if (pm->rank == PR_NONE || pm->rank == PR_SIBLING ||
 		    !buildid_equal(&pm->rec.id, id))
 			continue;
@@ -298,6 +421,7 @@ pass_outranked(const struct pass *p, enum pm_rank r)
 static void
 pass_load(struct pass *p, struct index_reader *rd)
 {
+	struct pmember *pm;
 	size_t i, k;
 
 	pkgidx_package_members(rd, p->package, pass_load_cb, p);
@@ -305,25 +429,27 @@ pass_load(struct pass *p, struct index_reader *rd)
 		return;
 	qsort(p->m, p->n, sizeof(*p->m), pmember_cmp);
 	for (i = k = 1; i < p->n; i++) {
-		if (strcmp(p->m[i].rec.member, p->m[k - 1].rec.member) == 0) {
-			p->m[k - 1].rec.kinds |= p->m[i].rec.kinds;
-			free((char *)p->m[i].rec.member);
+		if (strcmp(p->m[i]->rec.member, p->m[k - 1]->rec.member) == 0) {
+			p->m[k - 1]->rec.kinds |= p->m[i]->rec.kinds;
+			free((char *)p->m[i]->rec.member);
+			free(p->m[i]);
 		} else {
 			p->m[k++] = p->m[i];
 		}
 	}
 	p->n = k;
 	for (i = 0; i < p->n; i++) {
-		p->m[i].rank = pm_rank_of(rd, &p->m[i]);
-		if (p->m[i].rank != PR_NONE &&
-		    strncmp(p->m[i].rec.member, PKG_DWZ_DIR,
-			strlen(PKG_DWZ_DIR)) == 0) {
-			p->m[i].dwz = 1;
-			p->m[i].rank = PR_NONE;
+		pm = p->m[i];
+		pm->rank = pm_rank_of(rd, pm);
+		if (pm->rank != PR_NONE &&
+		    strncmp(pm->rec.member, PKG_DWZ_DIR, strlen(PKG_DWZ_DIR)) ==
+			0) {
+			pm->dwz = 1;
+			pm->rank = PR_NONE;
 			p->ahead_dwz++;
 		}
-		if (p->m[i].rank != PR_NONE)
-			p->ranked[p->m[i].rank]++;
+		if (pm->rank != PR_NONE)
+			p->ranked[pm->rank]++;
 	}
 }
 
@@ -346,18 +472,24 @@ pass_close(struct pass *p)
 
 /*
  * ps->mu held: member fill pr joins p, which has begun; -1 when p has read
- * past the member or another fill has it.
+ * past the member or another fill has it.  A growing pass learns the
+ * member from the fill.
  */
 static int
 pass_want(struct pass *p, struct prod *pr)
 {
+	const char *name = want_of(pr)->member;
 	struct pmember *pm;
 
-	if (!is_elf_kind(pr->w.kind) ||
-	    (pm = pass_member(p, want_of(pr)->member)) == NULL ||
-	    pm->state != PM_AHEAD || pm->prod != NULL)
+	if (!is_elf_kind(pr->w.kind))
+		return -1;
+	if ((pm = pass_member(p, name)) == NULL && p->gr != NULL &&
+	    !pass_met(p, name))
+		pm = pass_add(p, name);
+	if (pm == NULL || pm->state != PM_AHEAD || pm->prod != NULL)
 		return -1;
 	pm->prod = pr;
+	pm->rec.id = pr->w.id;
 	p->wanted++;
 	pm_unrank(p, pm);
 	pass_favour(p, &pr->w.id);
@@ -369,17 +501,20 @@ static void pass_done(void *arg);
 
 /*
  * ps->mu held: a new pass for member fill pr, queued (not begun until
- * pass_release) when queued; -1 when none can start.
+ * pass_release) when queued; -1 when none can start.  A fill of a package
+ * still downloading starts a pass that reads it as it grows.
  */
 static int
 pass_new(struct passes *ps, struct prod *pr, int queued)
 {
+	const struct pass_growth *gr = want_of(pr)->growth;
 	struct pass *p;
 
 	if ((p = calloc(1, sizeof(*p))) == NULL)
 		return -1;
 	p->ps = ps;
 	p->src = pr->src;
+	p->gr = gr;
 	memcpy(p->package, want_of(pr)->package, sizeof(p->package));
 	want_of(pr)->next = NULL;
 	if (is_elf_kind(pr->w.kind))
@@ -393,6 +528,11 @@ pass_new(struct passes *ps, struct prod *pr, int queued)
 		free(p);
 		return -1;
 	}
+	if (gr != NULL) {
+		gr->hold(gr->arg, 1);
+		p->gnext = ps->growing;
+		ps->growing = p;
+	}
 	p->next = ps->list;
 	ps->list = p;
 	return 0;
@@ -401,16 +541,19 @@ pass_new(struct passes *ps, struct prod *pr, int queued)
 /*
  * ps->mu held: member fill pr joins an open pass of its package that has
  * not read past its member, else one that has not begun, else starts one,
- * queued behind the passes of the package that run.
+ * queued behind the passes of the package that run (or, held, until its
+ * download starts).  A fill of a package still downloading joins only
+ * passes that read it as it grows.
  */
 static int
-pass_join(struct passes *ps, struct prod *pr)
+pass_join(struct passes *ps, struct prod *pr, int held)
 {
 	struct pass *p, *later = NULL;
 	int running = 0;
 
 	for (p = ps->list; p != NULL; p = p->next) {
-		if (strcmp(p->package, want_of(pr)->package) != 0)
+		if (strcmp(p->package, want_of(pr)->package) != 0 ||
+		    (want_of(pr)->growth != NULL && p->gr == NULL))
 			continue;
 		if (!p->begun) {
 			if (later == NULL)
@@ -426,17 +569,18 @@ pass_join(struct passes *ps, struct prod *pr)
 		later->early = pr;
 		return 0;
 	}
-	return pass_new(ps, pr, running);
+	return pass_new(ps, pr, running || held);
 }
 
 /*
- * The fills' loop, as a pass of package ends: begin the passes queued
- * behind it.  Fills of one that cannot begin end as failures.
+ * The fills' loop, as a pass of package ends (or its download starts):
+ * begin the passes queued behind it, or (why) end their fills failed.
+ * Fills of one that cannot begin end as failures.
  */
 static void
-pass_release(struct passes *ps, const char *package)
+pass_release(struct passes *ps, const char *package, const char *why)
 {
-	struct pass *p, *next, *failed = NULL;
+	struct pass *p, *next, *failed = NULL, **pp;
 	struct prod *pr;
 
 	pthread_mutex_lock(&ps->mu);
@@ -445,24 +589,32 @@ pass_release(struct passes *ps, const char *package)
 		if (!p->queued || strcmp(p->package, package) != 0)
 			continue;
 		p->queued = 0;
-		if (pool_submit_long(ps->rd->pool, pass_work, ps->inbox,
+		if (why != NULL ||
+		    pool_submit_long(ps->rd->pool, pass_work, ps->inbox,
 			pass_done, p) == -1) {
 			pass_close(p);
+			for (pp = &ps->growing; *pp != NULL; pp = &(*pp)->gnext)
+				if (*pp == p) {
+					*pp = p->gnext;
+					break;
+				}
 			p->next = failed;
 			failed = p;
 		}
 	}
 	pthread_mutex_unlock(&ps->mu);
+	if (why == NULL)
+		why = "server is shutting down";
 	for (p = failed; p != NULL; p = next) {
 		next = p->next;
 		if (p->lead != NULL)
-			produce_end(p->lead, FLIGHT_FAILED,
-			    "server is shutting down");
+			produce_end(p->lead, FLIGHT_FAILED, why);
 		while ((pr = p->early) != NULL) {
 			p->early = want_of(pr)->next;
-			produce_end(pr, FLIGHT_FAILED,
-			    "server is shutting down");
+			produce_end(pr, FLIGHT_FAILED, why);
 		}
+		if (p->gr != NULL)
+			p->gr->hold(p->gr->arg, 0);
 		free(p);
 	}
 }
@@ -472,12 +624,12 @@ static int
 pass_open_member(struct pass *p, struct prod *pr)
 {
 	struct pass_want *pw = want_of(pr);
-	char sig[PASS_RPM_SIG_MAX];
+	char sig[RPM_SIG_MAX];
 	struct cache_meta meta;
 
 	if (produce_open(pr) == -1)
 		return -1;
-	pass_member_meta(p->rh, p->archive, pw->member, sig, &meta);
+	member_meta(p->rh, p->archive, pw->member, sig, &meta);
 	if (produce_head(pr, pw->size, pw->mtime, &meta, pw->package) == -1) {
 		snprintf(pr->why, sizeof(pr->why), "out of memory");
 		return -1;
@@ -486,32 +638,100 @@ pass_open_member(struct pass *p, struct prod *pr)
 }
 
 /*
- * ps->mu held: a fill of member pm that nothing asked for, or NULL when
- * something else fills it or no fill can start.
+ * ps->mu held: a fill of member name (its id, its kinds) that nothing
+ * asked for, or NULL when something else fills it or no fill can start.
  */
 static struct prod *
-pass_unasked(struct pass *p, const struct pmember *pm)
+pass_unasked(struct pass *p, const char *name, const struct buildid *id,
+    unsigned kinds, uint64_t size, int64_t mtime)
 {
 	struct pass_want *pw;
 	struct prod_what w;
 	struct cache_key k;
 
 	memset(&w, 0, sizeof(w));
-	w.id = pm->rec.id;
-	w.kind = pm_kind(pm->rec.kinds);
+	w.id = *id;
+	w.kind = pm_kind(kinds);
 	w.reach = RESOLVE_ALL;
-	w.announce = pm->rec.size;
-	snprintf(w.path, sizeof(w.path), "%s", pm->rec.member);
+	w.announce = size;
+	snprintf(w.path, sizeof(w.path), "%s", name);
 	pass_label(p->package, w.from, sizeof(w.from));
 	if ((pw = calloc(1, sizeof(*pw))) == NULL)
 		return NULL;
 	memcpy(pw->package, p->package, sizeof(pw->package));
-	snprintf(pw->member, sizeof(pw->member), "%s", pm->rec.member);
-	pw->mtime = pm->rec.mtime;
-	pw->size = pm->rec.size;
+	snprintf(pw->member, sizeof(pw->member), "%s", name);
+	pw->mtime = mtime;
+	pw->size = size;
 	cache_key_make(&k, &w.id, w.kind, "");
 	/* pw is the fill's now, or released with it. */
 	return produce_adopt(p->ps->rd->prod, &k, &w, p->src, pw);
+}
+
+/*
+ * Worker: growing pass p meets name, not wanted: the id of a debug file
+ * under .build-id/ that it may claim (not cached, budget left), in *id;
+ * 0 when it may not.
+ */
+static int
+pass_sibling(struct pass *p, const char *name, struct buildid *id)
+{
+	int cached = 1;
+
+	if (p->budget == 0 ||
+	    repometa_buildid_path(name + 1, id) != REPOMETA_DEBUGINFO)
+		return 0;
+	if (p->rd != NULL && index_reader_begin(p->rd) == 0) {
+		cached = pm_cached(p->rd, id, CACHE_DEBUGINFO);
+		index_reader_end(p->rd);
+	}
+	return !cached;
+}
+
+/*
+ * Worker, ps->mu held: growing pass p meets member name (size bytes): the
+ * entry to extract it for (its fill's, a new one for a member it claims),
+ * or NULL to pass it by.
+ */
+static struct pmember *
+pass_meets(struct pass *p, const char *name, uint64_t size, int sibling,
+    const struct buildid *id)
+{
+	struct pmember *pm;
+	struct prod *pr;
+
+	if ((pm = pass_member(p, name)) != NULL) {
+		if (pm->state != PM_AHEAD)
+			return NULL;
+		if (pm->prod == NULL) {
+			pm->state = PM_BEHIND;
+			return NULL;
+		}
+		p->wanted--;
+		want_of(pm->prod)->size = size;
+		if (want_of(pm->prod)->mtime == 0)
+			want_of(pm->prod)->mtime = clock_now();
+	} else if (strncmp(name, PKG_DWZ_DIR, strlen(PKG_DWZ_DIR)) == 0) {
+		/* Its id is in its bytes: out aside first. */
+		if ((pm = pass_add(p, name)) == NULL)
+			return NULL;
+		pm->aside = 1;
+		pm->rec.size = size;
+	} else if (sibling) {
+		pr = pass_unasked(p, name, id, ELF_KIND_DEBUGINFO, size,
+		    clock_now());
+		if (pr == NULL || (pm = pass_add(p, name)) == NULL) {
+			if (pr != NULL)
+				produce_end(pr, FLIGHT_FAILED, "out of memory");
+			return NULL;
+		}
+		pm->prod = pr;
+		pm->rec.id = *id;
+		p->budget--;
+	} else {
+		return NULL;
+	}
+	pm->state = PM_TAKEN;
+	return pm;
 }
 
 /*
@@ -520,35 +740,90 @@ pass_unasked(struct pass *p, const struct pmember *pm)
  * claim it.
  */
 static struct pkg_side *
-pass_side(const char *member, void *arg)
+pass_side(const char *member, uint64_t size, void *arg)
 {
 	struct pass *p = arg;
-	struct pmember *pm;
+	struct pmember *pm = NULL;
 	struct prod *pr = NULL;
+	struct buildid id;
 	enum pm_rank r;
+	char err[256];
+	int sibling = 0;
 
+	if (p->gr != NULL)
+		sibling = pass_sibling(p, member, &id);
 	pthread_mutex_lock(&p->ps->mu);
-	if ((pm = pass_member(p, member)) != NULL && pm->state == PM_AHEAD) {
+	if (p->gr != NULL) {
+		pm = pass_meets(p, member, size, sibling, &id);
+		pass_meet(p, member);
+	} else if ((pm = pass_member(p, member)) != NULL &&
+	    pm->state == PM_AHEAD) {
 		r = pm->rank;
 		pm_unrank(p, pm);
 		p->ahead_dwz -= (size_t)pm->dwz;
 		if (pm->prod != NULL)
 			p->wanted--;
 		else if (pm->dwz)
-			pm->prod = pass_unasked(p, pm);
+			pm->prod = pass_unasked(p, pm->rec.member, &pm->rec.id,
+			    pm->rec.kinds, pm->rec.size, pm->rec.mtime);
 		else if (r != PR_NONE && pass_outranked(p, r) < p->budget &&
-		    (pm->prod = pass_unasked(p, pm)) != NULL)
+		    (pm->prod = pass_unasked(p, pm->rec.member, &pm->rec.id,
+			 pm->rec.kinds, pm->rec.size, pm->rec.mtime)) != NULL)
 			p->budget--;
-		pr = pm->prod;
-		pm->state = pr != NULL ? PM_TAKEN : PM_BEHIND;
+		pm->state = pm->prod != NULL ? PM_TAKEN : PM_BEHIND;
+	} else {
+		pm = NULL;
 	}
+	if (pm != NULL)
+		pr = pm->prod;
 	pthread_mutex_unlock(&p->ps->mu);
+	if (pm == NULL)
+		return NULL;
+	if (pm->aside) {
+		if ((pm->side.fd = file_tmp_open(p->ps->tmpdir, err,
+			 sizeof(err))) == -1) {
+			log_warnx("%s: %s: %s", p->package, member, err);
+			return NULL;
+		}
+		pm->side.progress = NULL;
+		return &pm->side;
+	}
 	if (pr == NULL || pass_open_member(p, pr) == -1)
 		return NULL;
 	pm->side.fd = pr->fd;
 	pm->side.progress = pass_member_progress;
 	pm->side.arg = pr;
 	return &pm->side;
+}
+
+/*
+ * Worker, from pkg_extract_watch: growing pass p meets a link.  A fill
+ * that wants it wants its target, unless the pass met that already (then
+ * the fill waits for the package step).
+ */
+static void
+pass_link(const char *member, const char *target, void *arg)
+{
+	struct pass *p = arg;
+	struct pmember *pm;
+	char *name;
+
+	pthread_mutex_lock(&p->ps->mu);
+	pass_meet(p, member);
+	if ((pm = pass_member(p, member)) != NULL && pm->state == PM_AHEAD &&
+	    pm->prod != NULL) {
+		if (pass_met(p, target) || pass_member(p, target) != NULL ||
+		    (name = strdup(target)) == NULL) {
+			pm->state = PM_BEHIND;
+			p->wanted--;
+		} else {
+			free((char *)pm->rec.member);
+			pm->rec.member = name;
+			snprintf(want_of(pm->prod)->member,
+			    sizeof(want_of(pm->prod)->member), "%s", target);
+		}
+	}
+	pthread_mutex_unlock(&p->ps->mu);
 }
 
 /* Worker, from pkg_extract_watch: the lead's member is coming out. */
@@ -560,7 +835,10 @@ pass_progress(uint64_t end, void *arg)
 	pass_member_progress(end, p->lead);
 }
 
-/* Worker, from pkg_extract_watch: 1 while members ahead are wanted. */
+/*
+ * Worker, from pkg_extract_watch: 1 while members ahead are wanted; a
+ * growing pass reads to the end, where alt files may be.
+ */
 static int
 pass_more(void *arg)
 {
@@ -568,7 +846,7 @@ pass_more(void *arg)
 	int more;
 
 	pthread_mutex_lock(&p->ps->mu);
-	more = p->wanted > 0 || p->ahead_dwz > 0 ||
+	more = p->gr != NULL || p->wanted > 0 || p->ahead_dwz > 0 ||
 	    (p->budget > 0 && pass_outranked(p, PR_NONE) > 0);
 	if (!more)
 		pass_close(p);
@@ -577,11 +855,45 @@ pass_more(void *arg)
 }
 
 /*
+ * Worker: debug file pr of growing pass p is out: the alt file it names
+ * gets its flight now, before a reader may have pr's last byte, so that
+ * the request that comes for it next finds that flight.
+ */
+static void
+pass_name_alt(struct pass *p, struct prod *pr)
+{
+	struct elf_info info;
+	struct pmember *pm;
+	struct prod *alt;
+	char err[256], name[PATH_MAX];
+
+	if (elf_read_info(pr->fd, &info, err, sizeof(err)) != 0 ||
+	    info.alt_id.len == 0 ||
+	    pkg_link_resolve(want_of(pr)->member, info.alt_path, name,
+		sizeof(name)) == -1)
+		return;
+	pthread_mutex_lock(&p->ps->mu);
+	if (pass_member(p, name) == NULL && !pass_met(p, name) &&
+	    (alt = pass_unasked(p, name, &info.alt_id, ELF_KIND_DEBUGINFO, 0,
+		 0)) != NULL) {
+		if ((pm = pass_add(p, name)) == NULL) {
+			produce_end(alt, FLIGHT_FAILED, "out of memory");
+		} else {
+			pm->prod = alt;
+			pm->rec.id = info.alt_id;
+			pm->unasked = 1;
+			p->wanted++;
+		}
+	}
+	pthread_mutex_unlock(&p->ps->mu);
+}
+
+/*
  * Worker: the end of member fill pr's extraction (ok, else err says why
  * when the pass as a whole failed); then the final check, which lets its
- * readers finish (the publishing comes once every fill of the pass has
- * had its check, so that a client asking for the next member right after
- * its last byte finds that member verified).
+ * readers finish (the publishing comes once the pass is over, so that a
+ * client asking for the next member right after its last byte finds that
+ * member verified).
  */
 static void
 pass_extracted(struct pass *p, struct prod *pr, int ok, const char *err)
@@ -603,28 +915,127 @@ pass_extracted(struct pass *p, struct prod *pr, int ok, const char *err)
 	}
 	produce_progress(pr, (uint64_t)st.st_size);
 	pr->res = UPSTREAM_OK;
+	if (p->gr != NULL && pr->w.kind == CACHE_DEBUGINFO)
+		pass_name_alt(p, pr);
 	produce_release(pr);
 }
 
 /*
- * Worker: the fills that joined p before it began, its lead among them,
- * each answered by the cache (produce_lookup) or wanted from p (else from a
- * pass of its own).
+ * ps->mu held: the flight growing pass p made for alt file id, which a
+ * debug file named by another path and the pass has not met; or NULL.
+ * The flight is pm's from now on.
+ */
+static struct prod *
+pass_named_alt(struct pass *p, struct pmember *pm, const struct buildid *id)
+{
+	struct pmember *named;
+	struct prod *pr;
+	size_t i;
+
+	for (i = 0; i < p->n; i++) {
+		named = p->m[i];
+		if (!named->unasked || named->state != PM_AHEAD ||
+		    named->prod == NULL || !buildid_equal(&named->rec.id, id))
+			continue;
+		pr = named->prod;
+		named->prod = NULL;
+		named->state = PM_BEHIND;
+		p->wanted--;
+		snprintf(want_of(pr)->member, sizeof(want_of(pr)->member), "%s",
+		    pm->rec.member);
+		want_of(pr)->size = pm->rec.size;
+		want_of(pr)->mtime = clock_now();
+		return pr;
+	}
+	return NULL;
+}
+
+/*
+ * Worker: alt file pm of growing pass p is out aside: read its build-id,
+ * and give its bytes to the flight of that id: the one the pass made when
+ * a debug file named it (by another path), else a new one, unless a fill
+ * of it runs.
+ */
+static void
+pass_aside(struct pass *p, struct pmember *pm)
+{
+	struct elf_info info;
+	struct prod *pr = NULL;
+	struct stat st;
+	char err[256];
+	off_t off = 0;
+
+	memset(&st, 0, sizeof(st));
+	if (pm->side.done == 1 && fstat(pm->side.fd, &st) == 0 &&
+	    elf_read_info(pm->side.fd, &info, err, sizeof(err)) == 0 &&
+	    info.id.len > 0) {
+		pthread_mutex_lock(&p->ps->mu);
+		pm->rec.size = (uint64_t)st.st_size;
+		if ((pr = pass_named_alt(p, pm, &info.id)) == NULL)
+			pr = pass_unasked(p, pm->rec.member, &info.id,
+			    ELF_KIND_DEBUGINFO, (uint64_t)st.st_size,
+			    clock_now());
+		pm->prod = pr;
+		pm->rec.id = info.id;
+		pthread_mutex_unlock(&p->ps->mu);
+	}
+	if (pr != NULL && pass_open_member(p, pr) == 0) {
+		while (off < st.st_size &&
+		    copy_file_range(pm->side.fd, &off, pr->fd, NULL,
+			(size_t)(st.st_size - off), 0) > 0)
+			produce_progress(pr, (uint64_t)off);
+	}
+	close(pm->side.fd);
+	pm->side.fd = -1;
+	if (pr != NULL) {
+		pm->out = 1;
+		pass_extracted(p, pr, off == st.st_size,
+		    "cannot copy the alt file");
+	}
+}
+
+/* Worker, from pkg_extract_watch: a side is out: judge it at once. */
+static void
+pass_side_end(struct pkg_side *sd, void *arg)
+{
+	struct pass *p = arg;
+	struct pmember *pm =
+	    (struct pmember *)((char *)sd - offsetof(struct pmember, side));
+
+	if (pm->aside) {
+		pass_aside(p, pm);
+		return;
+	}
+	pm->out = 1;
+	pass_extracted(p, pm->prod, sd->done == 1, "");
+}
+
+/*
+ * Worker: p's members (a local package's, from the index), then the fills
+ * that joined p before it began, its lead among them, each answered by the
+ * cache (produce_lookup) or wanted from p (else from a pass of its own).
+ * rd (NULL: none) is read in transactions that ps->mu never overlaps.
  */
 static void
 pass_begin(struct pass *p, struct index_reader *rd)
 {
 	struct passes *ps = p->ps;
 	struct prod *early, *pr, *next, *want = NULL;
-	int indexed;
+	int indexed, reading;
 
+	/* Not begun: no fill looks at p's members yet. */
+	if (p->gr == NULL && rd != NULL && index_reader_begin(rd) == 0) {
+		pass_load(p, rd);
+		index_reader_end(rd);
+	}
 	pthread_mutex_lock(&ps->mu);
 	p->begun = 1;
 	p->budget = ps->coextract;
 	early = p->early;
 	p->early = NULL;
 	pthread_mutex_unlock(&ps->mu);
-	if (p->lead != NULL && rd != NULL &&
+	reading = rd != NULL && index_reader_begin(rd) == 0;
+	if (p->lead != NULL && reading &&
 	    (want_of(p->lead)->found = produce_lookup(p->lead, rd)) != 0) {
 		want_of(p->lead)->next = p->answered;
 		p->answered = p->lead;
@@ -632,7 +1043,7 @@ pass_begin(struct pass *p, struct index_reader *rd)
 	}
 	for (pr = early; pr != NULL; pr = next) {
 		next = want_of(pr)->next;
-		if (rd != NULL &&
+		if (reading &&
 		    (want_of(pr)->found = produce_lookup(pr, rd)) != 0) {
 			want_of(pr)->next = p->answered;
 			p->answered = pr;
@@ -641,13 +1052,15 @@ pass_begin(struct pass *p, struct index_reader *rd)
 			want = pr;
 		}
 	}
+	if (reading)
+		index_reader_end(rd);
 	pthread_mutex_lock(&ps->mu);
 	for (pr = want; pr != NULL; pr = next) {
 		next = want_of(pr)->next;
 		/* A member another fill has (as another kind) waits a pass. */
-		indexed = pass_member(p, want_of(pr)->member) != NULL;
+		indexed = p->gr != NULL || pass_member(p, want_of(pr)->member);
 		if (pass_want(p, pr) == 0 ||
-		    (indexed && pass_join(ps, pr) == 0))
+		    (indexed && pass_join(ps, pr, 0) == 0))
 			continue;
 		if (!indexed) {
 			/* Gone from the package: the next source's to fill. */
@@ -665,6 +1078,38 @@ pass_begin(struct pass *p, struct index_reader *rd)
 }
 
 /*
+ * Worker: the package of p, open; a growing one as it downloads, read with
+ * *lim's grow.  -1 with err.
+ */
+static int
+pass_open(struct pass *p, struct pkg_limits *lim, char *err, size_t len)
+{
+	struct stat st;
+	int fd;
+
+	if (p->gr == NULL) {
+		p->rh = package_rpmhdr(p->package);
+		if ((fd = file_open_regular(p->package, &st)) == -1)
+			snprintf(err, len, "%s", "package unavailable");
+		return fd;
+	}
+	if ((fd = p->gr->open(p->gr->arg, err, len)) == -1)
+		return -1;
+	lim->grow = p->gr->grow;
+	lim->grow_arg = p->gr->arg;
+	/*
+	 * An rpm's header, which holds its files' IMA signatures, comes
+	 * before its payload: waiting for it costs the members nothing, and
+	 * they are signed as the package cache's are.
+	 */
+	if (rpmhdr_open_grow(fd, lim->grow, lim->grow_arg, &p->rh, err, len) ==
+	    -1)
+		log_info("%s: %s", p->package, err);
+	err[0] = '\0';
+	return fd;
+}
+
+/*
  * Worker: the pass.  Every fill that joined it ends in pass_done, on the
  * fills' loop.
  */
@@ -673,14 +1118,15 @@ pass_work(void *arg)
 {
 	struct pass *p = arg;
 	struct passes *ps = p->ps;
-	struct pkg_watch watch = { pass_progress, pass_side, pass_more, p,
-		NULL };
+	struct pkg_watch watch = { pass_progress, pass_side, pass_more, p, NULL,
+		pass_side_end, p->gr != NULL ? pass_link : NULL };
 	struct index_reader *rd;
 	const char *name = strrchr(p->package, '/'), *member = NULL;
 	struct pkg_limits lim;
-	char err[256] = "";
+	char err[256] = "", path[64];
+	struct pmember *pm;
 	size_t i;
-	int rc, fd = -1, full;
+	int rc = -1, fd = -1, pfd, full;
 
 	pthread_mutex_lock(&ps->mu);
 	lim = ps->lim;
@@ -688,27 +1134,29 @@ pass_work(void *arg)
 	pthread_mutex_unlock(&ps->mu);
 	p->archive = full || name == NULL ? p->package : name + 1;
 	rd = index_reader_new(ps->rd->idx);
-	if (rd != NULL && index_reader_begin(rd) == 0) {
-		pass_load(p, rd);
-		pass_begin(p, rd);
-		index_reader_end(rd);
-	} else {
-		pass_begin(p, NULL);
-	}
-	index_reader_free(rd);
-	if (p->closed)
+	pass_begin(p, rd);
+	if (p->closed) {
+		index_reader_free(rd);
 		return;
-	p->rh = package_rpmhdr(p->package);
-	if (p->lead != NULL && pass_open_member(p, p->lead) == 0) {
-		member = want_of(p->lead)->member;
-		fd = p->lead->fd;
 	}
-	rc = pkg_extract_watch(p->package, member, fd, &lim, &watch, err,
-	    sizeof(err));
-	metrics_package_pass();
+	p->rd = rd;
+	if ((pfd = pass_open(p, &lim, err, sizeof(err))) != -1) {
+		/* Counted as it begins: its members may be out before it ends. */
+		metrics_package_pass();
+		if (p->lead != NULL && pass_open_member(p, p->lead) == 0) {
+			member = want_of(p->lead)->member;
+			fd = p->lead->fd;
+		}
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", pfd);
+		rc = pkg_extract_watch(path, member, fd, &lim, &watch, err,
+		    sizeof(err));
+		close(pfd);
+	}
 	pthread_mutex_lock(&ps->mu);
 	pass_close(p);
+	p->rd = NULL;
 	pthread_mutex_unlock(&ps->mu);
+	index_reader_free(rd);
 	rpmhdr_free(p->rh);
 	if (rc != 0)
 		log_warnx("%s: %s: %s", __func__, p->package,
@@ -716,34 +1164,49 @@ pass_work(void *arg)
 	if (p->lead != NULL)
 		pass_extracted(p, p->lead, member != NULL && rc == 0,
 		    rc == -1 ? err : "");
-	for (i = 0; i < p->n; i++)
-		if (p->m[i].prod != NULL)
-			pass_extracted(p, p->m[i].prod,
-			    p->m[i].state == PM_TAKEN && p->m[i].side.done == 1,
-			    rc == -1 ? err : "");
+	/* Members never out; a growing pass's fills that it never met go on. */
+	for (i = 0; i < p->n; i++) {
+		pm = p->m[i];
+		if (pm->aside && pm->side.fd != -1) {
+			close(pm->side.fd); /* the pass failed in it */
+			pm->side.fd = -1;
+		}
+		if (pm->prod != NULL && !pm->out &&
+		    (p->gr == NULL || pm->state == PM_TAKEN))
+			pass_extracted(p, pm->prod, 0, rc == -1 ? err : "");
+	}
+	if (p->gr != NULL)
+		return; /* what is kept waits for the package's checksum */
 	if (p->lead != NULL)
 		produce_verify(p->lead);
 	for (i = 0; i < p->n; i++)
-		if (p->m[i].prod != NULL)
-			produce_verify(p->m[i].prod);
+		if (p->m[i]->prod != NULL)
+			produce_verify(p->m[i]->prod);
 }
 
-/* The fills' loop: end every fill of the pass. */
+/* Free p, whose fills have ended. */
 static void
-pass_done(void *arg)
+pass_free(struct pass *p)
 {
-	struct pass *p = arg;
-	struct prod *pr, *next;
 	size_t i;
 
-	pass_release(p->ps, p->package);
-	if (p->lead != NULL)
-		produce_finish(p->lead);
 	for (i = 0; i < p->n; i++) {
-		if (p->m[i].prod != NULL)
-			produce_finish(p->m[i].prod);
-		free((char *)p->m[i].rec.member);
+		free((char *)p->m[i]->rec.member);
+		free(p->m[i]);
 	}
+	free(p->m);
+	free(p->met);
+	if (p->gr != NULL)
+		p->gr->hold(p->gr->arg, 0);
+	free(p);
+}
+
+/* The fills' loop: the fills p answered without extracting them. */
+static void
+pass_answered(struct pass *p)
+{
+	struct prod *pr, *next;
+
 	for (pr = p->answered; pr != NULL; pr = next) {
 		next = want_of(pr)->next;
 		if (want_of(pr)->found != 0)
@@ -751,8 +1214,156 @@ pass_done(void *arg)
 		else
 			produce_finish(pr);
 	}
-	free(p->m);
-	free(p);
+	p->answered = NULL;
+}
+
+/* The fills' loop: growing pass p's kept fills end; p is no more. */
+static void
+pass_finish(void *arg)
+{
+	struct pass *p = arg;
+	struct pass **pp;
+	struct prod *pr;
+	size_t i;
+
+	pthread_mutex_lock(&p->ps->mu);
+	for (pp = &p->ps->growing; *pp != NULL; pp = &(*pp)->gnext)
+		if (*pp == p) {
+			*pp = p->gnext;
+			break;
+		}
+	pthread_mutex_unlock(&p->ps->mu);
+	for (i = 0; i < p->n; i++) {
+		if ((pr = p->m[i]->prod) != NULL) {
+			p->m[i]->prod = NULL;
+			produce_finish(pr);
+		}
+	}
+	pass_free(p);
+}
+
+/* Worker: the verified members of growing pass p, published or not. */
+static void
+pass_publish(void *arg)
+{
+	struct pass *p = arg;
+	size_t i;
+
+	for (i = 0; i < p->n; i++)
+		if (p->m[i]->prod != NULL)
+			produce_verify(p->m[i]->prod);
+}
+
+/*
+ * The fills' loop: the checksum of growing pass p's package is known
+ * (ok): what p released is kept, or (failed) none of it; how many members
+ * that had gone out are not kept.
+ */
+static size_t
+pass_checked(void *arg, int ok, const char *why)
+{
+	struct pass *p = arg;
+	size_t i, revoked = 0;
+
+	for (i = 0; i < p->n && !ok; i++) {
+		if (p->m[i]->prod == NULL)
+			continue;
+		produce_revoke(p->m[i]->prod, why);
+		revoked++;
+	}
+	/* Nothing to publish: they end now (the pool may be gone). */
+	if (!ok)
+		pass_finish(p);
+	else if (pool_submit(p->ps->rd->pool, pass_publish, p->ps->inbox,
+		     pass_finish, p) == -1) {
+		for (i = 0; i < p->n; i++)
+			if (p->m[i]->prod != NULL)
+				produce_revoke(p->m[i]->prod,
+				    "server is shutting down");
+		pass_finish(p);
+	}
+	return revoked;
+}
+
+/*
+ * The fills' loop: growing pass p is over.  Its fills with verified bytes
+ * wait for the package's checksum; the others end now, or go on: a fill
+ * of the downloading source back to it, a local fill to a pass of its own,
+ * the flight of an alt file the pass never met to the sources after it.
+ */
+static void
+pass_growing_done(struct pass *p)
+{
+	struct passes *ps = p->ps;
+	struct prod *pr, *finish = NULL, *absent = NULL, *back = NULL, *next;
+	struct prod **to;
+	struct pmember *pm;
+	size_t i, kept = 0;
+
+	pass_answered(p);
+	pthread_mutex_lock(&ps->mu);
+	for (i = 0; i < p->n; i++) {
+		pm = p->m[i];
+		if ((pr = pm->prod) == NULL || pr->verified) {
+			kept += pr != NULL;
+			continue;
+		}
+		pm->prod = NULL;
+		if (pm->state == PM_TAKEN) {
+			to = &finish; /* failed: its why says so */
+		} else if (pm->unasked) {
+			to = &absent;
+		} else if (want_of(pr)->growth != NULL) {
+			to = &back;
+		} else if (pass_join(ps, pr, 0) == 0) {
+			continue;
+		} else {
+			pr->res = UPSTREAM_FAILED;
+			snprintf(pr->why, sizeof(pr->why),
+			    "server is shutting down");
+			to = &finish;
+		}
+		want_of(pr)->next = *to;
+		*to = pr;
+	}
+	pthread_mutex_unlock(&ps->mu);
+	for (pr = finish; pr != NULL; pr = next) {
+		next = want_of(pr)->next;
+		produce_finish(pr);
+	}
+	for (pr = absent; pr != NULL; pr = next) {
+		next = want_of(pr)->next;
+		produce_end(pr, FLIGHT_ABSENT, "not in the package");
+	}
+	for (pr = back; pr != NULL; pr = next) {
+		next = want_of(pr)->next;
+		p->gr->hand_on(p->gr->arg, pr);
+	}
+	if (kept > 0)
+		p->gr->checked(p->gr->arg, pass_checked, p);
+	else
+		pass_finish(p);
+}
+
+/* The fills' loop: end every fill of the pass. */
+static void
+pass_done(void *arg)
+{
+	struct pass *p = arg;
+	size_t i;
+
+	pass_release(p->ps, p->package, NULL);
+	if (p->gr != NULL) {
+		pass_growing_done(p);
+		return;
+	}
+	if (p->lead != NULL)
+		produce_finish(p->lead);
+	for (i = 0; i < p->n; i++)
+		if (p->m[i]->prod != NULL)
+			produce_finish(p->m[i]->prod);
+	pass_answered(p);
+	pass_free(p);
 }
 
 void
@@ -785,7 +1396,46 @@ passes_lock(struct passes *ps, int take)
 int
 passes_join(struct passes *ps, struct prod *pr)
 {
-	return pass_join(ps, pr);
+	return pass_join(ps, pr, 0);
+}
+
+int
+passes_join_growing(struct passes *ps, struct prod *pr,
+    const struct pass_growth *gr, int held)
+{
+	want_of(pr)->growth = gr;
+	return pass_join(ps, pr, held);
+}
+
+void
+passes_begin(struct passes *ps, const char *package)
+{
+	pass_release(ps, package, NULL);
+}
+
+void
+passes_drop(struct passes *ps, const char *package, const char *why)
+{
+	pass_release(ps, package, why);
+}
+
+struct flight *
+passes_find(struct passes *ps, const struct cache_key *k)
+{
+	struct flight *f = NULL;
+	struct pass *p;
+	size_t i;
+
+	pthread_mutex_lock(&ps->mu);
+	for (p = ps->growing; p != NULL && f == NULL; p = p->gnext)
+		for (i = 0; i < p->n && f == NULL; i++)
+			if (p->m[i]->prod != NULL &&
+			    cache_key_equal(&p->m[i]->prod->key, k)) {
+				f = p->m[i]->prod->f;
+				flight_ref(f);
+			}
+	pthread_mutex_unlock(&ps->mu);
+	return f;
 }
 
 struct passes *
@@ -800,6 +1450,7 @@ passes_new(const struct resolve_deps *rd, struct pool_inbox *inbox)
 	ps->lim = pkg_default_limits;
 	ps->lim.room = passes_room;
 	ps->lim.room_arg = ps;
+	snprintf(ps->tmpdir, sizeof(ps->tmpdir), "%s/tmp", rd->cfg->cache_dir);
 	pthread_mutex_init(&ps->mu, NULL);
 	passes_apply(ps, rd->cfg);
 	return ps;

@@ -9,9 +9,12 @@
  * (sources/reposync.c).  A fill of an id a repository holds joins the
  * download of its package (one flight per package, cache/flight.h): the
  * package is fetched into the package cache, its checksum checked, its
- * members indexed like a local package's (sources/scan.h).  A debug file
- * streams out of the package as it downloads; any other member is the
- * package step's once the package is in (the same fill goes on there).
+ * members indexed like a local package's (sources/scan.h).  While it
+ * downloads, one pass reads it as it grows and serves every member asked
+ * for (sources/pass.h), each member's last byte as soon as it is out and
+ * checked, what is kept once the package's checksum passed; anything that
+ * pass cannot serve is the package step's once the package is in (the
+ * same fill goes on there).
  */
 #ifndef SOURCES_REPO_H
 #define SOURCES_REPO_H
@@ -33,6 +36,7 @@ struct flight_table;
 struct index;
 struct index_reader;
 struct pool;
+struct passes;
 struct pool_inbox;
 struct repos;
 
@@ -48,10 +52,16 @@ struct repos_deps {
 	struct pool *pool;
 	struct pool_inbox *inbox; /* of base's loop */
 	struct event_base *base; /* the producers' loop */
+	struct passes *passes; /* what reads packages as they download */
 };
 
 /* NULL with err; with no repository configured, an empty set. */
 struct repos *repos_new(const struct repos_deps *d, char *err, size_t errlen);
+/*
+ * On the fills' loop thread, after it stopped and before the pool stops:
+ * what waits for a download in progress (a pass reading it) gives up.
+ */
+void repos_stop(struct repos *rs);
 /* On the fills' loop thread, after it stopped. */
 void repos_free(struct repos *rs);
 /* Any thread: the repositories configured now. */

@@ -1,7 +1,10 @@
 /*
- * sources/repo_int.h: what sources/repo.c (downloads) and
- * sources/reposync.c (refreshes) share of the remote repositories; nothing
- * else includes it.
+ * sources/repo_int.h: what the files of the remote repositories share:
+ * sources/repo.c (the request side), sources/repodl.c (downloads),
+ * sources/reposync.c (refreshes) and sources/repoready.c (readiness,
+ * progress and the helpers they all use); nothing else includes it.  Calls
+ * go one way: repo.c calls the three others, repodl.c and reposync.c call
+ * repoready.c, which calls none of them.
  */
 #ifndef SOURCES_REPO_INT_H
 #define SOURCES_REPO_INT_H
@@ -12,10 +15,14 @@
 #include <stdint.h>
 
 #include "fetchers/repofetch.h"
+#include "sources/pass.h"
 #include "sources/repo.h"
 
 struct dl;
 struct event;
+struct index_reader;
+struct parked;
+struct prod;
 
 /* Directories of ours, so that the files in them fit in PATH_MAX. */
 #define DIR_MAX 2048
@@ -98,7 +105,7 @@ struct repo {
 	/* Counters, any thread. */
 	atomic_uint_fast64_t refreshes, refresh_failures, refreshes_unchanged,
 	    downloads, download_failures, timeouts, http_errors,
-	    checksum_errors;
+	    checksum_errors, members_revoked;
 	atomic_int failures_in_row;
 	atomic_int_fast64_t open_until; /* breaker: skipped until then */
 	atomic_int_fast64_t last_refresh; /* the last that succeeded */
@@ -133,7 +140,14 @@ struct repos {
 	struct dl *queue, **queue_tail; /* under mu, oldest first */
 	atomic_uint active; /* downloads started and not ended */
 	struct dl *running; /* downloads begun, under mu, by ->rnext */
+	struct dl *held; /* whose packages no trim evicts; mu, by ->inext */
 	atomic_int refresh_asked;
+	atomic_int trim_again; /* a trim stopped at a held package */
+	int stopping; /* repos_stop(): no more pool jobs; the loop's */
+	/* Requests parked until the first refreshes end; under mu. */
+	struct parked *parked;
+	int watching; /* its watcher is registered */
+	int ready_seen; /* the first refreshes ended */
 	/* Readiness and progress: pmu guards these and each repo's prog. */
 	pthread_mutex_t pmu;
 	size_t first_ended; /* repositories whose first refresh ended */
@@ -153,15 +167,61 @@ struct repos_watcher {
 	struct repos_watcher *next;
 };
 
-/* mkdir -p path: 0, or -1 with errno. */
+/* Where an id was found. */
+struct repos_hit {
+	unsigned repo;
+	enum repoidx_kind kind; /* what named it */
+	char file[REPOIDX_FILE_MAX + 1];
+	uint64_t size;
+	uint8_t sha256[32];
+	struct cache_key key; /* of the package's download */
+};
+
+/* What a member fill (prod.data) of a repository's package wants. */
+struct repo_want {
+	struct pass_want pw; /* first: a pass reads the fill's data as this */
+	struct repos_hit hit;
+	struct prod *p;
+	struct repo_want *next; /* in its package's after list */
+};
+
+/*
+ * sources/repodl.c, in rd's transaction: the first repository (whose breaker is closed)
+ * holding id as a debug file, or (executable) as an executable: one a
+ * usr/lib/.build-id/ link names in any repository first, then one only a
+ * debug package's suffix-less link names (cache/repoidx.h).  A package
+ * downloaded and indexed already is passed by (the package step had it).
+ * 1 and *hit, 0 when none, 2 when one holds it but its package failed a
+ * moment ago (*retry: seconds left), -1 on error.  *open is 1 + the first
+ * repository passed by that holds it (its breaker open), else 0.
+ */
+int repo_find(struct repos *rs, struct index_reader *rd,
+    const struct buildid *id, int executable, struct repos_hit *hit,
+    unsigned *retry, size_t *open);
+/*
+ * sources/repodl.c, any thread: fill p (its data a struct repo_want) from
+ * its package's download; the source's produce.
+ */
+void repo_produce(struct prod *p);
+/* sources/repodl.c, the loop: start queued downloads while slots are free. */
+void repo_dl_kick(struct repos *rs);
+/* sources/repodl.c, any thread: downloads waiting for a slot. */
+size_t repo_dl_waiting(struct repos *rs);
+
+/* sources/repoready.c: mkdir -p path: 0, or -1 with errno. */
 int repo_mkdirs(const char *path);
-/* The SHA-256 and size of the file at path: 0, or -1. */
+/* sources/repoready.c: the SHA-256 and size of the file at path: 0, -1. */
 int repo_file_sha256(const char *path, uint8_t out[32], uint64_t *size);
-/* The loop: refresh r now, or right after the refresh that runs. */
+/* sources/reposync.c, the loop: refresh r now, or after the one running. */
 void reposync_start(struct repo *r);
-/* The loop: the repositories are no longer starting (timed out or not). */
-void reposync_ready(struct repos *rs, int timed_out);
-/* The loop: the retry timer of r (event callback). */
+/* sources/repoready.c: a byte count in decimal units: "151.2 kB". */
+const char *repo_size_text(uint64_t n, char *out, size_t len);
+/*
+ * sources/repoready.c, the loop: the repositories are no longer starting
+ * (timed out or not): the watchers are called.
+ */
+void repo_ready(struct repos *rs, int timed_out);
+/* sources/reposync.c, the loop: the retry timer of r (event callback). */
 void reposync_retry_cb(evutil_socket_t fd, short what, void *arg);
 /*
  * The loop: r left the configuration (r->live is 0): no refresh of it

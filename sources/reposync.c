@@ -49,7 +49,8 @@
  *
  * Readiness: each repository's first refresh that ends, well or not,
  * counts towards the end of the repositories' start (repos_starting());
- * the last one, or repo-ready-timeout, ends it (reposync_ready()).
+ * the last one, or repo-ready-timeout, ends it (repo_ready(),
+ * sources/repoready.c).
  */
 #include "sources/repo_int.h"
 
@@ -94,55 +95,6 @@ static void reposync_begin(struct repo *r);
 
 /* ------------------------------------------------------------ helpers */
 
-int
-repo_mkdirs(const char *path)
-{
-	char p[PATH_MAX], *s;
-
-	if (snprintf(p, sizeof(p), "%s", path) >= (int)sizeof(p))
-		return -1;
-	for (s = p + 1; *s != '\0'; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) == -1 && errno != EEXIST)
-			return -1;
-		*s = '/';
-	}
-	return mkdir(p, 0755) == -1 && errno != EEXIST ? -1 : 0;
-}
-
-/* SHA-256 of the file at path: 0, or -1. */
-int
-repo_file_sha256(const char *path, uint8_t out[32], uint64_t *size)
-{
-	static _Thread_local unsigned char buf[1 << 16];
-	EVP_MD_CTX *c;
-	ssize_t n;
-	int fd;
-
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return -1;
-	if ((c = EVP_MD_CTX_new()) == NULL ||
-	    EVP_DigestInit_ex(c, EVP_sha256(), NULL) != 1) {
-		EVP_MD_CTX_free(c);
-		close(fd);
-		return -1;
-	}
-	*size = 0;
-	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		EVP_DigestUpdate(c, buf, (size_t)n);
-		*size += (uint64_t)n;
-	}
-	close(fd);
-	if (n == -1 || EVP_DigestFinal_ex(c, out, NULL) != 1) {
-		EVP_MD_CTX_free(c);
-		return -1;
-	}
-	EVP_MD_CTX_free(c);
-	return 0;
-}
-
 /* A temp file in r's directory for what is fetched next: fd, or -1. */
 static int
 repo_tmp(struct repo *r, const char *name, char *path, size_t len)
@@ -153,26 +105,6 @@ repo_tmp(struct repo *r, const char *name, char *path, size_t len)
 		return -1;
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	return fd;
-}
-
-/* A byte count in decimal units into out: "151.2 kB", "20.6 MB". */
-static const char *
-size_text(uint64_t n, char *out, size_t len)
-{
-	static const char *const unit[] = { "kB", "MB", "GB", "TB" };
-	double v = (double)n / 1000;
-	size_t u = 0;
-
-	if (n < 1000) {
-		snprintf(out, len, "%llu B", (unsigned long long)n);
-		return out;
-	}
-	while (v >= 1000 && u + 1 < sizeof(unit) / sizeof(unit[0])) {
-		v /= 1000;
-		u++;
-	}
-	snprintf(out, len, "%.1f %s", v, unit[u]);
-	return out;
 }
 
 /* Any thread: what r's refresh does now, to which file, of what size. */
@@ -1376,7 +1308,7 @@ first_ended(struct repo *r)
 	all = ++rs->first_ended >= repos_count(rs);
 	pthread_mutex_unlock(&rs->pmu);
 	if (all)
-		reposync_ready(rs, 0);
+		repo_ready(rs, 0);
 }
 
 static void
@@ -1422,7 +1354,7 @@ refresh_end(struct repo *r, int ok, const char *why)
 			    r->cr->name, (unsigned long long)r->st.ids,
 			    (unsigned long long)r->st.pkgs_with_ids,
 			    (unsigned long long)r->st.pkgs, p.fetched, p.kept,
-			    size_text(p.bytes, size, sizeof(size)), secs);
+			    repo_size_text(p.bytes, size, sizeof(size)), secs);
 	} else if (!atomic_load(&r->live)) {
 		log_info("repo %s: refresh stopped: %s", r->cr->name,
 		    why != NULL ? why : "no longer configured");
@@ -1458,13 +1390,15 @@ refresh_end(struct repo *r, int ok, const char *why)
 				free(n);
 		}
 	}
+	/* Not refreshing for the requests the first refreshes' end wakes. */
+	if (!r->again)
+		atomic_fetch_sub(&r->rs->refreshing, 1);
 	first_ended(r);
 	if (r->again) {
 		r->again = 0;
 		reposync_begin(r);
 		return;
 	}
-	atomic_fetch_sub(&r->rs->refreshing, 1);
 	prog_told(r);
 }
 
@@ -1497,12 +1431,6 @@ reposync_start(struct repo *r)
 }
 
 void
-reposync_retry_cb(evutil_socket_t fd, short what, void *arg)
-{
-	reposync_start(arg);
-}
-
-void
 reposync_stop(struct repo *r)
 {
 	event_del(r->retry);
@@ -1518,95 +1446,7 @@ reposync_stop(struct repo *r)
 }
 
 void
-reposync_ready(struct repos *rs, int timed_out)
+reposync_retry_cb(evutil_socket_t fd, short what, void *arg)
 {
-	struct repos_watcher *w, *next;
-	size_t ended;
-
-	pthread_mutex_lock(&rs->pmu);
-	if (!atomic_load(&rs->starting)) {
-		pthread_mutex_unlock(&rs->pmu);
-		return;
-	}
-	atomic_store(&rs->starting, 0);
-	w = rs->watchers;
-	rs->watchers = NULL;
-	ended = rs->first_ended;
-	pthread_mutex_unlock(&rs->pmu);
-	if (rs->ready_timer != NULL)
-		event_del(rs->ready_timer);
-	if (timed_out)
-		log_warnx("repositories: %zu of %zu have not ended their first "
-			  "refresh after %us (repo-ready-timeout): ready "
-			  "without them",
-		    repos_count(rs) - ended, repos_count(rs),
-		    rs->d.cfg->repo_ready_timeout);
-	else
-		log_info("repositories: every first refresh has ended");
-	for (; w != NULL; w = next) {
-		next = w->next;
-		w->cb(w->arg);
-		free(w);
-	}
-}
-
-void
-repos_status(struct repos *rs, char *out, size_t len)
-{
-	struct repos_progress p, cur;
-	size_t i, ended = 0, ok = 0, failed = 0, n;
-	uint64_t ids = 0;
-	char got[32], size[32];
-	size_t total = repos_count(rs), nslots = rs->n;
-	int have = 0;
-
-	for (i = 0; i < nslots; i++) {
-		if (!atomic_load(&rs->v[i].live))
-			continue;
-		repos_progress(rs, i, &p);
-		if (!p.first_ended) {
-			if (!have)
-				cur = p;
-			have = 1;
-			continue;
-		}
-		ended++;
-		if (p.ok) {
-			ok++;
-			ids += p.ids;
-		} else
-			failed++;
-	}
-	if (have && repos_starting(rs)) {
-		n = (size_t)snprintf(out, len,
-		    "refreshing repositories, %zu of %zu done: %s: ", ended,
-		    total, cur.name);
-		if (n >= len)
-			return;
-		if (cur.file[0] == '\0')
-			snprintf(out + n, len - n, "starting");
-		else if (strcmp(cur.doing, "indexing") == 0)
-			snprintf(out + n, len - n,
-			    "indexing %s, %llu ids so far", cur.file,
-			    (unsigned long long)cur.ids);
-		else if (strcmp(cur.doing, "fetching") == 0 && cur.size > 0)
-			snprintf(out + n, len - n, "fetching %s, %s of %s",
-			    cur.file, size_text(cur.got, got, sizeof(got)),
-			    size_text(cur.size, size, sizeof(size)));
-		else if (strcmp(cur.doing, "fetching") == 0)
-			snprintf(out + n, len - n, "fetching %s, %s", cur.file,
-			    size_text(cur.got, got, sizeof(got)));
-		else
-			snprintf(out + n, len - n, "%s %s", cur.doing,
-			    cur.file);
-		return;
-	}
-	n = (size_t)snprintf(out, len,
-	    "repositories: %zu of %zu refreshed (%llu ids)", ok, total,
-	    (unsigned long long)ids);
-	if (failed > 0 && n < len)
-		n += (size_t)snprintf(out + n, len - n, "; %zu failed", failed);
-	if (total > ended && n < len)
-		snprintf(out + n, len - n, "; %zu still in a first refresh",
-		    total - ended);
+	reposync_start(arg);
 }

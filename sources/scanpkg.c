@@ -353,7 +353,7 @@ later_cmp(const void *a, const void *b)
 
 /* The second pass: extract a debug file waiting for its alt file, if kept. */
 static struct pkg_side *
-later_side(const char *member, void *arg)
+later_side(const char *member, uint64_t size, void *arg)
 {
 	struct pkg_read *pr = arg;
 	struct pkg_later key, *l;
@@ -393,7 +393,8 @@ later_more(void *arg)
 static void
 read_later(struct pkg_read *pr)
 {
-	struct pkg_watch watch = { NULL, later_side, later_more, pr, NULL };
+	struct pkg_watch watch = { NULL, later_side, later_more, pr, NULL, NULL,
+		NULL };
 	char err[256];
 	size_t i, lost = 0;
 

@@ -18,7 +18,12 @@
 # no validators parses nothing and makes no new generation; messages: the
 # key that signed and the keyring, the URL of an HTTP error, the counts of
 # the refreshed line, dbgmirror stats and lookup (why a repository lacks an
-# id); check-valid-until=no for snapshots.
+# id); check-valid-until=no for snapshots.  Packages served slowly (by a
+# fake behind nginx): one decompression pass as a package downloads serves
+# the debug file, the dwz alt file it names and a sibling asked for
+# meanwhile; a member's last byte goes out before its package has come
+# whole, and a package that then breaks or fails its checksum keeps
+# nothing (counted, logged).
 . "$top_srcdir/tests/integration/lib.sh"
 
 command -v nginx >/dev/null || bail "nginx is not installed"
@@ -170,8 +175,52 @@ sed -i 's|^Filename: .*|Filename: trickle/'"$ID_prog_a"'/debuginfo|' \
     "$W/stream/dists/stable/main/binary-amd64/Packages"
 rm "$W/stream/dists/stable/main/binary-amd64/Packages".*
 release stream
-# The same package sent at 100 KB/s (4 s), from a repository of its own.
+# One pass as a package downloads: prog_a's and prog_b's debug files 150 KB
+# apart, the dwz alt file where their .gnu_debugaltlink says, 150 KB after;
+# sent at 10 KB/s (30 s).
+mkdir -p "$T/one/usr/lib/debug/.dwz/dbgmirror-test" "$T/one/usr/share/zz"
+for p in prog_a prog_b; do
+	eval "id=\$ID_$p"
+	mkdir -p "$T/one/usr/lib/debug/.build-id/${id:0:2}"
+	cp "$dbg/$p.debug" "$T/one/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
+done
+cp "$dbg/.dwz/shapes.debug" "$T/one/usr/lib/debug/.dwz/dbgmirror-test/"
+# dpkg-deb sorts its members: the blob comes right after the first id's
+# (as the ids of the day's build sort).
+first=prog_a second=prog_b
+[ "$ID_prog_b" \< "$ID_prog_a" ] && first=prog_b second=prog_a
+first_debug=$dbg/$first.debug second_debug=$dbg/$second.debug
+eval "ID_first=\$ID_$first ID_second=\$ID_$second"
+head -c 150000 /dev/urandom >"$T/one/usr/lib/debug/.build-id/${ID_first:0:2}/${ID_first:2}.zz"
+head -c 150000 /dev/urandom >"$T/one/usr/share/zz/blob"
+mkdir -p "$T/one/DEBIAN"
+printf 'Package: one-dbgsym\nVersion: 1.0\nArchitecture: amd64\nMaintainer: T <t@example.org>\nDescription: f\nBuild-Ids: %s %s\n' \
+    "$ID_prog_a" "$ID_prog_b" >"$T/one/DEBIAN/control"
+dpkg-deb --root-owner-group -Zgzip -z1 --build "$T/one" \
+    "$T/pkg/one-dbgsym_1.0_amd64.deb" >/dev/null
+apt_repo one one-dbgsym
+sed -i 's|^Filename: .*|Filename: trickle/'"$ID_prog_a"'/debuginfo|' \
+    "$W/one/dists/stable/main/binary-amd64/Packages"
+rm "$W/one/dists/stable/main/binary-amd64/Packages".*
+release one
+# The same at 100 KB/s (3 s).
+apt_repo onefast one-dbgsym
+sed -i 's|^Filename: .*|Filename: trickle/'"$ID_prog_a"'/debuginfo|' \
+    "$W/onefast/dists/stable/main/binary-amd64/Packages"
+rm "$W/onefast/dists/stable/main/binary-amd64/Packages".*
+release onefast
+# The same package sent at 100 KB/s (4 s), from a repository of its own,
+# and a copy of it with one byte of the blob changed, at the same rate,
+# from one whose index lists the package's right checksum.
 apt_repo fast stream-dbgsym
+cp "$T/pkg/stream-dbgsym_1.0_amd64.deb" "$T/pkg/streambad.deb"
+printf '\377' | dd of="$T/pkg/streambad.deb" conv=notrunc bs=1 \
+    seek=$(($(stat -c %s "$T/pkg/streambad.deb") - 100)) 2>/dev/null
+apt_repo streambad stream-dbgsym
+sed -i 's|^Filename: .*|Filename: trickle/'"$ID_prog_a"'/debuginfo|' \
+    "$W/streambad/dists/stable/main/binary-amd64/Packages"
+rm "$W/streambad/dists/stable/main/binary-amd64/Packages".*
+release streambad
 sed -i 's|^Filename: .*|Filename: trickle/'"$ID_prog_a"'/debuginfo|' \
     "$W/fast/dists/stable/main/binary-amd64/Packages"
 rm "$W/fast/dists/stable/main/binary-amd64/Packages".*
@@ -183,6 +232,9 @@ start_fake trickle --rate 10000 \
     "$ID_prog_a=trickle:$T/pkg/stream-dbgsym_1.0_amd64.deb"
 start_fake fast --rate 100000 \
     "$ID_prog_a=trickle:$T/pkg/stream-dbgsym_1.0_amd64.deb"
+start_fake trbad --rate 100000 "$ID_prog_a=trickle:$T/pkg/streambad.deb"
+start_fake tone --rate 10000 "$ID_prog_a=trickle:$T/pkg/one-dbgsym_1.0_amd64.deb"
+start_fake tonef --rate 100000 "$ID_prog_a=trickle:$T/pkg/one-dbgsym_1.0_amd64.deb"
 start_nginx "$W" "		location = /e400/dists/stable/InRelease {
 			return 400;
 		}
@@ -202,6 +254,18 @@ start_nginx "$W" "		location = /e400/dists/stable/InRelease {
 		location /fast/trickle/ {
 			proxy_pass http://127.0.0.1:$fast_PORT/buildid/;
 			proxy_buffering off;
+		}
+		location /streambad/trickle/ {
+			proxy_pass http://127.0.0.1:$trbad_PORT/buildid/;
+			proxy_buffering off;
+		}
+		location /one/trickle/ {
+			proxy_pass http://127.0.0.1:$tone_PORT/buildid/;
+			proxy_buffering off;
+		}
+		location /onefast/trickle/ {
+			proxy_pass http://127.0.0.1:$tonef_PORT/buildid/;
+			proxy_buffering off;
 		}"
 is "$(code "$N/ids/dists/stable/InRelease")" 200 "nginx serves the repositories"
 
@@ -213,7 +277,12 @@ ok $? "--check-config takes a repo line"
 ok $((!$?)) "--check-config refuses a deb line without suite and component"
 like "$(cat "$T/cc.out")" 'expected deb URL SUITE COMPONENT' "... and says why"
 
-# refreshed NAME N: NAME's log shows N refreshes that succeeded.
+# metric_is NAME SERVER VALUE: SERVER's metric NAME is VALUE.
+metric_is() {
+	[ "$(metric "$1" "$2")" = "$3" ]
+}
+
+# refused NAME N: NAME's log shows N refreshes that failed.
 refused() {
 	local log
 	eval "log=\$${1}_LOG"
@@ -280,6 +349,10 @@ cp "$(mkbin "$unknown")" "$T/mod.ko"
 like "$("$DBGMIRROR" "${dcfg[@]}" lookup "$T/mod.ko")" \
     "repo $N/ids stable: not in its index: a kernel's vmlinux and modules have no \.build-id paths" \
     "... and for a kernel module, why not that either"
+# A member's answer comes before its package is indexed.
+for r in ids contents; do
+	wait_until 30 metric_is "dbgmirror_repo_downloads_total{repo=\"$N/$r\",suite=\"stable\"}" "$d_URL" 1
+done
 out=$("$DBGMIRROR" "${dcfg[@]}" stats)
 like "$out" "repo: +$N/ids stable: 3 ids in 2 of 2 packages, refreshed " \
     "dbgmirror stats: a repository's ids, packages with ids, last refresh"
@@ -397,10 +470,16 @@ is "$(code "$d_URL/buildid/$ID_prog_c/debuginfo")" 200 \
 start_daemon f --scan-dir none --upstream-stall-timeout 2 --error-ttl 30 \
     --repo "deb $N/badsum stable main $kr"
 wait_until 60 refreshed f 1
-is "$(code "$f_URL/buildid/$ID_prog_c/debuginfo")" 502 \
-    "a package whose checksum differs: 502"
-like "$(cat "$f_LOG")" "size or SHA256 differs from the repository's index" \
-    "... said in the log"
+# Its member may be out and checked before the package's checksum is known
+# (a 200, see "The last byte sooner" below), or not (a 502): never wrong
+# bytes.
+fc=$(curl -s -o "$T/f.out" -w '%{http_code}' "$f_URL/buildid/$ID_prog_c/debuginfo")
+{ [ "$fc" = 200 ] &&
+    cmp -s "$T/f.out" "$T/progc/usr/lib/debug/.build-id/${ID_prog_c:0:2}/${ID_prog_c:2}.debug"; } ||
+    [ "$fc" = 502 ]
+ok $? "a package whose checksum differs: the member checked on its own ($fc), or 502"
+wait_until 30 grep -q "size or SHA256 differs from the repository's index" "$f_LOG"
+ok $? "... said in the log"
 is "$(metric "dbgmirror_repo_checksum_errors_total{repo=\"$N/badsum\",suite=\"stable\"}" "$f_URL")" 1 \
     "... counted per repository"
 is "$(code "$f_URL/buildid/$ID_prog_c/debuginfo")" 502 \
@@ -488,10 +567,12 @@ ok $? "... the running one ends and is served"
 wait "$wc" && cmp -s "$T/w.c" "$T/progc/usr/lib/debug/.build-id/${ID_prog_c:0:2}/${ID_prog_c:2}.debug"
 ok $? "... then the waiting one"
 
-# Extraction while downloading: the member's bytes (all but the last,
-# which waits for the package's checksum) reach the client while the
-# package is still coming; a download that then breaks cuts the client
-# short and leaves nothing behind.
+# The last byte sooner: a member extracted while its package downloads
+# reaches the client whole as soon as it is out of the package and has
+# passed its own check (its build-id, the ELF check of every fill), while
+# the package (400 KB after it, at 10 KB/s) is still coming; what is kept
+# waits for the package: a download that then breaks keeps nothing, and
+# nothing serves the member any more.
 start_daemon s --scan-dir none --upstream-stall-timeout 60 \
     --repo "deb $N/stream stable main $kr"
 wait_until 60 refreshed s 1
@@ -499,19 +580,109 @@ size=$(stat -c %s "$dbg/prog_a.debug")
 # -N: curl writes what it got at once, not when its buffer fills.
 curl -N -s -o "$T/s.out" "$s_URL/buildid/$ID_prog_a/debuginfo" &
 curl_pid=$!
-wait_until 30 sh -c "[ \$(stat -c %s '$T/s.out' 2>/dev/null || echo 0) -ge $((size - 1)) ]"
-ok $? "the member streams to the client while its package downloads"
+wait_until 30 sh -c "[ \$(stat -c %s '$T/s.out' 2>/dev/null || echo 0) -ge $size ]"
+ok $? "the member's last byte reaches the client while its package downloads"
 is "$(find "$T/s-cache/repo-packages" -type f ! -name '.dl-*' | wc -l)" 0 \
     "... before the download ended"
-cmp -s -n $((size - 1)) "$T/s.out" "$dbg/prog_a.debug"
-ok $? "... the right bytes"
-kill "$trickle_PID"
 wait "$curl_pid"
-ok $((!$?)) "the download broken, the client's transfer fails"
-lt "$(stat -c %s "$T/s.out")" "$size"
-ok $? "... short of the last byte"
+ok $? "... its transfer complete"
+cmp -s "$T/s.out" "$dbg/prog_a.debug"
+ok $? "... the right bytes"
+rs="repo=\"$N/stream\",suite=\"stable\""
+kill "$trickle_PID"
+wait_until 30 grep -q 'stream stable: .*: 1 member(s) had gone out to clients, each checked on its own, before the package failed: none is kept' "$s_LOG"
+ok $? "the download broken: the log says the member that went out is not kept"
+is "$(metric "dbgmirror_repo_members_revoked_total{$rs}" "$s_URL")" 1 \
+    "... counted"
 like "$("$DBGMIRROR" --no-config --cache-dir "$T/s-cache" lookup "$ID_prog_a")" \
     'the upstreams failed|nowhere' "... and nothing is cached"
+is "$(code "$s_URL/buildid/$ID_prog_a/debuginfo")" 502 \
+    "... nor served: the download's failure is"
+
+# The same for a package that comes whole but fails its checksum (one byte
+# of the blob after the member changed; its index lists the right one).
+start_daemon v --scan-dir none --repo "deb $N/streambad stable main $kr"
+wait_until 60 refreshed v 1
+vs="repo=\"$N/streambad\",suite=\"stable\""
+curl -s -o "$T/v.out" "$v_URL/buildid/$ID_prog_a/debuginfo" &
+curl_pid=$!
+wait_until 30 sh -c "[ \$(stat -c %s '$T/v.out' 2>/dev/null || echo 0) -ge $size ]"
+ok $? "a package that will fail its checksum: its member reaches the client whole"
+wait "$curl_pid"
+cmp -s "$T/v.out" "$dbg/prog_a.debug"
+ok $? "... the right bytes: they passed their own check"
+wait_until 30 metric_is "dbgmirror_repo_checksum_errors_total{$vs}" "$v_URL" 1
+ok $? "the package then fails its checksum"
+wait_until 30 grep -q 'streambad.*1 member(s) had gone out to clients.*none is kept (.*size or SHA256 differs' "$v_LOG"
+ok $? "... the log says its member is not kept, and why"
+is "$(metric "dbgmirror_repo_members_revoked_total{$vs}" "$v_URL")" 1 \
+    "... counted"
+like "$("$DBGMIRROR" --no-config --cache-dir "$T/v-cache" lookup "$ID_prog_a")" \
+    'the upstreams failed|nowhere' "... nothing is cached"
+is "$(find "$T/v-cache/repo-packages" -type f | wc -l)" 0 \
+    "... nor the package kept"
+
+# One pass per downloaded package, as gdb meets it: the first debug file,
+# then the dwz alt file its .gnu_debugaltlink names (an id no index maps),
+# then the second (package-coextract 0: asked for, not claimed), all out
+# of the one decompression pass that reads the package as it downloads,
+# each whole long before the download ends.
+start_daemon o --scan-dir none --package-coextract 0 \
+    --upstream-stall-timeout 60 --repo "deb $N/one stable main $kr"
+wait_until 60 refreshed o 1
+ol="repo=\"$N/one\",suite=\"stable\""
+# in_package NAME: how many packages NAME's package cache holds.
+in_package() {
+	find "$T/$1-cache/repo-packages" -type f ! -name '.dl-*' | wc -l
+}
+curl -s -m 60 -o "$T/o.a" "$o_URL/buildid/$ID_first/debuginfo"
+cmp -s "$T/o.a" "$first_debug"
+ok $? "one pass: the first debug file, whole"
+curl -s -m 60 -o "$T/o.alt" "$o_URL/buildid/$ID_shapes/debuginfo" &
+alt_pid=$!
+curl -s -m 60 -o "$T/o.b" "$o_URL/buildid/$ID_second/debuginfo" &
+b_pid=$!
+wait "$alt_pid" && cmp -s "$T/o.alt" "$dbg/.dwz/shapes.debug"
+ok $? "... the dwz alt file it names, asked for next"
+wait "$b_pid" && cmp -s "$T/o.b" "$second_debug"
+ok $? "... the second, asked for while the pass runs"
+is "$(in_package o)" 0 "... all before the download ended"
+wait_until 60 metric_is "dbgmirror_repo_downloads_total{$ol}" "$o_URL" 1
+ok $? "the download ends"
+is "$(metric dbgmirror_package_passes_total "$o_URL")" 1 \
+    "... one decompression pass served the three"
+is "$(grep -c 'GET /one/trickle/' "$T/nginx/access.log")" 1 "... one download"
+for id in "$ID_first" "$ID_shapes" "$ID_second"; do
+	like "$("$DBGMIRROR" --no-config --cache-dir "$T/o-cache" lookup "$id")" \
+	    'debuginfo +cached' "... $id kept once the package checked out"
+done
+
+# A daemon stopped while a pass reads a package still downloading: the
+# pass gives up (it would hold the pool's thread), the daemon exits 0.
+start_daemon o3 --scan-dir none --repo "deb $N/one stable main $kr"
+wait_until 60 refreshed o3 1
+curl -s -m 60 -o "$T/o3.a" "$o3_URL/buildid/$ID_first/debuginfo"
+cmp -s "$T/o3.a" "$first_debug"
+ok $? "a member out while its package downloads"
+is "$(in_package o3)" 0 "... the download still running"
+stop_daemon o3
+is "$STOP_RC" 0 "stopped then, the daemon exits 0"
+
+# A member asked for once the pass has read past it gets a pass of its
+# own, over the download that is whole by then and checked: it reads the
+# package where the check put it (one long worker: the check runs first),
+# long before the package is indexed, which waits for the passes.
+start_daemon o2 --scan-dir none --workers 1 --package-coextract 0 \
+    --repo "deb $N/onefast stable main $kr"
+wait_until 60 refreshed o2 1
+curl -s -m 60 -o "$T/o2.b" "$o2_URL/buildid/$ID_second/debuginfo"
+cmp -s "$T/o2.b" "$second_debug"
+ok $? "the second debug file, the first passed by"
+curl -s -m 60 -o "$T/o2.a" "$o2_URL/buildid/$ID_first/debuginfo"
+cmp -s "$T/o2.a" "$first_debug"
+ok $? "... then the first: a second pass, over the checked package"
+wait_until 30 metric_is dbgmirror_package_passes_total "$o2_URL" 2
+ok $? "... two passes"
 
 # 100 concurrent requests for ids of one package: one download.
 start_daemon c --scan-dir none --repo "deb $N/ids stable main $kr"
@@ -545,8 +716,9 @@ wait_until 60 refreshed l 1
 is "$(code "$l_URL/buildid/$ID_prog_a/debuginfo")" 200 "LRU: prog_a"
 is "$(code "$l_URL/buildid/$ID_prog_c/debuginfo")" 200 \
     "... prog_c, from a package over repo-cache-size with the first"
-like "$(cat "$l_LOG")" 'repo package cache: .*progs-dbgsym_1.0_amd64.deb evicted' \
-    "... which evicts the older package"
+# Its answer comes before its package is indexed, then the cache trimmed.
+wait_until 30 grep -q 'repo package cache: .*progs-dbgsym_1.0_amd64.deb evicted' "$l_LOG"
+ok $? "... which evicts the older package"
 is "$(code "$l_URL/buildid/$ID_prog_b/debuginfo")" 200 \
     "... prog_b, its sibling, not kept in the pass"
 is "$(grep -c 'lru/pool/main/progs-dbgsym' "$T/nginx/access.log")" 2 \

@@ -1,16 +1,21 @@
 #!/bin/bash
-# Remote repositories while they start, as the service manager and an
-# operator see them: READY=1 (NOTIFY_SOCKET, systemd's Type=notify) only
-# once every first refresh has ended, or after repo-ready-timeout, with
-# STATUS= lines saying how far the refreshes got meanwhile and a summary
-# at READY; `dbgmirror stats` during a first refresh; a refresh that fails
-# is tried again after repo-retry, doubling, not one repo-refresh later.
+# Remote repositories while they start, as the service manager, an
+# operator and a client see them: READY=1 (NOTIFY_SOCKET, systemd's
+# Type=notify) only once every first refresh has ended, or after
+# repo-ready-timeout, with STATUS= lines saying how far the refreshes got
+# meanwhile and a summary at READY; `dbgmirror stats` during a first
+# refresh; a refresh that fails is tried again after repo-retry, doubling,
+# not one repo-refresh later.  A request during the first refresh waits
+# for it and gets its file, not a 404; a 404 while a refresh runs says to
+# ask again in 5 s (max-age); a 404's reason says why the repository lacks
+# the id.
 # nginx sends the repositories' index files slowly (limit_rate): 78 KB at
 # 20 KB/s (3 s at least) and at 1 KB/s (a minute at least).
 . "$top_srcdir/tests/integration/lib.sh"
 
 command -v nginx >/dev/null || bail "nginx is not installed"
 command -v gpgv >/dev/null || bail "gpgv is not installed"
+command -v dpkg-deb >/dev/null || bail "dpkg-deb is not installed"
 # nginx's workers run as another user when started as root.
 chmod 755 "$T"
 W=$T/www
@@ -41,8 +46,24 @@ slow_repo() {
 }
 slow_repo slow
 slow_repo stuck
+# "slowpkg": the same, with a real package of a debug file of id $ID3.
+ID3=3333333333333333333333333333333333333333
+mkdir -p "$T/x3/usr/lib/debug/.build-id/${ID3:0:2}" "$T/x3/DEBIAN"
+bin3=$(mkbin "$ID3")
+cp "$bin3" "$T/x3/usr/lib/debug/.build-id/${ID3:0:2}/${ID3:2}.debug"
+printf 'Package: x3-dbgsym\nVersion: 1.0\nArchitecture: amd64\nMaintainer: T <t@example.org>\nDescription: f\n' \
+    >"$T/x3/DEBIAN/control"
+mkdir -p "$W/slowpkg/pool"
+dpkg-deb --root-owner-group --build "$T/x3" "$W/slowpkg/pool/x3.deb" >/dev/null
+slow_repo slowpkg
+printf 'Package: x3-dbgsym\nArchitecture: amd64\nFilename: pool/x3.deb\nSize: %s\nSHA256: %s\nBuild-Ids: %s\n' \
+    "$(stat -c %s "$W/slowpkg/pool/x3.deb")" \
+    "$(sha256sum <"$W/slowpkg/pool/x3.deb" | cut -d' ' -f1)" "$ID3" \
+    >"$W/slowpkg/dists/stable/main/binary-amd64/Packages"
+apt_release "$W/slowpkg"
 chmod -R a+rX "$W"
 start_nginx "$W" "		location /slow/ { limit_rate 20k; }
+		location /slowpkg/dists/ { limit_rate 20k; }
 		location /stuck/ { limit_rate 1k; }"
 lt 60000 "$(stat -c %s "$W/slow/dists/stable/main/Contents-amd64")"
 ok $? "a Contents of more than 60 KB (3 s at 20 KB/s, a minute at 1 KB/s)"
@@ -73,6 +94,45 @@ ok $? "... after the STATUS= lines of the refresh"
 is "$(grep -c '^READY=1' "$T/a.got")" 1 "... once"
 is "$(code "$a_URL/buildid/$ID1/debuginfo")" 502 \
     "once ready, its ids are known (a download, here of no package: 502)"
+
+# A request during the first refresh (3 s at least) waits for it: the
+# file, not a 404 that clients would keep for ten minutes.  An id no
+# repository maps waits too, then is a 404 that says why.
+start_daemon p --scan-dir none --repo "deb $N/slowpkg stable main $kr"
+refreshed p 1
+ok $((!$?)) "a request made during the first refresh"
+unknown=0123456789abcdef0123456789abcdef01234567
+curl -s -o "$T/p.unknown" -D "$T/p.uh" --max-time 60 \
+    "$p_URL/buildid/$unknown/debuginfo" &
+unknown_pid=$!
+is "$(curl -s -o "$T/p.out" -w '%{http_code}' --max-time 60 "$p_URL/buildid/$ID3/debuginfo")" 200 \
+    "... gets its file once the refresh brought its id"
+cmp -s "$T/p.out" "$bin3"
+ok $? "... the right bytes"
+wait "$unknown_pid"
+like "$(head -n 1 "$T/p.uh")" ' 404 ' "an id the refresh did not bring: 404"
+wait_until 10 grep -q "GET /buildid/$unknown" "$p_LOG"
+is "$(grep -e 'every first refresh has ended' -e "GET /buildid/$unknown" "$p_LOG" |
+    sed 's/.*every first refresh.*/ended/; s/.*GET .*/answered/' | tr '\n' ' ')" \
+    "ended answered " "... answered after the first refresh ended"
+like "$(cat "$T/p.unknown")" \
+    "^not found; repo $N/slowpkg stable: not in its index \([0-9]+ ids\): an archive keeps the debug packages of its current builds only" \
+    "... its reason says why the repository lacks it"
+is "$(header Cache-Control "$T/p.uh")" "" "... no max-age once no refresh runs"
+# A later refresh that fetches Contents again (3 s at least): a 404 meanwhile
+# tells clients to ask again in 5 s.
+printf 'usr/share/doc/x3-dbgsym/more devel/x3-dbgsym\n' \
+    >>"$W/slowpkg/dists/stable/main/Contents-amd64"
+apt_release "$W/slowpkg"
+chmod -R a+rX "$W"
+kill -USR1 "$p_PID"
+wait_until 30 sh -c "[ \$(grep -c 'GET /slowpkg/dists/stable/InRelease HTTP/1.1\" 200' '$T/nginx/access.log') -ge 2 ]"
+curl -s -o "$T/p.again" -D "$T/p.ah" "$p_URL/buildid/$unknown/debuginfo"
+refreshed p 2
+ok $((!$?)) "a 404 while a refresh runs"
+is "$(header Cache-Control "$T/p.ah")" "max-age=5" "... carries max-age=5"
+like "$(cat "$T/p.again")" "^not found; repo $N/slowpkg stable: not in its index" \
+    "... and its reason"
 
 # repo-ready-timeout: READY=1 without the refresh that takes a minute.
 notify_listen "$T/b.sock" "$T/b.got"

@@ -569,7 +569,7 @@ watch_progress(uint64_t end, void *arg)
 }
 
 static struct pkg_side *
-watch_side(const char *member, void *arg)
+watch_side(const char *member, uint64_t size, void *arg)
 {
 	struct scan_watcher *w = arg;
 	size_t i;
@@ -616,7 +616,7 @@ static void
 test_watch(void)
 {
 	struct pkg_watch pw = { watch_progress, watch_side, watch_more, NULL,
-		NULL };
+		NULL, NULL, NULL };
 	struct scan_watcher w;
 	char pkg[PATH_MAX], err[ERRLEN];
 	int fd, rc;
