@@ -23,10 +23,9 @@
  * blobs/: the same names, published the same way from the upload
  * directory's own tmp/ (a rename never crosses file systems).  Their
  * entries are in the same index, so one lookup finds either; blob_open
- * tries the cache directory first.  Recovery never deletes an upload file:
- * one without entry is read (ELF: its build-id and kind must give its
- * name) and indexed again, so a cache directory cleared with its index
- * loses no upload.
+ * tries the cache directory first.  Recovery, at start-up, is
+ * cache/blobrecover.c's (it never deletes an upload file); the two files
+ * share cache/blobstore_int.h, and this one never calls that one.
  *
  * Hits do not write: blob_touch appends to a bounded buffer under a mutex
  * held for a copy, and blob_flush_touches moves the atimes of many hits in
@@ -42,7 +41,6 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -53,6 +51,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cache/blobstore_int.h"
 #include "cache/index.h"
 #include "cache/misses.h"
 #include "cache/negative.h"
@@ -60,12 +59,9 @@
 #include "indexer/elf.h"
 
 #define TOUCH_MAX 4096
-#define PIN_BUCKETS 1024
 /* The longest arg, source and meta area an entry keeps. */
 #define BLOB_STR_MAX 65536
 #define LRUKEY_LEN (2 * INDEX_TIME_LEN + CACHE_KEY_LEN)
-#define BYTES_COUNTER "blob_bytes"
-#define UPLOAD_COUNTER "upload_bytes"
 #define PURGE_STAMP_MAX (8 + BUILDID_HEX_MAX)
 
 struct touch {
@@ -73,32 +69,10 @@ struct touch {
 	int64_t t;
 };
 
-struct blobstore {
-	struct index *idx;
-	char *dir;
-	char *updir; /* uploads; NULL: none */
-	pthread_mutex_t lim_lock; /* lim, which SIGHUP may change */
-	struct blob_limits lim;
-
-	pthread_mutex_t touch_lock; /* touches, ntouches */
-	struct touch *touches;
-	size_t ntouches;
-	pthread_mutex_t flush_lock; /* one flusher; spare */
-	struct touch *spare;
-
-	atomic_uint pins[PIN_BUCKETS];
-	atomic_uint_fast64_t evictions;
-	atomic_uint_fast64_t evicted_bytes;
-	atomic_uint_fast64_t tmp_bytes; /* of fills in tmp/, not yet blobs */
-
-	blob_sink_fn sink; /* set before any publish */
-	void *sink_arg;
-};
-
 /* ---------------------------------------------------------------- paths */
 
 /* The file of hash: in blobs/, or for an upload in the upload directory. */
-static void
+void
 blob_path(const struct blobstore *bs, const uint8_t hash[CACHE_KEY_LEN],
     int uploaded, char path[PATH_MAX])
 {
@@ -115,8 +89,8 @@ blob_path(const struct blobstore *bs, const uint8_t hash[CACHE_KEY_LEN],
 }
 
 /* 0 when name is the hex of a key (lowercase); the key in *k. */
-static int
-parse_hex_key(const char *name, struct cache_key *k)
+int
+blob_parse_hex_key(const char *name, struct cache_key *k)
 {
 	char hex[CACHE_KEY_HEX];
 	size_t i;
@@ -221,7 +195,7 @@ blob_decode(const struct index_rec *r, struct blob_hdr *h,
 
 /* Encode info as an entry in a new buffer of *len bytes; NULL when a
  * string is too long (or no memory). */
-static uint8_t *
+uint8_t *
 blob_encode(const struct blob_info *info, int64_t now, size_t *len)
 {
 	const char *arg = info->arg != NULL ? info->arg : "";
@@ -265,14 +239,40 @@ blob_encode(const struct blob_info *info, int64_t now, size_t *len)
 }
 
 /* Drop the LRU key of the entry of hash, decoded as h. */
-static int
-lru_del(struct index_batch *b, const uint8_t hash[CACHE_KEY_LEN],
+int
+blob_lru_del(struct index_batch *b, const uint8_t hash[CACHE_KEY_LEN],
     const struct blob_hdr *h)
 {
 	uint8_t lk[LRUKEY_LEN];
 
 	lru_key(h->atime, h->stored, hash, lk);
 	return index_batch_del_rec(b, INDEX_LRU, lk, sizeof(lk)) == -1 ? -1 : 0;
+}
+
+/*
+ * The entry an LRU key stands for, decoded into *h, when the key is still
+ * its key; INDEX_NOTFOUND for a stale or damaged key; -1.
+ */
+int
+blob_lru_entry(struct index_batch *b, const struct index_rec *r,
+    uint8_t hash[CACHE_KEY_LEN], struct blob_hdr *h)
+{
+	struct index_rec e;
+	uint8_t lk[LRUKEY_LEN];
+	int rc;
+
+	if (r->keylen != LRUKEY_LEN)
+		return INDEX_NOTFOUND;
+	memcpy(lk, r->key, sizeof(lk));
+	memcpy(hash, lk + 2 * INDEX_TIME_LEN, CACHE_KEY_LEN);
+	rc = index_batch_get_rec(b, INDEX_BLOBS, hash, CACHE_KEY_LEN, &e);
+	if (rc != 0)
+		return rc;
+	if (blob_decode(&e, h, NULL) == -1 ||
+	    h->atime != index_time_decode(lk) ||
+	    h->stored != index_time_decode(lk + INDEX_TIME_LEN))
+		return INDEX_NOTFOUND;
+	return 0;
 }
 
 /* The ELF kind of a cache kind; 0 for sections and sources. */
@@ -285,8 +285,8 @@ elf_kind_of(unsigned kind)
 }
 
 /* Drop the path index's entries of the entry decoded as h. */
-static int
-paths_del(struct index_batch *b, const struct blob_hdr *h)
+int
+blob_paths_del(struct index_batch *b, const struct blob_hdr *h)
 {
 	struct buildid id;
 
@@ -461,310 +461,6 @@ blobstore_set_upload_dir(struct blobstore *bs, const char *dir, char *err,
 	return 0;
 }
 
-/* ------------------------------------------------------------- recovery */
-
-struct recover {
-	struct blobstore *bs;
-	struct index_batch *b;
-	struct blob_recovery *rec;
-	uint64_t bytes, upload_bytes;
-};
-
-static int rename_in(const char *from, char *to);
-
-/* Walk of blobs: keep the entries whose file is there with its size. */
-static int
-recover_entry_cb(const struct index_rec *r, void *arg)
-{
-	struct recover *rv = arg;
-	struct blob_hdr h;
-	uint8_t hash[CACHE_KEY_LEN];
-	char path[PATH_MAX];
-	struct stat st;
-
-	int up;
-
-	/* A damaged entry's LRU key goes in the walk of lru. */
-	if (blob_decode(r, &h, NULL) == -1) {
-		rv->rec->entries++;
-		return INDEX_WALK_DELETE;
-	}
-	memcpy(hash, r->key, sizeof(hash));
-	up = (h.flags & BLOB_F_UPLOADED) != 0;
-	blob_path(rv->bs, hash, up, path);
-	if (lstat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-	    (uint64_t)st.st_size == h.size) {
-		if (up)
-			rv->upload_bytes += h.size;
-		else
-			rv->bytes += h.size;
-		return 0;
-	}
-	/* An upload where older versions kept it: moved when it can be. */
-	if (up && rv->bs->updir != NULL) {
-		char old[PATH_MAX];
-
-		blob_path(rv->bs, hash, 0, old);
-		if (lstat(old, &st) == 0 && S_ISREG(st.st_mode) &&
-		    (uint64_t)st.st_size == h.size) {
-			if (rename_in(old, path) == 0)
-				rv->rec->uploads_moved++;
-			rv->upload_bytes += h.size;
-			return 0;
-		}
-	}
-	if (lru_del(rv->b, hash, &h) == -1 || paths_del(rv->b, &h) == -1)
-		return -1;
-	rv->rec->entries++;
-	return INDEX_WALK_DELETE;
-}
-
-/*
- * The entry an LRU key stands for, decoded into *h, when the key is still
- * its key; INDEX_NOTFOUND for a stale or damaged key; -1.
- */
-static int
-lru_entry(struct index_batch *b, const struct index_rec *r,
-    uint8_t hash[CACHE_KEY_LEN], struct blob_hdr *h)
-{
-	struct index_rec e;
-	uint8_t lk[LRUKEY_LEN];
-	int rc;
-
-	if (r->keylen != LRUKEY_LEN)
-		return INDEX_NOTFOUND;
-	memcpy(lk, r->key, sizeof(lk));
-	memcpy(hash, lk + 2 * INDEX_TIME_LEN, CACHE_KEY_LEN);
-	rc = index_batch_get_rec(b, INDEX_BLOBS, hash, CACHE_KEY_LEN, &e);
-	if (rc != 0)
-		return rc;
-	if (blob_decode(&e, h, NULL) == -1 ||
-	    h->atime != index_time_decode(lk) ||
-	    h->stored != index_time_decode(lk + INDEX_TIME_LEN))
-		return INDEX_NOTFOUND;
-	return 0;
-}
-
-/* Walk of lru: drop the keys that no entry has. */
-static int
-recover_lru_cb(const struct index_rec *r, void *arg)
-{
-	struct recover *rv = arg;
-	uint8_t hash[CACHE_KEY_LEN];
-	struct blob_hdr h;
-	int rc;
-
-	rc = lru_entry(rv->b, r, hash, &h);
-	return rc == INDEX_NOTFOUND ? INDEX_WALK_DELETE : rc;
-}
-
-/*
- * Remove from the directory fd what keep() does not want (everything when
- * keep is NULL), directories aside; count them in *n.
- */
-static int
-sweep_dir(int fd, int (*keep)(struct recover *, const char *, const char *),
-    struct recover *rv, const char *sub, uint64_t *n)
-{
-	DIR *d;
-	struct dirent *de;
-	struct stat st;
-	int ret = 0;
-
-	if ((d = fdopendir(fd)) == NULL) {
-		close(fd);
-		return -1;
-	}
-	while ((de = readdir(d)) != NULL) {
-		if (strcmp(de->d_name, ".") == 0 ||
-		    strcmp(de->d_name, "..") == 0)
-			continue;
-		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ==
-			-1 ||
-		    S_ISDIR(st.st_mode))
-			continue;
-		if (keep != NULL && keep(rv, sub, de->d_name))
-			continue;
-		if (unlinkat(dirfd(d), de->d_name, 0) == -1)
-			ret = -1;
-		else
-			(*n)++;
-	}
-	closedir(d);
-	return ret;
-}
-
-/* 1 when name, in the directory sub, is the blob of an entry. */
-static int
-has_entry(struct recover *rv, const char *sub, const char *name,
-    struct cache_key *k)
-{
-	struct index_rec r;
-
-	return parse_hex_key(name, k) == 0 && strncmp(sub, name, 2) == 0 &&
-	    index_batch_get_rec(rv->b, INDEX_BLOBS, k->hash, CACHE_KEY_LEN,
-		&r) == 0;
-}
-
-/* Keep a file of blobs/sub/ when it is the blob of an entry. */
-static int
-keep_blob(struct recover *rv, const char *sub, const char *name)
-{
-	struct cache_key k;
-
-	return has_entry(rv, sub, name, &k);
-}
-
-/*
- * An upload file without entry (path, named k): indexed again when it is
- * ELF whose build-id and kind give k.  1 indexed, 0 not an upload.
- */
-static int
-upload_index(struct recover *rv, const char *path, const struct cache_key *k)
-{
-	static const enum cache_kind kinds[] = { CACHE_DEBUGINFO,
-		CACHE_EXECUTABLE };
-	struct elf_info ei;
-	struct blob_info info;
-	struct cache_key want;
-	struct stat st;
-	char err[256];
-	uint8_t *rec;
-	size_t len, i;
-	int fd, rc = -1;
-
-	if ((fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)) == -1)
-		return 0;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
-		rc = elf_read_info(fd, &ei, err, sizeof(err));
-	close(fd);
-	if (rc != 0 || ei.id.len == 0)
-		return 0;
-	for (i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
-		cache_key_make(&want, &ei.id, kinds[i], "");
-		if (cache_key_equal(&want, k))
-			break;
-	}
-	if (i == sizeof(kinds) / sizeof(kinds[0]))
-		return 0;
-	memset(&info, 0, sizeof(info));
-	info.size = (uint64_t)st.st_size;
-	info.mtime = st.st_mtime;
-	info.id = ei.id;
-	info.kind = kinds[i];
-	info.arg = "";
-	info.source = BLOB_UPLOAD_SOURCE;
-	info.uploaded = 1;
-	if ((rec = blob_encode(&info, st.st_mtime, &len)) == NULL)
-		return 0;
-	rc = index_batch_put_rec(rv->b, INDEX_BLOBS, k->hash, CACHE_KEY_LEN,
-	    rec, len);
-	free(rec);
-	if (rc == -1)
-		return 0;
-	rv->upload_bytes += info.size;
-	return 1;
-}
-
-/*
- * Every file of the upload directory's sub/ is kept: indexed again when
- * its entry is gone, counted as unknown when it is no upload.
- */
-static int
-keep_upload(struct recover *rv, const char *sub, const char *name)
-{
-	struct cache_key k;
-	char path[PATH_MAX];
-
-	if (has_entry(rv, sub, name, &k))
-		return 1;
-	snprintf(path, sizeof(path), "%s/%s/%s", rv->bs->updir, sub, name);
-	if (parse_hex_key(name, &k) == 0 && strncmp(sub, name, 2) == 0 &&
-	    upload_index(rv, path, &k))
-		rv->rec->uploads_indexed++;
-	else
-		rv->rec->uploads_unknown++;
-	return 1;
-}
-
-/* Sweep every xx/ of top with keep; a missing top has nothing to sweep. */
-static int
-sweep_tree(struct recover *rv, const char *top,
-    int (*keep)(struct recover *, const char *, const char *))
-{
-	DIR *d;
-	struct dirent *de;
-	int fd, ret = 0;
-
-	if ((d = opendir(top)) == NULL)
-		return errno == ENOENT ? 0 : -1;
-	while ((de = readdir(d)) != NULL) {
-		if (strlen(de->d_name) != 2 ||
-		    buildid_hexval((unsigned char)de->d_name[0]) == -1 ||
-		    buildid_hexval((unsigned char)de->d_name[1]) == -1)
-			continue;
-		fd = openat(dirfd(d), de->d_name,
-		    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (fd == -1 ||
-		    sweep_dir(fd, keep, rv, de->d_name, &rv->rec->files) == -1)
-			ret = -1;
-	}
-	closedir(d);
-	return ret;
-}
-
-/* Empty the temp directory dir; a missing one is empty. */
-static int
-sweep_tmp(struct recover *rv, const char *dir)
-{
-	int fd;
-
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) == -1)
-		return errno == ENOENT ? 0 : -1;
-	return sweep_dir(fd, NULL, rv, NULL, &rv->rec->files);
-}
-
-int
-blobstore_recover(struct blobstore *bs, struct blob_recovery *rec, char *err,
-    size_t errlen)
-{
-	struct recover rv = { bs, NULL, rec, 0, 0 };
-	char path[PATH_MAX];
-
-	memset(rec, 0, sizeof(*rec));
-	snprintf(path, sizeof(path), "%s/tmp", bs->dir);
-	if (sweep_tmp(&rv, path) == -1)
-		goto fail;
-	if (bs->updir != NULL) {
-		snprintf(path, sizeof(path), "%s/tmp", bs->updir);
-		if (sweep_tmp(&rv, path) == -1)
-			goto fail;
-	}
-	if ((rv.b = index_batch_begin(bs->idx, err, errlen)) == NULL)
-		return -1;
-	/* Entries first, so that the files of dropped ones go too. */
-	index_batch_walk(rv.b, INDEX_BLOBS, recover_entry_cb, &rv);
-	index_batch_walk(rv.b, INDEX_LRU, recover_lru_cb, &rv);
-	snprintf(path, sizeof(path), "%s/blobs", bs->dir);
-	if (sweep_tree(&rv, path, keep_blob) == -1)
-		goto abort;
-	if (bs->updir != NULL) {
-		snprintf(path, sizeof(path), "%s", bs->updir);
-		if (sweep_tree(&rv, path, keep_upload) == -1)
-			goto abort;
-	}
-	index_batch_set_counter(rv.b, BYTES_COUNTER, rv.bytes);
-	index_batch_set_counter(rv.b, UPLOAD_COUNTER, rv.upload_bytes);
-	return index_batch_commit(rv.b, err, errlen);
-abort:
-	rec->files = errno; /* index_batch_abort may change errno */
-	index_batch_abort(rv.b);
-	errno = (int)rec->files;
-fail:
-	snprintf(err, errlen, "%s: %s", path, strerror(errno));
-	return -1;
-}
-
 /* ------------------------------------------------------ the arithmetic */
 
 /* pct% of v, rounded down, without overflow (pct <= 100). */
@@ -862,8 +558,8 @@ tmp_sync(const char *tmp_path, uint64_t size, char *err, size_t errlen)
 }
 
 /* rename(2) into blobs/xx/, making the directory on first use. */
-static int
-rename_in(const char *from, char *to)
+int
+blob_rename_in(const char *from, char *to)
 {
 	char *slash;
 	int rc;
@@ -988,8 +684,8 @@ blob_publish(struct blobstore *bs, const struct cache_key *k,
 		}
 		/* A cached entry: no upload gives way (replaceable). */
 		minus = oh.size;
-		lru_del(b, k->hash, &oh);
-		paths_del(b, &oh);
+		blob_lru_del(b, k->hash, &oh);
+		blob_paths_del(b, &oh);
 		/* An upload's file goes to the other directory. */
 		moved = info->uploaded && bs->updir != NULL;
 	}
@@ -1005,7 +701,7 @@ blob_publish(struct blobstore *bs, const struct cache_key *k,
 		}
 	}
 	/* Under the writer lock: see the top of the file. */
-	if (rename_in(tmp_path, path) == -1) {
+	if (blob_rename_in(tmp_path, path) == -1) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		index_batch_abort(b);
 		goto fail;
@@ -1132,7 +828,7 @@ touch_one(struct index_batch *b, const struct touch *t, uint8_t **buf,
 	}
 	/* Copied before the writes below, which may move r's page. */
 	memcpy(*buf, r.val, r.vallen);
-	lru_del(b, t->k.hash, &h);
+	blob_lru_del(b, t->k.hash, &h);
 	h.atime = t->t;
 	memcpy(*buf, &h, sizeof(h));
 	lru_key(h.atime, h.stored, t->k.hash, lk);
@@ -1237,7 +933,7 @@ evict_cb(const struct index_rec *r, void *arg)
 
 	if (ev->bytes >= ev->need || ev->left == 0)
 		return 1;
-	if ((rc = lru_entry(ev->b, r, hash, &h)) != 0) {
+	if ((rc = blob_lru_entry(ev->b, r, hash, &h)) != 0) {
 		if (rc != INDEX_NOTFOUND)
 			return rc;
 		ev->left--;
@@ -1252,7 +948,7 @@ evict_cb(const struct index_rec *r, void *arg)
 	}
 	if (index_batch_del_rec(ev->b, INDEX_BLOBS, hash, CACHE_KEY_LEN) ==
 		-1 ||
-	    paths_del(ev->b, &h) == -1)
+	    blob_paths_del(ev->b, &h) == -1)
 		return -1;
 	ev->entries++;
 	ev->bytes += h.size;
@@ -1396,8 +1092,8 @@ purge_cb(const struct index_rec *r, void *arg)
 			return 0;
 		}
 		if (ok &&
-		    (lru_del(p->b, hash, &h) == -1 ||
-			paths_del(p->b, &h) == -1))
+		    (blob_lru_del(p->b, hash, &h) == -1 ||
+			blob_paths_del(p->b, &h) == -1))
 			return -1;
 	}
 	p->n++;
@@ -1482,7 +1178,8 @@ blob_drop(struct blobstore *bs, const struct cache_key *k, char *err,
 		return -1;
 	}
 	if ((ok &&
-		(lru_del(b, k->hash, &h) == -1 || paths_del(b, &h) == -1 ||
+		(blob_lru_del(b, k->hash, &h) == -1 ||
+		    blob_paths_del(b, &h) == -1 ||
 		    counter_add(b, uploaded ? UPLOAD_COUNTER : BYTES_COUNTER, 0,
 			h.size, &total) == -1)) ||
 	    index_batch_del_rec(b, INDEX_BLOBS, k->hash, CACHE_KEY_LEN) == -1) {

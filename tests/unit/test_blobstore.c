@@ -13,6 +13,7 @@
 
 #include <sys/stat.h>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
