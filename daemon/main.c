@@ -28,13 +28,13 @@
  *                    valid, a configuration that does not load keeps no
  *                    access rule it no longer has
  *
- * Scans run on the worker pool, one at a time; their completion comes back
- * to this loop, which also runs the periodic rescan timer and reads the
- * inotify watch of the scan directories (daemon/watch.c): each batch of
- * paths it saw change is scanned alone (scan_changes), between whole
- * scans, so a new debug file is served within a second or so; the
- * periodic rescan remains the safety net, and the watch asks for a whole
- * scan when it lost events.
+ * Scans run on the worker pool, one at a time (daemon/scansched.c says
+ * when); their completion comes back to this loop, which also runs the
+ * periodic rescan timer and reads the inotify watch of the scan
+ * directories (daemon/watch.c): each batch of paths it saw change is
+ * scanned alone (scan_changes), between whole scans, so a new debug file
+ * is served within a second or so; the periodic rescan remains the safety
+ * net, and the watch asks for a whole scan when it lost events.
  *
  * With remote repositories, the service manager hears READY=1 once their
  * first refreshes have ended, or repo-ready-timeout has passed
@@ -92,6 +92,7 @@
 #include "daemon/clock.h"
 #include "daemon/hints.h"
 #include "daemon/log.h"
+#include "daemon/main_int.h"
 #include "daemon/metrics.h"
 #include "daemon/misses.h"
 #include "daemon/notify.h"
@@ -119,68 +120,6 @@
 
 #define MAINTAIN_SECONDS 5
 
-struct daemon {
-	struct config cfg; /* at start-up: some parts keep pointers into it */
-	struct config_args args; /* read again on SIGHUP */
-	struct reload_parts parts;
-	/*
-	 * The configuration in effect, read on this loop (snap->cfg): the
-	 * last reload's, or cfg's.
-	 */
-	struct snapshot *snap;
-	struct event_base *base;
-	struct pool *pool;
-	struct pool_inbox *inbox;
-	struct index *idx;
-	struct blobstore *bs;
-	struct flight_table *ft;
-	struct resolve_deps rd; /* the request path: sources and their order */
-	char via_token[40]; /* this process's name in Via headers */
-	struct producers *prod;
-	struct upstreams *upstreams;
-	struct objstore *objstore; /* NULL: no object store */
-	struct symbuilds *symbuild; /* the symbol tables built */
-	struct symtabs *tabs; /* the symbol tables kept open */
-	struct passes *passes;
-	struct repos *repos; /* remote repositories */
-	struct misses *misses; /* kept whatever misses-max says */
-	struct httpd *httpd;
-	struct event *maintain_ev;
-	struct event *misses_ev; /* every second: write the missing ids */
-	int maintaining;
-	unsigned negative_max; /* for the maintenance job */
-	struct event *rescan_ev;
-	struct event *starting_ev; /* STATUS= while the repositories start */
-	/*
-	 * What the running scan (or batch of changes) scans: opts, made
-	 * from scan_snap, the configuration it was started under, held to
-	 * its end; pkg_roots its package roots, the repositories' package
-	 * cache last when there are repositories.
-	 */
-	struct snapshot *scan_snap;
-	struct scan_opts opts;
-	char **pkg_roots;
-	char tmpdir[PATH_MAX]; /* <cache-dir>/tmp, for package members */
-	atomic_int cancel;
-	int scanning; /* a whole scan or a batch of changes runs */
-	int again; /* a rescan was asked for while one ran */
-	/* /admin/rescan: asked for, and the last a finished scan covered */
-	atomic_uint_fast64_t rescans_asked, rescans_done;
-	atomic_int scan_running; /* scanning, for other threads */
-	uint64_t scan_covers; /* rescans_asked when the scan started */
-	struct event *rescan_asked_ev; /* made active by rescan_request */
-	struct serve_scans scans;
-	int scan_rc;
-	struct index_scan result;
-	int64_t scan_t0; /* clock_mono_ns() at the scan's start */
-	struct watch *watch; /* NULL: no inotify, the periodic rescan alone */
-	int watch_renew; /* the scan roots changed: a new watch, then a scan */
-	int watch_due; /* a batch of changes waits for the scan to end */
-	struct scan_change *changes; /* the batch being scanned */
-	size_t nchanges;
-};
-
-static void scan_start(struct daemon *d);
 static int uploads_possible(const struct config *cfg);
 
 /* ---------------------------------------------------------- maintenance */
@@ -384,318 +323,6 @@ mkdirs(const char *dir)
 	return 0;
 }
 
-static void watch_ready_cb(void *arg);
-static void watch_dir_cb(const char *path, int root, int pkg, void *arg);
-
-/*
- * A watch of the scan roots in effect, in place of the one before (the
- * roots changed, or none was made yet); the scan that follows adds their
- * directories to it.  Only while no scan runs: a scan's worker uses it.
- */
-static void
-watch_renew(struct daemon *d)
-{
-	const struct config *cfg = d->snap->cfg;
-	char err[512];
-
-	d->watch_renew = 0;
-	d->watch_due = 0;
-	watch_free(d->watch);
-	d->watch = NULL;
-	if (cfg->scan_dirs.n + cfg->scan_packages.n == 0)
-		return;
-	if ((d->watch = watch_new(d->base, watch_ready_cb, d, err,
-		 sizeof(err))) == NULL)
-		log_warnx("%s; new files are found by the periodic rescan "
-			  "alone",
-		    err);
-}
-
-/*
- * What the scan about to start scans, from the configuration in effect,
- * which it holds to its end (scan_drop): the roots, the package roots
- * (the repositories' package cache last when there are repositories),
- * the limits.  -1 when out of memory.
- */
-static int
-scan_take(struct daemon *d)
-{
-	const struct config *cfg = d->snap->cfg;
-	size_t n = cfg->scan_packages.n, i;
-	char path[PATH_MAX];
-
-	if ((d->pkg_roots = calloc(n + 1, sizeof(char *))) == NULL)
-		return -1;
-	for (i = 0; i < n; i++)
-		d->pkg_roots[i] = cfg->scan_packages.v[i];
-	/* Packages downloaded from repositories are indexed packages too. */
-	if (repos_count(d->repos) > 0) {
-		snprintf(path, sizeof(path), "%s/repo-packages",
-		    cfg->cache_dir);
-		if ((d->pkg_roots[n] = strdup(path)) == NULL) {
-			free(d->pkg_roots);
-			d->pkg_roots = NULL;
-			return -1;
-		}
-	}
-	d->scan_snap = snapshot_ref(d->snap);
-	memset(&d->opts, 0, sizeof(d->opts));
-	d->opts.roots = cfg->scan_dirs.v;
-	d->opts.nroots = cfg->scan_dirs.n;
-	d->opts.pool = d->pool;
-	d->opts.threads = cfg->workers;
-	d->opts.pkg_roots = d->pkg_roots;
-	d->opts.npkg_roots = n + (d->pkg_roots[n] != NULL);
-	d->opts.pkg_threads = cfg->package_jobs;
-	d->opts.tmpdir = d->tmpdir;
-	d->opts.min_free_pct = cfg->min_free_disk;
-	d->opts.cancel = &d->cancel;
-	if (d->watch != NULL) {
-		d->opts.dir_cb = watch_dir_cb;
-		d->opts.dir_arg = d;
-	}
-	return 0;
-}
-
-/* The scan that ran has ended: what it held goes. */
-static void
-scan_drop(struct daemon *d)
-{
-	if (d->scan_snap == NULL)
-		return;
-	free(d->pkg_roots[d->scan_snap->cfg->scan_packages.n]);
-	free(d->pkg_roots);
-	d->pkg_roots = NULL;
-	snapshot_unref(d->scan_snap);
-	d->scan_snap = NULL;
-}
-
-static void
-scan_work(void *arg)
-{
-	struct daemon *d = arg;
-
-	d->scan_rc = scan_run(d->idx, &d->opts, &d->result);
-}
-
-static void changes_start(struct daemon *d);
-
-/* What follows a scan: a rescan asked for meanwhile, or the changes. */
-static void
-scan_next(struct daemon *d)
-{
-	if (d->again) {
-		d->again = 0;
-		scan_start(d);
-	} else if (d->watch_due) {
-		d->watch_due = 0;
-		changes_start(d);
-	}
-}
-
-static void
-changes_work(void *arg)
-{
-	struct daemon *d = arg;
-
-	d->scan_rc =
-	    scan_changes(d->idx, &d->opts, d->changes, d->nchanges, &d->result);
-}
-
-static void
-changes_done(void *arg)
-{
-	struct daemon *d = arg;
-	double secs = (double)(clock_mono_ns() - d->scan_t0) / 1e9;
-	const struct index_scan *r = &d->result;
-
-	d->scanning = 0;
-	scan_drop(d);
-	if (atomic_load(&d->cancel))
-		return;
-	if (d->scan_rc == -1)
-		log_warnx("watch: the scan of %zu changed paths failed",
-		    d->nchanges);
-	else if (r->read > 0 || r->removed > 0 || r->packages > 0)
-		log_info("watch: %zu changed path%s scanned in %.2fs: %llu "
-			 "files read, %llu removed, %llu not indexable, %llu "
-			 "packages read",
-		    d->nchanges, d->nchanges == 1 ? "" : "s", secs,
-		    (unsigned long long)r->read, (unsigned long long)r->removed,
-		    (unsigned long long)r->failed,
-		    (unsigned long long)r->packages);
-	else
-		log_debug("watch: %zu changed path%s scanned in %.2fs: "
-			  "nothing new",
-		    d->nchanges, d->nchanges == 1 ? "" : "s", secs);
-	watch_changes_free(d->changes, d->nchanges);
-	d->changes = NULL;
-	d->nchanges = 0;
-	scan_next(d);
-}
-
-/* Scan the batch of changes the watch gathered (or all, if it lost some). */
-static void
-changes_start(struct daemon *d)
-{
-	int full;
-
-	if (d->scanning) {
-		d->watch_due = 1;
-		return;
-	}
-	/* The roots changed: the whole scan that is due anyway. */
-	if (d->watch_renew) {
-		scan_start(d);
-		return;
-	}
-	if (!watch_take(d->watch, &d->changes, &d->nchanges, &full))
-		return;
-	if (full) {
-		watch_changes_free(d->changes, d->nchanges);
-		d->changes = NULL;
-		d->nchanges = 0;
-		scan_start(d);
-		return;
-	}
-	if (scan_take(d) == -1) {
-		log_warnx("%s: out of memory: the changes wait for a scan",
-		    __func__);
-		watch_changes_free(d->changes, d->nchanges);
-		d->changes = NULL;
-		d->nchanges = 0;
-		return;
-	}
-	d->scan_t0 = clock_mono_ns();
-	d->scanning = 1;
-	if (pool_submit_long(d->pool, changes_work, d->inbox, changes_done,
-		d) == -1) {
-		d->scanning = 0;
-		scan_drop(d);
-		log_warnx("%s: cannot queue the scan of changes", __func__);
-		watch_changes_free(d->changes, d->nchanges);
-		d->changes = NULL;
-		d->nchanges = 0;
-	}
-}
-
-/* The watch has a batch ready. */
-static void
-watch_ready_cb(void *arg)
-{
-	changes_start(arg);
-}
-
-/*
- * scan_opts.dir_cb: watch what the scan walks, but the package cache of
- * the repositories, whose downloads are indexed as they are made.
- */
-static void
-watch_dir_cb(const char *path, int root, int pkg, void *arg)
-{
-	struct daemon *d = arg;
-	const char *repo_pkgs;
-	size_t n;
-
-	repo_pkgs = d->pkg_roots[d->scan_snap->cfg->scan_packages.n];
-	if (pkg && repo_pkgs != NULL) {
-		n = strlen(repo_pkgs);
-		if (strncmp(path, repo_pkgs, n) == 0 &&
-		    (path[n] == '\0' || path[n] == '/'))
-			return;
-	}
-	watch_dir(d->watch, path, root, pkg);
-}
-
-static void
-scan_done(void *arg)
-{
-	struct daemon *d = arg;
-	double secs = (double)(clock_mono_ns() - d->scan_t0) / 1e9;
-	const struct config *cfg = d->scan_snap->cfg;
-	int repos = d->opts.npkg_roots > cfg->scan_packages.n;
-
-	d->scanning = 0;
-	atomic_store(&d->scan_running, 0);
-	if (atomic_load(&d->cancel)) {
-		scan_drop(d);
-		return;
-	}
-	atomic_store(&d->rescans_done, d->scan_covers);
-	/* It says what it scanned: no file counts where no scan-dir is. */
-	if (d->scan_rc == 0 && cfg->scan_dirs.n + cfg->scan_packages.n > 0)
-		log_info("scan finished in %.2fs: %llu files seen, %llu read, "
-			 "%llu removed, %llu not indexable, %llu packages read "
-			 "(%llu members)",
-		    secs, (unsigned long long)d->result.seen,
-		    (unsigned long long)d->result.read,
-		    (unsigned long long)d->result.removed,
-		    (unsigned long long)d->result.failed,
-		    (unsigned long long)d->result.packages,
-		    (unsigned long long)d->result.members);
-	else if (d->scan_rc == 0 && repos)
-		log_info("scan finished in %.2fs: the packages the "
-			 "repositories downloaded (%s/repo-packages): %llu "
-			 "read (%llu members), %llu records of vanished ones "
-			 "removed",
-		    secs, cfg->cache_dir,
-		    (unsigned long long)d->result.packages,
-		    (unsigned long long)d->result.members,
-		    (unsigned long long)d->result.removed);
-	else if (d->scan_rc == 0 && d->result.removed > 0)
-		log_info("scan finished in %.2fs: nothing to scan (no "
-			 "scan-dir, scan-packages or repo); %llu records of "
-			 "what was scanned before removed",
-		    secs, (unsigned long long)d->result.removed);
-	else if (d->scan_rc == 0)
-		log_info("scan finished in %.2fs: nothing to scan (no "
-			 "scan-dir, scan-packages or repo)",
-		    secs);
-	else
-		log_warnx("scan failed after %.2fs", secs);
-	/* Until they are ready, STATUS= is the repositories' progress. */
-	if (!repos_starting(d->repos))
-		notify_status("serving; last scan %s after %.2fs: %llu files "
-			      "read, %llu packages read",
-		    d->scan_rc == 0 ? "finished" : "failed", secs,
-		    (unsigned long long)d->result.read,
-		    (unsigned long long)d->result.packages);
-	scan_drop(d);
-	scan_next(d);
-}
-
-static void
-scan_start(struct daemon *d)
-{
-	if (d->scanning) {
-		d->again = 1;
-		return;
-	}
-	if (d->watch_renew)
-		watch_renew(d);
-	if (scan_take(d) == -1) {
-		log_warnx("%s: out of memory: no scan", __func__);
-		return;
-	}
-	d->scan_t0 = clock_mono_ns();
-	d->scanning = 1;
-	atomic_store(&d->scan_running, 1);
-	d->scan_covers = atomic_load(&d->rescans_asked);
-	if (pool_submit_long(d->pool, scan_work, d->inbox, scan_done, d) ==
-	    -1) {
-		d->scanning = 0;
-		atomic_store(&d->scan_running, 0);
-		scan_drop(d);
-		log_warnx("%s: cannot queue the scan", __func__);
-	}
-}
-
-static void
-rescan_cb(evutil_socket_t fd, short what, void *arg)
-{
-	scan_start(arg);
-}
-
 /* While the repositories start: how far their first refreshes got. */
 static void
 starting_status(void *arg)
@@ -742,30 +369,6 @@ access_log_reopen(const char *why)
 		    err);
 	else
 		log_info("%s: access log reopened", why);
-}
-
-/*
- * /admin/rescan, on an event-loop thread: count the request, and wake
- * the main loop to start a scan (or one more after the running one).
- */
-static uint64_t
-rescan_request(void *arg)
-{
-	struct daemon *d = arg;
-	uint64_t n = atomic_fetch_add(&d->rescans_asked, 1) + 1;
-
-	event_active(d->rescan_asked_ev, 0, 0);
-	return n;
-}
-
-static void
-rescan_counts(void *arg, uint64_t *asked, uint64_t *done, int *running)
-{
-	struct daemon *d = arg;
-
-	*asked = atomic_load(&d->rescans_asked);
-	*done = atomic_load(&d->rescans_done);
-	*running = atomic_load(&d->scan_running);
 }
 
 /* A line of a file dropped, or a weakened default: logged. */
@@ -835,7 +438,7 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 		log_info("SIGUSR1: rescanning%s",
 		    repos_count(d->repos) > 0 ? ", refreshing repositories"
 					      : "");
-		scan_start(d);
+		scansched_start(d);
 		repos_refresh(d->repos);
 		return;
 	}
@@ -853,7 +456,7 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 		access_log_reopen("SIGHUP");
 		httpd_reload(d->httpd);
 		reload(d, &ok);
-		scan_start(d);
+		scansched_start(d);
 		if (told)
 			notify_ready("serving; %s, rescanning",
 			    ok ? "reloaded" : "the reload failed");
@@ -1353,13 +956,13 @@ main(int argc, char **argv)
 	if ((d.snap = reload_first(&d.parts, &d.cfg, access)) == NULL)
 		fatalx("out of memory");
 	metrics_config_loaded(clock_now());
-	d.scans.request = rescan_request;
-	d.scans.counts = rescan_counts;
+	d.scans.request = scansched_rescan_request;
+	d.scans.counts = scansched_rescan_counts;
 	d.scans.arg = &d;
 	sd.scans = &d.scans;
 	sd.tabs = d.tabs;
-	if ((d.rescan_asked_ev = event_new(d.base, -1, 0, rescan_cb, &d)) ==
-	    NULL)
+	if ((d.rescan_asked_ev =
+		    event_new(d.base, -1, 0, scansched_rescan_cb, &d)) == NULL)
 		fatalx("event loop: out of memory");
 	if ((srv = serve_new(&sd)) == NULL)
 		fatalx("out of memory");
@@ -1398,7 +1001,8 @@ main(int argc, char **argv)
 		if (sigs[i] == NULL || event_add(sigs[i], NULL) == -1)
 			fatalx("cannot handle signals");
 	}
-	d.rescan_ev = event_new(d.base, -1, EV_PERSIST, rescan_cb, &d);
+	d.rescan_ev =
+	    event_new(d.base, -1, EV_PERSIST, scansched_rescan_cb, &d);
 	d.starting_ev = event_new(d.base, -1, EV_PERSIST, starting_cb, &d);
 	if (d.rescan_ev == NULL || d.starting_ev == NULL)
 		fatalx("event loop: out of memory");
@@ -1448,7 +1052,7 @@ main(int argc, char **argv)
 	default:
 		fatalx("out of memory");
 	}
-	scan_start(&d);
+	scansched_start(&d);
 #if defined(__SANITIZE_THREAD__)
 	/*
 	 * Every thread is up, each without a capability, but the one
@@ -1471,7 +1075,7 @@ main(int argc, char **argv)
 	misses_free(d.misses);
 	/* Fills that finished on the pool end before their readers go. */
 	pool_inbox_free(d.inbox);
-	scan_drop(&d);
+	scansched_drop(&d);
 	httpd_free(d.httpd);
 	/* No request holds a table any more. */
 	symtabs_free(d.tabs);
