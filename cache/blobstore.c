@@ -30,7 +30,8 @@
  * Hits do not write: blob_touch appends to a bounded buffer under a mutex
  * held for a copy, and blob_flush_touches moves the atimes of many hits in
  * one transaction, in which the missing-id report (cache/misses.h) also
- * forgets the kinds those hits served; a publish does the same in its own.  Pins are atomic counters in hashed buckets.
+ * forgets the kinds those hits served; a publish does the same in its
+ * own.  Pins are atomic counters in hashed buckets.
  *
  * Everything read back from the index is checked before use; a damaged
  * entry is an error for a lookup, is skipped by eviction and removed by

@@ -35,7 +35,6 @@
 #include <unistd.h>
 
 #define DEFAULT_SCAN_DIR "/usr/lib/debug"
-#define UNSET UINT_MAX /* a per-upstream number taken from the global */
 
 /* The option named name: its index, or -1. */
 static int
@@ -564,16 +563,16 @@ resolve_upstreams(struct config *cfg, struct config_diag *diag)
 	for (i = 0; i < cfg->nupstreams; i++) {
 		struct config_upstream *u = &cfg->upstreams[i];
 
-		if (u->connect_timeout == UNSET)
+		if (u->connect_timeout == CONFIG_UNSET)
 			u->connect_timeout = cfg->upstream_connect_timeout;
-		if (u->first_byte_timeout == UNSET)
+		if (u->first_byte_timeout == CONFIG_UNSET)
 			u->first_byte_timeout =
 			    cfg->upstream_first_byte_timeout;
-		if (u->min_rate == UNSET)
+		if (u->min_rate == CONFIG_UNSET)
 			u->min_rate = cfg->upstream_min_rate;
-		if (u->negative_ttl == UNSET)
+		if (u->negative_ttl == CONFIG_UNSET)
 			u->negative_ttl = cfg->negative_ttl;
-		if (u->error_ttl == UNSET)
+		if (u->error_ttl == CONFIG_UNSET)
 			u->error_ttl = cfg->error_ttl;
 	}
 	for (j = 0; j < cfg->upstream_headers.n; j++) {

@@ -11,6 +11,7 @@
 
 #include <sys/socket.h>
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -51,7 +52,7 @@ enum config_redirects {
 	CONFIG_REDIRECTS_ANY = 2,
 };
 
-/* Who may use the admin endpoints (/admin/...), or read /metrics and /status. */
+/* Who may use the admin endpoints (/admin/...), or read /metrics, /status. */
 enum config_admin {
 	CONFIG_ADMIN_NONE = 0,
 	CONFIG_ADMIN_LOOPBACK = 1,
@@ -61,8 +62,11 @@ enum config_admin {
 /*
  * One upstream debuginfod server: "upstream = URL [key=value ...]".  The
  * numbers a line does not set are the global ones (upstream-*-timeout,
- * negative-ttl, error-ttl), filled in by config_load().
+ * negative-ttl, error-ttl), filled in by config_load(): until then they
+ * are CONFIG_UNSET.
  */
+#define CONFIG_UNSET UINT_MAX
+
 struct config_upstream {
 	char *url; /* http:// or https://, without a trailing '/' */
 	char *name; /* url without user:password@: how it is shown */

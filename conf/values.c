@@ -28,7 +28,6 @@
 #include <unistd.h>
 
 #define DAY (24 * 60 * 60)
-#define UNSET UINT_MAX /* a per-upstream number taken from the global */
 
 /* A number suffix and what it multiplies by. */
 struct suffix {
@@ -574,8 +573,8 @@ config_parse_upstream(const char *s, struct config_upstream *u,
 
 	memset(u, 0, sizeof(*u));
 	u->enabled = 1;
-	u->connect_timeout = u->first_byte_timeout = u->min_rate = UNSET;
-	u->negative_ttl = u->error_ttl = UNSET;
+	u->connect_timeout = u->first_byte_timeout = u->min_rate = CONFIG_UNSET;
+	u->negative_ttl = u->error_ttl = CONFIG_UNSET;
 	for (p = s; *p != '\0' && !config_is_blank(*p); p++)
 		continue;
 	if ((u->url = parse_url(s, (size_t)(p - s), why)) == NULL)

@@ -3,11 +3,11 @@
  *
  * Artifacts (debuginfo, executable, section, source) go to the resolver
  * (resolver/resolve.c), where the whole request path is, /metadata to
- * daemon/metadata.c and /symbolicate to daemon/symbolicate.c; the banner, /metrics, /status (daemon/status.c) and
- * the admin endpoints (purges, rescans, the settings dbgmirror takes from
- * the daemon, and the missing-id report of
- * daemon/misses.c) are answered here.  Each event-loop thread has its own
- * index reader, which the resolver uses.
+ * daemon/metadata.c and /symbolicate to daemon/symbolicate.c; the banner,
+ * /metrics, /status (daemon/status.c) and the admin endpoints (purges,
+ * rescans, the settings dbgmirror takes from the daemon, and the
+ * missing-id report of daemon/misses.c) are answered here.  Each
+ * event-loop thread has its own index reader, which the resolver uses.
  */
 #include "daemon/serve.h"
 
