@@ -10,7 +10,11 @@
  * misses_tick starts one, once a second, when the queue holds anything:
  * a flood of 404s costs a memory write per request and one transaction a
  * second, not a pool job and a transaction per handful of requests
- * (which halved the 404s a thread could answer).
+ * (which halved the 404s a thread could answer).  So a job writes one
+ * batch and leaves what came meanwhile to the next tick, unless the queue
+ * is half full again (a flood of distinct ids, which would otherwise be
+ * dropped): a job that wrote until the queue was empty never ended under
+ * a steady flood, and committed (an fdatasync) back to back.
  */
 #include "daemon/httpdate.h"
 #include "daemon/misses.h"
@@ -70,18 +74,21 @@ misses_set_max(struct misses *m, uint64_t max)
 	atomic_store(&m->max, max);
 }
 
-/* Write the queue to the index until it is empty; on any thread. */
+/*
+ * Write the queue to the index, on any thread: one batch, and more while
+ * the queue is half full again; with all, until it is empty.
+ */
 static void
-flush(struct misses *m)
+flush(struct misses *m, int all)
 {
 	struct miss_event *batch;
 	char err[256];
 	uint64_t evicted;
-	size_t n;
+	size_t n, more = 0;
 
-	for (;;) {
+	for (;; more = all ? 1 : MISSES_QUEUE_MAX / 2) {
 		pthread_mutex_lock(&m->mu);
-		if (m->n == 0) {
+		if (m->n == 0 || m->n < more) {
 			m->flushing = 0;
 			pthread_mutex_unlock(&m->mu);
 			return;
@@ -106,7 +113,7 @@ flush(struct misses *m)
 static void
 flush_work(void *arg)
 {
-	flush(arg);
+	flush(arg, 0);
 }
 
 void
@@ -114,7 +121,7 @@ misses_free(struct misses *m)
 {
 	if (m == NULL)
 		return;
-	flush(m);
+	flush(m, 1);
 	pthread_mutex_destroy(&m->mu);
 	free(m->q);
 	free(m->spare);

@@ -7,12 +7,14 @@
  *
  * Indexes in a mkdtemp directory, removed at the end.  The queue test
  * holds the pool's workers on a gate the test opens, so the queue fills
- * by the recorder's rules, not by timing; its wait is bounded.
+ * by the recorder's rules, not by timing; its wait is bounded.  The
+ * one-batch test holds the index's write lock instead.
  */
 #include "cache/misses.h"
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -363,6 +365,84 @@ test_queue(void)
 	metrics_free();
 }
 
+/* dbgmirror_misses_dropped_total as /metrics says it. */
+static unsigned long
+dropped(void)
+{
+	unsigned long n = 0;
+	size_t len;
+	char *text, *at;
+
+	text = metrics_render(&len);
+	if (text != NULL &&
+	    (at = strstr(text, "\ndbgmirror_misses_dropped_total ")) != NULL)
+		n = strtoul(at + strlen("\ndbgmirror_misses_dropped_total "),
+		    NULL, 10);
+	free(text);
+	return n;
+}
+
+/*
+ * A flush job writes the batch it took and leaves the few events that
+ * came meanwhile to the next tick: under a steady flood of 404s a job
+ * that wrote until the queue was empty never ended, committing back to
+ * back.  The test holds the index's write lock, so the job blocks in its
+ * first transaction after taking the (full) queue; an id noted then is
+ * let in, which is how the test knows the queue was taken.
+ */
+static void
+test_one_batch(void)
+{
+	struct index_batch *b;
+	struct buildid id;
+	struct index *idx;
+	struct misses *m;
+	struct pool *pool;
+	struct seen s;
+	struct timespec pause = { 0, 1000000 };
+	char err[256];
+	unsigned long d;
+	size_t i, tries;
+	int in = 0;
+
+	metrics_init();
+	idx = index_open(at("onebatch"), 0, MAPSIZE, err, sizeof(err));
+	pool = pool_new(2, 1);
+	if (!ok(idx != NULL && pool != NULL, "one batch: an index and a pool"))
+		return;
+	m = misses_new(idx, pool, 4000);
+	b = index_batch_begin(idx, err, sizeof(err));
+	ok(b != NULL, "the index's write lock held");
+	memset(&id, 0, sizeof(id));
+	id.len = 20;
+	for (i = 0; i < MISSES_QUEUE_MAX; i++) {
+		id.bytes[0] = (uint8_t)(i & 0xff);
+		id.bytes[1] = (uint8_t)(i >> 8);
+		misses_note(m, &id, CACHE_DEBUGINFO, NULL, 0, "::1");
+	}
+	misses_tick(m);
+	/* Bounded: WAIT_SECONDS of 1 ms pauses. */
+	id.bytes[2] = 1;
+	for (tries = 0; !in && tries < WAIT_SECONDS * 1000u; tries++) {
+		d = dropped();
+		misses_note(m, &id, CACHE_DEBUGINFO, NULL, 0, "::1");
+		in = dropped() == d;
+		if (!in)
+			nanosleep(&pause, NULL);
+	}
+	ok(in, "the job took the full queue: a new id is let in");
+	index_batch_abort(b);
+	pool_free(pool); /* the job ends, or never does */
+	walk(idx, &s, 0);
+	is_int(s.all, MISSES_QUEUE_MAX,
+	    "the job wrote the batch it took, and left the new id");
+	misses_free(m);
+	walk(idx, &s, 0);
+	is_int(s.all, MISSES_QUEUE_MAX + 1, "... which the last flush wrote");
+	index_close(idx);
+	metrics_free();
+}
+
 int
 main(void)
 {
@@ -380,6 +460,7 @@ main(void)
 		index_close(idx);
 	}
 	test_queue();
+	test_one_batch();
 	testdir_remove();
 	return tap_done();
 }
