@@ -18,7 +18,7 @@
 #include "cli/cli.h"
 #include "daemon/clock.h"
 #include "daemon/json.h"
-#include "fetchers/admin.h"
+#include "fetchers/ask.h"
 
 /* How often dbgmirror rescan asks how far the scan got. */
 #define RESCAN_POLL_MS 200
@@ -77,19 +77,20 @@ admin_token(const struct config *cfg, char *buf, size_t len)
 /* One admin request to the daemon at base; the answer in *a. */
 static int
 ask(const struct cli *c, const char *method, const char *base, const char *path,
-    struct admin_answer *a, char *err, size_t errlen)
+    struct ask_answer *a, char *err, size_t errlen)
 {
 	char url[4200], tok[1024];
+	/* Admin answers are a few hundred bytes; short deadlines. */
+	struct ask_opts o = { admin_token(&c->cfg, tok, sizeof(tok)),
+		c->cfg.ca_file, 2, 10000, 64 * 1024 };
 
 	snprintf(url, sizeof(url), "%s%s", base, path);
-	return admin_request(method, url,
-	    admin_token(&c->cfg, tok, sizeof(tok)), c->cfg.ca_file, a, err,
-	    errlen);
+	return ask_request(method, url, NULL, 0, &o, a, err, errlen);
 }
 
 /* The member name of an answer's JSON, into out (len bytes): 0 or -1. */
 static int
-member(const struct admin_answer *a, const char *name, char *out, size_t len)
+member(const struct ask_answer *a, const char *name, char *out, size_t len)
 {
 	struct jbuf b = { NULL, 0, 0, len, 0 };
 	int rc;
@@ -103,7 +104,7 @@ member(const struct admin_answer *a, const char *name, char *out, size_t len)
 
 /* A number member of an answer; 0 when it is not there. */
 static uint64_t
-member_u64(const struct admin_answer *a, const char *name)
+member_u64(const struct ask_answer *a, const char *name)
 {
 	char v[32] = "";
 
@@ -126,7 +127,7 @@ replace(char **field, const char *value)
 void
 cli_settings(struct cli *c)
 {
-	struct admin_answer a;
+	struct ask_answer a;
 	char v[4096], err[512];
 
 	if (c->no_config || c->cache_dir_given ||
@@ -142,7 +143,7 @@ cli_settings(struct cli *c)
 		    "%ld%s); this is the configuration's cache-dir",
 		    c->daemon_url, a.status,
 		    a.status == 401 ? ": it wants the admin token" : "");
-		admin_answer_free(&a);
+		ask_answer_free(&a);
 		return;
 	}
 	replace(&c->cfg.cache_dir, v);
@@ -157,12 +158,12 @@ cli_settings(struct cli *c)
 	c->cfg.negative_max = (unsigned)member_u64(&a, "negative_max");
 	c->daemon_pid = (long)member_u64(&a, "pid");
 	c->from_daemon = 1;
-	admin_answer_free(&a);
+	ask_answer_free(&a);
 }
 
 /* The scan of a GET /admin/rescan answer, in words, on fp. */
 static void
-print_scan(FILE *fp, const struct admin_answer *a)
+print_scan(FILE *fp, const struct ask_answer *a)
 {
 	char secs[32] = "?", outcome[32] = "?";
 
@@ -183,7 +184,7 @@ print_scan(FILE *fp, const struct admin_answer *a)
 
 /* The reason of an admin answer that is not a success, for a person. */
 static const char *
-refusal(const struct admin_answer *a, char *buf, size_t len)
+refusal(const struct ask_answer *a, char *buf, size_t len)
 {
 	size_t n = a->body != NULL ? strcspn(a->body, "\r\n") : 0;
 
@@ -206,7 +207,7 @@ refusal(const struct admin_answer *a, char *buf, size_t len)
 int
 cmd_rescan(struct cli *c)
 {
-	struct admin_answer a;
+	struct ask_answer a;
 	char base[4096], err[512], why[512];
 	uint64_t n, done = 0;
 	unsigned long wait = RESCAN_WAIT_DEFAULT;
@@ -237,11 +238,11 @@ cmd_rescan(struct cli *c)
 	if (a.status != 202) {
 		fprintf(stderr, "dbgmirror: rescan: %s refused: %s\n", base,
 		    refusal(&a, why, sizeof(why)));
-		admin_answer_free(&a);
+		ask_answer_free(&a);
 		return 1;
 	}
 	n = member_u64(&a, "rescan");
-	admin_answer_free(&a);
+	ask_answer_free(&a);
 	if (!c->json)
 		fprintf(stderr, "dbgmirror: rescan %" PRIu64 " asked of %s%s\n",
 		    n, base, wait > 0 ? "; waiting for it" : "");
@@ -257,12 +258,12 @@ cmd_rescan(struct cli *c)
 		if (a.status != 200) {
 			fprintf(stderr, "dbgmirror: rescan: %s\n",
 			    refusal(&a, why, sizeof(why)));
-			admin_answer_free(&a);
+			ask_answer_free(&a);
 			return 1;
 		}
 		if ((done = member_u64(&a, "done")) >= n)
 			break;
-		admin_answer_free(&a);
+		ask_answer_free(&a);
 		if (clock_mono_ns() / 1000000 >= deadline) {
 			fprintf(stderr,
 			    "dbgmirror: rescan: the scan did not finish within "
@@ -277,7 +278,7 @@ cmd_rescan(struct cli *c)
 		    a.len > 0 && a.body[a.len - 1] == '\n' ? "" : "\n");
 	else
 		print_scan(stdout, &a);
-	admin_answer_free(&a);
+	ask_answer_free(&a);
 	return 0;
 }
 

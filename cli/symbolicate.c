@@ -35,7 +35,7 @@
 #include "cli/perfscript.h"
 #include "cli/symout.h"
 #include "daemon/clock.h"
-#include "fetchers/post.h"
+#include "fetchers/ask.h"
 #include "indexer/elf.h"
 #include "indexer/file.h"
 #include "indexer/json.h"
@@ -71,7 +71,7 @@ struct ask {
 struct run {
 	struct cli *c;
 	char url[4200];
-	struct post_opts post;
+	struct ask_opts post;
 	char token[1024];
 	enum symjson_mode mode;
 	uint64_t start, map_offset;
@@ -209,7 +209,7 @@ request_body(struct run *r, const struct ask *asks, const size_t *idx, size_t n,
 
 /* Why the daemon did not answer 200, for a person. */
 static void
-refused(struct run *r, const struct post_answer *pa)
+refused(struct run *r, const struct ask_answer *pa)
 {
 	size_t n = pa->body != NULL ? strcspn(pa->body, "\r\n") : 0;
 
@@ -254,7 +254,7 @@ ask_batch(struct run *r, struct ask *asks, size_t *idx, size_t n)
 {
 	int64_t deadline = clock_mono_ns() + (int64_t)r->timeout_ms * 1000000;
 	struct jbuf b = { .max = 64u << 20 };
-	struct post_answer pa;
+	struct ask_answer pa;
 	struct symout_answer ans;
 	long *local, left, wait;
 	size_t nlocal, i, still;
@@ -276,14 +276,14 @@ ask_batch(struct run *r, struct ask *asks, size_t *idx, size_t n)
 		}
 		/* The daemon holds the request up to left ms, then answers. */
 		r->post.timeout_ms = left + 30000;
-		if (post_json(r->url, b.p, b.len, &r->post, &pa, err,
+		if (ask_request("POST", r->url, b.p, b.len, &r->post, &pa, err,
 			sizeof(err)) == -1) {
 			fprintf(stderr, "dbgmirror: symbolicate: %s\n", err);
 			break;
 		}
 		if (pa.status != 200) {
 			refused(r, &pa);
-			post_answer_free(&pa);
+			ask_answer_free(&pa);
 			break;
 		}
 		if (symout_parse(pa.body, pa.len, &ans, err, sizeof(err)) ==
@@ -296,7 +296,7 @@ ask_batch(struct run *r, struct ask *asks, size_t *idx, size_t n)
 				? "not one entry per frame and module"
 				: err);
 			symout_answer_free(&ans);
-			post_answer_free(&pa);
+			ask_answer_free(&pa);
 			break;
 		}
 		r->requests++;
@@ -1010,6 +1010,7 @@ cmd_symbolicate(struct cli *c)
 	r.post.token = r.token[0] != '\0' ? r.token : NULL;
 	r.post.ca_file = c->cfg.ca_file;
 	r.post.max_answer = ANSWER_MAX;
+	r.post.connect_timeout = 10;
 	r.max_frames = c->cfg.symbolicate_max_frames;
 	r.max_modules = c->cfg.symbolicate_max_modules;
 	r.max_body = c->cfg.symbolicate_max_body;

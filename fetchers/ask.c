@@ -1,7 +1,8 @@
 /*
- * fetchers/post.c: one JSON body POSTed to a dbgmirrord (see post.h).
+ * fetchers/ask.c: one request to a dbgmirrord, for the command line (see
+ * ask.h).
  */
-#include "fetchers/post.h"
+#include "fetchers/ask.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,16 +12,16 @@
 #include <curl/curl.h>
 
 struct sink {
-	struct post_answer *a;
+	struct ask_answer *a;
 	size_t max;
 	int over; /* the answer was larger than max */
 };
 
 static size_t
-post_write_cb(char *p, size_t size, size_t n, void *arg)
+ask_write_cb(char *p, size_t size, size_t n, void *arg)
 {
 	struct sink *s = arg;
-	struct post_answer *a = s->a;
+	struct ask_answer *a = s->a;
 	size_t len = size * n;
 	char *b;
 
@@ -39,9 +40,9 @@ post_write_cb(char *p, size_t size, size_t n, void *arg)
 
 /* Retry-After in seconds (the daemon sends no HTTP-date form). */
 static size_t
-post_header_cb(char *p, size_t size, size_t n, void *arg)
+ask_header_cb(char *p, size_t size, size_t n, void *arg)
 {
-	struct post_answer *a = ((struct sink *)arg)->a;
+	struct ask_answer *a = ((struct sink *)arg)->a;
 	size_t len = size * n;
 	char v[32];
 
@@ -57,8 +58,8 @@ post_header_cb(char *p, size_t size, size_t n, void *arg)
 }
 
 int
-post_json(const char *url, const char *body, size_t len,
-    const struct post_opts *o, struct post_answer *a, char *err, size_t errlen)
+ask_request(const char *method, const char *url, const char *json, size_t len,
+    const struct ask_opts *o, struct ask_answer *a, char *err, size_t errlen)
 {
 	struct curl_slist *hdrs = NULL, *h;
 	struct sink s = { a, o->max_answer, 0 };
@@ -78,25 +79,30 @@ post_json(const char *url, const char *body, size_t len,
 		if ((h = curl_slist_append(hdrs, auth)) != NULL)
 			hdrs = h;
 	}
-	if ((h = curl_slist_append(hdrs, "Content-Type: application/json")) !=
-	    NULL)
-		hdrs = h;
-	/* The daemon reads small bodies at once: no 100-continue wait. */
-	if ((h = curl_slist_append(hdrs, "Expect:")) != NULL)
-		hdrs = h;
 	curl_easy_setopt(e, CURLOPT_URL, url);
-	curl_easy_setopt(e, CURLOPT_POST, 1L);
-	curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
-	curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+	curl_easy_setopt(e, CURLOPT_CUSTOMREQUEST, method);
+	if (json != NULL) {
+		if ((h = curl_slist_append(hdrs,
+			 "Content-Type: application/json")) != NULL)
+			hdrs = h;
+		/* The daemon reads small bodies at once: no 100-continue. */
+		if ((h = curl_slist_append(hdrs, "Expect:")) != NULL)
+			hdrs = h;
+		curl_easy_setopt(e, CURLOPT_POSTFIELDS, json);
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE_LARGE,
+		    (curl_off_t)len);
+	} else if (strcmp(method, "POST") == 0) {
+		curl_easy_setopt(e, CURLOPT_POSTFIELDSIZE, 0L);
+	}
 	curl_easy_setopt(e, CURLOPT_HTTPHEADER, hdrs);
-	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, post_write_cb);
+	curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, ask_write_cb);
 	curl_easy_setopt(e, CURLOPT_WRITEDATA, &s);
-	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, post_header_cb);
+	curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, ask_header_cb);
 	curl_easy_setopt(e, CURLOPT_HEADERDATA, &s);
 	curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
 	/* Proxies are for upstreams: the daemon is asked directly. */
 	curl_easy_setopt(e, CURLOPT_NOPROXY, "*");
-	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, 10L);
+	curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT, o->connect_timeout);
 	curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, o->timeout_ms);
 	curl_easy_setopt(e, CURLOPT_ACCEPT_ENCODING, "");
 	if (o->ca_file != NULL)
@@ -112,14 +118,14 @@ post_json(const char *url, const char *body, size_t len,
 	curl_easy_cleanup(e);
 	curl_slist_free_all(hdrs);
 	if (rc != CURLE_OK) {
-		post_answer_free(a);
+		ask_answer_free(a);
 		return -1;
 	}
 	return 0;
 }
 
 void
-post_answer_free(struct post_answer *a)
+ask_answer_free(struct ask_answer *a)
 {
 	free(a->body);
 	a->body = NULL;
