@@ -44,44 +44,46 @@ get_n(struct cur *c, size_t n)
 	return v;
 }
 
+/* A LEB128's bits; *shift ends past them, *last is its last byte. */
 static uint64_t
-uleb(struct cur *c)
+leb(struct cur *c, unsigned *shift, unsigned char *last)
 {
 	uint64_t v = 0;
-	unsigned shift = 0;
 	unsigned char b;
 
+	*shift = 0;
 	do {
 		if (c->bad || c->p >= c->end) {
 			c->bad = 1;
+			*last = 0;
 			return 0;
 		}
 		b = *c->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
+		if (*shift < 64)
+			v |= (uint64_t)(b & 0x7f) << *shift;
+		*shift += 7;
 	} while (b & 0x80);
+	*last = b;
 	return v;
+}
+
+static uint64_t
+uleb(struct cur *c)
+{
+	unsigned shift;
+	unsigned char last;
+
+	return leb(c, &shift, &last);
 }
 
 static int64_t
 sleb(struct cur *c)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
-	unsigned char b;
+	unsigned shift;
+	unsigned char last;
+	uint64_t v = leb(c, &shift, &last);
 
-	do {
-		if (c->bad || c->p >= c->end) {
-			c->bad = 1;
-			return 0;
-		}
-		b = *c->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
+	if (shift < 64 && (last & 0x40))
 		v |= ~(uint64_t)0 << shift;
 	return (int64_t)v;
 }
