@@ -23,8 +23,11 @@
  *     finish with theirs), the repositories (sources/repo.h: kept ones keep
  *     their state and index), the package passes, the producers' TTLs and
  *     size limit, the cache's limits, the fills' limit, the missing-id
- *     report's size, the symbol tables built at once and kept open, the
- *     log level and the access log's file;
+ *     report's size, the symbol tables kept open, the log level and the
+ *     access log's file;
+ *   - the symbol tables' builder takes the new snapshot, whose request
+ *     path the files of tables begun from now on are asked on, and its
+ *     number of builds at once (sources/symbuild.h);
  *   - the event-loop threads switch to the new snapshot (daemon/http.h),
  *     each on its own loop: requests begun before finish under theirs,
  *     and no connection is dropped.
@@ -115,6 +118,7 @@ reload_first(const struct reload_parts *p, const struct config *cfg,
 	if ((g = calloc(1, sizeof(*g))) == NULL)
 		return NULL;
 	generation_set(g, p, cfg, a);
+	symbuilds_switch(p->symbuild, &g->s);
 	return &g->s;
 }
 
@@ -442,7 +446,6 @@ apply(const struct reload_parts *p, const struct config *old,
 	blobstore_set_limits(p->bs, &lim);
 	flight_table_set_max(p->ft, cfg->max_fills);
 	misses_set_max(p->misses, cfg->misses_max);
-	symbuilds_set_max(p->symbuild, cfg->symbolicate_builds);
 	symtabs_set_limits(p->tabs, cfg->symbolicate_open_tables,
 	    cfg->symbolicate_open_bytes);
 	log_set_level(level > LOG_DEBUG ? LOG_DEBUG : level);
@@ -552,6 +555,7 @@ reload_run(const struct reload_parts *p, struct snapshot *cur, int *ok)
 	uchanged = upstreams_changed(old, &g->cfg);
 	generation_set(g, p, &g->cfg, a);
 	apply(p, old, &g->cfg, &uc, &rc);
+	symbuilds_switch(p->symbuild, &g->s);
 	httpd_switch(p->httpd, &g->s);
 	if ((fp = open_memstream(&line, &len)) != NULL) {
 		summary(fp, &d, &uc, uchanged, &rc);

@@ -14,7 +14,8 @@
 # one removed while a typo sits elsewhere in the file (the removed rule
 # lets no one in, the typo is logged with its line, the other settings
 # stay); an access line that does not parse closes its class; a
-# symbolicate-* limit changed applies to the next /symbolicate request.
+# symbolicate-* limit changed applies to the next /symbolicate request;
+# max-forwarded-for lowered reaches the files a symbol table is made of.
 . "$top_srcdir/tests/integration/lib.sh"
 
 command -v nginx >/dev/null || bail "nginx is not installed"
@@ -320,6 +321,27 @@ hup
 like "$LINE" "symbolicate-max-frames changed" \
     "symbolicate-max-frames lowered to 1: reloaded"
 is "$(code "$sym")" 400 "... the next request of two addresses is refused (400)"
+
+# A symbol table's files are asked for under the reloaded settings, as
+# every request is: max-forwarded-for lowered to 1, a table wanted
+# through one proxy does not have its debuginfo asked of the upstream.
+id_t=c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6
+conf "${base[@]}" "max-forwarded-for = 1"
+hup
+like "$LINE" "max-forwarded-for.* changed" "max-forwarded-for lowered to 1"
+xsym() {
+	curl -s -H 'X-Forwarded-For: 10.9.9.9' \
+	    "$d_URL/buildid/$id_t/symbolicate?addr=0x1"
+}
+table_decided() {
+	xsym | grep -q '"modules":\[{[^]]*"status":"error"'
+}
+wait_until 60 table_decided
+ok $? "... a table wanted through one proxy: an error (a loop)"
+is "$(requests_to up1 "/buildid/$id_t/")" 0 \
+    "... and the upstream was not asked for its files"
+is "$(code "$d_URL/buildid/$id_t/debuginfo" -H 'X-Forwarded-For: 10.9.9.9')" \
+    404 "... as it is not for a request of its debuginfo"
 
 stop_daemon d
 is "$STOP_RC" 0 "SIGTERM: exit status 0"
