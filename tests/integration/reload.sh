@@ -75,7 +75,10 @@ conf() {
 	} >"$CONF"
 }
 
-# hup: SIGHUP, then wait for the reload's last line, set in LINE.
+# hup: SIGHUP, then wait for the reload's last line, set in LINE.  That
+# line is logged once every event-loop thread has taken the new
+# configuration (daemon/reload.c): the checks send their requests right
+# after it and expect the new settings, whichever thread answers.
 nreloads=0
 hup() {
 	nreloads=$((nreloads + 1))
@@ -281,7 +284,10 @@ conf "negative-ttl = 5" "upstream = $up1_URL" \
     "access = status addr=127.0.0.2" "access = status addr=10.0.0.0/8"
 hup
 like "$LINE" "reloaded $CONF: access rules changed" "an access rule changed"
-is "$(code "$d_URL/status")" 403 "... /status is closed to 127.0.0.1 now"
+# Eight connections right after the line, spread over both threads.
+codes=$(for i in 1 2 3 4 5 6 7 8; do code "$d_URL/status"; echo; done |
+    sort -u | paste -sd' ')
+is "$codes" 403 "... /status is closed to 127.0.0.1 now, on every thread"
 conf "${base[@]}"
 hup
 is "$(code "$d_URL/status")" 200 "... and open again"
