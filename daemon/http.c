@@ -318,19 +318,61 @@ http_thread_timeouts(struct http_thread *t)
 }
 
 /*
+ * Under h->switch_mu: the switches every thread has taken (gen at most
+ * the oldest a thread holds), taken off the list, in order.
+ */
+static struct httpd_switched *
+switches_taken(struct httpd *h)
+{
+	struct httpd_switched *done = h->switching, **pp = &h->switching;
+	uint64_t oldest = UINT64_MAX;
+	unsigned k;
+
+	for (k = 0; k < h->nthreads; k++)
+		if (h->threads[k].gen < oldest)
+			oldest = h->threads[k].gen;
+	while (*pp != NULL && (*pp)->gen <= oldest)
+		pp = &(*pp)->next;
+	if (pp == &h->switching)
+		return NULL;
+	h->switching = *pp;
+	if (h->switching == NULL)
+		h->switching_tail = &h->switching;
+	*pp = NULL;
+	return done;
+}
+
+/* Tell the switches of list, in order (each may free its record). */
+static void
+switches_tell(struct httpd_switched *list, int taken)
+{
+	struct httpd_switched *next;
+
+	for (; list != NULL; list = next) {
+		next = list->next;
+		list->fn(list, taken);
+	}
+}
+
+/*
  * The snapshot httpd_switch left: the thread's own from now; its timers
- * are those of its timeouts from the next time each is armed.
+ * are those of its timeouts from the next time each is armed.  The last
+ * thread to take a switch tells it.
  */
 static void
 switch_cb(evutil_socket_t fd, short what, void *arg)
 {
 	struct http_thread *t = arg;
+	struct httpd *h = t->h;
+	struct httpd_switched *done;
 	struct snapshot *s, *old;
+	uint64_t gen;
 
-	pthread_mutex_lock(&t->h->switch_mu);
+	pthread_mutex_lock(&h->switch_mu);
 	s = t->next;
+	gen = t->next_gen;
 	t->next = NULL;
-	pthread_mutex_unlock(&t->h->switch_mu);
+	pthread_mutex_unlock(&h->switch_mu);
 	if (s == NULL)
 		return;
 	old = t->snap;
@@ -340,6 +382,11 @@ switch_cb(evutil_socket_t fd, short what, void *arg)
 			  "stay",
 		    __func__);
 	snapshot_unref(old);
+	pthread_mutex_lock(&h->switch_mu);
+	t->gen = gen;
+	done = switches_taken(h);
+	pthread_mutex_unlock(&h->switch_mu);
+	switches_tell(done, 1);
 }
 
 static int
@@ -485,6 +532,7 @@ httpd_new(struct snapshot *s, const struct http_handler *handler, char *err,
 		return NULL;
 	}
 	pthread_mutex_init(&h->switch_mu, NULL);
+	h->switching_tail = &h->switching;
 	if ((h->threads = calloc(h->nthreads, sizeof(*h->threads))) == NULL) {
 		snprintf(err, errlen, "out of memory");
 		pthread_mutex_destroy(&h->switch_mu);
@@ -598,6 +646,8 @@ httpd_free(struct httpd *h)
 		free(t->levs);
 	}
 	free(h->threads);
+	/* The threads are gone: switches they never all took. */
+	switches_tell(h->switching, 0);
 	for (i = 0; h->tls != NULL && i < h->cfg->nlisten; i++) {
 		SSL_CTX_free(h->tls[i].ctx);
 		pthread_mutex_destroy(&h->tls[i].mu);
@@ -610,17 +660,28 @@ httpd_free(struct httpd *h)
 }
 
 void
-httpd_switch(struct httpd *h, struct snapshot *s)
+httpd_switch(struct httpd *h, struct snapshot *s, struct httpd_switched *sw)
 {
 	struct http_thread *t;
 	struct snapshot *old;
+	uint64_t gen;
 	unsigned k;
 
+	pthread_mutex_lock(&h->switch_mu);
+	gen = ++h->gen;
+	if (sw != NULL) {
+		sw->gen = gen;
+		sw->next = NULL;
+		*h->switching_tail = sw;
+		h->switching_tail = &sw->next;
+	}
+	pthread_mutex_unlock(&h->switch_mu);
 	for (k = 0; k < h->nthreads; k++) {
 		t = &h->threads[k];
 		pthread_mutex_lock(&h->switch_mu);
 		old = t->next;
 		t->next = snapshot_ref(s);
+		t->next_gen = gen;
 		pthread_mutex_unlock(&h->switch_mu);
 		snapshot_unref(old);
 		event_active(t->switch_ev, 0, 0);

@@ -52,13 +52,29 @@ struct httpd *httpd_new(struct snapshot *s, const struct http_handler *handler,
 /* Start the event-loop threads. */
 int httpd_start(struct httpd *h);
 /*
+ * What a switch tells once it is done (httpd_switch): fn(sw, 1) once
+ * every event-loop thread has taken the switch's snapshot or a later
+ * one, on the thread of the last to take it; fn(sw, 0) from httpd_free
+ * when the threads stopped before all took it.  sw is the caller's until
+ * then; gen and next are httpd's.
+ */
+struct httpd_switched {
+	void (*fn)(struct httpd_switched *sw, int taken);
+	uint64_t gen;
+	struct httpd_switched *next;
+};
+
+/*
  * Any thread (SIGHUP): every event-loop thread switches to s on its own
  * loop, each taking a reference and letting its last one go.  From then
  * on its connections use s's timeouts, limits and access log, and each
  * request takes s; requests begun before keep theirs to their end.  The
- * listen addresses and the threads stay those of httpd_new.
+ * switch is over when sw is told (sw NULL: not told); switches are
+ * told in the order they were made.  The listen addresses and the
+ * threads stay those of httpd_new.
  */
-void httpd_switch(struct httpd *h, struct snapshot *s);
+void httpd_switch(struct httpd *h, struct snapshot *s,
+    struct httpd_switched *sw);
 /*
  * Read the TLS listeners' certificates, keys and client CAs again
  * (SIGHUP): new connections use them, open ones keep theirs.  A listener

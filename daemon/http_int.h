@@ -61,6 +61,8 @@ struct http_thread {
 	 * left for it, under h->switch_mu.
 	 */
 	struct snapshot *snap, *next;
+	/* The switches snap and next came with, under h->switch_mu. */
+	uint64_t gen, next_gen;
 	struct event *switch_ev;
 	int stopping;
 	int64_t stop_deadline; /* clock_mono_ns() */
@@ -89,7 +91,10 @@ struct tls_slot {
 struct httpd {
 	/* The configuration at start-up: the listen addresses, the threads. */
 	const struct config *cfg;
-	pthread_mutex_t switch_mu; /* each thread's next */
+	/* Each thread's next and gens, the switches made and not told. */
+	pthread_mutex_t switch_mu;
+	uint64_t gen; /* of the last switch */
+	struct httpd_switched *switching, **switching_tail; /* in gen order */
 	struct tls_slot *tls; /* one per listen address */
 	struct http_handler handler;
 	unsigned nthreads;

@@ -16,11 +16,13 @@
  *                    tell when a scan that covers it has finished
  *   SIGUSR2          reopen the access-log file (after logrotate moved it)
  *   SIGHUP           reload, told to systemd as one (RELOADING=1, then
- *                    READY=1): the access-log file reopened, the TLS
- *                    listeners' certificates, keys and client CAs read
- *                    again, then the configuration (daemon/reload.c:
- *                    what changed applies, what cannot is logged as
- *                    needing a restart), then the same rescan.  Each
+ *                    READY=1 once every event-loop thread has switched
+ *                    to the new configuration): the access-log file
+ *                    reopened, the TLS listeners' certificates, keys and
+ *                    client CAs read again, then the configuration
+ *                    (daemon/reload.c: what changed applies, what
+ *                    cannot is logged as needing a restart), then the
+ *                    same rescan.  Each
  *                    security-relevant file fails closed: a listener
  *                    whose files do not load refuses connections, a
  *                    token line that does not parse is dropped, a token
@@ -394,19 +396,34 @@ strlist_same(const struct config_strlist *a, const struct config_strlist *b)
 }
 
 /*
+ * A reload is over, every event-loop thread switched (any thread): the
+ * service manager hears READY=1 after its RELOADING=1, unless no READY=1
+ * was told yet (the repositories' first refreshes), which would lie.
+ */
+static void
+reloaded(void *arg, int ok)
+{
+	struct daemon *d = arg;
+
+	if (!repos_starting(d->repos))
+		notify_ready("serving; %s, rescanning",
+		    ok ? "reloaded" : "the reload failed");
+}
+
+/*
  * SIGHUP's reload (daemon/reload.c), then what this loop keeps of the
  * configuration: the rescan timer, the watch of the scan roots (the scan
  * that follows a reload takes the new roots), the upload directory, the
  * open files limit.  *ok: the file loaded.
  */
 static void
-reload(struct daemon *d, int *ok)
+reload(struct daemon *d)
 {
 	struct snapshot *old = d->snap;
 	const struct config *was = old->cfg, *cfg;
 	struct timeval every;
 
-	d->snap = reload_run(&d->parts, old, ok);
+	d->snap = reload_run(&d->parts, old, reloaded, d);
 	cfg = d->snap->cfg;
 	if (cfg != was) {
 		if (cfg->rescan_interval != was->rescan_interval) {
@@ -447,19 +464,14 @@ signal_cb(evutil_socket_t sig, short what, void *arg)
 		return;
 	}
 	if (sig == SIGHUP) {
-		/* Before READY=1, no reload to tell: that READY=1 would lie. */
-		int told = !repos_starting(d->repos), ok;
-
 		log_info("SIGHUP: reloading");
-		if (told)
+		/* Before READY=1, no reload to tell (reloaded() says why). */
+		if (!repos_starting(d->repos))
 			notify_reloading();
 		access_log_reopen("SIGHUP");
 		httpd_reload(d->httpd);
-		reload(d, &ok);
+		reload(d);
 		scansched_start(d);
-		if (told)
-			notify_ready("serving; %s, rescanning",
-			    ok ? "reloaded" : "the reload failed");
 		return;
 	}
 	log_info("%s: stopping", strsignal((int)sig));

@@ -23,11 +23,19 @@
  *     finish with theirs), the repositories (sources/repo.h: kept ones keep
  *     their state and index), the package passes, the producers' TTLs and
  *     size limit, the cache's limits, the fills' limit, the missing-id
- *     report's size, the symbol tables built at once and kept open, the
- *     log level and the access log's file;
+ *     report's size, the symbol tables kept open, the log level and the
+ *     access log's file;
+ *   - the symbol tables' builder takes the new snapshot, whose request
+ *     path the files of tables begun from now on are asked on, and its
+ *     number of builds at once (sources/symbuild.h);
  *   - the event-loop threads switch to the new snapshot (daemon/http.h),
  *     each on its own loop: requests begun before finish under theirs,
- *     and no connection is dropped.
+ *     and no connection is dropped;
+ *   - once the last thread has taken it (or a later one), the reload's
+ *     line is logged, counted in the metrics and told to the caller, on
+ *     that thread: an operator, or a test, who sees "reloaded" and then
+ *     sends a request has it answered under the new settings, whichever
+ *     thread takes it.
  *
  * A file that does not load (a parse error, a check that fails) changes
  * nothing, but for the access rules, which are security-relevant and so
@@ -45,6 +53,7 @@
 #include "daemon/reload.h"
 
 #include <openssl/ssl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -115,6 +124,7 @@ reload_first(const struct reload_parts *p, const struct config *cfg,
 	if ((g = calloc(1, sizeof(*g))) == NULL)
 		return NULL;
 	generation_set(g, p, cfg, a);
+	symbuilds_switch(p->symbuild, &g->s);
 	return &g->s;
 }
 
@@ -442,7 +452,6 @@ apply(const struct reload_parts *p, const struct config *old,
 	blobstore_set_limits(p->bs, &lim);
 	flight_table_set_max(p->ft, cfg->max_fills);
 	misses_set_max(p->misses, cfg->misses_max);
-	symbuilds_set_max(p->symbuild, cfg->symbolicate_builds);
 	symtabs_set_limits(p->tabs, cfg->symbolicate_open_tables,
 	    cfg->symbolicate_open_bytes);
 	log_set_level(level > LOG_DEBUG ? LOG_DEBUG : level);
@@ -454,15 +463,61 @@ apply(const struct reload_parts *p, const struct config *old,
 }
 
 /*
+ * What a reload tells once every event-loop thread has switched to its
+ * snapshot: its line, its count in the metrics, the caller's done.
+ */
+struct told {
+	struct httpd_switched sw;
+	int ok; /* the file loaded */
+	char *line; /* the log line */
+	char why[700]; /* a failure's, for the metrics and /status */
+	reload_done_fn *done;
+	void *arg;
+};
+
+/* The told's line, made with fmt. */
+static void __attribute__((format(printf, 2, 3)))
+told_line(struct told *t, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (vasprintf(&t->line, fmt, ap) == -1)
+		t->line = NULL;
+	va_end(ap);
+}
+
+/* Any thread: t's news, unless the threads stopped before taking it. */
+static void
+told_cb(struct httpd_switched *sw, int taken)
+{
+	struct told *t = (struct told *)sw;
+	const char *line = t->line != NULL ? t->line : "reload: out of memory";
+
+	if (taken) {
+		/* Counted first: who sees the line sees the count. */
+		metrics_config_reload(t->ok, clock_now(),
+		    t->ok ? NULL : t->why);
+		if (t->ok)
+			log_info("%s", line);
+		else
+			log_warnx("%s", line);
+		if (t->done != NULL)
+			t->done(t->arg, t->ok);
+	}
+	free(t->line);
+	free(t);
+}
+
+/*
  * The file did not load: g becomes a generation of cur's configuration
  * with the access rules of g's as far as they read.  NULL when out of
  * memory.
  */
 static struct snapshot *
 failed(const struct reload_parts *p, struct snapshot *cur, struct generation *g,
-    const struct config_diag *diag, const struct problems *pr)
+    const struct config_diag *diag, const struct problems *pr, struct told *t)
 {
-	char why[700];
 	struct access *a;
 
 	a = access_new_failsafe(&g->cfg, untrusted(diag), say_warn, NULL);
@@ -473,14 +528,14 @@ failed(const struct reload_parts *p, struct snapshot *cur, struct generation *g,
 	g->base = snapshot_ref(cur);
 	generation_set(g, p, cur->cfg, a);
 	if (pr->n == 1)
-		snprintf(why, sizeof(why), "%s", pr->first);
+		snprintf(t->why, sizeof(t->why), "%s", pr->first);
 	else
-		snprintf(why, sizeof(why), "%zu problems, the first: %s", pr->n,
-		    pr->first);
-	metrics_config_reload(0, clock_now(), why);
-	log_warnx("reload failed: %s did not load (%zu problem%s above): "
-		  "nothing changed but the access rules, taken from it as "
-		  "far as they read%s",
+		snprintf(t->why, sizeof(t->why), "%zu problems, the first: %s",
+		    pr->n, pr->first);
+	told_line(t,
+	    "reload failed: %s did not load (%zu problem%s above): "
+	    "nothing changed but the access rules, taken from it as "
+	    "far as they read%s",
 	    source_of(cur->cfg, p->args), pr->n, pr->n == 1 ? "" : "s",
 	    access_closed(a) != 0 ? ", some classes closed to every client"
 				  : "");
@@ -488,7 +543,8 @@ failed(const struct reload_parts *p, struct snapshot *cur, struct generation *g,
 }
 
 struct snapshot *
-reload_run(const struct reload_parts *p, struct snapshot *cur, int *ok)
+reload_run(const struct reload_parts *p, struct snapshot *cur,
+    reload_done_fn *done, void *arg)
 {
 	const struct config *old = cur->cfg;
 	struct config_args args = *p->args;
@@ -497,21 +553,25 @@ reload_run(const struct reload_parts *p, struct snapshot *cur, int *ok)
 	struct upstream_changes uc;
 	struct repos_changes rc;
 	struct problems pr = { 0, "" };
-	struct generation *g;
+	struct generation *g = NULL;
 	struct snapshot *s = NULL;
 	struct access *a = NULL;
+	struct told *t;
 	char *line = NULL;
 	size_t i, len = 0;
 	unsigned uchanged;
 	FILE *fp;
 	int loaded;
 
-	*ok = 0;
 	/* The same file as at start-up: gone, it is an error, not none. */
 	if (old->config_file != NULL)
 		args.config_file = old->config_file;
-	if ((g = calloc(1, sizeof(*g))) == NULL || config_init(&g->cfg) == -1)
+	if ((t = calloc(1, sizeof(*t))) == NULL ||
+	    (g = calloc(1, sizeof(*g))) == NULL || config_init(&g->cfg) == -1)
 		goto nomem;
+	t->sw.fn = told_cb;
+	t->done = done;
+	t->arg = arg;
 	g->own_cfg = 1;
 	loaded = config_load(&g->cfg, &args, &diag) == 0;
 	for (i = 0; i < diag.n; i++)
@@ -532,11 +592,11 @@ reload_run(const struct reload_parts *p, struct snapshot *cur, int *ok)
 		loaded = 0;
 	}
 	if (!loaded) {
-		if ((s = failed(p, cur, g, &diag, &pr)) == NULL)
+		if ((s = failed(p, cur, g, &diag, &pr, t)) == NULL)
 			goto nomem;
 		config_diag_free(&diag);
 		config_diff_free(&d);
-		httpd_switch(p->httpd, s);
+		httpd_switch(p->httpd, s, &t->sw);
 		return s;
 	}
 	config_diag_free(&diag);
@@ -552,17 +612,17 @@ reload_run(const struct reload_parts *p, struct snapshot *cur, int *ok)
 	uchanged = upstreams_changed(old, &g->cfg);
 	generation_set(g, p, &g->cfg, a);
 	apply(p, old, &g->cfg, &uc, &rc);
-	httpd_switch(p->httpd, &g->s);
+	symbuilds_switch(p->symbuild, &g->s);
 	if ((fp = open_memstream(&line, &len)) != NULL) {
 		summary(fp, &d, &uc, uchanged, &rc);
 		fclose(fp);
 	}
-	log_info("reloaded %s: %s", source_of(&g->cfg, p->args),
+	t->ok = 1;
+	told_line(t, "reloaded %s: %s", source_of(&g->cfg, p->args),
 	    line != NULL ? line : "out of memory");
 	free(line);
 	config_diff_free(&d);
-	metrics_config_reload(1, clock_now(), NULL);
-	*ok = 1;
+	httpd_switch(p->httpd, &g->s, &t->sw);
 	return &g->s;
 nomem:
 	log_warnx("reload: out of memory: nothing changed");
@@ -572,5 +632,8 @@ nomem:
 	if (g != NULL && g->own_cfg)
 		config_free(&g->cfg);
 	free(g);
+	free(t);
+	if (done != NULL)
+		done(arg, 0);
 	return snapshot_ref(cur);
 }

@@ -78,17 +78,24 @@ struct snapshot *reload_first(const struct reload_parts *p,
     const struct config *cfg, struct access *a);
 
 /*
+ * A reload is over: every event-loop thread has the new snapshot; ok says
+ * whether the file loaded.  On the thread of the last to switch (any).
+ */
+typedef void reload_done_fn(void *arg, int ok);
+
+/*
  * SIGHUP: read the configuration again as at start-up (the file cur was
  * read from, the command line over it), check it as --check-config does,
  * apply what changed to the parts and switch the event-loop threads to the
- * new snapshot; log what changed in one line, and each setting that needs
- * a restart in one line of its own.  A file that does not load changes
- * nothing but the access rules (see reload.c), and the reload is told as
- * failed (metrics, /status).  Returns the current snapshot from now on, a
- * reference for the caller, who lets cur go; *ok says whether the file
- * loaded.
+ * new snapshot; each setting that needs a restart is logged in one line
+ * of its own at once, and once every thread has switched, what changed in
+ * one line ("reloaded FILE: ..."), then done(arg, ok) (done may be NULL).
+ * A file that does not load changes nothing but the access rules (see
+ * reload.c), and the reload is told as failed (its line "reload failed:
+ * ...", metrics, /status).  Returns the current snapshot from now on, a
+ * reference for the caller, who lets cur go.
  */
 struct snapshot *reload_run(const struct reload_parts *p, struct snapshot *cur,
-    int *ok);
+    reload_done_fn *done, void *arg);
 
 #endif /* DAEMON_RELOAD_H */

@@ -28,14 +28,19 @@
  * error-ttl, so that a herd does not build again at once.  An executable
  * that is missing only leaves the table without program headers.
  *
+ * Configuration: the child requests are asked under the snapshot
+ * (daemon/snapshot.h) that was current when the fill began, which the
+ * record holds to its end, as a connection's exchange holds its own: a
+ * reload's settings (max-forwarded-for, error-ttl, misses-max, ...) so
+ * reach a table's files as they reach every request, and one table's
+ * files are all asked under one configuration.  The reload hands each new
+ * snapshot over (symbuilds_switch), with its number of builds at once.
+ *
  * Threads: everything runs on the producers' loop but the jobs' work; the
  * child requests run there too, with a resolve_thread of their own (its
- * own index reader), on the producers' request path like every fill's
- * (the parts a reload applies its settings to, daemon/reload.c); the
- * number of builds at once is a reload's too (symbuilds_set_max).  A
- * record (struct sbuild) is its producer's data: released with the
- * flight, by which time its children have been given back and no job of
- * it runs (at shutdown the pool is drained first).
+ * own index reader).  A record (struct sbuild) is its producer's data:
+ * released with the flight, by which time its children have been given
+ * back and no job of it runs (at shutdown the pool is drained first).
  */
 #include "sources/symbuild.h"
 
@@ -50,9 +55,11 @@
 #include <unistd.h>
 
 #include "cache/index.h"
+#include "conf/config.h"
 #include "daemon/clock.h"
 #include "daemon/log.h"
 #include "daemon/metrics.h"
+#include "daemon/snapshot.h"
 #include "indexer/elf.h"
 #include "resolver/produce.h"
 #include "resolver/rq.h"
@@ -90,6 +97,8 @@ struct sbchild {
 struct sbuild {
 	struct symbuilds *sb;
 	struct prod *p;
+	/* The configuration the children are asked under; NULL: sb->d. */
+	struct snapshot *snap;
 	struct resolve_origin origin; /* the fill's, for the children */
 	char peer[64];
 	struct sbchild child[SB_NFILES];
@@ -111,6 +120,7 @@ struct symbuilds {
 	const struct resolve_deps *d;
 	struct resolve_thread th; /* the producers' loop, for the children */
 	char tmpdir[PATH_MAX];
+	struct snapshot *cur; /* held; NULL before the first switch */
 	unsigned max;
 	atomic_uint running, waiting;
 	struct sbuild *head, *tail; /* waiting for a build, in order */
@@ -209,7 +219,7 @@ child_ask(struct sbuild *b, enum sb_which which, enum route_endpoint ep,
 		.arg = c,
 		.origin = &b->origin,
 		.whole = 1,
-		.d = produce_deps(b->p) };
+		.d = b->snap != NULL ? b->snap->rd : NULL };
 
 	c->state = SB_ASKING;
 	c->rt.endpoint = ep;
@@ -240,6 +250,7 @@ sb_release(void *data)
 		child_done(&b->child[i]);
 	if (b->ev != NULL)
 		event_free(b->ev);
+	snapshot_unref(b->snap);
 	free(b);
 }
 
@@ -540,6 +551,7 @@ symbuild_produce(struct prod *p)
 	}
 	b->sb = sb;
 	b->p = p;
+	b->snap = sb->cur != NULL ? snapshot_ref(sb->cur) : NULL;
 	for (i = 0; i < SB_NFILES; i++) {
 		b->child[i].b = b;
 		b->child[i].which = (enum sb_which)i;
@@ -592,11 +604,14 @@ symbuilds_new(const struct resolve_deps *d, struct event_base *base,
 }
 
 void
-symbuilds_set_max(struct symbuilds *sb, unsigned builds)
+symbuilds_switch(struct symbuilds *sb, struct snapshot *s)
 {
 	if (sb == NULL)
 		return;
-	sb->max = builds > 0 ? builds : 1;
+	snapshot_unref(sb->cur);
+	sb->cur = snapshot_ref(s);
+	sb->max =
+	    s->cfg->symbolicate_builds > 0 ? s->cfg->symbolicate_builds : 1;
 	builds_next(sb);
 }
 
@@ -605,6 +620,7 @@ symbuilds_free(struct symbuilds *sb)
 {
 	if (sb == NULL)
 		return;
+	snapshot_unref(sb->cur);
 	index_reader_free(sb->th.rd);
 	free(sb);
 }

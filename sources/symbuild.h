@@ -15,6 +15,7 @@
 struct event_base;
 struct pool_inbox;
 struct resolve_deps;
+struct snapshot;
 struct symbuilds;
 
 /*
@@ -27,10 +28,15 @@ struct symbuilds *symbuilds_new(const struct resolve_deps *d,
     struct event_base *base, struct pool_inbox *inbox, const char *tmpdir,
     unsigned builds, char *err, size_t errlen);
 /*
- * On the loop's thread: at most builds tables built at once from now on
- * (a reload's symbolicate-builds); waiting builds start when it is more.
+ * On the loop's thread, at start-up and at each reload: the configuration
+ * from now on, s (daemon/snapshot.h), of which sb takes a reference.  A
+ * table's files are asked for under the snapshot that was current when
+ * its fill began (s->rd: its settings, its missing-id report), held to
+ * the fill's end; at most s's symbolicate-builds are built at once from
+ * now on (waiting builds start when it is more).  Before the first
+ * switch, the files are asked for under d of symbuilds_new.
  */
-void symbuilds_set_max(struct symbuilds *sb, unsigned builds);
+void symbuilds_switch(struct symbuilds *sb, struct snapshot *s);
 /* On the loop's thread, after the producers were freed. */
 void symbuilds_free(struct symbuilds *sb);
 

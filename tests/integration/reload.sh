@@ -14,7 +14,8 @@
 # one removed while a typo sits elsewhere in the file (the removed rule
 # lets no one in, the typo is logged with its line, the other settings
 # stay); an access line that does not parse closes its class; a
-# symbolicate-* limit changed applies to the next /symbolicate request.
+# symbolicate-* limit changed applies to the next /symbolicate request;
+# max-forwarded-for lowered reaches the files a symbol table is made of.
 . "$top_srcdir/tests/integration/lib.sh"
 
 command -v nginx >/dev/null || bail "nginx is not installed"
@@ -74,7 +75,10 @@ conf() {
 	} >"$CONF"
 }
 
-# hup: SIGHUP, then wait for the reload's last line, set in LINE.
+# hup: SIGHUP, then wait for the reload's last line, set in LINE.  That
+# line is logged once every event-loop thread has taken the new
+# configuration (daemon/reload.c): the checks send their requests right
+# after it and expect the new settings, whichever thread answers.
 nreloads=0
 hup() {
 	nreloads=$((nreloads + 1))
@@ -280,7 +284,10 @@ conf "negative-ttl = 5" "upstream = $up1_URL" \
     "access = status addr=127.0.0.2" "access = status addr=10.0.0.0/8"
 hup
 like "$LINE" "reloaded $CONF: access rules changed" "an access rule changed"
-is "$(code "$d_URL/status")" 403 "... /status is closed to 127.0.0.1 now"
+# Eight connections right after the line, spread over both threads.
+codes=$(for i in 1 2 3 4 5 6 7 8; do code "$d_URL/status"; echo; done |
+    sort -u | paste -sd' ')
+is "$codes" 403 "... /status is closed to 127.0.0.1 now, on every thread"
 conf "${base[@]}"
 hup
 is "$(code "$d_URL/status")" 200 "... and open again"
@@ -320,6 +327,27 @@ hup
 like "$LINE" "symbolicate-max-frames changed" \
     "symbolicate-max-frames lowered to 1: reloaded"
 is "$(code "$sym")" 400 "... the next request of two addresses is refused (400)"
+
+# A symbol table's files are asked for under the reloaded settings, as
+# every request is: max-forwarded-for lowered to 1, a table wanted
+# through one proxy does not have its debuginfo asked of the upstream.
+id_t=c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6c6
+conf "${base[@]}" "max-forwarded-for = 1"
+hup
+like "$LINE" "max-forwarded-for.* changed" "max-forwarded-for lowered to 1"
+xsym() {
+	curl -s -H 'X-Forwarded-For: 10.9.9.9' \
+	    "$d_URL/buildid/$id_t/symbolicate?addr=0x1"
+}
+table_decided() {
+	xsym | grep -q '"modules":\[{[^]]*"status":"error"'
+}
+wait_until 60 table_decided
+ok $? "... a table wanted through one proxy: an error (a loop)"
+is "$(requests_to up1 "/buildid/$id_t/")" 0 \
+    "... and the upstream was not asked for its files"
+is "$(code "$d_URL/buildid/$id_t/debuginfo" -H 'X-Forwarded-For: 10.9.9.9')" \
+    404 "... as it is not for a request of its debuginfo"
 
 stop_daemon d
 is "$STOP_RC" 0 "SIGTERM: exit status 0"

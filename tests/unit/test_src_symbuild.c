@@ -17,7 +17,8 @@
  * build again (the old one closed at once, the gauge of open tables
  * down meanwhile), the bound in tables closes the least recently used,
  * and a cached table that does not verify is deleted, counted and built
- * again.
+ * again; a reload's snapshot handed to the builder: the files of the
+ * tables begun after it are asked on its request path.
  */
 #include "tests/rig.h"
 #include "tests/tsrc.h"
@@ -592,6 +593,47 @@ test_open(void)
 	event_free(ev);
 }
 
+/*
+ * A reload: the builder takes the new snapshot, and the files of a table
+ * begun after it are asked on that snapshot's request path, not on the
+ * one the builder was made with (here: one whose sources hold no files).
+ */
+static void
+test_switch(void)
+{
+	static const char *hex = "f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1f1";
+	static const struct source *const no_files[] = { &source_cache,
+		&source_symbuild, NULL };
+	static struct snapshot reloaded;
+	struct resolve_deps rd = rig.d;
+	struct config cfg = rig.cfg;
+	struct client c;
+
+	rd.sources = no_files;
+	rd.cfg = &cfg;
+	cfg.symbolicate_builds = 2;
+	atomic_init(&reloaded.refs, 1);
+	reloaded.cfg = &cfg;
+	reloaded.rd = &rd;
+	symbuilds_switch(rig.d.symbuild, &reloaded);
+	memset(asked, 0, sizeof(asked));
+	ask_table(&c, hex);
+	RUN_UNTIL(c.ended);
+	is_int(c.status, 404,
+	    "switched to a snapshot without the files' source: not found");
+	is_int(asked[CACHE_DEBUGINFO] + asked[CACHE_EXECUTABLE], 0,
+	    "... its files asked on the new snapshot's path, not the old");
+	client_free(&c);
+	symbuilds_switch(rig.d.symbuild, &snap);
+	ask_table(&c, hex);
+	RUN_UNTIL(c.ended);
+	is_int(asked[CACHE_DEBUGINFO] + asked[CACHE_EXECUTABLE], 2,
+	    "switched back: the files' source is asked again");
+	client_free(&c);
+	is_int(atomic_load(&reloaded.refs), 1,
+	    "... and the builder holds the first snapshot no more");
+}
+
 int
 main(void)
 {
@@ -612,6 +654,7 @@ main(void)
 	atomic_init(&snap.refs, 1);
 	snap.cfg = &rig.cfg;
 	snap.rd = &rig.d;
+	symbuilds_switch(rig.d.symbuild, &snap);
 	test_herd();
 	test_unstripped();
 	test_missing();
@@ -619,6 +662,7 @@ main(void)
 	test_dwz();
 	test_fails();
 	test_open();
+	test_switch();
 	rig_stop();
 	symbuilds_free(rig.d.symbuild);
 	rig_close();
