@@ -65,7 +65,7 @@ http_sockaddr_text(const struct sockaddr_storage *ss, char *buf, size_t len)
 void
 http_thread_clock(struct http_thread *t)
 {
-	time_t now = (time_t)clock_now();
+	time_t now = (time_t)clock_now_coarse();
 
 	if (now == t->clock_sec)
 		return;
@@ -215,10 +215,11 @@ log_field(struct slice v, char *out, size_t len)
  *
  * RESULT is the X-Cache word (HIT, MISS, JOINED, NEGATIVE, ERROR, ...),
  * SOURCE where the answer came from, SECONDS the time from the request
- * to the last byte sent.  dbgmirrord(8) documents both.
+ * to the last byte sent (ms, as the duration histogram has it too).
+ * dbgmirrord(8) documents both.
  */
 static void
-log_exchange(struct conn *c)
+log_exchange(struct conn *c, double ms)
 {
 	struct http_thread *t = c->t;
 	const struct request *r = &c->req;
@@ -242,29 +243,30 @@ log_exchange(struct conn *c)
 		    c->status, (unsigned long long)c->bytes,
 		    log_field(r->referer, ref, sizeof(ref)),
 		    log_field(r->user_agent, ua, sizeof(ua)), c->result,
-		    c->source, elapsed_ms(c->t0) / 1000);
+		    c->source, ms / 1000);
 	else
 		logbuf_printf(&t->log,
 		    "%s%s%s \"%.*s %.*s\" %d %llu %.3fms %s %s \"%s\"\n",
 		    log_journal() ? "<6>" : t->logtime,
 		    log_journal() ? "" : " ", c->peer, mlen, method, tlen,
 		    r->target.p != NULL ? r->target.p : "-", c->status,
-		    (unsigned long long)c->bytes, elapsed_ms(c->t0), c->result,
-		    c->source, log_field(r->user_agent, ua, sizeof(ua)));
+		    (unsigned long long)c->bytes, ms, c->result, c->source,
+		    log_field(r->user_agent, ua, sizeof(ua)));
 }
 
 /* The response is out: log it, then the next request or the close. */
 static void
 exchange_end(struct conn *c)
 {
+	double ms = elapsed_ms(c->t0); /* the histogram's and the log's */
+
 	c->bytes += c->outbody;
 	metrics_bytes_sent(c->bytes);
 	/* A response the client cut short took no time of the server's. */
 	if (strcmp(c->result, "ABORTED") != 0)
 		metrics_request_duration(c->endpoint,
-		    metrics_result_of(c->result, c->status),
-		    elapsed_ms(c->t0) / 1000);
-	log_exchange(c);
+		    metrics_result_of(c->result, c->status), ms / 1000);
+	log_exchange(c, ms);
 	exchange_release(c);
 	if (c->body_fd != -1) {
 		close(c->body_fd);
@@ -317,7 +319,7 @@ exchange_abort(struct conn *c, const char *why)
 	log_debug("%s: %s: %s", __func__, c->peer, why);
 	c->result = "ABORTED";
 	metrics_bytes_sent(c->bytes);
-	log_exchange(c);
+	log_exchange(c, elapsed_ms(c->t0));
 	exchange_release(c);
 	conn_close(c);
 }
@@ -909,7 +911,7 @@ body_end(struct conn *c, int rc)
 	if (rc == -1) {
 		/* No answer can follow: the client's side of it is lost. */
 		c->result = "ABORTED";
-		log_exchange(c);
+		log_exchange(c, elapsed_ms(c->t0));
 		conn_close(c);
 		body_tell(c, -1);
 		conn_leave(c); /* conn_recv_body's hold */
