@@ -41,6 +41,7 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,23 +115,33 @@ rq_txn_end(struct rq *rq)
 	}
 }
 
+/*
+ * A record that waits, with its own copies of what the caller's stack
+ * held: rq first, so that a kept record is freed as itself.
+ */
+struct rq_kept {
+	struct rq rq;
+	struct route rt;
+	struct resolve_origin origin;
+};
+
 struct rq *
 rq_keep(struct rq *rq)
 {
-	struct rq *k;
+	struct rq_kept *k;
 
 	rq_txn_end(rq);
 	if (rq->kept)
 		return rq;
 	if ((k = malloc(sizeof(*k))) == NULL)
 		return NULL;
-	*k = *rq;
-	k->own = *rq->rt;
-	k->rt = &k->own;
-	k->own_origin = *rq->cl.origin;
-	k->cl.origin = &k->own_origin;
-	k->kept = 1;
-	return k;
+	k->rq = *rq;
+	k->rt = *rq->rt;
+	k->rq.rt = &k->rt;
+	k->origin = *rq->cl.origin;
+	k->rq.cl.origin = &k->origin;
+	k->rq.kept = 1;
+	return &k->rq;
 }
 
 void
@@ -955,13 +966,15 @@ void
 resolve_start(struct resolve_thread *th, const struct resolve_client *cl,
     const struct route *rt, enum resolve_reach reach)
 {
-	struct rq rq = {
-		.cl = *cl,
-		.th = th,
-		.d = cl->d != NULL ? cl->d : th->d,
-		.rt = rt,
-		.reach = reach,
-	};
+	struct rq rq;
 
+	memset(&rq, 0, offsetof(struct rq, f));
+	rq.cl = *cl;
+	rq.th = th;
+	rq.d = cl->d != NULL ? cl->d : th->d;
+	rq.rt = rt;
+	rq.reach = reach;
+	rq.note[0] = '\0';
+	rq.unasked[0] = '\0';
 	rq_run(&rq);
 }

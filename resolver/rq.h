@@ -44,20 +44,23 @@ struct rq {
 	int in_txn; /* th->rd's read transaction is ours */
 	int kept; /* on the heap */
 	/* A worker's outcome. */
-	struct rq_found f;
 	int status; /* 0 found, 404 absent, else this server's failure */
 	const char *why;
 	void *src; /* the record of a source the request waits on */
 	/*
-	 * A source's word on why it passed, which a not-found answer adds to
-	 * its reason ("" none); and the most max-age such an answer may carry
-	 * (0: as the answer says), for an id a source may have soon.
+	 * The most max-age a not-found answer may carry (0: as the answer
+	 * says), for an id a source may have soon.
 	 */
-	char note[400];
 	unsigned max_age;
+	/*
+	 * Everything above starts zero (resolve_start); what follows is
+	 * written before it is read, so that a hit does not clear 5 KB of
+	 * buffers it never uses.
+	 */
+	struct rq_found f; /* a file found: written by the source found it */
+	/* A source's word on why it passed, which a not-found adds; "" none. */
+	char note[400];
 	char unasked[200]; /* the first rq_unasked; "" none */
-	struct route own;
-	struct resolve_origin own_origin;
 };
 
 /* The cache kind of what rq asks for, and its key. */
