@@ -296,19 +296,24 @@ void
 hbuf_header(struct hbuf *hb, const char *name, const char *value)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	const unsigned char *v;
+	const unsigned char *v = (const unsigned char *)value;
 	char esc[3] = { '%' };
+	size_t n;
 
 	hbuf_str(hb, name);
 	hbuf_append(hb, ": ", 2);
-	for (v = (const unsigned char *)value; *v != '\0'; v++) {
-		if (*v >= 0x20 && *v != 0x7f && *v != '%') {
-			hbuf_append(hb, (const char *)v, 1);
-			continue;
-		}
+	for (;;) {
+		/* The bytes that go as they are, at once; then one escaped. */
+		for (n = 0; v[n] >= 0x20 && v[n] != 0x7f && v[n] != '%'; n++)
+			;
+		hbuf_append(hb, (const char *)v, n);
+		v += n;
+		if (*v == '\0')
+			break;
 		esc[1] = hex[*v >> 4];
 		esc[2] = hex[*v & 0xf];
 		hbuf_append(hb, esc, 3);
+		v++;
 	}
 	hbuf_append(hb, "\r\n", 2);
 }
