@@ -453,6 +453,15 @@ test_etag(void)
 	response_etag(&a, 0x10, 0x2, 0);
 	response_etag(&b, 0x1, 0x2, 0);
 	ok(strcmp(a.etag, b.etag) != 0, "size 16 and size 1 differ");
+	/* What clients keep for If-None-Match: the same text across versions. */
+	response_etag(&a, 5984, 1764268800123456789, 0);
+	is_str(a.etag, "\"1760-187bf1204fa9cd15\"",
+	    "etag: \"SIZE-MTIME\" in hex");
+	response_etag(&a, 0, 0, 0x1000);
+	is_str(a.etag, "\"0-0-1000\"", "... and -OFFSET when not 0");
+	response_etag(&a, UINT64_MAX, -1, 0xabcdef);
+	is_str(a.etag, "\"ffffffffffffffff-ffffffffffffffff-abcdef\"",
+	    "... lower-case, 64 bits each");
 
 	memset(a.etag, 'x', sizeof(a.etag));
 	response_etag(&a, UINT64_MAX, INT64_MIN, UINT64_MAX);
