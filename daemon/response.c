@@ -71,16 +71,20 @@ response_reason(int status)
 	return "Unknown";
 }
 
-/* v in lower-case hex as %PRIx64 has it, at p; past its last digit. */
+/*
+ * v in base 10 or 16 (lower case) as printf's %llu and %llx write it, at
+ * p; past its last digit.  The head of every hit has several, written
+ * without printf.
+ */
 static char *
-put_hex(char *p, uint64_t v)
+put_num(char *p, uint64_t v, unsigned base)
 {
-	char d[16];
+	char d[20];
 	size_t n = 0;
 
 	do {
-		d[n++] = "0123456789abcdef"[v & 0xf];
-		v >>= 4;
+		d[n++] = "0123456789abcdef"[v % base];
+		v /= base;
 	} while (v != 0);
 	while (n > 0)
 		*p++ = d[--n];
@@ -98,12 +102,12 @@ response_etag(struct artifact *art, uint64_t size, int64_t mtime_ns,
 	char *p = art->etag;
 
 	*p++ = '"';
-	p = put_hex(p, size);
+	p = put_num(p, size, 16);
 	*p++ = '-';
-	p = put_hex(p, (uint64_t)mtime_ns);
+	p = put_num(p, (uint64_t)mtime_ns, 16);
 	if (offset != 0) {
 		*p++ = '-';
-		p = put_hex(p, offset);
+		p = put_num(p, offset, 16);
 	}
 	*p++ = '"';
 	*p = '\0';
@@ -374,7 +378,7 @@ hbuf_header_u64(struct hbuf *hb, const char *name, uint64_t value)
 {
 	char num[24];
 
-	snprintf(num, sizeof(num), "%" PRIu64, value);
+	*put_num(num, value, 10) = '\0';
 	hbuf_header(hb, name, num);
 }
 
@@ -424,7 +428,8 @@ response_artifact_head(struct hbuf *hb, const struct plan *plan,
 	hbuf_header(hb, "Accept-Ranges", "bytes");
 	/* 406 depends on a request header: no shared cache may keep it. */
 	if (plan->why == NULL && art->max_age > 0) {
-		snprintf(cr, sizeof(cr), "public, max-age=%u", art->max_age);
+		memcpy(cr, "public, max-age=", 16);
+		*put_num(cr + 16, art->max_age, 10) = '\0';
 		hbuf_header(hb, "Cache-Control", cr);
 	} else if (plan->why == NULL) {
 		hbuf_header(hb, "Cache-Control", "public");

@@ -11,6 +11,7 @@
  */
 #include "daemon/response.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -781,6 +782,16 @@ test_artifact_head(void)
 	    "no ARCHIVE when unset");
 	is_int(count_header(buf, "X-Cache"), 0, "no X-Cache when unset");
 	ok(has_line(buf, "X-DEBUGINFOD-SIZE", "1000"), "SIZE always there");
+
+	art.max_age = 604800;
+	head_for(buf, sizeof(buf), &plan, &art);
+	ok(has_line(buf, "Cache-Control", "public, max-age=604800"),
+	    "a hit's max-age in Cache-Control");
+	art.max_age = UINT_MAX;
+	head_for(buf, sizeof(buf), &plan, &art);
+	ok(has_line(buf, "Cache-Control", "public, max-age=4294967295"),
+	    "... the largest");
+	art.max_age = 0;
 
 	art.file = "/x\r\nSet-Cookie: a=b";
 	head_for(buf, sizeof(buf), &plan, &art);
