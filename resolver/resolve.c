@@ -84,9 +84,14 @@ rq_kind(const struct rq *rq)
 }
 
 void
-rq_key(const struct rq *rq, struct cache_key *k)
+rq_key(struct rq *rq, struct cache_key *k)
 {
-	cache_key_make(k, &rq->rt->id, rq_kind(rq), rq->rt->arg);
+	/* A SHA-256: the cache, negative and repository steps all ask. */
+	if (!rq->keyed) {
+		cache_key_make(&rq->key, &rq->rt->id, rq_kind(rq), rq->rt->arg);
+		rq->keyed = 1;
+	}
+	*k = rq->key;
 }
 
 int

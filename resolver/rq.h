@@ -52,6 +52,8 @@ struct rq {
 	 * says), for an id a source may have soon.
 	 */
 	unsigned max_age;
+	struct cache_key key; /* rq_key's, once keyed */
+	int keyed;
 	/*
 	 * Everything above starts zero (resolve_start); what follows is
 	 * written before it is read, so that a hit does not clear 5 KB of
@@ -63,9 +65,9 @@ struct rq {
 	char unasked[200]; /* the first rq_unasked; "" none */
 };
 
-/* The cache kind of what rq asks for, and its key. */
+/* The cache kind of what rq asks for, and its key (made once per request). */
 enum cache_kind rq_kind(const struct rq *rq);
-void rq_key(const struct rq *rq, struct cache_key *k);
+void rq_key(struct rq *rq, struct cache_key *k);
 /* 1 when rq asks for a section. */
 int rq_section(const struct rq *rq);
 
