@@ -59,7 +59,7 @@ struct rq {
 	 * written before it is read, so that a hit does not clear 5 KB of
 	 * buffers it never uses.
 	 */
-	struct rq_found f; /* a file found: written by the source found it */
+	struct rq_found f; /* written by the source that found the file */
 	/* A source's word on why it passed, which a not-found adds; "" none. */
 	char note[400];
 	char unasked[200]; /* the first rq_unasked; "" none */
