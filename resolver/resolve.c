@@ -41,7 +41,6 @@
 
 #include <fcntl.h>
 #include <limits.h>
-#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -971,15 +970,13 @@ void
 resolve_start(struct resolve_thread *th, const struct resolve_client *cl,
     const struct route *rt, enum resolve_reach reach)
 {
-	struct rq rq;
+	struct rq rq = {
+		.cl = *cl,
+		.th = th,
+		.d = cl->d != NULL ? cl->d : th->d,
+		.rt = rt,
+		.reach = reach,
+	};
 
-	memset(&rq, 0, offsetof(struct rq, f));
-	rq.cl = *cl;
-	rq.th = th;
-	rq.d = cl->d != NULL ? cl->d : th->d;
-	rq.rt = rt;
-	rq.reach = reach;
-	rq.note[0] = '\0';
-	rq.unasked[0] = '\0';
 	rq_run(&rq);
 }
