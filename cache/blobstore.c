@@ -77,16 +77,23 @@ void
 blob_path(const struct blobstore *bs, const uint8_t hash[CACHE_KEY_LEN],
     int uploaded, char path[PATH_MAX])
 {
+	int up = uploaded && bs->updir != NULL;
+	const char *dir = up ? bs->updir : bs->dir, *sub = up ? "/" : "/blobs/";
+	size_t n = strlen(dir), m = strlen(sub);
 	struct cache_key k;
-	char hex[CACHE_KEY_HEX];
 
+	/*
+	 * DIR/blobs/HE/HEX or UPDIR/HE/HEX, without printf: every cache hit
+	 * opens one.  blobstore_new and blobstore_set_upload_dir made sure
+	 * it fits.
+	 */
 	memcpy(k.hash, hash, CACHE_KEY_LEN);
-	cache_key_hex(&k, hex);
-	/* blobstore_new and blobstore_set_upload_dir made sure it fits. */
-	if (uploaded && bs->updir != NULL)
-		snprintf(path, PATH_MAX, "%s/%.2s/%s", bs->updir, hex, hex);
-	else
-		snprintf(path, PATH_MAX, "%s/blobs/%.2s/%s", bs->dir, hex, hex);
+	memcpy(path, dir, n);
+	memcpy(path + n, sub, m);
+	n += m;
+	cache_key_hex(&k, path + n + 3);
+	memcpy(path + n, path + n + 3, 2);
+	path[n + 2] = '/';
 }
 
 /* 0 when name is the hex of a key (lowercase); the key in *k. */

@@ -899,16 +899,25 @@ admin_access_allows(int who, const char *peer)
 	}
 }
 
+/* The client's address, parsed when a rule first asks for it. */
+struct who_addr {
+	int state; /* 0 not parsed yet, 1 parsed, -1 not an address */
+	struct cidr addr;
+};
+
 /* 1 when condition c holds for who. */
 static int
-cond_holds(const struct cond *c, const struct access_who *who, int have_addr,
-    const struct cidr *addr, int token_ok)
+cond_holds(const struct access *a, const struct cond *c,
+    const struct access_who *who, struct who_addr *wa, int token_ok)
 {
 	switch (c->kind) {
 	case COND_ANY:
 		return 1;
 	case COND_ADDR:
-		return have_addr && cidr_match(&c->net, addr);
+		if (wa->state == 0)
+			wa->state =
+			    client_addr(a, who, &wa->addr) == 0 ? 1 : -1;
+		return wa->state == 1 && cidr_match(&c->net, &wa->addr);
 	case COND_TOKEN:
 		return token_ok;
 	case COND_SUBJECT:
@@ -928,9 +937,9 @@ access_check(struct access *a, enum access_class cls,
 {
 	const struct ruleset *rs;
 	enum token_state ts;
-	struct cidr addr;
+	struct who_addr wa = { 0 };
 	unsigned scopes;
-	int have_addr, token_ok, token_asked = 0, hold, needs_token, met = 0;
+	int token_ok, token_asked = 0, hold, needs_token, met = 0;
 	size_t i, j;
 
 	/*
@@ -950,7 +959,6 @@ access_check(struct access *a, enum access_class cls,
 	/* These need their token whatever the rules say. */
 	needs_token = cls == ACCESS_UPLOAD ||
 	    (cls == ACCESS_ADMIN && a->admin_file != NULL);
-	have_addr = client_addr(a, who, &addr) == 0;
 	if (cls == ACCESS_ADMIN && !rs->set)
 		met = admin_access_allows(a->admin_access, who->peer);
 	for (i = 0; i < rs->n && !met; i++) {
@@ -958,8 +966,8 @@ access_check(struct access *a, enum access_class cls,
 		for (j = 0; j < rs->v[i].n && hold; j++) {
 			if (rs->v[i].conds[j].kind == COND_TOKEN)
 				token_asked = 1;
-			hold = cond_holds(&rs->v[i].conds[j], who, have_addr,
-			    &addr, token_ok);
+			hold = cond_holds(a, &rs->v[i].conds[j], who, &wa,
+			    token_ok);
 		}
 		met = hold;
 	}

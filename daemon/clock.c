@@ -90,6 +90,17 @@ clock_now(void)
 }
 
 int64_t
+clock_now_coarse(void)
+{
+	struct timespec ts;
+
+	if (test_file[0] != '\0')
+		return clock_now();
+	clock_gettime(CLOCK_REALTIME_COARSE, &ts);
+	return (int64_t)ts.tv_sec;
+}
+
+int64_t
 clock_mono_ns(void)
 {
 	int64_t ns, want, lead;

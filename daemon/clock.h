@@ -7,7 +7,10 @@
  * parameter, and the daemon and the CLI pass what these return.
  *
  *   clock_now(), clock_now_ns()  the wall clock: TTLs, the times stored
- *       with cached files, Date and log lines, per-minute counts.
+ *       with cached files.
+ *   clock_now_coarse()  the same in seconds as the kernel's last tick saw
+ *       it (what time() returns): Date headers, access-log times and
+ *       per-minute counts, which every exchange reads.
  *   clock_mono_ns()  the monotonic clock: durations, deadlines (the
  *       shutdown timeout, a metadata query's), breakers' backoffs, the
  *       pace of wake-ups.
@@ -53,6 +56,13 @@ int clock_init(char *msg, size_t msglen);
 int64_t clock_now(void);
 /* The same in nanoseconds, for times shown to the millisecond. */
 int64_t clock_now_ns(void);
+/*
+ * clock_now() as of the kernel's last tick (a few ms behind at most, no
+ * clock source read): for what every exchange asks, the second of its
+ * Date header and log line, the minute of its per-minute counts.  The
+ * test clock as clock_now().
+ */
+int64_t clock_now_coarse(void);
 /* Nanoseconds of the monotonic clock, for durations and deadlines. */
 int64_t clock_mono_ns(void);
 /* Nanoseconds since the epoch that no test moves: ordering stamps. */

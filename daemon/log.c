@@ -259,30 +259,74 @@ fatalx(const char *fmt, ...)
 }
 
 void
-logbuf_printf(struct logbuf *lb, const char *fmt, ...)
+logline_put(struct logline *l, const char *s, size_t n)
 {
-	va_list ap;
-	int n;
+	if (n > sizeof(l->buf) - l->len)
+		n = sizeof(l->buf) - l->len;
+	memcpy(l->buf + l->len, s, n);
+	l->len += n;
+}
 
-	for (;;) {
-		va_start(ap, fmt);
-		n = vsnprintf(lb->buf + lb->len, sizeof(lb->buf) - lb->len, fmt,
-		    ap);
-		va_end(ap);
-		if (n < 0)
-			return;
-		if ((size_t)n < sizeof(lb->buf) - lb->len) {
-			lb->len += (size_t)n;
-			return;
-		}
-		if (lb->len == 0) {
-			/* Longer than the whole buffer: keep what fits. */
-			lb->len = sizeof(lb->buf) - 1;
-			lb->buf[lb->len - 1] = '\n';
-			return;
-		}
-		logbuf_flush(lb);
+void
+logline_str(struct logline *l, const char *s)
+{
+	logline_put(l, s, strlen(s));
+}
+
+/* v's decimal digits, at least width of them (leading zeros). */
+static void
+logline_digits(struct logline *l, unsigned long long v, int width)
+{
+	char d[24];
+	int n = 0;
+
+	do {
+		d[sizeof(d) - 1 - n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v != 0 || n < width);
+	logline_put(l, d + sizeof(d) - n, (size_t)n);
+}
+
+void
+logline_int(struct logline *l, long long v)
+{
+	if (v < 0) {
+		logline_put(l, "-", 1);
+		logline_digits(l, -(unsigned long long)v, 1);
+	} else {
+		logline_digits(l, (unsigned long long)v, 1);
 	}
+}
+
+void
+logline_uint(struct logline *l, unsigned long long v)
+{
+	logline_digits(l, v, 1);
+}
+
+void
+logline_fixed(struct logline *l, uint64_t us, uint64_t scale)
+{
+	int width = 0;
+	uint64_t s;
+
+	for (s = scale; s > 1; s /= 10)
+		width++;
+	logline_digits(l, us / scale, 1);
+	logline_put(l, ".", 1);
+	logline_digits(l, us % scale, width);
+}
+
+void
+logbuf_line(struct logbuf *lb, const struct logline *l)
+{
+	if (l->len >= sizeof(lb->buf) - lb->len)
+		logbuf_flush(lb);
+	memcpy(lb->buf + lb->len, l->buf, l->len);
+	lb->len += l->len;
+	/* As long as the whole buffer, perhaps cut: a newline at its end. */
+	if (l->len == sizeof(l->buf))
+		lb->buf[lb->len - 1] = '\n';
 }
 
 void

@@ -95,8 +95,26 @@ struct logbuf {
 	char buf[LOGBUF_SIZE];
 };
 
-void logbuf_printf(struct logbuf *lb, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
+/*
+ * One access-log line, built piece by piece without printf (every
+ * exchange writes one): what goes past LOGBUF_SIZE - 1 bytes is cut.
+ */
+struct logline {
+	size_t len;
+	char buf[LOGBUF_SIZE - 1];
+};
+
+void logline_put(struct logline *l, const char *s, size_t n);
+void logline_str(struct logline *l, const char *s);
+void logline_int(struct logline *l, long long v);
+void logline_uint(struct logline *l, unsigned long long v);
+/* us as a fixed-point number of 1/scale units: "%.3f" ms for scale 1000. */
+void logline_fixed(struct logline *l, uint64_t us, uint64_t scale);
+/*
+ * Append l to lb, written out first when l does not fit; a line as long
+ * as the buffer keeps what fits, its last byte a newline.
+ */
+void logbuf_line(struct logbuf *lb, const struct logline *l);
 void logbuf_flush(struct logbuf *lb);
 
 #endif /* DAEMON_LOG_H */

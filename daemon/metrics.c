@@ -331,7 +331,7 @@ recent_now(void)
 
 	if ((rc = recent_mine()) == NULL)
 		return NULL;
-	minute = (long long)(clock_now() / 60);
+	minute = (long long)(clock_now_coarse() / 60);
 	sl = &rc->slot[minute % RECENT_SLOTS];
 	if (atomic_load_explicit(&sl->minute, memory_order_relaxed) != minute) {
 		for (r = 0; r < NRESULTS; r++)
@@ -428,7 +428,7 @@ metrics_result_of(const char *xcache, int status)
 void
 metrics_recent(unsigned minutes, struct metrics_recent *out)
 {
-	long long now = (long long)(clock_now() / 60), m;
+	long long now = (long long)(clock_now_coarse() / 60), m;
 	struct recent *rc;
 	size_t k, r;
 
@@ -449,7 +449,7 @@ metrics_recent(unsigned minutes, struct metrics_recent *out)
 void
 metrics_minutes(struct metrics_minute out[METRICS_RECENT_MINUTES])
 {
-	long long now = (long long)(clock_now() / 60), m;
+	long long now = (long long)(clock_now_coarse() / 60), m;
 	struct metrics_minute *o;
 	struct recent_slot *sl;
 	struct recent *rc;

@@ -71,17 +71,46 @@ response_reason(int status)
 	return "Unknown";
 }
 
+/*
+ * v in base 10 or 16 (lower case) as printf's %llu and %llx write it, at
+ * p; past its last digit.  The head of every hit has several, written
+ * without printf.
+ */
+static char *
+put_num(char *p, uint64_t v, unsigned base)
+{
+	char d[20];
+	size_t n = 0;
+
+	do {
+		d[n++] = "0123456789abcdef"[v % base];
+		v /= base;
+	} while (v != 0);
+	while (n > 0)
+		*p++ = d[--n];
+	return p;
+}
+
+/*
+ * "SIZE-MTIME" or "SIZE-MTIME-OFFSET" in hex, quoted: written by hand, as
+ * every hit's answer makes one (at most 53 bytes of art->etag's 64).
+ */
 void
 response_etag(struct artifact *art, uint64_t size, int64_t mtime_ns,
     uint64_t offset)
 {
-	if (offset == 0)
-		snprintf(art->etag, sizeof(art->etag),
-		    "\"%" PRIx64 "-%" PRIx64 "\"", size, (uint64_t)mtime_ns);
-	else
-		snprintf(art->etag, sizeof(art->etag),
-		    "\"%" PRIx64 "-%" PRIx64 "-%" PRIx64 "\"", size,
-		    (uint64_t)mtime_ns, offset);
+	char *p = art->etag;
+
+	*p++ = '"';
+	p = put_num(p, size, 16);
+	*p++ = '-';
+	p = put_num(p, (uint64_t)mtime_ns, 16);
+	if (offset != 0) {
+		*p++ = '-';
+		p = put_num(p, offset, 16);
+	}
+	*p++ = '"';
+	*p = '\0';
 }
 
 /* Does the If-None-Match list contain our tag (weak comparison)? */
@@ -278,16 +307,19 @@ hbuf_str(struct hbuf *hb, const char *s)
 void
 hbuf_start(struct hbuf *hb, char *buf, size_t cap, int status, const char *date)
 {
-	char line[64];
-	int n;
+	char code[4] = { (char)('0' + status / 100 % 10),
+		(char)('0' + status / 10 % 10), (char)('0' + status % 10),
+		' ' };
 
 	hb->buf = buf;
 	hb->cap = cap;
 	hb->len = 0;
 	hb->overflow = 0;
-	n = snprintf(line, sizeof(line), "HTTP/1.1 %d %s\r\n", status,
-	    response_reason(status));
-	hbuf_append(hb, line, (size_t)n);
+	/* Every status this server sends has three digits. */
+	hbuf_append(hb, "HTTP/1.1 ", 9);
+	hbuf_append(hb, code, sizeof(code));
+	hbuf_str(hb, response_reason(status));
+	hbuf_append(hb, "\r\n", 2);
 	hbuf_header(hb, "Date", date);
 	hbuf_header(hb, "Server", PACKAGE_NAME "/" PACKAGE_VERSION);
 }
@@ -296,19 +328,24 @@ void
 hbuf_header(struct hbuf *hb, const char *name, const char *value)
 {
 	static const char hex[] = "0123456789ABCDEF";
-	const unsigned char *v;
+	const unsigned char *v = (const unsigned char *)value;
 	char esc[3] = { '%' };
+	size_t n;
 
 	hbuf_str(hb, name);
 	hbuf_append(hb, ": ", 2);
-	for (v = (const unsigned char *)value; *v != '\0'; v++) {
-		if (*v >= 0x20 && *v != 0x7f && *v != '%') {
-			hbuf_append(hb, (const char *)v, 1);
-			continue;
-		}
+	for (;;) {
+		/* The bytes that go as they are, at once; then one escaped. */
+		for (n = 0; v[n] >= 0x20 && v[n] != 0x7f && v[n] != '%'; n++)
+			;
+		hbuf_append(hb, (const char *)v, n);
+		v += n;
+		if (*v == '\0')
+			break;
 		esc[1] = hex[*v >> 4];
 		esc[2] = hex[*v & 0xf];
 		hbuf_append(hb, esc, 3);
+		v++;
 	}
 	hbuf_append(hb, "\r\n", 2);
 }
@@ -341,7 +378,7 @@ hbuf_header_u64(struct hbuf *hb, const char *name, uint64_t value)
 {
 	char num[24];
 
-	snprintf(num, sizeof(num), "%" PRIu64, value);
+	*put_num(num, value, 10) = '\0';
 	hbuf_header(hb, name, num);
 }
 
@@ -391,7 +428,8 @@ response_artifact_head(struct hbuf *hb, const struct plan *plan,
 	hbuf_header(hb, "Accept-Ranges", "bytes");
 	/* 406 depends on a request header: no shared cache may keep it. */
 	if (plan->why == NULL && art->max_age > 0) {
-		snprintf(cr, sizeof(cr), "public, max-age=%u", art->max_age);
+		memcpy(cr, "public, max-age=", 16);
+		*put_num(cr + 16, art->max_age, 10) = '\0';
 		hbuf_header(hb, "Cache-Control", cr);
 	} else if (plan->why == NULL) {
 		hbuf_header(hb, "Cache-Control", "public");

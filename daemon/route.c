@@ -56,6 +56,13 @@ route_decode(const char *in, size_t len, char *out, int form, const char **why)
 	size_t i, o = 0;
 	int hi, lo;
 
+	/* Most paths have nothing to decode: every request's does this. */
+	if (!form && memchr(in, '%', len) == NULL &&
+	    memchr(in, '\0', len) == NULL) {
+		memmove(out, in, len);
+		out[len] = '\0';
+		return (long)len;
+	}
 	for (i = 0; i < len; i++) {
 		if (in[i] == '\0') {
 			*why = "NUL byte in the path";

@@ -83,9 +83,14 @@ rq_kind(const struct rq *rq)
 }
 
 void
-rq_key(const struct rq *rq, struct cache_key *k)
+rq_key(struct rq *rq, struct cache_key *k)
 {
-	cache_key_make(k, &rq->rt->id, rq_kind(rq), rq->rt->arg);
+	/* A SHA-256: the cache, negative and repository steps all ask. */
+	if (!rq->keyed) {
+		cache_key_make(&rq->key, &rq->rt->id, rq_kind(rq), rq->rt->arg);
+		rq->keyed = 1;
+	}
+	*k = rq->key;
 }
 
 int
@@ -114,23 +119,33 @@ rq_txn_end(struct rq *rq)
 	}
 }
 
+/*
+ * A record that waits, with its own copies of what the caller's stack
+ * held: rq first, so that a kept record is freed as itself.
+ */
+struct rq_kept {
+	struct rq rq;
+	struct route rt;
+	struct resolve_origin origin;
+};
+
 struct rq *
 rq_keep(struct rq *rq)
 {
-	struct rq *k;
+	struct rq_kept *k;
 
 	rq_txn_end(rq);
 	if (rq->kept)
 		return rq;
 	if ((k = malloc(sizeof(*k))) == NULL)
 		return NULL;
-	*k = *rq;
-	k->own = *rq->rt;
-	k->rt = &k->own;
-	k->own_origin = *rq->cl.origin;
-	k->cl.origin = &k->own_origin;
-	k->kept = 1;
-	return k;
+	k->rq = *rq;
+	k->rt = *rq->rt;
+	k->rq.rt = &k->rt;
+	k->origin = *rq->cl.origin;
+	k->rq.cl.origin = &k->origin;
+	k->rq.kept = 1;
+	return &k->rq;
 }
 
 void

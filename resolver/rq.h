@@ -44,25 +44,31 @@ struct rq {
 	int in_txn; /* th->rd's read transaction is ours */
 	int kept; /* on the heap */
 	/* A worker's outcome. */
-	struct rq_found f;
 	int status; /* 0 found, 404 absent, else this server's failure */
 	const char *why;
 	void *src; /* the record of a source the request waits on */
 	/*
-	 * A source's word on why it passed, which a not-found answer adds to
-	 * its reason ("" none); and the most max-age such an answer may carry
-	 * (0: as the answer says), for an id a source may have soon.
+	 * The most max-age a not-found answer may carry (0: as the answer
+	 * says), for an id a source may have soon.
 	 */
-	char note[400];
 	unsigned max_age;
+	struct cache_key key; /* rq_key's, once keyed */
+	int keyed;
+	/*
+	 * The buffers last.  The record is initialised in one expression
+	 * (resolve_start), so every field starts zero; the route's and the
+	 * origin's copies live in struct rq_kept, not here, so that a hit
+	 * clears 5 KB, not 9.
+	 */
+	struct rq_found f; /* written by the source that found the file */
+	/* A source's word on why it passed, which a not-found adds; "" none. */
+	char note[400];
 	char unasked[200]; /* the first rq_unasked; "" none */
-	struct route own;
-	struct resolve_origin own_origin;
 };
 
-/* The cache kind of what rq asks for, and its key. */
+/* The cache kind of what rq asks for, and its key (made once per request). */
 enum cache_kind rq_kind(const struct rq *rq);
-void rq_key(const struct rq *rq, struct cache_key *k);
+void rq_key(struct rq *rq, struct cache_key *k);
 /* 1 when rq asks for a section. */
 int rq_section(const struct rq *rq);
 

@@ -171,7 +171,6 @@ objstore_lookup(struct rq *rq)
 	const struct resolve_deps *d = rq->d;
 	struct prod_what w;
 
-	rq_txn_end(rq);
 	if (d->prod == NULL || d->objstore == NULL ||
 	    resolve_loop(rq->cl.origin, d->via_token,
 		d->cfg->max_forwarded_for) != NULL)

@@ -69,20 +69,23 @@ package_find(struct index_reader *rd, const struct buildid *id,
 static enum src_result
 package_lookup(struct rq *rq)
 {
-	struct pass_want *pw;
+	struct pass_want found, *pw;
 	struct prod_what w;
 
 	if (rq->d->packages == NULL || rq->d->prod == NULL || rq_section(rq))
 		return SRC_ABSENT;
 	if (rq_txn(rq) == -1)
 		return rq_fail(rq, "index unavailable");
+	/* On the stack first: most requests that get here find nothing. */
+	if (!package_find(rq->th->rd, &rq->rt->id, rq_kind(rq), rq->rt->arg,
+		&found))
+		return SRC_ABSENT;
 	if ((pw = calloc(1, sizeof(*pw))) == NULL)
 		return rq_fail(rq, "out of memory");
-	if (!package_find(rq->th->rd, &rq->rt->id, rq_kind(rq), rq->rt->arg,
-		pw)) {
-		free(pw);
-		return SRC_ABSENT;
-	}
+	strcpy(pw->package, found.package);
+	strcpy(pw->member, found.member);
+	pw->mtime = found.mtime;
+	pw->size = found.size;
 	rq_what(rq, &w);
 	w.limit = 0; /* a member is never larger than its index says */
 	w.announce = pw->size;

@@ -274,7 +274,8 @@ test_publish(void)
 	    make_info(&id, CACHE_SECTION, ".debug_line", "http://up.example/");
 	struct cache_key k, k2;
 	struct blob_stats st;
-	char tmp[PATH_MAX], err[ERRLEN], buf[64];
+	char tmp[PATH_MAX], err[ERRLEN], buf[64], hex[CACHE_KEY_HEX];
+	char want[PATH_MAX + 100];
 	ssize_t n;
 	int fd;
 
@@ -293,6 +294,12 @@ test_publish(void)
 	    "publish 5 bytes");
 	ok(!exists(tmp), "the temp file is gone");
 	ok(exists(blob_file(&s, &k)), "the blob is in blobs/xx/");
+	/* The layout older caches have on disk: DIR/blobs/HE/HEX. */
+	cache_key_hex(&k, hex);
+	snprintf(want, sizeof(want), "%s/blobs/%.2s/%s", s.dir, hex, hex);
+	is_str(blob_file(&s, &k), want, "blob_path: DIR/blobs/HE/HEX");
+	snprintf(want, sizeof(want), "%s/%.2s/%s", s.updir, hex, hex);
+	is_str(upload_file(&s, &k), want, "... an upload's: UPDIR/HE/HEX");
 
 	memset(&bi, 0, sizeof(bi));
 	index_reader_begin(s.rd);

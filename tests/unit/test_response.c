@@ -11,6 +11,7 @@
  */
 #include "daemon/response.h"
 
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -453,6 +454,15 @@ test_etag(void)
 	response_etag(&a, 0x10, 0x2, 0);
 	response_etag(&b, 0x1, 0x2, 0);
 	ok(strcmp(a.etag, b.etag) != 0, "size 16 and size 1 differ");
+	/* What clients keep for If-None-Match: the same text across versions. */
+	response_etag(&a, 5984, 1764268800123456789, 0);
+	is_str(a.etag, "\"1760-187bf1204fa9cd15\"",
+	    "etag: \"SIZE-MTIME\" in hex");
+	response_etag(&a, 0, 0, 0x1000);
+	is_str(a.etag, "\"0-0-1000\"", "... and -OFFSET when not 0");
+	response_etag(&a, UINT64_MAX, -1, 0xabcdef);
+	is_str(a.etag, "\"ffffffffffffffff-ffffffffffffffff-abcdef\"",
+	    "... lower-case, 64 bits each");
 
 	memset(a.etag, 'x', sizeof(a.etag));
 	response_etag(&a, UINT64_MAX, INT64_MIN, UINT64_MAX);
@@ -772,6 +782,16 @@ test_artifact_head(void)
 	    "no ARCHIVE when unset");
 	is_int(count_header(buf, "X-Cache"), 0, "no X-Cache when unset");
 	ok(has_line(buf, "X-DEBUGINFOD-SIZE", "1000"), "SIZE always there");
+
+	art.max_age = 604800;
+	head_for(buf, sizeof(buf), &plan, &art);
+	ok(has_line(buf, "Cache-Control", "public, max-age=604800"),
+	    "a hit's max-age in Cache-Control");
+	art.max_age = UINT_MAX;
+	head_for(buf, sizeof(buf), &plan, &art);
+	ok(has_line(buf, "Cache-Control", "public, max-age=4294967295"),
+	    "... the largest");
+	art.max_age = 0;
 
 	art.file = "/x\r\nSet-Cookie: a=b";
 	head_for(buf, sizeof(buf), &plan, &art);
