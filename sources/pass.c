@@ -31,7 +31,8 @@
  * (their member may be a link, which sides do not follow), which ELF fills
  * can still join.  Each member's readers may send its last byte as soon as
  * it is out and has passed its final check; the publishing comes once the
- * pass is over.
+ * pass is over (a growing pass's as a background job of the pool: nobody
+ * waits for it).
  *
  * A package still downloading (a repository's) is read as it grows
  * (struct pass_growth).  Its members are not indexed yet, so such a pass
@@ -1271,11 +1272,15 @@ pass_checked(void *arg, int ok, const char *why)
 		produce_revoke(p->m[i]->prod, why);
 		revoked++;
 	}
-	/* Nothing to publish: they end now (the pool may be gone). */
+	/*
+	 * Nothing to publish: they end now (the pool may be gone).  Else the
+	 * readers have had their last bytes, and one asking now joins the
+	 * flight still open: publishing is work no client waits for.
+	 */
 	if (!ok)
 		pass_finish(p);
-	else if (pool_submit(p->ps->rd->pool, pass_publish, p->ps->inbox,
-		     pass_finish, p) == -1) {
+	else if (pool_submit_background(p->ps->rd->pool, pass_publish,
+		     p->ps->inbox, pass_finish, p) == -1) {
 		for (i = 0; i < p->n; i++)
 			if (p->m[i]->prod != NULL)
 				produce_revoke(p->m[i]->prod,
