@@ -56,6 +56,10 @@
  * its source, which hands it on to the package step once the package is
  * in; a local fill that joined it gets a pass of its own.
  *
+ * A pass decodes an xz stream on up to PASS_XZ_THREADS threads (online
+ * CPUs): a client waits for it.  Indexing a package (sources/scan.h) keeps
+ * one.
+ *
  * Threads: a pass runs as a long job of the pool and reports its fills'
  * verdicts to the producers' loop (pass_done); the list of passes and
  * every pass's members are shared under ps->mu, which the package source
@@ -93,6 +97,13 @@
 
 /* An IMA signature in hex. */
 #define RPM_SIG_MAX 2048
+/*
+ * The most threads decoding a pass's xz stream, which clients wait for:
+ * dpkg-deb's data.tar.xz of a large package comes in 24 MiB blocks, two
+ * decoded at once halve the decompression (1.3 s instead of 2.6 s for
+ * binutils' 40 MB -dbg package) for 96 MiB instead of 54.
+ */
+#define PASS_XZ_THREADS 2
 
 struct pass;
 
@@ -1447,6 +1458,7 @@ struct passes *
 passes_new(const struct resolve_deps *rd, struct pool_inbox *inbox)
 {
 	struct passes *ps;
+	long ncpu;
 
 	if ((ps = calloc(1, sizeof(*ps))) == NULL)
 		return NULL;
@@ -1455,6 +1467,9 @@ passes_new(const struct resolve_deps *rd, struct pool_inbox *inbox)
 	ps->lim = pkg_default_limits;
 	ps->lim.room = passes_room;
 	ps->lim.room_arg = ps;
+	ps->lim.xz_threads = PASS_XZ_THREADS;
+	if ((ncpu = sysconf(_SC_NPROCESSORS_ONLN)) < PASS_XZ_THREADS)
+		ps->lim.xz_threads = ncpu > 1 ? (unsigned)ncpu : 1;
 	snprintf(ps->tmpdir, sizeof(ps->tmpdir), "%s/tmp", rd->cfg->cache_dir);
 	pthread_mutex_init(&ps->mu, NULL);
 	passes_apply(ps, rd->cfg);
