@@ -32,6 +32,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "daemon/log.h"
@@ -161,7 +162,7 @@ worker_lower(void)
 	int rc;
 
 	if ((rc = pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp)) != 0)
-		log_warnx("background worker: SCHED_IDLE: error %d", rc);
+		log_warnx("background worker: SCHED_IDLE: %s", strerror(rc));
 	if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
 		IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT) == -1)
 		log_warn("background worker: idle I/O class");
