@@ -72,6 +72,12 @@
 #define XZ_MEMLIMIT (72u << 20)
 /* The most threads an xz stream is decoded on (pkg_limits.xz_threads). */
 #define XZ_THREADS_MAX 8
+/*
+ * How long the threaded decoder waits for its threads' output when it has
+ * no input (xz_block), in ms: the bound on what a read of a download's end
+ * may add to a member's bytes.
+ */
+#define XZ_MT_WAIT_MS 10
 /* The xz magic that starts a stream. */
 #define XZ_MAGIC \
 	"\xfd" \
@@ -216,11 +222,19 @@ xz_block(struct archive *a, struct pkg_reader *r, const void **buf)
 	const void *in = r->xz_buf + READ_BLOCK;
 	la_ssize_t n;
 	lzma_ret rc;
+	int drain = 0;
 
 	r->lz.next_out = r->xz_buf;
 	r->lz.avail_out = READ_BLOCK;
 	while (r->lz.avail_out == READ_BLOCK && !r->xz_end) {
-		if (r->lz.avail_in == 0 && !r->xz_eof) {
+		/*
+		 * The threads' output first, without input (waiting for it
+		 * XZ_MT_WAIT_MS at most, then LZMA_OK): the read after may
+		 * wait for a download to grow, and the bytes of a member a
+		 * client waits for may be decoded already.
+		 */
+		drain = r->xz_mt && !drain && r->lz.avail_in == 0 && !r->xz_eof;
+		if (!drain && r->lz.avail_in == 0 && !r->xz_eof) {
 			if (r->ar != NULL)
 				n = pass_block(a, r->ar, &in);
 			else if ((n = pkg_read(r, r->xz_buf + READ_BLOCK,
@@ -260,6 +274,7 @@ xz_open(struct pkg_reader *r, char *err, size_t errlen)
 	lzma_mt mt = {
 		.flags = LZMA_CONCATENATED,
 		.threads = r->lim->xz_threads,
+		.timeout = XZ_MT_WAIT_MS,
 	};
 	lzma_ret rc;
 
@@ -268,6 +283,7 @@ xz_open(struct pkg_reader *r, char *err, size_t errlen)
 	if (mt.threads > XZ_THREADS_MAX)
 		mt.threads = XZ_THREADS_MAX;
 	if (mt.threads > 1) {
+		r->xz_mt = 1;
 		r->xz_limit *= mt.threads;
 		mt.memlimit_threading = mt.memlimit_stop = r->xz_limit;
 		rc = lzma_stream_decoder_mt(&r->lz, &mt);

@@ -34,6 +34,7 @@ struct pkg_reader {
 	struct archive *files;
 	int xz; /* decompressed here with liblzma, within xz_limit */
 	uint64_t xz_limit; /* XZ_MEMLIMIT per decoding thread */
+	int xz_mt; /* decoded on threads of liblzma's */
 	lzma_stream lz;
 	int xz_eof, xz_end; /* no more input; the stream ended */
 	unsigned char *xz_buf; /* READ_BLOCK out, then READ_BLOCK in */
