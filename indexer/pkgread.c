@@ -171,6 +171,16 @@ pkg_read(struct pkg_reader *r, void *buf, size_t len)
 	}
 }
 
+/* 1 when a read of r's package may wait for it to grow (pkg_read). */
+static int
+pkg_at_end(const struct pkg_reader *r)
+{
+	struct stat st;
+
+	return r->lim->grow != NULL && fstat(r->fd, &st) == 0 &&
+	    (uint64_t)st.st_size <= r->off;
+}
+
 /* The first len bytes of the package file, waiting for them as above. */
 static int
 pkg_head(struct pkg_reader *r, void *buf, size_t len)
@@ -228,12 +238,15 @@ xz_block(struct archive *a, struct pkg_reader *r, const void **buf)
 	r->lz.avail_out = READ_BLOCK;
 	while (r->lz.avail_out == READ_BLOCK && !r->xz_end) {
 		/*
-		 * The threads' output first, without input (waiting for it
-		 * XZ_MT_WAIT_MS at most, then LZMA_OK): the read after may
-		 * wait for a download to grow, and the bytes of a member a
-		 * client waits for may be decoded already.
+		 * At the end of a download that grows, the threads' output
+		 * first, without input (waiting for it XZ_MT_WAIT_MS at
+		 * most, then LZMA_OK): the read after may wait for the
+		 * download, and the bytes of a member a client waits for
+		 * may be decoded already.  Elsewhere input goes on ahead of
+		 * the output, which keeps the threads busy.
 		 */
-		drain = r->xz_mt && !drain && r->lz.avail_in == 0 && !r->xz_eof;
+		drain = r->xz_mt && !drain && r->lz.avail_in == 0 &&
+		    !r->xz_eof && pkg_at_end(r);
 		if (!drain && r->lz.avail_in == 0 && !r->xz_eof) {
 			if (r->ar != NULL)
 				n = pass_block(a, r->ar, &in);
