@@ -10,6 +10,12 @@
  * job to arrive in an empty inbox activates the inbox's event, so a burst of
  * completions costs the loop one wake-up.
  *
+ * Background jobs have a queue and a worker of their own, which sets
+ * itself to SCHED_IDLE and the idle I/O class when it starts, before the
+ * pool's init (the sandbox), and never back: an unprivileged thread could
+ * not raise them again.  It takes background jobs only, one at a time, so
+ * they get the CPU and the disk only when nothing else wants them.
+ *
  * A share (pool_share_run) hands out its items by an atomic counter to
  * the caller and to the helpers that joined the run; a helper joins only
  * while the run is open, under the share's lock, and the caller closes the
@@ -19,14 +25,29 @@
  */
 #include "daemon/pool.h"
 
+#include <sys/syscall.h>
+
 #include <event2/event.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/log.h"
+
+/* ioprio_set(2): no glibc wrapper, no header in Debian 12's libc. */
+#define IOPRIO_WHO_PROCESS 1
+#define IOPRIO_CLASS_IDLE 3
+#define IOPRIO_CLASS_SHIFT 13
+
+/* The classes of jobs, each a queue. */
+enum { Q_SHORT, Q_LONG, Q_BACKGROUND, Q_N };
 
 struct pool_job {
 	struct pool_job *next;
-	int is_long;
+	int cls; /* Q_SHORT, Q_LONG or Q_BACKGROUND */
 	pool_fn work;
 	pool_fn done;
 	struct pool_inbox *inbox;
@@ -40,12 +61,13 @@ struct queue {
 
 struct pool {
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	struct queue q[2]; /* [0] short, [1] long */
+	pthread_cond_t cond; /* the foreground workers wait here */
+	pthread_cond_t bgcond; /* the background worker waits here */
+	struct queue q[Q_N];
 	unsigned running_long;
 	unsigned max_long;
 	int stopping;
-	unsigned nthreads;
+	unsigned nthreads; /* started, the background worker first */
 	pthread_t *threads;
 	pool_fn init; /* run by each worker first; NULL: none */
 	void *init_arg;
@@ -113,39 +135,60 @@ queue_take(struct queue *q)
 	return job;
 }
 
-/* Under the lock: the job this worker may run now, or NULL. */
+/* Under the lock: the job a foreground worker may run now, or NULL. */
 static struct pool_job *
 pool_next(struct pool *pool)
 {
-	if (pool->q[0].head != NULL)
-		return queue_take(&pool->q[0]);
+	if (pool->q[Q_SHORT].head != NULL)
+		return queue_take(&pool->q[Q_SHORT]);
 	if (pool->running_long < pool->max_long)
-		return queue_take(&pool->q[1]);
+		return queue_take(&pool->q[Q_LONG]);
 	return NULL;
 }
 
-static void *
-worker_main(void *arg)
+/* Under the lock: 1 when the workers of class bg may end. */
+static int
+pool_over(const struct pool *pool, int bg)
 {
-	struct pool *pool = arg;
+	return pool->stopping &&
+	    pool->q[bg ? Q_BACKGROUND : Q_LONG].head == NULL;
+}
+
+/* The background worker, at idle priority for the CPU and the disk. */
+static void
+worker_lower(void)
+{
+	struct sched_param sp = { .sched_priority = 0 };
+	int rc;
+
+	if ((rc = pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp)) != 0)
+		log_warnx("background worker: SCHED_IDLE: %s", strerror(rc));
+	if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0,
+		IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT) == -1)
+		log_warn("background worker: idle I/O class");
+}
+
+static void
+worker_run(struct pool *pool, int bg)
+{
 	struct pool_job *job;
 
-	if (pool->init != NULL)
-		pool->init(pool->init_arg);
 	for (;;) {
 		pthread_mutex_lock(&pool->lock);
-		while ((job = pool_next(pool)) == NULL &&
-		    !(pool->stopping && pool->q[1].head == NULL))
-			pthread_cond_wait(&pool->cond, &pool->lock);
+		while ((job = bg ? queue_take(&pool->q[Q_BACKGROUND])
+				 : pool_next(pool)) == NULL &&
+		    !pool_over(pool, bg))
+			pthread_cond_wait(bg ? &pool->bgcond : &pool->cond,
+			    &pool->lock);
 		if (job == NULL) {
 			pthread_mutex_unlock(&pool->lock);
-			return NULL;
+			return;
 		}
-		pool->running_long += job->is_long;
+		pool->running_long += job->cls == Q_LONG;
 		pthread_mutex_unlock(&pool->lock);
 
 		job->work(job->arg);
-		if (job->is_long) {
+		if (job->cls == Q_LONG) {
 			pthread_mutex_lock(&pool->lock);
 			pool->running_long--;
 			/* A long job may wait for this place. */
@@ -159,6 +202,29 @@ worker_main(void *arg)
 	}
 }
 
+static void *
+worker_main(void *arg)
+{
+	struct pool *pool = arg;
+
+	if (pool->init != NULL)
+		pool->init(pool->init_arg);
+	worker_run(pool, 0);
+	return NULL;
+}
+
+static void *
+worker_bg_main(void *arg)
+{
+	struct pool *pool = arg;
+
+	worker_lower();
+	if (pool->init != NULL)
+		pool->init(pool->init_arg);
+	worker_run(pool, 1);
+	return NULL;
+}
+
 struct pool *
 pool_new(unsigned nthreads, unsigned max_long)
 {
@@ -169,6 +235,7 @@ struct pool *
 pool_new_init(unsigned nthreads, unsigned max_long, pool_fn init, void *arg)
 {
 	struct pool *pool;
+	unsigned i;
 
 	if (max_long == 0 || max_long >= nthreads)
 		return NULL;
@@ -176,18 +243,20 @@ pool_new_init(unsigned nthreads, unsigned max_long, pool_fn init, void *arg)
 		return NULL;
 	pthread_mutex_init(&pool->lock, NULL);
 	pthread_cond_init(&pool->cond, NULL);
-	pool->q[0].tail = &pool->q[0].head;
-	pool->q[1].tail = &pool->q[1].head;
+	pthread_cond_init(&pool->bgcond, NULL);
+	for (i = 0; i < Q_N; i++)
+		pool->q[i].tail = &pool->q[i].head;
 	pool->max_long = max_long;
 	pool->init = init;
 	pool->init_arg = arg;
-	if ((pool->threads = calloc(nthreads, sizeof(pthread_t))) == NULL) {
+	if ((pool->threads = calloc(nthreads + 1, sizeof(pthread_t))) == NULL) {
 		pool_free(pool);
 		return NULL;
 	}
-	for (; pool->nthreads < nthreads; pool->nthreads++) {
+	for (; pool->nthreads < nthreads + 1; pool->nthreads++) {
 		if (pthread_create(&pool->threads[pool->nthreads], NULL,
-			worker_main, pool) != 0) {
+			pool->nthreads == 0 ? worker_bg_main : worker_main,
+			pool) != 0) {
 			pool_free(pool);
 			return NULL;
 		}
@@ -205,11 +274,13 @@ pool_free(struct pool *pool)
 	pthread_mutex_lock(&pool->lock);
 	pool->stopping = 1;
 	pthread_cond_broadcast(&pool->cond);
+	pthread_cond_broadcast(&pool->bgcond);
 	pthread_mutex_unlock(&pool->lock);
 	for (i = 0; i < pool->nthreads; i++)
 		pthread_join(pool->threads[i], NULL);
 	pthread_mutex_destroy(&pool->lock);
 	pthread_cond_destroy(&pool->cond);
+	pthread_cond_destroy(&pool->bgcond);
 	free(pool->threads);
 	free(pool);
 }
@@ -243,14 +314,14 @@ pool_inbox_free(struct pool_inbox *inbox)
 }
 
 static int
-submit(struct pool *pool, int is_long, pool_fn work, struct pool_inbox *inbox,
+submit(struct pool *pool, int cls, pool_fn work, struct pool_inbox *inbox,
     pool_fn done, void *arg)
 {
 	struct pool_job *job;
 
 	if ((job = malloc(sizeof(*job))) == NULL)
 		return -1;
-	job->is_long = is_long;
+	job->cls = cls;
 	job->work = work;
 	job->done = done;
 	job->inbox = inbox;
@@ -261,9 +332,9 @@ submit(struct pool *pool, int is_long, pool_fn work, struct pool_inbox *inbox,
 		free(job);
 		return -1;
 	}
-	queue_put(&pool->q[is_long], job);
+	queue_put(&pool->q[cls], job);
 	/* Any idle worker can take it (a long one once a place is free). */
-	pthread_cond_signal(&pool->cond);
+	pthread_cond_signal(cls == Q_BACKGROUND ? &pool->bgcond : &pool->cond);
 	pthread_mutex_unlock(&pool->lock);
 	return 0;
 }
@@ -272,14 +343,21 @@ int
 pool_submit(struct pool *pool, pool_fn work, struct pool_inbox *inbox,
     pool_fn done, void *arg)
 {
-	return submit(pool, 0, work, inbox, done, arg);
+	return submit(pool, Q_SHORT, work, inbox, done, arg);
 }
 
 int
 pool_submit_long(struct pool *pool, pool_fn work, struct pool_inbox *inbox,
     pool_fn done, void *arg)
 {
-	return submit(pool, 1, work, inbox, done, arg);
+	return submit(pool, Q_LONG, work, inbox, done, arg);
+}
+
+int
+pool_submit_background(struct pool *pool, pool_fn work,
+    struct pool_inbox *inbox, pool_fn done, void *arg)
+{
+	return submit(pool, Q_BACKGROUND, work, inbox, done, arg);
 }
 
 struct pool_share {

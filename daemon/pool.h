@@ -9,6 +9,11 @@
  * over packages, scans, cache maintenance, purges.  Short jobs are taken
  * first, and long jobs never occupy more than max_long of the workers, so
  * a client one byte short of a verified file never waits behind a scan.
+ * Background jobs are what no client waits for (publishing the members a
+ * pass extracted unasked, indexing a downloaded package): one worker of
+ * their own runs them, one at a time, at idle priority for the CPU
+ * (SCHED_IDLE) and the disk (the idle I/O class), so they take neither
+ * from the work clients wait on.
  *
  * An inbox belongs to one event loop; a job's done callback runs on that
  * loop's thread, never on a worker.  libevent must have been told to use
@@ -25,7 +30,10 @@ struct pool_inbox;
 
 typedef void (*pool_fn)(void *arg);
 
-/* nthreads workers, at most max_long (1 to nthreads - 1) on long jobs. */
+/*
+ * nthreads workers, at most max_long (1 to nthreads - 1) on long jobs,
+ * and the background worker.
+ */
 struct pool *pool_new(unsigned nthreads, unsigned max_long);
 /*
  * The same, each worker running init(arg) when it starts, before any job
@@ -50,6 +58,12 @@ int pool_submit(struct pool *pool, pool_fn work, struct pool_inbox *inbox,
 /* The same for a long job. */
 int pool_submit_long(struct pool *pool, pool_fn work, struct pool_inbox *inbox,
     pool_fn done, void *arg);
+/*
+ * The same for a background job: nothing a client waits for may depend on
+ * it, since it runs only when the machine has nothing else to do.
+ */
+int pool_submit_background(struct pool *pool, pool_fn work,
+    struct pool_inbox *inbox, pool_fn done, void *arg);
 
 /*
  * Work shared out: a job (a scan) splits a loop over n items among itself

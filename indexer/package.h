@@ -49,6 +49,14 @@ struct pkg_limits {
 	 */
 	int (*grow)(uint64_t have, void *arg);
 	void *grow_arg;
+	/*
+	 * Threads decoding an xz stream read whole (a .deb's data.tar.xz,
+	 * an Arch .pkg.tar.xz), one per xz block at a time, up to 8; the
+	 * memory limit (72 MiB) is per thread.  0 or 1: this thread alone.
+	 * A stream in one block, or whose blocks do not carry their sizes,
+	 * is decoded by one thread whatever this says.
+	 */
+	unsigned xz_threads;
 };
 
 #define PKG_ROOM_STEP (64u << 20)

@@ -12,7 +12,15 @@
  * xz (a .deb's data.tar.xz, an Arch .pkg.tar.xz) is decompressed with
  * liblzma in place of the raw reader, with a memory limit (XZ_MEMLIMIT)
  * that libarchive does not set: an xz stream chooses its own dictionary,
- * up to 1.5 GiB.  rpm payloads go through libarchive's xz.
+ * up to 1.5 GiB.  rpm payloads go through libarchive's xz.  With
+ * pkg_limits.xz_threads above 1, liblzma's threaded decoder decodes several
+ * xz blocks at once (dpkg-deb writes them so; a single-block stream gets
+ * one thread).  The limit is then XZ_MEMLIMIT per thread, for all of them
+ * together: each holds its block's input and output besides a dictionary
+ * (two of dpkg-deb's 24 MiB blocks take 96 MiB); a stream whose threads
+ * would need more is decoded by one thread, which may then have all of it
+ * (a dictionary a one-thread reader refuses), and one that needs more even
+ * so is refused.  Its threads belong to the reader and end with it.
  *
  * The "raw" reader (or the xz decoder) does nothing but decompress, so the
  * callback that feeds the top reader sees every decompressed byte of the
@@ -62,6 +70,14 @@
  * may ask for a 1.5 GiB dictionary, which would be held while it is read.
  */
 #define XZ_MEMLIMIT (72u << 20)
+/* The most threads an xz stream is decoded on (pkg_limits.xz_threads). */
+#define XZ_THREADS_MAX 8
+/*
+ * How long the threaded decoder waits for its threads' output when it has
+ * no input (xz_block), in ms: the bound on what a read of a download's end
+ * may add to a member's bytes.
+ */
+#define XZ_MT_WAIT_MS 10
 /* The xz magic that starts a stream. */
 #define XZ_MAGIC \
 	"\xfd" \
@@ -155,6 +171,16 @@ pkg_read(struct pkg_reader *r, void *buf, size_t len)
 	}
 }
 
+/* 1 when a read of r's package may wait for it to grow (pkg_read). */
+static int
+pkg_at_end(const struct pkg_reader *r)
+{
+	struct stat st;
+
+	return r->lim->grow != NULL && fstat(r->fd, &st) == 0 &&
+	    (uint64_t)st.st_size <= r->off;
+}
+
 /* The first len bytes of the package file, waiting for them as above. */
 static int
 pkg_head(struct pkg_reader *r, void *buf, size_t len)
@@ -206,11 +232,22 @@ xz_block(struct archive *a, struct pkg_reader *r, const void **buf)
 	const void *in = r->xz_buf + READ_BLOCK;
 	la_ssize_t n;
 	lzma_ret rc;
+	int drain = 0;
 
 	r->lz.next_out = r->xz_buf;
 	r->lz.avail_out = READ_BLOCK;
 	while (r->lz.avail_out == READ_BLOCK && !r->xz_end) {
-		if (r->lz.avail_in == 0 && !r->xz_eof) {
+		/*
+		 * At the end of a download that grows, the threads' output
+		 * first, without input (waiting for it XZ_MT_WAIT_MS at
+		 * most, then LZMA_OK): the read after may wait for the
+		 * download, and the bytes of a member a client waits for
+		 * may be decoded already.  Elsewhere input goes on ahead of
+		 * the output, which keeps the threads busy.
+		 */
+		drain = r->xz_mt && !drain && r->lz.avail_in == 0 &&
+		    !r->xz_eof && pkg_at_end(r);
+		if (!drain && r->lz.avail_in == 0 && !r->xz_eof) {
 			if (r->ar != NULL)
 				n = pass_block(a, r->ar, &in);
 			else if ((n = pkg_read(r, r->xz_buf + READ_BLOCK,
@@ -230,7 +267,7 @@ xz_block(struct archive *a, struct pkg_reader *r, const void **buf)
 			archive_set_error(a, ENOMEM,
 			    "xz: the stream needs more than %u MiB to "
 			    "decompress",
-			    XZ_MEMLIMIT >> 20);
+			    (unsigned)(r->xz_limit >> 20));
 			return -1;
 		} else if (rc != LZMA_OK) {
 			archive_set_error(a, EIO, "xz: %s",
@@ -247,10 +284,26 @@ xz_block(struct archive *a, struct pkg_reader *r, const void **buf)
 static int
 xz_open(struct pkg_reader *r, char *err, size_t errlen)
 {
+	lzma_mt mt = {
+		.flags = LZMA_CONCATENATED,
+		.threads = r->lim->xz_threads,
+		.timeout = XZ_MT_WAIT_MS,
+	};
+	lzma_ret rc;
+
 	r->xz = 1;
-	if ((r->xz_buf = malloc(2 * READ_BLOCK)) == NULL ||
-	    lzma_stream_decoder(&r->lz, XZ_MEMLIMIT, LZMA_CONCATENATED) !=
-		LZMA_OK) {
+	r->xz_limit = XZ_MEMLIMIT;
+	if (mt.threads > XZ_THREADS_MAX)
+		mt.threads = XZ_THREADS_MAX;
+	if (mt.threads > 1) {
+		r->xz_mt = 1;
+		r->xz_limit *= mt.threads;
+		mt.memlimit_threading = mt.memlimit_stop = r->xz_limit;
+		rc = lzma_stream_decoder_mt(&r->lz, &mt);
+	} else
+		rc =
+		    lzma_stream_decoder(&r->lz, XZ_MEMLIMIT, LZMA_CONCATENATED);
+	if ((r->xz_buf = malloc(2 * READ_BLOCK)) == NULL || rc != LZMA_OK) {
 		snprintf(err, errlen, "cannot set up an xz decoder");
 		return -1;
 	}

@@ -32,7 +32,9 @@ struct pkg_reader {
 	struct archive *ar;
 	struct archive *raw; /* NULL when xz is set */
 	struct archive *files;
-	int xz; /* decompressed here with liblzma, within XZ_MEMLIMIT */
+	int xz; /* decompressed here with liblzma, within xz_limit */
+	uint64_t xz_limit; /* XZ_MEMLIMIT per decoding thread */
+	int xz_mt; /* decoded on threads of liblzma's */
 	lzma_stream lz;
 	int xz_eof, xz_end; /* no more input; the stream ended */
 	unsigned char *xz_buf; /* READ_BLOCK out, then READ_BLOCK in */

@@ -31,7 +31,8 @@
  * (their member may be a link, which sides do not follow), which ELF fills
  * can still join.  Each member's readers may send its last byte as soon as
  * it is out and has passed its final check; the publishing comes once the
- * pass is over.
+ * pass is over (a growing pass's as a background job of the pool: nobody
+ * waits for it).
  *
  * A package still downloading (a repository's) is read as it grows
  * (struct pass_growth).  Its members are not indexed yet, so such a pass
@@ -54,6 +55,10 @@
  * ELF check every fill passes).  A fill it could not serve goes back to
  * its source, which hands it on to the package step once the package is
  * in; a local fill that joined it gets a pass of its own.
+ *
+ * A pass decodes an xz stream on up to PASS_XZ_THREADS threads (online
+ * CPUs): a client waits for it.  Indexing a package (sources/scan.h) keeps
+ * one.
  *
  * Threads: a pass runs as a long job of the pool and reports its fills'
  * verdicts to the producers' loop (pass_done); the list of passes and
@@ -92,6 +97,13 @@
 
 /* An IMA signature in hex. */
 #define RPM_SIG_MAX 2048
+/*
+ * The most threads decoding a pass's xz stream, which clients wait for:
+ * dpkg-deb's data.tar.xz of a large package comes in 24 MiB blocks, two
+ * decoded at once halve the decompression (1.3 s instead of 2.6 s for
+ * binutils' 40 MB -dbg package) for 96 MiB instead of 54.
+ */
+#define PASS_XZ_THREADS 2
 
 struct pass;
 
@@ -1271,11 +1283,15 @@ pass_checked(void *arg, int ok, const char *why)
 		produce_revoke(p->m[i]->prod, why);
 		revoked++;
 	}
-	/* Nothing to publish: they end now (the pool may be gone). */
+	/*
+	 * Nothing to publish: they end now (the pool may be gone).  Else the
+	 * readers have had their last bytes, and one asking now joins the
+	 * flight still open: publishing is work no client waits for.
+	 */
 	if (!ok)
 		pass_finish(p);
-	else if (pool_submit(p->ps->rd->pool, pass_publish, p->ps->inbox,
-		     pass_finish, p) == -1) {
+	else if (pool_submit_background(p->ps->rd->pool, pass_publish,
+		     p->ps->inbox, pass_finish, p) == -1) {
 		for (i = 0; i < p->n; i++)
 			if (p->m[i]->prod != NULL)
 				produce_revoke(p->m[i]->prod,
@@ -1442,6 +1458,7 @@ struct passes *
 passes_new(const struct resolve_deps *rd, struct pool_inbox *inbox)
 {
 	struct passes *ps;
+	long ncpu;
 
 	if ((ps = calloc(1, sizeof(*ps))) == NULL)
 		return NULL;
@@ -1450,6 +1467,9 @@ passes_new(const struct resolve_deps *rd, struct pool_inbox *inbox)
 	ps->lim = pkg_default_limits;
 	ps->lim.room = passes_room;
 	ps->lim.room_arg = ps;
+	ps->lim.xz_threads = PASS_XZ_THREADS;
+	if ((ncpu = sysconf(_SC_NPROCESSORS_ONLN)) < PASS_XZ_THREADS)
+		ps->lim.xz_threads = ncpu > 1 ? (unsigned)ncpu : 1;
 	snprintf(ps->tmpdir, sizeof(ps->tmpdir), "%s/tmp", rd->cfg->cache_dir);
 	pthread_mutex_init(&ps->mu, NULL);
 	passes_apply(ps, rd->cfg);

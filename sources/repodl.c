@@ -13,7 +13,9 @@
  * package any more (indexing decompresses it all again, which would take
  * the CPU from the pass and its clients), another indexes its members
  * (sources/scan.h) and trims the package cache to repo-cache-size, oldest
- * downloads first; only then does the flight end READY.  A failed
+ * downloads first, at background priority (daemon/pool.h) unless fills
+ * wait for it; only then does the flight end READY.  Its repo-downloads
+ * slot goes to the next download as soon as the checksum passed.  A failed
  * download ends FAILED, leaves nothing behind, counts against the
  * repository's breaker and is remembered for error-ttl (an error entry
  * under the package's key).
@@ -117,7 +119,8 @@ struct dl {
 	struct dl *rnext; /* among rs->running */
 	struct dl *enext; /* repos_stop's list */
 	struct dl *inext; /* among rs->held, from dl_start to dl_end; mu */
-	int started; /* holds one of the repo-downloads slots; under mu */
+	int started; /* dl_start ran or will; under mu */
+	int slot; /* holds one of the repo-downloads slots: until checked */
 	int ok, timeout, checksum;
 	char why[256];
 };
@@ -655,6 +658,21 @@ dl_fail_work(void *arg)
 		log_warnx("%s: %s", __func__, err);
 }
 
+/*
+ * The loop: dl's slot to the oldest download waiting, once its bytes are
+ * in and checked (its indexing is no download: a client's download must
+ * not wait for it, nor for its end).
+ */
+static void
+dl_unslot(struct dl *dl)
+{
+	if (!dl->slot)
+		return;
+	dl->slot = 0;
+	atomic_fetch_sub(&dl->rs->active, 1);
+	event_active(dl->rs->kick, EV_READ, 1);
+}
+
 /* The loop: the end of a download. */
 static void
 dl_end(struct dl *dl)
@@ -699,11 +717,7 @@ dl_end(struct dl *dl)
 	/* A download ended before it started: its passes never begin. */
 	if (!dl->started && dl->rs->d.passes != NULL)
 		passes_drop(dl->rs->d.passes, dl->path, dl->why);
-	if (dl->started) {
-		/* Its slot to the oldest download waiting. */
-		atomic_fetch_sub(&dl->rs->active, 1);
-		event_active(dl->rs->kick, EV_READ, 1);
-	}
+	dl_unslot(dl);
 	growing_unref(dl->g);
 	free(dl);
 }
@@ -720,13 +734,21 @@ dl_done(void *arg)
 	dl_end(dl);
 }
 
-/* Any thread: index the checked download. */
+/*
+ * Any thread: index the checked download, in the background unless fills
+ * wait for it (those the passes could not serve).
+ */
 static void
 dl_index(struct dl *dl)
 {
+	int waited;
+
+	pthread_mutex_lock(&dl->g->mu);
+	waited = dl->g->after != NULL;
+	pthread_mutex_unlock(&dl->g->mu);
 	if (dl->rs->stopping ||
-	    pool_submit_long(dl->rs->d.pool, dl_index_work, dl->rs->d.inbox,
-		dl_done, dl) == -1) {
+	    (waited ? pool_submit_long : pool_submit_background)(dl->rs->d.pool,
+		dl_index_work, dl->rs->d.inbox, dl_done, dl) == -1) {
 		snprintf(dl->why, sizeof(dl->why), "server is shutting down");
 		dl->ok = 0;
 		dl_end(dl);
@@ -751,6 +773,7 @@ dl_checked(void *arg)
 		dl_done(dl);
 		return;
 	}
+	dl_unslot(dl);
 	pthread_mutex_lock(&g->mu);
 	if ((wait = g->readers > 0))
 		g->indexing = dl;
@@ -1059,7 +1082,7 @@ repo_dl_kick(struct repos *rs)
 {
 	struct dl *dl;
 
-	/* Oldest first, while fewer than repo-downloads run; dl_end kicks. */
+	/* Oldest first, while fewer than repo-downloads run; dl_unslot kicks. */
 	while (atomic_load(&rs->active) < rs->d.cfg->repo_downloads) {
 		pthread_mutex_lock(&rs->mu);
 		if ((dl = rs->queue) != NULL) {
@@ -1071,6 +1094,7 @@ repo_dl_kick(struct repos *rs)
 		if (dl == NULL)
 			break;
 		atomic_fetch_add(&rs->active, 1);
+		dl->slot = 1;
 		/*
 		 * Its passes begin now, not when asked for: they would hold
 		 * long workers, which running downloads need, while they wait.

@@ -2,9 +2,10 @@
 # tests/unitfilter.py UNIT PROGRAM [ARGS...]: run PROGRAM under the system
 # call filter that UNIT's SystemCallFilter= lines would give it under
 # systemd (an allow list of the named calls and groups, as
-# "systemd-analyze syscall-filter" expands them, minus the ~ lines; other
-# calls fail with SystemCallErrorNumber=, EPERM here), without systemd:
-# libseccomp through ctypes, then exec.
+# "systemd-analyze syscall-filter" expands them; in the order of the lines,
+# as systemd merges them, a ~ line takes calls out and another puts them
+# back; other calls fail with SystemCallErrorNumber=, EPERM here), without
+# systemd: libseccomp through ctypes, then exec.
 import ctypes
 import errno
 import os
@@ -31,7 +32,7 @@ def expand(name):
     return groups[name]
 
 
-allow, deny = set(), set()
+allow = set()
 with open(sys.argv[1]) as unit:
     for line in unit:
         m = re.match(r"SystemCallFilter=(~?)(.*)", line.strip())
@@ -39,7 +40,10 @@ with open(sys.argv[1]) as unit:
             names = set()
             for word in m.group(2).split():
                 names |= expand(word)
-            (deny if m.group(1) else allow).update(names)
+            if m.group(1):
+                allow -= names
+            else:
+                allow |= names
 
 lib = ctypes.CDLL("libseccomp.so.2", use_errno=True)
 lib.seccomp_init.restype = ctypes.c_void_p
@@ -52,7 +56,7 @@ SCMP_ACT_ALLOW = 0x7FFF0000
 SCMP_ACT_ERRNO = 0x00050000 | errno.EPERM
 
 ctx = lib.seccomp_init(SCMP_ACT_ERRNO)
-for name in sorted(allow - deny):
+for name in sorted(allow):
     nr = lib.seccomp_syscall_resolve_name(name.encode())
     if nr >= 0:  # unknown here (another architecture's): nothing to allow
         lib.seccomp_rule_add(ctx, SCMP_ACT_ALLOW, nr, 0)

@@ -7,7 +7,10 @@
  * The input is a whole package, read from a memfd by path as the server
  * reads a package file, under small limits (members to 1 MiB, 8 MiB read,
  * 2000 members) so that a bomb costs little; ELF members go to a memfd.
- * The first members the scan reports are then extracted by name.  Besides
+ * The first members the scan reports are then extracted by name, and the
+ * first of them again with the xz stream decoded on two threads, which
+ * must end the same, with the same bytes (or succeed where one thread's
+ * memory limit refused the stream: two have twice the memory).  Besides
  * memory errors, the target aborts when a result breaks the contract: a
  * return other than 0 and -1 (and ELF_NOTFOUND for an extraction), an
  * error without a message, a member path that is not absolute and
@@ -31,7 +34,29 @@ static const struct pkg_limits limits = {
 	.max_member = 1u << 20,
 	.max_total = 8u << 20,
 	.max_members = 2000,
+}, threaded = {
+	.max_member = 1u << 20,
+	.max_total = 8u << 20,
+	.max_members = 2000,
+	.xz_threads = 2,
 };
+
+/* What an extraction wrote to outfd, malloc'd; NULL when it cannot tell. */
+static unsigned char *
+out_bytes(size_t *len)
+{
+	unsigned char *buf;
+	struct stat st;
+
+	if (fstat(outfd, &st) == -1 || (buf = malloc(st.st_size + 1)) == NULL)
+		return NULL;
+	*len = (size_t)st.st_size;
+	if (pread(outfd, buf, *len, 0) != (ssize_t)*len) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
 
 struct seen {
 	char *names[EXTRACTS];
@@ -95,9 +120,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct seen s;
 	struct stat st;
+	unsigned char *one = NULL, *two;
+	size_t onelen = 0, twolen;
 	char err[256];
 	unsigned i;
-	int rc;
+	int rc, rc0 = 0, memory0 = 0;
 
 	if (memfd == -1)
 		LLVMFuzzerInitialize(NULL, NULL);
@@ -121,7 +148,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (rc == 0)
 			FUZZ_CHECK(fstat(outfd, &st) == 0 &&
 			    (uint64_t)st.st_size <= limits.max_member);
+		if (i == 0) {
+			rc0 = rc;
+			memory0 = rc == -1 &&
+			    strstr(err, "MiB to decompress") != NULL;
+			one = out_bytes(&onelen);
+		}
 	}
+	if (s.n > 0 && one != NULL && ftruncate(outfd, 0) == 0) {
+		rc = pkg_extract(path, s.names[0], outfd, &threaded, err,
+		    sizeof(err));
+		FUZZ_CHECK(rc == rc0 || (memory0 && rc != -1));
+		if (rc == 0 && rc0 == 0 && (two = out_bytes(&twolen)) != NULL) {
+			FUZZ_CHECK(
+			    twolen == onelen && memcmp(one, two, onelen) == 0);
+			free(two);
+		}
+	}
+	free(one);
 	for (i = 0; i < s.n; i++)
 		free(s.names[i]);
 	return 0;

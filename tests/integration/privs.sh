@@ -67,7 +67,7 @@ for t in /proc/"$pid"/task/*; do
 done
 is "$caps" 0 "no thread kept a capability"
 fenced=$(grep -l '^Seccomp:[[:space:]]*2' /proc/"$pid"/task/*/status | wc -l)
-is "$fenced" 4 "the 4 worker threads run under a seccomp filter"
+is "$fenced" 5 "the 4 worker threads and the background one run under a seccomp filter"
 
 is "$(code "$u_URL/buildid/$id_up/executable")" 200 "a fill as nobody"
 is "$(code "$u_URL/buildid/$id_scan/executable")" 200 "a scanned file as nobody"

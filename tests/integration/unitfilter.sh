@@ -42,8 +42,8 @@ install -d -o nobody -g nogroup "$T/u-cache"
 start_daemon u --scan-dir "$T/scan" --upstream "$up_URL"
 is "$(awk '/^Seccomp_filters:/ { print $2 }' "/proc/$u_PID/status")" 1 \
     "the main thread runs under the unit's filter"
-is "$(grep -l '^Seccomp_filters:[[:space:]]*2' /proc/"$u_PID"/task/*/status | wc -l)" 4 \
-    "... and the 4 workers under theirs too"
+is "$(grep -l '^Seccomp_filters:[[:space:]]*2' /proc/"$u_PID"/task/*/status | wc -l)" 5 \
+    "... and the 4 workers and the background one under theirs too"
 is "$(code "$u_URL/buildid/$id_scan/executable")" 200 "a scanned file"
 is "$(code "$u_URL/buildid/$id_up/executable")" 200 "a fill"
 kill -HUP "$u_PID"
@@ -51,8 +51,8 @@ wait_scan u 2
 is "$(code "$u_URL/metrics")" 200 "a reload (SIGHUP)"
 stop_daemon u
 is "$STOP_RC" 0 "a clean stop"
-is "$(grep -cE 'sandbox|capset|Operation not permitted|fatal' "$u_LOG")" 0 \
+is "$(grep -cE 'sandbox|capset|Operation not permitted|fatal|background worker' "$u_LOG")" 0 \
     "no refusal in the log"
-grep -E 'sandbox|capset|Operation not permitted|fatal' "$u_LOG" | sed 's/^/#   /'
+grep -E 'sandbox|capset|Operation not permitted|fatal|background worker' "$u_LOG" | sed 's/^/#   /'
 
 done_testing

@@ -970,7 +970,7 @@ make_bomb(const char *path)
 static void
 test_hostile(void)
 {
-	struct pkg_limits lim = limits;
+	struct pkg_limits lim = limits, two;
 	struct seen_list *l = calloc(1, sizeof(*l));
 	unsigned char garbage[8192], *trunc = NULL;
 	struct pkg_stats st;
@@ -1141,6 +1141,11 @@ test_hostile(void)
 	    "a 256 MiB xz dictionary in an Arch package: refused");
 	is_int(extract_to(at("bigdict.deb"), "/usr/bin/one", &limits, err), -1,
 	    "a 256 MiB xz dictionary: extract is an error");
+	two = limits;
+	two.xz_threads = 2;
+	ok(extract_to(at("bigdict.deb"), "/usr/bin/one", &two, err) == -1 &&
+		strstr(err, "more than 144 MiB to decompress") != NULL,
+	    "... on two threads too, past 72 MiB for each");
 	ok(dir_is_empty(at("scratch")), "hostile input leaves tmpdir empty");
 	free(l);
 }
@@ -1315,6 +1320,132 @@ test_part(void)
 		    "part DWARF 4: the debug file read whole");
 }
 
+/*
+ * A package read as it grows (a download): grow appends the next 16 KiB
+ * of the whole file on the reader's own thread, and counts the threads of
+ * the process meanwhile.
+ */
+struct growth {
+	const unsigned char *all;
+	size_t len, have;
+	int fd;
+	int calls, threads_max;
+};
+
+static int
+threads_now(void)
+{
+	struct dirent *d;
+	DIR *dp;
+	int n = 0;
+
+	if ((dp = opendir("/proc/self/task")) == NULL)
+		return -1;
+	while ((d = readdir(dp)) != NULL)
+		n += d->d_name[0] != '.';
+	closedir(dp);
+	return n;
+}
+
+static int
+grow_cb(uint64_t have, void *arg)
+{
+	struct growth *g = arg;
+	size_t n = g->len - g->have < 16384 ? g->len - g->have : 16384;
+	int t = threads_now();
+
+	g->calls++;
+	if (t > g->threads_max)
+		g->threads_max = t;
+	if (n == 0)
+		return 0;
+	if (write(g->fd, g->all + g->have, n) != (ssize_t)n)
+		return -1;
+	g->have += n;
+	return 1;
+}
+
+/*
+ * Extract the blob of p5 from pkg as the file grows, decoded on up to two
+ * threads: 1 when it came out byte-identical; *threads: how many more
+ * threads the process had at most meanwhile than before.
+ */
+static int
+grown_extract(const char *what, const char *pkg, int *threads)
+{
+	struct growth g = { 0 };
+	struct pkg_limits lim = limits;
+	unsigned char *want = NULL, *got = NULL;
+	size_t wantlen = 0, gotlen = 0;
+	char err[ERRLEN], label[128];
+	int before, rc = -2, out, same;
+
+	*threads = -1;
+	g.all = slurp(at(pkg), &g.len);
+	want = slurp(at("p5/usr/share/big/blob"), &wantlen);
+	g.fd = open(at("growing.deb"), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600);
+	out = open(at("out.bin"), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/* Its ar header and the start of its data, the rest in pieces. */
+	g.have = 4096;
+	if (g.all != NULL && want != NULL && g.fd != -1 && out != -1 &&
+	    g.len > 65536 && write(g.fd, g.all, g.have) == (ssize_t)g.have) {
+		lim.grow = grow_cb;
+		lim.grow_arg = &g;
+		lim.xz_threads = 2;
+		before = threads_now();
+		if ((rc = pkg_extract(at("growing.deb"), "/usr/share/big/blob",
+			 out, &lim, err, sizeof(err))) != 0)
+			printf("# %s\n", err);
+		*threads = g.threads_max - before;
+		printf("# %s: %d threads more while decoding, %d pieces\n",
+		    what, *threads, g.calls);
+		snprintf(label, sizeof(label),
+		    "%s: the decoder's threads end with the reader", what);
+		is_int(threads_now(), before, label);
+	}
+	if (out != -1)
+		close(out);
+	if (g.fd != -1)
+		close(g.fd);
+	got = slurp(at("out.bin"), &gotlen);
+	same = rc == 0 && g.calls > 10 && got != NULL && gotlen == wantlen &&
+	    memcmp(got, want, wantlen) == 0;
+	free((void *)g.all);
+	free(want);
+	free(got);
+	return same;
+}
+
+/*
+ * liblzma's threaded decoder (pkg_limits.xz_threads) on a data.tar.xz in
+ * 64 KiB blocks, read as the file grows: with the blocks' sizes in their
+ * headers (multi-threaded xz, dpkg-deb), decoded on threads of its own;
+ * without (xz -T1), on the reader's thread.
+ */
+static void
+test_threads(void)
+{
+	int more;
+
+	if (!ok(shell("cd '%s/p5' && tar --format=gnu --sort=name --owner=0 "
+		      "--group=0 -cf - ./usr | xz -T2 --block-size=65536 -c "
+		      ">../data.tar.xz && cd .. && rm -f p5-mt.deb && "
+		      "ar rcD p5-mt.deb debian-binary control.tar.xz "
+		      "data.tar.xz",
+		    tmpdir),
+		"threads: p5's .deb in 64 KiB blocks by xz -T2"))
+		return;
+	ok(grown_extract("threads, sizes in the block headers", "p5-mt.deb",
+	       &more),
+	    "threads: a member of it, read as it grows, is byte-identical");
+	ok(more > 0, "threads: ... decoded on threads of their own");
+	ok(grown_extract("threads, no sizes in the block headers",
+	       "p5-many.deb", &more),
+	    "threads: from xz -T1's blocks too");
+	is_int(more, 0, "threads: ... decoded on the reader's thread");
+}
+
 int
 main(void)
 {
@@ -1337,6 +1468,7 @@ main(void)
 		test_hostile();
 	}
 	test_part();
+	test_threads();
 
 	testdir_remove();
 	return tap_done();

@@ -1,5 +1,6 @@
 /*
- * tests/unit/test_pool.c: the worker pool's two urgencies (daemon/pool.h).
+ * tests/unit/test_pool.c: the worker pool's two urgencies and its
+ * background class (daemon/pool.h).
  *
  * Long jobs here block on a gate the test opens, so what runs while they
  * hold their workers is decided by the pool's rules, not by timing; every
@@ -7,12 +8,16 @@
  */
 #include "daemon/pool.h"
 
+#include <sys/syscall.h>
+
 #include <errno.h>
 #include <event2/event.h>
 #include <event2/thread.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tests/tap.h"
 
@@ -169,6 +174,60 @@ test_inbox_and_free(void)
 	event_base_free(base);
 }
 
+/* What a job saw of its thread: CPU policy and I/O priority. */
+struct seen {
+	int policy, ioprio;
+};
+
+static int bg_done;
+
+static void
+see_work(void *arg)
+{
+	struct seen *s = arg;
+
+	pthread_mutex_lock(&mu);
+	s->policy = sched_getscheduler(0);
+	s->ioprio = (int)syscall(SYS_ioprio_get, 1 /* IOPRIO_WHO_PROCESS */, 0);
+	bg_done++;
+	pthread_cond_broadcast(&changed);
+	pthread_mutex_unlock(&mu);
+}
+
+static void
+test_background(void)
+{
+	struct seen bg = { -1, -1 }, fg = { -1, -1 };
+	struct pool *pool;
+	int i;
+
+	long_done = long_started = long_running = short_done = bg_done = 0;
+	gate_open = 0;
+	pool = pool_new(2, 1);
+	ok(pool_submit_long(pool, long_work, NULL, NULL, NULL) == 0 &&
+		wait_for(&long_running, 1),
+	    "a long job holds the only long place");
+	ok(pool_submit_background(pool, see_work, NULL, NULL, &bg) == 0,
+	    "a background job queued");
+	ok(wait_for(&bg_done, 1),
+	    "... it runs on a worker of its own meanwhile");
+	is_int(bg.policy, SCHED_IDLE, "... at SCHED_IDLE");
+	is_int(bg.ioprio >> 13, 3, "... in the idle I/O class");
+	ok(pool_submit(pool, see_work, NULL, NULL, &fg) == 0 &&
+		wait_for(&bg_done, 2),
+	    "a short job runs");
+	is_int(fg.policy, SCHED_OTHER, "... at the normal policy");
+	ok(fg.ioprio >> 13 != 3, "... not in the idle I/O class");
+	open_gate();
+	ok(wait_for(&long_done, 1), "the long job ends");
+
+	/* pool_free runs the queued background jobs too. */
+	for (i = 0; i < 5; i++)
+		pool_submit_background(pool, short_work, NULL, NULL, NULL);
+	pool_free(pool);
+	is_int(short_done, 5, "pool_free runs the queued background jobs");
+}
+
 /*
  * Shares.  Items count themselves and may wait on their own gate; the job
  * that runs a share is a long job, and says when it is done.
@@ -314,6 +373,7 @@ main(void)
 	test_share_alone();
 	test_share_helpers();
 	test_share_no_pool();
+	test_background();
 	test_inbox_and_free();
 	return tap_done();
 }
