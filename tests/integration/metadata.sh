@@ -175,8 +175,16 @@ access_log_has origin '"GET /metadata\?key=glob&value=[^"]*" 200 .*dbgmirror/'
 ok $? "the origin was asked, with the relayed User-Agent"
 
 # A fill from the origin puts its X-DEBUGINFOD-FILE in the edge's index.
+# The client has its last byte once the file is checked, before the
+# publish commits the entry: wait for it, then stop the origin.
+entries=$(metric dbgmirror_cache_entries "$edge_URL")
 is "$(code "$edge_URL/buildid/$ID_prog_b/executable")" 200 \
     "edge: prog_b's executable, filled from the origin"
+edge_published() {
+	lt "$entries" "$(metric dbgmirror_cache_entries "$edge_URL")"
+}
+wait_until 30 edge_published
+ok $? "... and published in the edge's cache"
 # A failing upstream: the origin goes; the edge still knows the fill.
 stop_daemon origin
 meta edge buildid "$ID_prog_b"
