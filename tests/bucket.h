@@ -16,12 +16,10 @@
 #define TESTS_BUCKET_H
 
 #include <sys/queue.h>
-#include <sys/socket.h>
 
 #include <event2/buffer.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
-#include <netinet/in.h>
 #include <strings.h>
 
 #include "conf/objstore.h"
@@ -167,20 +165,13 @@ bucket_cb(struct evhttp_request *req, void *arg)
 static int
 bucket_start(struct evhttp **hp)
 {
-	struct evhttp_bound_socket *s;
-	struct sockaddr_in sin;
-	socklen_t len = sizeof(sin);
+	int port = rig_http(hp, bucket_cb);
 
-	if ((*hp = evhttp_new(rig.base)) == NULL ||
-	    (s = evhttp_bind_socket_with_handle(*hp, "127.0.0.1", 0)) == NULL ||
-	    getsockname(evhttp_bound_socket_get_fd(s), (struct sockaddr *)&sin,
-		&len) == -1)
-		return -1;
-	evhttp_set_allowed_methods(*hp,
-	    EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT |
-		EVHTTP_REQ_DELETE);
-	evhttp_set_gencb(*hp, bucket_cb, NULL);
-	return ntohs(sin.sin_port);
+	if (port != -1)
+		evhttp_set_allowed_methods(*hp,
+		    EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_PUT |
+			EVHTTP_REQ_DELETE);
+	return port;
 }
 
 /*

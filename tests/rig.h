@@ -28,12 +28,15 @@
 #ifndef TESTS_RIG_H
 #define TESTS_RIG_H
 
+#include <sys/socket.h>
 #include <sys/stat.h>
 
 #include <event2/event.h>
+#include <event2/http.h>
 #include <event2/thread.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <netinet/in.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -434,6 +437,30 @@ rig_publish(const char *hex, enum cache_kind kind, const char *arg,
 		   sizeof(err)) == 0
 	    ? 0
 	    : -1;
+}
+
+/*
+ * A test's own HTTP server on 127.0.0.1 on the rig's loop, any free port,
+ * every request to cb: its port, or -1.  *hp is the server, for
+ * evhttp_free.
+ */
+static int rig_http(struct evhttp **hp,
+    void (*cb)(struct evhttp_request *, void *)) __attribute__((unused));
+
+static int
+rig_http(struct evhttp **hp, void (*cb)(struct evhttp_request *, void *))
+{
+	struct evhttp_bound_socket *s;
+	struct sockaddr_in sin;
+	socklen_t len = sizeof(sin);
+
+	if ((*hp = evhttp_new(rig.base)) == NULL ||
+	    (s = evhttp_bind_socket_with_handle(*hp, "127.0.0.1", 0)) == NULL ||
+	    getsockname(evhttp_bound_socket_get_fd(s), (struct sockaddr *)&sin,
+		&len) == -1)
+		return -1;
+	evhttp_set_gencb(*hp, cb, NULL);
+	return ntohs(sin.sin_port);
 }
 
 /* The value of metric line name (with its labels, if any), or -1. */

@@ -20,11 +20,9 @@
  * indexed (a download that ended just before the fill joined it) is
  * indexed again, not downloaded again.  Every wait is bounded.
  */
-#include <sys/socket.h>
 
 #include <event2/buffer.h>
 #include <event2/http.h>
-#include <netinet/in.h>
 #include <openssl/evp.h>
 
 #include "tests/rig.h"
@@ -66,7 +64,7 @@ struct rfile {
 
 static struct rfile files[FILES_MAX];
 static size_t nfiles;
-static uint16_t port;
+static int port;
 
 static struct rfile *
 rfile_add(const char *name, size_t hold_at)
@@ -126,23 +124,6 @@ repo_cb(struct evhttp_request *req, void *arg)
 		f->held = req;
 	}
 	evbuffer_free(b);
-}
-
-static int
-repo_start(struct evhttp **hp)
-{
-	struct evhttp_bound_socket *s;
-	struct sockaddr_in sin;
-	socklen_t len = sizeof(sin);
-
-	if ((*hp = evhttp_new(rig.base)) == NULL ||
-	    (s = evhttp_bind_socket_with_handle(*hp, "127.0.0.1", 0)) == NULL ||
-	    getsockname(evhttp_bound_socket_get_fd(s), (struct sockaddr *)&sin,
-		&len) == -1)
-		return -1;
-	evhttp_set_gencb(*hp, repo_cb, NULL);
-	port = ntohs(sin.sin_port);
-	return 0;
 }
 
 /* --------------------------------------------------------- fixtures */
@@ -416,7 +397,7 @@ main(void)
 	if (testdir_make("test_src_repo") == -1 || upstream_init() == -1)
 		return 1;
 	if (rig_open("test_src_repo", opts, NULL, table) == -1 ||
-	    repo_start(&h) == -1) {
+	    (port = rig_http(&h, repo_cb)) == -1) {
 		printf("Bail out! no repository\n");
 		return 1;
 	}
