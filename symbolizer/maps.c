@@ -393,6 +393,24 @@ out:
 	return rc;
 }
 
+/*
+ * Whether an interval [*start, end) of the merge adds to the map taken so
+ * far: 1, *start moved past what earlier intervals covered; 0 when it is
+ * empty or covered already.
+ */
+static int
+take_clip(const struct take *t, uint32_t *start, uint32_t end)
+{
+	if (end <= *start)
+		return 0;
+	if (t->any && *start < t->end) {
+		if (end <= t->end)
+			return 0;
+		*start = t->end;
+	}
+	return 1;
+}
+
 static int
 take_line(void *arg, const void *item)
 {
@@ -400,13 +418,8 @@ take_line(void *arg, const void *item)
 	const struct iv_line *v = item;
 	uint32_t start = v->start;
 
-	if (v->end <= start)
+	if (!take_clip(t, &start, v->end))
 		return 0;
-	if (t->any && start < t->end) {
-		if (v->end <= t->end)
-			return 0;
-		start = t->end;
-	}
 	if (t->any && start > t->end &&
 	    enc_line(t->m, t->end, 1, 0, 0, 0) == -1)
 		return bld_nomem(t->b);
@@ -429,13 +442,8 @@ bld_take_id(void *arg, const void *item)
 	const struct iv_id *v = item;
 	uint32_t start = v->start;
 
-	if (v->end <= start)
+	if (!take_clip(t, &start, v->end))
 		return 0;
-	if (t->any && start < t->end) {
-		if (v->end <= t->end)
-			return 0;
-		start = t->end;
-	}
 	if (t->any && start > t->end) {
 		if (enc_id(t->m, t->end, 0) == -1)
 			return bld_nomem(t->b);
